@@ -1,0 +1,101 @@
+//! The background service worker's Rust side.
+//!
+//! `extension/background.js` registers every `chrome.*` listener in the worker's first turn
+//! (MV3 drops events that arrive before a listener exists), instantiates this module, calls
+//! [`start`], then forwards each event to the `on_*` exports below. This crate only
+//! translates between JS values and the engine; decisions live in `agent-engine`.
+
+mod chrome;
+mod requests;
+
+use std::cell::{Cell, OnceCell};
+use std::rc::Rc;
+
+use agent_engine::cdp::{CdpError, Sessions};
+use protocol::{TabId, WorkerEvent, WorkerTimings};
+use wasm_bindgen::prelude::*;
+
+use crate::chrome::{ChromeDebugger, Port};
+
+/// State that lives as long as the worker does. Chrome may stop the worker at any idle
+/// moment, so nothing here may be the only copy of something that must survive.
+struct Worker {
+    sessions: Sessions<ChromeDebugger>,
+    listeners_registered_ms: f64,
+    wasm_instantiate_ms: f64,
+    ready_ms: Cell<f64>,
+}
+
+thread_local! {
+    static WORKER: OnceCell<Rc<Worker>> = const { OnceCell::new() };
+}
+
+fn worker() -> Rc<Worker> {
+    WORKER
+        .with(|cell| cell.get().cloned())
+        .expect("start() runs before any event is forwarded")
+}
+
+/// Called once by the bootstrap after instantiation, with its own start-up measurements.
+#[wasm_bindgen]
+pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
+    let state = Rc::new(Worker {
+        sessions: Sessions::new(ChromeDebugger),
+        listeners_registered_ms,
+        wasm_instantiate_ms,
+        ready_ms: Cell::new(0.0),
+    });
+    WORKER.with(|cell| {
+        let _ = cell.set(state.clone());
+    });
+    state.ready_ms.set(chrome::now_ms());
+}
+
+/// A page connected a port; greet it so it knows the agent is alive.
+#[wasm_bindgen]
+pub fn on_port_connect(port: Port) {
+    let hello = WorkerEvent::Hello {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    port.post(&hello);
+}
+
+/// A message arrived on a page's port.
+#[wasm_bindgen]
+pub fn on_port_message(port: Port, message: JsValue) {
+    let worker = worker();
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Some(event) = requests::handle_panel_request(&worker.sessions, message).await {
+            port.post(&event);
+        }
+    });
+}
+
+/// A `chrome.runtime.sendMessage` request; the returned promise resolves to the answer.
+#[wasm_bindgen]
+pub async fn on_message(message: JsValue) -> JsValue {
+    let worker = worker();
+    requests::handle_debug_request(&worker, message)
+}
+
+/// Chrome detached the debugger from a tab.
+#[wasm_bindgen]
+pub fn on_debugger_detach(tab_id: TabId, reason: String) {
+    let worker = worker();
+    worker.sessions.forget(tab_id);
+    chrome::log(&format!(
+        "detached from tab {tab_id}: {}",
+        CdpError::from_detach_reason(&reason)
+    ));
+}
+
+impl Worker {
+    fn timings(&self) -> WorkerTimings {
+        WorkerTimings {
+            listeners_registered_ms: self.listeners_registered_ms,
+            wasm_instantiate_ms: self.wasm_instantiate_ms,
+            ready_ms: self.ready_ms.get(),
+            answered_ms: chrome::now_ms(),
+        }
+    }
+}

@@ -1,0 +1,34 @@
+// The service worker's bootstrap. MV3 only delivers events to listeners registered in the
+// worker's first turn, and the wasm module is not ready then. So every listener is
+// registered here, synchronously, and each event waits in `pending` until Rust has started.
+import init, * as worker from "./background/background_worker.js";
+
+let ready = false;
+const pending = [];
+const whenReady = (deliver) => (ready ? deliver() : pending.push(deliver));
+
+chrome.runtime.onConnect.addListener((port) => {
+  whenReady(() => worker.on_port_connect(port));
+  port.onMessage.addListener((message) => whenReady(() => worker.on_port_message(port, message)));
+});
+
+chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
+  whenReady(() =>
+    worker.on_message(message).then(sendResponse, (error) => sendResponse({ error: String(error) })),
+  );
+  return true; // the answer comes asynchronously
+});
+
+chrome.debugger.onDetach.addListener((source, reason) => {
+  if (source.tabId !== undefined) whenReady(() => worker.on_debugger_detach(source.tabId, reason));
+});
+
+// Clicking the toolbar icon opens the side panel. Idempotent, so it runs at every start.
+chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(console.error);
+
+const listenersRegistered = performance.now();
+init().then(() => {
+  worker.start(listenersRegistered, performance.now() - listenersRegistered);
+  ready = true;
+  for (const deliver of pending.splice(0)) deliver();
+});

@@ -1,0 +1,113 @@
+//! The wire between the background worker and the extension pages.
+//!
+//! Two channels exist:
+//! * a long-lived `chrome.runtime` **port** named [`PANEL_PORT`], over which a page sends
+//!   [`PanelRequest`]s and the worker pushes [`WorkerEvent`]s;
+//! * one-shot `chrome.runtime.sendMessage` **debug requests** ([`DebugRequest`]), which tests
+//!   and benchmarks use to ask the worker for figures without going through a UI.
+//!
+//! Every type is plain serde data with a `type` tag, so the JSON seen in DevTools reads like
+//! the Rust enum. This crate knows nothing about Chrome, wasm or the engine's internals.
+
+use serde::{Deserialize, Serialize};
+
+/// The name a page gives `chrome.runtime.connect` to reach the agent.
+pub const PANEL_PORT: &str = "alphascout.panel";
+
+/// A browser tab as `chrome.tabs` numbers it.
+pub type TabId = i32;
+
+/// What a page asks of the worker over the port. `id` is chosen by the page and echoed in
+/// the answer, so several requests can be in flight at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PanelRequest {
+    /// Read the title of `tab_id` over CDP.
+    PageTitle { id: u32, tab_id: TabId },
+}
+
+impl PanelRequest {
+    pub fn id(&self) -> u32 {
+        match self {
+            PanelRequest::PageTitle { id, .. } => *id,
+        }
+    }
+}
+
+/// What the worker sends a page over the port.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkerEvent {
+    /// Sent once when a port connects, so the page knows the worker is alive.
+    Hello { version: String },
+    PageTitle {
+        id: u32,
+        tab_id: TabId,
+        title: String,
+    },
+    /// A request failed; `message` is written for the person reading the panel.
+    Failed { id: u32, message: String },
+}
+
+/// One-shot requests sent with `chrome.runtime.sendMessage`; the answer is the matching
+/// `*Reply` type serialized as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type")]
+pub enum DebugRequest {
+    /// How long the worker took to start; answered with [`WorkerTimings`].
+    #[serde(rename = "debug.worker_timings")]
+    WorkerTimings,
+}
+
+/// Start-up figures measured by the worker's bootstrap, in milliseconds since the worker's
+/// global scope was created (`performance.timeOrigin`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WorkerTimings {
+    /// When every `chrome.*` listener had been registered.
+    pub listeners_registered_ms: f64,
+    /// How long fetching, compiling and instantiating the wasm module took.
+    pub wasm_instantiate_ms: f64,
+    /// When Rust had taken over (listeners registered + instantiate + start-up).
+    pub ready_ms: f64,
+    /// When this answer was produced.
+    pub answered_ms: f64,
+}
+
+/// The answer to a debug request that failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DebugError {
+    pub error: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn requests_use_snake_case_type_tags_that_pages_can_write_by_hand() {
+        let request: PanelRequest =
+            serde_json::from_value(json!({"type": "page_title", "id": 7, "tab_id": 3})).unwrap();
+        assert_eq!(request, PanelRequest::PageTitle { id: 7, tab_id: 3 });
+        assert_eq!(request.id(), 7);
+    }
+
+    #[test]
+    fn debug_requests_use_the_dotted_names_documented_in_the_readme() {
+        let request: DebugRequest =
+            serde_json::from_value(json!({"type": "debug.worker_timings"})).unwrap();
+        assert_eq!(request, DebugRequest::WorkerTimings);
+    }
+
+    #[test]
+    fn failures_carry_the_request_id() {
+        let event = WorkerEvent::Failed {
+            id: 2,
+            message: "no".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"type": "failed", "id": 2, "message": "no"})
+        );
+    }
+}

@@ -1,0 +1,36 @@
+use yew::prelude::*;
+
+use crate::state::TitleLookup;
+
+#[derive(Properties, PartialEq)]
+pub struct TitleProbeProps {
+    pub lookup: TitleLookup,
+    pub enabled: bool,
+    pub on_read: Callback<()>,
+}
+
+/// Asks the agent for the driven tab's title over CDP and shows the answer.
+#[function_component(TitleProbe)]
+pub fn title_probe(props: &TitleProbeProps) -> Html {
+    let onclick = props.on_read.reform(|_: MouseEvent| ());
+    let result = match &props.lookup {
+        TitleLookup::Idle => html! {},
+        TitleLookup::Pending { .. } => {
+            html! { <p class="pending" data-testid="page-title" aria-busy="true">{ "Reading…" }</p> }
+        }
+        TitleLookup::Shown { title } => html! {
+            <p class="result" data-testid="page-title">{ title }</p>
+        },
+        TitleLookup::Failed { message } => html! {
+            <p class="error" data-testid="page-title-error" role="alert">{ message }</p>
+        },
+    };
+    html! {
+        <section class="title-probe">
+            <button data-testid="read-title" disabled={!props.enabled} {onclick}>
+                { "Read page title" }
+            </button>
+            { result }
+        </section>
+    }
+}

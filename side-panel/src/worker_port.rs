@@ -1,0 +1,94 @@
+//! The panel's link to the background worker: a `chrome.runtime` port carrying
+//! [`PanelRequest`]s out and [`WorkerEvent`]s in. The only module here that knows `chrome.*`.
+
+use js_sys::{Object, Promise, Reflect};
+use protocol::{PANEL_PORT, PanelRequest, TabId, WorkerEvent};
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen]
+extern "C" {
+    type Port;
+    type Event;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connect)]
+    fn runtime_connect(info: &JsValue) -> Port;
+    #[wasm_bindgen(method, js_name = postMessage, catch)]
+    fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(method, getter, js_name = onMessage)]
+    fn on_message(this: &Port) -> Event;
+    #[wasm_bindgen(method, getter, js_name = onDisconnect)]
+    fn on_disconnect(this: &Port) -> Event;
+    #[wasm_bindgen(method, js_name = addListener)]
+    fn add_listener(this: &Event, listener: &JsValue);
+
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
+    fn tabs_query(query: &JsValue) -> Promise;
+}
+
+/// An open port. Dropping it drops the listeners' closures, so keep it as long as the panel.
+pub struct WorkerPort {
+    port: Port,
+    _on_message: Closure<dyn FnMut(JsValue)>,
+    _on_disconnect: Closure<dyn FnMut(JsValue)>,
+}
+
+impl WorkerPort {
+    /// Connects and calls `on_event` for every event, `on_lost` once if the port closes.
+    pub fn connect(on_event: impl Fn(WorkerEvent) + 'static, on_lost: impl Fn() + 'static) -> Self {
+        let info = Object::new();
+        let _ = Reflect::set(&info, &"name".into(), &PANEL_PORT.into());
+        let port = runtime_connect(&info);
+        let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
+            match serde_wasm_bindgen::from_value::<WorkerEvent>(message) {
+                Ok(event) => on_event(event),
+                Err(error) => web_log(&format!("unreadable worker event: {error}")),
+            }
+        });
+        let on_disconnect = Closure::<dyn FnMut(JsValue)>::new(move |_| on_lost());
+        port.on_message().add_listener(on_message.as_ref());
+        port.on_disconnect().add_listener(on_disconnect.as_ref());
+        WorkerPort {
+            port,
+            _on_message: on_message,
+            _on_disconnect: on_disconnect,
+        }
+    }
+
+    /// Posts a request; returns false if the port is already closed.
+    pub fn send(&self, request: &PanelRequest) -> bool {
+        self.port.post_message(&to_js(request)).is_ok()
+    }
+}
+
+fn to_js<T: Serialize>(value: &T) -> JsValue {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .unwrap_or(JsValue::NULL)
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console, js_name = warn)]
+    fn web_log(message: &str);
+}
+
+/// The tab this panel drives: `?tabId=N` when opened as a tab (tests, benchmarks, bookmarks),
+/// otherwise the active tab of the window the side panel belongs to.
+pub async fn target_tab() -> Option<TabId> {
+    let search = web_sys::window()?.location().search().ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+    if let Some(tab) = params.get("tabId") {
+        return tab.parse().ok();
+    }
+    let query = Object::new();
+    let _ = Reflect::set(&query, &"active".into(), &true.into());
+    let _ = Reflect::set(&query, &"currentWindow".into(), &true.into());
+    let tabs = JsFuture::from(tabs_query(&query)).await.ok()?;
+    let first = Reflect::get(&tabs, &0.into()).ok()?;
+    Reflect::get(&first, &"id".into())
+        .ok()?
+        .as_f64()
+        .map(|id| id as TabId)
+}

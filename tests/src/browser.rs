@@ -1,0 +1,507 @@
+//! Headless Chromium with the built extension loaded, and the pages a test drives.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Value, json};
+
+use crate::cdp::Cdp;
+
+/// How long a `wait_for` polls before failing the test.
+pub const WAIT: Duration = Duration::from_secs(15);
+
+pub struct LaunchOptions {
+    pub chromium: PathBuf,
+    /// The unpacked extension to load.
+    pub dist: PathBuf,
+    pub headless: bool,
+}
+
+impl LaunchOptions {
+    /// `$CHROMIUM` or Debian's `/usr/bin/chromium`, the workspace's `dist/`, headless.
+    pub fn from_env() -> LaunchOptions {
+        LaunchOptions {
+            chromium: std::env::var_os("CHROMIUM").map_or("/usr/bin/chromium".into(), Into::into),
+            dist: crate::workspace_root().join("dist"),
+            headless: true,
+        }
+    }
+}
+
+/// The Chromium process and its throw-away profile; both go away on drop.
+struct ChromiumProcess {
+    child: Child,
+    profile: PathBuf,
+}
+
+impl Drop for ChromiumProcess {
+    fn drop(&mut self) {
+        // Give a graceful close (see `Drop for Browser`) a moment, so helper processes are
+        // gone before the profile is deleted; then insist.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        for _ in 0..5 {
+            if std::fs::remove_dir_all(&self.profile).is_ok() || !self.profile.exists() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl ChromiumProcess {
+    fn start(options: &LaunchOptions) -> Result<ChromiumProcess, String> {
+        static LAUNCHES: AtomicU32 = AtomicU32::new(0);
+        let profile = std::env::temp_dir().join(format!(
+            "alphascout-chromium-{}-{}",
+            std::process::id(),
+            LAUNCHES.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&profile);
+        std::fs::create_dir_all(&profile).map_err(|e| e.to_string())?;
+        let dist = options.dist.canonicalize().map_err(|e| e.to_string())?;
+        let log = std::fs::File::create(profile.join("chromium.log")).map_err(|e| e.to_string())?;
+        let mut command = Command::new(&options.chromium);
+        command
+            .args([
+                // What this closed network and a root user need (see ../shared/BRIEF.md).
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-quic",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--remote-debugging-port=0",
+                "--window-size=1280,900",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("--load-extension={}", dist.display()))
+            .arg(format!("--disable-extensions-except={}", dist.display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log);
+        if options.headless {
+            command.arg("--headless");
+        }
+        command.arg("about:blank");
+        let child = command
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", options.chromium.display()))?;
+        Ok(ChromiumProcess { child, profile })
+    }
+
+    /// Chromium writes its DevTools port and path to `DevToolsActivePort` once it listens.
+    fn devtools_url(&mut self) -> Result<String, String> {
+        let file = self.profile.join("DevToolsActivePort");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!(
+                    "Chromium exited at start ({status}):\n{}",
+                    self.log_tail()
+                ));
+            }
+            if let Ok(text) = std::fs::read_to_string(&file) {
+                let mut lines = text.lines();
+                if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
+                    return Ok(format!("ws://127.0.0.1:{port}{path}"));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(format!(
+            "Chromium did not open DevTools within 30 s:\n{}",
+            self.log_tail()
+        ))
+    }
+
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.profile.join("chromium.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+}
+
+pub struct Browser {
+    cdp: Rc<RefCell<Cdp>>,
+    // Declared after `cdp` so the socket closes before the process is killed.
+    process: ChromiumProcess,
+    devtools_url: String,
+    extension_id: String,
+    /// An extension document that calls `chrome.*` on the harness's behalf. It is
+    /// `manifest.json`, which opens no port, so it never keeps the worker awake.
+    control: Option<Page>,
+}
+
+/// A tab as both `chrome.tabs` (its id, which the side panel takes) and CDP see it.
+pub struct Tab {
+    pub id: i32,
+    pub page: Page,
+}
+
+impl Browser {
+    /// Launches with [`LaunchOptions::from_env`]; panics with a next step if that fails.
+    pub fn launch() -> Browser {
+        Browser::launch_with(LaunchOptions::from_env()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    pub fn launch_with(options: LaunchOptions) -> Result<Browser, String> {
+        let manifest = options.dist.join("manifest.json");
+        if !manifest.exists() {
+            return Err(format!(
+                "{} is missing: run `cargo xtask dist` first",
+                manifest.display()
+            ));
+        }
+        let mut process = ChromiumProcess::start(&options)?;
+        let devtools_url = process.devtools_url()?;
+        let cdp = Rc::new(RefCell::new(Cdp::connect(&devtools_url)?));
+        let mut browser = Browser {
+            cdp,
+            process,
+            devtools_url,
+            extension_id: String::new(),
+            control: None,
+        };
+        browser.extension_id = browser.extension_worker()?.1;
+        Ok(browser)
+    }
+
+    /// The id Chrome gave the extension (pinned by `key` in manifest.json).
+    pub fn extension_id(&self) -> &str {
+        &self.extension_id
+    }
+
+    pub fn devtools_url(&self) -> &str {
+        &self.devtools_url
+    }
+
+    /// `chrome-extension://<id>/<path>`
+    pub fn extension_url(&self, path: &str) -> String {
+        format!(
+            "chrome-extension://{}/{}",
+            self.extension_id,
+            path.trim_start_matches('/')
+        )
+    }
+
+    /// Blocks until Chromium exits (for `cargo xtask run`).
+    pub fn wait_for_exit(&mut self) {
+        let _ = self.process.child.wait();
+    }
+
+    /// Sends a browser-level CDP command.
+    pub fn call(&self, method: &str, params: Value) -> Result<Value, String> {
+        self.cdp.borrow_mut().call(None, method, params)
+    }
+
+    /// Waits for the extension's service worker and returns (its target id, extension id).
+    pub fn extension_worker(&self) -> Result<(String, String), String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            let targets = self.call("Target.getTargets", json!({}))?;
+            for target in targets["targetInfos"].as_array().into_iter().flatten() {
+                let url = target["url"].as_str().unwrap_or_default();
+                if target["type"] == "service_worker"
+                    && url.ends_with("/background.js")
+                    && let Some(id) = url.strip_prefix("chrome-extension://")
+                {
+                    let id = id.split('/').next().unwrap_or_default().to_owned();
+                    return Ok((target["targetId"].as_str().unwrap_or("").to_owned(), id));
+                }
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Err(format!(
+            "the extension's service worker did not start within 20 s:\n{}",
+            self.process.log_tail()
+        ))
+    }
+
+    fn page_target_ids(&self) -> HashSet<String> {
+        let targets = self
+            .call("Target.getTargets", json!({}))
+            .unwrap_or_default();
+        targets["targetInfos"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "page")
+            .filter_map(|t| t["targetId"].as_str().map(str::to_owned))
+            .collect()
+    }
+
+    /// Attaches to a target with a flattened session.
+    pub fn attach(&self, target_id: &str) -> Page {
+        let session = self
+            .call(
+                "Target.attachToTarget",
+                json!({"targetId": target_id, "flatten": true}),
+            )
+            .unwrap_or_else(|e| panic!("attaching to {target_id}: {e}"));
+        Page {
+            cdp: self.cdp.clone(),
+            session: session["sessionId"]
+                .as_str()
+                .expect("a session id")
+                .to_owned(),
+            target_id: target_id.to_owned(),
+        }
+    }
+
+    fn control(&mut self) -> &Page {
+        if self.control.is_none() {
+            let url = self.extension_url("manifest.json");
+            let target = self
+                .call(
+                    "Target.createTarget",
+                    json!({"url": url, "background": true}),
+                )
+                .unwrap_or_else(|e| panic!("opening the control page: {e}"));
+            let page = self.attach(target["targetId"].as_str().expect("a target id"));
+            page.wait_for(
+                "typeof chrome !== 'undefined' && !!chrome.tabs",
+                "chrome.tabs",
+            );
+            self.control = Some(page);
+        }
+        self.control.as_ref().expect("just set")
+    }
+
+    /// Runs `expression` in an extension page, where `chrome.*` is available.
+    pub fn eval_in_extension(&mut self, expression: &str) -> Value {
+        self.control().eval(expression)
+    }
+
+    /// Stops the extension's service worker, as Chrome does to an idle one, and waits until
+    /// none runs. The next event starts it afresh. A worker stopped before it handled its
+    /// start-up events is restarted by Chrome; that one is let finish, then stopped too.
+    pub fn stop_extension_worker(&mut self) {
+        for _ in 0..5 {
+            if let Some(worker) = self.worker_target() {
+                let _ = self.call("Target.closeTarget", json!({"targetId": worker}));
+            }
+            let stopped = Instant::now();
+            while stopped.elapsed() < Duration::from_millis(300) {
+                if self.worker_target().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            match self.worker_target() {
+                None => return,
+                Some(_) => std::thread::sleep(Duration::from_millis(300)),
+            }
+        }
+        panic!("the extension's worker would not stay stopped");
+    }
+
+    /// The running worker's target id, if it runs.
+    fn worker_target(&self) -> Option<String> {
+        let targets = self.call("Target.getTargets", json!({})).ok()?;
+        let prefix = format!("chrome-extension://{}/", self.extension_id);
+        targets["targetInfos"]
+            .as_array()?
+            .iter()
+            .find(|t| {
+                t["type"] == "service_worker"
+                    && t["url"]
+                        .as_str()
+                        .is_some_and(|url| url.starts_with(&prefix))
+            })
+            .and_then(|t| t["targetId"].as_str().map(str::to_owned))
+    }
+
+    /// Opens `url` in a new foreground tab, as a person would.
+    pub fn open_tab(&mut self, url: &str) -> Tab {
+        self.control(); // it is a page target too: it must not count as the new tab
+        let before = self.page_target_ids();
+        let id = self.eval_in_extension(&format!(
+            "chrome.tabs.create({{url: {}, active: true}}).then(tab => tab.id)",
+            Value::from(url)
+        ));
+        let id = id.as_i64().expect("chrome.tabs.create returns a tab id") as i32;
+        let deadline = Instant::now() + WAIT;
+        while Instant::now() < deadline {
+            if let Some(target) = self.page_target_ids().difference(&before).next() {
+                let page = self.attach(target);
+                // A new tab starts on about:blank, itself "complete", before it navigates.
+                page.wait_for(
+                    "location.href !== 'about:blank' && document.readyState === 'complete'",
+                    &format!("{url} to load"),
+                );
+                return Tab { id, page };
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("tab {id} for {url} never showed up as a CDP target");
+    }
+
+    /// Opens the side panel as a normal tab driving `tab` (`side-panel.html?tabId=N`).
+    pub fn open_side_panel(&mut self, tab: &Tab) -> Page {
+        let url = self.extension_url(&format!("side-panel.html?tabId={}", tab.id));
+        let panel = self.open_tab(&url).page;
+        panel.wait_for(
+            "document.querySelector('main.panel') !== null",
+            "the panel to render",
+        );
+        panel
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.call("Browser.close", json!({}));
+    }
+}
+
+/// One page (tab or frame target) driven through its own CDP session.
+pub struct Page {
+    cdp: Rc<RefCell<Cdp>>,
+    session: String,
+    pub target_id: String,
+}
+
+impl Page {
+    /// Sends a CDP command to this page.
+    pub fn call(&self, method: &str, params: Value) -> Result<Value, String> {
+        self.cdp
+            .borrow_mut()
+            .call(Some(&self.session), method, params)
+    }
+
+    /// Evaluates `expression` (awaiting a promise) and returns its JSON value.
+    pub fn eval(&self, expression: &str) -> Value {
+        let reply = self
+            .call(
+                "Runtime.evaluate",
+                json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
+            )
+            .unwrap_or_else(|e| panic!("evaluating {expression}: {e}"));
+        if let Some(details) = reply.get("exceptionDetails") {
+            panic!(
+                "{expression} threw: {}",
+                details["exception"]["description"]
+                    .as_str()
+                    .unwrap_or(&details.to_string())
+            );
+        }
+        reply["result"]["value"].clone()
+    }
+
+    /// Polls until `condition` (a JS expression) is truthy; fails the test after [`WAIT`].
+    pub fn wait_for(&self, condition: &str, what: &str) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let value = self
+                .call(
+                    "Runtime.evaluate",
+                    json!({"expression": condition, "returnByValue": true}),
+                )
+                .map(|r| r["result"]["value"].clone())
+                .unwrap_or(Value::Null);
+            if !matches!(value, Value::Null | Value::Bool(false)) {
+                return;
+            }
+            if Instant::now() > deadline {
+                panic!(
+                    "timed out waiting for {what}; the page shows:\n{}",
+                    self.visible_text()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(15));
+        }
+    }
+
+    /// The page's visible text, for failure messages.
+    pub fn visible_text(&self) -> String {
+        self.call(
+            "Runtime.evaluate",
+            json!({"expression": "document.body ? document.body.innerText : ''", "returnByValue": true}),
+        )
+        .map(|r| r["result"]["value"].as_str().unwrap_or_default().to_owned())
+        .unwrap_or_else(|e| format!("<unreadable: {e}>"))
+    }
+
+    /// The text of the first element matching `selector`, once it exists.
+    pub fn text(&self, selector: &str) -> String {
+        let selector = Value::from(selector);
+        self.wait_for(
+            &format!("document.querySelector({selector})"),
+            &format!("{selector}"),
+        );
+        self.eval(&format!("document.querySelector({selector}).textContent"))
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    /// Waits until the element matching `selector` contains `expected`, and returns its text.
+    pub fn wait_for_text(&self, selector: &str, expected: &str) -> String {
+        let (selector_js, expected_js) = (Value::from(selector), Value::from(expected));
+        self.wait_for(
+            &format!(
+                "(document.querySelector({selector_js})?.textContent ?? '').includes({expected_js})"
+            ),
+            &format!("{selector} to show {expected:?}"),
+        );
+        self.text(selector)
+    }
+
+    /// Clicks the centre of the element matching `selector` with real mouse events, once it
+    /// is visible and enabled.
+    pub fn click(&self, selector: &str) {
+        let selector_js = Value::from(selector);
+        self.wait_for(
+            &format!(
+                "(() => {{ const e = document.querySelector({selector_js});
+                   if (!e || e.disabled) return false;
+                   e.scrollIntoView({{block: 'center'}});
+                   const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }})()"
+            ),
+            &format!("{selector} to be visible and enabled"),
+        );
+        let centre = self.eval(&format!(
+            "(() => {{ const r = document.querySelector({selector_js}).getBoundingClientRect();
+               return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
+        ));
+        let (x, y) = (
+            centre[0].as_f64().unwrap_or(0.0),
+            centre[1].as_f64().unwrap_or(0.0),
+        );
+        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+            self.call(
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
+            )
+            .unwrap_or_else(|e| panic!("clicking {selector}: {e}"));
+        }
+    }
+
+    /// Saves a PNG of the viewport.
+    pub fn screenshot(&self, path: &Path) {
+        let shot = self
+            .call("Page.captureScreenshot", json!({"format": "png"}))
+            .unwrap_or_else(|e| panic!("screenshot: {e}"));
+        let bytes = BASE64
+            .decode(shot["data"].as_str().unwrap_or_default())
+            .unwrap_or_else(|e| panic!("screenshot payload: {e}"));
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).ok();
+        }
+        std::fs::write(path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+}

@@ -1,0 +1,154 @@
+//! Fixture sites: `tests/fixtures/` served over HTTP on two sites at once.
+//!
+//! Site A is `http://127.0.0.1:<port>`, site B `http://localhost:<port>`. Being different
+//! *sites* (not just ports), a page on A that frames B gets a real out-of-process iframe.
+//! In `.html`, `.js` and `.css` files, `{{SITE_A}}` and `{{SITE_B}}` become those origins.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use tiny_http::{Header, Response, Server};
+
+pub struct FixtureSites {
+    a: Origin,
+    b: Origin,
+}
+
+struct Origin {
+    base: String,
+    server: Arc<Server>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl FixtureSites {
+    /// Serves `tests/fixtures/`.
+    pub fn serve() -> FixtureSites {
+        FixtureSites::serve_dir(crate::workspace_root().join("tests/fixtures"))
+    }
+
+    pub fn serve_dir(root: PathBuf) -> FixtureSites {
+        let bind = || Arc::new(Server::http("127.0.0.1:0").expect("binding a loopback port"));
+        let (server_a, server_b) = (bind(), bind());
+        let port = |s: &Server| s.server_addr().to_ip().expect("an ip listener").port();
+        let site_a = format!("http://127.0.0.1:{}", port(&server_a));
+        let site_b = format!("http://localhost:{}", port(&server_b));
+        let origins = Arc::new((site_a.clone(), site_b.clone()));
+        let start = |server: Arc<Server>, base: String| {
+            let (root, origins, serving) = (root.clone(), origins.clone(), server.clone());
+            let worker = std::thread::spawn(move || {
+                for request in serving.incoming_requests() {
+                    let response = respond(&root, &origins, request.url());
+                    let _ = request.respond(response);
+                }
+            });
+            Origin {
+                base,
+                server,
+                worker: Some(worker),
+            }
+        };
+        FixtureSites {
+            a: start(server_a, site_a),
+            b: start(server_b, site_b),
+        }
+    }
+
+    /// `path` on site A, `http://127.0.0.1:<port>/path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.a.base, path.trim_start_matches('/'))
+    }
+
+    /// `path` on site B, `http://localhost:<port>/path`: cross-site to A.
+    pub fn other_url(&self, path: &str) -> String {
+        format!("{}/{}", self.b.base, path.trim_start_matches('/'))
+    }
+}
+
+impl Drop for FixtureSites {
+    fn drop(&mut self) {
+        for origin in [&mut self.a, &mut self.b] {
+            origin.server.unblock();
+            if let Some(worker) = origin.worker.take() {
+                let _ = worker.join();
+            }
+        }
+    }
+}
+
+fn respond(
+    root: &Path,
+    origins: &(String, String),
+    url: &str,
+) -> Response<std::io::Cursor<Vec<u8>>> {
+    let path = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or("/")
+        .trim_start_matches('/');
+    let path = if path.is_empty() || path.ends_with('/') {
+        format!("{path}index.html")
+    } else {
+        path.to_owned()
+    };
+    let relative = Path::new(&path);
+    let safe = relative
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)));
+    let Some(bytes) = safe
+        .then(|| std::fs::read(root.join(relative)).ok())
+        .flatten()
+    else {
+        return Response::from_string(format!("no fixture at /{path}")).with_status_code(404);
+    };
+    let extension = relative.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let content_type = match extension {
+        "html" => "text/html; charset=utf-8",
+        "js" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "json" => "application/json",
+        "png" => "image/png",
+        "svg" => "image/svg+xml",
+        _ => "application/octet-stream",
+    };
+    let bytes = if matches!(extension, "html" | "js" | "css") {
+        String::from_utf8_lossy(&bytes)
+            .replace("{{SITE_A}}", &origins.0)
+            .replace("{{SITE_B}}", &origins.1)
+            .into_bytes()
+    } else {
+        bytes
+    };
+    let header = Header::from_bytes("Content-Type", content_type).expect("a valid header");
+    Response::from_data(bytes).with_header(header)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http;
+
+    #[test]
+    fn serves_fixtures_on_two_sites_with_origins_filled_in() {
+        let sites = FixtureSites::serve();
+        let page = http::get(&sites.url("/shop/index.html"));
+        assert_eq!(page.status, 200);
+        assert_eq!(
+            page.header("content-type"),
+            Some("text/html; charset=utf-8")
+        );
+        assert!(
+            !page.body.contains("{{SITE_"),
+            "templating left a placeholder"
+        );
+        assert_eq!(http::get(&sites.other_url("/shop/index.html")).status, 200);
+        assert!(sites.other_url("/").starts_with("http://localhost:"));
+    }
+
+    #[test]
+    fn refuses_paths_outside_the_fixture_folder() {
+        let sites = FixtureSites::serve();
+        assert_eq!(http::get(&sites.url("/../Cargo.toml")).status, 404);
+        assert_eq!(http::get(&sites.url("/missing.html")).status, 404);
+    }
+}

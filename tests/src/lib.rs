@@ -1,0 +1,35 @@
+//! The end-to-end harness. A test reads like the user story it checks:
+//!
+//! ```no_run
+//! use e2e::{browser::Browser, fixtures::FixtureSites};
+//! let sites = FixtureSites::serve();
+//! let mut browser = Browser::launch();
+//! let shop = browser.open_tab(&sites.url("/shop/index.html"));
+//! let panel = browser.open_side_panel(&shop);
+//! panel.click("[data-testid=read-title]");
+//! panel.wait_for_text("[data-testid=page-title]", "Fixture Shop");
+//! ```
+//!
+//! * [`browser`] launches headless Chromium with `dist/` loaded and drives pages over CDP
+//!   with real input events.
+//! * [`fixtures`] serves `tests/fixtures/` on two sites (127.0.0.1 and localhost), so
+//!   cross-origin iframes are real out-of-process frames.
+//! * [`llm`] is the scripted LLM server: OpenAI chat completions and Anthropic messages on
+//!   the wire, answers from a per-test script, records every request.
+//! * [`http`] is a tiny blocking HTTP client for talking to those servers from tests.
+
+pub mod browser;
+pub mod cdp;
+pub mod fixtures;
+pub mod http;
+pub mod llm;
+
+use std::path::PathBuf;
+
+/// The workspace root.
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_owned()
+}

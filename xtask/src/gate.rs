@@ -1,0 +1,121 @@
+//! `cargo xtask test`: the whole gate, in the order that fails fastest.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::dist::{self, Profile};
+use crate::setup;
+use crate::shell::{self, root};
+
+const WASM_CRATES: [&str; 4] = ["-p", "background-worker", "-p", "side-panel"];
+
+pub fn run() -> Result<(), String> {
+    let started = Instant::now();
+    let tools = setup::all()?;
+    shell::cargo(&["fmt", "--all", "--check"])?;
+    shell::cargo(&[
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])?;
+    let mut wasm_clippy = vec!["clippy", "--target", "wasm32-unknown-unknown"];
+    wasm_clippy.extend(WASM_CRATES);
+    wasm_clippy.extend(["--", "-D", "warnings"]);
+    shell::cargo(&wasm_clippy)?;
+
+    let mut tally = Tally::default();
+    tally.cargo_test(&["test", "--workspace", "--exclude", "e2e"])?;
+    dist::build(&tools, Profile::Release)?;
+    let chromium = tools.chromium.to_string_lossy().into_owned();
+    tally.cargo_test_with_env(&["test", "-p", "e2e"], &[("CHROMIUM", &chromium)])?;
+
+    println!(
+        "\ngate passed in {:.0} s: {} test binaries",
+        started.elapsed().as_secs_f64(),
+        tally.binaries
+    );
+    println!(
+        "{} passed, {} failed, {} skipped",
+        tally.passed, tally.failed, tally.ignored
+    );
+    Ok(())
+}
+
+/// Sums cargo test's `test result:` lines across invocations.
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+    binaries: u64,
+}
+
+impl Tally {
+    fn cargo_test(&mut self, args: &[&str]) -> Result<(), String> {
+        self.cargo_test_with_env(args, &[])
+    }
+
+    fn cargo_test_with_env(&mut self, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
+        eprintln!("$ cargo {}", args.join(" "));
+        let mut child = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args(args)
+            .envs(env.iter().copied())
+            .current_dir(root())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cargo test: {e}"))?;
+        let stdout = child.stdout.take().expect("piped");
+        for line in BufReader::new(stdout).lines() {
+            let line = line.map_err(|e| e.to_string())?;
+            println!("{line}");
+            self.count(&line);
+        }
+        let status = child.wait().map_err(|e| e.to_string())?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("cargo {} failed", args.join(" ")))
+        }
+    }
+
+    /// `test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; …`
+    fn count(&mut self, line: &str) {
+        let Some(rest) = line.strip_prefix("test result: ") else {
+            return;
+        };
+        self.binaries += 1;
+        for part in rest.split(['.', ';']) {
+            let mut words = part.split_whitespace();
+            if let (Some(n), Some(what)) = (words.next(), words.next()) {
+                let n: u64 = n.parse().unwrap_or(0);
+                match what {
+                    "passed" => self.passed += n,
+                    "failed" => self.failed += n,
+                    "ignored" => self.ignored += n,
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tally;
+
+    #[test]
+    fn counts_cargo_test_summary_lines() {
+        let mut tally = Tally::default();
+        tally.count("test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out");
+        tally.count("test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured");
+        tally.count("running 3 tests");
+        assert_eq!(
+            (tally.passed, tally.failed, tally.ignored, tally.binaries),
+            (5, 1, 1, 2)
+        );
+    }
+}

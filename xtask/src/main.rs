@@ -1,0 +1,72 @@
+//! `cargo xtask <command>`: the project's only entry points. Each command installs what it
+//! is missing first, so a fresh machine needs nothing but this checkout and rustup.
+
+mod dist;
+mod gate;
+mod setup;
+mod shell;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+  run [--headless] [--dev]   set up, build dist/, start Chromium with the extension loaded
+  test                       set up, then the whole gate: fmt, clippy, unit tests, dist, e2e
+  dist [--dev]               build the unpacked extension into dist/ (release unless --dev)
+  bench <startup>            build dist/ and print measured figures
+  setup                      install what is missing: wasm32 target, wasm-bindgen-cli, Chromium
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let flag = |name: &str| args.iter().any(|a| a == name);
+    let profile = if flag("--dev") {
+        dist::Profile::Dev
+    } else {
+        dist::Profile::Release
+    };
+    let result = match args.first().map(String::as_str) {
+        Some("setup") => setup::all().map(drop),
+        Some("dist") => setup::all().and_then(|tools| dist::build(&tools, profile)),
+        Some("run") => setup::all().and_then(|tools| {
+            dist::build(&tools, profile)?;
+            run(&tools, flag("--headless"))
+        }),
+        Some("test") => gate::run(),
+        Some("bench") => match args.get(1).map(String::as_str) {
+            Some(what @ "startup") => setup::all().and_then(|tools| {
+                dist::build(&tools, dist::Profile::Release)?;
+                shell::cargo(&["run", "--quiet", "-p", "e2e", "--bin", "bench", "--", what])
+            }),
+            _ => Err(format!("bench what?\n\n{USAGE}")),
+        },
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Starts Chromium with dist/ loaded and waits for it to exit (Ctrl-C ends both).
+fn run(tools: &setup::Tools, headless: bool) -> Result<(), String> {
+    let options = e2e::browser::LaunchOptions {
+        chromium: tools.chromium.clone(),
+        dist: shell::root().join("dist"),
+        headless,
+    };
+    let mut browser = e2e::browser::Browser::launch_with(options).map_err(|e| e.to_string())?;
+    println!("extension id: {}", browser.extension_id());
+    println!(
+        "side panel:   chrome-extension://{}/side-panel.html?tabId=N",
+        browser.extension_id()
+    );
+    println!("devtools:     {}", browser.devtools_url());
+    println!("Chromium is running; press Ctrl-C to stop it.");
+    browser.wait_for_exit();
+    Ok(())
+}
