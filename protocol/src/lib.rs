@@ -39,14 +39,19 @@ impl PanelRequest {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum WorkerEvent {
     /// Sent once when a port connects, so the page knows the worker is alive.
-    Hello { version: String },
+    Hello {
+        version: String,
+    },
     PageTitle {
         id: u32,
         tab_id: TabId,
         title: String,
     },
     /// A request failed; `message` is written for the person reading the panel.
-    Failed { id: u32, message: String },
+    Failed {
+        id: u32,
+        message: String,
+    },
 }
 
 /// One-shot requests sent with `chrome.runtime.sendMessage`; the answer is the matching
@@ -101,10 +106,7 @@ mod tests {
 
     #[test]
     fn failures_carry_the_request_id() {
-        let event = WorkerEvent::Failed {
-            id: 2,
-            message: "no".into(),
-        };
+        let event = WorkerEvent::Failed { id: 2, message: "no".into() };
         assert_eq!(
             serde_json::to_value(&event).unwrap(),
             json!({"type": "failed", "id": 2, "message": "no"})

@@ -63,9 +63,7 @@ impl PanelState {
         match action {
             PanelAction::TabChosen(tab) => self.tab = tab,
             PanelAction::TitleRequested => {
-                self.title = TitleLookup::Pending {
-                    id: self.next_request_id,
-                };
+                self.title = TitleLookup::Pending { id: self.next_request_id };
                 self.next_request_id += 1;
             }
             PanelAction::PortLost => {
@@ -117,9 +115,7 @@ mod tests {
             PanelState::default(),
             [
                 PanelAction::TabChosen(Some(tab)),
-                PanelAction::Worker(WorkerEvent::Hello {
-                    version: "0.1.0".into(),
-                }),
+                PanelAction::Worker(WorkerEvent::Hello { version: "0.1.0".into() }),
             ],
         )
     }
@@ -143,12 +139,7 @@ mod tests {
                 }),
             ],
         );
-        assert_eq!(
-            state.title,
-            TitleLookup::Shown {
-                title: "Shop".into()
-            }
-        );
+        assert_eq!(state.title, TitleLookup::Shown { title: "Shop".into() });
         assert!(state.can_request_title());
     }
 
@@ -158,10 +149,7 @@ mod tests {
             connected_on_tab(3),
             [
                 PanelAction::TitleRequested,
-                PanelAction::Worker(WorkerEvent::Failed {
-                    id: 41,
-                    message: "old".into(),
-                }),
+                PanelAction::Worker(WorkerEvent::Failed { id: 41, message: "old".into() }),
             ],
         );
         assert_eq!(state.title, TitleLookup::Pending { id: 0 });
@@ -170,14 +158,10 @@ mod tests {
 
     #[test]
     fn losing_the_port_fails_the_pending_request_with_a_next_step() {
-        let state = reduce(
-            connected_on_tab(3),
-            [PanelAction::TitleRequested, PanelAction::PortLost],
-        );
+        let state =
+            reduce(connected_on_tab(3), [PanelAction::TitleRequested, PanelAction::PortLost]);
         assert_eq!(state.worker, WorkerLink::Lost);
-        let TitleLookup::Failed { message } = state.title else {
-            panic!("{:?}", state.title)
-        };
+        let TitleLookup::Failed { message } = state.title else { panic!("{:?}", state.title) };
         assert!(message.contains("Reopen"));
     }
 }

@@ -49,11 +49,7 @@ impl WorkerPort {
         let on_disconnect = Closure::<dyn FnMut(JsValue)>::new(move |_| on_lost());
         port.on_message().add_listener(on_message.as_ref());
         port.on_disconnect().add_listener(on_disconnect.as_ref());
-        WorkerPort {
-            port,
-            _on_message: on_message,
-            _on_disconnect: on_disconnect,
-        }
+        WorkerPort { port, _on_message: on_message, _on_disconnect: on_disconnect }
     }
 
     /// Posts a request; returns false if the port is already closed.
@@ -63,9 +59,7 @@ impl WorkerPort {
 }
 
 fn to_js<T: Serialize>(value: &T) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .unwrap_or(JsValue::NULL)
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
 }
 
 #[wasm_bindgen]
@@ -87,8 +81,5 @@ pub async fn target_tab() -> Option<TabId> {
     let _ = Reflect::set(&query, &"currentWindow".into(), &true.into());
     let tabs = JsFuture::from(tabs_query(&query)).await.ok()?;
     let first = Reflect::get(&tabs, &0.into()).ok()?;
-    Reflect::get(&first, &"id".into())
-        .ok()?
-        .as_f64()
-        .map(|id| id as TabId)
+    Reflect::get(&first, &"id".into()).ok()?.as_f64().map(|id| id as TabId)
 }

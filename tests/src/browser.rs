@@ -97,9 +97,8 @@ impl ChromiumProcess {
             command.arg("--headless");
         }
         command.arg("about:blank");
-        let child = command
-            .spawn()
-            .map_err(|e| format!("starting {}: {e}", options.chromium.display()))?;
+        let child =
+            command.spawn().map_err(|e| format!("starting {}: {e}", options.chromium.display()))?;
         Ok(ChromiumProcess { child, profile })
     }
 
@@ -109,10 +108,7 @@ impl ChromiumProcess {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!(
-                    "Chromium exited at start ({status}):\n{}",
-                    self.log_tail()
-                ));
+                return Err(format!("Chromium exited at start ({status}):\n{}", self.log_tail()));
             }
             if let Ok(text) = std::fs::read_to_string(&file) {
                 let mut lines = text.lines();
@@ -122,10 +118,7 @@ impl ChromiumProcess {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Err(format!(
-            "Chromium did not open DevTools within 30 s:\n{}",
-            self.log_tail()
-        ))
+        Err(format!("Chromium did not open DevTools within 30 s:\n{}", self.log_tail()))
     }
 
     fn log_tail(&self) -> String {
@@ -161,21 +154,13 @@ impl Browser {
     pub fn launch_with(options: LaunchOptions) -> Result<Browser, String> {
         let manifest = options.dist.join("manifest.json");
         if !manifest.exists() {
-            return Err(format!(
-                "{} is missing: run `cargo xtask dist` first",
-                manifest.display()
-            ));
+            return Err(format!("{} is missing: run `cargo xtask dist` first", manifest.display()));
         }
         let mut process = ChromiumProcess::start(&options)?;
         let devtools_url = process.devtools_url()?;
         let cdp = Rc::new(RefCell::new(Cdp::connect(&devtools_url)?));
-        let mut browser = Browser {
-            cdp,
-            process,
-            devtools_url,
-            extension_id: String::new(),
-            control: None,
-        };
+        let mut browser =
+            Browser { cdp, process, devtools_url, extension_id: String::new(), control: None };
         browser.extension_id = browser.extension_worker()?.1;
         Ok(browser)
     }
@@ -191,11 +176,7 @@ impl Browser {
 
     /// `chrome-extension://<id>/<path>`
     pub fn extension_url(&self, path: &str) -> String {
-        format!(
-            "chrome-extension://{}/{}",
-            self.extension_id,
-            path.trim_start_matches('/')
-        )
+        format!("chrome-extension://{}/{}", self.extension_id, path.trim_start_matches('/'))
     }
 
     /// Blocks until Chromium exits (for `cargo xtask run`).
@@ -232,9 +213,7 @@ impl Browser {
     }
 
     fn page_target_ids(&self) -> HashSet<String> {
-        let targets = self
-            .call("Target.getTargets", json!({}))
-            .unwrap_or_default();
+        let targets = self.call("Target.getTargets", json!({})).unwrap_or_default();
         targets["targetInfos"]
             .as_array()
             .into_iter()
@@ -247,17 +226,11 @@ impl Browser {
     /// Attaches to a target with a flattened session.
     pub fn attach(&self, target_id: &str) -> Page {
         let session = self
-            .call(
-                "Target.attachToTarget",
-                json!({"targetId": target_id, "flatten": true}),
-            )
+            .call("Target.attachToTarget", json!({"targetId": target_id, "flatten": true}))
             .unwrap_or_else(|e| panic!("attaching to {target_id}: {e}"));
         Page {
             cdp: self.cdp.clone(),
-            session: session["sessionId"]
-                .as_str()
-                .expect("a session id")
-                .to_owned(),
+            session: session["sessionId"].as_str().expect("a session id").to_owned(),
             target_id: target_id.to_owned(),
         }
     }
@@ -266,16 +239,10 @@ impl Browser {
         if self.control.is_none() {
             let url = self.extension_url("manifest.json");
             let target = self
-                .call(
-                    "Target.createTarget",
-                    json!({"url": url, "background": true}),
-                )
+                .call("Target.createTarget", json!({"url": url, "background": true}))
                 .unwrap_or_else(|e| panic!("opening the control page: {e}"));
             let page = self.attach(target["targetId"].as_str().expect("a target id"));
-            page.wait_for(
-                "typeof chrome !== 'undefined' && !!chrome.tabs",
-                "chrome.tabs",
-            );
+            page.wait_for("typeof chrome !== 'undefined' && !!chrome.tabs", "chrome.tabs");
             self.control = Some(page);
         }
         self.control.as_ref().expect("just set")
@@ -318,9 +285,7 @@ impl Browser {
             .iter()
             .find(|t| {
                 t["type"] == "service_worker"
-                    && t["url"]
-                        .as_str()
-                        .is_some_and(|url| url.starts_with(&prefix))
+                    && t["url"].as_str().is_some_and(|url| url.starts_with(&prefix))
             })
             .and_then(|t| t["targetId"].as_str().map(str::to_owned))
     }
@@ -354,10 +319,7 @@ impl Browser {
     pub fn open_side_panel(&mut self, tab: &Tab) -> Page {
         let url = self.extension_url(&format!("side-panel.html?tabId={}", tab.id));
         let panel = self.open_tab(&url).page;
-        panel.wait_for(
-            "document.querySelector('main.panel') !== null",
-            "the panel to render",
-        );
+        panel.wait_for("document.querySelector('main.panel') !== null", "the panel to render");
         panel
     }
 }
@@ -378,9 +340,7 @@ pub struct Page {
 impl Page {
     /// Sends a CDP command to this page.
     pub fn call(&self, method: &str, params: Value) -> Result<Value, String> {
-        self.cdp
-            .borrow_mut()
-            .call(Some(&self.session), method, params)
+        self.cdp.borrow_mut().call(Some(&self.session), method, params)
     }
 
     /// Evaluates `expression` (awaiting a promise) and returns its JSON value.
@@ -394,9 +354,7 @@ impl Page {
         if let Some(details) = reply.get("exceptionDetails") {
             panic!(
                 "{expression} threw: {}",
-                details["exception"]["description"]
-                    .as_str()
-                    .unwrap_or(&details.to_string())
+                details["exception"]["description"].as_str().unwrap_or(&details.to_string())
             );
         }
         reply["result"]["value"].clone()
@@ -407,20 +365,14 @@ impl Page {
         let deadline = Instant::now() + WAIT;
         loop {
             let value = self
-                .call(
-                    "Runtime.evaluate",
-                    json!({"expression": condition, "returnByValue": true}),
-                )
+                .call("Runtime.evaluate", json!({"expression": condition, "returnByValue": true}))
                 .map(|r| r["result"]["value"].clone())
                 .unwrap_or(Value::Null);
             if !matches!(value, Value::Null | Value::Bool(false)) {
                 return;
             }
             if Instant::now() > deadline {
-                panic!(
-                    "timed out waiting for {what}; the page shows:\n{}",
-                    self.visible_text()
-                );
+                panic!("timed out waiting for {what}; the page shows:\n{}", self.visible_text());
             }
             std::thread::sleep(Duration::from_millis(15));
         }
@@ -439,10 +391,7 @@ impl Page {
     /// The text of the first element matching `selector`, once it exists.
     pub fn text(&self, selector: &str) -> String {
         let selector = Value::from(selector);
-        self.wait_for(
-            &format!("document.querySelector({selector})"),
-            &format!("{selector}"),
-        );
+        self.wait_for(&format!("document.querySelector({selector})"), &format!("{selector}"));
         self.eval(&format!("document.querySelector({selector}).textContent"))
             .as_str()
             .unwrap_or_default()
@@ -478,10 +427,7 @@ impl Page {
             "(() => {{ const r = document.querySelector({selector_js}).getBoundingClientRect();
                return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
         ));
-        let (x, y) = (
-            centre[0].as_f64().unwrap_or(0.0),
-            centre[1].as_f64().unwrap_or(0.0),
-        );
+        let (x, y) = (centre[0].as_f64().unwrap_or(0.0), centre[1].as_f64().unwrap_or(0.0));
         for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
             self.call(
                 "Input.dispatchMouseEvent",

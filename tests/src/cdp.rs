@@ -36,11 +36,7 @@ impl Cdp {
             .max_frame_size(Some(512 << 20));
         let (socket, _) = tungstenite::client::client_with_config(url, stream, Some(config))
             .map_err(|e| format!("websocket handshake with {url}: {e}"))?;
-        Ok(Cdp {
-            socket,
-            next_id: 0,
-            events: VecDeque::new(),
-        })
+        Ok(Cdp { socket, next_id: 0, events: VecDeque::new() })
     }
 
     /// Sends `method` (to `session`, or the browser) and returns its `result`.
@@ -61,9 +57,8 @@ impl Cdp {
             .map_err(|e| format!("sending {method}: {e}"))?;
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let message = self
-                .read(deadline)?
-                .ok_or_else(|| format!("no answer to {method} within 60 s"))?;
+            let message =
+                self.read(deadline)?.ok_or_else(|| format!("no answer to {method} within 60 s"))?;
             if message.get("id").and_then(Value::as_u64) == Some(id) {
                 return match message.get("error") {
                     Some(error) => Err(format!("{method}: {}", error["message"])),
@@ -111,9 +106,7 @@ impl Cdp {
             self.socket.get_mut().set_read_timeout(Some(left)).ok();
             match self.socket.read() {
                 Ok(Message::Text(text)) => {
-                    return serde_json::from_str(&text)
-                        .map(Some)
-                        .map_err(|e| e.to_string());
+                    return serde_json::from_str(&text).map(Some).map_err(|e| e.to_string());
                 }
                 Ok(_) => continue,
                 Err(tungstenite::Error::Io(e))

@@ -42,16 +42,9 @@ impl FixtureSites {
                     let _ = request.respond(response);
                 }
             });
-            Origin {
-                base,
-                server,
-                worker: Some(worker),
-            }
+            Origin { base, server, worker: Some(worker) }
         };
-        FixtureSites {
-            a: start(server_a, site_a),
-            b: start(server_b, site_b),
-        }
+        FixtureSites { a: start(server_a, site_a), b: start(server_b, site_b) }
     }
 
     /// `path` on site A, `http://127.0.0.1:<port>/path`.
@@ -81,24 +74,15 @@ fn respond(
     origins: &(String, String),
     url: &str,
 ) -> Response<std::io::Cursor<Vec<u8>>> {
-    let path = url
-        .split(['?', '#'])
-        .next()
-        .unwrap_or("/")
-        .trim_start_matches('/');
+    let path = url.split(['?', '#']).next().unwrap_or("/").trim_start_matches('/');
     let path = if path.is_empty() || path.ends_with('/') {
         format!("{path}index.html")
     } else {
         path.to_owned()
     };
     let relative = Path::new(&path);
-    let safe = relative
-        .components()
-        .all(|c| matches!(c, Component::Normal(_)));
-    let Some(bytes) = safe
-        .then(|| std::fs::read(root.join(relative)).ok())
-        .flatten()
-    else {
+    let safe = relative.components().all(|c| matches!(c, Component::Normal(_)));
+    let Some(bytes) = safe.then(|| std::fs::read(root.join(relative)).ok()).flatten() else {
         return Response::from_string(format!("no fixture at /{path}")).with_status_code(404);
     };
     let extension = relative.extension().and_then(|e| e.to_str()).unwrap_or("");
@@ -133,14 +117,8 @@ mod tests {
         let sites = FixtureSites::serve();
         let page = http::get(&sites.url("/shop/index.html"));
         assert_eq!(page.status, 200);
-        assert_eq!(
-            page.header("content-type"),
-            Some("text/html; charset=utf-8")
-        );
-        assert!(
-            !page.body.contains("{{SITE_"),
-            "templating left a placeholder"
-        );
+        assert_eq!(page.header("content-type"), Some("text/html; charset=utf-8"));
+        assert!(!page.body.contains("{{SITE_"), "templating left a placeholder");
         assert_eq!(http::get(&sites.other_url("/shop/index.html")).status, 200);
         assert!(sites.other_url("/").starts_with("http://localhost:"));
     }

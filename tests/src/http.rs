@@ -10,12 +10,14 @@ pub struct Response {
     pub body: String,
 }
 
+/// The value of header `name` (case-insensitive) in a list of (name, value) pairs.
+pub fn find_header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+}
+
 impl Response {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        find_header(&self.headers, name)
     }
 
     pub fn json(&self) -> serde_json::Value {
@@ -38,14 +40,9 @@ pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &str) ->
         head.push_str(&format!("{name}: {value}\r\n"));
     }
     head.push_str("\r\n");
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|_| stream.write_all(body.as_bytes()))
-        .unwrap();
+    stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body.as_bytes())).unwrap();
     let mut raw = Vec::new();
-    stream
-        .read_to_end(&mut raw)
-        .unwrap_or_else(|e| panic!("reading {url}: {e}"));
+    stream.read_to_end(&mut raw).unwrap_or_else(|e| panic!("reading {url}: {e}"));
     let raw = String::from_utf8_lossy(&raw);
     let (head, body) = raw.split_once("\r\n\r\n").unwrap_or((&raw, ""));
     let mut lines = head.lines();
@@ -58,11 +55,7 @@ pub fn request(method: &str, url: &str, headers: &[(&str, &str)], body: &str) ->
         .filter_map(|l| l.split_once(':'))
         .map(|(n, v)| (n.trim().to_owned(), v.trim().to_owned()))
         .collect();
-    Response {
-        status,
-        headers,
-        body: body.to_owned(),
-    }
+    Response { status, headers, body: body.to_owned() }
 }
 
 pub fn post_json(url: &str, headers: &[(&str, &str)], body: &serde_json::Value) -> Response {

@@ -28,11 +28,7 @@ pub enum Reply {
     /// A call of tool `name` with `input` (OpenAI `tool_calls`, Anthropic `tool_use`).
     ToolCall { name: String, input: Value },
     /// A provider error in the provider's own shape, with an optional `Retry-After`.
-    Error {
-        status: u16,
-        message: String,
-        retry_after: Option<u32>,
-    },
+    Error { status: u16, message: String, retry_after: Option<u32> },
     /// Exactly these bytes, for malformed-reply tests.
     Raw { status: u16, body: String },
     /// The inner reply after a pause, for timeout and cancel tests.
@@ -47,17 +43,10 @@ impl Reply {
         Reply::Json(value)
     }
     pub fn tool_call(name: &str, input: Value) -> Reply {
-        Reply::ToolCall {
-            name: name.to_owned(),
-            input,
-        }
+        Reply::ToolCall { name: name.to_owned(), input }
     }
     pub fn error(status: u16, message: &str) -> Reply {
-        Reply::Error {
-            status,
-            message: message.to_owned(),
-            retry_after: None,
-        }
+        Reply::Error { status, message: message.to_owned(), retry_after: None }
     }
     pub fn rate_limited(retry_after_secs: u32) -> Reply {
         Reply::Error {
@@ -82,10 +71,7 @@ pub struct Recorded {
 
 impl Recorded {
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
+        crate::http::find_header(&self.headers, name)
     }
 }
 
@@ -138,11 +124,7 @@ impl ScriptedLlm {
 
     /// Queues more replies mid-test.
     pub fn push(&self, reply: Reply) {
-        self.script
-            .lock()
-            .expect("script lock")
-            .replies
-            .push_back(reply);
+        self.script.lock().expect("script lock").replies.push_back(reply);
     }
 
     /// Every request received so far (CORS preflights excluded).
@@ -187,9 +169,7 @@ fn json_response(status: u16, body: &Value) -> Body {
 
 fn answer(mut request: Request, script: &Mutex<Script>) {
     if *request.method() == Method::Options {
-        let _ = request.respond(with_cors(
-            Response::from_data(Vec::new()).with_status_code(204),
-        ));
+        let _ = request.respond(with_cors(Response::from_data(Vec::new()).with_status_code(204)));
         return;
     }
     let mut raw = String::new();
@@ -249,10 +229,7 @@ fn tokens(value: &Value) -> u64 {
 }
 
 fn render(wire: Wire, request: &Value, reply: Reply) -> Body {
-    let model = request["model"]
-        .as_str()
-        .unwrap_or("scripted-model")
-        .to_owned();
+    let model = request["model"].as_str().unwrap_or("scripted-model").to_owned();
     let input_tokens = tokens(&request["messages"]) + tokens(&request["system"]);
     match reply {
         Reply::Delayed(delay, inner) => {
@@ -262,29 +239,23 @@ fn render(wire: Wire, request: &Value, reply: Reply) -> Body {
         Reply::Raw { status, body } => Response::from_string(body)
             .with_status_code(status)
             .with_header(header("Content-Type", "application/json")),
-        Reply::Error {
-            status,
-            message,
-            retry_after,
-        } => {
+        Reply::Error { status, message, retry_after } => {
             let response = json_response(status, &error_body(wire, status, &message));
             match retry_after {
                 Some(secs) => response.with_header(header("Retry-After", &secs.to_string())),
                 None => response,
             }
         }
-        Reply::Text(text) => json_response(
-            200,
-            &message(wire, &model, input_tokens, Content::Text(text)),
-        ),
+        Reply::Text(text) => {
+            json_response(200, &message(wire, &model, input_tokens, Content::Text(text)))
+        }
         Reply::Json(value) => json_response(
             200,
             &message(wire, &model, input_tokens, Content::Text(value.to_string())),
         ),
-        Reply::ToolCall { name, input } => json_response(
-            200,
-            &message(wire, &model, input_tokens, Content::Tool(name, input)),
-        ),
+        Reply::ToolCall { name, input } => {
+            json_response(200, &message(wire, &model, input_tokens, Content::Tool(name, input)))
+        }
     }
 }
 
@@ -301,10 +272,9 @@ fn message(wire: Wire, model: &str, input_tokens: u64, content: Content) -> Valu
     match (wire, content) {
         (Wire::OpenAi, content) => {
             let (message, finish) = match content {
-                Content::Text(text) => (
-                    json!({"role": "assistant", "content": text, "refusal": null}),
-                    "stop",
-                ),
+                Content::Text(text) => {
+                    (json!({"role": "assistant", "content": text, "refusal": null}), "stop")
+                }
                 Content::Tool(name, input) => (
                     json!({"role": "assistant", "content": null, "tool_calls": [{
                         "id": "call_scripted_1", "type": "function",
@@ -377,10 +347,7 @@ mod tests {
         let url = format!("{}/v1/messages", llm.base_url());
         http::post_json(
             &url,
-            &[
-                ("x-api-key", "sk-ant-test"),
-                ("anthropic-version", "2023-06-01"),
-            ],
+            &[("x-api-key", "sk-ant-test"), ("anthropic-version", "2023-06-01")],
             &body,
         )
     }
@@ -425,10 +392,7 @@ mod tests {
     #[test]
     fn records_every_request_with_its_headers() {
         let llm = ScriptedLlm::start([Reply::text("ok")]);
-        anthropic(
-            &llm,
-            json!({"model": "claude", "messages": [{"role": "user", "content": "x"}]}),
-        );
+        anthropic(&llm, json!({"model": "claude", "messages": [{"role": "user", "content": "x"}]}));
         let requests = llm.requests();
         assert_eq!(requests.len(), 1);
         assert_eq!(requests[0].path, "/v1/messages");
@@ -440,10 +404,7 @@ mod tests {
     fn errors_carry_status_retry_after_and_the_provider_error_shape() {
         let llm = ScriptedLlm::start([Reply::rate_limited(3), Reply::error(401, "bad key")]);
         let limited = openai(&llm, json!({"messages": []}));
-        assert_eq!(
-            (limited.status, limited.header("retry-after")),
-            (429, Some("3"))
-        );
+        assert_eq!((limited.status, limited.header("retry-after")), (429, Some("3")));
         assert_eq!(limited.json()["error"]["code"], "rate_limit_exceeded");
         let denied = anthropic(&llm, json!({"messages": []}));
         assert_eq!(denied.status, 401);
@@ -455,11 +416,7 @@ mod tests {
         let llm = ScriptedLlm::start([]);
         let answer = openai(&llm, json!({"messages": []}));
         assert_eq!(answer.status, 500);
-        assert!(
-            answer.body.contains("no reply left for request #1"),
-            "{}",
-            answer.body
-        );
+        assert!(answer.body.contains("no reply left for request #1"), "{}", answer.body);
     }
 
     #[test]

@@ -24,10 +24,7 @@ fn clicking_the_toolbar_icon_opens_the_side_panel() {
         if behavior["openPanelOnActionClick"] == Value::Bool(true) {
             break;
         }
-        assert!(
-            Instant::now() < deadline,
-            "panel behaviour stayed {behavior}"
-        );
+        assert!(Instant::now() < deadline, "panel behaviour stayed {behavior}");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -37,11 +34,7 @@ fn the_worker_reports_its_start_up_timings() {
     let mut browser = Browser::launch();
     let timings =
         browser.eval_in_extension("chrome.runtime.sendMessage({type: 'debug.worker_timings'})");
-    let ms = |name: &str| {
-        timings[name]
-            .as_f64()
-            .unwrap_or_else(|| panic!("{name} in {timings}"))
-    };
+    let ms = |name: &str| timings[name].as_f64().unwrap_or_else(|| panic!("{name} in {timings}"));
     assert!(ms("listeners_registered_ms") > 0.0);
     assert!(ms("wasm_instantiate_ms") > 0.0);
     assert!(ms("ready_ms") >= ms("listeners_registered_ms") + ms("wasm_instantiate_ms") - 1.0);
@@ -52,11 +45,5 @@ fn the_worker_reports_its_start_up_timings() {
 fn an_unknown_debug_request_is_answered_with_an_error() {
     let mut browser = Browser::launch();
     let answer = browser.eval_in_extension("chrome.runtime.sendMessage({type: 'debug.nope'})");
-    assert!(
-        answer["error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("unknown request"),
-        "{answer}"
-    );
+    assert!(answer["error"].as_str().unwrap_or_default().contains("unknown request"), "{answer}");
 }

@@ -20,10 +20,8 @@ pub enum Profile {
 }
 
 /// (crate's wasm file stem, folder in dist/)
-const BUNDLES: [(&str, &str); 2] = [
-    ("background_worker", "background"),
-    ("side_panel", "side-panel"),
-];
+const BUNDLES: [(&str, &str); 2] =
+    [("background_worker", "background"), ("side_panel", "side-panel")];
 
 pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
@@ -37,12 +35,10 @@ pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     if dist.exists() {
         fs::remove_dir_all(&dist).map_err(|e| format!("clearing dist/: {e}"))?;
     }
-    let target = root()
-        .join("target/wasm32-unknown-unknown")
-        .join(match profile {
-            Profile::Dev => "debug",
-            Profile::Release => "release",
-        });
+    let target = root().join("target/wasm32-unknown-unknown").join(match profile {
+        Profile::Dev => "debug",
+        Profile::Release => "release",
+    });
     for (stem, folder) in BUNDLES {
         let wasm = target.join(format!("{stem}.wasm"));
         let out = dist.join(folder);
@@ -110,16 +106,8 @@ fn print_sizes(dist: &Path) -> Result<(), String> {
     files.sort();
     for file in files {
         let bytes = fs::read(&file).map_err(|e| e.to_string())?;
-        let name = file
-            .strip_prefix(dist)
-            .unwrap_or(&file)
-            .display()
-            .to_string();
-        println!(
-            "{name:<44} {:>10} {:>10}",
-            kib(bytes.len()),
-            kib(gzipped_len(&bytes))
-        );
+        let name = file.strip_prefix(dist).unwrap_or(&file).display().to_string();
+        println!("{name:<44} {:>10} {:>10}", kib(bytes.len()), kib(gzipped_len(&bytes)));
     }
     Ok(())
 }

@@ -14,14 +14,7 @@ pub fn run() -> Result<(), String> {
     let started = Instant::now();
     let tools = setup::all()?;
     shell::cargo(&["fmt", "--all", "--check"])?;
-    shell::cargo(&[
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--",
-        "-D",
-        "warnings",
-    ])?;
+    shell::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
     let mut wasm_clippy = vec!["clippy", "--target", "wasm32-unknown-unknown"];
     wasm_clippy.extend(WASM_CRATES);
     wasm_clippy.extend(["--", "-D", "warnings"]);
@@ -38,10 +31,7 @@ pub fn run() -> Result<(), String> {
         started.elapsed().as_secs_f64(),
         tally.binaries
     );
-    println!(
-        "{} passed, {} failed, {} skipped",
-        tally.passed, tally.failed, tally.ignored
-    );
+    println!("{} passed, {} failed, {} skipped", tally.passed, tally.failed, tally.ignored);
     Ok(())
 }
 
@@ -75,11 +65,7 @@ impl Tally {
             self.count(&line);
         }
         let status = child.wait().map_err(|e| e.to_string())?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("cargo {} failed", args.join(" ")))
-        }
+        if status.success() { Ok(()) } else { Err(format!("cargo {} failed", args.join(" "))) }
     }
 
     /// `test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; …`
@@ -113,9 +99,6 @@ mod tests {
         tally.count("test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out");
         tally.count("test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured");
         tally.count("running 3 tests");
-        assert_eq!(
-            (tally.passed, tally.failed, tally.ignored, tally.binaries),
-            (5, 1, 1, 2)
-        );
+        assert_eq!((tally.passed, tally.failed, tally.ignored, tally.binaries), (5, 1, 1, 2));
     }
 }

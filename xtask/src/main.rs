@@ -21,11 +21,7 @@ usage: cargo xtask <command>
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let flag = |name: &str| args.iter().any(|a| a == name);
-    let profile = if flag("--dev") {
-        dist::Profile::Dev
-    } else {
-        dist::Profile::Release
-    };
+    let profile = if flag("--dev") { dist::Profile::Dev } else { dist::Profile::Release };
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup::all().map(drop),
         Some("dist") => setup::all().and_then(|tools| dist::build(&tools, profile)),
@@ -61,10 +57,7 @@ fn run(tools: &setup::Tools, headless: bool) -> Result<(), String> {
     };
     let mut browser = e2e::browser::Browser::launch_with(options).map_err(|e| e.to_string())?;
     println!("extension id: {}", browser.extension_id());
-    println!(
-        "side panel:   chrome-extension://{}/side-panel.html?tabId=N",
-        browser.extension_id()
-    );
+    println!("side panel:   chrome-extension://{}/side-panel.html?tabId=N", browser.extension_id());
     println!("devtools:     {}", browser.devtools_url());
     println!("Chromium is running; press Ctrl-C to stop it.");
     browser.wait_for_exit();

@@ -17,19 +17,12 @@ const BINARYEN_VERSION: &str = "132.0.0";
 
 pub fn all() -> Result<Tools, String> {
     wasm_target()?;
-    Ok(Tools {
-        wasm_bindgen: wasm_bindgen()?,
-        wasm_opt: wasm_opt(),
-        chromium: chromium()?,
-    })
+    Ok(Tools { wasm_bindgen: wasm_bindgen()?, wasm_opt: wasm_opt(), chromium: chromium()? })
 }
 
 fn wasm_target() -> Result<(), String> {
     let installed = first_line_all("rustup", &["target", "list", "--installed"]);
-    if installed
-        .lines()
-        .any(|l| l.trim() == "wasm32-unknown-unknown")
-    {
+    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
         return Ok(());
     }
     shell::run("rustup", &["target", "add", "wasm32-unknown-unknown"])
@@ -64,24 +57,14 @@ fn wasm_bindgen() -> Result<PathBuf, String> {
     let current = first_line("wasm-bindgen", &["--version"]).unwrap_or_default();
     if current != format!("wasm-bindgen {wanted}") {
         eprintln!("wasm-bindgen-cli {wanted} is missing (found {current:?}); installing, ~7 min");
-        shell::cargo(&[
-            "install",
-            "wasm-bindgen-cli",
-            "--version",
-            &wanted,
-            "--force",
-        ])?;
+        shell::cargo(&["install", "wasm-bindgen-cli", "--version", &wanted, "--force"])?;
     }
     // `cargo install` puts binaries in $CARGO_HOME/bin, which a fresh shell may not have on PATH.
     let cargo_home = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
     which("wasm-bindgen")
-        .or_else(|| {
-            cargo_home
-                .map(|home| home.join("bin/wasm-bindgen"))
-                .filter(|p| p.is_file())
-        })
+        .or_else(|| cargo_home.map(|home| home.join("bin/wasm-bindgen")).filter(|p| p.is_file()))
         .ok_or_else(|| "wasm-bindgen is not on PATH after install".into())
 }
 
@@ -96,14 +79,7 @@ fn wasm_opt() -> Option<PathBuf> {
     if !local.exists() && which("npm").is_some() {
         let prefix = prefix.to_string_lossy().into_owned();
         let package = format!("binaryen@{BINARYEN_VERSION}");
-        let args = [
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--prefix",
-            &prefix,
-            &package,
-        ];
+        let args = ["install", "--no-audit", "--no-fund", "--prefix", &prefix, &package];
         if let Err(error) = shell::run("npm", &args) {
             eprintln!("warning: wasm-opt unavailable ({error}); bundles stay unoptimized");
         }
@@ -122,25 +98,14 @@ fn chromium() -> Result<PathBuf, String> {
         }
     }
     eprintln!("Chromium is missing; installing Debian's package");
-    let sudo: &[&str] = if first_line("id", &["-u"]).as_deref() == Some("0") {
-        &[]
-    } else {
-        &["sudo"]
-    };
+    let sudo: &[&str] =
+        if first_line("id", &["-u"]).as_deref() == Some("0") { &[] } else { &["sudo"] };
     let apt = |args: &[&str]| {
         let mut command: Vec<&str> = sudo.to_vec();
         command.extend_from_slice(args);
         shell::run(command[0], &command[1..])
     };
     apt(&["apt-get", "update", "-q"])?;
-    apt(&[
-        "env",
-        "DEBIAN_FRONTEND=noninteractive",
-        "apt-get",
-        "install",
-        "-y",
-        "-q",
-        "chromium",
-    ])?;
+    apt(&["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q", "chromium"])?;
     which("chromium").ok_or_else(|| "chromium is not on PATH after apt-get install".into())
 }

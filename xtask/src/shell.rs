@@ -5,10 +5,7 @@ use std::process::Command;
 
 /// The workspace root (xtask lives one level below it).
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask has a parent")
-        .to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask has a parent").to_owned()
 }
 
 /// Runs `program args…` in the workspace root; fails unless it exits 0.
@@ -27,27 +24,19 @@ pub fn run(program: &str, args: &[&str]) -> Result<(), String> {
 }
 
 pub fn cargo(args: &[&str]) -> Result<(), String> {
-    run(
-        &std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()),
-        args,
-    )
+    run(&std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()), args)
 }
 
 /// The first line a program prints to stdout, if it runs at all.
 pub fn first_line(program: &str, args: &[&str]) -> Option<String> {
     let output = Command::new(program).args(args).output().ok()?;
     let text = String::from_utf8_lossy(&output.stdout);
-    output
-        .status
-        .success()
-        .then(|| text.lines().next().unwrap_or("").trim().to_owned())
+    output.status.success().then(|| text.lines().next().unwrap_or("").trim().to_owned())
 }
 
 /// Looks `program` up on PATH.
 pub fn which(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join(program))
-            .find(|p| p.is_file())
+        std::env::split_paths(&paths).map(|dir| dir.join(program)).find(|p| p.is_file())
     })
 }

@@ -50,17 +50,11 @@ impl CdpError {
             || lower.contains("cannot attach")
             || lower.contains("cannot be scripted")
         {
-            CdpError::NotDebuggable {
-                detail: message.to_owned(),
-            }
+            CdpError::NotDebuggable { detail: message.to_owned() }
         } else if lower.contains("debugger is not attached") {
-            CdpError::Detached {
-                reason: message.to_owned(),
-            }
+            CdpError::Detached { reason: message.to_owned() }
         } else {
-            CdpError::Protocol {
-                detail: message.to_owned(),
-            }
+            CdpError::Protocol { detail: message.to_owned() }
         }
     }
 
@@ -69,9 +63,7 @@ impl CdpError {
         match reason {
             "canceled_by_user" => CdpError::CanceledByUser,
             "target_closed" => CdpError::TabClosed,
-            other => CdpError::Detached {
-                reason: other.to_owned(),
-            },
+            other => CdpError::Detached { reason: other.to_owned() },
         }
     }
 
@@ -126,10 +118,7 @@ pub struct Sessions<C> {
 
 impl<C: Cdp> Sessions<C> {
     pub fn new(cdp: C) -> Self {
-        Sessions {
-            cdp,
-            tabs: RefCell::default(),
-        }
+        Sessions { cdp, tabs: RefCell::default() }
     }
 
     pub fn is_attached(&self, tab: TabId) -> bool {
@@ -159,10 +148,7 @@ impl<C: Cdp> Sessions<C> {
     }
 
     pub(crate) fn page_agent_context(&self, tab: TabId) -> Option<i64> {
-        self.tabs
-            .borrow()
-            .get(&tab)
-            .and_then(|t| t.page_agent_context)
+        self.tabs.borrow().get(&tab).and_then(|t| t.page_agent_context)
     }
 
     pub(crate) fn set_page_agent_context(&self, tab: TabId, context: Option<i64>) {
@@ -178,6 +164,7 @@ pub(crate) mod fake {
     //! repeats), and records every call.
 
     use super::*;
+    use serde_json::json;
     use std::collections::VecDeque;
 
     #[derive(Default)]
@@ -188,12 +175,15 @@ pub(crate) mod fake {
     }
 
     impl FakeCdp {
+        /// A tab with a main frame in which isolated worlds can be created.
+        pub fn page() -> Self {
+            FakeCdp::default()
+                .answer("Page.getFrameTree", Ok(json!({"frameTree": {"frame": {"id": "F1"}}})))
+                .answer("Page.createIsolatedWorld", Ok(json!({"executionContextId": 7})))
+        }
+
         pub fn answer(self, method: &str, answer: Result<Value, CdpError>) -> Self {
-            self.answers
-                .borrow_mut()
-                .entry(method.to_owned())
-                .or_default()
-                .push_back(answer);
+            self.answers.borrow_mut().entry(method.to_owned()).or_default().push_back(answer);
             self
         }
     }
@@ -211,11 +201,7 @@ pub(crate) mod fake {
             self.calls.borrow_mut().push(format!("{method} {tab}"));
             let mut answers = self.answers.borrow_mut();
             let queue = answers.entry(method.to_owned()).or_default();
-            let answer = if queue.len() > 1 {
-                queue.pop_front()
-            } else {
-                queue.front().cloned()
-            };
+            let answer = if queue.len() > 1 { queue.pop_front() } else { queue.front().cloned() };
             answer.unwrap_or(Ok(Value::Null))
         }
     }
@@ -232,10 +218,7 @@ mod tests {
     fn chrome_messages_are_sorted_into_actionable_errors() {
         let cases = [
             ("Cannot access a chrome:// URL", "can't be controlled"),
-            (
-                "Another debugger is already attached to the tab with id: 4.",
-                "Another debugger",
-            ),
+            ("Another debugger is already attached to the tab with id: 4.", "Another debugger"),
             ("No tab with given id 12.", "closed"),
             ("Cannot attach to this target.", "can't be controlled"),
         ];
@@ -243,10 +226,7 @@ mod tests {
             let message = CdpError::from_chrome_message(chrome).to_string();
             assert!(message.contains(expected), "{chrome:?} became {message:?}");
         }
-        assert_eq!(
-            CdpError::from_detach_reason("canceled_by_user"),
-            CdpError::CanceledByUser
-        );
+        assert_eq!(CdpError::from_detach_reason("canceled_by_user"), CdpError::CanceledByUser);
     }
 
     #[test]
@@ -274,15 +254,9 @@ mod tests {
 
     #[test]
     fn a_failed_attach_is_not_remembered_as_attached() {
-        let fake = FakeCdp {
-            attach_error: Some(CdpError::AlreadyAttached),
-            ..Default::default()
-        };
+        let fake = FakeCdp { attach_error: Some(CdpError::AlreadyAttached), ..Default::default() };
         let sessions = Sessions::new(&fake);
-        assert_eq!(
-            block_on(sessions.send(1, "x", json!({}))),
-            Err(CdpError::AlreadyAttached)
-        );
+        assert_eq!(block_on(sessions.send(1, "x", json!({}))), Err(CdpError::AlreadyAttached));
         assert!(!sessions.is_attached(1));
     }
 }

@@ -41,9 +41,7 @@ async fn inject<C: Cdp>(sessions: &Sessions<C>, tab: TabId) -> Result<i64, CdpEr
     let frame_id = tree
         .pointer("/frameTree/frame/id")
         .and_then(Value::as_str)
-        .ok_or_else(|| CdpError::Protocol {
-            detail: "the tab has no main frame".into(),
-        })?;
+        .ok_or_else(|| CdpError::Protocol { detail: "the tab has no main frame".into() })?;
     let world = sessions
         .send(
             tab,
@@ -54,9 +52,7 @@ async fn inject<C: Cdp>(sessions: &Sessions<C>, tab: TabId) -> Result<i64, CdpEr
     let context = world
         .get("executionContextId")
         .and_then(Value::as_i64)
-        .ok_or_else(|| CdpError::Protocol {
-            detail: "no isolated world was created".into(),
-        })?;
+        .ok_or_else(|| CdpError::Protocol { detail: "no isolated world was created".into() })?;
     evaluate_in(sessions, tab, context, SOURCE).await?;
     sessions.set_page_agent_context(tab, Some(context));
     Ok(context)
@@ -81,14 +77,9 @@ async fn evaluate_in<C: Cdp>(
             .or_else(|| details.get("text"))
             .and_then(Value::as_str)
             .unwrap_or("the page threw an exception");
-        return Err(CdpError::PageException {
-            description: description.to_owned(),
-        });
+        return Err(CdpError::PageException { description: description.to_owned() });
     }
-    Ok(reply
-        .pointer("/result/value")
-        .cloned()
-        .unwrap_or(Value::Null))
+    Ok(reply.pointer("/result/value").cloned().unwrap_or(Value::Null))
 }
 
 #[cfg(test)]
@@ -97,78 +88,41 @@ mod tests {
     use crate::cdp::fake::FakeCdp;
     use futures::executor::block_on;
 
-    fn page() -> FakeCdp {
-        FakeCdp::default()
-            .answer(
-                "Page.getFrameTree",
-                Ok(json!({"frameTree": {"frame": {"id": "F1"}}})),
-            )
-            .answer(
-                "Page.createIsolatedWorld",
-                Ok(json!({"executionContextId": 7})),
-            )
-    }
-
     #[test]
     fn injects_once_per_document_then_evaluates_in_that_world() {
-        let fake = page().answer("Runtime.evaluate", Ok(json!({"result": {"value": "x"}})));
+        let fake =
+            FakeCdp::page().answer("Runtime.evaluate", Ok(json!({"result": {"value": "x"}})));
         let sessions = Sessions::new(&fake);
         assert_eq!(block_on(evaluate(&sessions, 1, "a")).unwrap(), "x");
         assert_eq!(block_on(evaluate(&sessions, 1, "b")).unwrap(), "x");
         let calls = fake.calls.borrow();
-        assert_eq!(
-            calls
-                .iter()
-                .filter(|c| c.starts_with("Page.createIsolatedWorld"))
-                .count(),
-            1
-        );
-        assert_eq!(
-            calls
-                .iter()
-                .filter(|c| c.starts_with("Runtime.evaluate"))
-                .count(),
-            3
-        );
+        assert_eq!(calls.iter().filter(|c| c.starts_with("Page.createIsolatedWorld")).count(), 1);
+        assert_eq!(calls.iter().filter(|c| c.starts_with("Runtime.evaluate")).count(), 3);
     }
 
     #[test]
     fn reinjects_when_the_page_navigated_away_from_the_old_world() {
-        let gone = CdpError::Protocol {
-            detail: "Cannot find context with specified id".into(),
-        };
-        let fake = page()
+        let gone = CdpError::Protocol { detail: "Cannot find context with specified id".into() };
+        let fake = FakeCdp::page()
             .answer("Runtime.evaluate", Ok(json!({"result": {}})))
             .answer("Runtime.evaluate", Err(gone))
             .answer("Runtime.evaluate", Ok(json!({"result": {}})))
             .answer("Runtime.evaluate", Ok(json!({"result": {"value": 2}})));
         let sessions = Sessions::new(&fake);
         assert_eq!(block_on(evaluate(&sessions, 1, "n")).unwrap(), 2);
-        let worlds = fake
-            .calls
-            .borrow()
-            .iter()
-            .filter(|c| c.contains("IsolatedWorld"))
-            .count();
+        let worlds = fake.calls.borrow().iter().filter(|c| c.contains("IsolatedWorld")).count();
         assert_eq!(worlds, 2, "one world for each document");
     }
 
     #[test]
     fn a_page_exception_is_reported_with_its_description() {
-        let fake = page().answer(
+        let fake = FakeCdp::page().answer(
             "Runtime.evaluate",
-            Ok(
-                json!({"result": {}, "exceptionDetails": {"text": "Uncaught",
-                "exception": {"description": "TypeError: boom"}}}),
-            ),
+            Ok(json!({"result": {}, "exceptionDetails": {"text": "Uncaught",
+                "exception": {"description": "TypeError: boom"}}})),
         );
         let sessions = Sessions::new(&fake);
         let error = block_on(evaluate(&sessions, 1, "x")).unwrap_err();
-        assert_eq!(
-            error,
-            CdpError::PageException {
-                description: "TypeError: boom".into()
-            }
-        );
+        assert_eq!(error, CdpError::PageException { description: "TypeError: boom".into() });
     }
 }

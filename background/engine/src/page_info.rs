@@ -12,9 +12,7 @@ use crate::page_agent;
 pub async fn title<C: Cdp>(sessions: &Sessions<C>, tab: TabId) -> Result<String, CdpError> {
     match page_agent::evaluate(sessions, tab, "alphascout.describe().title").await? {
         Value::String(title) => Ok(title),
-        other => Err(CdpError::Protocol {
-            detail: format!("document.title was {other}"),
-        }),
+        other => Err(CdpError::Protocol { detail: format!("document.title was {other}") }),
     }
 }
 
@@ -27,39 +25,16 @@ mod tests {
 
     #[test]
     fn reads_the_title_by_value() {
-        let fake = FakeCdp::default()
-            .answer(
-                "Page.getFrameTree",
-                Ok(json!({"frameTree": {"frame": {"id": "F"}}})),
-            )
-            .answer(
-                "Page.createIsolatedWorld",
-                Ok(json!({"executionContextId": 1})),
-            )
-            .answer(
-                "Runtime.evaluate",
-                Ok(json!({"result": {"value": "Fixture Shop"}})),
-            );
+        let fake = FakeCdp::page()
+            .answer("Runtime.evaluate", Ok(json!({"result": {"value": "Fixture Shop"}})));
         let sessions = Sessions::new(&fake);
         assert_eq!(block_on(title(&sessions, 5)).unwrap(), "Fixture Shop");
     }
 
     #[test]
     fn a_non_string_title_is_a_protocol_error() {
-        let fake = FakeCdp::default()
-            .answer(
-                "Page.getFrameTree",
-                Ok(json!({"frameTree": {"frame": {"id": "F"}}})),
-            )
-            .answer(
-                "Page.createIsolatedWorld",
-                Ok(json!({"executionContextId": 1})),
-            )
-            .answer("Runtime.evaluate", Ok(json!({"result": {"value": 3}})));
+        let fake = FakeCdp::page().answer("Runtime.evaluate", Ok(json!({"result": {"value": 3}})));
         let sessions = Sessions::new(&fake);
-        assert!(matches!(
-            block_on(title(&sessions, 5)),
-            Err(CdpError::Protocol { .. })
-        ));
+        assert!(matches!(block_on(title(&sessions, 5)), Err(CdpError::Protocol { .. })));
     }
 }

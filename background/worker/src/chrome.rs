@@ -31,19 +31,14 @@ extern "C" {
 
 /// Converts to a JS value with plain objects (not `Map`s), as `postMessage` expects.
 pub fn to_js<T: Serialize>(value: &T) -> JsValue {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .unwrap_or(JsValue::NULL)
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
 }
 
 impl Port {
     /// Posts `event`; a port that disconnected meanwhile is not an error worth raising.
     pub fn post<T: Serialize>(&self, event: &T) {
         if let Err(error) = self.post_message(&to_js(event)) {
-            log(&format!(
-                "port closed before the answer: {}",
-                error_message(&error)
-            ));
+            log(&format!("port closed before the answer: {}", error_message(&error)));
         }
     }
 }
@@ -68,16 +63,12 @@ pub fn error_message(error: &JsValue) -> String {
 
 async fn settle(call: Result<Promise, JsValue>) -> Result<JsValue, CdpError> {
     let promise = call.map_err(|e| CdpError::from_chrome_message(&error_message(&e)))?;
-    JsFuture::from(promise)
-        .await
-        .map_err(|e| CdpError::from_chrome_message(&error_message(&e)))
+    JsFuture::from(promise).await.map_err(|e| CdpError::from_chrome_message(&error_message(&e)))
 }
 
 impl Cdp for ChromeDebugger {
     async fn attach(&self, tab: TabId) -> Result<(), CdpError> {
-        settle(debugger_attach(&debuggee(tab), "1.3"))
-            .await
-            .map(drop)
+        settle(debugger_attach(&debuggee(tab), "1.3")).await.map(drop)
     }
 
     async fn detach(&self, tab: TabId) -> Result<(), CdpError> {

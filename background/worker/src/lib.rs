@@ -31,9 +31,7 @@ thread_local! {
 }
 
 fn worker() -> Rc<Worker> {
-    WORKER
-        .with(|cell| cell.get().cloned())
-        .expect("start() runs before any event is forwarded")
+    WORKER.with(|cell| cell.get().cloned()).expect("start() runs before any event is forwarded")
 }
 
 /// Called once by the bootstrap after instantiation, with its own start-up measurements.
@@ -54,9 +52,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
 /// A page connected a port; greet it so it knows the agent is alive.
 #[wasm_bindgen]
 pub fn on_port_connect(port: Port) {
-    let hello = WorkerEvent::Hello {
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-    };
+    let hello = WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() };
     port.post(&hello);
 }
 
@@ -83,10 +79,7 @@ pub async fn on_message(message: JsValue) -> JsValue {
 pub fn on_debugger_detach(tab_id: TabId, reason: String) {
     let worker = worker();
     worker.sessions.forget(tab_id);
-    chrome::log(&format!(
-        "detached from tab {tab_id}: {}",
-        CdpError::from_detach_reason(&reason)
-    ));
+    chrome::log(&format!("detached from tab {tab_id}: {}", CdpError::from_detach_reason(&reason)));
 }
 
 impl Worker {

@@ -24,10 +24,7 @@ pub async fn handle_panel_request(
     Some(match request {
         PanelRequest::PageTitle { id, tab_id } => match page_info::title(sessions, tab_id).await {
             Ok(title) => WorkerEvent::PageTitle { id, tab_id, title },
-            Err(error) => WorkerEvent::Failed {
-                id,
-                message: error.to_string(),
-            },
+            Err(error) => WorkerEvent::Failed { id, message: error.to_string() },
         },
     })
 }
@@ -36,8 +33,6 @@ pub async fn handle_panel_request(
 pub fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue {
     match serde_wasm_bindgen::from_value::<DebugRequest>(message) {
         Ok(DebugRequest::WorkerTimings) => to_js(&worker.timings()),
-        Err(error) => to_js(&DebugError {
-            error: format!("unknown request: {error}"),
-        }),
+        Err(error) => to_js(&DebugError { error: format!("unknown request: {error}") }),
     }
 }

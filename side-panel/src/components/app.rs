@@ -38,10 +38,7 @@ pub fn app() -> Html {
             let (Some(tab_id), Some(port)) = (state.tab, port.borrow().clone()) else {
                 return;
             };
-            let request = PanelRequest::PageTitle {
-                id: state.next_request_id,
-                tab_id,
-            };
+            let request = PanelRequest::PageTitle { id: state.next_request_id, tab_id };
             if port.send(&request) {
                 state.dispatch(PanelAction::TitleRequested);
             } else {

@@ -30,19 +30,13 @@ fn startup() {
     for _ in 0..RUNS {
         browser.stop_extension_worker();
         cold.push(browser.eval_in_extension(ask));
-        warm.push(
-            browser.eval_in_extension(ask)["round_trip_ms"]
-                .as_f64()
-                .unwrap_or(f64::NAN),
-        );
+        warm.push(browser.eval_in_extension(ask)["round_trip_ms"].as_f64().unwrap_or(f64::NAN));
     }
     // The first run pays for compiling the module; Chrome caches the compiled code after it.
     let cold = &cold[1..];
     let warm = &warm[1..];
     let column = |name: &str| -> Vec<f64> {
-        cold.iter()
-            .map(|r| r[name].as_f64().unwrap_or(f64::NAN))
-            .collect()
+        cold.iter().map(|r| r[name].as_f64().unwrap_or(f64::NAN)).collect()
     };
     println!(
         "worker start-up, {} cold starts (first dropped), ms since the worker's timeOrigin",

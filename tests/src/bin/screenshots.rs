@@ -26,9 +26,7 @@ fn main() {
 /// Emulates a side panel: `width` CSS pixels wide, in the given colour scheme.
 fn narrow(page: &Page, width: u32, scheme: &str) {
     let metrics = json!({"width": width, "height": 640, "deviceScaleFactor": 1, "mobile": false});
-    page.call("Emulation.setDeviceMetricsOverride", metrics)
-        .expect("viewport");
+    page.call("Emulation.setDeviceMetricsOverride", metrics).expect("viewport");
     let media = json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]});
-    page.call("Emulation.setEmulatedMedia", media)
-        .expect("colour scheme");
+    page.call("Emulation.setEmulatedMedia", media).expect("colour scheme");
 }
