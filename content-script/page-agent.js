@@ -2,13 +2,320 @@
 // isolated world named "alphascout" the first time a tab needs it, so page scripts can
 // neither see these functions nor replace the DOM APIs they use. No manifest content
 // script, no host permissions. Everything read from the page is untrusted data.
+//
+// The engine (background/engine/src/page_state.rs) owns the meaning of what is returned
+// here; this file only measures the DOM, in one pass, as cheaply as it can.
 (() => {
   if (globalThis.alphascout) return;
+
+  // Stable element ids: an element keeps its id for as long as it exists, and an id is
+  // never given to another element. The engine seeds `nextId` per tab, so a new document
+  // in the same tab cannot reissue an id the model saw on the previous one.
+  const idOf = new WeakMap();
+  const byId = new Map(); // id -> WeakRef<Element>
+  let nextId = 1;
+  const assignId = (el) => {
+    let id = idOf.get(el);
+    if (id === undefined) {
+      id = nextId++;
+      idOf.set(el, id);
+      byId.set(id, new WeakRef(el));
+    }
+    return id;
+  };
+
+  // "DOM quiet" for event-driven waits: when did the page last change?
+  let lastMutation = performance.now();
+  new MutationObserver(() => {
+    lastMutation = performance.now();
+  }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+
+  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "svg"]);
+  const ROLES = new Set([
+    "button", "link", "checkbox", "radio", "switch", "tab", "menuitem", "menuitemcheckbox",
+    "menuitemradio", "option", "combobox", "listbox", "textbox", "searchbox", "slider",
+    "spinbutton", "treeitem",
+  ]);
+  const FRAMES = new Set(["IFRAME", "FRAME"]);
+  // Everything `interactiveByMarkup` can accept, as one selector for a native query.
+  const MARKUP_INTERACTIVE = "a[href],button,input,select,textarea,summary,[role]," +
+    "[contenteditable],[onclick],[tabindex]";
+
+  // Interactive by markup alone; cursor-only clickables are found later, in view only.
+  function interactiveByMarkup(el, tag) {
+    switch (tag) {
+      case "A":
+        return el.hasAttribute("href");
+      case "BUTTON":
+      case "SELECT":
+      case "TEXTAREA":
+      case "SUMMARY":
+        return true;
+      case "INPUT":
+        return el.type !== "hidden";
+    }
+    if (!el.hasAttributes()) return false;
+    const role = el.getAttribute("role");
+    if (role !== null && ROLES.has(role)) return true;
+    if (el.hasAttribute("contenteditable") && el.isContentEditable) {
+      const parent = el.parentElement;
+      return !(parent && parent.isContentEditable); // only the editable region's root
+    }
+    if (el.hasAttribute("onclick")) return true;
+    const tabindex = el.getAttribute("tabindex");
+    return tabindex !== null && +tabindex >= 0;
+  }
+
+  const squash = (text, max) => {
+    const t = text.replace(/\s+/g, " ").trim();
+    return t.length > max ? t.slice(0, max - 1) + "…" : t;
+  };
+
+  function labelOf(el) {
+    const labels = el.labels;
+    if (labels && labels.length) return labels[0].textContent;
+    const by = el.getAttribute("aria-labelledby");
+    if (by) {
+      const target = el.ownerDocument.getElementById(by.split(" ")[0]);
+      if (target) return target.textContent;
+    }
+    return "";
+  }
+
+  function nameOf(el, tag, max) {
+    const aria = el.getAttribute("aria-label");
+    if (aria) return squash(aria, max);
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return squash(labelOf(el), max);
+    let text = squash(el.textContent || "", max);
+    if (!text) {
+      const img = tag === "IMG" ? el : el.querySelector("img[alt]");
+      text = squash(el.getAttribute("title") || (img && img.getAttribute("alt")) || "", max);
+    }
+    return text;
+  }
+
+  // The facts the model needs to act, kept whole: full hrefs and current values.
+  function describe(el, tag, max) {
+    const d = { tag: tag.toLowerCase(), text: nameOf(el, tag, max) };
+    const role = el.getAttribute("role");
+    if (role) d.role = role;
+    if (tag === "A") d.href = el.href;
+    if (tag === "INPUT") {
+      d.type = el.type;
+      if (el.type === "checkbox" || el.type === "radio") d.checked = el.checked;
+      else if (el.type === "password") d.filled = el.value.length > 0; // never the value
+      else d.value = el.value;
+    } else if (tag === "TEXTAREA") {
+      d.value = el.value;
+    } else if (tag === "SELECT") {
+      const chosen = el.selectedOptions;
+      d.value = chosen.length ? squash(chosen[0].textContent, max) : "";
+      d.options = el.options.length;
+      if (el.multiple) d.multiple = true;
+    } else if (el.isContentEditable) {
+      d.editable = true;
+      d.value = squash(el.textContent || "", 4 * max);
+    }
+    const attrs = ["name", "placeholder", "aria-expanded", "aria-checked", "aria-selected",
+      "aria-haspopup", "aria-controls"];
+    for (const a of attrs) {
+      const v = el.getAttribute(a);
+      if (v !== null && v !== "") d[a] = v;
+    }
+    if (el.disabled || el.getAttribute("aria-disabled") === "true") d.disabled = true;
+    if (el.readOnly) d.readonly = true;
+    return d;
+  }
+
+  // Is the element what a click at its visible points would reach? Tries the centre, then
+  // points near the corners, so a sticky header over one edge does not hide it.
+  function reachable(el, r, doc) {
+    const root = el.getRootNode();
+    const probe = root.elementFromPoint ? root : doc;
+    const inset = Math.min(4, r.width / 4, r.height / 4);
+    const points = [
+      [r.left + r.width / 2, r.top + r.height / 2],
+      [r.left + inset, r.top + inset],
+      [r.right - inset, r.bottom - inset],
+      [r.right - inset, r.top + inset],
+      [r.left + inset, r.bottom - inset],
+    ];
+    const view = doc.defaultView;
+    for (const [x, y] of points) {
+      if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) continue;
+      const hit = probe.elementFromPoint(x, y);
+      if (hit && (hit === el || el.contains(hit))) return [x, y];
+    }
+    return null;
+  }
+
+  function snapshot(options) {
+    const started = performance.now();
+    const margin = options.margin ?? 0;
+    const max = options.maxText ?? 80;
+    if (options.nextId > nextId) nextId = options.nextId;
+    const vw = innerWidth;
+    const vh = innerHeight;
+    const out = {
+      url: location.href,
+      title: document.title,
+      viewport: [vw, vh],
+      scroll: [scrollX, scrollY],
+      page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
+      elements: [],
+      frames: [],
+      above: 0,
+      below: 0,
+      belowBottom: vh,
+      covered: 0,
+      gone: [],
+      domQuietMs: Math.round(performance.now() - lastMutation),
+    };
+    for (const id of options.previous ?? []) {
+      const el = byId.get(id)?.deref();
+      if (!el || !el.isConnected) out.gone.push(id);
+    }
+    let frameCount = 0;
+    const considered = new Set(); // interactive elements the walk has already judged
+    const box = (left, top, r) => [Math.round(left), Math.round(top), Math.round(r.width), Math.round(r.height)];
+
+    // Lists `el` (interactive, sized, within range) unless it is hidden or covered.
+    const consider = (el, tag, r, left, top, bottom, ctx, pointer) => {
+      considered.add(el);
+      if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return;
+      const inViewport = bottom > ctx.clip[1] && top < ctx.clip[3];
+      if (inViewport && !reachable(el, r, ctx.doc)) {
+        out.covered++;
+        return;
+      }
+      const d = describe(el, tag, max);
+      d.id = assignId(el);
+      d.box = box(left, top, r);
+      if (ctx.frame) d.frame = ctx.frame;
+      if (ctx.shadow) d.shadow = true;
+      if (pointer) d.pointer = true;
+      if (!inViewport) d.offscreen = true;
+      out.elements.push(d);
+    };
+
+    // The walk, in document order. ctx: offset of this document in the top viewport, its
+    // clip rectangle there, its frame index, whether we are inside a shadow tree, and
+    // whether an ancestor already takes the clicks here (`handled`: an interactive or
+    // pointer-cursor ancestor). A sized element wholly out of range is not entered: its
+    // descendants in normal flow are out of range too, and positioned interactive ones are
+    // caught by the pass over the whole document below.
+    const visit = (parent, ctx) => {
+      for (let el = parent.firstElementChild; el; el = el.nextElementSibling) {
+        const tag = el.tagName;
+        if (SKIP.has(tag)) continue;
+        const r = el.getBoundingClientRect();
+        const top = r.top + ctx.y;
+        const bottom = r.bottom + ctx.y;
+        const left = r.left + ctx.x;
+        const right = r.right + ctx.x;
+        const sized = r.width > 0 && r.height > 0;
+        const inRange = bottom > ctx.clip[1] - margin && top < ctx.clip[3] + margin &&
+          right > ctx.clip[0] && left < ctx.clip[2];
+        if (sized && !inRange) continue;
+        let interactive = interactiveByMarkup(el, tag);
+        let pointer = false;
+        let style = null;
+        if (sized && !interactive && !ctx.handled) {
+          style = ctx.view.getComputedStyle(el);
+          pointer = interactive = style.cursor === "pointer";
+        }
+        if (interactive && sized) consider(el, tag, r, left, top, bottom, ctx, pointer);
+        // Scrollable containers (reading styles is the expensive part, so only in range).
+        if (sized && el.clientHeight > 40 && el.scrollHeight > el.clientHeight + 4) {
+          style = style || ctx.view.getComputedStyle(el);
+          if (style.overflowY === "auto" || style.overflowY === "scroll") {
+            out.elements.push({
+              id: assignId(el),
+              tag: tag.toLowerCase(),
+              text: squash(el.getAttribute("aria-label") || "", max),
+              box: box(left, top, r),
+              scroll: {
+                above: +(el.scrollTop / el.clientHeight).toFixed(1),
+                below: +((el.scrollHeight - el.clientHeight - el.scrollTop) / el.clientHeight).toFixed(1),
+              },
+              ...(ctx.frame ? { frame: ctx.frame } : {}),
+            });
+          }
+        }
+        const child = interactive && !ctx.handled ? { ...ctx, handled: true } : ctx;
+        if (el.shadowRoot) visit(el.shadowRoot, child.shadow ? child : { ...child, shadow: true });
+        if (FRAMES.has(tag)) {
+          let doc = null;
+          try {
+            doc = el.contentDocument;
+          } catch (_) {
+            doc = null;
+          }
+          const x = left + el.clientLeft;
+          const y = top + el.clientTop;
+          const clip = [
+            Math.max(ctx.clip[0], x), Math.max(ctx.clip[1], y),
+            Math.min(ctx.clip[2], x + el.clientWidth), Math.min(ctx.clip[3], y + el.clientHeight),
+          ];
+          frameCount++;
+          if (doc && doc.documentElement) {
+            visit(doc, {
+              x, y, clip, frame: frameCount, shadow: false, handled: false, doc, view: doc.defaultView,
+            });
+          } else {
+            // Cross-origin: the engine reaches it through its own CDP session.
+            out.frames.push({ id: assignId(el), frame: frameCount, src: el.src, origin: [x, y], clip });
+          }
+        } else {
+          visit(el, child);
+        }
+      }
+    };
+    const clip = options.clip ?? [0, 0, vw, vh];
+    const origin = options.origin ?? [0, 0];
+    const top = { x: origin[0], y: origin[1], clip, frame: options.frame ?? 0, shadow: false,
+      handled: false, doc: document, view: window };
+    visit(document, top);
+
+    // One native query over the whole document: counts what lies above and below, and
+    // lists interactive elements in range that the walk did not reach (fixed or absolute
+    // ones inside an out-of-range ancestor).
+    for (const el of document.querySelectorAll(MARKUP_INTERACTIVE)) {
+      if (considered.has(el) || !interactiveByMarkup(el, el.tagName)) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width <= 0 || r.height <= 0) continue;
+      const t = r.top + top.y;
+      const b = r.bottom + top.y;
+      if (b <= clip[1] - margin) out.above++;
+      else if (t >= clip[3] + margin) {
+        out.below++;
+        if (b > out.belowBottom) out.belowBottom = b;
+      } else if (r.right + top.x > clip[0] && r.left + top.x < clip[2]) {
+        consider(el, el.tagName, r, r.left + top.x, t, b, top, false);
+      }
+    }
+    out.nextId = nextId;
+    out.inPageMs = +(performance.now() - started).toFixed(2);
+    // Forget ids of elements that were garbage-collected, so the map stays small.
+    if (byId.size > 4 * (out.elements.length + 256)) {
+      for (const [id, ref] of byId) if (!ref.deref()) byId.delete(id);
+    }
+    return out;
+  }
+
+  /** The element with this id, if it still exists. */
+  function element(id) {
+    const el = byId.get(id)?.deref();
+    return el && el.isConnected ? el : null;
+  }
+
   globalThis.alphascout = Object.freeze({
-    version: 1,
+    version: 2,
     /** Basic facts about the document. */
     describe() {
       return { title: document.title, url: location.href, readyState: document.readyState };
     },
+    snapshot,
+    element,
   });
 })();

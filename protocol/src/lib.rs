@@ -62,6 +62,30 @@ pub enum DebugRequest {
     /// How long the worker took to start; answered with [`WorkerTimings`].
     #[serde(rename = "debug.worker_timings")]
     WorkerTimings,
+    /// The page state the model would see for a tab now; answered with [`PageStateReply`].
+    #[serde(rename = "debug.page_state")]
+    PageState {
+        #[serde(rename = "tabId")]
+        tab_id: TabId,
+        /// Extra pixels above and below the viewport to include.
+        #[serde(default)]
+        margin: Option<f64>,
+    },
+}
+
+/// The answer to `debug.page_state`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageStateReply {
+    /// The text the model reads.
+    pub text: String,
+    /// The listed elements, as the engine holds them (ids, boxes, attributes).
+    pub elements: serde_json::Value,
+    /// The comparison with the previous observation of this tab, if any.
+    pub comparison: Option<serde_json::Value>,
+    /// Where the time went: `in_page`, `snapshot`, `render`, `total` (ms, in the worker).
+    pub timings_ms: serde_json::Value,
+    /// Characters in `text`.
+    pub chars: usize,
 }
 
 /// Start-up figures measured by the worker's bootstrap, in milliseconds since the worker's
@@ -102,6 +126,9 @@ mod tests {
         let request: DebugRequest =
             serde_json::from_value(json!({"type": "debug.worker_timings"})).unwrap();
         assert_eq!(request, DebugRequest::WorkerTimings);
+        let request: DebugRequest =
+            serde_json::from_value(json!({"type": "debug.page_state", "tabId": 4})).unwrap();
+        assert_eq!(request, DebugRequest::PageState { tab_id: 4, margin: None });
     }
 
     #[test]

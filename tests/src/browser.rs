@@ -290,6 +290,19 @@ impl Browser {
             .and_then(|t| t["targetId"].as_str().map(str::to_owned))
     }
 
+    /// Asks the worker for `tab`'s page state (`debug.page_state`), as a benchmark or the
+    /// `/state` command would. Panics with the worker's message if it answers an error.
+    pub fn page_state(&mut self, tab: &Tab) -> Value {
+        let reply = self.eval_in_extension(&format!(
+            "chrome.runtime.sendMessage({{type: 'debug.page_state', tabId: {}}})",
+            tab.id
+        ));
+        if let Some(error) = reply.get("error") {
+            panic!("page state of tab {}: {error}", tab.id);
+        }
+        reply
+    }
+
     /// Opens `url` in a new foreground tab, as a person would.
     pub fn open_tab(&mut self, url: &str) -> Tab {
         self.control(); // it is a page target too: it must not count as the new tab

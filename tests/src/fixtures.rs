@@ -75,6 +75,11 @@ fn respond(
     url: &str,
 ) -> Response<std::io::Cursor<Vec<u8>>> {
     let path = url.split(['?', '#']).next().unwrap_or("/").trim_start_matches('/');
+    if path == "generated.html" {
+        let n = url.split_once("n=").and_then(|(_, n)| n.parse().ok()).unwrap_or(1000);
+        let header = Header::from_bytes("Content-Type", "text/html; charset=utf-8").expect("valid");
+        return Response::from_data(generated_page(n).into_bytes()).with_header(header);
+    }
     let path = if path.is_empty() || path.ends_with('/') {
         format!("{path}index.html")
     } else {
@@ -107,6 +112,26 @@ fn respond(
     Response::from_data(bytes).with_header(header)
 }
 
+/// `/generated.html?n=N`: a page of about `n` elements, a fifth of them interactive, laid
+/// out in rows like a long listing, for benchmarks at sizes no fixture file has.
+pub fn generated_page(n: usize) -> String {
+    let mut html = String::with_capacity(n * 60);
+    html.push_str("<!doctype html><html><head><meta charset=utf-8><title>Generated ");
+    html.push_str(&n.to_string());
+    html.push_str(" elements</title><style>.row{display:flex;gap:8px;padding:2px}</style>");
+    html.push_str("</head><body><h1>Generated listing</h1><main>");
+    // Each row is ten elements: div, span, a, button, p, b, i, label, input, em.
+    for row in 0..n.div_ceil(10) {
+        html.push_str(&format!(
+            "<div class=row><span>Item {row}</span><a href=\"/item/{row}\">Open item {row}</a>\
+             <button type=button>Add {row}</button><p>Some <b>bold</b> and <i>italic</i> text\
+             </p><label>Qty <input name=qty{row} value=1 size=3></label><em>note</em></div>"
+        ));
+    }
+    html.push_str("</main></body></html>");
+    html
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +146,14 @@ mod tests {
         assert!(!page.body.contains("{{SITE_"), "templating left a placeholder");
         assert_eq!(http::get(&sites.other_url("/shop/index.html")).status, 200);
         assert!(sites.other_url("/").starts_with("http://localhost:"));
+    }
+
+    #[test]
+    fn generates_pages_of_the_requested_size() {
+        let sites = FixtureSites::serve();
+        let page = http::get(&sites.url("/generated.html?n=1000"));
+        assert_eq!(page.status, 200);
+        assert_eq!(page.body.matches("<div class=row>").count(), 100);
     }
 
     #[test]

@@ -43,6 +43,15 @@ impl Port {
     }
 }
 
+/// `performance.now()`, the engine's clock.
+pub struct PerformanceClock;
+
+impl agent_engine::Clock for PerformanceClock {
+    fn now_ms(&self) -> f64 {
+        now_ms()
+    }
+}
+
 /// `chrome.debugger`, one debuggee per tab.
 pub struct ChromeDebugger;
 

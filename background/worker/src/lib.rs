@@ -12,6 +12,7 @@ use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
 use agent_engine::cdp::{CdpError, Sessions};
+use agent_engine::observe::Observer;
 use protocol::{TabId, WorkerEvent, WorkerTimings};
 use wasm_bindgen::prelude::*;
 
@@ -21,6 +22,7 @@ use crate::chrome::{ChromeDebugger, Port};
 /// moment, so nothing here may be the only copy of something that must survive.
 struct Worker {
     sessions: Sessions<ChromeDebugger>,
+    observer: Observer,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -39,6 +41,7 @@ fn worker() -> Rc<Worker> {
 pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
     let state = Rc::new(Worker {
         sessions: Sessions::new(ChromeDebugger),
+        observer: Observer::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -71,7 +74,7 @@ pub fn on_port_message(port: Port, message: JsValue) {
 #[wasm_bindgen]
 pub async fn on_message(message: JsValue) -> JsValue {
     let worker = worker();
-    requests::handle_debug_request(&worker, message)
+    requests::handle_debug_request(&worker, message).await
 }
 
 /// Chrome detached the debugger from a tab.
@@ -79,6 +82,11 @@ pub async fn on_message(message: JsValue) -> JsValue {
 pub fn on_debugger_detach(tab_id: TabId, reason: String) {
     let worker = worker();
     worker.sessions.forget(tab_id);
+    // Keep the tab's last page state otherwise: after re-attaching, ids must keep rising
+    // rather than restart and name elements the model saw before.
+    if reason == "target_closed" {
+        worker.observer.forget(tab_id);
+    }
     chrome::log(&format!("detached from tab {tab_id}: {}", CdpError::from_detach_reason(&reason)));
 }
 

@@ -1,12 +1,13 @@
 //! Decodes requests from pages, runs them against the engine and encodes the answers.
 
 use agent_engine::cdp::Sessions;
+use agent_engine::observe::ObserveOptions;
 use agent_engine::page_info;
-use protocol::{DebugError, DebugRequest, PanelRequest, WorkerEvent};
+use protocol::{DebugError, DebugRequest, PageStateReply, PanelRequest, WorkerEvent};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
-use crate::chrome::{ChromeDebugger, to_js};
+use crate::chrome::{ChromeDebugger, PerformanceClock, to_js};
 
 /// Answers one port request. `None` when the message was not even a request (no id to
 /// answer to).
@@ -30,9 +31,33 @@ pub async fn handle_panel_request(
 }
 
 /// Answers one `chrome.runtime.sendMessage` debug request.
-pub fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue {
+pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue {
     match serde_wasm_bindgen::from_value::<DebugRequest>(message) {
         Ok(DebugRequest::WorkerTimings) => to_js(&worker.timings()),
+        Ok(DebugRequest::PageState { tab_id, margin }) => {
+            let mut options = ObserveOptions::default();
+            if let Some(margin) = margin {
+                options.margin_px = margin;
+            }
+            match worker
+                .observer
+                .observe(&worker.sessions, &PerformanceClock, tab_id, options)
+                .await
+            {
+                Ok(observation) => to_js(&PageStateReply {
+                    chars: observation.text.chars().count(),
+                    text: observation.text,
+                    elements: json(&observation.snapshot.elements),
+                    comparison: observation.comparison.map(|c| json(&c)),
+                    timings_ms: json(&observation.timings),
+                }),
+                Err(error) => to_js(&DebugError { error: error.to_string() }),
+            }
+        }
         Err(error) => to_js(&DebugError { error: format!("unknown request: {error}") }),
     }
+}
+
+fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or_default()
 }

@@ -1,14 +1,18 @@
 //! Benchmarks that need the real extension in Chromium. Run through `cargo xtask bench …`,
 //! which builds a release `dist/` first. Each prints measured figures; none asserts a time.
 
-use e2e::browser::Browser;
+use std::path::PathBuf;
+
+use e2e::browser::{Browser, Tab};
+use e2e::fixtures::FixtureSites;
 use serde_json::Value;
 
-const USAGE: &str = "usage: bench <startup>";
+const USAGE: &str = "usage: bench <startup|state>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("startup") => startup(),
+        Some("state") => state(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);
@@ -58,6 +62,99 @@ fn startup() {
     let (_, cold_median, _) = stats(&rows[4].1);
     let (_, warm_median, _) = stats(&rows[5].1);
     println!("cold / warm round trip: {:.1}x", cold_median / warm_median);
+}
+
+/// Page-state extraction, end to end: an extension page asks the worker for a tab's state
+/// (`debug.page_state`) and waits for the answer. The floor, timed in the same run on the
+/// same warm page, is one in-page pass that reads every element's box. Calls alternate
+/// between the two; the first of each is dropped.
+fn state() {
+    const RUNS: usize = 11;
+    let sites = FixtureSites::serve();
+    let rustdoc = rustdoc_html().map(FixtureSites::serve_dir);
+    let mut pages: Vec<(String, String)> = Vec::new();
+    if let Some(docs) = &rustdoc {
+        pages.push(("rustdoc std/index.html".into(), docs.url("/std/index.html")));
+        pages
+            .push(("rustdoc std/vec/struct.Vec.html".into(), docs.url("/std/vec/struct.Vec.html")));
+    } else {
+        eprintln!("no rustdoc found (rustup component add rust-docs); skipping real pages");
+    }
+    pages.push(("fixture shop".into(), sites.url("/shop/index.html")));
+    for n in [1_000, 10_000, 50_000] {
+        pages.push((format!("generated {n}"), sites.url(&format!("/generated.html?n={n}"))));
+    }
+
+    let mut browser = Browser::launch();
+    println!(
+        "{:<32} {:>8} {:>9} {:>9} {:>7} {:>8} {:>7} {:>9} {:>7}",
+        "page", "elements", "ours ms", "floor ms", "ratio", "target", "listed", "chars", "in-page"
+    );
+    for (name, url) in pages {
+        let tab = browser.open_tab(&url);
+        let dom_elements = tab.page.eval("document.querySelectorAll('*').length");
+        let mut ours = Vec::new();
+        let mut floor = Vec::new();
+        let mut in_page = Vec::new();
+        let mut last = Value::Null;
+        for _ in 0..RUNS {
+            let (ms, reply) = timed_page_state(&mut browser, &tab);
+            ours.push(ms);
+            in_page.push(reply["timings_ms"]["in_page"].as_f64().unwrap_or(f64::NAN));
+            last = reply;
+            floor.push(tab.page.eval(FLOOR).as_f64().unwrap_or(f64::NAN));
+        }
+        let (_, ours_ms, _) = stats(&ours[1..]);
+        let (_, floor_ms, _) = stats(&floor[1..]);
+        let (_, in_page_ms, _) = stats(&in_page[1..]);
+        let target = if name.contains("Vec") { 2.0 * floor_ms } else { 1.6 * floor_ms + 30.0 };
+        println!(
+            "{name:<32} {:>8} {ours_ms:>9.1} {floor_ms:>9.1} {:>6.2}x {:>8} {:>7} {:>9} {in_page_ms:>7.1}",
+            dom_elements,
+            ours_ms / floor_ms,
+            format!("≤{target:.0}"),
+            last["elements"].as_array().map_or(0, Vec::len),
+            last["chars"],
+        );
+        let _ = tab.page.call("Page.close", serde_json::json!({}));
+    }
+    println!(
+        "ours: debug.page_state round trip seen from an extension page (median of {})",
+        RUNS - 1
+    );
+    println!("floor: one in-page pass calling getBoundingClientRect on every element (median)");
+    println!("target: ≤2.0x floor on the Vec page, ≤1.6x floor + 30 ms elsewhere");
+}
+
+const FLOOR: &str = "(() => { const t = performance.now();
+    for (const e of document.querySelectorAll('*')) e.getBoundingClientRect();
+    return performance.now() - t; })()";
+
+fn timed_page_state(browser: &mut Browser, tab: &Tab) -> (f64, Value) {
+    let reply = browser.eval_in_extension(&format!(
+        "(async () => {{ const t = performance.now();
+            const r = await chrome.runtime.sendMessage({{type: 'debug.page_state', tabId: {}}});
+            return [performance.now() - t, r]; }})()",
+        tab.id
+    ));
+    if let Some(error) = reply[1].get("error") {
+        panic!("page state failed: {error}");
+    }
+    (reply[0].as_f64().unwrap_or(f64::NAN), reply[1].clone())
+}
+
+/// The rustdoc HTML that ships with the toolchain (`rust-docs` component).
+fn rustdoc_html() -> Option<PathBuf> {
+    let home = std::env::var_os("RUSTUP_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")))?;
+    let mut toolchains: Vec<PathBuf> =
+        std::fs::read_dir(home.join("toolchains")).ok()?.flatten().map(|e| e.path()).collect();
+    toolchains.sort();
+    toolchains
+        .into_iter()
+        .map(|t| t.join("share/doc/rust/html"))
+        .find(|html| html.join("std/vec/struct.Vec.html").exists())
 }
 
 fn stats(values: &[f64]) -> (f64, f64, f64) {

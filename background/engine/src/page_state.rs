@@ -1,0 +1,518 @@
+//! The page state the model sees each step: what the page agent measured ([`Snapshot`]),
+//! rendered as compact text, and compared with the previous step ([`DomComparison`]).
+//!
+//! # Text format
+//!
+//! ```text
+//! Fixture Shop — Home
+//! url: http://127.0.0.1:4000/shop/index.html
+//! view: y 0–900 of 2400 · 3 above · 14 below (~2 screens) · 2 covered
+//! [1]<a href=/shop/index.html>Fixture Shop
+//! [2]<input type=search name=q placeholder="Search products" value="">Search products
+//! +[7]<button>Add to cart
+//! [9]<select name=size value=M options=4>Size
+//! [12]<div pointer>Choose colour
+//! [20]<div scroll=0.0/3.1>
+//! ```
+//!
+//! * One element per line: `[id]<tag attributes>text`, in document order (shadow roots and
+//!   same-origin frames where they are attached). `+` marks an element listed for the first
+//!   time this step.
+//! * Ids are stable: an element keeps its id while it exists, and an id never names another
+//!   element, so acting on an id either hits that element or reports it gone.
+//! * `href`s on the page's own origin are written as path, query and fragment, which is
+//!   lossless given the `url` line; other `href`s in full. Values are never cut; text is cut
+//!   at 80 characters. Password values are never included: only `filled` or `empty`.
+//! * Attribute values are bare when they are a single plain word, else JSON-quoted.
+//! * `pointer`: clickable by cursor style only. `scroll=A/B`: a scrollable container with A
+//!   screens above and B below. `offscreen`: inside the margin below or above the viewport.
+//! * The `view` line says where the viewport is, how many interactive elements lie above and
+//!   below it (and how far), and how many in view are covered by other content.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use serde::{Deserialize, Serialize};
+
+/// What `alphascout.snapshot()` returns.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Snapshot {
+    pub url: String,
+    pub title: String,
+    pub viewport: [f64; 2],
+    pub scroll: [f64; 2],
+    pub page: [f64; 2],
+    pub elements: Vec<Element>,
+    /// Cross-origin frames the page agent could not enter.
+    pub frames: Vec<FrameRef>,
+    pub above: u32,
+    pub below: u32,
+    /// The lowest bottom edge of the elements below, in viewport pixels.
+    pub below_bottom: f64,
+    pub covered: u32,
+    /// Ids from the previous step whose elements left the DOM.
+    pub gone: Vec<u32>,
+    pub dom_quiet_ms: f64,
+    /// The first id the page agent has not given out yet.
+    pub next_id: u32,
+    pub in_page_ms: f64,
+}
+
+/// One listed element.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Element {
+    pub id: u32,
+    pub tag: String,
+    /// Accessible name: aria-label, label, text content, title or alt.
+    pub text: String,
+    pub role: Option<String>,
+    pub href: Option<String>,
+    #[serde(rename = "type")]
+    pub input_type: Option<String>,
+    pub name: Option<String>,
+    pub placeholder: Option<String>,
+    pub value: Option<String>,
+    pub checked: Option<bool>,
+    /// For password fields, instead of the value.
+    pub filled: Option<bool>,
+    pub options: Option<u32>,
+    pub multiple: bool,
+    pub editable: bool,
+    pub disabled: bool,
+    pub readonly: bool,
+    #[serde(rename = "aria-expanded")]
+    pub expanded: Option<String>,
+    #[serde(rename = "aria-checked")]
+    pub aria_checked: Option<String>,
+    #[serde(rename = "aria-selected")]
+    pub selected: Option<String>,
+    #[serde(rename = "aria-haspopup")]
+    pub haspopup: Option<String>,
+    pub pointer: bool,
+    pub offscreen: bool,
+    pub shadow: bool,
+    pub frame: u32,
+    pub scroll: Option<ScrollRoom>,
+    /// x, y, width, height in the top viewport's CSS pixels.
+    #[serde(rename = "box")]
+    pub bbox: [f64; 4],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ScrollRoom {
+    /// Screens of content above and below the container's visible part.
+    pub above: f64,
+    pub below: f64,
+}
+
+/// A cross-origin frame to be read through its own CDP session.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FrameRef {
+    pub id: u32,
+    pub frame: u32,
+    pub src: String,
+    pub origin: [f64; 2],
+    pub clip: [f64; 4],
+}
+
+/// The comparison between two steps' states, as seed `003_…` describes it.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DomComparison {
+    pub has_changes: bool,
+    pub added_elements: Vec<String>,
+    pub removed_elements: Vec<String>,
+    pub modified_elements: Vec<String>,
+    pub summary: String,
+}
+
+impl Element {
+    /// `<tag attributes>text`, the element without its id.
+    fn render(&self, page: &str, out: &mut String) {
+        out.push('<');
+        out.push_str(&self.tag);
+        let mut attr = |name: &str, value: &str| {
+            out.push(' ');
+            out.push_str(name);
+            out.push('=');
+            push_value(out, value);
+        };
+        if let Some(role) = &self.role {
+            attr("role", role);
+        }
+        // `text` is what an input is when it says nothing.
+        if let Some(kind) = self.input_type.as_ref().filter(|kind| *kind != "text") {
+            attr("type", kind);
+        }
+        if let Some(name) = &self.name {
+            attr("name", name);
+        }
+        if let Some(href) = &self.href {
+            attr("href", shorten_href(href, page, origin_of(page)));
+        }
+        if let Some(placeholder) = &self.placeholder {
+            attr("placeholder", placeholder);
+        }
+        if let Some(value) = &self.value {
+            attr("value", value);
+        }
+        if let Some(options) = self.options {
+            attr("options", &options.to_string());
+        }
+        for (name, value) in [
+            ("expanded", &self.expanded),
+            ("checked", &self.aria_checked),
+            ("selected", &self.selected),
+            ("haspopup", &self.haspopup),
+        ] {
+            if let Some(value) = value {
+                attr(name, value);
+            }
+        }
+        if let Some(scroll) = self.scroll {
+            attr("scroll", &format!("{:.1}/{:.1}", scroll.above, scroll.below));
+        }
+        let flags = [
+            (self.checked == Some(true), "checked"),
+            (self.filled == Some(true), "filled"),
+            (self.filled == Some(false), "empty"),
+            (self.multiple, "multiple"),
+            (self.editable, "editable"),
+            (self.disabled, "disabled"),
+            (self.readonly, "readonly"),
+            (self.pointer, "pointer"),
+            (self.offscreen, "offscreen"),
+        ];
+        for (on, flag) in flags {
+            if on {
+                out.push(' ');
+                out.push_str(flag);
+            }
+        }
+        out.push('>');
+        // The name of a field is usually its label; skip it when it only repeats what the
+        // attributes already say.
+        let repeats = [&self.placeholder, &self.value, &self.name]
+            .iter()
+            .any(|a| a.as_deref() == Some(self.text.as_str()));
+        if !repeats {
+            out.push_str(&self.text);
+        }
+    }
+
+    /// What a person would notice changing between two steps.
+    fn changes_from(&self, before: &Element) -> Vec<String> {
+        let mut changes = Vec::new();
+        let mut compare = |what: &str, old: String, new: String| {
+            if old != new {
+                changes.push(format!("{what} {old:?} → {new:?}"));
+            }
+        };
+        compare("text", before.text.clone(), self.text.clone());
+        compare("value", opt(&before.value), opt(&self.value));
+        compare("checked", format!("{:?}", before.checked), format!("{:?}", self.checked));
+        compare("expanded", opt(&before.expanded), opt(&self.expanded));
+        compare("selected", opt(&before.selected), opt(&self.selected));
+        compare("disabled", before.disabled.to_string(), self.disabled.to_string());
+        compare("href", opt(&before.href), opt(&self.href));
+        changes
+    }
+
+    fn label(&self) -> String {
+        format!("[{}] {} {:?}", self.id, self.tag, truncate(&self.text, 30))
+    }
+}
+
+fn opt(value: &Option<String>) -> String {
+    value.clone().unwrap_or_default()
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// Writes `value` bare when that is unambiguous, else as a JSON string.
+fn push_value(out: &mut String, value: &str) {
+    let bare = !value.is_empty()
+        && value.chars().all(|c| c.is_alphanumeric() || "-_./:?&=#%+@,".contains(c));
+    if bare {
+        out.push_str(value);
+    } else {
+        out.push_str(&serde_json::Value::from(value).to_string());
+    }
+}
+
+/// `scheme://host[:port]` of `url`, or "" when it has none.
+pub fn origin_of(url: &str) -> &str {
+    let Some(after_scheme) = url.find("://").map(|i| i + 3) else { return "" };
+    let end = url[after_scheme..].find(['/', '?', '#']).map_or(url.len(), |i| after_scheme + i);
+    &url[..end]
+}
+
+/// Links lose only what the page's `url` line already says: a link to a fragment of this
+/// very page keeps just `#fragment`, a same-origin link its path onwards.
+fn shorten_href<'a>(href: &'a str, page: &str, origin: &str) -> &'a str {
+    let page = page.split('#').next().unwrap_or(page);
+    if let Some(fragment) = href.strip_prefix(page).filter(|rest| rest.starts_with('#')) {
+        return fragment;
+    }
+    match href.strip_prefix(origin) {
+        Some(rest)
+            if !origin.is_empty() && (rest.is_empty() || rest.starts_with(['/', '?', '#'])) =>
+        {
+            if rest.is_empty() {
+                "/"
+            } else {
+                rest
+            }
+        }
+        _ => href,
+    }
+}
+
+impl Snapshot {
+    /// The text the model reads. `previous` is last step's snapshot of the same tab, used
+    /// to mark new elements.
+    pub fn render(&self, previous: Option<&Snapshot>) -> String {
+        let first_new = previous.map_or(u32::MAX, |p| p.next_id);
+        let mut out = String::with_capacity(64 + 48 * self.elements.len());
+        out.push_str(&self.title);
+        out.push('\n');
+        let _ = writeln!(out, "url: {}", self.url);
+        let [_, height] = self.viewport;
+        let top = self.scroll[1];
+        let _ = write!(out, "view: y {:.0}–{:.0} of {:.0}", top, top + height, self.page[1]);
+        if self.above > 0 {
+            let _ = write!(out, " · {} above", self.above);
+        }
+        if self.below > 0 {
+            let screens = (self.below_bottom - height) / height.max(1.0);
+            if screens < 0.5 {
+                let _ = write!(out, " · {} below (<1 screen)", self.below);
+            } else {
+                let _ = write!(out, " · {} below (~{screens:.0} screens)", self.below);
+            }
+        }
+        if self.covered > 0 {
+            let _ = write!(out, " · {} covered", self.covered);
+        }
+        out.push('\n');
+        for element in &self.elements {
+            if element.id >= first_new {
+                out.push('+');
+            }
+            let _ = write!(out, "[{}]", element.id);
+            element.render(&self.url, &mut out);
+            out.push('\n');
+        }
+        if self.elements.is_empty() {
+            out.push_str("(no interactive elements in view)\n");
+        }
+        out
+    }
+
+    /// Compares this step's state with the previous one's.
+    pub fn compare(&self, previous: &Snapshot) -> DomComparison {
+        let before: HashMap<u32, &Element> = previous.elements.iter().map(|e| (e.id, e)).collect();
+        let mut comparison = DomComparison::default();
+        for element in &self.elements {
+            match before.get(&element.id) {
+                None if element.id >= previous.next_id => {
+                    comparison.added_elements.push(element.label());
+                }
+                None => {}
+                Some(old) => {
+                    let changes = element.changes_from(old);
+                    if !changes.is_empty() {
+                        let what = format!("{}: {}", element.label(), changes.join(", "));
+                        comparison.modified_elements.push(what);
+                    }
+                }
+            }
+        }
+        for id in &self.gone {
+            let label = before.get(id).map_or_else(|| format!("[{id}]"), |e| e.label());
+            comparison.removed_elements.push(label);
+        }
+        let navigated = self.url != previous.url;
+        comparison.has_changes = navigated
+            || !comparison.added_elements.is_empty()
+            || !comparison.removed_elements.is_empty()
+            || !comparison.modified_elements.is_empty();
+        comparison.summary = summarize(&comparison, navigated.then_some(self.url.as_str()));
+        comparison
+    }
+}
+
+fn summarize(comparison: &DomComparison, navigated_to: Option<&str>) -> String {
+    if !comparison.has_changes {
+        return "No change on the page.".into();
+    }
+    let mut parts = Vec::new();
+    if let Some(url) = navigated_to {
+        parts.push(format!("navigated to {url}"));
+    }
+    let mut list = |count: usize, what: &str, items: &[String]| {
+        if count > 0 {
+            let shown: Vec<&str> = items.iter().take(3).map(String::as_str).collect();
+            let more = if count > 3 { format!(" and {} more", count - 3) } else { String::new() };
+            parts.push(format!("{count} {what} ({}{more})", shown.join("; ")));
+        }
+    };
+    list(comparison.added_elements.len(), "new", &comparison.added_elements);
+    list(comparison.removed_elements.len(), "removed", &comparison.removed_elements);
+    list(comparison.modified_elements.len(), "changed", &comparison.modified_elements);
+    let mut summary = parts.join(", ");
+    if let Some(first) = summary.get(..1) {
+        summary = first.to_uppercase() + &summary[1..];
+    }
+    summary.push('.');
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn element(id: u32, tag: &str, text: &str) -> Element {
+        Element { id, tag: tag.into(), text: text.into(), ..Default::default() }
+    }
+
+    fn shop(elements: Vec<Element>, next_id: u32) -> Snapshot {
+        Snapshot {
+            url: "http://127.0.0.1:4000/shop/index.html".into(),
+            title: "Fixture Shop".into(),
+            viewport: [1280.0, 900.0],
+            page: [1280.0, 2400.0],
+            elements,
+            next_id,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn renders_one_compact_line_per_element_with_whole_hrefs_and_values() {
+        let link = Element {
+            href: Some("http://127.0.0.1:4000/shop/product.html?sku=kettle#reviews".into()),
+            ..element(3, "a", "Steel kettle")
+        };
+        let away = Element {
+            href: Some("https://example.org/a/very/long/path?with=query&and=more".into()),
+            ..element(4, "a", "Elsewhere")
+        };
+        let search = Element {
+            input_type: Some("search".into()),
+            name: Some("q".into()),
+            placeholder: Some("Search products".into()),
+            value: Some("".into()),
+            ..element(5, "input", "Search products")
+        };
+        let text = shop(vec![link, away, search], 6).render(None);
+        assert_eq!(
+            text,
+            "Fixture Shop\nurl: http://127.0.0.1:4000/shop/index.html\nview: y 0–900 of 2400\n\
+             [3]<a href=/shop/product.html?sku=kettle#reviews>Steel kettle\n\
+             [4]<a href=https://example.org/a/very/long/path?with=query&and=more>Elsewhere\n\
+             [5]<input type=search name=q placeholder=\"Search products\" value=\"\">\n"
+        );
+    }
+
+    #[test]
+    fn password_values_never_appear() {
+        let password = Element {
+            input_type: Some("password".into()),
+            filled: Some(true),
+            ..element(1, "input", "Password")
+        };
+        let text = shop(vec![password], 2).render(None);
+        assert!(text.contains("[1]<input type=password filled>Password"), "{text}");
+    }
+
+    #[test]
+    fn elements_listed_for_the_first_time_are_marked() {
+        let before = shop(vec![element(1, "button", "Open")], 2);
+        let after = shop(vec![element(1, "button", "Open"), element(2, "button", "Add")], 3);
+        let text = after.render(Some(&before));
+        assert!(text.contains("\n[1]<button>Open\n+[2]<button>Add\n"), "{text}");
+    }
+
+    #[test]
+    fn the_view_line_hints_at_what_lies_beyond_the_viewport() {
+        let mut state = shop(vec![], 1);
+        state.above = 3;
+        state.below = 14;
+        state.below_bottom = 2700.0;
+        state.covered = 2;
+        let text = state.render(None);
+        assert!(
+            text.contains("view: y 0–900 of 2400 · 3 above · 14 below (~2 screens) · 2 covered")
+        );
+        assert!(text.contains("(no interactive elements in view)"));
+    }
+
+    #[test]
+    fn the_comparison_lists_added_removed_and_changed_elements() {
+        let before = shop(
+            vec![element(1, "button", "Open"), element(2, "input", ""), element(3, "a", "Gone")],
+            4,
+        );
+        let mut typed = element(2, "input", "");
+        typed.value = Some("kettle".into());
+        let mut after = shop(vec![element(1, "button", "Open"), typed, element(4, "li", "New")], 5);
+        after.gone = vec![3];
+        let comparison = after.compare(&before);
+        assert!(comparison.has_changes);
+        assert_eq!(comparison.added_elements, ["[4] li \"New\""]);
+        assert_eq!(comparison.removed_elements, ["[3] a \"Gone\""]);
+        assert_eq!(comparison.modified_elements, ["[2] input \"\": value \"\" → \"kettle\""]);
+        assert!(
+            comparison.summary.starts_with("1 new ([4] li \"New\"), 1 removed"),
+            "{}",
+            comparison.summary
+        );
+    }
+
+    #[test]
+    fn elements_scrolled_into_view_are_not_reported_as_added() {
+        let before = shop(vec![element(1, "a", "Top")], 3);
+        let after = shop(vec![element(2, "a", "Seen before, listed now")], 3);
+        assert!(!after.compare(&before).has_changes);
+        assert_eq!(after.compare(&before).summary, "No change on the page.");
+    }
+
+    #[test]
+    fn deserializes_what_the_page_agent_returns() {
+        let json = serde_json::json!({
+            "url": "http://x/", "title": "t", "viewport": [800, 600], "scroll": [0, 0],
+            "page": [800, 600], "elements": [{"id": 1, "tag": "input", "text": "Q",
+            "type": "text", "name": "q", "value": "", "aria-expanded": "false",
+            "box": [1, 2, 3, 4], "frame": 1, "shadow": true}],
+            "frames": [], "above": 0, "below": 0, "belowBottom": 600, "covered": 0, "gone": [],
+            "domQuietMs": 12, "nextId": 2, "inPageMs": 1.5
+        });
+        let snapshot: Snapshot = serde_json::from_value(json).unwrap();
+        let input = &snapshot.elements[0];
+        assert_eq!((input.name.as_deref(), input.expanded.as_deref()), (Some("q"), Some("false")));
+        assert_eq!(input.bbox, [1.0, 2.0, 3.0, 4.0]);
+        assert!(input.shadow);
+        assert_eq!(snapshot.next_id, 2);
+    }
+
+    #[test]
+    fn origins_and_href_shortening_are_lossless() {
+        assert_eq!(origin_of("http://127.0.0.1:4000/a?b"), "http://127.0.0.1:4000");
+        assert_eq!(origin_of("about:blank"), "");
+        let page = "http://h:1/a/b?q=1#top";
+        assert_eq!(shorten_href("http://h:1/a/b?q=1#usage", page, "http://h:1"), "#usage");
+        assert_eq!(shorten_href("http://h:1/a/b?q=2#usage", page, "http://h:1"), "/a/b?q=2#usage");
+        assert_eq!(shorten_href("http://h:1/x", page, "http://h:1"), "/x");
+        assert_eq!(shorten_href("http://h:1", page, "http://h:1"), "/");
+        assert_eq!(shorten_href("http://h:10/x", page, "http://h:1"), "http://h:10/x");
+    }
+}

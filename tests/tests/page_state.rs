@@ -1,0 +1,127 @@
+//! The page state the model reads, taken through the worker's `debug.page_state` request on
+//! fixture pages in real Chromium.
+
+use e2e::browser::Browser;
+use e2e::fixtures::FixtureSites;
+use serde_json::Value;
+
+/// The listed element whose accessible text is `text`.
+fn element<'a>(state: &'a Value, text: &str) -> &'a Value {
+    state["elements"]
+        .as_array()
+        .and_then(|all| all.iter().find(|e| e["text"] == text))
+        .unwrap_or_else(|| {
+            panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
+        })
+}
+
+fn lists(state: &Value, text: &str) -> bool {
+    state["elements"].as_array().is_some_and(|all| all.iter().any(|e| e["text"] == text))
+}
+
+fn text(state: &Value) -> &str {
+    state["text"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn elements_inside_open_shadow_roots_are_listed() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/shadow.html"));
+
+    let state = browser.page_state(&tab);
+
+    assert_eq!(element(&state, "Save in shadow")["shadow"], true);
+    assert!(text(&state).contains("<input placeholder=Nickname value=\"\">"), "{}", text(&state));
+}
+
+#[test]
+fn same_origin_frames_are_listed_with_boxes_in_the_top_viewport() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/frames.html"));
+    tab.page.wait_for(
+        "document.querySelector('iframe').contentDocument.getElementById('in-frame').textContent",
+        "the frame's button",
+    );
+
+    let state = browser.page_state(&tab);
+
+    let framed = element(&state, "Same-origin button");
+    assert_eq!(framed["frame"], 1);
+    let top = element(&state, "Top-level button");
+    let (framed_y, top_y) = (framed["box"][1].as_f64().unwrap(), top["box"][1].as_f64().unwrap());
+    assert!(framed_y > top_y + 10.0, "the frame's offset is added: {framed_y} vs {top_y}");
+}
+
+#[test]
+fn a_modal_hides_what_it_covers_and_says_how_much() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/modal.html"));
+
+    let state = browser.page_state(&tab);
+
+    assert!(lists(&state, "Accept cookies"));
+    assert!(!lists(&state, "Behind the modal 1"), "covered:\n{}", text(&state));
+    assert!(!lists(&state, "Behind the modal link"));
+    assert!(text(&state).contains("4 covered"), "{}", text(&state));
+
+    tab.page.eval("document.querySelector('.overlay button').click()");
+    let state = browser.page_state(&tab);
+    assert!(lists(&state, "Behind the modal 1"), "{}", text(&state));
+    assert!(!text(&state).contains("covered"));
+}
+
+#[test]
+fn widgets_show_their_current_values_but_never_a_password() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
+
+    let state = browser.page_state(&tab);
+    let page = text(&state);
+
+    assert!(page.contains("<select name=size value=Medium options=3>Size"), "{page}");
+    assert!(page.contains("expanded=false haspopup=listbox>Colour: choose"), "{page}");
+    assert!(page.contains("<div pointer>Clickable card opens details"), "{page}");
+    assert!(page.contains("<div value=\"Draft text\" editable>"), "{page}");
+    assert!(page.contains("<input type=email name=email value=ada@example.org>Email"), "{page}");
+    assert!(page.contains("<input type=password name=password filled>Password"), "{page}");
+    assert!(!page.contains("hunter2") && !state.to_string().contains("hunter2"));
+}
+
+#[test]
+fn ids_stay_put_between_steps_and_new_elements_are_marked() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let before = browser.page_state(&tab);
+
+    tab.page.eval("document.getElementById('colour').click(); addLater()");
+    let after = browser.page_state(&tab);
+
+    for text in ["Size", "Clickable card opens details"] {
+        assert_eq!(element(&before, text)["id"], element(&after, text)["id"], "{text}");
+    }
+    let green = element(&after, "Green")["id"].as_u64().unwrap();
+    assert!(text(&after).contains(&format!("+[{green}]<li role=option")), "{}", text(&after));
+    let comparison = &after["comparison"];
+    assert!(comparison["summary"].as_str().unwrap().contains("new"), "{comparison}");
+    let changed = comparison["modifiedElements"].to_string();
+    assert!(changed.contains("expanded \\\"false\\\" → \\\"true\\\""), "{changed}");
+}
+
+#[test]
+fn a_long_page_says_what_lies_below_the_viewport() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/long.html"));
+
+    let state = browser.page_state(&tab);
+
+    assert!(lists(&state, "Item 1"));
+    assert!(!lists(&state, "Item 30"));
+    let view = text(&state).lines().nth(2).unwrap_or_default();
+    assert!(view.contains(" below (~"), "{view}");
+}
