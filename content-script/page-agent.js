@@ -26,8 +26,10 @@
 
   // "DOM quiet" for event-driven waits: when did the page last change?
   let lastMutation = performance.now();
+  let mutations = 0;
   new MutationObserver(() => {
     lastMutation = performance.now();
+    mutations++;
   }).observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
 
   const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "svg"]);
@@ -309,13 +311,229 @@
     return el && el.isConnected ? el : null;
   }
 
+  const brief = (el) => {
+    const text = squash(el.getAttribute("aria-label") || el.textContent || "", 40);
+    return "<" + el.tagName.toLowerCase() + ">" + (text ? " " + JSON.stringify(text) : "");
+  };
+
+  // The offset of `el`'s document within the top viewport, through same-origin frames.
+  function frameOffset(el) {
+    let x = 0;
+    let y = 0;
+    for (let view = el.ownerDocument.defaultView; view && view.frameElement; view = view.parent) {
+      const frame = view.frameElement;
+      const r = frame.getBoundingClientRect();
+      x += r.left + frame.clientLeft;
+      y += r.top + frame.clientTop;
+    }
+    return [x, y];
+  }
+
+  /**
+   * Where to click element `id`, in top-viewport pixels: scrolls it into view first if
+   * needed. Answers {x, y} or why not: {gone}, {hidden}, {covered: "<what> ..."}.
+   */
+  function point(id) {
+    const el = element(id);
+    if (!el) return { gone: true };
+    if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return { hidden: true };
+    let r = el.getBoundingClientRect();
+    const view = el.ownerDocument.defaultView;
+    if (r.bottom <= 0 || r.top >= view.innerHeight || r.right <= 0 || r.left >= view.innerWidth) {
+      el.scrollIntoView({ block: "center", inline: "nearest", behavior: "instant" });
+      r = el.getBoundingClientRect();
+    }
+    if (r.width <= 0 || r.height <= 0) return { hidden: true };
+    const spot = reachable(el, r, el.ownerDocument);
+    if (!spot) {
+      const root = el.getRootNode();
+      const probe = root.elementFromPoint ? root : el.ownerDocument;
+      const hit = probe.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+      return { covered: hit ? brief(hit) : "something" };
+    }
+    const [ox, oy] = frameOffset(el);
+    return { x: spot[0] + ox, y: spot[1] + oy, mutations };
+  }
+
+  /** Resolves once the DOM has had no mutation for `quietMs`, or after `timeoutMs`. */
+  function settle(quietMs, timeoutMs) {
+    return new Promise((resolve) => {
+      const started = performance.now();
+      const check = () => {
+        const now = performance.now();
+        const quietFor = now - lastMutation;
+        if (quietFor >= quietMs || now - started >= timeoutMs) {
+          resolve({ waitedMs: Math.round(now - started), quiet: quietFor >= quietMs, mutations });
+        } else {
+          setTimeout(check, quietMs - quietFor);
+        }
+      };
+      check();
+    });
+  }
+
+  const valueOf = (el) => (el.isContentEditable ? el.textContent : el.value ?? "");
+
+  /** Focuses `id` for typing and selects its content when `clear`. */
+  function focusForTyping(id, clear) {
+    const el = element(id);
+    if (!el) return { gone: true };
+    const tag = el.tagName;
+    const typable = tag === "TEXTAREA" || el.isContentEditable ||
+      (tag === "INPUT" && !["checkbox", "radio", "button", "submit", "file", "image", "range", "color"].includes(el.type));
+    if (!typable) return { notTypable: brief(el) };
+    if (el.disabled || el.readOnly) return { readonly: true };
+    el.focus({ preventScroll: false });
+    if (clear) {
+      if (el.isContentEditable) {
+        const range = el.ownerDocument.createRange();
+        range.selectNodeContents(el);
+        const selection = el.ownerDocument.getSelection();
+        selection.removeAllRanges();
+        selection.addRange(range);
+      } else {
+        el.select();
+      }
+    } else if (!el.isContentEditable && typeof el.setSelectionRange === "function") {
+      try {
+        el.setSelectionRange(el.value.length, el.value.length);
+      } catch (_) { /* email and number inputs have no selection */ }
+    }
+    return { ok: true, password: el.type === "password" };
+  }
+
+  /** The current value of `id` (text of a contenteditable), or {gone}. */
+  function value(id) {
+    const el = element(id);
+    return el ? { value: valueOf(el) } : { gone: true };
+  }
+
+  // The options of a native select, or of the listbox an ARIA combobox controls.
+  function optionElements(el) {
+    if (el.tagName === "SELECT") return [...el.options];
+    const doc = el.ownerDocument;
+    const ids = (el.getAttribute("aria-controls") || el.getAttribute("aria-owns") || "").split(/\s+/);
+    let box = ids.map((i) => i && doc.getElementById(i)).find(Boolean) || null;
+    if (!box && el.getAttribute("role") === "listbox") box = el;
+    if (!box) box = el.querySelector("[role=listbox]") || el.parentElement?.querySelector("[role=listbox]");
+    return box ? [...box.querySelectorAll("[role=option]")] : [];
+  }
+
+  /** Lists the options of `id`: [{text, selected, disabled, id}]. */
+  function options(id) {
+    const el = element(id);
+    if (!el) return { gone: true };
+    const found = optionElements(el);
+    if (el.tagName !== "SELECT" && !found.length) return { none: brief(el) };
+    return {
+      native: el.tagName === "SELECT",
+      expanded: el.getAttribute("aria-expanded"),
+      options: found.map((o) => ({
+        text: squash(o.textContent || o.label || "", 80),
+        value: o.value ?? null,
+        selected: o.selected ?? o.getAttribute("aria-selected") === "true",
+        disabled: !!o.disabled || o.getAttribute("aria-disabled") === "true",
+        visible: o.checkVisibility(),
+        id: o.tagName === "OPTION" ? null : assignId(o),
+      })),
+    };
+  }
+
+  /** Selects the option of native select `id` whose text or value is `wanted`. */
+  function selectNative(id, wanted) {
+    const el = element(id);
+    if (!el) return { gone: true };
+    const want = wanted.trim().toLowerCase();
+    const option = [...el.options].find((o) => o.textContent.trim().toLowerCase() === want || o.value === wanted) ||
+      [...el.options].find((o) => o.textContent.trim().toLowerCase().includes(want));
+    if (!option) return { missing: [...el.options].map((o) => o.textContent.trim()) };
+    if (option.disabled) return { disabled: option.textContent.trim() };
+    el.focus();
+    option.selected = true;
+    el.dispatchEvent(new Event("input", { bubbles: true }));
+    el.dispatchEvent(new Event("change", { bubbles: true }));
+    return { selected: option.textContent.trim(), ok: el.value === option.value };
+  }
+
+  /** Scrolls the page, or element `id`, by `screens` (negative: up). */
+  function scroll(id, screens) {
+    const target = id ? element(id) : null;
+    if (id && !target) return { gone: true };
+    const scroller = target || document.scrollingElement || document.documentElement;
+    const before = scroller.scrollTop;
+    const height = target ? target.clientHeight : innerHeight;
+    scroller.scrollBy({ top: screens * height, behavior: "instant" });
+    const after = scroller.scrollTop;
+    const left = scroller.scrollHeight - scroller.clientHeight - after;
+    return { moved: Math.round(after - before), atEnd: left <= 1, atStart: after <= 0 };
+  }
+
+  /** Scrolls the first visible occurrence of `text` into view. */
+  function scrollToText(text) {
+    const want = text.toLowerCase();
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.data.toLowerCase().includes(want)) continue;
+      const parent = node.parentElement;
+      if (!parent || !parent.checkVisibility()) continue;
+      parent.scrollIntoView({ block: "center", behavior: "instant" });
+      return { found: brief(parent) };
+    }
+    return { missing: true };
+  }
+
+  /** The page's readable text, markdown-ish: headings, list items, links, paragraphs. */
+  function readable(maxChars) {
+    const out = [];
+    let size = 0;
+    const push = (line) => {
+      if (size < maxChars && line) {
+        out.push(line);
+        size += line.length + 1;
+      }
+    };
+    const BLOCKS = new Set(["P", "LI", "H1", "H2", "H3", "H4", "H5", "H6", "PRE", "TD", "TH",
+      "BLOCKQUOTE", "DT", "DD", "FIGCAPTION", "SUMMARY", "LABEL", "BUTTON", "A"]);
+    const walk = (node) => {
+      for (let el = node.firstElementChild; el && size < maxChars; el = el.nextElementSibling) {
+        const tag = el.tagName;
+        if (SKIP.has(tag) || !el.checkVisibility()) continue;
+        const leafBlock = BLOCKS.has(tag) && !el.querySelector("p,li,h1,h2,h3,h4,h5,h6,pre,table");
+        if (leafBlock) {
+          const text = squash(el.innerText || "", 2000);
+          if (!text) continue;
+          if (tag[0] === "H" && tag.length === 2) push("#".repeat(+tag[1]) + " " + text);
+          else if (tag === "LI") push("- " + text);
+          else if (tag === "PRE") push("```\n" + el.innerText.trim() + "\n```");
+          else if (tag === "A" && el.href) push("[" + text + "](" + el.href + ")");
+          else push(text);
+        } else {
+          if (el.shadowRoot) walk(el.shadowRoot);
+          walk(el);
+        }
+      }
+    };
+    walk(document.body || document.documentElement);
+    const text = out.join("\n");
+    return { text: text.slice(0, maxChars), truncated: size >= maxChars };
+  }
+
   globalThis.alphascout = Object.freeze({
-    version: 2,
+    version: 3,
     /** Basic facts about the document. */
     describe() {
       return { title: document.title, url: location.href, readyState: document.readyState };
     },
     snapshot,
     element,
+    point,
+    settle,
+    focusForTyping,
+    value,
+    options,
+    selectNative,
+    scroll,
+    scrollToText,
+    readable,
   });
 })();

@@ -19,6 +19,15 @@ chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {
   return true; // the answer comes asynchronously
 });
 
+// CDP events drive the agent's waits. Until Rust says which it wants, all are queued.
+let watched = null;
+chrome.debugger.onEvent.addListener((source, method, params) => {
+  if (source.tabId === undefined || (watched && !watched.has(method))) return;
+  whenReady(() => {
+    if (watched.has(method)) worker.on_debugger_event(source.tabId, method, params ?? {});
+  });
+});
+
 chrome.debugger.onDetach.addListener((source, reason) => {
   if (source.tabId !== undefined) whenReady(() => worker.on_debugger_detach(source.tabId, reason));
 });
@@ -29,6 +38,7 @@ chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(consol
 const listenersRegistered = performance.now();
 init().then(() => {
   worker.start(listenersRegistered, performance.now() - listenersRegistered);
+  watched = new Set(worker.watched_events());
   ready = true;
   for (const deliver of pending.splice(0)) deliver();
 });

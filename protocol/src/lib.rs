@@ -63,6 +63,14 @@ pub enum DebugRequest {
     #[serde(rename = "debug.worker_timings")]
     WorkerTimings,
     /// The page state the model would see for a tab now; answered with [`PageStateReply`].
+    /// Carries out one agent action (the Navigator's API) in a tab; answered with the
+    /// action's outcome `{ok, message, page_changed, tab, extracted, done}`.
+    #[serde(rename = "debug.act")]
+    Act {
+        #[serde(rename = "tabId")]
+        tab_id: TabId,
+        action: serde_json::Value,
+    },
     #[serde(rename = "debug.page_state")]
     PageState {
         #[serde(rename = "tabId")]

@@ -303,6 +303,19 @@ impl Browser {
         reply
     }
 
+    /// Carries out one agent action in `tab` through the worker (`debug.act`), the same
+    /// code path the Navigator uses. Returns the outcome `{ok, message, page_changed, …}`.
+    pub fn act(&mut self, tab: &Tab, action: Value) -> Value {
+        let reply = self.eval_in_extension(&format!(
+            "chrome.runtime.sendMessage({{type: 'debug.act', tabId: {}, action: {action}}})",
+            tab.id
+        ));
+        if let Some(error) = reply.get("error") {
+            panic!("acting in tab {}: {error}", tab.id);
+        }
+        reply
+    }
+
     /// Opens `url` in a new foreground tab, as a person would.
     pub fn open_tab(&mut self, url: &str) -> Tab {
         self.control(); // it is a page target too: it must not count as the new tab

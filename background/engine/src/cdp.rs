@@ -3,11 +3,11 @@
 //! on.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use protocol::TabId;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A way to send CDP commands to a tab. The worker implements it over `chrome.debugger`;
 /// tests implement it with a scripted fake.
@@ -108,7 +108,80 @@ impl std::error::Error for CdpError {}
 struct TabSession {
     /// The execution context of our isolated world in the current document, once injected.
     page_agent_context: Option<i64>,
+    activity: Activity,
 }
+
+/// What a tab is doing, as its CDP events tell: the basis of event-driven waits.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Activity {
+    pub main_frame: Option<String>,
+    /// The main frame asked to navigate and has not finished loading since.
+    pub navigation_pending: bool,
+    /// Between `frameStartedLoading` and `frameStoppedLoading` of the main frame.
+    pub loading: bool,
+    /// Main-frame navigation requests seen so far.
+    pub navigation_requests: u32,
+    /// Documents committed in the main frame so far.
+    pub documents: u32,
+    /// Network requests started and not yet finished or failed.
+    pub inflight: HashSet<String>,
+    pub last_network_ms: f64,
+}
+
+impl Activity {
+    fn is_main(&self, params: &Value) -> bool {
+        let frame = params.get("frameId").and_then(Value::as_str);
+        frame.is_some() && frame == self.main_frame.as_deref()
+    }
+
+    /// Applies one CDP event; returns true when the main frame got a new document.
+    fn apply(&mut self, method: &str, params: &Value, now_ms: f64) -> bool {
+        let request = || params.get("requestId").and_then(Value::as_str).map(str::to_owned);
+        match method {
+            "Page.frameRequestedNavigation" | "Page.frameStartedNavigating"
+                if self.is_main(params) =>
+            {
+                self.navigation_pending = true;
+                self.navigation_requests += 1;
+            }
+            "Page.frameStartedLoading" if self.is_main(params) => self.loading = true,
+            "Page.frameStoppedLoading" if self.is_main(params) => {
+                self.loading = false;
+                self.navigation_pending = false;
+            }
+            "Page.frameNavigated" if params.pointer("/frame/parentId").is_none() => {
+                self.main_frame =
+                    params.pointer("/frame/id").and_then(Value::as_str).map(str::to_owned);
+                self.documents += 1;
+                return true;
+            }
+            "Network.requestWillBeSent" => {
+                self.inflight.extend(request());
+                self.last_network_ms = now_ms;
+            }
+            "Network.loadingFinished" | "Network.loadingFailed" => {
+                if let Some(id) = request() {
+                    self.inflight.remove(&id);
+                }
+                self.last_network_ms = now_ms;
+            }
+            _ => {}
+        }
+        false
+    }
+}
+
+/// The CDP events [`Sessions::on_event`] acts on; the shell may drop all others unread.
+pub const WATCHED_EVENTS: &[&str] = &[
+    "Page.frameRequestedNavigation",
+    "Page.frameStartedNavigating",
+    "Page.frameStartedLoading",
+    "Page.frameStoppedLoading",
+    "Page.frameNavigated",
+    "Network.requestWillBeSent",
+    "Network.loadingFinished",
+    "Network.loadingFailed",
+];
 
 /// The tabs the engine is attached to, so each is attached once and detached on request.
 pub struct Sessions<C> {
@@ -128,10 +201,51 @@ impl<C: Cdp> Sessions<C> {
     /// Sends `method` to `tab`, attaching first if needed.
     pub async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError> {
         if !self.is_attached(tab) {
-            self.cdp.attach(tab).await?;
-            self.tabs.borrow_mut().insert(tab, TabSession::default());
+            self.attach(tab).await?;
         }
         self.cdp.send(tab, method, params).await
+    }
+
+    /// Attaches and turns on the events that waits are driven by.
+    async fn attach(&self, tab: TabId) -> Result<(), CdpError> {
+        self.cdp.attach(tab).await?;
+        self.tabs.borrow_mut().insert(tab, TabSession::default());
+        let setup = async {
+            self.cdp.send(tab, "Page.enable", json!({})).await?;
+            // No buffers: we count requests, we never read bodies.
+            let network = json!({"maxTotalBufferSize": 0, "maxResourceBufferSize": 0});
+            self.cdp.send(tab, "Network.enable", network).await?;
+            self.cdp.send(tab, "Page.getFrameTree", json!({})).await
+        };
+        match setup.await {
+            Ok(tree) => {
+                let main = tree.pointer("/frameTree/frame/id").and_then(Value::as_str);
+                if let Some(session) = self.tabs.borrow_mut().get_mut(&tab) {
+                    session.activity.main_frame = main.map(str::to_owned);
+                }
+                Ok(())
+            }
+            Err(error) => {
+                self.tabs.borrow_mut().remove(&tab);
+                let _ = self.cdp.detach(tab).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// A CDP event from `tab` (the shell forwards those in [`WATCHED_EVENTS`]).
+    pub fn on_event(&self, tab: TabId, method: &str, params: &Value, now_ms: f64) {
+        if let Some(session) = self.tabs.borrow_mut().get_mut(&tab)
+            && session.activity.apply(method, params, now_ms)
+        {
+            // A new document: our isolated world went with the old one.
+            session.page_agent_context = None;
+        }
+    }
+
+    /// What `tab` is doing now, if attached.
+    pub fn activity(&self, tab: TabId) -> Option<Activity> {
+        self.tabs.borrow().get(&tab).map(|s| s.activity.clone())
     }
 
     /// Detaches from `tab` if attached.
@@ -239,17 +353,36 @@ mod tests {
         block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
         block_on(sessions.release(1)).unwrap();
         block_on(sessions.release(1)).unwrap();
-        assert_eq!(
-            *fake.calls.borrow(),
-            [
-                "attach 1",
-                "Runtime.evaluate 1",
-                "Runtime.evaluate 1",
-                "attach 1",
-                "Page.enable 1",
-                "detach 1"
-            ]
-        );
+        let calls = fake.calls.borrow();
+        let attach = ["attach 1", "Page.enable 1", "Network.enable 1", "Page.getFrameTree 1"];
+        assert_eq!(calls[..4], attach);
+        assert_eq!(calls[4..6], ["Runtime.evaluate 1", "Runtime.evaluate 1"]);
+        assert_eq!(calls[6..10], attach);
+        assert_eq!(calls[10..], ["Page.enable 1", "detach 1"]);
+    }
+
+    #[test]
+    fn events_track_navigation_loading_and_requests_of_the_main_frame() {
+        let fake = FakeCdp::page();
+        let sessions = Sessions::new(&fake);
+        block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
+        let main = json!({"frameId": "F1"});
+        let child = json!({"frameId": "child"});
+        sessions.on_event(1, "Page.frameRequestedNavigation", &child, 1.0);
+        assert!(!sessions.activity(1).unwrap().navigation_pending, "a child frame is not the tab");
+        sessions.on_event(1, "Page.frameRequestedNavigation", &main, 2.0);
+        sessions.on_event(1, "Page.frameStartedLoading", &main, 3.0);
+        sessions.on_event(1, "Network.requestWillBeSent", &json!({"requestId": "r1"}), 4.0);
+        let busy = sessions.activity(1).unwrap();
+        assert!(busy.navigation_pending && busy.loading && busy.inflight.contains("r1"));
+        sessions.set_page_agent_context(1, Some(9));
+        sessions.on_event(1, "Page.frameNavigated", &json!({"frame": {"id": "F1"}}), 5.0);
+        assert_eq!(sessions.page_agent_context(1), None, "the world went with the document");
+        sessions.on_event(1, "Network.loadingFinished", &json!({"requestId": "r1"}), 6.0);
+        sessions.on_event(1, "Page.frameStoppedLoading", &main, 7.0);
+        let idle = sessions.activity(1).unwrap();
+        assert!(!idle.navigation_pending && !idle.loading && idle.inflight.is_empty());
+        assert_eq!((idle.navigation_requests, idle.documents), (1, 1));
     }
 
     #[test]

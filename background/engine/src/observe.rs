@@ -108,6 +108,9 @@ mod tests {
             self.0.set(self.0.get() + 1.0);
             self.0.get()
         }
+        async fn sleep(&self, ms: f64) {
+            self.0.set(self.0.get() + ms);
+        }
     }
 
     fn state(elements: serde_json::Value, next_id: u32) -> Result<serde_json::Value, CdpError> {

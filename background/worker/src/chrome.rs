@@ -18,6 +18,17 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = sendCommand, catch)]
     fn debugger_send(target: &JsValue, method: &str, params: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = getTargets, catch)]
+    fn debugger_targets() -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create, catch)]
+    fn tabs_create(properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update, catch)]
+    fn tabs_update(tab: TabId, properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
+    fn tabs_remove(tab: TabId) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(callback: &js_sys::Function, ms: i32) -> JsValue;
+
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     pub fn now_ms() -> f64;
     #[wasm_bindgen(js_namespace = console, js_name = info)]
@@ -49,6 +60,66 @@ pub struct PerformanceClock;
 impl agent_engine::Clock for PerformanceClock {
     fn now_ms(&self) -> f64 {
         now_ms()
+    }
+
+    async fn sleep(&self, ms: f64) {
+        let promise = Promise::new(&mut |resolve, _| {
+            set_timeout(&resolve, ms.max(0.0) as i32);
+        });
+        let _ = JsFuture::from(promise).await;
+    }
+}
+
+/// Tabs through `chrome.tabs` (no "tabs" permission needed to create, focus or close) and
+/// `chrome.debugger.getTargets` (titles and URLs under the "debugger" permission).
+pub struct ChromeTabs;
+
+fn object(entries: &[(&str, JsValue)]) -> JsValue {
+    let object = Object::new();
+    for (key, value) in entries {
+        let _ = Reflect::set(&object, &(*key).into(), value);
+    }
+    object.into()
+}
+
+async fn settle_js(call: Result<Promise, JsValue>) -> Result<JsValue, String> {
+    let promise = call.map_err(|e| error_message(&e))?;
+    JsFuture::from(promise).await.map_err(|e| error_message(&e))
+}
+
+impl agent_engine::actions::Tabs for ChromeTabs {
+    async fn list(&self) -> Result<Vec<agent_engine::actions::TabInfo>, String> {
+        let targets: Vec<serde_json::Value> =
+            serde_wasm_bindgen::from_value(settle_js(debugger_targets()).await?)
+                .map_err(|e| e.to_string())?;
+        Ok(targets
+            .iter()
+            .filter(|t| t["type"] == "page")
+            .filter_map(|t| {
+                Some(agent_engine::actions::TabInfo {
+                    id: t["tabId"].as_i64()? as TabId,
+                    url: t["url"].as_str().unwrap_or_default().to_owned(),
+                    title: t["title"].as_str().unwrap_or_default().to_owned(),
+                })
+            })
+            .collect())
+    }
+
+    async fn open(&self, url: &str) -> Result<TabId, String> {
+        let created = settle_js(tabs_create(&object(&[("url", url.into())]))).await?;
+        Reflect::get(&created, &"id".into())
+            .ok()
+            .and_then(|id| id.as_f64())
+            .map(|id| id as TabId)
+            .ok_or_else(|| "Chrome did not say which tab it opened".into())
+    }
+
+    async fn activate(&self, tab: TabId) -> Result<(), String> {
+        settle_js(tabs_update(tab, &object(&[("active", true.into())]))).await.map(drop)
+    }
+
+    async fn close(&self, tab: TabId) -> Result<(), String> {
+        settle_js(tabs_remove(tab)).await.map(drop)
     }
 }
 

@@ -77,6 +77,19 @@ pub async fn on_message(message: JsValue) -> JsValue {
     requests::handle_debug_request(&worker, message).await
 }
 
+/// The CDP events the engine acts on; the bootstrap forwards only these.
+#[wasm_bindgen]
+pub fn watched_events() -> Vec<String> {
+    agent_engine::cdp::WATCHED_EVENTS.iter().map(|e| (*e).to_owned()).collect()
+}
+
+/// A CDP event from a tab the engine is attached to.
+#[wasm_bindgen]
+pub fn on_debugger_event(tab_id: TabId, method: String, params: JsValue) {
+    let params: serde_json::Value = serde_wasm_bindgen::from_value(params).unwrap_or_default();
+    worker().sessions.on_event(tab_id, &method, &params, chrome::now_ms());
+}
+
 /// Chrome detached the debugger from a tab.
 #[wasm_bindgen]
 pub fn on_debugger_detach(tab_id: TabId, reason: String) {

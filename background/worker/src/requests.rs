@@ -1,5 +1,6 @@
 //! Decodes requests from pages, runs them against the engine and encodes the answers.
 
+use agent_engine::actions::{Action, Hands, WaitLimits};
 use agent_engine::cdp::Sessions;
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_info;
@@ -7,7 +8,7 @@ use protocol::{DebugError, DebugRequest, PageStateReply, PanelRequest, WorkerEve
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
-use crate::chrome::{ChromeDebugger, PerformanceClock, to_js};
+use crate::chrome::{ChromeDebugger, ChromeTabs, PerformanceClock, to_js};
 
 /// Answers one port request. `None` when the message was not even a request (no id to
 /// answer to).
@@ -54,9 +55,27 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
                 Err(error) => to_js(&DebugError { error: error.to_string() }),
             }
         }
+        Ok(DebugRequest::Act { tab_id, action }) => {
+            match serde_json::from_value::<Action>(action) {
+                Ok(action) => {
+                    let hands = Hands {
+                        sessions: &worker.sessions,
+                        clock: &PerformanceClock,
+                        tabs: &ChromeTabs,
+                        search_url: SEARCH_URL,
+                        limits: WaitLimits::default(),
+                    };
+                    to_js(&hands.perform(tab_id, &action).await)
+                }
+                Err(error) => to_js(&DebugError { error: format!("not an action: {error}") }),
+            }
+        }
         Err(error) => to_js(&DebugError { error: format!("unknown request: {error}") }),
     }
 }
+
+/// Where `web_search` goes until settings make it configurable.
+const SEARCH_URL: &str = "https://duckduckgo.com/?q=";
 
 fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or_default()

@@ -7,12 +7,13 @@ use e2e::browser::{Browser, Tab};
 use e2e::fixtures::FixtureSites;
 use serde_json::Value;
 
-const USAGE: &str = "usage: bench <startup|state>";
+const USAGE: &str = "usage: bench <startup|state|action>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("startup") => startup(),
         Some("state") => state(),
+        Some("action") => action(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);
@@ -125,6 +126,79 @@ fn state() {
     println!("floor: one in-page pass calling getBoundingClientRect on every element (median)");
     println!("target: ≤2.0x floor on the Vec page, ≤1.6x floor + 30 ms elsewhere");
 }
+
+/// Click → next page state ready, timed from an extension page: `debug.act` with a click,
+/// then `debug.page_state`. The floor, on the same page in the same run, is what the page
+/// itself needs: `element.click()` plus one pass reading every element's box, timed in-page.
+fn action() {
+    const RUNS: usize = 21;
+    let sites = FixtureSites::serve();
+    // (page, text of the element to click, in-page selector of the same element)
+    let cases = [
+        ("/shop/product.html?sku=kettle", "Add to cart", "#add"),
+        ("/controls/widgets.html", "Colour: choose", "#colour"),
+        ("/controls/spa.html", "Open Beta", "#list li:nth-child(2) button"),
+    ];
+    let mut browser = Browser::launch();
+    println!(
+        "{:<34} {:>9} {:>9} {:>8} {:>9} {:>9} {:>12}",
+        "click → state ready", "ours ms", "floor ms", "ratio", "act ms", "target", "anchor sleep"
+    );
+    for (path, text, selector) in cases {
+        let tab = browser.open_tab(&sites.url(path));
+        let mut ours = Vec::new();
+        let mut acts = Vec::new();
+        let mut floor = Vec::new();
+        for _ in 0..RUNS {
+            // Ids change when the page re-renders, so read the current one each time.
+            let state = browser.page_state(&tab);
+            let id = state["elements"]
+                .as_array()
+                .and_then(|all| all.iter().find(|e| e["text"].as_str() == Some(text)))
+                .map(|e| e["id"].clone())
+                .unwrap_or_else(|| panic!("{text} not listed on {path}"));
+            let timed = browser.eval_in_extension(&format!(
+                "(async () => {{ const t0 = performance.now();
+                    const outcome = await chrome.runtime.sendMessage({{type: 'debug.act',
+                        tabId: {tab}, action: {{action: 'click', id: {id}}}}});
+                    const t1 = performance.now();
+                    await chrome.runtime.sendMessage({{type: 'debug.page_state', tabId: {tab}}});
+                    return [performance.now() - t0, t1 - t0, outcome.ok]; }})()",
+                tab = tab.id
+            ));
+            assert_eq!(timed[2], true, "the click failed on {path}");
+            ours.push(timed[0].as_f64().unwrap_or(f64::NAN));
+            acts.push(timed[1].as_f64().unwrap_or(f64::NAN));
+            let in_page = format!(
+                "(() => {{ const t = performance.now();
+                    document.querySelector({}).click();
+                    for (const e of document.querySelectorAll('*')) e.getBoundingClientRect();
+                    return performance.now() - t; }})()",
+                Value::from(selector)
+            );
+            floor.push(tab.page.eval(&in_page).as_f64().unwrap_or(f64::NAN));
+        }
+        let (_, ours_ms, _) = stats(&ours[1..]);
+        let (_, act_ms, _) = stats(&acts[1..]);
+        let (_, floor_ms, _) = stats(&floor[1..]);
+        println!(
+            "{path:<34} {ours_ms:>9.1} {floor_ms:>9.1} {:>7.0}x {act_ms:>9.1} {:>9} {:>11.1}x",
+            ours_ms / floor_ms,
+            "<150",
+            ANCHOR_SLEEP_MS / ours_ms
+        );
+    }
+    println!(
+        "ours: debug.act click + debug.page_state, seen from an extension page (median of {})",
+        RUNS - 1
+    );
+    println!("act: the click alone, including the event-driven wait for the page to settle");
+    println!("floor: element.click() + one getBoundingClientRect pass, in-page (median)");
+    println!("anchor sleep: the anchor's fixed 1000 ms sleep after every action, / ours");
+}
+
+/// The anchor extension sleeps this long after every action, before reading the page.
+const ANCHOR_SLEEP_MS: f64 = 1000.0;
 
 const FLOOR: &str = "(() => { const t = performance.now();
     for (const e of document.querySelectorAll('*')) e.getBoundingClientRect();

@@ -1,0 +1,973 @@
+//! The agent's hands: each [`Action`] the Navigator can emit, carried out over CDP with real
+//! input events, followed by an event-driven wait, and checked where its effect can be
+//! checked. Every outcome's message is written for the model: what happened, or what to do
+//! next.
+
+use protocol::TabId;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::Clock;
+use crate::cdp::{Activity, Cdp, CdpError, Sessions};
+use crate::page_agent;
+
+/// One action, tagged by `action` — the discriminated union the Navigator's schema uses.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Action {
+    GoToUrl {
+        url: String,
+    },
+    WebSearch {
+        query: String,
+    },
+    Back,
+    Forward,
+    Reload,
+    /// Click element `id` from the page state.
+    Click {
+        id: u32,
+    },
+    /// Click at viewport coordinates (for vision models reading a screenshot).
+    ClickAt {
+        x: f64,
+        y: f64,
+    },
+    /// Type into element `id`, replacing its content unless `clear` is false.
+    Type {
+        id: u32,
+        text: String,
+        #[serde(default = "yes")]
+        clear: bool,
+    },
+    /// Keys such as `Enter`, `Control+A` or `Tab Tab Enter` (space-separated presses).
+    SendKeys {
+        keys: String,
+    },
+    /// Scroll the page, or container `id`, by `screens` (negative scrolls up).
+    Scroll {
+        #[serde(default)]
+        id: Option<u32>,
+        #[serde(default = "one")]
+        screens: f64,
+    },
+    ScrollToText {
+        text: String,
+    },
+    Hover {
+        id: u32,
+    },
+    /// List the options of a native `<select>` or an ARIA combobox/listbox.
+    ListOptions {
+        id: u32,
+    },
+    /// Choose option `option` (its text or value) in a `<select>` or ARIA combobox.
+    SelectOption {
+        id: u32,
+        option: String,
+    },
+    OpenTab {
+        url: String,
+    },
+    SwitchTab {
+        tab_id: TabId,
+    },
+    CloseTab {
+        tab_id: TabId,
+    },
+    Wait {
+        #[serde(default = "one")]
+        seconds: f64,
+    },
+    /// The page's readable text, for reading and extraction.
+    Extract {
+        #[serde(default)]
+        max_chars: Option<u32>,
+    },
+    Done {
+        text: String,
+        #[serde(default = "yes")]
+        success: bool,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// What an action did.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ActionOutcome {
+    pub ok: bool,
+    /// For the model: what happened, or why not and what to do instead.
+    pub message: String,
+    /// The page changed (navigation, DOM change, scroll): the rest of a multi-action
+    /// sequence was planned on a page that no longer exists, so it must stop here.
+    pub page_changed: bool,
+    /// The tab the agent should work in from now on, when the action changed it.
+    pub tab: Option<TabId>,
+    pub extracted: Option<String>,
+    pub done: bool,
+}
+
+impl ActionOutcome {
+    fn ok(message: impl Into<String>) -> Self {
+        ActionOutcome { ok: true, message: message.into(), ..Default::default() }
+    }
+    fn fail(message: impl Into<String>) -> Self {
+        ActionOutcome { ok: false, message: message.into(), ..Default::default() }
+    }
+    fn changed(mut self, page_changed: bool) -> Self {
+        self.page_changed = page_changed;
+        self
+    }
+}
+
+/// A browser tab as the agent lists them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TabInfo {
+    pub id: TabId,
+    pub url: String,
+    pub title: String,
+}
+
+/// Opening, switching and closing tabs: `chrome.tabs` and `chrome.debugger.getTargets` in
+/// the worker.
+#[allow(async_fn_in_trait)]
+pub trait Tabs {
+    async fn list(&self) -> Result<Vec<TabInfo>, String>;
+    async fn open(&self, url: &str) -> Result<TabId, String>;
+    async fn activate(&self, tab: TabId) -> Result<(), String>;
+    async fn close(&self, tab: TabId) -> Result<(), String>;
+}
+
+/// Bounds of the waits after an action.
+#[derive(Debug, Clone, Copy)]
+pub struct WaitLimits {
+    /// The DOM must be this long without mutation to count as settled.
+    pub dom_quiet_ms: f64,
+    /// Longest wait for a navigation to finish loading.
+    pub navigation_ms: f64,
+    /// Longest wait for in-flight requests after the DOM settled.
+    pub network_ms: f64,
+}
+
+impl Default for WaitLimits {
+    fn default() -> Self {
+        WaitLimits { dom_quiet_ms: 40.0, navigation_ms: 10_000.0, network_ms: 1_500.0 }
+    }
+}
+
+/// How the wait after an action ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Settled {
+    pub navigated: bool,
+    pub mutations: Option<u64>,
+    pub timed_out: bool,
+}
+
+/// The browser the Navigator acts in.
+pub struct Hands<'a, C, K, T> {
+    pub sessions: &'a Sessions<C>,
+    pub clock: &'a K,
+    pub tabs: &'a T,
+    /// `web_search` opens this with the query appended, percent-encoded.
+    pub search_url: &'a str,
+    pub limits: WaitLimits,
+}
+
+impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
+    /// Carries out `action` in `tab`.
+    pub async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome {
+        match self.dispatch(tab, action).await {
+            Ok(outcome) => outcome,
+            Err(error) => ActionOutcome::fail(error.to_string()),
+        }
+    }
+
+    async fn dispatch(&self, tab: TabId, action: &Action) -> Result<ActionOutcome, CdpError> {
+        Ok(match action {
+            Action::GoToUrl { url } => self.navigate(tab, url).await?,
+            Action::WebSearch { query } => {
+                let url = format!("{}{}", self.search_url, percent_encode(query));
+                self.navigate(tab, &url).await?
+            }
+            Action::Back => self.history(tab, -1).await?,
+            Action::Forward => self.history(tab, 1).await?,
+            Action::Reload => {
+                let before = self.activity(tab);
+                self.sessions.send(tab, "Page.reload", json!({})).await?;
+                self.after_navigation(tab, &before, "Reloaded the page").await?
+            }
+            Action::Click { id } => self.click(tab, *id).await?,
+            Action::ClickAt { x, y } => {
+                let before = self.activity(tab);
+                self.mouse_click(tab, *x, *y).await?;
+                let settled = self.settle(tab, &before).await;
+                self.describe_settled(tab, format!("Clicked at ({x:.0}, {y:.0})"), settled, None)
+                    .await
+            }
+            Action::Type { id, text, clear } => self.type_text(tab, *id, text, *clear).await?,
+            Action::SendKeys { keys } => self.send_keys(tab, keys).await?,
+            Action::Scroll { id, screens } => self.scroll(tab, *id, *screens).await?,
+            Action::ScrollToText { text } => {
+                let call = format!("alphascout.scrollToText({})", Value::from(text.as_str()));
+                let found = self.agent(tab, &call).await?;
+                match found.get("found").and_then(Value::as_str) {
+                    Some(what) => ActionOutcome::ok(format!("Scrolled to {what}")).changed(true),
+                    None => ActionOutcome::fail(format!(
+                        "No visible text {text:?} on this page. Scroll or extract to look further."
+                    )),
+                }
+            }
+            Action::Hover { id } => {
+                let (x, y, mutations) = match self.point(tab, *id).await? {
+                    Ok(point) => point,
+                    Err(outcome) => return Ok(outcome),
+                };
+                let before = self.activity(tab);
+                self.mouse(tab, "mouseMoved", x, y).await?;
+                let settled = self.settle(tab, &before).await;
+                self.describe_settled(tab, format!("Hovered over [{id}]"), settled, Some(mutations))
+                    .await
+            }
+            Action::ListOptions { id } => self.list_options(tab, *id).await?,
+            Action::SelectOption { id, option } => self.select_option(tab, *id, option).await?,
+            Action::OpenTab { url } => match self.tabs.open(url).await {
+                Ok(new) => {
+                    let mut outcome = ActionOutcome::ok(format!("Opened tab {new} at {url}"));
+                    outcome.tab = Some(new);
+                    outcome.changed(true)
+                }
+                Err(error) => ActionOutcome::fail(format!("Could not open {url}: {error}")),
+            },
+            Action::SwitchTab { tab_id } => match self.tabs.activate(*tab_id).await {
+                Ok(()) => {
+                    let mut outcome = ActionOutcome::ok(format!("Switched to tab {tab_id}"));
+                    outcome.tab = Some(*tab_id);
+                    outcome.changed(true)
+                }
+                Err(error) => ActionOutcome::fail(format!("No tab {tab_id} to switch to: {error}")),
+            },
+            Action::CloseTab { tab_id } => match self.tabs.close(*tab_id).await {
+                Ok(()) => ActionOutcome::ok(format!("Closed tab {tab_id}")).changed(*tab_id == tab),
+                Err(error) => ActionOutcome::fail(format!("Could not close tab {tab_id}: {error}")),
+            },
+            Action::Wait { seconds } => {
+                let seconds = seconds.clamp(0.0, 10.0);
+                self.clock.sleep(seconds * 1000.0).await;
+                ActionOutcome::ok(format!("Waited {seconds:.1} s")).changed(true)
+            }
+            Action::Extract { max_chars } => {
+                let max = max_chars.unwrap_or(8_000).clamp(200, 50_000);
+                let read = self.agent(tab, &format!("alphascout.readable({max})")).await?;
+                let text = read["text"].as_str().unwrap_or_default().to_owned();
+                let cut = if read["truncated"] == true { " (cut; raise max_chars)" } else { "" };
+                let mut outcome = ActionOutcome::ok(format!(
+                    "Extracted {} characters{cut}",
+                    text.chars().count()
+                ));
+                outcome.extracted = Some(text);
+                outcome
+            }
+            Action::Done { text, success } => ActionOutcome {
+                ok: *success,
+                message: text.clone(),
+                done: true,
+                ..Default::default()
+            },
+        })
+    }
+
+    async fn agent(&self, tab: TabId, call: &str) -> Result<Value, CdpError> {
+        page_agent::evaluate(self.sessions, tab, call).await
+    }
+
+    fn activity(&self, tab: TabId) -> Activity {
+        self.sessions.activity(tab).unwrap_or_default()
+    }
+
+    /// Where to click element `id`, or the outcome that explains why it cannot be.
+    async fn point(
+        &self,
+        tab: TabId,
+        id: u32,
+    ) -> Result<Result<(f64, f64, u64), ActionOutcome>, CdpError> {
+        let point = self.agent(tab, &format!("alphascout.point({id})")).await?;
+        if point.get("gone").is_some() {
+            return Ok(Err(ActionOutcome::fail(format!(
+                "Element [{id}] is gone: the page changed since the state you saw. \
+                 Use an id from the current page state."
+            ))));
+        }
+        if point.get("hidden").is_some() {
+            return Ok(Err(ActionOutcome::fail(format!(
+                "Element [{id}] is not visible now. It may be in a closed menu or collapsed \
+                 section: open that first, or choose another element."
+            ))));
+        }
+        if let Some(cover) = point.get("covered").and_then(Value::as_str) {
+            return Ok(Err(ActionOutcome::fail(format!(
+                "Element [{id}] is covered by {cover}. Close or accept that first \
+                 (a dialog, banner or overlay), then try again."
+            ))));
+        }
+        let x = point["x"].as_f64().unwrap_or_default();
+        let y = point["y"].as_f64().unwrap_or_default();
+        Ok(Ok((x, y, point["mutations"].as_u64().unwrap_or_default())))
+    }
+
+    async fn mouse(&self, tab: TabId, kind: &str, x: f64, y: f64) -> Result<(), CdpError> {
+        let event = json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1,
+                           "buttons": if kind == "mousePressed" { 1 } else { 0 }});
+        self.sessions.send(tab, "Input.dispatchMouseEvent", event).await.map(drop)
+    }
+
+    async fn mouse_click(&self, tab: TabId, x: f64, y: f64) -> Result<(), CdpError> {
+        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+            self.mouse(tab, kind, x, y).await?;
+        }
+        Ok(())
+    }
+
+    async fn click(&self, tab: TabId, id: u32) -> Result<ActionOutcome, CdpError> {
+        let (x, y, mutations) = match self.point(tab, id).await? {
+            Ok(point) => point,
+            Err(outcome) => return Ok(outcome),
+        };
+        let tabs_before = self.tabs.list().await.unwrap_or_default();
+        let before = self.activity(tab);
+        self.mouse_click(tab, x, y).await?;
+        let settled = self.settle(tab, &before).await;
+        let mut outcome =
+            self.describe_settled(tab, format!("Clicked [{id}]"), settled, Some(mutations)).await;
+        if let Ok(after) = self.tabs.list().await
+            && let Some(new) = after.iter().find(|t| tabs_before.iter().all(|b| b.id != t.id))
+        {
+            outcome.message.push_str(&format!(
+                "; it opened a new tab {} ({}). Use switch_tab to work there.",
+                new.id, new.url
+            ));
+            outcome.page_changed = true;
+        }
+        Ok(outcome)
+    }
+
+    /// Waits until the page has settled after an action: a navigation that started has
+    /// finished loading, the DOM has been quiet for a moment, and requests have drained.
+    /// Every wait is for an event or a condition, bounded by [`WaitLimits`].
+    pub async fn settle(&self, tab: TabId, before: &Activity) -> Settled {
+        let limits = self.limits;
+        let started = self.clock.now_ms();
+        let mut settled = Settled::default();
+        loop {
+            let now = self.activity(tab);
+            let elapsed = self.clock.now_ms() - started;
+            if now.navigation_pending || now.loading {
+                if elapsed > limits.navigation_ms {
+                    settled.timed_out = true;
+                    break;
+                }
+                self.clock.sleep(20.0).await;
+                continue;
+            }
+            let budget = (limits.navigation_ms - elapsed).max(limits.dom_quiet_ms);
+            let call = format!("alphascout.settle({}, {budget:.0})", limits.dom_quiet_ms);
+            match self.agent(tab, &call).await {
+                Ok(quiet) => settled.mutations = quiet["mutations"].as_u64(),
+                // The document went away under us: a navigation we have not heard of yet.
+                Err(_) if self.clock.now_ms() - started < limits.navigation_ms => {
+                    self.clock.sleep(20.0).await;
+                    continue;
+                }
+                Err(_) => settled.timed_out = true,
+            }
+            // Requests started by the action (XHR after a click) are part of its effect.
+            let network_from = self.clock.now_ms();
+            while !self.activity(tab).inflight.is_empty()
+                && self.clock.now_ms() - network_from < limits.network_ms
+            {
+                self.clock.sleep(20.0).await;
+            }
+            let after = self.activity(tab);
+            if !(after.navigation_pending || after.loading) {
+                break;
+            }
+        }
+        settled.navigated = self.activity(tab).documents > before.documents;
+        settled
+    }
+
+    async fn describe_settled(
+        &self,
+        tab: TabId,
+        did: String,
+        settled: Settled,
+        mutations_before: Option<u64>,
+    ) -> ActionOutcome {
+        if settled.navigated {
+            let url = page_agent::evaluate(self.sessions, tab, "location.href").await;
+            let url = url.ok().and_then(|u| u.as_str().map(str::to_owned)).unwrap_or_default();
+            return ActionOutcome::ok(format!("{did}; the page navigated to {url}")).changed(true);
+        }
+        let changed = match (mutations_before, settled.mutations) {
+            (Some(before), Some(after)) => after > before,
+            _ => true,
+        };
+        let mut message = did;
+        if settled.timed_out {
+            message.push_str("; the page was still busy when the wait ran out");
+        } else if !changed {
+            message.push_str("; nothing on the page changed");
+        }
+        ActionOutcome::ok(message).changed(changed)
+    }
+
+    async fn navigate(&self, tab: TabId, url: &str) -> Result<ActionOutcome, CdpError> {
+        let lower = url.to_ascii_lowercase();
+        if !["http://", "https://", "file://", "about:"].iter().any(|s| lower.starts_with(s)) {
+            return Ok(ActionOutcome::fail(format!(
+                "{url:?} is not a web address. Give a full URL starting with https://."
+            )));
+        }
+        let before = self.activity(tab);
+        let reply = self.sessions.send(tab, "Page.navigate", json!({"url": url})).await?;
+        if let Some(error) =
+            reply.get("errorText").and_then(Value::as_str).filter(|e| !e.is_empty())
+        {
+            return Ok(ActionOutcome::fail(format!(
+                "Could not open {url}: {error}. Check the address, or try web_search."
+            )));
+        }
+        self.after_navigation(tab, &before, &format!("Opened {url}")).await
+    }
+
+    async fn after_navigation(
+        &self,
+        tab: TabId,
+        before: &Activity,
+        did: &str,
+    ) -> Result<ActionOutcome, CdpError> {
+        let settled = self.settle(tab, before).await;
+        let mut outcome = ActionOutcome::ok(did).changed(true);
+        if settled.timed_out {
+            outcome.message.push_str("; it was still loading when the wait ran out");
+        }
+        Ok(outcome)
+    }
+
+    async fn history(&self, tab: TabId, step: i64) -> Result<ActionOutcome, CdpError> {
+        let history = self.sessions.send(tab, "Page.getNavigationHistory", json!({})).await?;
+        let index = history["currentIndex"].as_i64().unwrap_or(0) + step;
+        let entries = history["entries"].as_array().cloned().unwrap_or_default();
+        let Some(entry) = usize::try_from(index).ok().and_then(|i| entries.get(i)) else {
+            let which = if step < 0 { "previous" } else { "next" };
+            return Ok(ActionOutcome::fail(format!(
+                "There is no {which} page in this tab's history."
+            )));
+        };
+        let before = self.activity(tab);
+        let entry_id = entry["id"].clone();
+        self.sessions
+            .send(tab, "Page.navigateToHistoryEntry", json!({"entryId": entry_id}))
+            .await?;
+        let url = entry["url"].as_str().unwrap_or_default();
+        let did = format!("Went {} to {url}", if step < 0 { "back" } else { "forward" });
+        self.after_navigation(tab, &before, &did).await
+    }
+
+    async fn type_text(
+        &self,
+        tab: TabId,
+        id: u32,
+        text: &str,
+        clear: bool,
+    ) -> Result<ActionOutcome, CdpError> {
+        // Bring it into view and make sure nothing covers it, as a person would.
+        if let Err(outcome) = self.point(tab, id).await? {
+            return Ok(outcome);
+        }
+        let focus = self.agent(tab, &format!("alphascout.focusForTyping({id}, {clear})")).await?;
+        if focus.get("gone").is_some() {
+            return Ok(ActionOutcome::fail(format!(
+                "Element [{id}] is gone. Use the current ids."
+            )));
+        }
+        if let Some(what) = focus.get("notTypable").and_then(Value::as_str) {
+            return Ok(ActionOutcome::fail(format!(
+                "Element [{id}] is {what}, which does not take text. Type into an input, \
+                 textarea or editable region; use select_option for dropdowns."
+            )));
+        }
+        if focus.get("readonly").is_some() {
+            return Ok(ActionOutcome::fail(format!("Element [{id}] is disabled or read-only.")));
+        }
+        let secret = focus["password"] == true;
+        let before = self.activity(tab);
+        if text.is_empty() {
+            if clear {
+                self.press(tab, &KeyPress::parse("Delete").expect("a known key")).await?;
+            }
+        } else {
+            self.sessions.send(tab, "Input.insertText", json!({"text": text})).await?;
+        }
+        self.settle(tab, &before).await;
+        let now = self.agent(tab, &format!("alphascout.value({id})")).await?;
+        let Some(value) = now.get("value").and_then(Value::as_str) else {
+            return Ok(ActionOutcome::fail(format!(
+                "Typed, but element [{id}] disappeared meanwhile (the page re-rendered)."
+            ))
+            .changed(true));
+        };
+        let landed = value.contains(text) || squash(value).contains(&squash(text));
+        Ok(match (landed, secret) {
+            (true, true) => ActionOutcome::ok(format!("Typed the password into [{id}]")),
+            (true, false) => {
+                ActionOutcome::ok(format!("Typed into [{id}]; it now reads {value:?}"))
+            }
+            (false, true) => {
+                ActionOutcome::fail(format!("The password field [{id}] did not take it."))
+            }
+            (false, false) => ActionOutcome::fail(format!(
+                "Typed into [{id}], but it reads {value:?}: the page reformatted or rejected the \
+                 text. Check the expected format."
+            )),
+        }
+        .changed(true))
+    }
+
+    async fn send_keys(&self, tab: TabId, keys: &str) -> Result<ActionOutcome, CdpError> {
+        let presses: Result<Vec<KeyPress>, String> =
+            keys.split_whitespace().map(KeyPress::parse).collect();
+        let presses = match presses {
+            Ok(presses) if !presses.is_empty() => presses,
+            Ok(_) => return Ok(ActionOutcome::fail("No keys given. Example: \"Enter\".")),
+            Err(unknown) => return Ok(ActionOutcome::fail(unknown)),
+        };
+        let before = self.activity(tab);
+        for press in &presses {
+            self.press(tab, press).await?;
+        }
+        let settled = self.settle(tab, &before).await;
+        Ok(self.describe_settled(tab, format!("Pressed {keys}"), settled, None).await)
+    }
+
+    async fn press(&self, tab: TabId, press: &KeyPress) -> Result<(), CdpError> {
+        let mut down = json!({"type": if press.text.is_some() { "keyDown" } else { "rawKeyDown" },
+            "key": press.key, "code": press.code, "windowsVirtualKeyCode": press.key_code,
+            "modifiers": press.modifiers});
+        if let Some(text) = &press.text {
+            down["text"] = text.as_str().into();
+            down["unmodifiedText"] = text.as_str().into();
+        }
+        self.sessions.send(tab, "Input.dispatchKeyEvent", down).await?;
+        let up = json!({"type": "keyUp", "key": press.key, "code": press.code,
+            "windowsVirtualKeyCode": press.key_code, "modifiers": press.modifiers});
+        self.sessions.send(tab, "Input.dispatchKeyEvent", up).await.map(drop)
+    }
+
+    async fn scroll(
+        &self,
+        tab: TabId,
+        id: Option<u32>,
+        screens: f64,
+    ) -> Result<ActionOutcome, CdpError> {
+        let target = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
+        let moved = self.agent(tab, &format!("alphascout.scroll({target}, {screens})")).await?;
+        if moved.get("gone").is_some() {
+            return Ok(ActionOutcome::fail(format!(
+                "Element [{}] is gone. Use the current ids.",
+                id.unwrap_or_default()
+            )));
+        }
+        let pixels = moved["moved"].as_f64().unwrap_or_default();
+        let what = id.map_or_else(|| "the page".to_owned(), |id| format!("[{id}]"));
+        if pixels == 0.0 {
+            let edge = if screens < 0.0 { "top" } else { "bottom" };
+            return Ok(ActionOutcome::ok(format!(
+                "{what} is already at the {edge}; nothing moved"
+            )));
+        }
+        // Content loaded by scrolling (infinite lists) is part of the effect.
+        let before = self.activity(tab);
+        self.settle(tab, &before).await;
+        let direction = if pixels < 0.0 { "up" } else { "down" };
+        let mut message = format!("Scrolled {what} {direction} by {:.0}px", pixels.abs());
+        if moved["atEnd"] == true && pixels > 0.0 {
+            message.push_str("; it is at the bottom now");
+        }
+        Ok(ActionOutcome::ok(message).changed(true))
+    }
+
+    async fn options(&self, tab: TabId, id: u32) -> Result<Value, CdpError> {
+        self.agent(tab, &format!("alphascout.options({id})")).await
+    }
+
+    async fn list_options(&self, tab: TabId, id: u32) -> Result<ActionOutcome, CdpError> {
+        let listed = self.options(tab, id).await?;
+        if listed.get("gone").is_some() {
+            return Ok(ActionOutcome::fail(format!(
+                "Element [{id}] is gone. Use the current ids."
+            )));
+        }
+        if let Some(what) = listed.get("none").and_then(Value::as_str) {
+            return Ok(ActionOutcome::fail(format!(
+                "Element [{id}] ({what}) has no options to list. Click it to open it, then read \
+                 the new page state."
+            )));
+        }
+        let options = listed["options"].as_array().cloned().unwrap_or_default();
+        let lines: Vec<String> = options
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let mut line = format!("{}. {}", i + 1, o["text"].as_str().unwrap_or_default());
+                if o["selected"] == true {
+                    line.push_str(" (selected)");
+                }
+                if o["disabled"] == true {
+                    line.push_str(" (disabled)");
+                }
+                line
+            })
+            .collect();
+        Ok(ActionOutcome::ok(format!(
+            "[{id}] has {} options; choose one with select_option:\n{}",
+            options.len(),
+            lines.join("\n")
+        )))
+    }
+
+    async fn select_option(
+        &self,
+        tab: TabId,
+        id: u32,
+        wanted: &str,
+    ) -> Result<ActionOutcome, CdpError> {
+        let listed = self.options(tab, id).await?;
+        if listed.get("gone").is_some() {
+            return Ok(ActionOutcome::fail(format!(
+                "Element [{id}] is gone. Use the current ids."
+            )));
+        }
+        if listed["native"] == true {
+            let call = format!("alphascout.selectNative({id}, {})", Value::from(wanted));
+            let chosen = self.agent(tab, &call).await?;
+            return Ok(if let Some(all) = chosen.get("missing") {
+                ActionOutcome::fail(format!("[{id}] has no option {wanted:?}. Its options: {all}"))
+            } else if let Some(option) = chosen.get("disabled") {
+                ActionOutcome::fail(format!("Option {option} of [{id}] is disabled."))
+            } else if chosen["ok"] == true {
+                let before = self.activity(tab);
+                self.settle(tab, &before).await;
+                ActionOutcome::ok(format!("Selected {} in [{id}]", chosen["selected"]))
+                    .changed(true)
+            } else {
+                ActionOutcome::fail(format!("The page refused option {wanted:?} in [{id}]."))
+            });
+        }
+        if listed.get("none").is_some() {
+            return Ok(ActionOutcome::fail(format!(
+                "Element [{id}] is neither a <select> nor a combobox with a listbox. Click it and \
+                 pick from the page state instead."
+            )));
+        }
+        // An ARIA widget: open it like a person, then click the option.
+        let mut option = find_option(&listed, wanted);
+        if option.as_ref().is_some_and(|o| o["visible"] != true) {
+            let opened = self.click(tab, id).await?;
+            if !opened.ok {
+                return Ok(opened);
+            }
+            option = find_option(&self.options(tab, id).await?, wanted);
+        }
+        let Some(option) = option else {
+            let texts: Vec<&str> = listed["options"]
+                .as_array()
+                .map(|all| all.iter().filter_map(|o| o["text"].as_str()).collect())
+                .unwrap_or_default();
+            return Ok(ActionOutcome::fail(format!(
+                "[{id}] has no option {wanted:?}. Its options: {}",
+                texts.join(", ")
+            )));
+        };
+        let Some(option_id) = option["id"].as_u64() else {
+            return Ok(ActionOutcome::fail("That option cannot be targeted."));
+        };
+        let clicked = self.click(tab, option_id as u32).await?;
+        if !clicked.ok {
+            return Ok(clicked);
+        }
+        // Checked: the option is marked selected, or the widget now shows its text.
+        let text = option["text"].as_str().unwrap_or(wanted).to_owned();
+        let after = self.options(tab, id).await?;
+        let marked = find_option(&after, &text).is_some_and(|o| o["selected"] == true);
+        let shown =
+            self.agent(tab, &format!("alphascout.element({id})?.textContent ?? ''")).await?;
+        let shows = shown.as_str().is_some_and(|s| s.to_lowercase().contains(&text.to_lowercase()));
+        Ok(if marked || shows {
+            ActionOutcome::ok(format!("Selected {text:?} in [{id}]")).changed(true)
+        } else {
+            ActionOutcome::fail(format!(
+                "Clicked option {text:?}, but [{id}] does not show it as selected. Read the page \
+                 state and check the widget."
+            ))
+            .changed(true)
+        })
+    }
+}
+
+fn find_option(listed: &Value, wanted: &str) -> Option<Value> {
+    let options = listed["options"].as_array()?;
+    let want = wanted.trim().to_lowercase();
+    let text = |o: &Value| o["text"].as_str().unwrap_or_default().trim().to_lowercase();
+    options
+        .iter()
+        .find(|o| text(o) == want || o["value"].as_str() == Some(wanted))
+        .or_else(|| options.iter().find(|o| text(o).contains(&want)))
+        .cloned()
+}
+
+fn squash(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Percent-encodes a query string component.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(byte as char)
+            }
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
+/// One key press with its modifiers, as `Input.dispatchKeyEvent` wants it.
+#[derive(Debug, Clone, PartialEq)]
+struct KeyPress {
+    key: String,
+    code: String,
+    key_code: u32,
+    modifiers: u32,
+    text: Option<String>,
+}
+
+impl KeyPress {
+    /// Parses `Enter`, `a`, `Control+A`, `Shift+Tab`, `Meta+ArrowLeft`…
+    fn parse(combo: &str) -> Result<KeyPress, String> {
+        let mut parts: Vec<&str> = combo.split('+').collect();
+        let key = parts.pop().filter(|k| !k.is_empty()).ok_or("empty key")?;
+        let mut modifiers = 0;
+        for modifier in parts {
+            modifiers |= match modifier.to_ascii_lowercase().as_str() {
+                "alt" | "option" => 1,
+                "control" | "ctrl" => 2,
+                "meta" | "cmd" | "command" => 4,
+                "shift" => 8,
+                other => return Err(format!("Unknown modifier {other:?} in {combo:?}.")),
+            };
+        }
+        let named = [
+            ("Enter", "Enter", 13, Some("\r")),
+            ("Tab", "Tab", 9, None),
+            ("Escape", "Escape", 27, None),
+            ("Backspace", "Backspace", 8, None),
+            ("Delete", "Delete", 46, None),
+            ("Space", "Space", 32, Some(" ")),
+            ("ArrowUp", "ArrowUp", 38, None),
+            ("ArrowDown", "ArrowDown", 40, None),
+            ("ArrowLeft", "ArrowLeft", 37, None),
+            ("ArrowRight", "ArrowRight", 39, None),
+            ("PageUp", "PageUp", 33, None),
+            ("PageDown", "PageDown", 34, None),
+            ("Home", "Home", 36, None),
+            ("End", "End", 35, None),
+        ];
+        let lookup = key.to_ascii_lowercase();
+        let lookup = match lookup.as_str() {
+            "esc" => "escape",
+            "return" => "enter",
+            "del" => "delete",
+            other => other,
+        };
+        if let Some((name, code, key_code, text)) =
+            named.iter().find(|(name, ..)| name.to_ascii_lowercase() == lookup)
+        {
+            let key = if *name == "Space" { " " } else { name };
+            let text = text.filter(|_| modifiers & 0b0110 == 0).map(str::to_owned);
+            return Ok(KeyPress {
+                key: key.into(),
+                code: (*code).into(),
+                key_code: *key_code,
+                modifiers,
+                text,
+            });
+        }
+        let mut chars = key.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) if c.is_ascii_alphanumeric() => {
+                let upper = c.to_ascii_uppercase();
+                let code =
+                    if c.is_ascii_digit() { format!("Digit{c}") } else { format!("Key{upper}") };
+                // With Control or Meta it is a shortcut, not text.
+                let text = (modifiers & 0b0110 == 0)
+                    .then(|| if modifiers & 8 != 0 { upper.to_string() } else { c.to_string() });
+                Ok(KeyPress { key: c.to_string(), code, key_code: upper as u32, modifiers, text })
+            }
+            _ => Err(format!(
+                "Unknown key {key:?}. Use names like Enter, Tab, Escape, ArrowDown, PageDown, \
+                 or a letter, with modifiers like Control+A."
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cdp::fake::FakeCdp;
+    use futures::executor::block_on;
+    use std::cell::Cell;
+
+    struct Ticks(Cell<f64>);
+    impl Clock for Ticks {
+        fn now_ms(&self) -> f64 {
+            self.0.get()
+        }
+        async fn sleep(&self, ms: f64) {
+            self.0.set(self.0.get() + ms);
+        }
+    }
+
+    struct NoTabs;
+    impl Tabs for NoTabs {
+        async fn list(&self) -> Result<Vec<TabInfo>, String> {
+            Ok(vec![])
+        }
+        async fn open(&self, _: &str) -> Result<TabId, String> {
+            Err("no".into())
+        }
+        async fn activate(&self, _: TabId) -> Result<(), String> {
+            Err("no".into())
+        }
+        async fn close(&self, _: TabId) -> Result<(), String> {
+            Err("no".into())
+        }
+    }
+
+    /// Performs `action` on a page whose agent answers `answers` in order (after injection).
+    fn perform(action: Action, answers: Vec<Value>) -> (ActionOutcome, Vec<String>) {
+        let mut fake = FakeCdp::page().answer("Runtime.evaluate", Ok(json!({"result": {}})));
+        for answer in answers {
+            fake = fake.answer("Runtime.evaluate", Ok(json!({"result": {"value": answer}})));
+        }
+        let sessions = Sessions::new(&fake);
+        let clock = Ticks(Cell::new(0.0));
+        let hands = Hands {
+            sessions: &sessions,
+            clock: &clock,
+            tabs: &NoTabs,
+            search_url: "https://search.example/?q=",
+            limits: WaitLimits::default(),
+        };
+        let outcome = block_on(hands.perform(1, &action));
+        let calls = fake.calls.borrow().clone();
+        (outcome, calls)
+    }
+
+    #[test]
+    fn actions_are_a_tagged_union() {
+        let click: Action = serde_json::from_value(json!({"action": "click", "id": 4})).unwrap();
+        assert_eq!(click, Action::Click { id: 4 });
+        let typed: Action =
+            serde_json::from_value(json!({"action": "type", "id": 2, "text": "x"})).unwrap();
+        assert_eq!(typed, Action::Type { id: 2, text: "x".into(), clear: true });
+        assert!(serde_json::from_value::<Action>(json!({"action": "fly"})).is_err());
+    }
+
+    #[test]
+    fn a_gone_element_is_reported_not_clicked() {
+        let (outcome, calls) = perform(Action::Click { id: 9 }, vec![json!({"gone": true})]);
+        assert!(!outcome.ok);
+        assert!(outcome.message.contains("[9] is gone"), "{}", outcome.message);
+        assert!(!calls.iter().any(|c| c.starts_with("Input.")), "no click was sent: {calls:?}");
+    }
+
+    #[test]
+    fn a_covered_element_names_what_covers_it() {
+        let cover = json!({"covered": "<div> \"We use cookies\""});
+        let (outcome, _) = perform(Action::Click { id: 3 }, vec![cover]);
+        assert!(
+            outcome.message.contains("covered by <div> \"We use cookies\""),
+            "{}",
+            outcome.message
+        );
+    }
+
+    #[test]
+    fn a_click_sends_real_mouse_events_and_reports_a_quiet_page() {
+        let answers = vec![
+            json!({"x": 10, "y": 20, "mutations": 5}),
+            json!({"waitedMs": 40, "quiet": true, "mutations": 5}),
+        ];
+        let (outcome, calls) = perform(Action::Click { id: 3 }, answers);
+        assert!(outcome.ok);
+        assert_eq!(outcome.message, "Clicked [3]; nothing on the page changed");
+        assert!(!outcome.page_changed);
+        assert_eq!(calls.iter().filter(|c| c.starts_with("Input.dispatchMouseEvent")).count(), 3);
+    }
+
+    #[test]
+    fn a_click_that_changes_the_dom_ends_the_sequence() {
+        let answers = vec![
+            json!({"x": 10, "y": 20, "mutations": 5}),
+            json!({"waitedMs": 80, "quiet": true, "mutations": 9}),
+        ];
+        let (outcome, _) = perform(Action::Click { id: 3 }, answers);
+        assert!(outcome.ok && outcome.page_changed);
+    }
+
+    #[test]
+    fn a_missing_native_option_lists_the_real_ones() {
+        let answers =
+            vec![json!({"native": true, "options": []}), json!({"missing": ["Small", "Medium"]})];
+        let (outcome, _) = perform(Action::SelectOption { id: 1, option: "XL".into() }, answers);
+        assert!(!outcome.ok);
+        assert!(outcome.message.contains("Small") && outcome.message.contains("XL"));
+    }
+
+    #[test]
+    fn web_search_encodes_the_query_and_bad_urls_are_refused() {
+        assert_eq!(percent_encode("rust & wasm?"), "rust+%26+wasm%3F");
+        let (outcome, calls) =
+            perform(Action::GoToUrl { url: "javascript:alert(1)".into() }, vec![]);
+        assert!(!outcome.ok && outcome.message.contains("not a web address"));
+        assert!(!calls.iter().any(|c| c.starts_with("Page.navigate")));
+    }
+
+    #[test]
+    fn key_combos_parse_into_cdp_key_events() {
+        let enter = KeyPress::parse("Enter").unwrap();
+        assert_eq!((enter.key_code, enter.text.as_deref()), (13, Some("\r")));
+        let select_all = KeyPress::parse("Control+a").unwrap();
+        assert_eq!((select_all.modifiers, select_all.code.as_str()), (2, "KeyA"));
+        assert_eq!(select_all.text, None, "a shortcut types nothing");
+        assert!(KeyPress::parse("Hyper+x").is_err());
+        assert!(KeyPress::parse("F13").unwrap_err().contains("Unknown key"));
+    }
+
+    #[test]
+    fn waiting_is_bounded() {
+        let (outcome, _) = perform(Action::Wait { seconds: 60.0 }, vec![]);
+        assert_eq!(outcome.message, "Waited 10.0 s");
+    }
+}

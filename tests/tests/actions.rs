@@ -1,0 +1,221 @@
+//! Agent actions in real Chromium, each through `debug.act`: the same `Hands::perform` the
+//! Navigator uses, with ids taken from the page state the model would have read.
+
+use e2e::browser::{Browser, Tab};
+use e2e::fixtures::FixtureSites;
+use serde_json::{Value, json};
+
+/// The id of the listed element whose text is `text`, in the tab's current page state.
+fn id_of(browser: &mut Browser, tab: &Tab, text: &str) -> u64 {
+    let state = browser.page_state(tab);
+    state["elements"]
+        .as_array()
+        .and_then(|all| all.iter().find(|e| e["text"] == text))
+        .and_then(|e| e["id"].as_u64())
+        .unwrap_or_else(|| {
+            panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
+        })
+}
+
+fn message(outcome: &Value) -> &str {
+    outcome["message"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn clicking_a_link_navigates_and_says_where_it_went() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+
+    let kettle = id_of(&mut browser, &shop, "Steel kettle");
+    let outcome = browser.act(&shop, json!({"action": "click", "id": kettle}));
+
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(outcome["page_changed"], true);
+    assert!(message(&outcome).contains("navigated to") && message(&outcome).contains("sku=kettle"));
+    assert_eq!(shop.page.eval("document.title"), "Fixture Shop — Steel kettle");
+
+    let back = browser.act(&shop, json!({"action": "back"}));
+    assert_eq!(back["ok"], true, "{back}");
+    assert_eq!(shop.page.eval("document.title"), "Fixture Shop — Home");
+}
+
+#[test]
+fn a_click_lands_on_the_element_and_its_effect_is_seen() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let product = browser.open_tab(&sites.url("/shop/product.html?sku=grinder"));
+
+    let add = id_of(&mut browser, &product, "Add to cart");
+    let outcome = browser.act(&product, json!({"action": "click", "id": add}));
+
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(outcome["page_changed"], true, "the cart line changed");
+    assert_eq!(product.page.eval("document.getElementById('cart').textContent"), "Cart: 1 item");
+}
+
+#[test]
+fn an_id_from_before_a_rerender_reports_gone_instead_of_hitting_another_element() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let spa = browser.open_tab(&sites.url("/controls/spa.html"));
+    let alpha = id_of(&mut browser, &spa, "Open Alpha");
+
+    spa.page.eval("shuffle()"); // the app re-renders between observing and acting
+    let outcome = browser.act(&spa, json!({"action": "click", "id": alpha}));
+
+    assert_eq!(outcome["ok"], false);
+    assert!(message(&outcome).contains("is gone"), "{outcome}");
+    assert_eq!(spa.page.eval("document.getElementById('log').textContent"), "nothing yet");
+
+    let fresh = id_of(&mut browser, &spa, "Open Alpha");
+    assert_ne!(fresh, alpha, "a new element gets a new id");
+    browser.act(&spa, json!({"action": "click", "id": fresh}));
+    assert_eq!(spa.page.eval("document.getElementById('log').textContent"), "opened Alpha");
+}
+
+#[test]
+fn typing_replaces_the_value_and_checks_it_landed() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    shop.page.eval("document.querySelector('input[name=q]').value = 'old text'");
+
+    let search = id_of(&mut browser, &shop, "Search products");
+    let outcome = browser.act(&shop, json!({"action": "type", "id": search, "text": "kettle"}));
+
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert!(message(&outcome).contains("\"kettle\""), "{outcome}");
+    assert_eq!(shop.page.eval("document.querySelector('input[name=q]').value"), "kettle");
+}
+
+#[test]
+fn typing_works_in_contenteditable_and_in_shadow_dom() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let widgets = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let editor = browser.page_state(&widgets)["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["editable"] == true)
+        .map(|e| e["id"].clone())
+        .expect("the editor is listed");
+    let outcome =
+        browser.act(&widgets, json!({"action": "type", "id": editor, "text": "Hello editor"}));
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(widgets.page.eval("document.querySelector('.editor').textContent"), "Hello editor");
+
+    let shadow = browser.open_tab(&sites.url("/controls/shadow.html"));
+    let nickname = id_of(&mut browser, &shadow, "");
+    let outcome = browser.act(&shadow, json!({"action": "type", "id": nickname, "text": "ada"}));
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    let typed = "document.querySelector('user-card').shadowRoot.querySelector('input').value";
+    assert_eq!(shadow.page.eval(typed), "ada");
+}
+
+#[test]
+fn native_selects_and_aria_dropdowns_are_chosen_and_verified() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let widgets = browser.open_tab(&sites.url("/controls/widgets.html"));
+
+    let size = id_of(&mut browser, &widgets, "Size");
+    let listed = browser.act(&widgets, json!({"action": "list_options", "id": size}));
+    assert!(message(&listed).contains("2. Medium (selected)"), "{listed}");
+    let chosen =
+        browser.act(&widgets, json!({"action": "select_option", "id": size, "option": "Large"}));
+    assert_eq!(chosen["ok"], true, "{chosen}");
+    assert_eq!(widgets.page.eval("document.getElementById('size').value"), "Large");
+
+    let colour = id_of(&mut browser, &widgets, "Colour: choose");
+    let listed = browser.act(&widgets, json!({"action": "list_options", "id": colour}));
+    assert!(
+        message(&listed).contains("3 options") && message(&listed).contains("Green"),
+        "{listed}"
+    );
+    let chosen =
+        browser.act(&widgets, json!({"action": "select_option", "id": colour, "option": "green"}));
+    assert_eq!(chosen["ok"], true, "{chosen}");
+    assert_eq!(widgets.page.eval("document.getElementById('colour-value').textContent"), "Green");
+
+    let missing =
+        browser.act(&widgets, json!({"action": "select_option", "id": size, "option": "XXL"}));
+    assert_eq!(missing["ok"], false);
+    assert!(message(&missing).contains("Small"), "the real options are named: {missing}");
+}
+
+#[test]
+fn a_click_on_a_covered_element_names_the_cover() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/controls/modal.html"));
+    page.page.eval("document.querySelector('.overlay').style.display = 'none'");
+    let behind = id_of(&mut browser, &page, "Behind the modal 1");
+    page.page.eval("document.querySelector('.overlay').style.display = 'flex'");
+
+    let outcome = browser.act(&page, json!({"action": "click", "id": behind}));
+    assert_eq!(outcome["ok"], false);
+    assert!(message(&outcome).contains("covered by"), "{outcome}");
+
+    let accept = id_of(&mut browser, &page, "Accept cookies");
+    assert_eq!(browser.act(&page, json!({"action": "click", "id": accept}))["ok"], true);
+    let outcome = browser.act(&page, json!({"action": "click", "id": behind}));
+    assert_eq!(outcome["ok"], true, "{outcome}");
+}
+
+#[test]
+fn a_link_that_opens_a_new_tab_says_so_and_the_agent_can_switch_to_it() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+
+    let help = id_of(&mut browser, &shop, "Help (opens a new tab)");
+    let outcome = browser.act(&shop, json!({"action": "click", "id": help}));
+
+    assert!(message(&outcome).contains("opened a new tab"), "{outcome}");
+    let new_tab: i64 = message(&outcome)
+        .split("new tab ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|id| id.parse().ok())
+        .expect("the new tab's id");
+    let switched = browser.act(&shop, json!({"action": "switch_tab", "tab_id": new_tab}));
+    assert_eq!(switched["ok"], true, "{switched}");
+    assert_eq!(switched["tab"], new_tab);
+}
+
+#[test]
+fn scrolling_an_infinite_feed_loads_more_over_the_network() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let feed = browser.open_tab(&sites.url("/controls/infinite.html"));
+    feed.page.wait_for("document.querySelectorAll('.post').length >= 5", "the first page");
+
+    for _ in 0..3 {
+        let outcome = browser.act(&feed, json!({"action": "scroll", "screens": 3}));
+        assert_eq!(outcome["ok"], true, "{outcome}");
+    }
+
+    let posts = feed.page.eval("document.querySelectorAll('.post').length").as_u64().unwrap();
+    assert!(posts >= 10, "scrolling loaded more posts: {posts}");
+    let state = browser.page_state(&feed);
+    assert!(!state["text"].as_str().unwrap().contains("Post 1\n"), "the top scrolled away");
+}
+
+#[test]
+fn a_button_in_a_same_origin_frame_is_clicked_where_it_is() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/controls/frames.html"));
+    page.page.wait_for(
+        "document.querySelector('iframe').contentDocument.getElementById('in-frame').textContent",
+        "the frame's button",
+    );
+
+    let framed = id_of(&mut browser, &page, "Same-origin button");
+    let outcome = browser.act(&page, json!({"action": "click", "id": framed}));
+
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(page.page.eval("document.querySelector('iframe').contentDocument.title"), "clicked");
+}
