@@ -518,8 +518,20 @@
     return { text: text.slice(0, maxChars), truncated: size >= maxChars };
   }
 
+  /** Where the content box of <iframe> `id` starts, in top-viewport pixels. */
+  function frameOrigin(id) {
+    const frame = element(id);
+    if (!frame) return { gone: true };
+    const r = frame.getBoundingClientRect();
+    const [ox, oy] = frameOffset(frame);
+    return { x: r.left + frame.clientLeft + ox, y: r.top + frame.clientTop + oy };
+  }
+
   globalThis.alphascout = Object.freeze({
-    version: 3,
+    version: 4,
+    /** The id of an element the engine holds a remote reference to (an <iframe>). */
+    idFor: assignId,
+    frameOrigin,
     /** Basic facts about the document. */
     describe() {
       return { title: document.title, url: location.href, readyState: document.readyState };

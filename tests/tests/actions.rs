@@ -219,3 +219,37 @@ fn a_button_in_a_same_origin_frame_is_clicked_where_it_is() {
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(page.page.eval("document.querySelector('iframe').contentDocument.title"), "clicked");
 }
+
+#[test]
+fn a_button_in_a_cross_site_frame_is_clicked_through_the_top_page() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/controls/frames.html"));
+    let mut framed = None;
+    for _ in 0..50 {
+        let state = browser.page_state(&page);
+        framed = state["elements"]
+            .as_array()
+            .and_then(|all| all.iter().find(|e| e["text"] == "Cross-origin button"))
+            .and_then(|e| e["id"].as_u64());
+        if framed.is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let framed = framed.expect("the cross-site button is listed");
+
+    let outcome = browser.act(&page, json!({"action": "click", "id": framed}));
+
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    // The frame is cross-site, so only CDP can see its title: attach to it directly.
+    let frame = browser.call("Target.getTargets", json!({})).unwrap()["targetInfos"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["type"] == "iframe" && t["url"].as_str().unwrap_or("").contains("Cross-origin"))
+        .map(|t| t["targetId"].as_str().unwrap().to_owned())
+        .expect("the cross-site frame's target");
+    let frame = browser.attach(&frame);
+    frame.wait_for("document.title === 'clicked'", "the framed button's click handler");
+}

@@ -125,3 +125,31 @@ fn a_long_page_says_what_lies_below_the_viewport() {
     let view = text(&state).lines().nth(2).unwrap_or_default();
     assert!(view.contains(" below (~"), "{view}");
 }
+
+#[test]
+fn cross_site_frames_are_listed_through_their_own_session() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/frames.html"));
+
+    // The cross-site frame loads in its own process; it is listed once it has content.
+    let mut state = browser.page_state(&tab);
+    for _ in 0..50 {
+        if lists(&state, "Cross-origin button") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        state = browser.page_state(&tab);
+    }
+
+    let framed = element(&state, "Cross-origin button");
+    let top = element(&state, "Top-level button");
+    assert!(framed["box"][1].as_f64().unwrap() > top["box"][1].as_f64().unwrap() + 100.0);
+    let ids: Vec<u64> =
+        state["elements"].as_array().unwrap().iter().map(|e| e["id"].as_u64().unwrap()).collect();
+    let mut unique = ids.clone();
+    unique.dedup();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "ids are unique across frames: {ids:?}");
+}

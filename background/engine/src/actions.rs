@@ -287,6 +287,32 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         page_agent::evaluate(self.sessions, tab, call).await
     }
 
+    /// Runs `call` in the page agent that gave out element `id`: the main frame's, or a
+    /// cross-site frame's. Ids that agent hands out in its answer belong to it too.
+    async fn agent_for(&self, tab: TabId, id: u32, call: &str) -> Result<Value, CdpError> {
+        let Some(session) = self.sessions.owner_of(tab, id) else {
+            return self.agent(tab, call).await;
+        };
+        let answer =
+            page_agent::evaluate_in_frame(self.sessions, tab, Some(&session), call).await?;
+        for option in answer["options"].as_array().into_iter().flatten() {
+            if let Some(option_id) = option["id"].as_u64() {
+                self.sessions.set_owner(tab, option_id as u32, &session);
+            }
+        }
+        Ok(answer)
+    }
+
+    /// Where a cross-site frame's content starts in the top viewport, for turning its
+    /// page agent's coordinates into the tab's.
+    async fn frame_origin(&self, tab: TabId, session: &str) -> Result<(f64, f64), CdpError> {
+        let children = self.sessions.children(tab);
+        let iframe = children.iter().find(|(s, _)| s == session).and_then(|(_, c)| c.iframe_id);
+        let Some(iframe) = iframe else { return Ok((0.0, 0.0)) };
+        let origin = self.agent(tab, &format!("alphascout.frameOrigin({iframe})")).await?;
+        Ok((origin["x"].as_f64().unwrap_or(0.0), origin["y"].as_f64().unwrap_or(0.0)))
+    }
+
     fn activity(&self, tab: TabId) -> Activity {
         self.sessions.activity(tab).unwrap_or_default()
     }
@@ -297,7 +323,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         tab: TabId,
         id: u32,
     ) -> Result<Result<(f64, f64, u64), ActionOutcome>, CdpError> {
-        let point = self.agent(tab, &format!("alphascout.point({id})")).await?;
+        let point = self.agent_for(tab, id, &format!("alphascout.point({id})")).await?;
         if point.get("gone").is_some() {
             return Ok(Err(ActionOutcome::fail(format!(
                 "Element [{id}] is gone: the page changed since the state you saw. \
@@ -316,8 +342,12 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                  (a dialog, banner or overlay), then try again."
             ))));
         }
-        let x = point["x"].as_f64().unwrap_or_default();
-        let y = point["y"].as_f64().unwrap_or_default();
+        let (dx, dy) = match self.sessions.owner_of(tab, id) {
+            Some(session) => self.frame_origin(tab, &session).await?,
+            None => (0.0, 0.0),
+        };
+        let x = point["x"].as_f64().unwrap_or_default() + dx;
+        let y = point["y"].as_f64().unwrap_or_default() + dy;
         Ok(Ok((x, y, point["mutations"].as_u64().unwrap_or_default())))
     }
 
@@ -491,7 +521,8 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         if let Err(outcome) = self.point(tab, id).await? {
             return Ok(outcome);
         }
-        let focus = self.agent(tab, &format!("alphascout.focusForTyping({id}, {clear})")).await?;
+        let focus =
+            self.agent_for(tab, id, &format!("alphascout.focusForTyping({id}, {clear})")).await?;
         if focus.get("gone").is_some() {
             return Ok(ActionOutcome::fail(format!(
                 "Element [{id}] is gone. Use the current ids."
@@ -516,7 +547,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             self.sessions.send(tab, "Input.insertText", json!({"text": text})).await?;
         }
         self.settle(tab, &before).await;
-        let now = self.agent(tab, &format!("alphascout.value({id})")).await?;
+        let now = self.agent_for(tab, id, &format!("alphascout.value({id})")).await?;
         let Some(value) = now.get("value").and_then(Value::as_str) else {
             return Ok(ActionOutcome::fail(format!(
                 "Typed, but element [{id}] disappeared meanwhile (the page re-rendered)."
@@ -577,7 +608,11 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         screens: f64,
     ) -> Result<ActionOutcome, CdpError> {
         let target = id.map_or_else(|| "null".to_owned(), |id| id.to_string());
-        let moved = self.agent(tab, &format!("alphascout.scroll({target}, {screens})")).await?;
+        let call = format!("alphascout.scroll({target}, {screens})");
+        let moved = match id {
+            Some(id) => self.agent_for(tab, id, &call).await?,
+            None => self.agent(tab, &call).await?,
+        };
         if moved.get("gone").is_some() {
             return Ok(ActionOutcome::fail(format!(
                 "Element [{}] is gone. Use the current ids.",
@@ -604,7 +639,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     }
 
     async fn options(&self, tab: TabId, id: u32) -> Result<Value, CdpError> {
-        self.agent(tab, &format!("alphascout.options({id})")).await
+        self.agent_for(tab, id, &format!("alphascout.options({id})")).await
     }
 
     async fn list_options(&self, tab: TabId, id: u32) -> Result<ActionOutcome, CdpError> {
@@ -656,7 +691,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         }
         if listed["native"] == true {
             let call = format!("alphascout.selectNative({id}, {})", Value::from(wanted));
-            let chosen = self.agent(tab, &call).await?;
+            let chosen = self.agent_for(tab, id, &call).await?;
             return Ok(if let Some(all) = chosen.get("missing") {
                 ActionOutcome::fail(format!("[{id}] has no option {wanted:?}. Its options: {all}"))
             } else if let Some(option) = chosen.get("disabled") {
@@ -706,8 +741,8 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         let text = option["text"].as_str().unwrap_or(wanted).to_owned();
         let after = self.options(tab, id).await?;
         let marked = find_option(&after, &text).is_some_and(|o| o["selected"] == true);
-        let shown =
-            self.agent(tab, &format!("alphascout.element({id})?.textContent ?? ''")).await?;
+        let call = format!("alphascout.element({id})?.textContent ?? ''");
+        let shown = self.agent_for(tab, id, &call).await?;
         let shows = shown.as_str().is_some_and(|s| s.to_lowercase().contains(&text.to_lowercase()));
         Ok(if marked || shows {
             ActionOutcome::ok(format!("Selected {text:?} in [{id}]")).changed(true)

@@ -16,7 +16,15 @@ use serde_json::{Value, json};
 pub trait Cdp {
     async fn attach(&self, tab: TabId) -> Result<(), CdpError>;
     async fn detach(&self, tab: TabId) -> Result<(), CdpError>;
-    async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError>;
+    /// Sends `method` to `tab`, or to one of its child targets (an out-of-process iframe)
+    /// when `session` names the flattened session CDP gave it.
+    async fn send(
+        &self,
+        tab: TabId,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError>;
 }
 
 /// Why a CDP call failed, in terms the agent and the person can act on.
@@ -109,6 +117,22 @@ struct TabSession {
     /// The execution context of our isolated world in the current document, once injected.
     page_agent_context: Option<i64>,
     activity: Activity,
+    /// Out-of-process iframes, by the flattened session CDP attached them with.
+    children: HashMap<String, ChildFrame>,
+    /// Which child frame gave out each element id (ids of the main frame are absent).
+    owners: HashMap<u32, String>,
+}
+
+/// An out-of-process (cross-site) iframe of a tab.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ChildFrame {
+    /// The target id, which is also the frame id of the iframe's frame.
+    pub target_id: String,
+    pub url: String,
+    /// Our isolated world in the frame's document, once injected.
+    pub page_agent_context: Option<i64>,
+    /// The page-agent id of the `<iframe>` element that holds it, once matched.
+    pub iframe_id: Option<u32>,
 }
 
 /// What a tab is doing, as its CDP events tell: the basis of event-driven waits.
@@ -181,6 +205,8 @@ pub const WATCHED_EVENTS: &[&str] = &[
     "Network.requestWillBeSent",
     "Network.loadingFinished",
     "Network.loadingFailed",
+    "Target.attachedToTarget",
+    "Target.detachedFromTarget",
 ];
 
 /// The tabs the engine is attached to, so each is attached once and detached on request.
@@ -200,22 +226,37 @@ impl<C: Cdp> Sessions<C> {
 
     /// Sends `method` to `tab`, attaching first if needed.
     pub async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError> {
+        self.send_in(tab, None, method, params).await
+    }
+
+    /// Sends `method` to `tab`'s main frame, or to child frame `session`.
+    pub async fn send_in(
+        &self,
+        tab: TabId,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
         if !self.is_attached(tab) {
             self.attach(tab).await?;
         }
-        self.cdp.send(tab, method, params).await
+        self.cdp.send(tab, session, method, params).await
     }
 
-    /// Attaches and turns on the events that waits are driven by.
+    /// Attaches and turns on the events that waits are driven by, and the child sessions
+    /// through which cross-site iframes are reached.
     async fn attach(&self, tab: TabId) -> Result<(), CdpError> {
         self.cdp.attach(tab).await?;
         self.tabs.borrow_mut().insert(tab, TabSession::default());
         let setup = async {
-            self.cdp.send(tab, "Page.enable", json!({})).await?;
+            self.cdp.send(tab, None, "Page.enable", json!({})).await?;
             // No buffers: we count requests, we never read bodies.
             let network = json!({"maxTotalBufferSize": 0, "maxResourceBufferSize": 0});
-            self.cdp.send(tab, "Network.enable", network).await?;
-            self.cdp.send(tab, "Page.getFrameTree", json!({})).await
+            self.cdp.send(tab, None, "Network.enable", network).await?;
+            let children =
+                json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true});
+            self.cdp.send(tab, None, "Target.setAutoAttach", children).await?;
+            self.cdp.send(tab, None, "Page.getFrameTree", json!({})).await
         };
         match setup.await {
             Ok(tree) => {
@@ -235,11 +276,71 @@ impl<C: Cdp> Sessions<C> {
 
     /// A CDP event from `tab` (the shell forwards those in [`WATCHED_EVENTS`]).
     pub fn on_event(&self, tab: TabId, method: &str, params: &Value, now_ms: f64) {
-        if let Some(session) = self.tabs.borrow_mut().get_mut(&tab)
-            && session.activity.apply(method, params, now_ms)
+        let mut tabs = self.tabs.borrow_mut();
+        let Some(session) = tabs.get_mut(&tab) else { return };
+        match method {
+            "Target.attachedToTarget"
+                if params.pointer("/targetInfo/type") == Some(&"iframe".into()) =>
+            {
+                let text = |pointer: &str| {
+                    params.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_owned()
+                };
+                let child = ChildFrame {
+                    target_id: text("/targetInfo/targetId"),
+                    url: text("/targetInfo/url"),
+                    ..Default::default()
+                };
+                session.children.insert(text("/sessionId"), child);
+            }
+            "Target.detachedFromTarget" => {
+                if let Some(gone) = params.get("sessionId").and_then(Value::as_str) {
+                    session.children.remove(gone);
+                    session.owners.retain(|_, owner| owner != gone);
+                }
+            }
+            _ => {
+                if session.activity.apply(method, params, now_ms) {
+                    // A new document: our isolated world went with the old one, and so did
+                    // the frames it held.
+                    session.page_agent_context = None;
+                    session.owners.clear();
+                }
+            }
+        }
+    }
+
+    /// The tab's out-of-process iframes, by session.
+    pub fn children(&self, tab: TabId) -> Vec<(String, ChildFrame)> {
+        let tabs = self.tabs.borrow();
+        let mut children: Vec<(String, ChildFrame)> = tabs
+            .get(&tab)
+            .map(|s| s.children.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        children.sort_by(|a, b| a.0.cmp(&b.0));
+        children
+    }
+
+    pub(crate) fn update_child(
+        &self,
+        tab: TabId,
+        session: &str,
+        update: impl FnOnce(&mut ChildFrame),
+    ) {
+        if let Some(child) =
+            self.tabs.borrow_mut().get_mut(&tab).and_then(|t| t.children.get_mut(session))
         {
-            // A new document: our isolated world went with the old one.
-            session.page_agent_context = None;
+            update(child);
+        }
+    }
+
+    /// The child session that gave out element `id`, or `None` for the main frame.
+    pub fn owner_of(&self, tab: TabId, id: u32) -> Option<String> {
+        self.tabs.borrow().get(&tab).and_then(|t| t.owners.get(&id).cloned())
+    }
+
+    pub(crate) fn set_owner(&self, tab: TabId, id: u32, session: &str) {
+        if let Some(t) = self.tabs.borrow_mut().get_mut(&tab) {
+            t.owners.insert(id, session.to_owned());
         }
     }
 
@@ -261,13 +362,28 @@ impl<C: Cdp> Sessions<C> {
         self.tabs.borrow_mut().remove(&tab);
     }
 
-    pub(crate) fn page_agent_context(&self, tab: TabId) -> Option<i64> {
-        self.tabs.borrow().get(&tab).and_then(|t| t.page_agent_context)
+    pub(crate) fn page_agent_context(&self, tab: TabId, session: Option<&str>) -> Option<i64> {
+        let tabs = self.tabs.borrow();
+        let tab = tabs.get(&tab)?;
+        match session {
+            None => tab.page_agent_context,
+            Some(session) => tab.children.get(session)?.page_agent_context,
+        }
     }
 
-    pub(crate) fn set_page_agent_context(&self, tab: TabId, context: Option<i64>) {
-        if let Some(session) = self.tabs.borrow_mut().get_mut(&tab) {
-            session.page_agent_context = context;
+    pub(crate) fn set_page_agent_context(
+        &self,
+        tab: TabId,
+        session: Option<&str>,
+        context: Option<i64>,
+    ) {
+        match session {
+            None => {
+                if let Some(t) = self.tabs.borrow_mut().get_mut(&tab) {
+                    t.page_agent_context = context;
+                }
+            }
+            Some(session) => self.update_child(tab, session, |c| c.page_agent_context = context),
         }
     }
 }
@@ -311,8 +427,18 @@ pub(crate) mod fake {
             self.calls.borrow_mut().push(format!("detach {tab}"));
             Ok(())
         }
-        async fn send(&self, tab: TabId, method: &str, _: Value) -> Result<Value, CdpError> {
-            self.calls.borrow_mut().push(format!("{method} {tab}"));
+        async fn send(
+            &self,
+            tab: TabId,
+            session: Option<&str>,
+            method: &str,
+            _: Value,
+        ) -> Result<Value, CdpError> {
+            let call = match session {
+                Some(session) => format!("{method} {tab}/{session}"),
+                None => format!("{method} {tab}"),
+            };
+            self.calls.borrow_mut().push(call);
             let mut answers = self.answers.borrow_mut();
             let queue = answers.entry(method.to_owned()).or_default();
             let answer = if queue.len() > 1 { queue.pop_front() } else { queue.front().cloned() };
@@ -354,11 +480,17 @@ mod tests {
         block_on(sessions.release(1)).unwrap();
         block_on(sessions.release(1)).unwrap();
         let calls = fake.calls.borrow();
-        let attach = ["attach 1", "Page.enable 1", "Network.enable 1", "Page.getFrameTree 1"];
-        assert_eq!(calls[..4], attach);
-        assert_eq!(calls[4..6], ["Runtime.evaluate 1", "Runtime.evaluate 1"]);
-        assert_eq!(calls[6..10], attach);
-        assert_eq!(calls[10..], ["Page.enable 1", "detach 1"]);
+        let attach = [
+            "attach 1",
+            "Page.enable 1",
+            "Network.enable 1",
+            "Target.setAutoAttach 1",
+            "Page.getFrameTree 1",
+        ];
+        assert_eq!(calls[..5], attach);
+        assert_eq!(calls[5..7], ["Runtime.evaluate 1", "Runtime.evaluate 1"]);
+        assert_eq!(calls[7..12], attach);
+        assert_eq!(calls[12..], ["Page.enable 1", "detach 1"]);
     }
 
     #[test]
@@ -375,14 +507,34 @@ mod tests {
         sessions.on_event(1, "Network.requestWillBeSent", &json!({"requestId": "r1"}), 4.0);
         let busy = sessions.activity(1).unwrap();
         assert!(busy.navigation_pending && busy.loading && busy.inflight.contains("r1"));
-        sessions.set_page_agent_context(1, Some(9));
+        sessions.set_page_agent_context(1, None, Some(9));
         sessions.on_event(1, "Page.frameNavigated", &json!({"frame": {"id": "F1"}}), 5.0);
-        assert_eq!(sessions.page_agent_context(1), None, "the world went with the document");
+        assert_eq!(sessions.page_agent_context(1, None), None, "the world went with the document");
         sessions.on_event(1, "Network.loadingFinished", &json!({"requestId": "r1"}), 6.0);
         sessions.on_event(1, "Page.frameStoppedLoading", &main, 7.0);
         let idle = sessions.activity(1).unwrap();
         assert!(!idle.navigation_pending && !idle.loading && idle.inflight.is_empty());
         assert_eq!((idle.navigation_requests, idle.documents), (1, 1));
+    }
+
+    #[test]
+    fn cross_site_frames_are_tracked_by_their_child_session() {
+        let fake = FakeCdp::page();
+        let sessions = Sessions::new(&fake);
+        block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
+        let attached = json!({"sessionId": "S2", "targetInfo": {"type": "iframe",
+            "targetId": "T2", "url": "http://localhost:9/frame.html"}});
+        sessions.on_event(1, "Target.attachedToTarget", &attached, 1.0);
+        let worker = json!({"sessionId": "S3", "targetInfo": {"type": "worker"}});
+        sessions.on_event(1, "Target.attachedToTarget", &worker, 1.0);
+        let children = sessions.children(1);
+        assert_eq!(children.len(), 1, "only iframes count");
+        assert_eq!((children[0].0.as_str(), children[0].1.target_id.as_str()), ("S2", "T2"));
+        sessions.set_owner(1, 40, "S2");
+        assert_eq!(sessions.owner_of(1, 40).as_deref(), Some("S2"));
+        sessions.on_event(1, "Target.detachedFromTarget", &json!({"sessionId": "S2"}), 2.0);
+        assert!(sessions.children(1).is_empty());
+        assert_eq!(sessions.owner_of(1, 40), None);
     }
 
     #[test]

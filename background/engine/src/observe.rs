@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::Clock;
 use crate::cdp::{Cdp, CdpError, Sessions};
 use crate::page_agent;
-use crate::page_state::{DomComparison, Snapshot};
+use crate::page_state::{DomComparison, FrameRef, Snapshot};
 
 /// How much the page agent looks at.
 #[derive(Debug, Clone, Copy)]
@@ -47,6 +47,42 @@ pub struct Observation {
     pub timings: ObserveTimings,
 }
 
+fn snapshot_call(
+    options: &ObserveOptions,
+    next_id: u32,
+    previous: &[u32],
+    frame: Option<&FrameRef>,
+) -> String {
+    let mut args = json!({"margin": options.margin_px, "maxText": options.max_text,
+                          "nextId": next_id, "previous": previous});
+    if let Some(frame) = frame {
+        args["origin"] = json!(frame.origin);
+        args["clip"] = json!(frame.clip);
+        args["frame"] = json!(frame.frame);
+    }
+    format!("alphascout.snapshot({args})")
+}
+
+fn parse(value: serde_json::Value) -> Result<Snapshot, CdpError> {
+    serde_json::from_value(value)
+        .map_err(|e| CdpError::Protocol { detail: format!("unreadable page state: {e}") })
+}
+
+/// The page-agent id of the `<iframe>` element that holds frame `frame_id`, found through
+/// the DOM domain and a reference into the page agent's world.
+async fn iframe_of<C: Cdp>(sessions: &Sessions<C>, tab: TabId, frame_id: &str) -> Option<u32> {
+    let owner = sessions.send(tab, "DOM.getFrameOwner", json!({"frameId": frame_id})).await.ok()?;
+    let node = owner.get("backendNodeId")?.clone();
+    let context = page_agent::context(sessions, tab).await.ok()?;
+    let resolve = json!({"backendNodeId": node, "executionContextId": context});
+    let object = sessions.send(tab, "DOM.resolveNode", resolve).await.ok()?;
+    let object_id = object.pointer("/object/objectId")?.clone();
+    let call = json!({"objectId": object_id, "returnByValue": true,
+        "functionDeclaration": "function () { return globalThis.alphascout.idFor(this); }"});
+    let id = sessions.send(tab, "Runtime.callFunctionOn", call).await.ok()?;
+    id.pointer("/result/value")?.as_u64().map(|id| id as u32)
+}
+
 /// Remembers each tab's last snapshot, so the next one can mark what is new, and so ids
 /// keep rising across documents in the same tab.
 #[derive(Default)]
@@ -67,14 +103,55 @@ impl Observer {
             Some(last) => (last.elements.iter().map(|e| e.id).collect(), last.next_id),
             None => (Vec::new(), 1),
         };
-        let call = format!(
-            "alphascout.snapshot({})",
-            json!({"margin": options.margin_px, "maxText": options.max_text,
-                   "nextId": next_id, "previous": previous_ids})
-        );
+        let previous_in = |session: Option<&str>| -> Vec<u32> {
+            let owned = |id: &u32| sessions.owner_of(tab, *id).as_deref() == session;
+            previous_ids.iter().copied().filter(owned).collect()
+        };
+        let call = snapshot_call(&options, next_id, &previous_in(None), None);
         let value = page_agent::evaluate(sessions, tab, &call).await?;
-        let snapshot: Snapshot = serde_json::from_value(value)
-            .map_err(|e| CdpError::Protocol { detail: format!("unreadable page state: {e}") })?;
+        let mut snapshot = parse(value)?;
+        // Cross-site frames live in other processes: each has its own page agent, reached
+        // through its child session, and continues the id sequence where the last ended.
+        for (session, child) in sessions.children(tab) {
+            if snapshot.frames.is_empty() {
+                break;
+            }
+            let known = child.iframe_id.filter(|id| snapshot.frames.iter().any(|f| f.id == *id));
+            let iframe = match known {
+                Some(id) => id,
+                None => match iframe_of(sessions, tab, &child.target_id).await {
+                    Some(id) => {
+                        sessions.update_child(tab, &session, |c| c.iframe_id = Some(id));
+                        id
+                    }
+                    None => continue,
+                },
+            };
+            let Some(frame) = snapshot.frames.iter().find(|f| f.id == iframe).cloned() else {
+                continue;
+            };
+            let call = snapshot_call(
+                &options,
+                snapshot.next_id,
+                &previous_in(Some(&session)),
+                Some(&frame),
+            );
+            // A frame still loading has no document to read yet; it shows up next step.
+            let Ok(value) =
+                page_agent::evaluate_in_frame(sessions, tab, Some(&session), &call).await
+            else {
+                continue;
+            };
+            let Ok(inner) = parse(value) else { continue };
+            for element in &inner.elements {
+                sessions.set_owner(tab, element.id, &session);
+            }
+            snapshot.next_id = snapshot.next_id.max(inner.next_id);
+            snapshot.covered += inner.covered;
+            snapshot.gone.extend(inner.gone);
+            snapshot.in_page_ms += inner.in_page_ms;
+            snapshot.elements.extend(inner.elements);
+        }
         let measured = clock.now_ms();
         let previous = self.last.borrow_mut().insert(tab, snapshot.clone());
         let text = snapshot.render(previous.as_ref());

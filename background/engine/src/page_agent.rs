@@ -22,45 +22,65 @@ pub async fn evaluate<C: Cdp>(
     tab: TabId,
     expression: &str,
 ) -> Result<Value, CdpError> {
-    let context = match sessions.page_agent_context(tab) {
+    evaluate_in_frame(sessions, tab, None, expression).await
+}
+
+/// [`evaluate`] in the tab's main frame (`session` = `None`) or in the out-of-process iframe
+/// behind child `session`, which has a page agent of its own.
+pub async fn evaluate_in_frame<C: Cdp>(
+    sessions: &Sessions<C>,
+    tab: TabId,
+    session: Option<&str>,
+    expression: &str,
+) -> Result<Value, CdpError> {
+    let context = match sessions.page_agent_context(tab, session) {
         Some(context) => context,
-        None => inject(sessions, tab).await?,
+        None => inject(sessions, tab, session).await?,
     };
-    match evaluate_in(sessions, tab, context, expression).await {
+    match evaluate_in(sessions, tab, session, context, expression).await {
         // The document changed since we injected: inject into the new one, once.
         Err(error) if error.is_stale_context() => {
-            let context = inject(sessions, tab).await?;
-            evaluate_in(sessions, tab, context, expression).await
+            let context = inject(sessions, tab, session).await?;
+            evaluate_in(sessions, tab, session, context, expression).await
         }
         other => other,
     }
 }
 
-async fn inject<C: Cdp>(sessions: &Sessions<C>, tab: TabId) -> Result<i64, CdpError> {
-    let tree = sessions.send(tab, "Page.getFrameTree", json!({})).await?;
+/// The execution context id of the page agent's world in the main frame, injecting if
+/// needed (for `DOM.resolveNode` into that world).
+pub async fn context<C: Cdp>(sessions: &Sessions<C>, tab: TabId) -> Result<i64, CdpError> {
+    match sessions.page_agent_context(tab, None) {
+        Some(context) => Ok(context),
+        None => inject(sessions, tab, None).await,
+    }
+}
+
+async fn inject<C: Cdp>(
+    sessions: &Sessions<C>,
+    tab: TabId,
+    session: Option<&str>,
+) -> Result<i64, CdpError> {
+    let tree = sessions.send_in(tab, session, "Page.getFrameTree", json!({})).await?;
     let frame_id = tree
         .pointer("/frameTree/frame/id")
         .and_then(Value::as_str)
         .ok_or_else(|| CdpError::Protocol { detail: "the tab has no main frame".into() })?;
-    let world = sessions
-        .send(
-            tab,
-            "Page.createIsolatedWorld",
-            json!({"frameId": frame_id, "worldName": WORLD_NAME}),
-        )
-        .await?;
+    let world = json!({"frameId": frame_id, "worldName": WORLD_NAME});
+    let world = sessions.send_in(tab, session, "Page.createIsolatedWorld", world).await?;
     let context = world
         .get("executionContextId")
         .and_then(Value::as_i64)
         .ok_or_else(|| CdpError::Protocol { detail: "no isolated world was created".into() })?;
-    evaluate_in(sessions, tab, context, SOURCE).await?;
-    sessions.set_page_agent_context(tab, Some(context));
+    evaluate_in(sessions, tab, session, context, SOURCE).await?;
+    sessions.set_page_agent_context(tab, session, Some(context));
     Ok(context)
 }
 
 async fn evaluate_in<C: Cdp>(
     sessions: &Sessions<C>,
     tab: TabId,
+    session: Option<&str>,
     context: i64,
     expression: &str,
 ) -> Result<Value, CdpError> {
@@ -70,7 +90,7 @@ async fn evaluate_in<C: Cdp>(
         "returnByValue": true,
         "awaitPromise": true,
     });
-    let reply = sessions.send(tab, "Runtime.evaluate", params).await?;
+    let reply = sessions.send_in(tab, session, "Runtime.evaluate", params).await?;
     if let Some(details) = reply.get("exceptionDetails") {
         let description = details
             .pointer("/exception/description")

@@ -126,9 +126,13 @@ impl agent_engine::actions::Tabs for ChromeTabs {
 /// `chrome.debugger`, one debuggee per tab.
 pub struct ChromeDebugger;
 
-fn debuggee(tab: TabId) -> JsValue {
+/// A `chrome.debugger` target: the tab, or one of its flattened child sessions.
+fn debuggee(tab: TabId, session: Option<&str>) -> JsValue {
     let target = Object::new();
     let _ = Reflect::set(&target, &"tabId".into(), &tab.into());
+    if let Some(session) = session {
+        let _ = Reflect::set(&target, &"sessionId".into(), &session.into());
+    }
     target.into()
 }
 
@@ -148,15 +152,21 @@ async fn settle(call: Result<Promise, JsValue>) -> Result<JsValue, CdpError> {
 
 impl Cdp for ChromeDebugger {
     async fn attach(&self, tab: TabId) -> Result<(), CdpError> {
-        settle(debugger_attach(&debuggee(tab), "1.3")).await.map(drop)
+        settle(debugger_attach(&debuggee(tab, None), "1.3")).await.map(drop)
     }
 
     async fn detach(&self, tab: TabId) -> Result<(), CdpError> {
-        settle(debugger_detach(&debuggee(tab))).await.map(drop)
+        settle(debugger_detach(&debuggee(tab, None))).await.map(drop)
     }
 
-    async fn send(&self, tab: TabId, method: &str, params: Value) -> Result<Value, CdpError> {
-        let reply = settle(debugger_send(&debuggee(tab), method, &to_js(&params))).await?;
+    async fn send(
+        &self,
+        tab: TabId,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
+        let reply = settle(debugger_send(&debuggee(tab, session), method, &to_js(&params))).await?;
         serde_wasm_bindgen::from_value(reply).map_err(|e| CdpError::Protocol {
             detail: format!("unreadable reply to {method}: {e}"),
         })
