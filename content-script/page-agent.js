@@ -527,8 +527,34 @@
     return { x: r.left + frame.clientLeft + ox, y: r.top + frame.clientTop + oy };
   }
 
+  // Set-of-mark boxes for vision models: numbered outlines drawn over the page for one
+  // screenshot, in a closed shadow root so the page's CSS cannot restyle them.
+  let marksHost = null;
+  const MARK_COLOURS = ["#e6194b", "#3cb44b", "#4363d8", "#f58231", "#911eb4", "#008080"];
+  function showMarks(boxes) {
+    hideMarks();
+    marksHost = document.createElement("alphascout-marks");
+    const root = marksHost.attachShadow({ mode: "closed" });
+    const parts = boxes.map(([id, x, y, w, h], i) => {
+      const c = MARK_COLOURS[i % MARK_COLOURS.length];
+      const above = y >= 16 ? -16 : 0; // no room above the viewport's top edge: label inside
+      return `<div style="position:fixed;left:${x}px;top:${y}px;width:${w}px;height:${h}px;` +
+        `outline:2px solid ${c};box-sizing:border-box"><span style="position:absolute;left:-2px;` +
+        `top:${above}px;background:${c};color:#fff;font:bold 11px/14px sans-serif;padding:0 3px">${id}</span></div>`;
+    });
+    root.innerHTML = `<div style="position:fixed;inset:0;pointer-events:none;z-index:2147483647">${parts.join("")}</div>`;
+    document.documentElement.appendChild(marksHost);
+    return boxes.length;
+  }
+  function hideMarks() {
+    if (marksHost) marksHost.remove();
+    marksHost = null;
+  }
+
   globalThis.alphascout = Object.freeze({
-    version: 4,
+    version: 5,
+    showMarks,
+    hideMarks,
     /** The id of an element the engine holds a remote reference to (an <iframe>). */
     idFor: assignId,
     frameOrigin,

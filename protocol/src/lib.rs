@@ -24,12 +24,14 @@ pub type TabId = i32;
 pub enum PanelRequest {
     /// Read the title of `tab_id` over CDP.
     PageTitle { id: u32, tab_id: TabId },
+    /// The page state the model would see for `tab_id` now (the panel's `/state`).
+    PageState { id: u32, tab_id: TabId },
 }
 
 impl PanelRequest {
     pub fn id(&self) -> u32 {
         match self {
-            PanelRequest::PageTitle { id, .. } => *id,
+            PanelRequest::PageTitle { id, .. } | PanelRequest::PageState { id, .. } => *id,
         }
     }
 }
@@ -46,6 +48,13 @@ pub enum WorkerEvent {
         id: u32,
         tab_id: TabId,
         title: String,
+    },
+    /// The page state text, its size and how long it took in the worker.
+    PageState {
+        id: u32,
+        text: String,
+        chars: usize,
+        ms: f64,
     },
     /// A request failed; `message` is written for the person reading the panel.
     Failed {
@@ -70,6 +79,15 @@ pub enum DebugRequest {
         #[serde(rename = "tabId")]
         tab_id: TabId,
         action: serde_json::Value,
+    },
+    /// A JPEG of the tab's viewport, with numbered boxes over the elements of its latest
+    /// page state when `marks`; answered with `{data (base64), format, marks}`.
+    #[serde(rename = "debug.screenshot")]
+    Screenshot {
+        #[serde(rename = "tabId")]
+        tab_id: TabId,
+        #[serde(default)]
+        marks: bool,
     },
     #[serde(rename = "debug.page_state")]
     PageState {

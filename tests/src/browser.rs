@@ -463,6 +463,26 @@ impl Page {
         }
     }
 
+    /// Clicks the element matching `selector` and types `text` into it, as keystrokes
+    /// would (`Input.insertText`).
+    pub fn type_into(&self, selector: &str, text: &str) {
+        self.click(selector);
+        self.call("Input.insertText", json!({"text": text}))
+            .unwrap_or_else(|e| panic!("typing into {selector}: {e}"));
+    }
+
+    /// Presses Enter in the focused element.
+    pub fn press_enter(&self) {
+        for kind in ["keyDown", "keyUp"] {
+            let mut event = json!({"type": kind, "key": "Enter", "code": "Enter",
+                                   "windowsVirtualKeyCode": 13});
+            if kind == "keyDown" {
+                event["text"] = "\r".into();
+            }
+            self.call("Input.dispatchKeyEvent", event).unwrap_or_else(|e| panic!("Enter: {e}"));
+        }
+    }
+
     /// Saves a PNG of the viewport.
     pub fn screenshot(&self, path: &Path) {
         let shot = self

@@ -153,3 +153,41 @@ fn cross_site_frames_are_listed_through_their_own_session() {
     unique.dedup();
     assert_eq!(unique.len(), ids.len(), "ids are unique across frames: {ids:?}");
 }
+
+#[test]
+fn a_screenshot_with_marks_numbers_the_listed_elements_and_leaves_the_page_as_it_was() {
+    use base64::Engine;
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let state = browser.page_state(&tab);
+
+    let shot = browser.eval_in_extension(&format!(
+        "chrome.runtime.sendMessage({{type: 'debug.screenshot', tabId: {}, marks: true}})",
+        tab.id
+    ));
+
+    let jpeg = base64::engine::general_purpose::STANDARD
+        .decode(shot["data"].as_str().expect("image data"))
+        .unwrap();
+    assert_eq!(jpeg[..3], [0xFF, 0xD8, 0xFF], "a JPEG");
+    assert_eq!(shot["marks"], state["elements"].as_array().unwrap().len());
+    assert_eq!(tab.page.eval("document.querySelectorAll('alphascout-marks').length"), 0);
+    let out = e2e::workspace_root().join("target/screenshots/marks-widgets.jpg");
+    std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+    std::fs::write(out, jpeg).unwrap();
+}
+
+#[test]
+fn the_state_lists_the_other_tabs_for_switching() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let help = browser.open_tab(&sites.url("/shop/help.html"));
+
+    let state = browser.page_state(&shop);
+
+    let tabs = text(&state).lines().find(|l| l.starts_with("tabs:")).expect("a tabs line");
+    assert!(tabs.contains(&format!("*[{}] Fixture Shop — Home", shop.id)), "{tabs}");
+    assert!(tabs.contains(&format!("[{}] Fixture Shop — Help", help.id)), "{tabs}");
+}

@@ -46,3 +46,27 @@ fn a_browser_page_gets_a_clear_message_instead_of_a_title() {
     panel
         .wait_for("!document.querySelector('[data-testid=read-title]').disabled", "button enabled");
 }
+
+#[test]
+fn the_state_command_shows_the_page_as_the_agent_reads_it() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let panel = browser.open_side_panel(&shop);
+    panel.wait_for_text("[data-testid=worker-link]", "Agent ready");
+
+    panel.type_into("[data-testid=command-input]", "/stat");
+    panel.press_enter();
+    panel.wait_for_text("[data-testid=command-error]", "Try /state");
+
+    panel.type_into("[data-testid=command-input]", "/state");
+    panel.press_enter();
+
+    let state = panel.wait_for_text("[data-testid=page-state]", "Steel kettle");
+    assert!(state.contains("<a href=/shop/product.html?sku=kettle>Steel kettle"), "{state}");
+    assert!(panel.text("[data-testid=page-state-meta]").contains("characters"));
+    assert_eq!(
+        panel.eval("document.querySelector('[data-testid=command-error]')"),
+        serde_json::Value::Null
+    );
+}

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use crate::Clock;
 use crate::cdp::{Activity, Cdp, CdpError, Sessions};
 use crate::page_agent;
+pub use crate::page_state::TabInfo;
 
 /// One action, tagged by `action` — the discriminated union the Navigator's schema uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,14 +126,6 @@ impl ActionOutcome {
         self.page_changed = page_changed;
         self
     }
-}
-
-/// A browser tab as the agent lists them.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TabInfo {
-    pub id: TabId,
-    pub url: String,
-    pub title: String,
 }
 
 /// Opening, switching and closing tabs: `chrome.tabs` and `chrome.debugger.getTargets` in
@@ -870,34 +863,8 @@ impl KeyPress {
 mod tests {
     use super::*;
     use crate::cdp::fake::FakeCdp;
+    use crate::testing::{FakeClock, OneTab};
     use futures::executor::block_on;
-    use std::cell::Cell;
-
-    struct Ticks(Cell<f64>);
-    impl Clock for Ticks {
-        fn now_ms(&self) -> f64 {
-            self.0.get()
-        }
-        async fn sleep(&self, ms: f64) {
-            self.0.set(self.0.get() + ms);
-        }
-    }
-
-    struct NoTabs;
-    impl Tabs for NoTabs {
-        async fn list(&self) -> Result<Vec<TabInfo>, String> {
-            Ok(vec![])
-        }
-        async fn open(&self, _: &str) -> Result<TabId, String> {
-            Err("no".into())
-        }
-        async fn activate(&self, _: TabId) -> Result<(), String> {
-            Err("no".into())
-        }
-        async fn close(&self, _: TabId) -> Result<(), String> {
-            Err("no".into())
-        }
-    }
 
     /// Performs `action` on a page whose agent answers `answers` in order (after injection).
     fn perform(action: Action, answers: Vec<Value>) -> (ActionOutcome, Vec<String>) {
@@ -906,11 +873,11 @@ mod tests {
             fake = fake.answer("Runtime.evaluate", Ok(json!({"result": {"value": answer}})));
         }
         let sessions = Sessions::new(&fake);
-        let clock = Ticks(Cell::new(0.0));
+        let clock = FakeClock::default();
         let hands = Hands {
             sessions: &sessions,
             clock: &clock,
-            tabs: &NoTabs,
+            tabs: &OneTab,
             search_url: "https://search.example/?q=",
             limits: WaitLimits::default(),
         };

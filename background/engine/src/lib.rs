@@ -11,6 +11,7 @@ pub mod observe;
 pub mod page_agent;
 pub mod page_info;
 pub mod page_state;
+pub mod screenshot;
 
 /// Monotonic time in milliseconds. The worker reads `performance.now()` and sleeps with
 /// `setTimeout`; tests advance a counter.
@@ -18,4 +19,52 @@ pub mod page_state;
 pub trait Clock {
     fn now_ms(&self) -> f64;
     async fn sleep(&self, ms: f64);
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! Fakes of the engine's traits shared by its tests.
+
+    use std::cell::Cell;
+
+    use crate::Clock;
+    use crate::actions::{TabInfo, Tabs};
+    use protocol::TabId;
+
+    /// A clock that only moves when slept on, or by one tick per reading when `ticking`.
+    #[derive(Default)]
+    pub struct FakeClock {
+        pub now: Cell<f64>,
+        pub ticking: bool,
+    }
+
+    impl Clock for FakeClock {
+        fn now_ms(&self) -> f64 {
+            if self.ticking {
+                self.now.set(self.now.get() + 1.0);
+            }
+            self.now.get()
+        }
+        async fn sleep(&self, ms: f64) {
+            self.now.set(self.now.get() + ms);
+        }
+    }
+
+    /// A browser with one tab that cannot open or close others.
+    pub struct OneTab;
+
+    impl Tabs for OneTab {
+        async fn list(&self) -> Result<Vec<TabInfo>, String> {
+            Ok(vec![])
+        }
+        async fn open(&self, _: &str) -> Result<TabId, String> {
+            Err("no".into())
+        }
+        async fn activate(&self, _: TabId) -> Result<(), String> {
+            Err("no".into())
+        }
+        async fn close(&self, _: TabId) -> Result<(), String> {
+            Err("no".into())
+        }
+    }
 }

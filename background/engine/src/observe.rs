@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use crate::Clock;
+use crate::actions::Tabs;
 use crate::cdp::{Cdp, CdpError, Sessions};
 use crate::page_agent;
 use crate::page_state::{DomComparison, FrameRef, Snapshot};
@@ -95,6 +96,7 @@ impl Observer {
         &self,
         sessions: &Sessions<C>,
         clock: &impl Clock,
+        tabs: &impl Tabs,
         tab: TabId,
         options: ObserveOptions,
     ) -> Result<Observation, CdpError> {
@@ -152,6 +154,8 @@ impl Observer {
             snapshot.in_page_ms += inner.in_page_ms;
             snapshot.elements.extend(inner.elements);
         }
+        snapshot.tab_id = tab;
+        snapshot.tabs = tabs.list().await.unwrap_or_default();
         let measured = clock.now_ms();
         let previous = self.last.borrow_mut().insert(tab, snapshot.clone());
         let text = snapshot.render(previous.as_ref());
@@ -166,6 +170,11 @@ impl Observer {
         Ok(Observation { snapshot, text, comparison, timings })
     }
 
+    /// The elements of `tab`'s latest observation.
+    pub fn last_elements(&self, tab: TabId) -> Option<Vec<crate::page_state::Element>> {
+        self.last.borrow().get(&tab).map(|s| s.elements.clone())
+    }
+
     /// Forgets a closed tab.
     pub fn forget(&self, tab: TabId) {
         self.last.borrow_mut().remove(&tab);
@@ -176,19 +185,8 @@ impl Observer {
 mod tests {
     use super::*;
     use crate::cdp::fake::FakeCdp;
+    use crate::testing::{FakeClock, OneTab};
     use futures::executor::block_on;
-    use std::cell::Cell;
-
-    struct Ticks(Cell<f64>);
-    impl Clock for Ticks {
-        fn now_ms(&self) -> f64 {
-            self.0.set(self.0.get() + 1.0);
-            self.0.get()
-        }
-        async fn sleep(&self, ms: f64) {
-            self.0.set(self.0.get() + ms);
-        }
-    }
 
     fn state(elements: serde_json::Value, next_id: u32) -> Result<serde_json::Value, CdpError> {
         Ok(json!({"result": {"value": {"url": "http://h/", "title": "T", "viewport": [800, 600],
@@ -213,11 +211,13 @@ mod tests {
             );
         let sessions = Sessions::new(&fake);
         let observer = Observer::default();
-        let clock = Ticks(Cell::new(0.0));
-        let first = block_on(observer.observe(&sessions, &clock, 1, Default::default())).unwrap();
+        let clock = FakeClock { ticking: true, ..Default::default() };
+        let first =
+            block_on(observer.observe(&sessions, &clock, &OneTab, 1, Default::default())).unwrap();
         assert!(first.comparison.is_none());
         assert!(first.text.contains("\n[1]<button>Open\n"));
-        let second = block_on(observer.observe(&sessions, &clock, 1, Default::default())).unwrap();
+        let second =
+            block_on(observer.observe(&sessions, &clock, &OneTab, 1, Default::default())).unwrap();
         assert!(second.text.contains("\n+[2]<li>Menu item\n"), "{}", second.text);
         assert_eq!(second.comparison.unwrap().added_elements, ["[2] li \"Menu item\""]);
         assert!(second.timings.total > 0.0);

@@ -57,6 +57,17 @@ pub struct Snapshot {
     /// The first id the page agent has not given out yet.
     pub next_id: u32,
     pub in_page_ms: f64,
+    /// The browser's tabs and which one this is; filled in by the engine, not the page.
+    pub tabs: Vec<TabInfo>,
+    pub tab_id: i32,
+}
+
+/// A browser tab as the agent lists them.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TabInfo {
+    pub id: i32,
+    pub url: String,
+    pub title: String,
 }
 
 /// One listed element.
@@ -303,6 +314,15 @@ impl Snapshot {
             let _ = write!(out, " · {} covered", self.covered);
         }
         out.push('\n');
+        // Other tabs matter for switch_tab; a lone tab needs no line.
+        if self.tabs.len() > 1 {
+            out.push_str("tabs:");
+            for tab in &self.tabs {
+                let mark = if tab.id == self.tab_id { " *" } else { " " };
+                let _ = write!(out, "{mark}[{}] {}", tab.id, truncate(&tab.title, 40));
+            }
+            out.push('\n');
+        }
         for element in &self.elements {
             if element.id >= first_new {
                 out.push('+');
@@ -421,6 +441,23 @@ mod tests {
              [4]<a href=https://example.org/a/very/long/path?with=query&and=more>Elsewhere\n\
              [5]<input type=search name=q placeholder=\"Search products\" value=\"\">\n"
         );
+    }
+
+    #[test]
+    fn other_tabs_are_listed_with_the_current_one_starred() {
+        let mut state = shop(vec![], 1);
+        state.tab_id = 7;
+        state.tabs = vec![
+            TabInfo { id: 7, url: "http://a/".into(), title: "Shop".into() },
+            TabInfo { id: 9, url: "http://b/".into(), title: "Help".into() },
+        ];
+        assert!(
+            state.render(None).contains("\ntabs: *[7] Shop [9] Help\n"),
+            "{}",
+            state.render(None)
+        );
+        state.tabs.truncate(1);
+        assert!(!state.render(None).contains("tabs:"));
     }
 
     #[test]

@@ -94,7 +94,11 @@ impl agent_engine::actions::Tabs for ChromeTabs {
                 .map_err(|e| e.to_string())?;
         Ok(targets
             .iter()
-            .filter(|t| t["type"] == "page")
+            // Extension pages (this panel among them) are not the agent's to drive.
+            .filter(|t| {
+                t["type"] == "page"
+                    && !t["url"].as_str().unwrap_or_default().starts_with("chrome-extension://")
+            })
             .filter_map(|t| {
                 Some(agent_engine::actions::TabInfo {
                     id: t["tabId"].as_i64()? as TabId,

@@ -64,7 +64,7 @@ pub fn on_port_connect(port: Port) {
 pub fn on_port_message(port: Port, message: JsValue) {
     let worker = worker();
     wasm_bindgen_futures::spawn_local(async move {
-        if let Some(event) = requests::handle_panel_request(&worker.sessions, message).await {
+        if let Some(event) = requests::handle_panel_request(&worker, message).await {
             port.post(&event);
         }
     });

@@ -1,21 +1,19 @@
 //! Decodes requests from pages, runs them against the engine and encodes the answers.
 
 use agent_engine::actions::{Action, Hands, WaitLimits};
-use agent_engine::cdp::Sessions;
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_info;
+use agent_engine::screenshot;
 use protocol::{DebugError, DebugRequest, PageStateReply, PanelRequest, WorkerEvent};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
-use crate::chrome::{ChromeDebugger, ChromeTabs, PerformanceClock, to_js};
+use crate::chrome::{ChromeTabs, PerformanceClock, to_js};
 
 /// Answers one port request. `None` when the message was not even a request (no id to
 /// answer to).
-pub async fn handle_panel_request(
-    sessions: &Sessions<ChromeDebugger>,
-    message: JsValue,
-) -> Option<WorkerEvent> {
+pub async fn handle_panel_request(worker: &Worker, message: JsValue) -> Option<WorkerEvent> {
+    let sessions = &worker.sessions;
     let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
         Ok(request) => request,
         Err(error) => {
@@ -28,6 +26,24 @@ pub async fn handle_panel_request(
             Ok(title) => WorkerEvent::PageTitle { id, tab_id, title },
             Err(error) => WorkerEvent::Failed { id, message: error.to_string() },
         },
+        PanelRequest::PageState { id, tab_id } => {
+            let observed = worker.observer.observe(
+                sessions,
+                &PerformanceClock,
+                &ChromeTabs,
+                tab_id,
+                ObserveOptions::default(),
+            );
+            match observed.await {
+                Ok(observation) => WorkerEvent::PageState {
+                    id,
+                    chars: observation.text.chars().count(),
+                    text: observation.text,
+                    ms: observation.timings.total,
+                },
+                Err(error) => WorkerEvent::Failed { id, message: error.to_string() },
+            }
+        }
     })
 }
 
@@ -42,7 +58,7 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
             }
             match worker
                 .observer
-                .observe(&worker.sessions, &PerformanceClock, tab_id, options)
+                .observe(&worker.sessions, &PerformanceClock, &ChromeTabs, tab_id, options)
                 .await
             {
                 Ok(observation) => to_js(&PageStateReply {
@@ -52,6 +68,29 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
                     comparison: observation.comparison.map(|c| json(&c)),
                     timings_ms: json(&observation.timings),
                 }),
+                Err(error) => to_js(&DebugError { error: error.to_string() }),
+            }
+        }
+        Ok(DebugRequest::Screenshot { tab_id, marks }) => {
+            let mut elements = None;
+            if marks {
+                if worker.observer.last_elements(tab_id).is_none() {
+                    let observed = worker.observer.observe(
+                        &worker.sessions,
+                        &PerformanceClock,
+                        &ChromeTabs,
+                        tab_id,
+                        ObserveOptions::default(),
+                    );
+                    if let Err(error) = observed.await {
+                        return to_js(&DebugError { error: error.to_string() });
+                    }
+                }
+                elements = worker.observer.last_elements(tab_id);
+            }
+            match screenshot::capture(&worker.sessions, tab_id, elements.as_deref(), 70).await {
+                Ok(data) => to_js(&serde_json::json!({"data": data, "format": "jpeg",
+                    "marks": elements.map_or(0, |e| e.len())})),
                 Err(error) => to_js(&DebugError { error: error.to_string() }),
             }
         }

@@ -1,11 +1,13 @@
 use std::rc::Rc;
 
-use protocol::PanelRequest;
+use protocol::{PanelRequest, TabId};
 use yew::prelude::*;
 
+use crate::components::command_bar::CommandBar;
+use crate::components::state_view::StateView;
 use crate::components::status_bar::StatusBar;
 use crate::components::title_probe::TitleProbe;
-use crate::state::{PanelAction, PanelState};
+use crate::state::{Command, PanelAction, PanelState};
 use crate::worker_port::{self, WorkerPort};
 
 /// The whole panel: owns the state and the port, hands slices of state to children.
@@ -31,30 +33,46 @@ pub fn app() -> Html {
         });
     }
 
-    let on_read_title = {
+    // Posts a request carrying the next id, then records that it is pending.
+    let send = {
         let state = state.clone();
         let port = port.clone();
-        Callback::from(move |_| {
-            let (Some(tab_id), Some(port)) = (state.tab, port.borrow().clone()) else {
-                return;
-            };
-            let request = PanelRequest::PageTitle { id: state.next_request_id, tab_id };
-            if port.send(&request) {
-                state.dispatch(PanelAction::TitleRequested);
+        Rc::new(move |make: fn(u32, TabId) -> PanelRequest, pending: PanelAction| {
+            let (Some(tab_id), Some(port)) = (state.tab, port.borrow().clone()) else { return };
+            if port.send(&make(state.next_request_id, tab_id)) {
+                state.dispatch(pending);
             } else {
                 state.dispatch(PanelAction::PortLost);
             }
+        })
+    };
+    let on_read = {
+        let send = send.clone();
+        Callback::from(move |_| {
+            send(|id, tab_id| PanelRequest::PageTitle { id, tab_id }, PanelAction::TitleRequested)
+        })
+    };
+    let on_command = {
+        let state = state.clone();
+        Callback::from(move |line: String| match Command::parse(&line) {
+            Ok(Command::State) => send(
+                |id, tab_id| PanelRequest::PageState { id, tab_id },
+                PanelAction::StateRequested,
+            ),
+            Err(message) => state.dispatch(PanelAction::CommandRejected(message)),
         })
     };
 
     html! {
         <main class="panel">
             <StatusBar worker={state.worker.clone()} tab={state.tab} />
-            <TitleProbe
-                lookup={state.title.clone()}
-                enabled={state.can_request_title()}
-                on_read={on_read_title}
+            <TitleProbe lookup={state.title.clone()} enabled={state.can_request_title()} {on_read} />
+            <CommandBar
+                enabled={state.can_request_state()}
+                error={state.command_error.clone()}
+                {on_command}
             />
+            <StateView lookup={state.state_view.clone()} />
         </main>
     }
 }

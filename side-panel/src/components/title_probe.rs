@@ -1,10 +1,10 @@
 use yew::prelude::*;
 
-use crate::state::TitleLookup;
+use crate::state::Lookup;
 
 #[derive(Properties, PartialEq)]
 pub struct TitleProbeProps {
-    pub lookup: TitleLookup,
+    pub lookup: Lookup<String>,
     pub enabled: bool,
     pub on_read: Callback<()>,
 }
@@ -14,14 +14,14 @@ pub struct TitleProbeProps {
 pub fn title_probe(props: &TitleProbeProps) -> Html {
     let onclick = props.on_read.reform(|_: MouseEvent| ());
     let result = match &props.lookup {
-        TitleLookup::Idle => html! {},
-        TitleLookup::Pending { .. } => {
+        Lookup::Idle => html! {},
+        Lookup::Pending { .. } => {
             html! { <p class="pending" data-testid="page-title" aria-busy="true">{ "Reading…" }</p> }
         }
-        TitleLookup::Shown { title } => html! {
+        Lookup::Shown(title) => html! {
             <p class="result" data-testid="page-title">{ title }</p>
         },
-        TitleLookup::Failed { message } => html! {
+        Lookup::Failed { message } => html! {
             <p class="error" data-testid="page-title-error" role="alert">{ message }</p>
         },
     };

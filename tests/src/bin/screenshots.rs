@@ -15,9 +15,12 @@ fn main() {
     panel.wait_for_text("[data-testid=worker-link]", "Agent ready");
     panel.click("[data-testid=read-title]");
     panel.wait_for_text("[data-testid=page-title]", "Fixture");
+    panel.type_into("[data-testid=command-input]", "/state");
+    panel.press_enter();
+    panel.wait_for_text("[data-testid=page-state]", "Steel kettle");
     for scheme in ["light", "dark"] {
         narrow(&panel, 360, scheme);
-        let path = out.join(format!("side-panel-title-{scheme}.png"));
+        let path = out.join(format!("side-panel-state-{scheme}.png"));
         panel.screenshot(&path);
         println!("{}", path.display());
     }
