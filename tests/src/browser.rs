@@ -290,30 +290,26 @@ impl Browser {
             .and_then(|t| t["targetId"].as_str().map(str::to_owned))
     }
 
-    /// Asks the worker for `tab`'s page state (`debug.page_state`), as a benchmark or the
-    /// `/state` command would. Panics with the worker's message if it answers an error.
-    pub fn page_state(&mut self, tab: &Tab) -> Value {
-        let reply = self.eval_in_extension(&format!(
-            "chrome.runtime.sendMessage({{type: 'debug.page_state', tabId: {}}})",
-            tab.id
-        ));
+    /// Sends a debug request (`chrome.runtime.sendMessage`) from an extension page and
+    /// returns the worker's answer; panics with the worker's message if it is an error.
+    pub fn debug(&mut self, request: Value) -> Value {
+        let reply = self.eval_in_extension(&format!("chrome.runtime.sendMessage({request})"));
         if let Some(error) = reply.get("error") {
-            panic!("page state of tab {}: {error}", tab.id);
+            panic!("{request} failed: {error}");
         }
         reply
+    }
+
+    /// `tab`'s page state (`debug.page_state`), as a benchmark or the `/state` command
+    /// would see it: `{text, elements, comparison, timings_ms, chars}`.
+    pub fn page_state(&mut self, tab: &Tab) -> Value {
+        self.debug(json!({"type": "debug.page_state", "tabId": tab.id}))
     }
 
     /// Carries out one agent action in `tab` through the worker (`debug.act`), the same
     /// code path the Navigator uses. Returns the outcome `{ok, message, page_changed, …}`.
     pub fn act(&mut self, tab: &Tab, action: Value) -> Value {
-        let reply = self.eval_in_extension(&format!(
-            "chrome.runtime.sendMessage({{type: 'debug.act', tabId: {}, action: {action}}})",
-            tab.id
-        ));
-        if let Some(error) = reply.get("error") {
-            panic!("acting in tab {}: {error}", tab.id);
-        }
-        reply
+        self.debug(json!({"type": "debug.act", "tabId": tab.id, "action": action}))
     }
 
     /// Opens `url` in a new foreground tab, as a person would.

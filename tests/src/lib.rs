@@ -30,3 +30,8 @@ use std::path::PathBuf;
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
 }
+
+/// The element of a page state (`debug.page_state`) whose accessible text is `text`.
+pub fn listed<'a>(state: &'a serde_json::Value, text: &str) -> Option<&'a serde_json::Value> {
+    state["elements"].as_array()?.iter().find(|e| e["text"] == text)
+}

@@ -3,18 +3,15 @@
 
 use e2e::browser::{Browser, Tab};
 use e2e::fixtures::FixtureSites;
+use e2e::listed;
 use serde_json::{Value, json};
 
 /// The id of the listed element whose text is `text`, in the tab's current page state.
 fn id_of(browser: &mut Browser, tab: &Tab, text: &str) -> u64 {
     let state = browser.page_state(tab);
-    state["elements"]
-        .as_array()
-        .and_then(|all| all.iter().find(|e| e["text"] == text))
-        .and_then(|e| e["id"].as_u64())
-        .unwrap_or_else(|| {
-            panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
-        })
+    listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| {
+        panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
+    })
 }
 
 fn message(outcome: &Value) -> &str {
@@ -228,10 +225,7 @@ fn a_button_in_a_cross_site_frame_is_clicked_through_the_top_page() {
     let mut framed = None;
     for _ in 0..50 {
         let state = browser.page_state(&page);
-        framed = state["elements"]
-            .as_array()
-            .and_then(|all| all.iter().find(|e| e["text"] == "Cross-origin button"))
-            .and_then(|e| e["id"].as_u64());
+        framed = listed(&state, "Cross-origin button").and_then(|e| e["id"].as_u64());
         if framed.is_some() {
             break;
         }

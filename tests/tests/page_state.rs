@@ -3,20 +3,18 @@
 
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
+use e2e::listed;
 use serde_json::Value;
 
 /// The listed element whose accessible text is `text`.
 fn element<'a>(state: &'a Value, text: &str) -> &'a Value {
-    state["elements"]
-        .as_array()
-        .and_then(|all| all.iter().find(|e| e["text"] == text))
-        .unwrap_or_else(|| {
-            panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
-        })
+    listed(state, text).unwrap_or_else(|| {
+        panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
+    })
 }
 
 fn lists(state: &Value, text: &str) -> bool {
-    state["elements"].as_array().is_some_and(|all| all.iter().any(|e| e["text"] == text))
+    listed(state, text).is_some()
 }
 
 fn text(state: &Value) -> &str {
@@ -162,10 +160,8 @@ fn a_screenshot_with_marks_numbers_the_listed_elements_and_leaves_the_page_as_it
     let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
     let state = browser.page_state(&tab);
 
-    let shot = browser.eval_in_extension(&format!(
-        "chrome.runtime.sendMessage({{type: 'debug.screenshot', tabId: {}, marks: true}})",
-        tab.id
-    ));
+    let shot = browser
+        .debug(serde_json::json!({"type": "debug.screenshot", "tabId": tab.id, "marks": true}));
 
     let jpeg = base64::engine::general_purpose::STANDARD
         .decode(shot["data"].as_str().expect("image data"))

@@ -70,3 +70,30 @@ fn the_state_command_shows_the_page_as_the_agent_reads_it() {
         serde_json::Value::Null
     );
 }
+
+#[test]
+fn closing_the_panel_lets_go_of_the_tab() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let panel = browser.open_side_panel(&shop);
+    panel.click("[data-testid=read-title]");
+    panel.wait_for_text("[data-testid=page-title]", "Fixture");
+    // Another page of the extension can attach only once the worker has let go.
+    let attach = format!(
+        "chrome.debugger.attach({{tabId: {tab}}}, '1.3')
+           .then(() => chrome.debugger.detach({{tabId: {tab}}}).then(() => 'free'))
+           .catch(e => e.message)",
+        tab = shop.id
+    );
+    let held = browser.eval_in_extension(&attach);
+    assert!(held.as_str().unwrap_or_default().contains("already attached"), "{held}");
+
+    panel.call("Page.close", serde_json::json!({})).unwrap();
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while browser.eval_in_extension(&attach) != "free" {
+        assert!(std::time::Instant::now() < deadline, "still attached after the panel closed");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

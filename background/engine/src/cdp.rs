@@ -357,6 +357,14 @@ impl<C: Cdp> Sessions<C> {
         Ok(())
     }
 
+    /// Detaches from every tab, so Chrome's "is debugging this browser" bar goes away.
+    pub async fn release_all(&self) {
+        let tabs: Vec<TabId> = self.tabs.borrow().keys().copied().collect();
+        for tab in tabs {
+            let _ = self.release(tab).await;
+        }
+    }
+
     /// Chrome detached us (the shell saw `onDetach`): the next call must attach again.
     pub fn forget(&self, tab: TabId) {
         self.tabs.borrow_mut().remove(&tab);
@@ -479,6 +487,7 @@ mod tests {
         block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
         block_on(sessions.release(1)).unwrap();
         block_on(sessions.release(1)).unwrap();
+        block_on(sessions.release_all());
         let calls = fake.calls.borrow();
         let attach = [
             "attach 1",

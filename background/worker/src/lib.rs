@@ -23,6 +23,8 @@ use crate::chrome::{ChromeDebugger, Port};
 struct Worker {
     sessions: Sessions<ChromeDebugger>,
     observer: Observer,
+    /// Pages connected over the port right now.
+    open_ports: Cell<u32>,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -42,6 +44,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
     let state = Rc::new(Worker {
         sessions: Sessions::new(ChromeDebugger),
         observer: Observer::default(),
+        open_ports: Cell::new(0),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -55,8 +58,22 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
 /// A page connected a port; greet it so it knows the agent is alive.
 #[wasm_bindgen]
 pub fn on_port_connect(port: Port) {
+    let worker = worker();
+    worker.open_ports.set(worker.open_ports.get() + 1);
     let hello = WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() };
     port.post(&hello);
+}
+
+/// A page's port closed. When the last one goes, nobody is watching: let go of the tabs.
+// Once tasks exist, a running task keeps its tab (closing the panel must not stop it).
+#[wasm_bindgen]
+pub fn on_port_disconnect() {
+    let worker = worker();
+    let open = worker.open_ports.get().saturating_sub(1);
+    worker.open_ports.set(open);
+    if open == 0 {
+        wasm_bindgen_futures::spawn_local(async move { worker.sessions.release_all().await });
+    }
 }
 
 /// A message arrived on a page's port.

@@ -152,9 +152,7 @@ fn action() {
         for _ in 0..RUNS {
             // Ids change when the page re-renders, so read the current one each time.
             let state = browser.page_state(&tab);
-            let id = state["elements"]
-                .as_array()
-                .and_then(|all| all.iter().find(|e| e["text"].as_str() == Some(text)))
+            let id = e2e::listed(&state, text)
                 .map(|e| e["id"].clone())
                 .unwrap_or_else(|| panic!("{text} not listed on {path}"));
             let timed = browser.eval_in_extension(&format!(
