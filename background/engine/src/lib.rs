@@ -12,6 +12,8 @@ pub mod page_agent;
 pub mod page_info;
 pub mod page_state;
 pub mod screenshot;
+pub mod structured;
+pub mod template;
 
 /// Monotonic time in milliseconds. The worker reads `performance.now()` and sleeps with
 /// `setTimeout`; tests advance a counter.
