@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use agent_engine::Clock;
 use agent_engine::providers::{
-    ChatMessage, ChatRequest, Http, HttpFailure, HttpRequest, HttpResponse, LlmError, ModelConfig,
-    ProviderKind, Secret, complete,
+    ChatMessage, ChatReply, ChatRequest, Http, HttpFailure, HttpRequest, HttpResponse, LlmError,
+    ModelConfig, ProviderKind, Secret, complete,
 };
 use e2e::llm::{Reply, ScriptedLlm};
 use futures::executor::block_on;
@@ -61,16 +61,15 @@ fn plan_request() -> ChatRequest {
     }
 }
 
+/// Asks the scripted server through `provider`'s wire format, as the engine will.
+fn ask(provider: ProviderKind, llm: &ScriptedLlm) -> Result<ChatReply, LlmError> {
+    block_on(complete(&LoopbackHttp, &RealClock, &model(provider, llm), &plan_request()))
+}
+
 #[test]
 fn openai_structured_output_round_trips() {
     let llm = ScriptedLlm::start([Reply::json(json!({"done": false}))]);
-    let reply = block_on(complete(
-        &LoopbackHttp,
-        &RealClock,
-        &model(ProviderKind::OpenAi, &llm),
-        &plan_request(),
-    ))
-    .unwrap();
+    let reply = ask(ProviderKind::OpenAi, &llm).unwrap();
     assert_eq!(serde_json::from_str::<Value>(&reply.text).unwrap(), json!({"done": false}));
     assert!(reply.usage.input_tokens > 0);
     let sent = &llm.requests()[0];
@@ -81,13 +80,7 @@ fn openai_structured_output_round_trips() {
 #[test]
 fn anthropic_tool_use_round_trips() {
     let llm = ScriptedLlm::start([Reply::tool_call("plan", json!({"done": true}))]);
-    let reply = block_on(complete(
-        &LoopbackHttp,
-        &RealClock,
-        &model(ProviderKind::Anthropic, &llm),
-        &plan_request(),
-    ))
-    .unwrap();
+    let reply = ask(ProviderKind::Anthropic, &llm).unwrap();
     assert_eq!(serde_json::from_str::<Value>(&reply.text).unwrap(), json!({"done": true}));
     assert_eq!(llm.requests()[0].body["tool_choice"]["name"], "plan");
 }
@@ -95,26 +88,14 @@ fn anthropic_tool_use_round_trips() {
 #[test]
 fn a_rate_limit_is_retried_after_the_servers_delay_then_succeeds() {
     let llm = ScriptedLlm::start([Reply::rate_limited(1), Reply::text("ok")]);
-    let reply = block_on(complete(
-        &LoopbackHttp,
-        &RealClock,
-        &model(ProviderKind::OpenAi, &llm),
-        &plan_request(),
-    ))
-    .unwrap();
+    let reply = ask(ProviderKind::OpenAi, &llm).unwrap();
     assert_eq!((reply.text.as_str(), reply.attempts), ("ok", 2));
 }
 
 #[test]
 fn provider_errors_arrive_sorted_with_a_next_step() {
     let llm = ScriptedLlm::start([Reply::error(401, "invalid x-api-key")]);
-    let error = block_on(complete(
-        &LoopbackHttp,
-        &RealClock,
-        &model(ProviderKind::Anthropic, &llm),
-        &plan_request(),
-    ))
-    .unwrap_err();
+    let error = ask(ProviderKind::Anthropic, &llm).unwrap_err();
     assert!(matches!(error, LlmError::Auth { status: 401, .. }), "{error:?}");
     assert!(error.to_string().contains("Check your API key in Settings"));
     assert!(!error.to_string().contains("sk-test-key"));
