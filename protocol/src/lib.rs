@@ -89,6 +89,15 @@ pub enum DebugRequest {
         #[serde(default)]
         marks: bool,
     },
+    /// One model call with `config` (a provider's settings) and `prompt`: "test
+    /// connection". Answered with `{text, usage, model, attempts}` or `{error, kind}`.
+    #[serde(rename = "debug.llm")]
+    Llm {
+        config: serde_json::Value,
+        prompt: String,
+        #[serde(default)]
+        schema: Option<serde_json::Value>,
+    },
     #[serde(rename = "debug.page_state")]
     PageState {
         #[serde(rename = "tabId")]

@@ -153,10 +153,10 @@ fn header(name: &str, value: &str) -> Header {
     Header::from_bytes(name, value).expect("a valid header")
 }
 
-fn with_cors(response: Body) -> Body {
+fn with_cors(response: Body, allow_headers: &str) -> Body {
     response
         .with_header(header("Access-Control-Allow-Origin", "*"))
-        .with_header(header("Access-Control-Allow-Headers", "*"))
+        .with_header(header("Access-Control-Allow-Headers", allow_headers))
         .with_header(header("Access-Control-Allow-Methods", "GET, POST, OPTIONS"))
         .with_header(header("Access-Control-Expose-Headers", "Retry-After"))
 }
@@ -169,7 +169,14 @@ fn json_response(status: u16, body: &Value) -> Body {
 
 fn answer(mut request: Request, script: &Mutex<Script>) {
     if *request.method() == Method::Options {
-        let _ = request.respond(with_cors(Response::from_data(Vec::new()).with_status_code(204)));
+        // `Allow-Headers: *` does not cover Authorization, so name what was asked for.
+        let asked = request
+            .headers()
+            .iter()
+            .find(|h| h.field.equiv("Access-Control-Request-Headers"))
+            .map(|h| h.value.as_str().to_owned());
+        let preflight = Response::from_data(Vec::new()).with_status_code(204);
+        let _ = request.respond(with_cors(preflight, asked.as_deref().unwrap_or("*")));
         return;
     }
     let mut raw = String::new();
@@ -210,7 +217,7 @@ fn answer(mut request: Request, script: &Mutex<Script>) {
     } else {
         json_response(404, &error_body(wire, 404, &format!("no endpoint {path}")))
     };
-    let _ = request.respond(with_cors(response));
+    let _ = request.respond(with_cors(response, "*"));
 }
 
 fn models(wire: Wire) -> Value {
@@ -423,8 +430,13 @@ mod tests {
     fn preflights_allow_extension_origins() {
         let llm = ScriptedLlm::start([]);
         let url = format!("{}/v1/messages", llm.base_url());
-        let preflight = http::request("OPTIONS", &url, &[("Origin", "chrome-extension://x")], "");
+        let asked = [
+            ("Origin", "chrome-extension://x"),
+            ("Access-Control-Request-Headers", "authorization"),
+        ];
+        let preflight = http::request("OPTIONS", &url, &asked, "");
         assert_eq!(preflight.status, 204);
+        assert_eq!(preflight.header("access-control-allow-headers"), Some("authorization"));
         assert_eq!(preflight.header("access-control-allow-origin"), Some("*"));
         assert!(llm.requests().is_empty());
     }

@@ -100,3 +100,67 @@ fn provider_errors_arrive_sorted_with_a_next_step() {
     assert!(error.to_string().contains("Check your API key in Settings"));
     assert!(!error.to_string().contains("sk-test-key"));
 }
+
+/// The same call made by the extension's worker, over its `fetch`, as Settings' "test
+/// connection" will.
+fn ask_from_the_extension(browser: &mut e2e::browser::Browser, config: Value) -> Value {
+    browser.eval_in_extension(&format!(
+        "chrome.runtime.sendMessage({})",
+        json!({"type": "debug.llm", "config": config, "prompt": "Say ok", "schema": {"type": "object"}})
+    ))
+}
+
+fn extension_config(provider: &str, base_url: String) -> Value {
+    json!({"provider": provider, "base_url": base_url, "api_key": "sk-test-key",
+           "model": "scripted-model", "timeout_ms": 5000, "max_retries": 1})
+}
+
+#[test]
+fn the_worker_reaches_providers_over_fetch_without_host_permissions() {
+    let llm = ScriptedLlm::start([
+        Reply::json(json!({"ok": true})),
+        Reply::tool_call("answer", json!({"ok": 1})),
+    ]);
+    let mut browser = e2e::browser::Browser::launch();
+
+    let openai = ask_from_the_extension(
+        &mut browser,
+        extension_config("open_ai", format!("{}/v1", llm.base_url())),
+    );
+    assert_eq!(openai["text"], "{\"ok\":true}", "{openai}");
+    let anthropic = ask_from_the_extension(
+        &mut browser,
+        extension_config("anthropic", format!("{}/v1", llm.base_url())),
+    );
+    assert_eq!(anthropic["text"], "{\"ok\":1}", "{anthropic}");
+
+    let sent = llm.requests();
+    assert_eq!(sent[0].header("authorization"), Some("Bearer sk-test-key"));
+    assert_eq!(sent[1].header("x-api-key"), Some("sk-test-key"));
+    assert_eq!(sent[1].header("anthropic-dangerous-direct-browser-access"), Some("true"));
+}
+
+#[test]
+fn an_unreachable_or_refusing_provider_gets_a_next_step_and_no_key_in_the_message() {
+    let llm = ScriptedLlm::start([Reply::error(401, "invalid api key")]);
+    let mut browser = e2e::browser::Browser::launch();
+
+    let refused = ask_from_the_extension(
+        &mut browser,
+        extension_config("open_ai", format!("{}/v1", llm.base_url())),
+    );
+    assert!(
+        refused["error"].as_str().unwrap().contains("Check your API key in Settings"),
+        "{refused}"
+    );
+    assert!(!refused.to_string().contains("sk-test-key"));
+
+    let nowhere = ask_from_the_extension(
+        &mut browser,
+        extension_config("open_ai", "http://127.0.0.1:9/v1".into()),
+    );
+    assert!(
+        nowhere["error"].as_str().unwrap().contains("Check the base URL in Settings"),
+        "{nowhere}"
+    );
+}

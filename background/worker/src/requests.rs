@@ -3,12 +3,14 @@
 use agent_engine::actions::{Action, Hands, WaitLimits};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_info;
+use agent_engine::providers::{self, ChatMessage, ChatRequest, ModelConfig};
 use agent_engine::screenshot;
 use protocol::{DebugError, DebugRequest, PageStateReply, PanelRequest, WorkerEvent};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
 use crate::chrome::{ChromeTabs, PerformanceClock, to_js};
+use crate::http::FetchHttp;
 
 /// Answers one port request. `None` when the message was not even a request (no id to
 /// answer to).
@@ -92,6 +94,26 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
                 Ok(data) => to_js(&serde_json::json!({"data": data, "format": "jpeg",
                     "marks": elements.map_or(0, |e| e.len())})),
                 Err(error) => to_js(&DebugError { error: error.to_string() }),
+            }
+        }
+        Ok(DebugRequest::Llm { config, prompt, schema }) => {
+            let config: ModelConfig = match serde_json::from_value(config) {
+                Ok(config) => config,
+                Err(error) => {
+                    return to_js(&DebugError { error: format!("bad model settings: {error}") });
+                }
+            };
+            let chat = ChatRequest {
+                system: "You are AlphaScout's connection test.".into(),
+                messages: vec![ChatMessage { role: "user".into(), content: prompt }],
+                schema: schema.map(|s| ("answer".to_owned(), s)),
+                ..Default::default()
+            };
+            match providers::complete(&FetchHttp, &PerformanceClock, &config, &chat).await {
+                Ok(reply) => to_js(&reply),
+                Err(error) => {
+                    to_js(&serde_json::json!({"error": error.to_string(), "kind": error}))
+                }
             }
         }
         Ok(DebugRequest::Act { tab_id, action }) => {
