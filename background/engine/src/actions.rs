@@ -47,7 +47,7 @@ pub enum Action {
     },
     /// Scroll the page, or container `id`, by `screens` (negative scrolls up).
     Scroll {
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<u32>,
         #[serde(default = "one")]
         screens: f64,
@@ -82,7 +82,7 @@ pub enum Action {
     },
     /// The page's readable text, for reading and extraction.
     Extract {
-        #[serde(default)]
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         max_chars: Option<u32>,
     },
     Done {

@@ -11,6 +11,7 @@ pub mod observe;
 pub mod page_agent;
 pub mod page_info;
 pub mod page_state;
+pub mod prompts;
 pub mod providers;
 pub mod screenshot;
 pub mod structured;
