@@ -13,6 +13,7 @@ pub mod page_info;
 pub mod page_state;
 pub mod prompts;
 pub mod providers;
+pub mod repair;
 pub mod screenshot;
 pub mod structured;
 pub mod template;
