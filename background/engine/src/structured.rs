@@ -204,29 +204,11 @@ impl Schema {
             fail(format!("must be {expected}, got {value}"));
         }
         if let Value::String(text) = value {
-            let length = text.chars().count() as u64;
-            if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
-                && length < min
-            {
-                fail(format!("must have at least {min} characters"));
-            }
-            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
-                && length > max
-            {
-                fail(format!("must have at most {max} characters, has {length}"));
-            }
+            let length = text.chars().count() as f64;
+            bounds(schema, ("minLength", "maxLength"), length, " characters", &mut fail);
         }
         if let Some(number) = value.as_f64() {
-            if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-                && number < min
-            {
-                fail(format!("must be at least {min}"));
-            }
-            if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-                && number > max
-            {
-                fail(format!("must be at most {max}"));
-            }
+            bounds(schema, ("minimum", "maximum"), number, "", &mut fail);
         }
         if let Value::Object(object) = value {
             self.check_object(schema, object, path, found);
@@ -292,23 +274,8 @@ impl Schema {
     }
 
     fn check_array(&self, schema: &Value, items: &[Value], path: &str, found: &mut Vec<Violation>) {
-        let count = items.len() as u64;
-        if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
-            && count < min
-        {
-            found.push(Violation {
-                path: path.to_owned(),
-                message: format!("must have at least {min} items"),
-            });
-        }
-        if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
-            && count > max
-        {
-            found.push(Violation {
-                path: path.to_owned(),
-                message: format!("must have at most {max} items, has {count}"),
-            });
-        }
+        let mut fail = |message: String| found.push(Violation { path: path.to_owned(), message });
+        bounds(schema, ("minItems", "maxItems"), items.len() as f64, " items", &mut fail);
         if let Some(item_schema) = schema.get("items") {
             for (i, item) in items.iter().enumerate() {
                 self.check(item_schema, item, &format!("{path}/{i}"), found);
@@ -384,6 +351,29 @@ impl Schema {
             }
         }
         None
+    }
+}
+
+/// Checks `actual` against the lower and upper bound keywords `keys` of `schema`. A count
+/// of `unit`s (characters, items) reads "must have"; a plain number (`unit` "") "must be".
+fn bounds(
+    schema: &Value,
+    keys: (&str, &str),
+    actual: f64,
+    unit: &str,
+    fail: &mut impl FnMut(String),
+) {
+    let verb = if unit.is_empty() { "be" } else { "have" };
+    if let Some(min) = schema.get(keys.0).and_then(Value::as_f64)
+        && actual < min
+    {
+        fail(format!("must {verb} at least {min}{unit}"));
+    }
+    if let Some(max) = schema.get(keys.1).and_then(Value::as_f64)
+        && actual > max
+    {
+        let has = if unit.is_empty() { String::new() } else { format!(", has {actual}") };
+        fail(format!("must {verb} at most {max}{unit}{has}"));
     }
 }
 
