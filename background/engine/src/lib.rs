@@ -18,6 +18,14 @@ pub mod screenshot;
 pub mod structured;
 pub mod template;
 
+/// `text` cut to `max` characters, with an ellipsis when cut: for messages and labels.
+pub(crate) fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
 /// Monotonic time in milliseconds. The worker reads `performance.now()` and sleeps with
 /// `setTimeout`; tests advance a counter.
 #[allow(async_fn_in_trait)]

@@ -34,6 +34,8 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
+use crate::truncate;
+
 /// What `alphascout.snapshot()` returns.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -239,13 +241,6 @@ impl Element {
 
 fn opt(value: &Option<String>) -> String {
     value.clone().unwrap_or_default()
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
 
 /// Writes `value` bare when that is unambiguous, else as a JSON string.

@@ -14,7 +14,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::Clock;
+use crate::{Clock, truncate};
 
 /// An API key. It prints and serializes as `***`, so it cannot leak into logs, events,
 /// traces or exports by accident; only [`Secret::expose`] reads it, when building a request.
@@ -421,13 +421,6 @@ fn error_detail(body: &Value) -> Option<String> {
         .or_else(|| body.get("error"))
         .and_then(Value::as_str)
         .map(str::to_owned)
-}
-
-fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }
 
 fn retry_after_ms(response: &HttpResponse) -> Option<f64> {

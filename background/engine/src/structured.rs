@@ -45,24 +45,41 @@ fn fenced_block(text: &str) -> Option<&str> {
     Some(&body[..end])
 }
 
+/// Tracks whether a scan over JSON text is inside a string literal.
+#[derive(Default)]
+struct Strings {
+    inside: bool,
+    escaped: bool,
+}
+
+impl Strings {
+    /// Feeds `c`; true when `c` belongs to a string literal (its quotes included).
+    fn step(&mut self, c: char) -> bool {
+        if self.inside {
+            match (self.escaped, c) {
+                (true, _) => self.escaped = false,
+                (false, '\\') => self.escaped = true,
+                (false, '"') => self.inside = false,
+                _ => {}
+            }
+            true
+        } else {
+            self.inside = c == '"';
+            self.inside
+        }
+    }
+}
+
 /// The first balanced `{…}` or `[…]`, skipping brackets inside strings.
 fn outermost_json(text: &str) -> Option<&str> {
     let start = text.find(['{', '['])?;
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     for (i, c) in text[start..].char_indices() {
-        if in_string {
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
+        if strings.step(c) {
             continue;
         }
         match c {
-            '"' => in_string = true,
             '{' | '[' => depth += 1,
             '}' | ']' => {
                 depth -= 1;
@@ -79,24 +96,10 @@ fn outermost_json(text: &str) -> Option<&str> {
 /// Drops commas that directly precede `}` or `]`, outside strings.
 fn without_trailing_commas(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut strings = Strings::default();
     let chars: Vec<char> = text.chars().collect();
     for (i, &c) in chars.iter().enumerate() {
-        if in_string {
-            out.push(c);
-            match (escaped, c) {
-                (true, _) => escaped = false,
-                (false, '\\') => escaped = true,
-                (false, '"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        if c == '"' {
-            in_string = true;
-        }
-        if c == ',' {
+        if !strings.step(c) && c == ',' {
             let next = chars[i + 1..].iter().find(|c| !c.is_whitespace());
             if matches!(next, Some('}' | ']')) {
                 continue;

@@ -82,6 +82,7 @@ fn object(entries: &[(&str, JsValue)]) -> JsValue {
     object.into()
 }
 
+/// Awaits a `chrome.*` promise; a throw or rejection becomes its message.
 async fn settle_js(call: Result<Promise, JsValue>) -> Result<JsValue, String> {
     let promise = call.map_err(|e| error_message(&e))?;
     JsFuture::from(promise).await.map_err(|e| error_message(&e))
@@ -150,8 +151,7 @@ pub fn error_message(error: &JsValue) -> String {
 }
 
 async fn settle(call: Result<Promise, JsValue>) -> Result<JsValue, CdpError> {
-    let promise = call.map_err(|e| CdpError::from_chrome_message(&error_message(&e)))?;
-    JsFuture::from(promise).await.map_err(|e| CdpError::from_chrome_message(&error_message(&e)))
+    settle_js(call).await.map_err(|message| CdpError::from_chrome_message(&message))
 }
 
 impl Cdp for ChromeDebugger {

@@ -1,7 +1,8 @@
 //! Decodes requests from pages, runs them against the engine and encodes the answers.
 
 use agent_engine::actions::{Action, Hands, WaitLimits};
-use agent_engine::observe::ObserveOptions;
+use agent_engine::cdp::CdpError;
+use agent_engine::observe::{Observation, ObserveOptions};
 use agent_engine::page_info;
 use agent_engine::providers::{self, ChatMessage, ChatRequest, ModelConfig};
 use agent_engine::screenshot;
@@ -29,14 +30,7 @@ pub async fn handle_panel_request(worker: &Worker, message: JsValue) -> Option<W
             Err(error) => WorkerEvent::Failed { id, message: error.to_string() },
         },
         PanelRequest::PageState { id, tab_id } => {
-            let observed = worker.observer.observe(
-                sessions,
-                &PerformanceClock,
-                &ChromeTabs,
-                tab_id,
-                ObserveOptions::default(),
-            );
-            match observed.await {
+            match observe(worker, tab_id, ObserveOptions::default()).await {
                 Ok(observation) => WorkerEvent::PageState {
                     id,
                     chars: observation.text.chars().count(),
@@ -58,11 +52,7 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
             if let Some(margin) = margin {
                 options.margin_px = margin;
             }
-            match worker
-                .observer
-                .observe(&worker.sessions, &PerformanceClock, &ChromeTabs, tab_id, options)
-                .await
-            {
+            match observe(worker, tab_id, options).await {
                 Ok(observation) => to_js(&PageStateReply {
                     chars: observation.text.chars().count(),
                     text: observation.text,
@@ -76,17 +66,10 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
         Ok(DebugRequest::Screenshot { tab_id, marks }) => {
             let mut elements = None;
             if marks {
-                if worker.observer.last_elements(tab_id).is_none() {
-                    let observed = worker.observer.observe(
-                        &worker.sessions,
-                        &PerformanceClock,
-                        &ChromeTabs,
-                        tab_id,
-                        ObserveOptions::default(),
-                    );
-                    if let Err(error) = observed.await {
-                        return to_js(&DebugError { error: error.to_string() });
-                    }
+                if worker.observer.last_elements(tab_id).is_none()
+                    && let Err(error) = observe(worker, tab_id, ObserveOptions::default()).await
+                {
+                    return to_js(&DebugError { error: error.to_string() });
                 }
                 elements = worker.observer.last_elements(tab_id);
             }
@@ -140,4 +123,13 @@ const SEARCH_URL: &str = "https://duckduckgo.com/?q=";
 
 fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or_default()
+}
+
+/// One observation of `tab` with the worker's browser, clock and tabs.
+async fn observe(
+    worker: &Worker,
+    tab: protocol::TabId,
+    options: ObserveOptions,
+) -> Result<Observation, CdpError> {
+    worker.observer.observe(&worker.sessions, &PerformanceClock, &ChromeTabs, tab, options).await
 }
