@@ -11,6 +11,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod agent;
+pub mod settings;
+
 /// The name a page gives `chrome.runtime.connect` to reach the agent.
 pub const PANEL_PORT: &str = "alphascout.panel";
 
@@ -23,15 +26,72 @@ pub type TabId = i32;
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PanelRequest {
     /// Read the title of `tab_id` over CDP.
-    PageTitle { id: u32, tab_id: TabId },
+    PageTitle {
+        id: u32,
+        tab_id: TabId,
+    },
     /// The page state the model would see for `tab_id` now (the panel's `/state`).
-    PageState { id: u32, tab_id: TabId },
+    PageState {
+        id: u32,
+        tab_id: TabId,
+    },
+    /// Start `task` in `tab_id`. With the `session_id` of a finished task it is a follow-up
+    /// task in that session, keeping its memory.
+    StartTask {
+        id: u32,
+        tab_id: TabId,
+        task: String,
+        #[serde(default)]
+        session_id: Option<String>,
+    },
+    /// A message for the running or paused task: steering, or the answer to its question.
+    FollowUp {
+        id: u32,
+        session_id: String,
+        text: String,
+    },
+    /// Pause & Steer.
+    Pause {
+        id: u32,
+        session_id: String,
+    },
+    /// Resume a paused task (also "Resume anyway" without an answer).
+    Resume {
+        id: u32,
+        session_id: String,
+    },
+    Cancel {
+        id: u32,
+        session_id: String,
+    },
+    /// The current task's snapshot, if any (answered with `task`).
+    CurrentTask {
+        id: u32,
+    },
+    /// Settings with keys masked (answered with `settings`).
+    GetSettings {
+        id: u32,
+    },
+    /// Store settings; answered with `settings` (and its problems, when not stored).
+    SaveSettings {
+        id: u32,
+        settings: settings::Settings,
+    },
 }
 
 impl PanelRequest {
     pub fn id(&self) -> u32 {
         match self {
-            PanelRequest::PageTitle { id, .. } | PanelRequest::PageState { id, .. } => *id,
+            PanelRequest::PageTitle { id, .. }
+            | PanelRequest::PageState { id, .. }
+            | PanelRequest::StartTask { id, .. }
+            | PanelRequest::FollowUp { id, .. }
+            | PanelRequest::Pause { id, .. }
+            | PanelRequest::Resume { id, .. }
+            | PanelRequest::Cancel { id, .. }
+            | PanelRequest::CurrentTask { id }
+            | PanelRequest::GetSettings { id }
+            | PanelRequest::SaveSettings { id, .. } => *id,
         }
     }
 }
@@ -60,6 +120,26 @@ pub enum WorkerEvent {
     Failed {
         id: u32,
         message: String,
+    },
+    /// A request that needs no other answer was carried out.
+    Done {
+        id: u32,
+    },
+    /// Something happened in a task. Sent to every connected page.
+    Agent {
+        event: agent::AgentEvent,
+    },
+    /// Where a task stands: sent on connect, on every status change, and when asked (`id`).
+    Task {
+        #[serde(default)]
+        id: Option<u32>,
+        snapshot: Option<agent::TaskSnapshot>,
+    },
+    /// The settings (keys masked) and, after a save that was refused, why.
+    Settings {
+        id: u32,
+        settings: Option<settings::Settings>,
+        problems: Vec<(String, String)>,
     },
 }
 

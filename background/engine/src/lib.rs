@@ -6,7 +6,11 @@
 //! may name `chrome`, `web_sys` or IndexedDB.
 
 pub mod actions;
+pub mod agents;
 pub mod cdp;
+pub mod detector;
+pub mod executor;
+pub mod memory;
 pub mod observe;
 pub mod page_agent;
 pub mod page_info;
@@ -14,6 +18,7 @@ pub mod page_state;
 pub mod prompts;
 pub mod providers;
 pub mod repair;
+pub mod run;
 pub mod screenshot;
 pub mod structured;
 pub mod template;

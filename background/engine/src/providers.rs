@@ -16,71 +16,7 @@ use serde_json::{Value, json};
 
 use crate::{Clock, truncate};
 
-/// An API key. It prints and serializes as `***`, so it cannot leak into logs, events,
-/// traces or exports by accident; only [`Secret::expose`] reads it, when building a request.
-#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    pub fn new(value: impl Into<String>) -> Secret {
-        Secret(value.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("***")
-    }
-}
-
-impl Serialize for Secret {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str("***")
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    OpenAi,
-    Anthropic,
-    OpenRouter,
-    Ollama,
-    Gemini,
-    /// Any server speaking OpenAI chat completions at its own base URL.
-    OpenAiCompatible,
-}
-
-impl ProviderKind {
-    pub fn default_base_url(self) -> &'static str {
-        match self {
-            ProviderKind::OpenAi => "https://api.openai.com/v1",
-            ProviderKind::Anthropic => "https://api.anthropic.com/v1",
-            ProviderKind::OpenRouter => "https://openrouter.ai/api/v1",
-            ProviderKind::Ollama => "http://localhost:11434",
-            ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
-            ProviderKind::OpenAiCompatible => "",
-        }
-    }
-}
-
-/// One configured model: which provider, where, with which key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ModelConfig {
-    pub provider: ProviderKind,
-    pub base_url: String,
-    pub api_key: Secret,
-    pub model: String,
-    pub timeout_ms: u32,
-    pub max_retries: u32,
-}
+pub use protocol::settings::{ModelConfig, ProviderKind, Secret};
 
 /// A chat request in provider-neutral terms.
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]

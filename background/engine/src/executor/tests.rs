@@ -1,0 +1,755 @@
+//! The executor against a scripted model (OpenAI wire format, through the real request
+//! building, parsing and repair code) and a scripted browser: one test per branch of the
+//! loop.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
+
+use futures::executor::block_on;
+use protocol::settings::{AgentOptions, ProviderKind, RoleModels, Secret};
+use serde_json::json;
+
+use super::*;
+use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
+use crate::testing::FakeClock;
+
+/// What the scripted model does for one request.
+enum Reply {
+    Json(Value),
+    Text(&'static str),
+    Status(u16),
+    Timeout,
+    /// Never answers (until the call is dropped).
+    Hang,
+}
+
+type Hook = Box<dyn Fn(&Control)>;
+
+/// A model that answers from a queue and records every request's system prompt.
+struct Model {
+    replies: RefCell<VecDeque<(Reply, Option<Hook>)>>,
+    prompts: RefCell<Vec<String>>,
+    control: Rc<Control>,
+}
+
+impl Model {
+    fn prompt(&self, index: usize) -> String {
+        self.prompts.borrow()[index].clone()
+    }
+}
+
+impl Http for Model {
+    async fn post(&self, request: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
+        // Every message of the request, system prompt first.
+        let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+        let text: Vec<&str> = messages.iter().filter_map(|m| m["content"].as_str()).collect();
+        self.prompts.borrow_mut().push(text.join("\n"));
+        let (reply, hook) = self.replies.borrow_mut().pop_front().expect("a scripted reply");
+        if let Some(hook) = hook {
+            hook(&self.control);
+        }
+        let content = match reply {
+            Reply::Json(value) => value.to_string(),
+            Reply::Text(text) => text.to_owned(),
+            Reply::Status(status) => {
+                let body = json!({"error": {"message": format!("scripted {status}")}}).to_string();
+                return Ok(HttpResponse { status, headers: vec![], body });
+            }
+            Reply::Timeout => return Err(HttpFailure::Timeout),
+            Reply::Hang => std::future::pending().await,
+        };
+        let body = json!({"choices": [{"message": {"content": content}}],
+                          "usage": {"prompt_tokens": 1000, "completion_tokens": 100}});
+        Ok(HttpResponse { status: 200, headers: vec![], body: body.to_string() })
+    }
+}
+
+/// A tab whose page advances when something is clicked.
+struct Pages {
+    page: RefCell<u32>,
+    performed: RefCell<Vec<Action>>,
+    closed: RefCell<bool>,
+    control: Rc<Control>,
+    /// Pause after this many actions (mid-sequence).
+    pause_after: RefCell<Option<usize>>,
+}
+
+impl Browser for Pages {
+    async fn observe(&self, _: TabId) -> Result<PageView, BrowserError> {
+        if *self.closed.borrow() {
+            return Err(BrowserError { fatal: true, message: "The tab was closed.".into() });
+        }
+        let page = *self.page.borrow();
+        Ok(PageView {
+            url: format!("http://shop.test/page{page}"),
+            title: format!("Page {page}"),
+            text: format!("Page {page}\n[1]<a>Next\n[2]<button>Stay\n[99]<button>Broken"),
+            comparison: String::new(),
+            hash: format!("h{page}"),
+        })
+    }
+    async fn screenshot(&self, _: TabId) -> Option<Vec<u8>> {
+        Some(vec![0xFF, 0xD8, 0xFF, *self.page.borrow() as u8])
+    }
+    async fn perform(&self, _: TabId, action: &Action) -> ActionOutcome {
+        self.performed.borrow_mut().push(action.clone());
+        if let Some(n) = *self.pause_after.borrow()
+            && self.performed.borrow().len() >= n
+        {
+            self.control.request_pause();
+        }
+        match action {
+            Action::Click { id: 1 } => {
+                *self.page.borrow_mut() += 1;
+                ActionOutcome {
+                    ok: true,
+                    message: "clicked".into(),
+                    page_changed: true,
+                    ..Default::default()
+                }
+            }
+            Action::Click { id: 99 } => ActionOutcome {
+                ok: false,
+                message: "element 99 is covered".into(),
+                ..Default::default()
+            },
+            Action::Done { text, .. } => {
+                ActionOutcome { ok: true, message: text.clone(), done: true, ..Default::default() }
+            }
+            _ => ActionOutcome { ok: true, message: "ok".into(), ..Default::default() },
+        }
+    }
+    fn describe(&self, _: TabId, id: u32) -> String {
+        format!("element {id}")
+    }
+}
+
+#[derive(Default)]
+struct Memory {
+    runs: RefCell<BTreeMap<String, AgentRun>>,
+    steps: RefCell<Vec<(StepRecord, Option<Vec<u8>>)>>,
+    traces: RefCell<Vec<LlmTrace>>,
+    checkpoints: RefCell<Vec<String>>,
+    events: RefCell<Vec<AgentEvent>>,
+    ids: RefCell<u32>,
+}
+
+impl Capture for Memory {
+    fn new_id(&self) -> String {
+        *self.ids.borrow_mut() += 1;
+        format!("id{}", self.ids.borrow())
+    }
+    fn emit(&self, event: &AgentEvent) {
+        self.events.borrow_mut().push(event.clone());
+    }
+    async fn save_run(&self, run: &AgentRun) -> Result<(), String> {
+        self.runs.borrow_mut().insert(run.id.clone(), run.clone());
+        Ok(())
+    }
+    async fn save_step(&self, step: &StepRecord, shot: Option<&[u8]>) -> Result<(), String> {
+        self.steps.borrow_mut().push((step.clone(), shot.map(<[u8]>::to_vec)));
+        Ok(())
+    }
+    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), String> {
+        self.traces.borrow_mut().push(trace.clone());
+        Ok(())
+    }
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), String> {
+        self.checkpoints.borrow_mut().push(serde_json::to_string(checkpoint).unwrap());
+        Ok(())
+    }
+}
+
+struct World {
+    model: Model,
+    pages: Pages,
+    store: Memory,
+    control: Rc<Control>,
+    settings: Settings,
+    prompts: PromptSet,
+}
+
+fn settings() -> Settings {
+    let model = ModelConfig {
+        provider: ProviderKind::OpenAi,
+        base_url: "http://llm.test/v1".into(),
+        api_key: Secret::new("sk-test-secret-key"),
+        model: "gpt-test".into(),
+        timeout_ms: 5000,
+        max_retries: 0,
+    };
+    Settings {
+        models: RoleModels::all(model),
+        agent: AgentOptions { thinking_interval: 0, ..AgentOptions::default() },
+        allow: vec![],
+        deny: vec!["blocked.test".into()],
+        variants: BTreeMap::new(),
+        prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
+        sync_endpoint: String::new(),
+    }
+}
+
+impl World {
+    fn new(replies: Vec<Reply>) -> World {
+        World::with(replies.into_iter().map(|r| (r, None)).collect())
+    }
+
+    fn with(replies: Vec<(Reply, Option<Hook>)>) -> World {
+        let control = Rc::new(Control::default());
+        World {
+            model: Model {
+                replies: RefCell::new(replies.into()),
+                prompts: RefCell::default(),
+                control: control.clone(),
+            },
+            pages: Pages {
+                page: RefCell::new(0),
+                performed: RefCell::default(),
+                closed: RefCell::new(false),
+                control: control.clone(),
+                pause_after: RefCell::new(None),
+            },
+            store: Memory::default(),
+            control,
+            settings: settings(),
+            prompts: PromptSet::bundled(),
+        }
+    }
+
+    fn start(&self, task: &str) -> Checkpoint {
+        Checkpoint::new_task("s1", "r1", 7, task, &self.settings, 1.7e12)
+    }
+
+    /// One `run` of the executor with a fresh control (as the shell does per run).
+    fn run(&mut self, cp: &mut Checkpoint) {
+        let control = Rc::new(Control::default());
+        self.model.control = control.clone();
+        self.pages.control = control.clone();
+        self.control = control;
+        self.run_with_current_control(cp);
+    }
+
+    fn run_with_current_control(&self, cp: &mut Checkpoint) {
+        let clock = FakeClock::default();
+        let epoch = || 1.7e12;
+        let executor = self.executor(&clock, &epoch);
+        block_on(executor.run(cp));
+    }
+
+    fn executor<'a>(
+        &'a self,
+        clock: &'a FakeClock,
+        epoch: &'a dyn Fn() -> f64,
+    ) -> Executor<'a, Model, Pages, Memory, FakeClock> {
+        Executor {
+            http: &self.model,
+            browser: &self.pages,
+            capture: &self.store,
+            clock,
+            control: &self.control,
+            prompts: &self.prompts,
+            settings: &self.settings,
+            epoch_ms: epoch,
+        }
+    }
+
+    fn with_executor(&self, f: impl FnOnce(&Executor<'_, Model, Pages, Memory, FakeClock>)) {
+        let clock = FakeClock::default();
+        let epoch = || 1.7e12;
+        f(&self.executor(&clock, &epoch));
+    }
+
+    fn states(&self) -> Vec<(Actor, ExecutionState)> {
+        self.store.events.borrow().iter().map(|e| (e.actor, e.state)).collect()
+    }
+
+    fn has(&self, actor: Actor, state: ExecutionState) -> bool {
+        self.states().contains(&(actor, state))
+    }
+}
+
+fn plan(done: bool, answer: &str) -> Reply {
+    Reply::Json(json!({
+        "observation": if done { "The price is on the page" } else { "On the shop" },
+        "challenges": "", "done": done, "next_steps": "1. Open the kettle\n2. Read the price",
+        "final_answer": answer, "reasoning": "r", "web_task": true
+    }))
+}
+
+fn navigate(actions: Value) -> Reply {
+    Reply::Json(json!({
+        "current_state": {"evaluation_previous_goal": "Success: as expected", "memory": "kettle costs 25",
+                          "next_goal": "Open the next page; expect the product"},
+        "actions": actions
+    }))
+}
+
+fn think(approved: bool, pause: Option<&str>, instructions: &str, answer: &str) -> Reply {
+    Reply::Json(json!({
+        "approved": approved, "missing_pieces": if approved { "" } else { "the reviews" },
+        "instructions_for_planner": instructions, "instructions_for_navigator": instructions,
+        "should_pause_for_user": pause.is_some(), "question_for_user": pause.unwrap_or(""),
+        "final_answer": answer
+    }))
+}
+
+fn click(id: u32) -> Value {
+    json!([{"action": "click", "id": id}])
+}
+
+fn done_action() -> Value {
+    json!([{"action": "done", "text": "found it", "success": true}])
+}
+
+#[test]
+fn the_exit_gate_approves_and_everything_is_captured() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(click(1)),
+        navigate(done_action()),
+        plan(true, "25 EUR"),
+        think(true, None, "", "The kettle costs **25 EUR**."),
+    ]);
+    let mut cp = world.start("Find the kettle's price");
+    world.run(&mut cp);
+
+    assert_eq!(cp.status, TaskStatus::Done { answer: "The kettle costs **25 EUR**.".into() });
+    assert!(world.has(Actor::User, ExecutionState::TaskStart));
+    assert!(world.has(Actor::Navigator, ExecutionState::ActStart));
+    assert!(world.has(Actor::Navigator, ExecutionState::ActOk));
+    assert!(world.has(Actor::Navigator, ExecutionState::StepOk));
+    let last = world.store.events.borrow().last().cloned().unwrap();
+    assert_eq!(
+        (last.actor, last.state, last.kind),
+        (Actor::Thinking, ExecutionState::TaskOk, EventKind::Answer)
+    );
+
+    let steps = world.store.steps.borrow();
+    assert_eq!(steps.len(), 2);
+    let (first, shot) = &steps[0];
+    assert_eq!(
+        (first.index, first.action.kind.as_str(), first.action.target.as_str()),
+        (0, "click", "element 1")
+    );
+    assert_eq!(first.thoughts.thought1, "Success: as expected");
+    assert_eq!(first.thoughts.thought3, "Open the next page; expect the product");
+    assert_eq!(shot.as_deref(), Some(&[0xFF, 0xD8, 0xFF, 0][..]));
+    assert_eq!(first.screenshot.as_ref().unwrap().key, "r1/0");
+    assert_eq!(first.trace_ids.len(), 1, "the navigator call of step 1");
+
+    let traces = world.store.traces.borrow();
+    let roles: Vec<Actor> = traces.iter().map(|t| t.role).collect();
+    assert_eq!(
+        roles,
+        [Actor::Planner, Actor::Navigator, Actor::Navigator, Actor::Planner, Actor::Thinking]
+    );
+    assert!(
+        traces.iter().all(|t| t.prompt_hash.len() == 64 && t.variant == "A" && t.error.is_none())
+    );
+    assert_eq!(traces[0].usage.input_tokens, 1000);
+    assert!((traces[0].cost - 0.0012).abs() < 1e-9, "1000 in at $1/M + 100 out at $2/M");
+    let navigator = &traces[1];
+    assert!(navigator.chars.state > 0 && navigator.chars.system > 1000, "{:?}", navigator.chars);
+
+    let run = &world.store.runs.borrow()["r1"];
+    assert_eq!(run.agent_status, "done");
+    assert_eq!(run.total_steps, 2);
+    assert_eq!(run.final_answer.as_deref(), Some("The kettle costs **25 EUR**."));
+    assert_eq!(run.subtasks[0].step_range, [0, 1]);
+    assert_eq!(run.subtasks[0].title, "Open the kettle");
+    assert!((run.cost - 0.006).abs() < 1e-9);
+    let stored: Vec<String> = world.store.checkpoints.borrow().clone();
+    assert!(stored.len() >= 3, "a checkpoint per step");
+    assert!(stored.iter().all(|c| !c.contains("sk-test-secret-key")), "no key in checkpoints");
+    assert!(
+        traces.iter().all(|t| !serde_json::to_string(t).unwrap().contains("sk-test-secret-key"))
+    );
+}
+
+#[test]
+fn the_exit_gate_rejects_then_approves() {
+    let mut world = World::new(vec![
+        plan(true, "25 EUR"),
+        think(false, None, "Open the reviews section before answering", ""),
+        plan(false, ""),
+        navigate(click(1)),
+        navigate(done_action()),
+        plan(true, "25 EUR, 4 stars"),
+        think(true, None, "", ""),
+    ]);
+    let mut cp = world.start("Price and rating of the kettle");
+    world.run(&mut cp);
+    assert_eq!(
+        cp.status,
+        TaskStatus::Done { answer: "25 EUR, 4 stars".into() },
+        "the Planner's answer when the gate adds none"
+    );
+    // The rejection's instructions reach both agents.
+    assert!(world.model.prompt(2).contains("Open the reviews section before answering"));
+    assert!(world.model.prompt(3).contains("Open the reviews section before answering"));
+    assert!(
+        world.model.prompt(6).contains("Domains visited: shop.test"),
+        "the gate sees where the Navigator went"
+    );
+    assert!(cp.log.iter().any(|l| l.kind == "thinking" && l.message.contains("approved=false")));
+}
+
+#[test]
+fn a_question_pauses_and_the_answer_resumes_the_task() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(click(1)),
+        navigate(done_action()),
+        plan(true, "A kettle"),
+        think(false, Some("Which brand do you prefer, Acme or Zeta?"), "", ""),
+    ]);
+    let mut cp = world.start("Buy a kettle");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("paused with a question: {:?}", cp.status)
+    };
+    assert_eq!(question, "Which brand do you prefer, Acme or Zeta?");
+    let pause = world.store.events.borrow().last().cloned().unwrap();
+    assert_eq!(
+        (pause.actor, pause.state, pause.kind),
+        (Actor::System, ExecutionState::TaskPause, EventKind::Question)
+    );
+
+    world.with_executor(|executor| executor.apply_follow_up(&mut cp, "Acme"));
+    world
+        .model
+        .replies
+        .borrow_mut()
+        .extend([(plan(true, "Acme kettle"), None), (think(true, None, "", ""), None)]);
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    assert!(world.has(Actor::User, ExecutionState::TaskResume));
+    let planner = world.model.prompt(5);
+    assert!(
+        planner.contains("answering \"Which brand do you prefer, Acme or Zeta?\"] Acme"),
+        "{planner}"
+    );
+    assert_eq!((cp.counters.pauses, cp.counters.resumes), (1, 1));
+}
+
+#[test]
+fn resume_anyway_tells_the_agents_the_question_went_unanswered() {
+    let mut world = World::new(vec![plan(true, "x"), think(false, Some("Which size?"), "", "")]);
+    let mut cp = world.start("Buy a kettle");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Paused { .. }));
+    world
+        .model
+        .replies
+        .borrow_mut()
+        .extend([(plan(true, "x"), None), (think(true, None, "", ""), None)]);
+    world.run(&mut cp);
+    assert!(world.model.prompt(2).contains("resumed without answering"));
+    assert!(matches!(cp.status, TaskStatus::Done { .. }));
+}
+
+#[test]
+fn steering_mid_step_reaches_the_planner_at_the_next_step() {
+    let steer: Hook = Box::new(|control| control.push_follow_up("Only look at steel kettles"));
+    let mut world = World::with(vec![
+        (plan(false, ""), None),
+        (navigate(click(1)), Some(steer)),
+        (plan(false, ""), None),
+        (navigate(done_action()), None),
+        (plan(true, "x"), None),
+        (think(true, None, "", ""), None),
+    ]);
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }));
+    assert_eq!(
+        world.pages.performed.borrow()[0],
+        Action::Click { id: 1 },
+        "the step under way finished"
+    );
+    assert!(world.model.prompt(2).contains("[user, at step 2] Only look at steel kettles"));
+    assert!(world.has(Actor::User, ExecutionState::StepStart));
+    assert!(cp.log.iter().any(|l| l.kind == "follow_up" && l.message.contains("steering")));
+}
+
+#[test]
+fn the_loop_detector_asks_the_thinking_agent() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(click(2)),
+        navigate(click(2)),
+        navigate(click(2)),
+        think(false, None, "Stop clicking Stay; use the Next link", ""),
+        plan(false, ""),
+        navigate(done_action()),
+        plan(true, "x"),
+        think(true, None, "", ""),
+    ]);
+    world.settings.agent.planning_interval = 10;
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    let arbitration = world.model.prompt(4);
+    assert!(arbitration.contains("the same action was repeated 3 times"), "{arbitration}");
+    assert!(world.model.prompt(5).contains("Stop clicking Stay; use the Next link"), "the Planner");
+    assert!(
+        world.model.prompt(6).contains("Stop clicking Stay; use the Next link"),
+        "the Navigator"
+    );
+}
+
+#[test]
+fn a_broken_answer_is_repaired() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        Reply::Text(
+            "Sure! ```json\n{\"current_state\": {\"evaluation_previous_goal\": \"\", \"memory\": \"\", \"next_goal\": \"g\"}}\n```",
+        ),
+        navigate(done_action()),
+        plan(true, "x"),
+        think(true, None, "", ""),
+    ]);
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }));
+    let traces = world.store.traces.borrow();
+    assert_eq!(traces[1].attempts.len(), 2);
+    assert!(
+        traces[1].attempts[0].problems.iter().any(|p| p.contains("actions")),
+        "{:?}",
+        traces[1].attempts
+    );
+    assert!(
+        world.model.prompt(2).contains("Answer with the JSON object"),
+        "the repair goes back to the model"
+    );
+    assert_eq!(cp.repairs_left, world.settings.agent.repair_budget - 1);
+}
+
+#[test]
+fn a_repair_that_fails_twice_pauses_to_ask_for_help() {
+    let mut world =
+        World::new(vec![plan(false, ""), Reply::Text("no json"), Reply::Text("still none")]);
+    world.settings.agent.repair_retries = 1;
+    world.settings.agent.max_consecutive_failures = 1;
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("{:?}", cp.status)
+    };
+    assert!(question.contains("could not get a usable answer"), "{question}");
+    assert!(world.has(Actor::Navigator, ExecutionState::StepFail));
+    assert!(
+        world.store.traces.borrow()[1].error.as_deref().unwrap().contains("after 2 attempt(s)")
+    );
+}
+
+#[test]
+fn the_repair_budget_runs_out() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        Reply::Text("bad"),
+        navigate(click(1)),
+        Reply::Text("bad again"),
+    ]);
+    world.settings.agent.repair_budget = 1;
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("{:?}", cp.status)
+    };
+    assert!(question.contains("repair budget is used up"), "{question}");
+    assert_eq!(cp.repairs_left, 0);
+}
+
+#[test]
+fn each_provider_error_class_gets_its_own_handling() {
+    for (reply, expect) in [
+        (Reply::Status(401), "Check your API key in Settings"),
+        (Reply::Status(404), "Check the model name in Settings"),
+        (Reply::Status(400), "rejected the request"),
+    ] {
+        let mut world = World::new(vec![reply]);
+        let mut cp = world.start("t");
+        world.run(&mut cp);
+        let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+            panic!("{:?}", cp.status)
+        };
+        assert!(
+            question.contains(expect) && question.ends_with("Then press Resume."),
+            "{question}"
+        );
+        assert_eq!(world.store.traces.borrow().len(), 1, "the failed call is traced");
+    }
+    // Transient errors are counted and retried at the next step until the threshold.
+    for transient in [Reply::Status(429), Reply::Status(503), Reply::Timeout] {
+        let mut world = World::new(vec![transient, plan(true, "x"), think(true, None, "", "")]);
+        let mut cp = world.start("t");
+        world.run(&mut cp);
+        assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+        assert_eq!(cp.counters.failures, 1);
+    }
+    let mut world = World::new(vec![Reply::Status(500), Reply::Status(500), Reply::Status(500)]);
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("{:?}", cp.status)
+    };
+    assert!(question.contains("provider had an error (500"), "{question}");
+}
+
+#[test]
+fn pause_mid_model_call_drops_the_call_and_resume_redoes_the_step() {
+    let pause: Hook = Box::new(|control| control.request_pause());
+    let mut world = World::with(vec![(plan(false, ""), None), (Reply::Hang, Some(pause))]);
+    let mut cp = world.start("t");
+    world.run_with_current_control(&mut cp);
+    let TaskStatus::Paused { reason, question: None, .. } = &cp.status else {
+        panic!("{:?}", cp.status)
+    };
+    assert!(reason.contains("you can adjust instructions now"));
+    assert!(world.has(Actor::Navigator, ExecutionState::StepCancel));
+    assert_eq!(world.store.traces.borrow()[1].error.as_deref(), Some("interrupted by the user"));
+    assert_eq!(cp.step, 0);
+
+    world.model.replies.borrow_mut().extend([
+        (plan(false, ""), None),
+        (navigate(done_action()), None),
+        (plan(true, "x"), None),
+        (think(true, None, "", ""), None),
+    ]);
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    assert_eq!(world.store.steps.borrow()[0].0.index, 0);
+}
+
+#[test]
+fn pause_mid_sequence_stops_between_actions() {
+    let world = World::new(vec![
+        plan(false, ""),
+        navigate(
+            json!([{"action": "scroll", "screens": 1}, {"action": "click", "id": 2}, {"action": "click", "id": 1}]),
+        ),
+    ]);
+    *world.pages.pause_after.borrow_mut() = Some(1);
+    let mut cp = world.start("t");
+    world.run_with_current_control(&mut cp);
+    assert_eq!(world.pages.performed.borrow().len(), 1);
+    assert!(matches!(cp.status, TaskStatus::Paused { .. }));
+    assert_eq!(world.store.steps.borrow()[0].0.actions.len(), 1, "the step records what was done");
+}
+
+#[test]
+fn cancel_while_paused_and_cancel_mid_call() {
+    let mut world = World::new(vec![plan(true, "x"), think(false, Some("Which one?"), "", "")]);
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Paused { .. }));
+    world.with_executor(|executor| block_on(executor.cancel(&mut cp)));
+    assert_eq!(cp.status, TaskStatus::Cancelled);
+    assert!(world.has(Actor::User, ExecutionState::TaskCancel));
+    assert_eq!(world.store.runs.borrow()["r1"].agent_status, "cancelled");
+
+    let cancel: Hook = Box::new(|control| control.request_cancel());
+    let world = World::with(vec![(Reply::Hang, Some(cancel))]);
+    let mut cp = world.start("t");
+    world.run_with_current_control(&mut cp);
+    assert_eq!(cp.status, TaskStatus::Cancelled);
+}
+
+#[test]
+fn a_follow_up_task_after_done_keeps_the_session() {
+    let mut world = World::new(vec![plan(true, "25 EUR"), think(true, None, "", "")]);
+    let mut cp = world.start("Kettle price?");
+    world.run(&mut cp);
+    let settings = world.settings.clone();
+    cp.follow_up_task("r2", 7, "And the shipping cost?", &settings, 1.7e12);
+    world
+        .model
+        .replies
+        .borrow_mut()
+        .extend([(plan(true, "5 EUR"), None), (think(true, None, "", ""), None)]);
+    world.run(&mut cp);
+    assert_eq!(cp.status, TaskStatus::Done { answer: "5 EUR".into() });
+    assert_eq!((cp.session_id.as_str(), cp.run.id.as_str()), ("s1", "r2"));
+    assert!(world.model.prompt(2).contains("Earlier task \"Kettle price?\": 25 EUR"));
+    assert_eq!(world.store.runs.borrow().len(), 2, "one run per task, same session");
+    assert_eq!(world.store.runs.borrow()["r2"].task_id, "s1");
+}
+
+#[test]
+fn a_checkpoint_restores_into_a_new_executor() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(click(1)),
+        think(false, Some("Continue?"), "", ""),
+    ]);
+    world.settings.agent.max_consecutive_failures = 1;
+    world.settings.agent.thinking_interval = 1;
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Paused { .. }));
+    // The worker dies: only the stored checkpoint is left.
+    let stored = world.store.checkpoints.borrow().last().cloned().unwrap();
+    let mut restored: Checkpoint = serde_json::from_str(&stored).unwrap();
+    assert_eq!(restored, cp);
+
+    let mut fresh = World::new(vec![
+        plan(false, ""),
+        navigate(done_action()),
+        plan(true, "x"),
+        think(true, None, "", ""),
+    ]);
+    fresh.settings.agent.thinking_interval = 0;
+    *fresh.pages.page.borrow_mut() = 1;
+    fresh.with_executor(|executor| {
+        executor.pause_idle(&mut restored, "The browser restarted the agent")
+    });
+    fresh.run(&mut restored);
+    assert!(matches!(restored.status, TaskStatus::Done { .. }), "{:?}", restored.status);
+    assert_eq!(fresh.store.steps.borrow()[0].0.index, 1, "step numbering continues");
+    assert!(fresh.model.prompt(1).contains("Step 1 on http://shop.test/page0"), "memory survived");
+}
+
+#[test]
+fn the_deny_list_refuses_navigation_with_a_clear_message() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(json!([{"action": "go_to_url", "url": "https://www.blocked.test/"}])),
+        navigate(done_action()),
+        plan(true, "x"),
+        think(true, None, "", ""),
+    ]);
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(world.pages.performed.borrow().iter().all(|a| !matches!(a, Action::GoToUrl { .. })));
+    let refusal = world
+        .store
+        .events
+        .borrow()
+        .iter()
+        .find(|e| e.state == ExecutionState::ActFail)
+        .cloned()
+        .unwrap();
+    assert!(refusal.details.contains("deny list"), "{}", refusal.details);
+    assert!(world.model.prompt(2).contains("deny list"), "the Navigator learns why");
+}
+
+#[test]
+fn max_steps_pauses_to_ask_and_a_closed_tab_fails() {
+    let mut world = World::new(vec![plan(false, ""), navigate(click(1)), navigate(click(1))]);
+    world.settings.agent.max_steps = 2;
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("{:?}", cp.status)
+    };
+    assert!(question.contains("taken 2 steps"), "{question}");
+
+    *world.pages.closed.borrow_mut() = true;
+    world.model.replies.borrow_mut().push_back((plan(false, ""), None));
+    world.run(&mut cp);
+    assert_eq!(cp.status, TaskStatus::Failed { error: "The tab was closed.".into() });
+    assert!(world.has(Actor::System, ExecutionState::TaskFail));
+}

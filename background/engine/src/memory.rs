@@ -1,0 +1,290 @@
+//! The agent's working memory, bounded: the task and the user's follow-ups, the plan, a
+//! progress ledger, cached findings, and the last K steps in full. Older steps are condensed
+//! to one line and, past the budget, dropped with a count — so a prompt's size does not
+//! grow with the length of the task (the anchor's transcript grows without bound).
+
+use serde::{Deserialize, Serialize};
+
+use crate::truncate;
+
+/// A message from the user, marked so the agents can tell it from their own notes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FollowUp {
+    pub text: String,
+    /// The step it arrived at.
+    pub step: u32,
+    /// Whether it answered a question the agent asked.
+    pub answer_to: Option<String>,
+}
+
+/// One Navigator step as memory keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepMemory {
+    pub index: u32,
+    pub url: String,
+    pub evaluation: String,
+    pub goal: String,
+    /// Each action with its outcome, e.g. `click [12] "Add to cart" → ok: clicked`.
+    pub actions: Vec<String>,
+    pub ok: bool,
+}
+
+impl StepMemory {
+    fn full(&self) -> String {
+        let mut text = format!(
+            "Step {} on {} ({}):\n  evaluation: {}\n  goal: {}\n",
+            self.index + 1,
+            self.url,
+            if self.ok { "ok" } else { "failed" },
+            self.evaluation,
+            self.goal
+        );
+        for action in &self.actions {
+            text.push_str("  - ");
+            text.push_str(action);
+            text.push('\n');
+        }
+        text
+    }
+
+    fn condensed(&self) -> String {
+        format!(
+            "Step {}: {} → {}",
+            self.index + 1,
+            truncate(&self.goal, 80),
+            if self.ok { "ok" } else { "failed" }
+        )
+    }
+}
+
+/// Everything the agents remember about a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Memory {
+    pub task: String,
+    pub follow_ups: Vec<FollowUp>,
+    /// The Planner's current next steps.
+    pub plan: String,
+    /// What has been achieved, one line per plan or milestone (oldest condensed away).
+    pub progress: Vec<String>,
+    /// Values found and pages read: the Navigator's `memory` and extracted text.
+    pub findings: Vec<String>,
+    pub steps: Vec<StepMemory>,
+    /// Domains the Navigator has been on, in order of first visit.
+    pub domains: Vec<String>,
+}
+
+/// How much of memory goes into a prompt.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Budget {
+    /// Steps shown in full.
+    pub full_steps: usize,
+    /// Characters for history, progress and findings together.
+    pub chars: usize,
+}
+
+impl Memory {
+    pub fn new(task: &str) -> Memory {
+        Memory { task: task.to_owned(), ..Default::default() }
+    }
+
+    pub fn add_follow_up(&mut self, text: &str, step: u32, answer_to: Option<String>) {
+        self.follow_ups.push(FollowUp { text: text.to_owned(), step, answer_to });
+    }
+
+    pub fn record_step(&mut self, step: StepMemory) {
+        if let Some(domain) = domain_of(&step.url)
+            && !self.domains.contains(&domain)
+        {
+            self.domains.push(domain);
+        }
+        self.steps.push(step);
+    }
+
+    pub fn add_finding(&mut self, finding: &str) {
+        let finding = finding.trim();
+        if !finding.is_empty() && self.findings.last().map(String::as_str) != Some(finding) {
+            self.findings.push(finding.to_owned());
+        }
+    }
+
+    /// The follow-ups as the prompts show them: each marked as the user's own words.
+    pub fn follow_ups_text(&self) -> String {
+        self.follow_ups
+            .iter()
+            .map(|f| match &f.answer_to {
+                Some(question) => format!(
+                    "[user, at step {}, answering \"{}\"] {}",
+                    f.step + 1,
+                    truncate(question, 120),
+                    f.text
+                ),
+                None => format!("[user, at step {}] {}", f.step + 1, f.text),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The last `full_steps` steps in full, the ones before condensed, within a share of
+    /// the budget; the oldest are dropped with a count when even that is too long.
+    pub fn history_text(&self, budget: Budget) -> String {
+        // Room is kept for the "(N earlier steps omitted)" line.
+        let limit = (budget.chars / 2).saturating_sub(32);
+        let split = self.steps.len().saturating_sub(budget.full_steps);
+        let mut full: Vec<String> = self.steps[split..].iter().map(StepMemory::full).collect();
+        // Even the full steps give way, oldest first, keeping at least the latest one.
+        while full.len() > 1 && full.iter().map(String::len).sum::<usize>() > limit {
+            full.remove(0);
+        }
+        let shown_from = self.steps.len() - full.len();
+        let mut room = limit.saturating_sub(full.iter().map(String::len).sum());
+        let mut condensed = Vec::new();
+        for step in self.steps[..shown_from].iter().rev() {
+            let line = step.condensed();
+            if line.len() + 1 > room {
+                break;
+            }
+            room -= line.len() + 1;
+            condensed.push(line);
+        }
+        let omitted = shown_from - condensed.len();
+        condensed.reverse();
+        let mut text = String::new();
+        if omitted > 0 {
+            text.push_str(&format!("({omitted} earlier steps omitted)\n"));
+        }
+        for line in condensed {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        for step in full {
+            text.push_str(&step);
+        }
+        text.trim_end().to_owned()
+    }
+
+    /// Progress and findings, newest kept first, within a quarter of the budget each.
+    pub fn progress_text(&self, budget: Budget) -> String {
+        let mut text = newest_within(&self.progress, budget.chars / 4);
+        let findings = newest_within(&self.findings, (budget.chars / 4).saturating_sub(20));
+        if !findings.is_empty() {
+            text.push_str("\nFindings so far:\n");
+            text.push_str(&findings);
+        }
+        text.trim().to_owned()
+    }
+
+    /// For the ThinkingAgent: where the Navigator went and what it did.
+    pub fn navigator_summary(&self, budget: Budget) -> String {
+        let visited = if self.domains.is_empty() {
+            "(no pages yet)".to_owned()
+        } else {
+            self.domains.join(", ")
+        };
+        let urls: Vec<&str> = self.steps.iter().map(|s| s.url.as_str()).collect();
+        let mut unique_urls: Vec<&str> = Vec::new();
+        for url in urls {
+            if !unique_urls.contains(&url) {
+                unique_urls.push(url);
+            }
+        }
+        let pages = newest_within(
+            &unique_urls.iter().map(|u| (*u).to_owned()).collect::<Vec<_>>(),
+            budget.chars / 4,
+        );
+        let (ok, failed) =
+            self.steps.iter().fold((0, 0), |(o, f), s| if s.ok { (o + 1, f) } else { (o, f + 1) });
+        format!(
+            "Domains visited: {visited}\nPages seen:\n{pages}\nSteps: {} ({ok} ok, {failed} failed)\nKey actions:\n{}\n{}",
+            self.steps.len(),
+            self.history_text(Budget { full_steps: 2, chars: budget.chars / 2 }),
+            self.progress_text(budget)
+        )
+    }
+}
+
+/// The newest lines of `lines` that fit in `chars`, oldest first, with a count of the rest.
+fn newest_within(lines: &[String], chars: usize) -> String {
+    let mut kept = Vec::new();
+    // Room is kept for the "(N earlier omitted)" line.
+    let mut room = chars.saturating_sub(28);
+    for line in lines.iter().rev() {
+        let line = truncate(line, chars.max(40));
+        if line.len() + 1 > room {
+            break;
+        }
+        room -= line.len() + 1;
+        kept.push(line);
+    }
+    let omitted = lines.len() - kept.len();
+    kept.reverse();
+    let mut text =
+        if omitted > 0 { format!("({omitted} earlier omitted)\n") } else { String::new() };
+    text.push_str(&kept.join("\n"));
+    text
+}
+
+/// `shop.example` of `https://shop.example:8080/x`.
+pub fn domain_of(url: &str) -> Option<String> {
+    let rest = url.split("://").nth(1)?;
+    let host = rest.split(['/', '?', '#']).next()?;
+    (!host.is_empty()).then(|| host.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(index: u32) -> StepMemory {
+        StepMemory {
+            index,
+            url: format!("http://127.0.0.1:9/page{index}"),
+            evaluation: "Success: the list opened as expected".into(),
+            goal: format!("open item {index} and read its price"),
+            actions: vec![format!("click [{index}] \"Item {index}\" → ok")],
+            ok: index % 5 != 0,
+        }
+    }
+
+    #[test]
+    fn history_stays_within_budget_however_long_the_task() {
+        let budget = Budget { full_steps: 4, chars: 3000 };
+        let mut memory = Memory::new("t");
+        let mut sizes = Vec::new();
+        for i in 0..300 {
+            memory.record_step(step(i));
+            memory.add_finding(&format!("item {i} costs {i}.00"));
+            memory.progress.push(format!("plan {i}"));
+            sizes.push(memory.history_text(budget).len() + memory.progress_text(budget).len());
+        }
+        assert!(sizes.iter().all(|&s| s <= 3000), "max {}", sizes.iter().max().unwrap());
+        let history = memory.history_text(budget);
+        assert!(history.starts_with('(') && history.contains("earlier steps omitted"), "{history}");
+        assert!(history.contains("Step 300 on"), "the latest step is in full");
+        assert!(history.contains("Step 297 on"), "the last four are in full");
+        assert!(!history.contains("Step 296 on"), "only four");
+        assert!(history.contains("Step 296: open item 295"), "older ones are condensed");
+        assert!(memory.progress_text(budget).contains("item 299 costs"));
+    }
+
+    #[test]
+    fn follow_ups_are_marked_as_the_users_words() {
+        let mut memory = Memory::new("t");
+        memory.add_follow_up("the blue one", 3, Some("Which colour?".into()));
+        memory.add_follow_up("also check shipping", 5, None);
+        assert_eq!(
+            memory.follow_ups_text(),
+            "[user, at step 4, answering \"Which colour?\"] the blue one\n[user, at step 6] also check shipping"
+        );
+    }
+
+    #[test]
+    fn the_summary_names_domains_and_pages_seen() {
+        let mut memory = Memory::new("t");
+        memory.record_step(step(1));
+        memory.record_step(StepMemory { url: "https://docs.example/reviews".into(), ..step(2) });
+        let summary = memory.navigator_summary(Budget { full_steps: 4, chars: 4000 });
+        assert!(summary.contains("Domains visited: 127.0.0.1:9, docs.example"), "{summary}");
+        assert!(summary.contains("https://docs.example/reviews"));
+        assert!(summary.contains("Steps: 2 (2 ok, 0 failed)"));
+    }
+}

@@ -1,0 +1,270 @@
+//! What a run leaves behind for annotators, in the shape of seed `000_…` §1 (`AgentRun` →
+//! `Subtask` → `Step`), plus one trace per model call (seed `002_…`). The executor fills
+//! these; the shell stores them (IndexedDB in the worker) through [`Capture`].
+//!
+//! Field names are camelCase, as the seed writes them, because the annotation page and
+//! exports read these records as they are stored.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::actions::Action;
+use crate::providers::Usage;
+use crate::repair::Attempt;
+pub use protocol::agent::{Actor, AgentEvent, EventKind, ExecutionState, TaskStatus};
+
+/// The annotation workflow's status; every captured run starts as a draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReviewStatus {
+    #[default]
+    Draft,
+    InReview,
+    Approved,
+    Rejected,
+    Archived,
+}
+
+/// One task carried out by the agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentRun {
+    /// `agentRunId` in the annotation page's URL.
+    pub id: String,
+    /// `taskId`: the chat session; follow-up tasks in a session are further runs.
+    pub task_id: String,
+    pub task_prompt: String,
+    /// Messages the user sent during the run (steering, answers), in order.
+    pub follow_ups: Vec<String>,
+    pub status: ReviewStatus,
+    /// How the agent's task ended: running, paused, done, failed or cancelled.
+    pub agent_status: String,
+    pub final_answer: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+    pub created_by: String,
+    pub reviewed_by: Option<String>,
+    /// One per plan the Planner made: the steps carried out under it.
+    pub subtasks: Vec<Subtask>,
+    pub total_steps: u32,
+    pub start_url: String,
+    /// Models per role, by name (never keys).
+    pub models: Value,
+    pub usage: Usage,
+    pub cost: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subtask {
+    pub id: String,
+    pub title: String,
+    pub description: String,
+    /// First and last step index, inclusive.
+    pub step_range: [u32; 2],
+    /// pending | annotated | reviewed
+    pub status: String,
+}
+
+/// Where a step's screenshot blob is stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScreenshotRef {
+    /// The key of the blob in the screenshot store.
+    pub key: String,
+    pub timestamp: String,
+    pub mime: String,
+    pub bytes: usize,
+}
+
+/// The step's main action in the seed's terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepAction {
+    /// click | type | scroll | wait | select | navigate, or the agent's own name for the rest
+    /// (hover, send_keys, extract, done …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// What was acted on, as a person would name it.
+    pub target: String,
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Thoughts {
+    /// The evaluation of the previous step, or the start state.
+    pub thought1: String,
+    /// The current state assessment.
+    pub thought2: String,
+    /// The next action and its expected result.
+    pub thought3: String,
+}
+
+/// One action as carried out, with its outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExecutedAction {
+    pub action: Action,
+    pub target: String,
+    pub ok: bool,
+    pub message: String,
+}
+
+/// One Navigator step: what the agent saw, thought and did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepRecord {
+    pub run_id: String,
+    pub index: u32,
+    pub url: String,
+    pub title: String,
+    pub screenshot: Option<ScreenshotRef>,
+    pub action: StepAction,
+    /// Every action of the step in order (the first is `action`).
+    pub actions: Vec<ExecutedAction>,
+    pub thoughts: Thoughts,
+    pub extended_thoughts: Vec<String>,
+    pub verified: bool,
+    pub issues: Vec<Value>,
+    pub last_edited_by: String,
+    pub last_edited_at: String,
+    /// ok | failed | cancelled
+    pub outcome: String,
+    pub trace_ids: Vec<String>,
+    pub duration_ms: f64,
+}
+
+/// Characters of a rendered prompt by where they come from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct PromptChars {
+    /// The template and shared rules.
+    pub system: usize,
+    /// The page state.
+    pub state: usize,
+    /// Working memory: history, progress, findings, follow-ups, plan.
+    pub history: usize,
+    pub total: usize,
+}
+
+/// One model call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LlmTrace {
+    pub id: String,
+    pub run_id: String,
+    pub step: u32,
+    pub role: Actor,
+    pub prompt_id: String,
+    pub variant: String,
+    pub prompt_hash: String,
+    pub revision_hash: String,
+    /// The template's variables, with the `redacted` paths replaced.
+    pub params: Value,
+    pub redacted: Vec<String>,
+    pub provider: String,
+    pub model: String,
+    pub usage: Usage,
+    pub cost: f64,
+    pub started_at: String,
+    pub duration_ms: f64,
+    /// Every answer, including the ones repaired.
+    pub attempts: Vec<Attempt>,
+    pub error: Option<String>,
+    pub chars: PromptChars,
+}
+
+/// Where the executor puts what it produces. The worker writes to IndexedDB and forwards
+/// events to the panel's port; tests keep everything in memory.
+#[allow(async_fn_in_trait)]
+pub trait Capture {
+    /// A fresh unique id for a run, step screenshot or trace.
+    fn new_id(&self) -> String;
+    fn emit(&self, event: &AgentEvent);
+    async fn save_run(&self, run: &AgentRun) -> Result<(), String>;
+    async fn save_step(&self, step: &StepRecord, screenshot: Option<&[u8]>) -> Result<(), String>;
+    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), String>;
+    async fn save_checkpoint(&self, checkpoint: &crate::executor::Checkpoint)
+    -> Result<(), String>;
+}
+
+/// Milliseconds since the epoch as ISO 8601 UTC (`2026-11-22T06:37:49.123Z`).
+pub fn iso8601(epoch_ms: f64) -> String {
+    let ms = epoch_ms.max(0.0) as i64;
+    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
+/// Replaces the value at each dot-path of `paths` in `params` with `"[redacted]"`, and
+/// returns the paths that existed.
+pub fn redact(params: &mut Value, paths: &[String]) -> Vec<String> {
+    let mut done = Vec::new();
+    for path in paths {
+        let pointer = format!("/{}", path.replace('.', "/"));
+        if let Some(node) = params.pointer_mut(&pointer) {
+            *node = Value::String("[redacted]".into());
+            done.push(path.clone());
+        }
+    }
+    done
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn timestamps_are_iso_8601_utc() {
+        assert_eq!(iso8601(0.0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_795_329_469_123.0), "2026-11-22T06:37:49.123Z");
+        assert_eq!(iso8601(951_782_400_000.0), "2000-02-29T00:00:00.000Z");
+    }
+
+    #[test]
+    fn redaction_replaces_existing_paths_only() {
+        let mut params = json!({"task": "log in", "page": {"state": "pw=hunter2"}});
+        let done = redact(&mut params, &["page.state".into(), "nope.x".into()]);
+        assert_eq!(done, ["page.state"]);
+        assert_eq!(params, json!({"task": "log in", "page": {"state": "[redacted]"}}));
+    }
+
+    #[test]
+    fn steps_serialize_in_the_seed_shape() {
+        let step = StepRecord {
+            run_id: "r".into(),
+            index: 0,
+            url: "u".into(),
+            title: "t".into(),
+            screenshot: None,
+            action: StepAction { kind: "click".into(), target: "Add to cart".into(), value: None },
+            actions: vec![],
+            thoughts: Thoughts::default(),
+            extended_thoughts: vec![],
+            verified: false,
+            issues: vec![],
+            last_edited_by: "agent".into(),
+            last_edited_at: "x".into(),
+            outcome: "ok".into(),
+            trace_ids: vec![],
+            duration_ms: 1.0,
+        };
+        let json = serde_json::to_value(&step).unwrap();
+        assert_eq!(json["action"]["type"], "click");
+        assert!(json["thoughts"]["thought1"].is_string());
+        assert!(json.get("lastEditedBy").is_some() && json.get("runId").is_some());
+    }
+}

@@ -1,0 +1,132 @@
+//! The agent's task as pages see it: who said what (events), and where the task stands
+//! (its snapshot). The worker pushes these over the panel port; the panel's reducer folds
+//! them into what people see.
+
+use serde::{Deserialize, Serialize};
+
+use crate::TabId;
+
+/// Who an event comes from. The panel gives each a distinct look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Actor {
+    System,
+    User,
+    Planner,
+    Navigator,
+    Thinking,
+}
+
+/// The execution states of seed `001_…`, as `TASK_*`, `STEP_*` and `ACT_*` on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ExecutionState {
+    TaskStart,
+    TaskOk,
+    TaskFail,
+    TaskCancel,
+    TaskPause,
+    TaskResume,
+    StepStart,
+    StepOk,
+    StepFail,
+    StepCancel,
+    ActStart,
+    ActOk,
+    ActFail,
+}
+
+/// What an event's `details` hold, so a page can render it without parsing prose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// Work under way: a plan, a goal, an action.
+    Progress,
+    /// The agent waits for the user's answer to `details`.
+    Question,
+    /// The final answer (markdown).
+    Answer,
+    /// Something failed; `details` says what to do next.
+    Error,
+    /// A message the user sent (a task, an answer, steering).
+    Message,
+}
+
+/// One thing that happened in a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentEvent {
+    pub session_id: String,
+    pub run_id: String,
+    pub actor: Actor,
+    pub state: ExecutionState,
+    pub kind: EventKind,
+    /// The step this belongs to (0 before the first).
+    pub step: u32,
+    /// Human-readable: a question, an answer, a goal, an error with its next step.
+    pub details: String,
+    /// Milliseconds since the Unix epoch.
+    pub at: f64,
+}
+
+/// Where a task stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum TaskStatus {
+    Running,
+    /// Waiting for the user. `question` is set when the agent asked one; `reason` says why
+    /// it stopped (the user paused it, the agent needs help, the worker restarted).
+    Paused {
+        reason: String,
+        #[serde(default)]
+        question: Option<String>,
+        /// Milliseconds since the epoch when the pause began, for "Resume anyway".
+        since: f64,
+    },
+    Done {
+        answer: String,
+    },
+    Failed {
+        error: String,
+    },
+    Cancelled,
+}
+
+impl TaskStatus {
+    pub fn is_finished(&self) -> bool {
+        matches!(self, TaskStatus::Done { .. } | TaskStatus::Failed { .. } | TaskStatus::Cancelled)
+    }
+    /// The one-word state the panel's `status` hook reports.
+    pub fn label(&self) -> &'static str {
+        match self {
+            TaskStatus::Running => "running",
+            TaskStatus::Paused { .. } => "paused",
+            TaskStatus::Done { .. } => "done",
+            TaskStatus::Failed { .. } => "failed",
+            TaskStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Tokens and estimated cost so far.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Spend {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// USD, from the price table; 0 when no model has a price.
+    pub cost: f64,
+}
+
+/// Everything a page needs to show a session it (re)connects to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSnapshot {
+    pub session_id: String,
+    /// The run (one per task or follow-up task) the agent is on.
+    pub run_id: String,
+    pub tab_id: TabId,
+    pub task: String,
+    pub status: TaskStatus,
+    pub step: u32,
+    pub spend: Spend,
+    /// The session's events so far, oldest first (bounded by the worker).
+    pub events: Vec<AgentEvent>,
+}

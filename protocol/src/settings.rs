@@ -1,0 +1,369 @@
+//! What the user configures: a model per role, agent options, the URL allow/deny list,
+//! prompt variants, prices and the sync endpoint. The worker stores it; the panel edits it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// An API key. It prints and serializes as `***`, so it cannot leak into logs, events,
+/// traces or exports by accident; only [`Secret::expose`] reads it, when building a request.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str("***")
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProviderKind {
+    OpenAi,
+    Anthropic,
+    OpenRouter,
+    Ollama,
+    Gemini,
+    /// Any server speaking OpenAI chat completions at its own base URL.
+    OpenAiCompatible,
+}
+
+impl ProviderKind {
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::OpenAi => "https://api.openai.com/v1",
+            ProviderKind::Anthropic => "https://api.anthropic.com/v1",
+            ProviderKind::OpenRouter => "https://openrouter.ai/api/v1",
+            ProviderKind::Ollama => "http://localhost:11434",
+            ProviderKind::Gemini => "https://generativelanguage.googleapis.com/v1beta",
+            ProviderKind::OpenAiCompatible => "",
+        }
+    }
+}
+
+/// One configured model: which provider, where, with which key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelConfig {
+    pub provider: ProviderKind,
+    pub base_url: String,
+    pub api_key: Secret,
+    pub model: String,
+    pub timeout_ms: u32,
+    pub max_retries: u32,
+}
+
+/// The model each agent role uses; `repair` handles repairs of invalid answers when set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleModels {
+    pub planner: ModelConfig,
+    pub navigator: ModelConfig,
+    pub thinking: ModelConfig,
+    #[serde(default)]
+    pub repair: Option<ModelConfig>,
+}
+
+impl RoleModels {
+    /// The same model for every role.
+    pub fn all(model: ModelConfig) -> RoleModels {
+        RoleModels {
+            planner: model.clone(),
+            navigator: model.clone(),
+            thinking: model,
+            repair: None,
+        }
+    }
+
+    fn each_mut(&mut self) -> impl Iterator<Item = (&'static str, &mut ModelConfig)> {
+        [
+            ("planner", &mut self.planner),
+            ("navigator", &mut self.navigator),
+            ("thinking", &mut self.thinking),
+        ]
+        .into_iter()
+        .chain(self.repair.as_mut().map(|m| ("repair", m)))
+    }
+}
+
+/// How the executor runs a task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentOptions {
+    /// Navigator steps per task before it stops and asks.
+    pub max_steps: u32,
+    /// The Planner runs every this many steps (and whenever the Navigator says done).
+    pub planning_interval: u32,
+    /// Failed steps in a row before the ThinkingAgent arbitrates; twice this asks the user.
+    pub max_consecutive_failures: u32,
+    /// Actions the Navigator may chain in one step.
+    pub max_actions_per_step: u32,
+    /// The ThinkingAgent reviews progress every this many steps (0: only at the exit gate).
+    pub thinking_interval: u32,
+    /// Send the Navigator a screenshot with the page state.
+    pub vision: bool,
+    /// Repairs per call of an answer that breaks its schema (0 opts out).
+    pub repair_retries: u32,
+    /// Repairs per run, across all calls.
+    pub repair_budget: u32,
+    /// Steps the Navigator sees in full; older ones are condensed.
+    pub history_steps: u32,
+    /// Characters of working memory (history, findings, progress) in a prompt.
+    pub memory_budget_chars: u32,
+    /// Template variables replaced by `[redacted]` in stored traces (e.g. `page_state`).
+    pub trace_redactions: Vec<String>,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            max_steps: 40,
+            planning_interval: 3,
+            max_consecutive_failures: 3,
+            max_actions_per_step: 5,
+            thinking_interval: 10,
+            vision: false,
+            repair_retries: 2,
+            repair_budget: 8,
+            history_steps: 4,
+            memory_budget_chars: 6000,
+            trace_redactions: Vec::new(),
+        }
+    }
+}
+
+/// Everything in Settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub models: RoleModels,
+    #[serde(default)]
+    pub agent: AgentOptions,
+    /// URL patterns the agent may visit (empty: any). `*` matches any run of characters; a
+    /// pattern without a scheme matches the host and its subdomains.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// URL patterns the agent must not visit; deny wins over allow.
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Prompt id → variant (A when absent).
+    #[serde(default)]
+    pub variants: BTreeMap<String, String>,
+    /// Model → (input, output) USD per million tokens.
+    #[serde(default)]
+    pub prices: BTreeMap<String, (f64, f64)>,
+    /// Where the annotation page syncs runs ("" = no sync).
+    #[serde(default)]
+    pub sync_endpoint: String,
+}
+
+impl Settings {
+    /// The keys, by role, for storage (the serialized settings carry `***`).
+    pub fn keys(&self) -> BTreeMap<String, String> {
+        let mut copy = self.clone();
+        copy.models
+            .each_mut()
+            .map(|(role, m)| (role.to_owned(), m.api_key.expose().to_owned()))
+            .collect()
+    }
+
+    /// Puts stored keys back, and keeps `previous` keys where this copy says `***` (the
+    /// panel only ever sees masked keys).
+    pub fn restore_keys(&mut self, keys: &BTreeMap<String, String>) {
+        for (role, model) in self.models.each_mut() {
+            if model.api_key.is_empty() || model.api_key.expose() == "***" {
+                model.api_key = Secret::new(keys.get(role).cloned().unwrap_or_default());
+            }
+        }
+    }
+
+    /// Inline problems, as (field path, message).
+    pub fn problems(&self) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        let mut copy = self.clone();
+        for (role, model) in copy.models.each_mut() {
+            if model.model.trim().is_empty() {
+                problems.push((format!("models.{role}.model"), "Enter a model name.".to_owned()));
+            }
+            let base = model.base_url.trim();
+            if !base.is_empty() && !(base.starts_with("http://") || base.starts_with("https://")) {
+                problems.push((
+                    format!("models.{role}.base_url"),
+                    "A base URL starts with http:// or https://.".to_owned(),
+                ));
+            }
+            if model.provider == ProviderKind::OpenAiCompatible && base.is_empty() {
+                problems.push((
+                    format!("models.{role}.base_url"),
+                    "An OpenAI-compatible provider needs its base URL.".to_owned(),
+                ));
+            }
+            if model.timeout_ms < 1000 {
+                problems.push((
+                    format!("models.{role}.timeout_ms"),
+                    "Allow at least 1000 ms.".to_owned(),
+                ));
+            }
+        }
+        let agent = &self.agent;
+        for (field, value, min, max) in [
+            ("agent.max_steps", agent.max_steps, 1, 500),
+            ("agent.planning_interval", agent.planning_interval, 1, 50),
+            ("agent.max_consecutive_failures", agent.max_consecutive_failures, 1, 20),
+            ("agent.max_actions_per_step", agent.max_actions_per_step, 1, 10),
+            ("agent.history_steps", agent.history_steps, 1, 20),
+            ("agent.memory_budget_chars", agent.memory_budget_chars, 500, 100_000),
+        ] {
+            if value < min || value > max {
+                problems.push((field.to_owned(), format!("Use a number from {min} to {max}.")));
+            }
+        }
+        for (list, patterns) in [("allow", &self.allow), ("deny", &self.deny)] {
+            for (i, pattern) in patterns.iter().enumerate() {
+                if pattern.trim().is_empty() || pattern.contains(char::is_whitespace) {
+                    problems.push((
+                        format!("{list}.{i}"),
+                        "A pattern is one URL or host, without spaces.".to_owned(),
+                    ));
+                }
+            }
+        }
+        let endpoint = self.sync_endpoint.trim();
+        if !endpoint.is_empty()
+            && !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
+        {
+            problems.push((
+                "sync_endpoint".to_owned(),
+                "The sync endpoint is an http(s) URL.".to_owned(),
+            ));
+        }
+        problems
+    }
+
+    /// Whether the agent may visit `url`, or why not.
+    pub fn url_permitted(&self, url: &str) -> Result<(), String> {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Ok(());
+        }
+        if let Some(pattern) = self.deny.iter().find(|p| url_matches(p, url)) {
+            return Err(format!(
+                "{url} is on your deny list ({pattern}). Edit the list in Settings to allow it."
+            ));
+        }
+        if !self.allow.is_empty() && !self.allow.iter().any(|p| url_matches(p, url)) {
+            return Err(format!(
+                "{url} is not on your allow list. Add it in Settings to let the agent go there."
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `pattern` with `*` wildcards against the whole URL, or — without a scheme — against the
+/// URL's host and its subdomains.
+pub fn url_matches(pattern: &str, url: &str) -> bool {
+    let pattern = pattern.trim().to_ascii_lowercase();
+    let url = url.to_ascii_lowercase();
+    if pattern.contains("://") {
+        return wildcard(&pattern, &url);
+    }
+    let host = url.split("://").nth(1).unwrap_or("").split(['/', '?', '#']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
+    let host = host.split(':').next().unwrap_or(host);
+    let pattern = pattern.trim_end_matches('/');
+    wildcard(pattern, host) || host.ends_with(&format!(".{pattern}"))
+}
+
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for middle in &parts[1..parts.len() - 1] {
+        match rest.find(middle) {
+            Some(at) => rest = &rest[at + middle.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> Settings {
+        let model = ModelConfig {
+            provider: ProviderKind::OpenAi,
+            base_url: String::new(),
+            api_key: Secret::new("sk-secret"),
+            model: "gpt-test".into(),
+            timeout_ms: 30_000,
+            max_retries: 2,
+        };
+        Settings {
+            models: RoleModels::all(model),
+            agent: AgentOptions::default(),
+            allow: vec![],
+            deny: vec![],
+            variants: BTreeMap::new(),
+            prices: BTreeMap::new(),
+            sync_endpoint: String::new(),
+        }
+    }
+
+    #[test]
+    fn serialized_settings_mask_keys_and_stored_keys_come_back() {
+        let original = settings();
+        let json = serde_json::to_string(&original).unwrap();
+        assert!(!json.contains("sk-secret"), "{json}");
+        let mut loaded: Settings = serde_json::from_str(&json).unwrap();
+        loaded.restore_keys(&original.keys());
+        assert_eq!(loaded, original);
+    }
+
+    #[test]
+    fn deny_wins_and_hosts_match_subdomains() {
+        let mut s = settings();
+        s.deny = vec!["evil.test".into()];
+        assert!(s.url_permitted("https://shop.evil.test/x").is_err());
+        assert!(s.url_permitted("https://notevil.test/x").is_ok());
+        s.allow = vec!["http://127.0.0.1:*/shop/*".into()];
+        assert!(s.url_permitted("http://127.0.0.1:8080/shop/a.html").is_ok());
+        let refused = s.url_permitted("http://localhost:8080/shop/a.html").unwrap_err();
+        assert!(refused.contains("allow list"), "{refused}");
+        assert!(s.url_permitted("chrome://newtab").is_ok(), "internal pages are not web visits");
+    }
+
+    #[test]
+    fn problems_name_the_field() {
+        let mut s = settings();
+        s.agent.max_steps = 0;
+        s.models.navigator.base_url = "ftp://x".into();
+        s.deny = vec!["two words".into()];
+        let fields: Vec<String> = s.problems().into_iter().map(|(f, _)| f).collect();
+        assert_eq!(fields, ["models.navigator.base_url", "agent.max_steps", "deny.0"]);
+    }
+}
