@@ -10,7 +10,7 @@ const whenReady = (deliver) => (ready ? deliver() : pending.push(deliver));
 chrome.runtime.onConnect.addListener((port) => {
   whenReady(() => worker.on_port_connect(port));
   port.onMessage.addListener((message) => whenReady(() => worker.on_port_message(port, message)));
-  port.onDisconnect.addListener(() => whenReady(() => worker.on_port_disconnect()));
+  port.onDisconnect.addListener(() => whenReady(() => worker.on_port_disconnect(port)));
 });
 
 chrome.runtime.onMessage.addListener((message, _sender, sendResponse) => {

@@ -75,7 +75,7 @@ pub enum PanelRequest {
     /// Store settings; answered with `settings` (and its problems, when not stored).
     SaveSettings {
         id: u32,
-        settings: settings::Settings,
+        settings: Box<settings::Settings>,
     },
 }
 
@@ -133,12 +133,12 @@ pub enum WorkerEvent {
     Task {
         #[serde(default)]
         id: Option<u32>,
-        snapshot: Option<agent::TaskSnapshot>,
+        snapshot: Option<Box<agent::TaskSnapshot>>,
     },
     /// The settings (keys masked) and, after a save that was refused, why.
     Settings {
         id: u32,
-        settings: Option<settings::Settings>,
+        settings: Option<Box<settings::Settings>>,
         problems: Vec<(String, String)>,
     },
 }

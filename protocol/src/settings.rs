@@ -203,7 +203,7 @@ impl Settings {
                 problems.push((format!("models.{role}.model"), "Enter a model name.".to_owned()));
             }
             let base = model.base_url.trim();
-            if !base.is_empty() && !(base.starts_with("http://") || base.starts_with("https://")) {
+            if !base.is_empty() && !is_http(base) {
                 problems.push((
                     format!("models.{role}.base_url"),
                     "A base URL starts with http:// or https://.".to_owned(),
@@ -246,9 +246,7 @@ impl Settings {
             }
         }
         let endpoint = self.sync_endpoint.trim();
-        if !endpoint.is_empty()
-            && !(endpoint.starts_with("http://") || endpoint.starts_with("https://"))
-        {
+        if !endpoint.is_empty() && !is_http(endpoint) {
             problems.push((
                 "sync_endpoint".to_owned(),
                 "The sync endpoint is an http(s) URL.".to_owned(),
@@ -259,7 +257,7 @@ impl Settings {
 
     /// Whether the agent may visit `url`, or why not.
     pub fn url_permitted(&self, url: &str) -> Result<(), String> {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
+        if !is_http(url) {
             return Ok(());
         }
         if let Some(pattern) = self.deny.iter().find(|p| url_matches(p, url)) {
@@ -274,6 +272,10 @@ impl Settings {
         }
         Ok(())
     }
+}
+
+fn is_http(url: &str) -> bool {
+    url.starts_with("http://") || url.starts_with("https://")
 }
 
 /// `pattern` with `*` wildcards against the whole URL, or — without a scheme — against the

@@ -18,6 +18,7 @@
 //!   the wire, answers from a per-test script, records every request.
 //! * [`http`] is a tiny blocking HTTP client for talking to those servers from tests.
 
+pub mod agent;
 pub mod browser;
 pub mod cdp;
 pub mod fixtures;

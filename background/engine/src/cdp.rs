@@ -246,7 +246,16 @@ impl<C: Cdp> Sessions<C> {
     /// Attaches and turns on the events that waits are driven by, and the child sessions
     /// through which cross-site iframes are reached.
     async fn attach(&self, tab: TabId) -> Result<(), CdpError> {
-        self.cdp.attach(tab).await?;
+        match self.cdp.attach(tab).await {
+            // After Chrome restarts the worker, the extension may still hold the tab from
+            // before: detaching succeeds only for our own attachment, so a tab that DevTools
+            // holds still reports "already attached".
+            Err(CdpError::AlreadyAttached) => {
+                self.cdp.detach(tab).await.map_err(|_| CdpError::AlreadyAttached)?;
+                self.cdp.attach(tab).await?;
+            }
+            other => other?,
+        }
         self.tabs.borrow_mut().insert(tab, TabSession::default());
         let setup = async {
             self.cdp.send(tab, None, "Page.enable", json!({})).await?;

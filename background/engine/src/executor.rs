@@ -516,8 +516,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 return;
             }
 
-            let due =
-                cp.step % options.planning_interval.max(1) == 0 && cp.planned_at != Some(cp.step);
+            let due = cp.step.is_multiple_of(options.planning_interval.max(1))
+                && cp.planned_at != Some(cp.step);
             if cp.replan || due {
                 match self.plan(cp, ledger).await {
                     Err(CallError::Interrupted) => continue,
@@ -583,7 +583,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 Some(detected)
             } else if options.thinking_interval > 0
                 && cp.step > 0
-                && cp.step % options.thinking_interval == 0
+                && cp.step.is_multiple_of(options.thinking_interval)
             {
                 Some(format!("a periodic review after {} steps", cp.step))
             } else {

@@ -7,6 +7,7 @@
 
 pub mod actions;
 pub mod agents;
+pub mod browser;
 pub mod cdp;
 pub mod detector;
 pub mod executor;

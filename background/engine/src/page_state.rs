@@ -234,7 +234,7 @@ impl Element {
         changes
     }
 
-    fn label(&self) -> String {
+    pub fn label(&self) -> String {
         format!("[{}] {} {:?}", self.id, self.tag, truncate(&self.text, 30))
     }
 }

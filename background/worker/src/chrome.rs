@@ -29,6 +29,11 @@ extern "C" {
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(callback: &js_sys::Function, ms: i32) -> JsValue;
 
+    #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
+    pub fn random_uuid() -> String;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getPlatformInfo, catch)]
+    fn platform_info() -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(js_namespace = performance, js_name = now)]
     pub fn now_ms() -> f64;
     #[wasm_bindgen(js_namespace = console, js_name = info)]
@@ -38,6 +43,11 @@ extern "C" {
     pub type Port;
     #[wasm_bindgen(method, js_name = postMessage, catch)]
     fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
+}
+
+/// An extension API call that does nothing but tell Chrome the worker is busy.
+pub async fn ping() {
+    let _ = settle_js(platform_info()).await;
 }
 
 /// Converts to a JS value with plain objects (not `Map`s), as `postMessage` expects.

@@ -8,6 +8,8 @@
 mod chrome;
 mod http;
 mod requests;
+mod store;
+mod tasks;
 
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
@@ -25,7 +27,8 @@ struct Worker {
     sessions: Sessions<ChromeDebugger>,
     observer: Observer,
     /// Pages connected over the port right now.
-    open_ports: Cell<u32>,
+    ports: tasks::Ports,
+    tasks: tasks::Tasks,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -45,7 +48,8 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
     let state = Rc::new(Worker {
         sessions: Sessions::new(ChromeDebugger),
         observer: Observer::default(),
-        open_ports: Cell::new(0),
+        ports: tasks::Ports::default(),
+        tasks: tasks::Tasks::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -54,25 +58,26 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         let _ = cell.set(state.clone());
     });
     state.ready_ms.set(chrome::now_ms());
+    wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state));
 }
 
-/// A page connected a port; greet it so it knows the agent is alive.
+/// A page connected a port: greet it, and show it the current task (how a reopened panel
+/// picks up a running or paused task).
 #[wasm_bindgen]
 pub fn on_port_connect(port: Port) {
     let worker = worker();
-    worker.open_ports.set(worker.open_ports.get() + 1);
-    let hello = WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() };
-    port.post(&hello);
+    port.post(&WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() });
+    port.post(&WorkerEvent::Task { id: None, snapshot: worker.tasks.snapshot() });
+    worker.ports.add(port);
 }
 
-/// A page's port closed. When the last one goes, nobody is watching: let go of the tabs.
-// Once tasks exist, a running task keeps its tab (closing the panel must not stop it).
+/// A page's port closed. When the last one goes, nobody is watching: let go of the tabs,
+/// unless a task is running or paused (closing the panel does not stop the agent).
 #[wasm_bindgen]
-pub fn on_port_disconnect() {
+pub fn on_port_disconnect(port: Port) {
     let worker = worker();
-    let open = worker.open_ports.get().saturating_sub(1);
-    worker.open_ports.set(open);
-    if open == 0 {
+    worker.ports.remove(&port);
+    if worker.ports.count() == 0 && !worker.tasks.holds_tab() {
         wasm_bindgen_futures::spawn_local(async move { worker.sessions.release_all().await });
     }
 }
@@ -80,12 +85,7 @@ pub fn on_port_disconnect() {
 /// A message arrived on a page's port.
 #[wasm_bindgen]
 pub fn on_port_message(port: Port, message: JsValue) {
-    let worker = worker();
-    wasm_bindgen_futures::spawn_local(async move {
-        if let Some(event) = requests::handle_panel_request(&worker, message).await {
-            port.post(&event);
-        }
-    });
+    tasks::Tasks::enqueue(worker(), port, message);
 }
 
 /// A `chrome.runtime.sendMessage` request; the returned promise resolves to the answer.

@@ -9,13 +9,16 @@ use agent_engine::screenshot;
 use protocol::{DebugError, DebugRequest, PageStateReply, PanelRequest, WorkerEvent};
 use wasm_bindgen::JsValue;
 
+use std::rc::Rc;
+
 use crate::Worker;
 use crate::chrome::{ChromeTabs, PerformanceClock, to_js};
 use crate::http::FetchHttp;
+use crate::tasks::{SEARCH_URL, Tasks};
 
 /// Answers one port request. `None` when the message was not even a request (no id to
 /// answer to).
-pub async fn handle_panel_request(worker: &Worker, message: JsValue) -> Option<WorkerEvent> {
+pub async fn handle_panel_request(worker: &Rc<Worker>, message: JsValue) -> Option<WorkerEvent> {
     let sessions = &worker.sessions;
     let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
         Ok(request) => request,
@@ -40,6 +43,7 @@ pub async fn handle_panel_request(worker: &Worker, message: JsValue) -> Option<W
                 Err(error) => WorkerEvent::Failed { id, message: error.to_string() },
             }
         }
+        task_request => Tasks::handle(worker, task_request).await,
     })
 }
 
@@ -117,9 +121,6 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
         Err(error) => to_js(&DebugError { error: format!("unknown request: {error}") }),
     }
 }
-
-/// Where `web_search` goes until settings make it configurable.
-const SEARCH_URL: &str = "https://duckduckgo.com/?q=";
 
 fn json<T: serde::Serialize>(value: &T) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or_default()

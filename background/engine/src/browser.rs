@@ -1,0 +1,81 @@
+//! The executor's [`Browser`] over CDP: observation, actions and screenshots from the
+//! modules below, for one worker's sessions.
+
+use base64::Engine;
+use protocol::TabId;
+use sha2::{Digest, Sha256};
+
+use crate::Clock;
+use crate::actions::{Action, ActionOutcome, Hands, Tabs, WaitLimits};
+use crate::cdp::{Cdp, CdpError, Sessions};
+use crate::executor::{Browser, BrowserError, PageView};
+use crate::observe::{ObserveOptions, Observer};
+use crate::screenshot;
+
+/// JPEG quality of the captured step screenshots: readable text at a fraction of PNG size.
+const SCREENSHOT_QUALITY: u8 = 60;
+
+pub struct CdpBrowser<'a, C, K, T> {
+    pub sessions: &'a Sessions<C>,
+    pub observer: &'a Observer,
+    pub clock: &'a K,
+    pub tabs: &'a T,
+    pub search_url: &'a str,
+}
+
+impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
+    async fn observe(&self, tab: TabId) -> Result<PageView, BrowserError> {
+        let observed = self
+            .observer
+            .observe(self.sessions, self.clock, self.tabs, tab, ObserveOptions::default())
+            .await
+            .map_err(|error| BrowserError {
+                fatal: matches!(
+                    error,
+                    CdpError::TabClosed
+                        | CdpError::NotDebuggable { .. }
+                        | CdpError::AlreadyAttached
+                ),
+                message: error.to_string(),
+            })?;
+        // The hash leaves out ids (they rise with every look) so "unchanged" means the
+        // page shows the same things.
+        let mut hasher = Sha256::new();
+        hasher.update(observed.snapshot.url.as_bytes());
+        for element in &observed.snapshot.elements {
+            hasher.update(element.label().split_once(']').map_or("", |(_, rest)| rest).as_bytes());
+        }
+        hasher.update(observed.snapshot.scroll[1].to_string().as_bytes());
+        let hash = hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();
+        Ok(PageView {
+            url: observed.snapshot.url.clone(),
+            title: observed.snapshot.title.clone(),
+            comparison: observed.comparison.map(|c| c.summary).unwrap_or_default(),
+            text: observed.text,
+            hash,
+        })
+    }
+
+    async fn screenshot(&self, tab: TabId) -> Option<Vec<u8>> {
+        let data = screenshot::capture(self.sessions, tab, None, SCREENSHOT_QUALITY).await.ok()?;
+        base64::engine::general_purpose::STANDARD.decode(data).ok()
+    }
+
+    async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome {
+        let hands = Hands {
+            sessions: self.sessions,
+            clock: self.clock,
+            tabs: self.tabs,
+            search_url: self.search_url,
+            limits: WaitLimits::default(),
+        };
+        hands.perform(tab, action).await
+    }
+
+    fn describe(&self, tab: TabId, id: u32) -> String {
+        self.observer
+            .last_elements(tab)
+            .and_then(|elements| elements.into_iter().find(|e| e.id == id))
+            .map_or_else(|| format!("element {id}"), |e| e.label())
+    }
+}

@@ -1,0 +1,263 @@
+//! The worker's IndexedDB store: what must survive Chrome stopping the worker.
+//!
+//! Database `alphascout`, version 1:
+//!
+//! | store | key | value | indexes |
+//! |---|---|---|---|
+//! | `runs` | `id` | `AgentRun` | `taskId`, `createdAt` |
+//! | `steps` | `[runId, index]` | `StepRecord` | `runId` |
+//! | `screenshots` | out-of-line: the step's `screenshot.key` | JPEG `Blob` (`image/jpeg`) | – |
+//! | `traces` | `id` | `LlmTrace` | `runId` |
+//! | `checkpoints` | out-of-line: the session id | `Checkpoint` | – |
+//! | `settings` | out-of-line: `"settings"`, `"keys"` | `Settings` with masked keys; role → API key | – |
+//! | `sessions` | `id` | the side panel's chat sessions (no API yet) | – |
+//!
+//! Records are the engine's serde types as plain objects (`serde_wasm_bindgen`'s
+//! `json_compatible`), so DevTools and other pages read them as JSON. Screenshots are real
+//! Blobs, which IndexedDB keeps as files, instead of base64 that would bloat every row.
+//! API keys live apart from the settings so the settings row, like everything else that is
+//! serialized, only ever holds `***`.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+
+use agent_engine::executor::Checkpoint;
+use agent_engine::run::{AgentRun, LlmTrace, StepRecord};
+use indexed_db_futures::KeyPath;
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::{Transaction, TransactionMode};
+use protocol::settings::Settings;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+use crate::chrome::{error_message, log};
+
+const DATABASE: &str = "alphascout";
+const VERSION: u32 = 1;
+
+const RUNS: &str = "runs";
+const STEPS: &str = "steps";
+const SCREENSHOTS: &str = "screenshots";
+const TRACES: &str = "traces";
+const CHECKPOINTS: &str = "checkpoints";
+const SETTINGS: &str = "settings";
+const SESSIONS: &str = "sessions";
+
+/// Keys in the `settings` store.
+const SETTINGS_KEY: &str = "settings";
+const KEYS_KEY: &str = "keys";
+
+/// Whatever went wrong inside one operation; the public methods say which operation.
+type Cause = Box<dyn Error>;
+
+/// The open `alphascout` database.
+pub struct Store {
+    db: Database,
+}
+
+impl Store {
+    /// Opens the database, creating or upgrading its stores first if needed.
+    pub async fn open() -> Result<Store, String> {
+        let db = Database::open(DATABASE)
+            .with_version(VERSION)
+            .with_on_upgrade_needed(|event, db| {
+                // Each version adds its own stores, so an old database walks through them all.
+                if event.old_version() < 1.0 {
+                    create_version_1(&db)?;
+                }
+                Ok(())
+            })
+            .await
+            .map_err(|cause| format!("IndexedDB: could not open {DATABASE}: {cause}"))?;
+        Ok(Store { db })
+    }
+
+    pub async fn put_run(&self, run: &AgentRun) -> Result<(), String> {
+        self.put(RUNS, None, run).await.map_err(failed(format!("store run {}", run.id)))
+    }
+
+    /// The step row and, when given, its screenshot blob under `step.screenshot.key`, in ONE
+    /// readwrite transaction over both stores.
+    pub async fn put_step(
+        &self,
+        step: &StepRecord,
+        screenshot: Option<&[u8]>,
+    ) -> Result<(), String> {
+        let write = async {
+            let row = encode(step)?;
+            let blob = match screenshot {
+                Some(bytes) => {
+                    let key = step
+                        .screenshot
+                        .as_ref()
+                        .ok_or("the step has a screenshot but no screenshot key")?;
+                    Some((key.key.as_str(), jpeg(bytes)?))
+                }
+                None => None,
+            };
+            let tx = self.writer(&[STEPS, SCREENSHOTS])?;
+            tx.object_store(STEPS)?.put(row).await?;
+            if let Some((key, blob)) = blob {
+                tx.object_store(SCREENSHOTS)?.put(JsValue::from(blob)).with_key(key).await?;
+            }
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed(format!("store step {} of run {}", step.index, step.run_id)))
+    }
+
+    pub async fn put_trace(&self, trace: &LlmTrace) -> Result<(), String> {
+        self.put(TRACES, None, trace)
+            .await
+            .map_err(failed(format!("store trace {} of run {}", trace.id, trace.run_id)))
+    }
+
+    pub async fn put_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), String> {
+        let session = &checkpoint.session_id;
+        self.put(CHECKPOINTS, Some(session), checkpoint)
+            .await
+            .map_err(failed(format!("store the checkpoint of session {session}")))
+    }
+
+    #[allow(dead_code, reason = "not called by the task shell yet")]
+    pub async fn delete_checkpoint(&self, session_id: &str) -> Result<(), String> {
+        let delete = async {
+            let tx = self.writer(&[CHECKPOINTS])?;
+            tx.object_store(CHECKPOINTS)?.delete(session_id).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        delete.await.map_err(failed(format!("delete the checkpoint of session {session_id}")))
+    }
+
+    /// Every stored checkpoint. A row that does not decode is skipped with a console warning
+    /// naming its key: one corrupt row must not block resuming the others.
+    pub async fn checkpoints(&self) -> Result<Vec<Checkpoint>, String> {
+        let read = async {
+            let tx = self.db.transaction(CHECKPOINTS).build()?;
+            let store = tx.object_store(CHECKPOINTS)?;
+            // Both lists come in key order from one transaction's view, so they pair up.
+            let keys = store.get_all_keys::<JsValue>().await?;
+            let values = store.get_all::<JsValue>().await?;
+            let mut checkpoints = Vec::new();
+            for (key, value) in keys.zip(values) {
+                let (key, value) = (key?, value?);
+                match serde_wasm_bindgen::from_value(value) {
+                    Ok(checkpoint) => checkpoints.push(checkpoint),
+                    Err(cause) => {
+                        let key = key.as_string().unwrap_or_else(|| format!("{key:?}"));
+                        log(&format!(
+                            "IndexedDB: skipped the unreadable checkpoint {key}: {cause}"
+                        ));
+                    }
+                }
+            }
+            Ok::<_, Cause>(checkpoints)
+        };
+        read.await.map_err(failed("read the checkpoints".to_owned()))
+    }
+
+    /// The stored settings with their API keys put back, or `None` before the first save.
+    pub async fn settings(&self) -> Result<Option<Settings>, String> {
+        let read = async {
+            let tx = self.db.transaction(SETTINGS).build()?;
+            let store = tx.object_store(SETTINGS)?;
+            let Some(value) = store.get::<JsValue, _, _>(SETTINGS_KEY).await? else {
+                return Ok(None);
+            };
+            let mut settings: Settings = serde_wasm_bindgen::from_value(value)?;
+            let keys: BTreeMap<String, String> = match store.get::<JsValue, _, _>(KEYS_KEY).await? {
+                Some(keys) => serde_wasm_bindgen::from_value(keys)?,
+                None => BTreeMap::new(),
+            };
+            // Always restore, so a missing "keys" row leaves empty keys rather than `***`.
+            settings.restore_keys(&keys);
+            Ok::<_, Cause>(Some(settings))
+        };
+        read.await.map_err(failed("read the settings".to_owned()))
+    }
+
+    /// Writes the settings (keys masked, as `Settings` serializes) and the keys themselves in
+    /// one transaction, so they cannot get out of step.
+    pub async fn put_settings(&self, settings: &Settings) -> Result<(), String> {
+        let write = async {
+            let (value, keys) = (encode(settings)?, encode(&settings.keys())?);
+            let tx = self.writer(&[SETTINGS])?;
+            let store = tx.object_store(SETTINGS)?;
+            store.put(value).with_key(SETTINGS_KEY).await?;
+            store.put(keys).with_key(KEYS_KEY).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("store the settings".to_owned()))
+    }
+
+    /// Puts one record in a transaction of its own; `key` is for stores with out-of-line keys.
+    async fn put(
+        &self,
+        name: &str,
+        key: Option<&str>,
+        record: &impl Serialize,
+    ) -> Result<(), Cause> {
+        let value = encode(record)?;
+        let tx = self.writer(&[name])?;
+        let store = tx.object_store(name)?;
+        match key {
+            Some(key) => {
+                store.put(value).with_key(key).await?;
+            }
+            None => store.put(value).await?,
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// A readwrite transaction. It rolls back when dropped uncommitted, so `?` undoes a
+    /// half-done write.
+    fn writer(&self, stores: &[&str]) -> indexed_db_futures::Result<Transaction<'_>> {
+        self.db.transaction(stores).with_mode(TransactionMode::Readwrite).build()
+    }
+}
+
+fn create_version_1(db: &Database) -> indexed_db_futures::Result<()> {
+    let runs = db.create_object_store(RUNS).with_key_path(KeyPath::One("id")).build()?;
+    runs.create_index("taskId", KeyPath::One("taskId")).build()?;
+    runs.create_index("createdAt", KeyPath::One("createdAt")).build()?;
+
+    let steps = db
+        .create_object_store(STEPS)
+        .with_key_path(KeyPath::<&str>::from(["runId", "index"]))
+        .build()?;
+    steps.create_index("runId", KeyPath::One("runId")).build()?;
+
+    db.create_object_store(SCREENSHOTS).build()?;
+
+    let traces = db.create_object_store(TRACES).with_key_path(KeyPath::One("id")).build()?;
+    traces.create_index("runId", KeyPath::One("runId")).build()?;
+
+    db.create_object_store(CHECKPOINTS).build()?;
+    db.create_object_store(SETTINGS).build()?;
+    db.create_object_store(SESSIONS).with_key_path(KeyPath::One("id")).build()?;
+    Ok(())
+}
+
+/// Plain objects and `null`s, as the JSON the types describe. Unlike `chrome::to_js`, a
+/// failure is an error here rather than a `null` row.
+fn encode(value: &impl Serialize) -> Result<JsValue, serde_wasm_bindgen::Error> {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+}
+
+/// A JPEG `Blob` holding a copy of `bytes`.
+fn jpeg(bytes: &[u8]) -> Result<web_sys::Blob, String> {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("image/jpeg");
+    web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
+        .map_err(|error| error_message(&error))
+}
+
+/// Turns an operation's cause into the message a person reads.
+fn failed(what: String) -> impl FnOnce(Cause) -> String {
+    move |cause| format!("IndexedDB: could not {what}: {cause}")
+}

@@ -1,0 +1,253 @@
+//! The agent end to end: the real worker runs the executor against the scripted model over
+//! HTTP, drives a fixture shop over CDP, and stores the run in IndexedDB. Tests talk to it
+//! over the panel's port protocol.
+
+use std::time::Duration;
+
+use e2e::agent::{TEST_KEY, settings};
+use e2e::browser::Browser;
+use e2e::fixtures::FixtureSites;
+use e2e::listed;
+use e2e::llm::{Reply, ScriptedLlm};
+use serde_json::{Value, json};
+
+fn plan(done: bool, steps: &str, answer: &str) -> Reply {
+    Reply::json(json!({
+        "observation": if done { "The kettle's page shows its price" } else { "The shop's home page" },
+        "challenges": "", "done": done, "next_steps": steps, "final_answer": answer,
+        "reasoning": "The price is on the product page.", "web_task": true
+    }))
+}
+
+fn navigate(evaluation: &str, goal: &str, actions: Value) -> Reply {
+    Reply::json(json!({
+        "current_state": {"evaluation_previous_goal": evaluation, "memory": "Looking for the kettle's price",
+                          "next_goal": goal},
+        "actions": actions
+    }))
+}
+
+fn approve(answer: &str) -> Reply {
+    Reply::json(json!({
+        "approved": true, "missing_pieces": "", "instructions_for_planner": "",
+        "instructions_for_navigator": "", "should_pause_for_user": false, "question_for_user": "",
+        "final_answer": answer
+    }))
+}
+
+/// The id the agent will see for the link named `text` (ids are stable per page).
+fn id_of(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
+    let state = browser.page_state(tab);
+    listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| panic!("{text} listed"))
+}
+
+#[test]
+fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let kettle = id_of(&mut browser, &shop, "Steel kettle");
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Open the Steel kettle page\n2. Read its price", ""),
+        navigate(
+            "Start: the shop's home page lists the kettle",
+            "Open the kettle's page; I expect its price",
+            json!([{"action": "click", "id": kettle}]),
+        ),
+        navigate(
+            "Success: the kettle's page is open",
+            "Report the price",
+            json!([{"action": "done", "text": "The kettle costs €39.00"}]),
+        ),
+        plan(true, "", "€39.00"),
+        approve("The steel kettle costs **€39.00**."),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": shop.id,
+        "task": "What does the steel kettle cost?"}));
+    assert_eq!(started["type"], "done", "{started}");
+    let done = browser.wait_for_task("done");
+    assert_eq!(done["status"]["answer"], "The steel kettle costs **€39.00**.");
+    assert!(
+        shop.page.eval("location.href").as_str().unwrap().contains("sku=kettle"),
+        "it really clicked"
+    );
+
+    // Events came to the port live, each with its actor.
+    let events: Vec<Value> = browser
+        .agent_messages()
+        .into_iter()
+        .filter(|m| m["type"] == "agent")
+        .map(|m| m["event"].clone())
+        .collect();
+    let seen = |actor: &str, state: &str| {
+        events.iter().any(|e| e["actor"] == actor && e["state"] == state)
+    };
+    assert!(
+        seen("user", "TASK_START")
+            && seen("planner", "STEP_OK")
+            && seen("navigator", "ACT_START")
+            && seen("navigator", "ACT_OK")
+            && seen("thinking", "TASK_OK"),
+        "{events:#?}"
+    );
+
+    // The model saw the page, as untrusted data inside its prompt.
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 5);
+    let navigator_prompt = requests[1].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(
+        navigator_prompt.contains("Steel kettle") && navigator_prompt.contains("untrusted_page")
+    );
+    assert_eq!(requests[1].header("authorization"), Some(format!("Bearer {TEST_KEY}").as_str()));
+
+    let stored = browser.stored_runs();
+    let runs = stored["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 1, "{stored:#}");
+    let run = &runs[0];
+    assert_eq!(
+        (run["agentStatus"].as_str(), run["status"].as_str()),
+        (Some("done"), Some("draft"))
+    );
+    assert_eq!(run["taskPrompt"], "What does the steel kettle cost?");
+    assert_eq!(run["totalSteps"], 2);
+    assert_eq!(run["finalAnswer"], "The steel kettle costs **€39.00**.");
+    assert_eq!(run["subtasks"][0]["title"], "Open the Steel kettle page");
+    let steps = stored["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2);
+    assert_eq!(steps[0]["action"]["type"], "click");
+    assert!(
+        steps[0]["action"]["target"].as_str().unwrap().contains("Steel kettle"),
+        "{}",
+        steps[0]["action"]
+    );
+    assert_eq!(steps[0]["thoughts"]["thought1"], "Start: the shop's home page lists the kettle");
+    assert_eq!(steps[1]["url"].as_str().map(|u| u.contains("sku=kettle")), Some(true));
+    let shots = stored["screenshots"].as_array().unwrap();
+    assert_eq!(shots.len(), 2);
+    assert!(
+        shots.iter().all(|s| s["blob"] == true
+            && s["type"] == "image/jpeg"
+            && s["size"].as_u64() > Some(2000)),
+        "{shots:?}"
+    );
+    assert_eq!(stored["screenshotKeys"][0], steps[0]["screenshot"]["key"]);
+    let traces = stored["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 5);
+    assert!(traces.iter().all(|t| t["promptHash"].as_str().map(str::len) == Some(64)));
+    let text = stored.to_string();
+    assert!(!text.contains(TEST_KEY), "the API key never reaches storage");
+
+    let navigator = &traces[1];
+    eprintln!(
+        "navigator prompt on the shop: system {} + state {} + history {} = {} chars",
+        navigator["chars"]["system"],
+        navigator["chars"]["state"],
+        navigator["chars"]["history"],
+        navigator["chars"]["total"]
+    );
+}
+
+#[test]
+fn the_agent_asks_and_the_answer_resumes_it() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let llm = ScriptedLlm::start([
+        plan(true, "", "Which one?"),
+        Reply::json(json!({
+            "approved": false, "missing_pieces": "which product", "instructions_for_planner": "",
+            "instructions_for_navigator": "", "should_pause_for_user": true,
+            "question_for_user": "Which product do you mean: the kettle, the grinder or the scale?",
+            "final_answer": ""
+        })),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+    browser
+        .agent_request(json!({"type": "start_task", "tab_id": shop.id, "task": "How much is it?"}));
+    let paused = browser.wait_for_task("paused");
+    assert_eq!(
+        paused["status"]["question"],
+        "Which product do you mean: the kettle, the grinder or the scale?"
+    );
+    let question = paused["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "question")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (question["actor"].as_str(), question["state"].as_str()),
+        (Some("system"), Some("TASK_PAUSE"))
+    );
+
+    llm.push(plan(true, "", "€89.00"));
+    llm.push(approve("The burr grinder costs €89.00."));
+    let session = paused["session_id"].clone();
+    browser
+        .agent_request(json!({"type": "follow_up", "session_id": session, "text": "The grinder"}));
+    browser.agent_request(json!({"type": "resume", "session_id": session}));
+    let done = browser.wait_for_task("done");
+    assert_eq!(done["status"]["answer"], "The burr grinder costs €89.00.");
+    let planner = llm.requests()[2].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(
+        planner.contains("answering \"Which product do you mean"),
+        "the answer is marked as the user's: {planner}"
+    );
+    assert!(planner.contains("] The grinder"));
+}
+
+#[test]
+fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let kettle = id_of(&mut browser, &shop, "Steel kettle");
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Open the Steel kettle page", ""),
+        navigate("Start", "Open the kettle", json!([{"action": "click", "id": kettle}])),
+        // The worker is stopped while it waits for this answer.
+        plan(false, "1. Read the price", "").after(Duration::from_secs(4)),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+    browser
+        .agent_request(json!({"type": "start_task", "tab_id": shop.id, "task": "Kettle price?"}));
+    browser.wait_for_message("the first step", |m| {
+        m["event"]["state"] == "STEP_OK" && m["event"]["actor"] == "navigator"
+    });
+    while llm.requests().len() < 3 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    browser.stop_extension_worker();
+
+    // The test's port reconnects, which starts a fresh worker; it restores the task.
+    let restored = browser.wait_for_task("paused");
+    assert!(
+        restored["status"]["reason"].as_str().unwrap().contains("Chrome stopped"),
+        "{restored:#}"
+    );
+    assert_eq!(restored["step"], 1, "the finished step is kept");
+    assert!(
+        restored["events"].as_array().unwrap().iter().any(|e| e["state"] == "ACT_OK"),
+        "its events too"
+    );
+
+    llm.push(plan(false, "1. Read the price", ""));
+    llm.push(navigate(
+        "Success: on the kettle page",
+        "Report",
+        json!([{"action": "done", "text": "€39.00"}]),
+    ));
+    llm.push(plan(true, "", "€39.00"));
+    llm.push(approve("€39.00"));
+    browser.agent_request(json!({"type": "resume", "session_id": restored["session_id"]}));
+    let done = browser.wait_for_task("done");
+    assert_eq!(done["status"]["answer"], "€39.00");
+    let stored = browser.stored_runs();
+    let steps: Vec<u64> =
+        stored["steps"].as_array().unwrap().iter().map(|s| s["index"].as_u64().unwrap()).collect();
+    assert_eq!(steps, [0, 1], "one run, numbered on across the restart");
+    assert_eq!(stored["runs"].as_array().unwrap().len(), 1);
+}
