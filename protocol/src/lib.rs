@@ -73,13 +73,27 @@ pub enum PanelRequest {
         id: u32,
     },
     /// Store settings; answered with `settings` (and its problems, when not stored).
+    /// Keys travel in `keys` (role → key, only those typed anew): in `settings` they
+    /// serialize as `***` like everywhere else. A role without a new key keeps its stored one.
     SaveSettings {
         id: u32,
         settings: Box<settings::Settings>,
+        #[serde(default)]
+        keys: std::collections::BTreeMap<String, String>,
     },
 }
 
 impl PanelRequest {
+    /// `SaveSettings` carrying the keys of `settings` that were typed anew (not `***`).
+    pub fn save_settings(id: u32, settings: settings::Settings) -> PanelRequest {
+        let keys = settings
+            .keys()
+            .into_iter()
+            .filter(|(_, key)| !key.is_empty() && key != "***")
+            .collect();
+        PanelRequest::SaveSettings { id, settings: Box::new(settings), keys }
+    }
+
     pub fn id(&self) -> u32 {
         match self {
             PanelRequest::PageTitle { id, .. }

@@ -166,6 +166,10 @@ pub struct Settings {
     /// Prompt id → variant (A when absent).
     #[serde(default)]
     pub variants: BTreeMap<String, String>,
+    /// Edited prompt files by path under `prompts/` (e.g. `navigator/A.md`), replacing the
+    /// bundled ones; checked like them before a task starts.
+    #[serde(default)]
+    pub prompt_overrides: BTreeMap<String, String>,
     /// Model → (input, output) USD per million tokens.
     #[serde(default)]
     pub prices: BTreeMap<String, (f64, f64)>,
@@ -331,6 +335,7 @@ mod tests {
             allow: vec![],
             deny: vec![],
             variants: BTreeMap::new(),
+            prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::new(),
             sync_endpoint: String::new(),
         }

@@ -1,8 +1,11 @@
 //! The side panel. State changes live in the pure reducer in [`state`] (tested natively);
 //! [`worker_port`] is the only module that touches `chrome.*`; each component is one file
-//! under [`components`].
+//! under [`components`]. [`markdown`] reads agent answers into a tree the `markdown`
+//! component renders as nodes (never as HTML).
 
 pub mod components;
+pub mod markdown;
+pub mod shortcut;
 pub mod state;
 pub mod worker_port;
 

@@ -12,8 +12,8 @@ extern "C" {
     type Port;
     type Event;
 
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connect)]
-    fn runtime_connect(info: &JsValue) -> Port;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connect, catch)]
+    fn runtime_connect(info: &JsValue) -> Result<Port, JsValue>;
     #[wasm_bindgen(method, js_name = postMessage, catch)]
     fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
     #[wasm_bindgen(method, getter, js_name = onMessage)]
@@ -36,10 +36,14 @@ pub struct WorkerPort {
 
 impl WorkerPort {
     /// Connects and calls `on_event` for every event, `on_lost` once if the port closes.
-    pub fn connect(on_event: impl Fn(WorkerEvent) + 'static, on_lost: impl Fn() + 'static) -> Self {
+    /// `None` when the extension can no longer connect (it was reloaded or removed).
+    pub fn connect(
+        on_event: impl Fn(WorkerEvent) + 'static,
+        on_lost: impl Fn() + 'static,
+    ) -> Option<Self> {
         let info = Object::new();
         let _ = Reflect::set(&info, &"name".into(), &PANEL_PORT.into());
-        let port = runtime_connect(&info);
+        let port = runtime_connect(&info).ok()?;
         let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
             match serde_wasm_bindgen::from_value::<WorkerEvent>(message) {
                 Ok(event) => on_event(event),
@@ -49,13 +53,24 @@ impl WorkerPort {
         let on_disconnect = Closure::<dyn FnMut(JsValue)>::new(move |_| on_lost());
         port.on_message().add_listener(on_message.as_ref());
         port.on_disconnect().add_listener(on_disconnect.as_ref());
-        WorkerPort { port, _on_message: on_message, _on_disconnect: on_disconnect }
+        Some(WorkerPort { port, _on_message: on_message, _on_disconnect: on_disconnect })
     }
 
     /// Posts a request; returns false if the port is already closed.
     pub fn send(&self, request: &PanelRequest) -> bool {
         self.port.post_message(&to_js(request)).is_ok()
     }
+}
+
+/// Whether this page still belongs to a live extension. A port also closes when Chrome stops
+/// an idle worker, and then connecting again starts it; after the extension is reloaded or
+/// updated, `chrome.runtime.id` is gone and only reopening the panel helps.
+pub fn extension_alive() -> bool {
+    let get = |object: &JsValue, key: &str| Reflect::get(object, &key.into()).ok();
+    get(&js_sys::global(), "chrome")
+        .and_then(|chrome| get(&chrome, "runtime"))
+        .and_then(|runtime| get(&runtime, "id"))
+        .is_some_and(|id| id.is_string())
 }
 
 fn to_js<T: Serialize>(value: &T) -> JsValue {

@@ -14,7 +14,7 @@ pub const TEST_KEY: &str = "sk-e2e-secret-key-0123456789";
 /// Settings for one OpenAI-compatible model at `base_url` (the scripted server) in every role.
 pub fn settings(base_url: &str) -> Value {
     let model = json!({"provider": "open_ai", "base_url": format!("{base_url}/v1"),
-        "api_key": TEST_KEY, "model": "scripted-model", "timeout_ms": 20000, "max_retries": 0});
+        "api_key": "***", "model": "scripted-model", "timeout_ms": 20000, "max_retries": 0});
     json!({"models": {"planner": model, "navigator": model, "thinking": model},
            "agent": {"thinking_interval": 0}, "prices": {"scripted-model": [1.0, 2.0]}})
 }
@@ -33,6 +33,10 @@ const PORT_JS: &str = r#"
       setTimeout(connect, 200);
     });
   };
+  // A message sent while the worker restarts waits for the new port.
+  agent.send = (message) => {
+    try { agent.port.postMessage(message); } catch (_) { setTimeout(() => agent.send(message), 100); }
+  };
   connect();
   return true;
 })()
@@ -42,7 +46,9 @@ impl Browser {
     /// Connects the test's port (once) and stores `settings`.
     pub fn configure_agent(&mut self, settings: Value) {
         self.eval_in_extension(PORT_JS);
-        let reply = self.agent_request(json!({"type": "save_settings", "settings": settings}));
+        let keys = json!({"planner": TEST_KEY, "navigator": TEST_KEY, "thinking": TEST_KEY});
+        let request = json!({"type": "save_settings", "settings": settings, "keys": keys});
+        let reply = self.agent_request(request);
         assert_eq!(reply["type"], "settings", "settings refused: {reply}");
         assert_eq!(reply["problems"], json!([]), "settings refused: {reply}");
     }
@@ -52,7 +58,7 @@ impl Browser {
         self.eval_in_extension(PORT_JS);
         let id = self.eval_in_extension("window.agent.nextId++").as_u64().expect("an id");
         request["id"] = json!(id);
-        self.eval_in_extension(&format!("window.agent.port.postMessage({request}), true"));
+        self.eval_in_extension(&format!("window.agent.send({request}), true"));
         self.wait_for_message(&format!("answer to {request}"), |m| m["id"] == json!(id))
     }
 
@@ -121,5 +127,56 @@ impl Browser {
               return result;
             })()"#,
         )
+    }
+}
+
+/// Scripted answers in the shapes of the three agents' schemas.
+pub mod replies {
+    use serde_json::{Value, json};
+
+    use crate::llm::Reply;
+
+    /// The Planner: done or not, with its next steps and (when done) its answer.
+    pub fn plan(done: bool, steps: &str, answer: &str) -> Reply {
+        Reply::json(json!({
+            "observation": if done { "The kettle's page shows its price" } else { "The shop lists three products" },
+            "challenges": "", "done": done, "next_steps": steps, "final_answer": answer,
+            "reasoning": "The price is on the product page.", "web_task": true
+        }))
+    }
+
+    /// The Navigator: its reflection and `actions`.
+    pub fn navigate(evaluation: &str, goal: &str, actions: Value) -> Reply {
+        Reply::json(json!({
+            "current_state": {"evaluation_previous_goal": evaluation,
+                              "memory": "Kettle listed at €39.00", "next_goal": goal},
+            "actions": actions
+        }))
+    }
+
+    /// The ThinkingAgent: approve with `answer`, or ask `question` (when not empty).
+    pub fn verdict(approved: bool, question: &str, answer: &str) -> Reply {
+        Reply::json(json!({
+            "approved": approved, "missing_pieces": if approved { "" } else { "stock information" },
+            "instructions_for_planner": "", "instructions_for_navigator": "",
+            "should_pause_for_user": !question.is_empty(), "question_for_user": question,
+            "final_answer": answer
+        }))
+    }
+}
+
+impl crate::browser::Page {
+    /// Types `text` into the panel's chat box and presses Enter.
+    pub fn send_message(&self, text: &str) {
+        self.type_into("[data-testid=chat-input]", text);
+        self.press_enter();
+    }
+
+    /// Waits until the panel's status shows `state`.
+    pub fn wait_for_status(&self, state: &str) {
+        self.wait_for(
+            &format!("document.querySelector('[data-testid=status]')?.dataset.state === '{state}'"),
+            &format!("status {state}"),
+        );
     }
 }

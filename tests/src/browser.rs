@@ -479,6 +479,11 @@ impl Page {
         }
     }
 
+    /// Closes the page, as a person closes a tab or the side panel.
+    pub fn close(self) {
+        let _ = self.call("Page.close", json!({}));
+    }
+
     /// Saves a PNG of the viewport.
     pub fn screenshot(&self, path: &Path) {
         let shot = self

@@ -4,36 +4,13 @@
 
 use std::time::Duration;
 
+use e2e::agent::replies::{navigate, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
 use e2e::listed;
 use e2e::llm::{Reply, ScriptedLlm};
 use serde_json::{Value, json};
-
-fn plan(done: bool, steps: &str, answer: &str) -> Reply {
-    Reply::json(json!({
-        "observation": if done { "The kettle's page shows its price" } else { "The shop's home page" },
-        "challenges": "", "done": done, "next_steps": steps, "final_answer": answer,
-        "reasoning": "The price is on the product page.", "web_task": true
-    }))
-}
-
-fn navigate(evaluation: &str, goal: &str, actions: Value) -> Reply {
-    Reply::json(json!({
-        "current_state": {"evaluation_previous_goal": evaluation, "memory": "Looking for the kettle's price",
-                          "next_goal": goal},
-        "actions": actions
-    }))
-}
-
-fn approve(answer: &str) -> Reply {
-    Reply::json(json!({
-        "approved": true, "missing_pieces": "", "instructions_for_planner": "",
-        "instructions_for_navigator": "", "should_pause_for_user": false, "question_for_user": "",
-        "final_answer": answer
-    }))
-}
 
 /// The id the agent will see for the link named `text` (ids are stable per page).
 fn id_of(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
@@ -60,7 +37,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
             json!([{"action": "done", "text": "The kettle costs €39.00"}]),
         ),
         plan(true, "", "€39.00"),
-        approve("The steel kettle costs **€39.00**."),
+        verdict(true, "", "The steel kettle costs **€39.00**."),
     ]);
     browser.configure_agent(settings(llm.base_url()));
 
@@ -139,14 +116,20 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
     let text = stored.to_string();
     assert!(!text.contains(TEST_KEY), "the API key never reaches storage");
 
-    let navigator = &traces[1];
-    eprintln!(
-        "navigator prompt on the shop: system {} + state {} + history {} = {} chars",
-        navigator["chars"]["system"],
-        navigator["chars"]["state"],
-        navigator["chars"]["history"],
-        navigator["chars"]["total"]
-    );
+    let roles: Vec<&str> = traces.iter().filter_map(|t| t["role"].as_str()).collect();
+    assert_eq!(roles.iter().filter(|r| **r == "navigator").count(), 2, "{roles:?}");
+    for navigator in traces.iter().filter(|t| t["role"] == "navigator") {
+        let chars = &navigator["chars"];
+        assert!(chars["state"].as_u64() > Some(100), "the page state is measured: {chars}");
+        eprintln!(
+            "navigator prompt at step {}: system {} + state {} + history {} = {} chars",
+            navigator["step"].as_u64().unwrap() + 1,
+            chars["system"],
+            chars["state"],
+            chars["history"],
+            chars["total"]
+        );
+    }
 }
 
 #[test]
@@ -184,7 +167,7 @@ fn the_agent_asks_and_the_answer_resumes_it() {
     );
 
     llm.push(plan(true, "", "€89.00"));
-    llm.push(approve("The burr grinder costs €89.00."));
+    llm.push(verdict(true, "", "The burr grinder costs €89.00."));
     let session = paused["session_id"].clone();
     browser
         .agent_request(json!({"type": "follow_up", "session_id": session, "text": "The grinder"}));
@@ -241,7 +224,7 @@ fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
         json!([{"action": "done", "text": "€39.00"}]),
     ));
     llm.push(plan(true, "", "€39.00"));
-    llm.push(approve("€39.00"));
+    llm.push(verdict(true, "", "€39.00"));
     browser.agent_request(json!({"type": "resume", "session_id": restored["session_id"]}));
     let done = browser.wait_for_task("done");
     assert_eq!(done["status"]["answer"], "€39.00");

@@ -55,11 +55,11 @@ fn the_state_command_shows_the_page_as_the_agent_reads_it() {
     let panel = browser.open_side_panel(&shop);
     panel.wait_for_text("[data-testid=worker-link]", "Agent ready");
 
-    panel.type_into("[data-testid=command-input]", "/stat");
+    panel.type_into("[data-testid=chat-input]", "/stat");
     panel.press_enter();
     panel.wait_for_text("[data-testid=command-error]", "Try /state");
 
-    panel.type_into("[data-testid=command-input]", "/state");
+    panel.type_into("[data-testid=chat-input]", "/state");
     panel.press_enter();
 
     let state = panel.wait_for_text("[data-testid=page-state]", "Steel kettle");

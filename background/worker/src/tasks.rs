@@ -224,8 +224,9 @@ impl Tasks {
                 }
                 Err(error) => failed(&error),
             },
-            PanelRequest::SaveSettings { id, settings } => {
+            PanelRequest::SaveSettings { id, settings, keys } => {
                 let mut settings = *settings;
+                settings.restore_keys(&keys);
                 let problems = settings.problems();
                 if !problems.is_empty() {
                     return WorkerEvent::Settings {
@@ -259,6 +260,10 @@ impl Tasks {
                 let Some(settings) = store.settings().await.ok().flatten() else {
                     return failed("Choose a model and enter its API key in Settings first.");
                 };
+                let prompts = match prompt_set(&settings) {
+                    Ok(prompts) => prompts,
+                    Err(message) => return failed(&message),
+                };
                 let run_id = chrome::random_uuid();
                 let now = js_sys::Date::now();
                 let continuing = session_id.filter(|s| same_session(s));
@@ -282,7 +287,7 @@ impl Tasks {
                 };
                 cp.status = TaskStatus::Running;
                 *tasks.current.borrow_mut() = Some(cp);
-                Tasks::spawn_run(worker.clone(), store, settings);
+                Tasks::spawn_run(worker.clone(), store, settings, prompts);
                 WorkerEvent::Done { id }
             }
             PanelRequest::FollowUp { id, session_id, text } => {
@@ -336,7 +341,11 @@ impl Tasks {
                 let Some(settings) = store.settings().await.ok().flatten() else {
                     return failed("Choose a model and enter its API key in Settings first.");
                 };
-                Tasks::spawn_run(worker.clone(), store, settings);
+                let prompts = match prompt_set(&settings) {
+                    Ok(prompts) => prompts,
+                    Err(message) => return failed(&message),
+                };
+                Tasks::spawn_run(worker.clone(), store, settings, prompts);
                 WorkerEvent::Done { id }
             }
             PanelRequest::Cancel { id, session_id } => {
@@ -372,7 +381,7 @@ impl Tasks {
     }
 
     /// Runs the current checkpoint until it pauses or ends.
-    fn spawn_run(worker: Rc<Worker>, store: Rc<Store>, settings: Settings) {
+    fn spawn_run(worker: Rc<Worker>, store: Rc<Store>, settings: Settings, prompts: PromptSet) {
         let control = Rc::new(Control::default());
         *worker.tasks.running.borrow_mut() = Some(control.clone());
         wasm_bindgen_futures::spawn_local(keep_alive(worker.clone()));
@@ -380,7 +389,6 @@ impl Tasks {
             let Some(mut cp) = worker.tasks.current.borrow().clone() else { return };
             worker.tasks.broadcast_snapshot(&worker, None);
             let parts = parts(&worker, &store);
-            let prompts = PromptSet::bundled();
             executor(&parts, &settings, &prompts, &control).run(&mut cp).await;
             *worker.tasks.running.borrow_mut() = None;
             let finished = cp.status.is_finished();
@@ -401,6 +409,14 @@ async fn keep_alive(worker: Rc<Worker>) {
         PerformanceClock.sleep(20_000.0).await;
         chrome::ping().await;
     }
+}
+
+/// The bundled prompts with the user's edits, checked before a run starts: a broken edit
+/// would fail every call, so it is reported instead.
+fn prompt_set(settings: &Settings) -> Result<PromptSet, String> {
+    PromptSet::with_overrides(&settings.prompt_overrides).map_err(|error| {
+        format!("An edited prompt file has a problem: {error}. Fix it in Settings.")
+    })
 }
 
 fn epoch_ms() -> f64 {

@@ -1,78 +1,216 @@
+use std::cell::RefCell;
 use std::rc::Rc;
 
-use protocol::{PanelRequest, TabId};
+use protocol::WorkerEvent;
+use protocol::agent::TaskStatus;
 use yew::prelude::*;
 
-use crate::components::command_bar::CommandBar;
-use crate::components::state_view::StateView;
+use crate::components::chat_log::ChatLog;
+use crate::components::composer::Composer;
+use crate::components::paused_banner::PausedBanner;
+use crate::components::settings_view::SettingsView;
 use crate::components::status_bar::StatusBar;
-use crate::components::title_probe::TitleProbe;
-use crate::state::{Command, PanelAction, PanelState};
+use crate::components::tools::Tools;
+use crate::shortcut::Shortcut;
+use crate::state::settings::Field;
+use crate::state::{PanelAction, PanelState, Phase};
 use crate::worker_port::{self, WorkerPort};
 
-/// The whole panel: owns the state and the port, hands slices of state to children.
+fn focus(input: &NodeRef) {
+    if let Some(element) = input.cast::<web_sys::HtmlElement>() {
+        let _ = element.focus();
+    }
+}
+
+type PortSlot = Rc<RefCell<Option<WorkerPort>>>;
+type Dispatcher = UseReducerDispatcher<PanelState>;
+
+/// Connects to the worker. When the port closes it connects again: Chrome stops an idle
+/// worker, and connecting starts it, whose snapshot then brings the task back. It gives up
+/// after a few tries without a greeting, or when the extension itself is gone.
+fn connect(port: PortSlot, dispatcher: Dispatcher, tries: Rc<RefCell<u32>>) {
+    let on_event = {
+        let (dispatcher, tries) = (dispatcher.clone(), tries.clone());
+        move |event: WorkerEvent| {
+            if matches!(event, WorkerEvent::Hello { .. }) {
+                *tries.borrow_mut() = 0;
+            }
+            dispatcher.dispatch(PanelAction::Worker(event));
+        }
+    };
+    let on_lost = {
+        let (port, dispatcher, tries) = (port.clone(), dispatcher.clone(), tries.clone());
+        move || reconnect(port.clone(), dispatcher.clone(), tries.clone())
+    };
+    match WorkerPort::connect(on_event, on_lost) {
+        Some(connected) => *port.borrow_mut() = Some(connected),
+        None => {
+            port.borrow_mut().take();
+            dispatcher.dispatch(PanelAction::PortLost);
+        }
+    }
+}
+
+fn reconnect(port: PortSlot, dispatcher: Dispatcher, tries: Rc<RefCell<u32>>) {
+    // Later, not inside the old port's listener: replacing the port drops that listener.
+    yew::platform::spawn_local(async move {
+        if *tries.borrow() >= 3 || !worker_port::extension_alive() {
+            port.borrow_mut().take();
+            dispatcher.dispatch(PanelAction::PortLost);
+            return;
+        }
+        *tries.borrow_mut() += 1;
+        dispatcher.dispatch(PanelAction::PortInterrupted);
+        connect(port, dispatcher, tries);
+    });
+}
+
+/// The whole panel: owns the state and the port, posts what the reducer decided to ask,
+/// and hands slices of state to the components.
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(PanelState::default);
-    let port = use_mut_ref(|| None::<Rc<WorkerPort>>);
+    let port = use_mut_ref(|| None::<WorkerPort>);
+    // Reconnections since the worker last said hello.
+    let tries = use_mut_ref(|| 0u32);
+    // The id of the last request posted, so none is posted twice.
+    let posted = use_mut_ref(|| None::<u32>);
+    let input = use_node_ref();
 
     {
-        let state = state.clone();
+        let dispatcher = state.dispatcher();
         let port = port.clone();
+        let tries = tries.clone();
+        let input = input.clone();
         use_effect_with((), move |_| {
-            let on_event = state.dispatcher();
-            let on_lost = state.dispatcher();
-            *port.borrow_mut() = Some(Rc::new(WorkerPort::connect(
-                move |event| on_event.dispatch(PanelAction::Worker(event)),
-                move || on_lost.dispatch(PanelAction::PortLost),
-            )));
-            let choose = state.dispatcher();
+            connect(port, dispatcher.clone(), tries);
+            let choose = dispatcher.clone();
             yew::platform::spawn_local(async move {
                 choose.dispatch(PanelAction::TabChosen(worker_port::target_tab().await));
             });
+            // Alt+P: Pause & Steer, then type the new instructions.
+            let shortcut = Shortcut::alt("KeyP", move || {
+                dispatcher.dispatch(PanelAction::Pause);
+                focus(&input);
+            });
+            move || drop(shortcut)
         });
     }
 
-    // Posts a request carrying the next id, then records that it is pending.
-    let send = {
-        let state = state.clone();
+    {
         let port = port.clone();
-        Rc::new(move |make: fn(u32, TabId) -> PanelRequest, pending: PanelAction| {
-            let (Some(tab_id), Some(port)) = (state.tab, port.borrow().clone()) else { return };
-            if port.send(&make(state.next_request_id, tab_id)) {
-                state.dispatch(pending);
-            } else {
-                state.dispatch(PanelAction::PortLost);
+        let tries = tries.clone();
+        let posted = posted.clone();
+        let dispatcher = state.dispatcher();
+        use_effect_with(state.outbox.clone(), move |outbox| {
+            let mut last = None;
+            for request in outbox {
+                if posted.borrow().is_some_and(|up_to| request.id() <= up_to) {
+                    continue;
+                }
+                if !port.borrow().as_ref().is_some_and(|port| port.send(request)) {
+                    reconnect(port.clone(), dispatcher, tries.clone());
+                    return;
+                }
+                *posted.borrow_mut() = Some(request.id());
+                last = Some(request.id());
             }
+            if let Some(up_to) = last {
+                dispatcher.dispatch(PanelAction::Posted { up_to });
+            }
+        });
+    }
+
+    let act = |make: fn() -> PanelAction| {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |()| dispatcher.dispatch(make()))
+    };
+    let on_pause = {
+        let dispatcher = state.dispatcher();
+        let input = input.clone();
+        Callback::from(move |()| {
+            dispatcher.dispatch(PanelAction::Pause);
+            focus(&input);
         })
     };
-    let on_read = {
-        let send = send.clone();
-        Callback::from(move |_| {
-            send(|id, tab_id| PanelRequest::PageTitle { id, tab_id }, PanelAction::TitleRequested)
+    let on_input = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |text| dispatcher.dispatch(PanelAction::DraftChanged(text)))
+    };
+    let on_edit = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |(field, value): (Field, String)| {
+            dispatcher.dispatch(PanelAction::EditSetting(field, value))
         })
     };
-    let on_command = {
-        let state = state.clone();
-        Callback::from(move |line: String| match Command::parse(&line) {
-            Ok(Command::State) => send(
-                |id, tab_id| PanelRequest::PageState { id, tab_id },
-                PanelAction::StateRequested,
-            ),
-            Err(message) => state.dispatch(PanelAction::CommandRejected(message)),
-        })
+    let on_open_settings = act(|| PanelAction::OpenSettings);
+
+    let phase = state.phase();
+    let paused = match &state.task.status {
+        Some(TaskStatus::Paused { reason, .. }) if matches!(phase, Phase::Paused { .. }) => {
+            Some(AttrValue::from(reason.clone()))
+        }
+        _ => None,
     };
 
     html! {
-        <main class="panel">
-            <StatusBar worker={state.worker.clone()} tab={state.tab} />
-            <TitleProbe lookup={state.title.clone()} enabled={state.can_request_title()} {on_read} />
-            <CommandBar
-                enabled={state.can_request_state()}
-                error={state.command_error.clone()}
-                {on_command}
+        <main class={classes!("panel", state.settings_open.then_some("with-settings"))}>
+            <StatusBar
+                worker={state.worker.clone()}
+                tab={state.tab}
+                {phase}
+                step={state.task.step}
+                pause_requested={state.task.pause_requested}
+                spend={state.task.spend}
+                annotation={state.task.annotation_link()}
+                settings_open={state.settings_open}
+                can_start_over={!phase.is_active() && !state.chat.is_empty()}
+                on_new_chat={act(|| PanelAction::NewChat)}
+                on_toggle_settings={act(|| PanelAction::ToggleSettings)}
             />
-            <StateView lookup={state.state_view.clone()} />
+            if state.settings_open {
+                <SettingsView
+                    form={state.settings.clone()}
+                    connected={state.connected()}
+                    {on_edit}
+                    on_save={act(|| PanelAction::SaveSettings)}
+                    on_close={act(|| PanelAction::ToggleSettings)}
+                    on_reload={act(|| PanelAction::OpenSettings)}
+                />
+            }
+            <div class="chat-view" hidden={state.settings_open}>
+                <Tools
+                    collapsed={state.tools_collapsed}
+                    on_toggle={act(|| PanelAction::ToggleTools)}
+                    title={state.title.clone()}
+                    can_read_title={state.can_request_title()}
+                    on_read_title={act(|| PanelAction::ReadTitle)}
+                    state_view={state.state_view.clone()}
+                />
+                <ChatLog
+                    entries={state.chat.entries.clone()}
+                    pending={state.chat.pending.clone()}
+                    working={matches!(phase, Phase::Running | Phase::Starting)}
+                    on_open_settings={on_open_settings}
+                />
+                if let Phase::Paused { question } = phase {
+                    <PausedBanner {question} reason={paused} on_resume={act(|| PanelAction::ResumeAnyway)} />
+                }
+                <Composer
+                    draft={AttrValue::from(state.draft.clone())}
+                    {phase}
+                    connected={state.connected()}
+                    pause_requested={state.task.pause_requested}
+                    send_label={state.send_label()}
+                    command_error={state.command_error.clone().map(AttrValue::from)}
+                    send_error={state.send_error.clone().map(AttrValue::from)}
+                    input={input.clone()}
+                    {on_input}
+                    on_send={act(|| PanelAction::Send)}
+                    {on_pause}
+                    on_stop={act(|| PanelAction::Stop)}
+                />
+            </div>
         </main>
     }
 }

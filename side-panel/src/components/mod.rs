@@ -1,7 +1,22 @@
-//! One component per file, as in yew's `function_todomvc`.
+//! One component per file, as in yew's `function_todomvc`. Components are pure views of
+//! slices of [`crate::state::PanelState`]; they report what the person does through
+//! callbacks, and [`app::App`] turns those into reducer actions.
 
 pub mod app;
-pub mod command_bar;
+pub mod chat_log;
+pub mod composer;
+pub mod field_errors;
+pub mod final_answer;
+pub mod markdown;
+pub mod message;
+pub mod model_fields;
+pub mod paused_banner;
+pub mod run_info;
+pub mod settings_field;
+pub mod settings_view;
 pub mod state_view;
 pub mod status_bar;
+pub mod status_pill;
+pub mod step_card;
 pub mod title_probe;
+pub mod tools;

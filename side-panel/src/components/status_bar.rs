@@ -1,19 +1,33 @@
 use protocol::TabId;
+use protocol::agent::Spend;
 use yew::prelude::*;
 
-use crate::state::WorkerLink;
+use crate::components::run_info::RunInfo;
+use crate::components::status_pill::StatusPill;
+use crate::state::{Phase, WorkerLink};
 
 #[derive(Properties, PartialEq)]
 pub struct StatusBarProps {
     pub worker: WorkerLink,
     pub tab: Option<TabId>,
+    pub phase: Phase,
+    pub step: u32,
+    pub pause_requested: bool,
+    pub spend: Spend,
+    pub annotation: Option<String>,
+    pub settings_open: bool,
+    pub can_start_over: bool,
+    pub on_new_chat: Callback<()>,
+    pub on_toggle_settings: Callback<()>,
 }
 
-/// The header: product name, which tab is driven, and whether the agent is reachable.
+/// The header: product name, task status, New chat and Settings; below, which tab is
+/// driven, whether the agent is reachable, and the run's cost.
 #[function_component(StatusBar)]
 pub fn status_bar(props: &StatusBarProps) -> Html {
     let (state, label) = match &props.worker {
         WorkerLink::Connecting => ("connecting", "Connecting…".to_owned()),
+        WorkerLink::Reconnecting => ("connecting", "Reconnecting…".to_owned()),
         WorkerLink::Connected { version } => ("connected", format!("Agent ready · v{version}")),
         WorkerLink::Lost => ("lost", "Agent unreachable — reopen the panel".to_owned()),
     };
@@ -21,12 +35,34 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
         Some(tab) => format!("Tab {tab}"),
         None => "No tab".to_owned(),
     };
+    let new_chat_title = if props.can_start_over {
+        "Start a new conversation (forgets this one's context)"
+    } else {
+        "Stop the task first to start a new chat"
+    };
     html! {
         <header class="status-bar">
-            <h1>{ "AlphaScout" }</h1>
-            <span class="tab" data-testid="target-tab">{ tab }</span>
-            <span class={classes!("link", state)} data-testid="worker-link" data-state={state}
-                role="status">{ label }</span>
+            <div class="bar-row">
+                <h1>{ "AlphaScout" }</h1>
+                <StatusPill phase={props.phase} step={props.step} pause_requested={props.pause_requested} />
+                <span class="spacer"></span>
+                <button type="button" class="ghost" data-testid="new-chat" aria-label="New chat" title={new_chat_title}
+                    disabled={!props.can_start_over} onclick={props.on_new_chat.reform(|_: MouseEvent| ())}>
+                    <span class="plus" aria-hidden="true">{ "+" }</span>
+                    <span class="new-chat-label">{ " New chat" }</span>
+                </button>
+                <button type="button" class={classes!("ghost", "icon", props.settings_open.then_some("active"))}
+                    data-testid="settings-toggle" aria-label="Settings" title="Settings"
+                    aria-pressed={props.settings_open.to_string()}
+                    onclick={props.on_toggle_settings.reform(|_: MouseEvent| ())}>
+                    <span aria-hidden="true">{ "⚙" }</span>
+                </button>
+            </div>
+            <div class="bar-row meta">
+                <span class="tab" data-testid="target-tab">{ tab }</span>
+                <span class={classes!("link", state)} data-testid="worker-link" data-state={state}>{ label }</span>
+                <RunInfo spend={props.spend} annotation={props.annotation.clone()} />
+            </div>
         </header>
     }
 }

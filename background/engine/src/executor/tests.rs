@@ -185,6 +185,7 @@ fn settings() -> Settings {
         allow: vec![],
         deny: vec!["blocked.test".into()],
         variants: BTreeMap::new(),
+        prompt_overrides: BTreeMap::new(),
         prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
         sync_endpoint: String::new(),
     }

@@ -1,0 +1,120 @@
+use protocol::agent::{Actor, EventKind};
+use yew::prelude::*;
+
+use crate::components::final_answer::FinalAnswer;
+use crate::components::markdown::Markdown;
+use crate::state::chat::Message as ChatMessage;
+
+#[derive(Properties, PartialEq)]
+pub struct MessageProps {
+    pub message: ChatMessage,
+    /// Opens Settings, for errors whose next step is there.
+    pub on_open_settings: Callback<()>,
+}
+
+pub fn actor_id(actor: Actor) -> &'static str {
+    match actor {
+        Actor::System => "system",
+        Actor::User => "user",
+        Actor::Planner => "planner",
+        Actor::Navigator => "navigator",
+        Actor::Thinking => "thinking",
+    }
+}
+
+fn actor_label(actor: Actor) -> &'static str {
+    match actor {
+        Actor::System => "System",
+        Actor::User => "You",
+        Actor::Planner => "Planner",
+        Actor::Navigator => "Navigator",
+        Actor::Thinking => "Thinking",
+    }
+}
+
+pub fn kind_id(kind: EventKind) -> &'static str {
+    match kind {
+        EventKind::Progress => "progress",
+        EventKind::Question => "question",
+        EventKind::Answer => "answer",
+        EventKind::Error => "error",
+        EventKind::Message => "message",
+    }
+}
+
+/// One message of the chat, looking like who said it and what it is.
+#[function_component(Message)]
+pub fn message(props: &MessageProps) -> Html {
+    let message = &props.message;
+    let (actor, kind) = (actor_id(message.actor), kind_id(message.kind));
+    let text = AttrValue::from(message.text.clone());
+    // Short notices from the person or the system read as one line, not a card.
+    let line =
+        message.kind == EventKind::Progress && matches!(message.actor, Actor::User | Actor::System);
+    // Errors (and questions) whose next step is in Settings get a way there.
+    let settings = message.text.contains("Settings");
+    let onclick = props.on_open_settings.reform(|_: MouseEvent| ());
+    let body = match message.kind {
+        EventKind::Answer => html! { <FinalAnswer text={text} /> },
+        EventKind::Message => html! { <p class="text">{ text }</p> },
+        EventKind::Question => html! {
+            <>
+                <header class="msg-head"><span class="who">{ "Question from the agent" }</span></header>
+                <Markdown source={text} />
+                if settings {
+                    <button type="button" class="link-button" data-testid="open-settings" {onclick}>
+                        { "Open Settings" }
+                    </button>
+                }
+            </>
+        },
+        EventKind::Error => {
+            html! {
+                <>
+                    <header class="msg-head">
+                        <span class="who">{ actor_label(message.actor) }</span>
+                        <span class="badge failed">{ "error" }</span>
+                    </header>
+                    <p class="text">{ text }</p>
+                    if settings {
+                        <button type="button" class="link-button" data-testid="open-settings" {onclick}>
+                            { "Open Settings" }
+                        </button>
+                    }
+                </>
+            }
+        }
+        EventKind::Progress if line => html! { <p class="text">{ text }</p> },
+        EventKind::Progress => {
+            // "Plan: 1. …" reads better as a titled list.
+            let (title, source) = match message.text.strip_prefix("Plan:") {
+                Some(plan) if message.actor == Actor::Planner => {
+                    (Some("Plan"), AttrValue::from(plan.trim_start().to_owned()))
+                }
+                _ => (None, text),
+            };
+            html! {
+                <>
+                    <header class="msg-head">
+                        <span class="who">{ actor_label(message.actor) }</span>
+                        if let Some(title) = title { <span class="step-no">{ title }</span> }
+                    </header>
+                    <Markdown {source} />
+                </>
+            }
+        }
+    };
+    html! {
+        <article
+            class={classes!("msg", format!("actor-{actor}"), format!("kind-{kind}"), line.then_some("line"))}
+            data-testid="message"
+            data-actor={actor}
+            data-kind={kind}
+        >
+            { body }
+            if let Some(note) = &message.note {
+                <p class="note">{ note.clone() }</p>
+            }
+        </article>
+    }
+}

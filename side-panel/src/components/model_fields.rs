@@ -1,0 +1,62 @@
+use web_sys::HtmlSelectElement;
+use yew::prelude::*;
+
+use crate::components::field_errors::FieldErrors;
+use crate::components::settings_field::{InputKind, SettingsField};
+use crate::state::settings::{Field, MASKED, ModelDraft, PROVIDERS, Role, provider_id};
+
+#[derive(Properties, PartialEq)]
+pub struct ModelFieldsProps {
+    pub role: Role,
+    pub model: ModelDraft,
+    /// Every problem of the form; this role's are picked out.
+    pub problems: Vec<(String, String)>,
+    pub on_edit: Callback<(Field, String)>,
+}
+
+/// One role's model: provider, base URL, API key, model name, timeout.
+#[function_component(ModelFields)]
+pub fn model_fields(props: &ModelFieldsProps) -> Html {
+    let (role, model) = (props.role, &props.model);
+    let of = |field: Field| -> Vec<(String, String)> {
+        let path = field.path();
+        props.problems.iter().filter(|(f, _)| *f == path).cloned().collect()
+    };
+    let provider = Field::Provider(role);
+    let onchange = props.on_edit.reform(move |event: Event| {
+        (provider, event.target_unchecked_into::<HtmlSelectElement>().value())
+    });
+    let selected = provider_id(model.provider);
+    let default_url = model.provider.default_base_url();
+    let key_stored = model.api_key == MASKED;
+    html! {
+        <fieldset class="model" aria-label={format!("{} model", role.label())}>
+            <legend>{ role.label() }</legend>
+            <div class="field">
+                <label for={provider.testid()}>{ "Provider" }</label>
+                <select id={provider.testid()} data-testid={provider.testid()} {onchange}>
+                    { for PROVIDERS.iter().map(|(_, id, label)| html! {
+                        <option value={*id} selected={*id == selected}>{ *label }</option>
+                    }) }
+                </select>
+                <FieldErrors id={format!("{}-errors", provider.testid())} problems={of(provider)} />
+            </div>
+            <SettingsField field={Field::Model(role)} label="Model" value={model.model.clone()}
+                placeholder="e.g. gpt-4o-mini" problems={of(Field::Model(role))}
+                on_edit={props.on_edit.clone()} />
+            <SettingsField field={Field::ApiKey(role)} label="API key" kind={InputKind::Password}
+                value={model.api_key.clone()}
+                placeholder={if key_stored { "Stored" } else { "Paste the key" }}
+                hint={key_stored.then_some(AttrValue::from("A key is stored; type a new one to replace it."))}
+                problems={of(Field::ApiKey(role))} on_edit={props.on_edit.clone()} />
+            <SettingsField field={Field::BaseUrl(role)} label="Base URL" kind={InputKind::Url}
+                value={model.base_url.clone()}
+                placeholder={(!default_url.is_empty()).then(|| AttrValue::from(default_url))}
+                hint={(!default_url.is_empty()).then_some(AttrValue::from("Empty: the provider's default."))}
+                problems={of(Field::BaseUrl(role))} on_edit={props.on_edit.clone()} />
+            <SettingsField field={Field::Timeout(role)} label="Timeout (ms)" kind={InputKind::Number}
+                value={model.timeout_ms.clone()} problems={of(Field::Timeout(role))}
+                on_edit={props.on_edit.clone()} />
+        </fieldset>
+    }
+}

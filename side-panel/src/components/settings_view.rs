@@ -1,0 +1,170 @@
+use web_sys::{HtmlInputElement, HtmlTextAreaElement};
+use yew::prelude::*;
+
+use crate::components::field_errors::FieldErrors;
+use crate::components::model_fields::ModelFields;
+use crate::components::settings_field::{InputKind, SettingsField};
+use crate::state::settings::{Field, Load, Role, Saved, SettingsForm, pattern_lines};
+
+#[derive(Properties, PartialEq)]
+pub struct SettingsViewProps {
+    pub form: SettingsForm,
+    pub connected: bool,
+    pub on_edit: Callback<(Field, String)>,
+    pub on_save: Callback<()>,
+    pub on_close: Callback<()>,
+    /// Asks for the settings again after loading failed.
+    pub on_reload: Callback<()>,
+}
+
+/// Settings inside the panel: a model per role, agent options, where the agent may go,
+/// prompt variants and the sync endpoint. Problems show next to their field as they are
+/// typed, and again (from the worker) if a save is refused.
+#[function_component(SettingsView)]
+pub fn settings_view(props: &SettingsViewProps) -> Html {
+    let form = &props.form;
+    let draft = &form.draft;
+    let problems = form.problems();
+    let on_edit = &props.on_edit;
+    let of = |field: Field| form.problems_of(field);
+    let onsubmit = props.on_save.reform(|event: SubmitEvent| event.prevent_default());
+    let checkbox = |field: Field| {
+        on_edit.reform(move |event: Event| {
+            (field, event.target_unchecked_into::<HtmlInputElement>().checked().to_string())
+        })
+    };
+    let textarea = |field: Field| {
+        on_edit.reform(move |event: InputEvent| {
+            (field, event.target_unchecked_into::<HtmlTextAreaElement>().value())
+        })
+    };
+    let list = |field: Field, label: &'static str, text: &str, hint: &'static str| {
+        let testid = field.testid();
+        let lines: Vec<usize> = pattern_lines(text).into_iter().map(|(line, _)| line).collect();
+        let list_problems = of(field);
+        let invalid = !list_problems.is_empty();
+        html! {
+            <div class={classes!("field", invalid.then_some("invalid"))}>
+                <label for={testid.clone()}>{ label }</label>
+                <textarea id={testid.clone()} data-testid={testid.clone()} rows="3" spellcheck="false"
+                    placeholder="one pattern per line, e.g. shop.example.com or https://*.example.org/*"
+                    value={text.to_owned()} aria-invalid={invalid.to_string()}
+                    aria-describedby={format!("{testid}-hint {testid}-errors")}
+                    oninput={textarea(field)} />
+                <p class="field-hint" id={format!("{testid}-hint")}>{ hint }</p>
+                <FieldErrors id={format!("{testid}-errors")} problems={list_problems} {lines} />
+            </div>
+        }
+    };
+    let status = match (&form.load, &form.saved, form.saving) {
+        (_, _, Some(_)) => Some(("pending", "Saving…".to_owned())),
+        (Load::NotLoaded, ..) => Some(("pending", "Waiting for the agent…".to_owned())),
+        (Load::Loading { .. }, ..) => Some(("pending", "Loading your settings…".to_owned())),
+        (Load::Failed { message }, ..) => {
+            Some(("error", format!("Could not load settings: {message}")))
+        }
+        (_, Some(Saved::Ok), _) => Some(("ok", "Saved.".to_owned())),
+        (_, Some(Saved::Refused), _) => {
+            Some(("error", "Not saved: fix the fields marked below.".to_owned()))
+        }
+        (_, Some(Saved::Failed(message)), _) => Some(("error", format!("Not saved: {message}"))),
+        (Load::Ready { stored: false }, None, None) => Some((
+            "info",
+            "Nothing is saved yet: choose a provider, model and API key for each role.".to_owned(),
+        )),
+        _ => None,
+    };
+    let status_html = |id: &'static str| match &status {
+        Some((class, text)) => html! {
+            <p class={classes!("settings-status", *class)} data-testid={id} role="status">{ text.clone() }</p>
+        },
+        None => html! {},
+    };
+    let mut roles: Vec<Role> = Role::AGENTS.to_vec();
+    if draft.repair_enabled {
+        roles.push(Role::Repair);
+    }
+    let ready = matches!(form.load, Load::Ready { .. });
+    html! {
+        <section class="settings" data-testid="settings" aria-labelledby="settings-title">
+            <div class="settings-head">
+                <h2 id="settings-title">{ "Settings" }</h2>
+                <button type="button" class="ghost" data-testid="settings-close"
+                    onclick={props.on_close.reform(|_: MouseEvent| ())}>
+                    { "← Back to chat" }
+                </button>
+            </div>
+            { status_html("settings-status") }
+            if matches!(form.load, Load::Failed { .. }) {
+                <button type="button" class="secondary" onclick={props.on_reload.reform(|_: MouseEvent| ())}>
+                    { "Try again" }
+                </button>
+            }
+            <form class="settings-form" {onsubmit} novalidate=true>
+                <h3>{ "Models" }</h3>
+                <p class="section-hint">
+                    { "Each agent can use its own model. Keys are stored in this browser only and never shown again." }
+                </p>
+                { for roles.iter().map(|role| html! {
+                    <ModelFields role={*role} model={draft.model(*role).clone()} problems={problems.clone()}
+                        on_edit={on_edit.clone()} />
+                }) }
+                <label class="check">
+                    <input type="checkbox" data-testid={Field::RepairEnabled.testid()}
+                        checked={draft.repair_enabled} onchange={checkbox(Field::RepairEnabled)} />
+                    { "Use a separate model to repair malformed answers" }
+                </label>
+
+                <h3>{ "Agent" }</h3>
+                <div class="grid">
+                    <SettingsField field={Field::MaxSteps} label="Max steps" kind={InputKind::Number}
+                        value={draft.max_steps.clone()} problems={of(Field::MaxSteps)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::PlanningInterval} label="Planning interval (steps)"
+                        kind={InputKind::Number} value={draft.planning_interval.clone()}
+                        problems={of(Field::PlanningInterval)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::FailureThreshold} label="Failures before review"
+                        kind={InputKind::Number} value={draft.failure_threshold.clone()}
+                        problems={of(Field::FailureThreshold)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::MaxActions} label="Max actions per step"
+                        kind={InputKind::Number} value={draft.max_actions.clone()}
+                        problems={of(Field::MaxActions)} on_edit={on_edit.clone()} />
+                </div>
+                <label class="check">
+                    <input type="checkbox" data-testid={Field::Vision.testid()} checked={draft.vision}
+                        onchange={checkbox(Field::Vision)} />
+                    { "Vision: send the Navigator a screenshot with each step" }
+                </label>
+
+                <h3>{ "Where the agent may go" }</h3>
+                { list(Field::Allow, "Allow list", &draft.allow, "Empty: any site. A pattern without a scheme matches the host and its subdomains; * matches anything.") }
+                { list(Field::Deny, "Deny list", &draft.deny, "Never visited, even if allowed.") }
+
+                <h3>{ "Prompt variants" }</h3>
+                <div class="grid">
+                    { for Role::AGENTS.iter().map(|role| html! {
+                        <SettingsField field={Field::Variant(*role)} label={role.label()}
+                            value={draft.variant(*role).to_owned()} placeholder="A"
+                            problems={of(Field::Variant(*role))} on_edit={on_edit.clone()} />
+                    }) }
+                </div>
+
+                <h3>{ "Sync" }</h3>
+                <SettingsField field={Field::SyncEndpoint} label="Sync endpoint" kind={InputKind::Url}
+                    value={draft.sync_endpoint.clone()} placeholder="https://… (empty: no sync)"
+                    problems={of(Field::SyncEndpoint)} on_edit={on_edit.clone()} />
+
+                <div class="settings-actions">
+                    <button type="submit" class="primary" data-testid="settings-save"
+                        disabled={!props.connected || !ready || form.saving.is_some()}>
+                        { "Save settings" }
+                    </button>
+                    if !problems.is_empty() {
+                        <span class="problem-count" role="status">
+                            { match problems.len() { 1 => "1 field needs attention".to_owned(), n => format!("{n} fields need attention") } }
+                        </span>
+                    }
+                </div>
+            </form>
+        </section>
+    }
+}

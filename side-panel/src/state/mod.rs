@@ -1,0 +1,703 @@
+//! The panel's state and its reducer. Pure: no DOM, no `chrome.*`, so every transition is
+//! tested natively.
+//!
+//! The reducer also decides what to ask the worker: it appends [`PanelRequest`]s to
+//! [`PanelState::outbox`], each with a fresh id, and the `App` component posts them. So what
+//! "Send" does in each state (start a task, steer, answer and resume) is decided — and
+//! tested — here.
+//!
+//! [`chat`] folds the task's events into messages; [`settings`] is the Settings form.
+
+pub mod chat;
+pub mod settings;
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use protocol::agent::{
+    Actor, AgentEvent, EventKind, ExecutionState, Spend, TaskSnapshot, TaskStatus,
+};
+use protocol::{PanelRequest, TabId, WorkerEvent};
+use yew::Reducible;
+
+use chat::{Chat, PendingKind};
+use settings::{Field, SettingsForm};
+
+/// Whether the panel can reach the background worker.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum WorkerLink {
+    #[default]
+    Connecting,
+    Connected {
+        version: String,
+    },
+    /// The port closed (Chrome stopped the idle worker, say) and the panel connects again.
+    Reconnecting,
+    /// The port closed for good (extension reloaded or updated); the panel must be reopened.
+    Lost,
+}
+
+/// One round trip to the worker: asked, answered, or failed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Lookup<T> {
+    #[default]
+    Idle,
+    Pending {
+        id: u32,
+    },
+    Shown(T),
+    Failed {
+        message: String,
+    },
+}
+
+impl<T> Lookup<T> {
+    pub fn is_pending(&self) -> bool {
+        matches!(self, Lookup::Pending { .. })
+    }
+
+    fn awaits(&self, answer: u32) -> bool {
+        matches!(self, Lookup::Pending { id } if *id == answer)
+    }
+}
+
+/// The page state as the `/state` command shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateView {
+    pub text: String,
+    pub chars: usize,
+    pub ms: f64,
+}
+
+/// What the person can type in the chat box besides a message: a line starting with `/`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// `/state`: show the page state the agent would read now.
+    State,
+}
+
+impl Command {
+    /// Parses a command line; `Err` explains what is understood.
+    pub fn parse(line: &str) -> Result<Command, String> {
+        match line.trim() {
+            "/state" => Ok(Command::State),
+            "" => Err("Type a command, for example /state.".into()),
+            other => Err(format!("Unknown command {other:?}. Try /state.")),
+        }
+    }
+}
+
+/// Where the task stands, in one word, as the `status` hook reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No task yet (or "New chat").
+    Idle,
+    /// A start was sent; the worker has not reported the new run yet.
+    Starting,
+    Running,
+    /// `question`: the agent asked something (else the person paused it, or the worker did).
+    Paused {
+        question: bool,
+    },
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl Phase {
+    /// The `data-state` of the status hook.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Starting | Phase::Running => "running",
+            Phase::Paused { .. } => "paused",
+            Phase::Done => "done",
+            Phase::Failed => "failed",
+            Phase::Cancelled => "cancelled",
+        }
+    }
+
+    /// A task is under way: it can be stopped, and a new chat cannot start.
+    pub fn is_active(self) -> bool {
+        matches!(self, Phase::Starting | Phase::Running | Phase::Paused { .. })
+    }
+}
+
+/// The task this panel shows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TaskView {
+    pub session_id: Option<String>,
+    pub run_id: Option<String>,
+    /// `None` before any task, and after "New chat".
+    pub status: Option<TaskStatus>,
+    /// Steps taken so far.
+    pub step: u32,
+    pub spend: Spend,
+    /// The `StartTask` awaiting its run, and the run shown when it was sent.
+    pub starting: Option<u32>,
+    starting_from: Option<String>,
+    /// Pause was asked and the worker has not paused yet.
+    pub pause_requested: bool,
+    /// The session "New chat" put away: its late news is not shown again.
+    dismissed: Option<String>,
+}
+
+impl TaskView {
+    pub fn phase(&self) -> Phase {
+        if self.starting.is_some() {
+            return Phase::Starting;
+        }
+        match &self.status {
+            None => Phase::Idle,
+            Some(TaskStatus::Running) => Phase::Running,
+            Some(TaskStatus::Paused { question, .. }) => {
+                Phase::Paused { question: question.is_some() }
+            }
+            Some(TaskStatus::Done { .. }) => Phase::Done,
+            Some(TaskStatus::Failed { .. }) => Phase::Failed,
+            Some(TaskStatus::Cancelled) => Phase::Cancelled,
+        }
+    }
+
+    /// The annotation page for the current run, relative to the extension root.
+    pub fn annotation_link(&self) -> Option<String> {
+        let (run, session) = (self.run_id.as_ref()?, self.session_id.as_ref()?);
+        Some(format!(
+            "annotation.html?agentRunId={}&taskId={}&qa=false",
+            url_encode(run),
+            url_encode(session)
+        ))
+    }
+}
+
+fn url_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// What a request in flight was for, so its failure lands in the right place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Asked {
+    Start,
+    FollowUp,
+    Pause,
+    Resume,
+    Cancel,
+    SaveSettings,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PanelState {
+    /// The tab the agent drives: from `?tabId=N`, or the active tab.
+    pub tab: Option<TabId>,
+    pub worker: WorkerLink,
+    pub title: Lookup<String>,
+    pub state_view: Lookup<StateView>,
+    /// Why the last command was not understood.
+    pub command_error: Option<String>,
+    /// The id the next request will carry.
+    pub next_request_id: u32,
+    /// Requests decided on and not yet posted; the `App` posts them in order.
+    pub outbox: Vec<PanelRequest>,
+    asked: BTreeMap<u32, Asked>,
+    /// What is typed in the chat box.
+    pub draft: String,
+    /// Why the last message could not be sent.
+    pub send_error: Option<String>,
+    pub task: TaskView,
+    pub chat: Chat,
+    /// The Tools area (title probe, page state) is folded away.
+    pub tools_collapsed: bool,
+    pub settings_open: bool,
+    pub settings: SettingsForm,
+}
+
+pub enum PanelAction {
+    TabChosen(Option<TabId>),
+    Worker(WorkerEvent),
+    /// The port closed and the panel is connecting again; what was in flight is lost.
+    PortInterrupted,
+    /// The port closed for good.
+    PortLost,
+    /// The `App` posted every request up to this id.
+    Posted {
+        up_to: u32,
+    },
+    ReadTitle,
+    DraftChanged(String),
+    /// Enter or the Send button: a command, a task, steering, or an answer (see `send`).
+    Send,
+    /// Pause & Steer.
+    Pause,
+    /// Resume a paused task without a message.
+    ResumeAnyway,
+    Stop,
+    NewChat,
+    ToggleTools,
+    ToggleSettings,
+    OpenSettings,
+    EditSetting(Field, String),
+    SaveSettings,
+}
+
+const LOST: &str = "Lost the connection to the agent. Reopen the panel.";
+const INTERRUPTED: &str = "The connection to the agent was interrupted. Try again.";
+
+impl PanelState {
+    pub fn can_request(&self) -> bool {
+        self.tab.is_some() && matches!(self.worker, WorkerLink::Connected { .. })
+    }
+
+    pub fn can_request_title(&self) -> bool {
+        self.can_request() && !self.title.is_pending()
+    }
+
+    pub fn can_request_state(&self) -> bool {
+        self.can_request() && !self.state_view.is_pending()
+    }
+
+    pub fn connected(&self) -> bool {
+        matches!(self.worker, WorkerLink::Connected { .. })
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.task.phase()
+    }
+
+    /// What Send will do now, for the button's label.
+    pub fn send_label(&self) -> &'static str {
+        match self.phase() {
+            Phase::Running | Phase::Starting => "Steer",
+            Phase::Paused { question: true } => "Answer",
+            Phase::Paused { question: false } => "Send & resume",
+            _ => "Send",
+        }
+    }
+
+    fn take_request_id(&mut self) -> u32 {
+        let id = self.next_request_id;
+        self.next_request_id += 1;
+        id
+    }
+
+    /// Queues a request with a fresh id for the `App` to post.
+    fn request(&mut self, make: impl FnOnce(u32) -> PanelRequest) -> u32 {
+        let id = self.take_request_id();
+        self.outbox.push(make(id));
+        id
+    }
+
+    fn ask(&mut self, asked: Asked, make: impl FnOnce(u32) -> PanelRequest) -> u32 {
+        let id = self.request(make);
+        self.asked.insert(id, asked);
+        id
+    }
+
+    fn request_state(&mut self) {
+        if !self.can_request_state() {
+            self.command_error = Some(if self.state_view.is_pending() {
+                "Still reading the page state.".into()
+            } else {
+                "Wait until the agent is connected to a tab.".into()
+            });
+            return;
+        }
+        let Some(tab_id) = self.tab else { return };
+        self.command_error = None;
+        self.tools_collapsed = false;
+        let id = self.request(|id| PanelRequest::PageState { id, tab_id });
+        self.state_view = Lookup::Pending { id };
+    }
+
+    /// Enter in the chat box. By the state of the task:
+    /// * `/…` is a command (`/state`);
+    /// * no task, or the last one ended: start a task (in the same session after one ended,
+    ///   a follow-up task; after "New chat" a new session);
+    /// * running: steering (`FollowUp`), applied at the agent's next step;
+    /// * paused: `FollowUp` with the answer or new instructions, then `Resume`.
+    fn send(&mut self) {
+        let text = self.draft.trim().to_owned();
+        if text.is_empty() {
+            return;
+        }
+        self.send_error = None;
+        if text.starts_with('/') {
+            self.draft.clear();
+            match Command::parse(&text) {
+                Ok(Command::State) => self.request_state(),
+                Err(message) => self.command_error = Some(message),
+            }
+            return;
+        }
+        self.command_error = None;
+        if !self.connected() {
+            self.send_error = Some(match self.worker {
+                WorkerLink::Lost => LOST.into(),
+                _ => "Connecting to the agent; try again in a moment.".into(),
+            });
+            return;
+        }
+        let session = self.task.session_id.clone();
+        match (self.phase(), session) {
+            (Phase::Starting, _) => {
+                self.send_error = Some("The task is starting; send this once it runs.".into());
+                return;
+            }
+            (Phase::Running, Some(session_id)) => {
+                let id = self.ask(Asked::FollowUp, |id| PanelRequest::FollowUp {
+                    id,
+                    session_id,
+                    text: text.clone(),
+                });
+                self.chat.add_pending(id, PendingKind::Steering, text);
+            }
+            (Phase::Paused { .. }, Some(session_id)) => {
+                let id = self.ask(Asked::FollowUp, |id| PanelRequest::FollowUp {
+                    id,
+                    session_id: session_id.clone(),
+                    text: text.clone(),
+                });
+                self.ask(Asked::Resume, |id| PanelRequest::Resume { id, session_id });
+                self.chat.add_pending(id, PendingKind::Answer, text);
+            }
+            (_, session_id) => {
+                let Some(tab_id) = self.tab else {
+                    self.send_error = Some("There is no tab for the agent to work in.".into());
+                    return;
+                };
+                let id = self.ask(Asked::Start, |id| PanelRequest::StartTask {
+                    id,
+                    tab_id,
+                    task: text.clone(),
+                    session_id,
+                });
+                self.task.starting = Some(id);
+                self.task.starting_from = self.task.run_id.clone();
+                self.chat.add_pending(id, PendingKind::Task, text);
+            }
+        }
+        self.draft.clear();
+    }
+
+    fn control(&mut self, asked: Asked) {
+        let Some(session_id) = self.task.session_id.clone() else { return };
+        if !self.connected() {
+            return;
+        }
+        match (asked, self.phase()) {
+            (Asked::Pause, Phase::Running) if !self.task.pause_requested => {
+                self.task.pause_requested = true;
+                self.ask(asked, |id| PanelRequest::Pause { id, session_id });
+            }
+            (Asked::Resume, Phase::Paused { .. }) => {
+                self.ask(asked, |id| PanelRequest::Resume { id, session_id });
+            }
+            (Asked::Cancel, Phase::Running | Phase::Paused { .. }) => {
+                self.ask(asked, |id| PanelRequest::Cancel { id, session_id });
+            }
+            _ => {}
+        }
+    }
+
+    fn new_chat(&mut self) {
+        if self.phase().is_active() {
+            return;
+        }
+        self.task = TaskView { dismissed: self.task.session_id.take(), ..TaskView::default() };
+        self.chat = Chat::default();
+        self.send_error = None;
+    }
+
+    /// Shows another session than the one shown (a new task, or the panel reopened).
+    fn adopt(&mut self, session_id: &str) {
+        if self.task.session_id.as_deref() == Some(session_id) {
+            return;
+        }
+        if self.task.session_id.is_some() {
+            self.chat.reset();
+        }
+        self.task.session_id = Some(session_id.to_owned());
+        self.task.dismissed = None;
+        self.task.run_id = None;
+        self.task.spend = Spend::default();
+        self.task.step = 0;
+    }
+
+    fn set_status(&mut self, status: TaskStatus) {
+        if status != TaskStatus::Running {
+            self.task.pause_requested = false;
+        }
+        if status.is_finished() {
+            self.chat.task_ended();
+        }
+        self.task.status = Some(status);
+    }
+
+    fn on_agent_event(&mut self, event: AgentEvent) {
+        use ExecutionState::*;
+        if self.task.dismissed.as_deref() == Some(event.session_id.as_str())
+            && event.state != TaskStart
+        {
+            return;
+        }
+        self.adopt(&event.session_id);
+        if event.state == TaskStart {
+            self.task.starting = None;
+        }
+        self.task.run_id = Some(event.run_id.clone());
+        self.task.step = event.step;
+        let status = match event.state {
+            TaskStart | TaskResume => Some(TaskStatus::Running),
+            TaskPause => {
+                let question = (event.kind == EventKind::Question).then(|| event.details.clone());
+                let reason = if question.is_some() {
+                    "The agent needs your input".to_owned()
+                } else {
+                    event.details.clone()
+                };
+                Some(TaskStatus::Paused { reason, question, since: event.at })
+            }
+            TaskOk => Some(TaskStatus::Done { answer: event.details.clone() }),
+            TaskFail => Some(TaskStatus::Failed { error: event.details.clone() }),
+            TaskCancel => Some(TaskStatus::Cancelled),
+            _ => None,
+        };
+        self.chat.push(&event);
+        if let Some(status) = status {
+            self.set_status(status);
+        }
+    }
+
+    fn on_snapshot(&mut self, snapshot: Option<TaskSnapshot>) {
+        let Some(snapshot) = snapshot else {
+            // Nothing runs in the worker: an unfinished task there is gone.
+            if self.task.starting.is_none()
+                && matches!(self.task.status, Some(TaskStatus::Running | TaskStatus::Paused { .. }))
+            {
+                self.task.status = None;
+                self.task.pause_requested = false;
+            }
+            return;
+        };
+        if self.task.dismissed.as_deref() == Some(snapshot.session_id.as_str())
+            && snapshot.status.is_finished()
+        {
+            return;
+        }
+        let other_session = self.task.session_id.as_deref() != Some(snapshot.session_id.as_str());
+        self.adopt(&snapshot.session_id);
+        if self.task.starting.is_some()
+            && (other_session
+                || self.task.starting_from.as_deref() != Some(snapshot.run_id.as_str()))
+        {
+            self.task.starting = None;
+        }
+        if self.task.starting.is_some() {
+            // The run before the one being started: nothing new to show.
+            return;
+        }
+        self.task.run_id = Some(snapshot.run_id);
+        self.task.step = snapshot.step;
+        self.task.spend = snapshot.spend;
+        self.chat.replay(&snapshot.events);
+        self.set_status(snapshot.status);
+    }
+
+    /// A request failed: say so where it matters.
+    fn on_failed(&mut self, id: u32, message: String) {
+        let Some(asked) = self.asked.remove(&id) else { return };
+        match asked {
+            Asked::Start => {
+                if self.task.starting == Some(id) {
+                    self.task.starting = None;
+                }
+                self.chat.drop_pending(id);
+                self.chat.note(
+                    Actor::System,
+                    EventKind::Error,
+                    format!("The task did not start: {message}"),
+                );
+            }
+            Asked::FollowUp => {
+                let text = self.chat.drop_pending(id).unwrap_or_default();
+                self.chat.note(
+                    Actor::System,
+                    EventKind::Error,
+                    format!("Your message did not reach the agent: {message}"),
+                );
+                if self.draft.trim().is_empty() {
+                    // Give the text back, so it is not lost.
+                    self.draft = text;
+                }
+            }
+            Asked::Pause => {
+                self.task.pause_requested = false;
+                self.chat.note(
+                    Actor::System,
+                    EventKind::Error,
+                    format!("Could not pause: {message}"),
+                );
+            }
+            Asked::Resume => {
+                self.chat.note(
+                    Actor::System,
+                    EventKind::Error,
+                    format!("Could not resume: {message}"),
+                );
+            }
+            Asked::Cancel => {
+                self.chat.note(
+                    Actor::System,
+                    EventKind::Error,
+                    format!("Could not stop: {message}"),
+                );
+            }
+            Asked::SaveSettings => self.settings.save_failed(message),
+        }
+    }
+
+    fn open_settings(&mut self) {
+        self.settings_open = true;
+        if self.settings.needs_loading() && self.connected() {
+            let id = self.request(|id| PanelRequest::GetSettings { id });
+            self.settings.loading(id);
+        }
+    }
+
+    fn on_worker_event(&mut self, event: WorkerEvent) {
+        match event {
+            WorkerEvent::Hello { version } => {
+                self.worker = WorkerLink::Connected { version };
+                if self.settings_open {
+                    self.open_settings();
+                }
+            }
+            WorkerEvent::PageTitle { id, title, .. } if self.title.awaits(id) => {
+                self.title = Lookup::Shown(title);
+            }
+            WorkerEvent::PageState { id, text, chars, ms } if self.state_view.awaits(id) => {
+                self.state_view = Lookup::Shown(StateView { text, chars, ms });
+            }
+            WorkerEvent::Failed { id, message } if self.title.awaits(id) => {
+                self.title = Lookup::Failed { message };
+            }
+            WorkerEvent::Failed { id, message } if self.state_view.awaits(id) => {
+                self.state_view = Lookup::Failed { message };
+            }
+            WorkerEvent::Failed { id, message } if self.settings.awaits_load(id) => {
+                self.settings.load = settings::Load::Failed { message };
+            }
+            WorkerEvent::Failed { id, message } => self.on_failed(id, message),
+            WorkerEvent::Done { id } => {
+                self.asked.remove(&id);
+            }
+            WorkerEvent::Agent { event } => self.on_agent_event(event),
+            WorkerEvent::Task { id, snapshot } => {
+                if let Some(id) = id {
+                    self.asked.remove(&id);
+                }
+                self.on_snapshot(snapshot.map(|s| *s));
+            }
+            WorkerEvent::Settings { id, settings, problems } => {
+                if self.settings.awaits_load(id) {
+                    self.settings.loaded(settings.as_deref());
+                } else if self.settings.saving == Some(id) {
+                    self.asked.remove(&id);
+                    self.settings.saved(settings.as_deref(), problems);
+                }
+            }
+            // An answer to a request we no longer wait for.
+            WorkerEvent::PageTitle { .. } | WorkerEvent::PageState { .. } => {}
+        }
+    }
+
+    /// The port closed: what was in flight will get no answer. For good (`lost`), or while
+    /// the panel connects again; then the worker's snapshot brings the task back.
+    fn disconnected(&mut self, lost: bool) {
+        let active = self.phase().is_active();
+        let message = if lost { LOST } else { INTERRUPTED };
+        self.worker = if lost { WorkerLink::Lost } else { WorkerLink::Reconnecting };
+        self.outbox.clear();
+        self.asked.retain(|_, asked| *asked == Asked::FollowUp);
+        if self.title.is_pending() {
+            self.title = Lookup::Failed { message: message.into() };
+        }
+        if self.state_view.is_pending() {
+            self.state_view = Lookup::Failed { message: message.into() };
+        }
+        if matches!(self.settings.load, settings::Load::Loading { .. }) {
+            self.settings.load = settings::Load::Failed { message: message.into() };
+        }
+        if self.settings.saving.is_some() {
+            self.settings.save_failed(message.into());
+        }
+        if let Some(id) = self.task.starting.take() {
+            // Whether it started, the worker's snapshot will tell; keep the text meanwhile.
+            let text = self.chat.drop_pending(id).unwrap_or_default();
+            if self.draft.trim().is_empty() {
+                self.draft = text;
+            }
+        }
+        self.task.pause_requested = false;
+        if lost && active {
+            self.chat.note(
+                Actor::System,
+                EventKind::Error,
+                "Lost the connection to the agent. Reopen the panel to see where the task stands.",
+            );
+        }
+    }
+
+    fn reduce_owned(mut self, action: PanelAction) -> Self {
+        match action {
+            PanelAction::TabChosen(tab) => self.tab = tab,
+            PanelAction::ReadTitle => {
+                if let (true, Some(tab_id)) = (self.can_request_title(), self.tab) {
+                    let id = self.request(|id| PanelRequest::PageTitle { id, tab_id });
+                    self.title = Lookup::Pending { id };
+                }
+            }
+            PanelAction::Posted { up_to } => self.outbox.retain(|r| r.id() > up_to),
+            PanelAction::PortInterrupted => self.disconnected(false),
+            PanelAction::PortLost => self.disconnected(true),
+            PanelAction::Worker(event) => self.on_worker_event(event),
+            PanelAction::DraftChanged(text) => self.draft = text,
+            PanelAction::Send => self.send(),
+            PanelAction::Pause => self.control(Asked::Pause),
+            PanelAction::ResumeAnyway => self.control(Asked::Resume),
+            PanelAction::Stop => self.control(Asked::Cancel),
+            PanelAction::NewChat => self.new_chat(),
+            PanelAction::ToggleTools => self.tools_collapsed = !self.tools_collapsed,
+            PanelAction::ToggleSettings if self.settings_open => self.settings_open = false,
+            PanelAction::ToggleSettings | PanelAction::OpenSettings => self.open_settings(),
+            PanelAction::EditSetting(field, value) => self.settings.edit(field, value),
+            PanelAction::SaveSettings => {
+                if !self.connected() {
+                    self.settings.save_failed(LOST.into());
+                } else if let Some(settings) = self.settings.submit() {
+                    let id = self
+                        .ask(Asked::SaveSettings, |id| PanelRequest::save_settings(id, settings));
+                    self.settings.saving = Some(id);
+                }
+            }
+        }
+        self
+    }
+}
+
+impl Reducible for PanelState {
+    type Action = PanelAction;
+
+    fn reduce(self: Rc<Self>, action: PanelAction) -> Rc<Self> {
+        Rc::new(Rc::unwrap_or_clone(self).reduce_owned(action))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,628 @@
+//! The Settings form: a draft of text fields over [`Settings`], checked as it is edited with
+//! the same rules the worker applies ([`Settings::problems`]), so mistakes show at once next
+//! to their field. Problems are keyed by the worker's field paths (`models.navigator.base_url`,
+//! `agent.max_steps`, `allow.0`, …).
+
+use std::collections::BTreeSet;
+
+use protocol::settings::{AgentOptions, ModelConfig, ProviderKind, RoleModels, Secret, Settings};
+
+/// The model roles, in the order the form shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Planner,
+    Navigator,
+    Thinking,
+    Repair,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Planner, Role::Navigator, Role::Thinking, Role::Repair];
+    /// The agents that have prompts (and so prompt variants).
+    pub const AGENTS: [Role; 3] = [Role::Planner, Role::Navigator, Role::Thinking];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Role::Planner => "planner",
+            Role::Navigator => "navigator",
+            Role::Thinking => "thinking",
+            Role::Repair => "repair",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Planner => "Planner",
+            Role::Navigator => "Navigator",
+            Role::Thinking => "Thinking",
+            Role::Repair => "Repair",
+        }
+    }
+}
+
+/// Every provider, in the order the form lists them, with its wire id and label.
+pub const PROVIDERS: [(ProviderKind, &str, &str); 6] = [
+    (ProviderKind::OpenAi, "open_ai", "OpenAI"),
+    (ProviderKind::Anthropic, "anthropic", "Anthropic"),
+    (ProviderKind::Gemini, "gemini", "Google Gemini"),
+    (ProviderKind::OpenRouter, "open_router", "OpenRouter"),
+    (ProviderKind::Ollama, "ollama", "Ollama (local)"),
+    (ProviderKind::OpenAiCompatible, "open_ai_compatible", "OpenAI-compatible"),
+];
+
+pub fn provider_id(kind: ProviderKind) -> &'static str {
+    PROVIDERS.iter().find(|(k, ..)| *k == kind).map_or("open_ai", |(_, id, _)| id)
+}
+
+/// One field of the form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    Provider(Role),
+    BaseUrl(Role),
+    ApiKey(Role),
+    Model(Role),
+    Timeout(Role),
+    /// Whether repairs use a model of their own.
+    RepairEnabled,
+    MaxSteps,
+    PlanningInterval,
+    FailureThreshold,
+    MaxActions,
+    Vision,
+    Allow,
+    Deny,
+    Variant(Role),
+    SyncEndpoint,
+}
+
+impl Field {
+    /// The field path problems name (as the worker's `Settings::problems` does).
+    pub fn path(self) -> String {
+        match self {
+            Field::Provider(role) => format!("models.{}.provider", role.id()),
+            Field::BaseUrl(role) => format!("models.{}.base_url", role.id()),
+            Field::ApiKey(role) => format!("models.{}.api_key", role.id()),
+            Field::Model(role) => format!("models.{}.model", role.id()),
+            Field::Timeout(role) => format!("models.{}.timeout_ms", role.id()),
+            Field::RepairEnabled => "models.repair".into(),
+            Field::MaxSteps => "agent.max_steps".into(),
+            Field::PlanningInterval => "agent.planning_interval".into(),
+            Field::FailureThreshold => "agent.max_consecutive_failures".into(),
+            Field::MaxActions => "agent.max_actions_per_step".into(),
+            Field::Vision => "agent.vision".into(),
+            Field::Allow => "allow".into(),
+            Field::Deny => "deny".into(),
+            Field::Variant(role) => format!("variants.{}", role.id()),
+            Field::SyncEndpoint => "sync_endpoint".into(),
+        }
+    }
+
+    /// The input's `data-testid`.
+    pub fn testid(self) -> String {
+        match self {
+            Field::Provider(role) => format!("settings-{}-provider", role.id()),
+            Field::BaseUrl(role) => format!("settings-{}-base-url", role.id()),
+            Field::ApiKey(role) => format!("settings-{}-key", role.id()),
+            Field::Model(role) => format!("settings-{}-model", role.id()),
+            Field::Timeout(role) => format!("settings-{}-timeout", role.id()),
+            Field::RepairEnabled => "settings-repair-enabled".into(),
+            Field::MaxSteps => "settings-max-steps".into(),
+            Field::PlanningInterval => "settings-planning-interval".into(),
+            Field::FailureThreshold => "settings-failure-threshold".into(),
+            Field::MaxActions => "settings-max-actions".into(),
+            Field::Vision => "settings-vision".into(),
+            Field::Allow => "settings-allow".into(),
+            Field::Deny => "settings-deny".into(),
+            Field::Variant(role) => format!("settings-{}-variant", role.id()),
+            Field::SyncEndpoint => "settings-sync-endpoint".into(),
+        }
+    }
+}
+
+/// How the worker shows a stored key; sent back, it keeps the stored key.
+pub const MASKED: &str = "***";
+
+/// One role's model, as typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelDraft {
+    pub provider: ProviderKind,
+    pub base_url: String,
+    /// `***` when a key is stored (the worker never sends keys); typing replaces it.
+    pub api_key: String,
+    pub model: String,
+    pub timeout_ms: String,
+    pub max_retries: u32,
+}
+
+impl Default for ModelDraft {
+    fn default() -> Self {
+        ModelDraft {
+            provider: ProviderKind::OpenAi,
+            base_url: String::new(),
+            api_key: String::new(),
+            model: String::new(),
+            timeout_ms: "60000".into(),
+            max_retries: 2,
+        }
+    }
+}
+
+impl ModelDraft {
+    fn from_config(config: &ModelConfig) -> Self {
+        ModelDraft {
+            provider: config.provider,
+            base_url: config.base_url.clone(),
+            // Whatever the worker sent (it masks keys), shown masked in a password field.
+            api_key: config.api_key.expose().to_owned(),
+            model: config.model.clone(),
+            timeout_ms: config.timeout_ms.to_string(),
+            max_retries: config.max_retries,
+        }
+    }
+
+    fn build(&self, role: Role, problems: &mut Vec<(String, String)>) -> ModelConfig {
+        ModelConfig {
+            provider: self.provider,
+            base_url: self.base_url.trim().to_owned(),
+            api_key: Secret::new(self.api_key.trim()),
+            model: self.model.trim().to_owned(),
+            timeout_ms: number(&self.timeout_ms, Field::Timeout(role), 60_000, problems),
+            max_retries: self.max_retries,
+        }
+    }
+}
+
+fn number(text: &str, field: Field, fallback: u32, problems: &mut Vec<(String, String)>) -> u32 {
+    match text.trim().parse() {
+        Ok(n) => n,
+        Err(_) => {
+            problems.push((field.path(), "Enter a whole number.".into()));
+            fallback
+        }
+    }
+}
+
+/// The lines of a pattern list that hold a pattern, with their 1-based line numbers.
+pub fn pattern_lines(text: &str) -> Vec<(usize, &str)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| (i + 1, line.trim()))
+        .collect()
+}
+
+/// The whole form, as typed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SettingsDraft {
+    pub models: [ModelDraft; 4],
+    pub repair_enabled: bool,
+    pub max_steps: String,
+    pub planning_interval: String,
+    pub failure_threshold: String,
+    pub max_actions: String,
+    pub vision: bool,
+    /// One pattern a line.
+    pub allow: String,
+    pub deny: String,
+    /// Planner, Navigator, Thinking; empty means A.
+    pub variants: [String; 3],
+    pub sync_endpoint: String,
+    /// What was loaded, so fields the form does not show (prices, other agent options)
+    /// are saved as they were.
+    base: Option<Settings>,
+}
+
+impl SettingsDraft {
+    pub fn new(settings: Option<&Settings>) -> Self {
+        let defaults = AgentOptions::default();
+        let Some(settings) = settings else {
+            return SettingsDraft {
+                max_steps: defaults.max_steps.to_string(),
+                planning_interval: defaults.planning_interval.to_string(),
+                failure_threshold: defaults.max_consecutive_failures.to_string(),
+                max_actions: defaults.max_actions_per_step.to_string(),
+                vision: defaults.vision,
+                ..SettingsDraft::default()
+            };
+        };
+        let m = &settings.models;
+        let agent = &settings.agent;
+        let variant = |role: Role| settings.variants.get(role.id()).cloned().unwrap_or_default();
+        SettingsDraft {
+            models: [
+                ModelDraft::from_config(&m.planner),
+                ModelDraft::from_config(&m.navigator),
+                ModelDraft::from_config(&m.thinking),
+                m.repair.as_ref().map(ModelDraft::from_config).unwrap_or_default(),
+            ],
+            repair_enabled: m.repair.is_some(),
+            max_steps: agent.max_steps.to_string(),
+            planning_interval: agent.planning_interval.to_string(),
+            failure_threshold: agent.max_consecutive_failures.to_string(),
+            max_actions: agent.max_actions_per_step.to_string(),
+            vision: agent.vision,
+            allow: settings.allow.join("\n"),
+            deny: settings.deny.join("\n"),
+            variants: [variant(Role::Planner), variant(Role::Navigator), variant(Role::Thinking)],
+            sync_endpoint: settings.sync_endpoint.clone(),
+            base: Some(settings.clone()),
+        }
+    }
+
+    pub fn model(&self, role: Role) -> &ModelDraft {
+        &self.models[role as usize]
+    }
+
+    pub fn variant(&self, role: Role) -> &str {
+        self.variants.get(role as usize).map_or("", String::as_str)
+    }
+
+    /// Applies one edit; `value` is the input's value (`true`/`false` for checkboxes, the
+    /// provider id for the provider select).
+    pub fn set(&mut self, field: Field, value: String) {
+        let flag = value == "true";
+        match field {
+            Field::Provider(role) => {
+                if let Some((kind, ..)) = PROVIDERS.iter().find(|(_, id, _)| *id == value) {
+                    self.models[role as usize].provider = *kind;
+                }
+            }
+            Field::BaseUrl(role) => self.models[role as usize].base_url = value,
+            Field::ApiKey(role) => {
+                let key = &mut self.models[role as usize].api_key;
+                *key = if key == MASKED {
+                    // Typing into the masked key replaces it; deleting from it clears it.
+                    if value.len() < MASKED.len() {
+                        String::new()
+                    } else {
+                        value.replacen(MASKED, "", 1)
+                    }
+                } else {
+                    value
+                };
+            }
+            Field::Model(role) => self.models[role as usize].model = value,
+            Field::Timeout(role) => self.models[role as usize].timeout_ms = value,
+            Field::RepairEnabled => self.repair_enabled = flag,
+            Field::MaxSteps => self.max_steps = value,
+            Field::PlanningInterval => self.planning_interval = value,
+            Field::FailureThreshold => self.failure_threshold = value,
+            Field::MaxActions => self.max_actions = value,
+            Field::Vision => self.vision = flag,
+            Field::Allow => self.allow = value,
+            Field::Deny => self.deny = value,
+            Field::Variant(role) => {
+                if let Some(slot) = self.variants.get_mut(role as usize) {
+                    *slot = value;
+                }
+            }
+            Field::SyncEndpoint => self.sync_endpoint = value,
+        }
+    }
+
+    /// The settings this draft stands for, and what is wrong with them (empty: savable).
+    pub fn build(&self) -> (Settings, Vec<(String, String)>) {
+        let mut problems = Vec::new();
+        let base = self.base.clone();
+        let mut agent = base.as_ref().map(|b| b.agent.clone()).unwrap_or_default();
+        agent.max_steps = number(&self.max_steps, Field::MaxSteps, agent.max_steps, &mut problems);
+        agent.planning_interval = number(
+            &self.planning_interval,
+            Field::PlanningInterval,
+            agent.planning_interval,
+            &mut problems,
+        );
+        agent.max_consecutive_failures = number(
+            &self.failure_threshold,
+            Field::FailureThreshold,
+            agent.max_consecutive_failures,
+            &mut problems,
+        );
+        agent.max_actions_per_step =
+            number(&self.max_actions, Field::MaxActions, agent.max_actions_per_step, &mut problems);
+        agent.vision = self.vision;
+        let [planner, navigator, thinking, repair] = &self.models;
+        let models = RoleModels {
+            planner: planner.build(Role::Planner, &mut problems),
+            navigator: navigator.build(Role::Navigator, &mut problems),
+            thinking: thinking.build(Role::Thinking, &mut problems),
+            repair: self.repair_enabled.then(|| repair.build(Role::Repair, &mut problems)),
+        };
+        let mut variants = base.as_ref().map(|b| b.variants.clone()).unwrap_or_default();
+        for role in Role::AGENTS {
+            let variant = self.variant(role).trim();
+            if variant.is_empty() {
+                variants.remove(role.id());
+            } else {
+                if variant.contains(char::is_whitespace) {
+                    problems.push((
+                        Field::Variant(role).path(),
+                        "A variant is one word, like A or B.".into(),
+                    ));
+                }
+                variants.insert(role.id().to_owned(), variant.to_owned());
+            }
+        }
+        let list =
+            |text: &str| pattern_lines(text).into_iter().map(|(_, p)| p.to_owned()).collect();
+        let settings = Settings {
+            models,
+            agent,
+            allow: list(&self.allow),
+            deny: list(&self.deny),
+            variants,
+            prompt_overrides: base.as_ref().map(|b| b.prompt_overrides.clone()).unwrap_or_default(),
+            prices: base.map(|b| b.prices).unwrap_or_default(),
+            sync_endpoint: self.sync_endpoint.trim().to_owned(),
+        };
+        // A field that is not a number gets one complaint, not two.
+        let unreadable: BTreeSet<String> = problems.iter().map(|(f, _)| f.clone()).collect();
+        let mut checked: Vec<(String, String)> =
+            settings.problems().into_iter().filter(|(f, _)| !unreadable.contains(f)).collect();
+        problems.append(&mut checked);
+        (settings, problems)
+    }
+}
+
+/// Where loading the settings stands.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Load {
+    #[default]
+    NotLoaded,
+    Loading {
+        id: u32,
+    },
+    /// `stored`: false when nothing was saved yet (the form shows defaults).
+    Ready {
+        stored: bool,
+    },
+    Failed {
+        message: String,
+    },
+}
+
+/// The outcome of the last save.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Saved {
+    Ok,
+    Refused,
+    Failed(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SettingsForm {
+    pub load: Load,
+    pub draft: SettingsDraft,
+    /// Fields edited since loading; their problems show as they are typed.
+    touched: BTreeSet<String>,
+    /// After a save was tried, every problem shows.
+    show_all: bool,
+    /// What the draft's own check finds now.
+    local: Vec<(String, String)>,
+    /// What the worker refused in the last save, until the field is edited.
+    server: Vec<(String, String)>,
+    pub saving: Option<u32>,
+    pub saved: Option<Saved>,
+}
+
+/// The form field a problem's path belongs to: `allow.2` → `allow`.
+fn owner(path: &str) -> &str {
+    match path.split_once('.') {
+        Some((list @ ("allow" | "deny"), _)) => list,
+        _ => path,
+    }
+}
+
+impl SettingsForm {
+    pub fn needs_loading(&self) -> bool {
+        matches!(self.load, Load::NotLoaded | Load::Failed { .. })
+    }
+
+    pub fn loading(&mut self, id: u32) {
+        self.load = Load::Loading { id };
+    }
+
+    pub fn awaits_load(&self, answer: u32) -> bool {
+        matches!(self.load, Load::Loading { id } if id == answer)
+    }
+
+    pub fn loaded(&mut self, settings: Option<&protocol::settings::Settings>) {
+        *self = SettingsForm {
+            load: Load::Ready { stored: settings.is_some() },
+            draft: SettingsDraft::new(settings),
+            ..SettingsForm::default()
+        };
+        self.local = self.draft.build().1;
+    }
+
+    pub fn edit(&mut self, field: Field, value: String) {
+        self.draft.set(field, value);
+        let path = field.path();
+        self.server.retain(|(f, _)| owner(f) != path);
+        self.touched.insert(path);
+        self.local = self.draft.build().1;
+        self.saved = None;
+    }
+
+    /// Checks the draft before saving: the settings to send, or `None` (problems shown).
+    pub fn submit(&mut self) -> Option<protocol::settings::Settings> {
+        self.show_all = true;
+        self.saved = None;
+        let (settings, problems) = self.draft.build();
+        self.local = problems;
+        if self.local.is_empty() && self.saving.is_none() { Some(settings) } else { None }
+    }
+
+    pub fn saved(
+        &mut self,
+        settings: Option<&protocol::settings::Settings>,
+        problems: Vec<(String, String)>,
+    ) {
+        self.saving = None;
+        if problems.is_empty() {
+            let mut fresh = SettingsForm::default();
+            fresh.loaded(settings);
+            fresh.saved = Some(Saved::Ok);
+            *self = fresh;
+        } else {
+            self.server = problems;
+            self.show_all = true;
+            self.saved = Some(Saved::Refused);
+        }
+    }
+
+    pub fn save_failed(&mut self, message: String) {
+        self.saving = None;
+        self.saved = Some(Saved::Failed(message));
+    }
+
+    /// The problems to show now, as (field path, message), without repeats.
+    pub fn problems(&self) -> Vec<(String, String)> {
+        let mut shown: Vec<(String, String)> = self
+            .local
+            .iter()
+            .filter(|(f, _)| self.show_all || self.touched.contains(owner(f)))
+            .cloned()
+            .collect();
+        for problem in &self.server {
+            if !shown.contains(problem) {
+                shown.push(problem.clone());
+            }
+        }
+        shown
+    }
+
+    /// The problems of one field (for a list: of its lines, as `allow.3`).
+    pub fn problems_of(&self, field: Field) -> Vec<(String, String)> {
+        let path = field.path();
+        self.problems().into_iter().filter(|(f, _)| owner(f) == path).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn stored() -> Settings {
+        let model = ModelConfig {
+            provider: ProviderKind::Anthropic,
+            base_url: String::new(),
+            api_key: Secret::new("***"),
+            model: "claude-test".into(),
+            timeout_ms: 30_000,
+            max_retries: 3,
+        };
+        let mut settings = Settings {
+            models: RoleModels::all(model),
+            agent: AgentOptions { history_steps: 7, ..AgentOptions::default() },
+            allow: vec!["shop.test".into()],
+            deny: vec![],
+            variants: BTreeMap::from([
+                ("navigator".into(), "B".into()),
+                ("extra".into(), "C".into()),
+            ]),
+            prompt_overrides: BTreeMap::new(),
+            prices: BTreeMap::from([("claude-test".into(), (1.0, 2.0))]),
+            sync_endpoint: String::new(),
+        };
+        settings.models.navigator.model = "nav-model".into();
+        settings
+    }
+
+    fn form(settings: Option<&Settings>) -> SettingsForm {
+        let mut form = SettingsForm::default();
+        form.loading(1);
+        form.loaded(settings);
+        form
+    }
+
+    fn fields(problems: &[(String, String)]) -> Vec<&str> {
+        problems.iter().map(|(f, _)| f.as_str()).collect()
+    }
+
+    #[test]
+    fn loading_and_saving_unchanged_settings_gives_them_back_with_what_the_form_hides() {
+        let stored = stored();
+        let mut form = form(Some(&stored));
+        assert_eq!(form.draft.model(Role::Navigator).model, "nav-model");
+        assert_eq!(form.draft.variant(Role::Navigator), "B");
+        assert!(!form.draft.repair_enabled);
+        assert_eq!(form.submit(), Some(stored), "prices, other options and variants survive");
+    }
+
+    #[test]
+    fn nothing_stored_shows_defaults_that_ask_for_a_model() {
+        let mut form = form(None);
+        assert_eq!(form.load, Load::Ready { stored: false });
+        assert_eq!(form.draft.max_steps, "40");
+        assert!(form.problems().is_empty(), "no complaints before anything is typed");
+        assert_eq!(form.submit(), None);
+        assert!(fields(&form.problems()).contains(&"models.navigator.model"));
+    }
+
+    #[test]
+    fn problems_show_next_to_the_field_being_typed() {
+        let mut form = form(Some(&stored()));
+        form.edit(Field::MaxSteps, "0".into());
+        form.edit(Field::BaseUrl(Role::Navigator), "ftp://x".into());
+        form.edit(Field::Timeout(Role::Planner), "soon".into());
+        form.edit(Field::Deny, "evil.test\n\ntwo words".into());
+        assert_eq!(
+            fields(&form.problems()),
+            ["models.planner.timeout_ms", "models.navigator.base_url", "agent.max_steps", "deny.1"]
+        );
+        assert_eq!(form.problems_of(Field::Timeout(Role::Planner))[0].1, "Enter a whole number.");
+        assert_eq!(form.problems_of(Field::Deny).len(), 1);
+        assert_eq!(pattern_lines(&form.draft.deny)[1], (3, "two words"), "shown as line 3");
+        assert_eq!(form.submit(), None, "nothing is sent while something is wrong");
+    }
+
+    #[test]
+    fn the_workers_refusal_shows_until_the_field_is_edited() {
+        let mut form = form(Some(&stored()));
+        let settings = form.submit().expect("valid");
+        form.saving = Some(2);
+        assert_eq!(settings.models.planner.api_key.expose(), "***", "the stored key is kept");
+        form.saved(None, vec![("models.navigator.model".into(), "Unknown model.".into())]);
+        assert_eq!(form.saved, Some(Saved::Refused));
+        assert_eq!(form.problems_of(Field::Model(Role::Navigator))[0].1, "Unknown model.");
+        form.edit(Field::Model(Role::Navigator), "other".into());
+        assert!(form.problems().is_empty());
+    }
+
+    #[test]
+    fn a_new_key_repair_model_and_variants_are_built() {
+        let mut form = form(Some(&stored()));
+        form.edit(Field::ApiKey(Role::Navigator), "***sk-new".into());
+        form.edit(Field::ApiKey(Role::Planner), "**".into());
+        form.edit(Field::Provider(Role::Navigator), "open_ai_compatible".into());
+        form.edit(Field::BaseUrl(Role::Navigator), "http://127.0.0.1:9/v1".into());
+        form.edit(Field::RepairEnabled, "true".into());
+        form.edit(Field::Model(Role::Repair), "fixer".into());
+        form.edit(Field::Variant(Role::Navigator), "".into());
+        form.edit(Field::Variant(Role::Planner), "B".into());
+        form.edit(Field::Vision, "true".into());
+        let settings = form.submit().expect("valid");
+        assert_eq!(settings.models.navigator.api_key.expose(), "sk-new", "typed over the mask");
+        assert_eq!(settings.models.planner.api_key.expose(), "", "deleted");
+        assert_eq!(settings.models.navigator.provider, ProviderKind::OpenAiCompatible);
+        assert_eq!(settings.models.repair.as_ref().map(|m| m.model.as_str()), Some("fixer"));
+        assert_eq!(settings.variants.get("navigator"), None, "empty means A");
+        assert_eq!(settings.variants.get("planner").map(String::as_str), Some("B"));
+        assert!(settings.agent.vision);
+        form.edit(Field::Variant(Role::Thinking), "B C".into());
+        assert_eq!(fields(&form.problems()), ["variants.thinking"]);
+    }
+
+    #[test]
+    fn a_saved_form_reloads_from_what_the_worker_stored() {
+        let mut form = form(None);
+        form.saving = Some(3);
+        form.saved(Some(&stored()), vec![]);
+        assert_eq!(form.saved, Some(Saved::Ok));
+        assert_eq!(form.saving, None);
+        assert_eq!(form.draft.model(Role::Navigator).api_key, "***");
+    }
+}

@@ -1,0 +1,615 @@
+use protocol::agent::{
+    Actor, AgentEvent, EventKind, ExecutionState::*, Spend, TaskSnapshot, TaskStatus,
+};
+use protocol::settings::{ModelConfig, ProviderKind, RoleModels, Secret, Settings};
+
+use super::chat::tests::{a_step, event};
+use super::chat::{Entry, PendingKind};
+use super::settings::{Field, Load, Role, Saved};
+use super::*;
+
+fn reduce(state: PanelState, actions: impl IntoIterator<Item = PanelAction>) -> PanelState {
+    actions.into_iter().fold(state, PanelState::reduce_owned)
+}
+
+fn hello() -> PanelAction {
+    PanelAction::Worker(WorkerEvent::Hello { version: "0.1.0".into() })
+}
+
+fn connected_on_tab(tab: TabId) -> PanelState {
+    reduce(PanelState::default(), [PanelAction::TabChosen(Some(tab)), hello()])
+}
+
+fn agent(event: AgentEvent) -> PanelAction {
+    PanelAction::Worker(WorkerEvent::Agent { event })
+}
+
+fn at(event: AgentEvent, at: f64) -> AgentEvent {
+    AgentEvent { at, ..event }
+}
+
+fn snapshot(status: TaskStatus, events: Vec<AgentEvent>) -> TaskSnapshot {
+    TaskSnapshot {
+        session_id: "s1".into(),
+        run_id: "r1".into(),
+        tab_id: 3,
+        task: "Find a kettle".into(),
+        status,
+        step: 2,
+        spend: Spend { input_tokens: 1200, output_tokens: 300, cost: 0.0042 },
+        events,
+    }
+}
+
+fn task(snapshot: TaskSnapshot) -> PanelAction {
+    PanelAction::Worker(WorkerEvent::Task { id: None, snapshot: Some(Box::new(snapshot)) })
+}
+
+fn typed(text: &str) -> [PanelAction; 2] {
+    [PanelAction::DraftChanged(text.into()), PanelAction::Send]
+}
+
+/// The outbox, drained as the `App` would post it.
+fn posted(state: &mut PanelState) -> Vec<PanelRequest> {
+    std::mem::take(&mut state.outbox)
+}
+
+/// A panel connected to tab 3 showing a running task in session `s1`.
+fn running() -> PanelState {
+    let mut state = reduce(
+        connected_on_tab(3),
+        [task(snapshot(
+            TaskStatus::Running,
+            vec![at(event(Actor::User, TaskStart, EventKind::Message, "Find a kettle"), 1.0)],
+        ))],
+    );
+    posted(&mut state);
+    state
+}
+
+fn paused_with_question() -> PanelState {
+    reduce(
+        running(),
+        [agent(at(event(Actor::System, TaskPause, EventKind::Question, "Which colour?"), 9.0))],
+    )
+}
+
+fn messages(state: &PanelState) -> Vec<(Actor, EventKind, String)> {
+    state
+        .chat
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Message(m) => Some((m.actor, m.kind, m.text.clone())),
+            Entry::Step(_) => None,
+        })
+        .collect()
+}
+
+// --- The title probe and /state, as before ---
+
+#[test]
+fn requests_can_be_made_once_the_worker_greets_and_a_tab_is_known() {
+    assert!(!PanelState::default().can_request_title());
+    assert!(connected_on_tab(3).can_request_title());
+    assert!(connected_on_tab(3).can_request_state());
+}
+
+#[test]
+fn the_matching_answer_shows_the_title() {
+    let mut state = reduce(connected_on_tab(3), [PanelAction::ReadTitle]);
+    assert_eq!(posted(&mut state), [PanelRequest::PageTitle { id: 0, tab_id: 3 }]);
+    let state = reduce(
+        state,
+        [PanelAction::Worker(WorkerEvent::PageTitle { id: 0, tab_id: 3, title: "Shop".into() })],
+    );
+    assert_eq!(state.title, Lookup::Shown("Shop".into()));
+    assert!(state.can_request_title());
+}
+
+#[test]
+fn a_stale_answer_is_ignored() {
+    let state = reduce(
+        connected_on_tab(3),
+        [
+            PanelAction::ReadTitle,
+            PanelAction::ReadTitle,
+            PanelAction::Worker(WorkerEvent::Failed { id: 41, message: "old".into() }),
+        ],
+    );
+    assert_eq!(state.title, Lookup::Pending { id: 0 });
+    assert_eq!(state.outbox.len(), 1, "one request at a time");
+}
+
+#[test]
+fn the_state_command_typed_in_the_chat_shows_the_text_the_agent_reads() {
+    assert_eq!(Command::parse(" /state "), Ok(Command::State));
+    let mut state = reduce(connected_on_tab(3), typed("/stat"));
+    assert!(state.command_error.as_deref().unwrap().contains("Try /state"));
+    assert_eq!(state.draft, "", "the box is ready for the next command");
+    state.tools_collapsed = true;
+    let mut state = reduce(state, typed("/state"));
+    assert_eq!(state.command_error, None, "a good command clears the last complaint");
+    assert!(!state.tools_collapsed, "the answer shows in the Tools area");
+    assert_eq!(posted(&mut state), [PanelRequest::PageState { id: 0, tab_id: 3 }]);
+    let state = reduce(
+        state,
+        [PanelAction::Worker(WorkerEvent::PageState {
+            id: 0,
+            text: "[1]<a>Home".into(),
+            chars: 10,
+            ms: 4.0,
+        })],
+    );
+    let Lookup::Shown(view) = &state.state_view else { panic!("{:?}", state.state_view) };
+    assert_eq!(view.text, "[1]<a>Home");
+    assert!(state.chat.is_empty(), "a command is not a task");
+}
+
+#[test]
+fn unknown_commands_say_what_is_understood() {
+    assert!(Command::parse("/stat").unwrap_err().contains("Try /state"));
+    assert!(Command::parse("").is_err());
+}
+
+#[test]
+fn losing_the_port_fails_pending_requests_with_a_next_step() {
+    let state = reduce(connected_on_tab(3), [PanelAction::ReadTitle, PanelAction::PortLost]);
+    assert_eq!(state.worker, WorkerLink::Lost);
+    let Lookup::Failed { message } = state.title else { panic!("{:?}", state.title) };
+    assert!(message.contains("Reopen"));
+    assert!(state.outbox.is_empty());
+}
+
+#[test]
+fn an_interrupted_port_reconnects_and_the_snapshot_brings_the_task_back() {
+    let state = reduce(
+        running(),
+        [
+            PanelAction::DraftChanged("A new task".into()),
+            PanelAction::ReadTitle,
+            PanelAction::PortInterrupted,
+        ],
+    );
+    assert_eq!(state.worker, WorkerLink::Reconnecting);
+    assert!(matches!(state.title, Lookup::Failed { .. }));
+    assert!(state.outbox.is_empty());
+    assert_eq!(messages(&state).len(), 1, "no alarm in the chat for a reconnect");
+    let events = vec![
+        at(event(Actor::User, TaskStart, EventKind::Message, "Find a kettle"), 1.0),
+        at(event(Actor::Planner, StepOk, EventKind::Progress, "Plan"), 2.0),
+    ];
+    let state = reduce(state, [hello(), task(snapshot(TaskStatus::Running, events))]);
+    assert!(state.connected());
+    assert_eq!(messages(&state).len(), 2, "only what was missed is added");
+    assert_eq!(state.phase(), Phase::Running);
+}
+
+#[test]
+fn a_start_cut_off_by_a_reconnect_gives_its_text_back() {
+    let state = reduce(connected_on_tab(3), typed("Find a kettle"));
+    let state = reduce(state, [PanelAction::PortInterrupted]);
+    assert_eq!(state.phase(), Phase::Idle);
+    assert_eq!(state.draft, "Find a kettle");
+    assert!(state.chat.pending.is_empty());
+}
+
+// --- Send, in each state ---
+
+#[test]
+fn send_with_no_task_starts_one_in_a_new_session() {
+    let mut state = reduce(connected_on_tab(3), typed("  Find a kettle\nunder $30 "));
+    assert_eq!(
+        posted(&mut state),
+        [PanelRequest::StartTask {
+            id: 0,
+            tab_id: 3,
+            task: "Find a kettle\nunder $30".into(),
+            session_id: None,
+        }]
+    );
+    assert_eq!(state.phase(), Phase::Starting);
+    assert_eq!(state.phase().name(), "running");
+    assert_eq!(state.draft, "");
+    assert_eq!(state.chat.pending[0].kind, PendingKind::Task, "shown at once");
+
+    // The worker reports the run: the echo replaces the pending copy.
+    let state = reduce(
+        state,
+        [agent(AgentEvent {
+            details: "Find a kettle\nunder $30".into(),
+            ..event(Actor::User, TaskStart, EventKind::Message, "")
+        })],
+    );
+    assert_eq!(state.phase(), Phase::Running);
+    assert!(state.chat.pending.is_empty());
+    assert_eq!(state.task.session_id.as_deref(), Some("s1"));
+    assert_eq!(messages(&state).len(), 1);
+}
+
+#[test]
+fn send_while_running_is_steering_and_the_box_stays_usable() {
+    let mut state = reduce(running(), typed("only steel ones"));
+    assert_eq!(
+        posted(&mut state),
+        [PanelRequest::FollowUp { id: 0, session_id: "s1".into(), text: "only steel ones".into() }]
+    );
+    assert_eq!(state.phase(), Phase::Running, "steering does not stop the task");
+    assert_eq!(state.chat.pending[0].kind, PendingKind::Steering);
+    assert_eq!(state.send_label(), "Steer");
+}
+
+#[test]
+fn send_while_paused_is_a_follow_up_then_resume() {
+    let state = paused_with_question();
+    assert_eq!(state.phase(), Phase::Paused { question: true });
+    assert_eq!(state.send_label(), "Answer");
+    let mut state = reduce(state, typed("Blue"));
+    assert_eq!(
+        posted(&mut state),
+        [
+            PanelRequest::FollowUp { id: 0, session_id: "s1".into(), text: "Blue".into() },
+            PanelRequest::Resume { id: 1, session_id: "s1".into() },
+        ]
+    );
+    // The worker applies it and resumes.
+    let state = reduce(
+        state,
+        [
+            agent(at(event(Actor::User, TaskResume, EventKind::Progress, "Resumed."), 10.0)),
+            agent(at(event(Actor::User, StepStart, EventKind::Message, "Blue"), 11.0)),
+        ],
+    );
+    assert_eq!(state.phase(), Phase::Running);
+    assert!(state.chat.pending.is_empty());
+}
+
+#[test]
+fn send_after_a_task_ends_is_a_follow_up_task_in_the_same_session() {
+    let mut state = reduce(
+        running(),
+        [agent(at(event(Actor::Thinking, TaskOk, EventKind::Answer, "**$20** kettle"), 5.0))],
+    );
+    assert_eq!(state.phase(), Phase::Done);
+    assert_eq!(state.task.status, Some(TaskStatus::Done { answer: "**$20** kettle".into() }));
+    state = reduce(state, typed("And a toaster?"));
+    assert_eq!(
+        posted(&mut state),
+        [PanelRequest::StartTask {
+            id: 0,
+            tab_id: 3,
+            task: "And a toaster?".into(),
+            session_id: Some("s1".into()),
+        }]
+    );
+    // A snapshot of the old run does not end "Starting"; one of the new run does.
+    let state = reduce(state, [task(snapshot(TaskStatus::Done { answer: "x".into() }, vec![]))]);
+    assert_eq!(state.phase(), Phase::Starting);
+    let state = reduce(
+        state,
+        [task(TaskSnapshot { run_id: "r2".into(), ..snapshot(TaskStatus::Running, vec![]) })],
+    );
+    assert_eq!(state.phase(), Phase::Running);
+    assert_eq!(state.task.run_id.as_deref(), Some("r2"));
+    assert_eq!(messages(&state)[0].2, "Find a kettle", "the session's history stays");
+}
+
+#[test]
+fn new_chat_forgets_the_session_and_starts_fresh() {
+    let state = reduce(
+        running(),
+        [
+            PanelAction::NewChat,
+            agent(at(event(Actor::System, TaskFail, EventKind::Error, "Tab closed."), 5.0)),
+        ],
+    );
+    assert_eq!(state.phase(), Phase::Failed, "no new chat while a task runs");
+    let mut state = reduce(state, [PanelAction::NewChat]);
+    assert_eq!(state.phase(), Phase::Idle);
+    assert!(state.chat.is_empty());
+    // A late snapshot of the put-away session does not bring it back.
+    state =
+        reduce(state, [task(snapshot(TaskStatus::Failed { error: "Tab closed.".into() }, vec![]))]);
+    assert_eq!(state.phase(), Phase::Idle);
+    state = reduce(state, typed("Something else"));
+    let sent = posted(&mut state);
+    let [PanelRequest::StartTask { session_id, .. }] = sent.as_slice() else { panic!("{sent:?}") };
+    assert_eq!(*session_id, None);
+    // The new session's events show; the pending task gives way to its echo.
+    let state = reduce(
+        state,
+        [agent(AgentEvent {
+            session_id: "s2".into(),
+            ..at(event(Actor::User, TaskStart, EventKind::Message, "Something else"), 20.0)
+        })],
+    );
+    assert_eq!(state.task.session_id.as_deref(), Some("s2"));
+    assert_eq!(messages(&state), [(Actor::User, EventKind::Message, "Something else".to_owned())]);
+}
+
+#[test]
+fn nothing_is_sent_before_the_worker_answers_and_the_text_is_kept() {
+    let state = reduce(PanelState::default(), [PanelAction::TabChosen(Some(3))]);
+    let state = reduce(state, typed("Find a kettle"));
+    assert!(state.outbox.is_empty());
+    assert!(state.send_error.is_some());
+    assert_eq!(state.draft, "Find a kettle");
+    assert!(reduce(state, typed("   ")).outbox.is_empty());
+}
+
+#[test]
+fn a_start_that_fails_says_why_and_ends_starting() {
+    let state = reduce(
+        connected_on_tab(3),
+        [
+            PanelAction::DraftChanged("Find".into()),
+            PanelAction::Send,
+            PanelAction::Worker(WorkerEvent::Failed {
+                id: 0,
+                message: "No model is set up. Open Settings.".into(),
+            }),
+        ],
+    );
+    assert_eq!(state.phase(), Phase::Idle);
+    assert!(state.chat.pending.is_empty());
+    let (actor, kind, text) = &messages(&state)[0];
+    assert_eq!((*actor, *kind), (Actor::System, EventKind::Error));
+    assert!(text.contains("Open Settings"), "{text}");
+}
+
+#[test]
+fn steering_that_fails_comes_back_to_the_box() {
+    let state = reduce(
+        running(),
+        [
+            PanelAction::DraftChanged("steel".into()),
+            PanelAction::Send,
+            PanelAction::Worker(WorkerEvent::Failed {
+                id: 0,
+                message: "The task has ended.".into(),
+            }),
+        ],
+    );
+    assert_eq!(state.draft, "steel");
+    assert!(state.chat.pending.is_empty());
+}
+
+// --- Pause, resume, stop ---
+
+#[test]
+fn pause_and_steer_asks_once_and_the_worker_pauses() {
+    let mut state = reduce(running(), [PanelAction::Pause, PanelAction::Pause]);
+    assert_eq!(posted(&mut state), [PanelRequest::Pause { id: 0, session_id: "s1".into() }]);
+    assert!(state.task.pause_requested);
+    let state = reduce(
+        state,
+        [agent(at(
+            event(
+                Actor::User,
+                TaskPause,
+                EventKind::Progress,
+                "Agent paused – you can adjust instructions now",
+            ),
+            5.0,
+        ))],
+    );
+    assert_eq!(state.phase(), Phase::Paused { question: false });
+    assert!(!state.task.pause_requested);
+    assert_eq!(state.send_label(), "Send & resume");
+}
+
+#[test]
+fn a_question_pauses_and_resume_anyway_resumes_without_a_message() {
+    let mut state = reduce(paused_with_question(), [PanelAction::ResumeAnyway, PanelAction::Pause]);
+    assert_eq!(posted(&mut state), [PanelRequest::Resume { id: 0, session_id: "s1".into() }]);
+    let (actor, kind, text) = messages(&state).pop().unwrap();
+    assert_eq!((actor, kind, text.as_str()), (Actor::System, EventKind::Question, "Which colour?"));
+    let Some(TaskStatus::Paused { question, .. }) = &state.task.status else { panic!() };
+    assert_eq!(question.as_deref(), Some("Which colour?"));
+}
+
+#[test]
+fn stop_works_while_running_and_while_paused_only() {
+    let mut state = reduce(running(), [PanelAction::Stop]);
+    assert_eq!(posted(&mut state), [PanelRequest::Cancel { id: 0, session_id: "s1".into() }]);
+    let mut state = reduce(paused_with_question(), [PanelAction::Stop]);
+    assert_eq!(posted(&mut state).len(), 1);
+    let mut state = reduce(
+        state,
+        [
+            agent(at(event(Actor::User, TaskCancel, EventKind::Progress, "Task stopped."), 12.0)),
+            PanelAction::Stop,
+        ],
+    );
+    assert_eq!(state.phase(), Phase::Cancelled);
+    assert!(posted(&mut state).is_empty());
+}
+
+#[test]
+fn steering_still_queued_when_the_task_ends_is_marked_not_applied() {
+    let state = reduce(
+        running(),
+        [
+            PanelAction::DraftChanged("cheaper".into()),
+            PanelAction::Send,
+            agent(at(event(Actor::Thinking, TaskOk, EventKind::Answer, "Done"), 7.0)),
+        ],
+    );
+    assert!(state.chat.pending.is_empty());
+    let Some(Entry::Message(last)) = state.chat.entries.last() else { panic!() };
+    assert_eq!(last.text, "cheaper");
+    assert!(last.note.is_some());
+}
+
+// --- Reconnecting ---
+
+#[test]
+fn reopening_the_panel_mid_task_replays_the_snapshot() {
+    let mut events = vec![event(Actor::User, TaskStart, EventKind::Message, "Find a kettle")];
+    events.extend(a_step(1, "Open the shop", &[("click [3] Shop", Ok("clicked"))]));
+    events.push(event(Actor::Planner, StepOk, EventKind::Progress, "Plan: look for kettles"));
+    let events: Vec<AgentEvent> =
+        events.into_iter().enumerate().map(|(i, e)| at(e, i as f64)).collect();
+
+    let state = reduce(
+        PanelState::default(),
+        [
+            PanelAction::TabChosen(Some(3)),
+            hello(),
+            task(snapshot(TaskStatus::Running, events.clone())),
+        ],
+    );
+    assert_eq!(state.phase(), Phase::Running);
+    assert_eq!(state.task.spend.input_tokens, 1200);
+    assert_eq!(state.task.step, 2);
+    assert_eq!(state.chat.entries.len(), 3, "user, one step, planner: {:#?}", state.chat.entries);
+    assert_eq!(
+        state.task.annotation_link().as_deref(),
+        Some("annotation.html?agentRunId=r1&taskId=s1&qa=false")
+    );
+
+    // Live events continue; a later status snapshot repeats them without duplicates.
+    let question = at(event(Actor::System, TaskPause, EventKind::Question, "Which colour?"), 100.0);
+    let state = reduce(state, [agent(question.clone())]);
+    let mut all = events;
+    all.push(question.clone());
+    let paused = TaskStatus::Paused {
+        reason: "The agent needs your input".into(),
+        question: Some("Which colour?".into()),
+        since: 100.0,
+    };
+    let state = reduce(state, [task(snapshot(paused, all))]);
+    assert_eq!(state.chat.entries.len(), 4);
+    assert_eq!(state.phase(), Phase::Paused { question: true });
+}
+
+#[test]
+fn a_worker_without_a_task_shows_idle() {
+    let state =
+        reduce(running(), [PanelAction::Worker(WorkerEvent::Task { id: None, snapshot: None })]);
+    assert_eq!(state.phase(), Phase::Idle);
+    let idle = reduce(
+        connected_on_tab(3),
+        [PanelAction::Worker(WorkerEvent::Task { id: None, snapshot: None })],
+    );
+    assert_eq!(idle.phase().name(), "idle");
+}
+
+#[test]
+fn posted_requests_leave_the_outbox() {
+    let state = reduce(connected_on_tab(3), [PanelAction::ReadTitle, PanelAction::ToggleSettings]);
+    assert_eq!(state.outbox.len(), 2);
+    let state = reduce(state, [PanelAction::Posted { up_to: 0 }]);
+    assert_eq!(state.outbox, [PanelRequest::GetSettings { id: 1 }]);
+}
+
+// --- Settings ---
+
+fn stored_settings() -> Settings {
+    Settings {
+        models: RoleModels::all(ModelConfig {
+            provider: ProviderKind::OpenAi,
+            base_url: String::new(),
+            api_key: Secret::new("***"),
+            model: "gpt-test".into(),
+            timeout_ms: 30_000,
+            max_retries: 2,
+        }),
+        agent: Default::default(),
+        allow: vec![],
+        deny: vec![],
+        variants: Default::default(),
+        prompt_overrides: Default::default(),
+        prices: Default::default(),
+        sync_endpoint: String::new(),
+    }
+}
+
+#[test]
+fn the_gear_opens_settings_and_loads_them_once() {
+    let mut state = reduce(connected_on_tab(3), [PanelAction::ToggleSettings]);
+    assert!(state.settings_open);
+    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 0 }]);
+    let mut state = reduce(
+        state,
+        [
+            PanelAction::Worker(WorkerEvent::Settings { id: 0, settings: None, problems: vec![] }),
+            PanelAction::ToggleSettings,
+            PanelAction::ToggleSettings,
+        ],
+    );
+    assert_eq!(state.settings.load, Load::Ready { stored: false });
+    assert!(posted(&mut state).is_empty(), "loaded already");
+    assert!(state.settings_open);
+}
+
+#[test]
+fn invalid_settings_show_inline_and_are_not_sent() {
+    let mut state = reduce(
+        connected_on_tab(3),
+        [
+            PanelAction::OpenSettings,
+            PanelAction::Worker(WorkerEvent::Settings {
+                id: 0,
+                settings: Some(Box::new(stored_settings())),
+                problems: vec![],
+            }),
+            PanelAction::EditSetting(Field::MaxSteps, "0".into()),
+        ],
+    );
+    posted(&mut state);
+    assert_eq!(state.settings.problems_of(Field::MaxSteps)[0].0, "agent.max_steps");
+    let mut state = reduce(state, [PanelAction::SaveSettings]);
+    assert!(posted(&mut state).is_empty());
+
+    let mut state = reduce(
+        state,
+        [
+            PanelAction::EditSetting(Field::MaxSteps, "25".into()),
+            PanelAction::EditSetting(Field::ApiKey(Role::Navigator), "sk-new".into()),
+            PanelAction::SaveSettings,
+        ],
+    );
+    let sent = posted(&mut state);
+    let [PanelRequest::SaveSettings { id: 1, settings, keys }] = sent.as_slice() else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(settings.agent.max_steps, 25);
+    assert_eq!(keys.get("navigator").map(String::as_str), Some("sk-new"), "the typed key travels");
+    assert!(!keys.contains_key("planner"), "the stored key is kept");
+    assert!(!serde_json::to_string(settings).unwrap().contains("sk-new"));
+
+    // The worker refuses: its problems show next to the field.
+    let state = reduce(
+        state,
+        [PanelAction::Worker(WorkerEvent::Settings {
+            id: 1,
+            settings: Some(Box::new(stored_settings())),
+            problems: vec![("models.navigator.base_url".into(), "Unreachable.".into())],
+        })],
+    );
+    assert_eq!(state.settings.saved, Some(Saved::Refused));
+    assert_eq!(state.settings.problems_of(Field::BaseUrl(Role::Navigator))[0].1, "Unreachable.");
+
+    let state = reduce(
+        state,
+        [
+            PanelAction::EditSetting(Field::BaseUrl(Role::Navigator), "".into()),
+            PanelAction::SaveSettings,
+            PanelAction::Worker(WorkerEvent::Settings {
+                id: 2,
+                settings: Some(Box::new(stored_settings())),
+                problems: vec![],
+            }),
+        ],
+    );
+    assert_eq!(state.settings.saved, Some(Saved::Ok));
+    assert!(state.settings.problems().is_empty());
+}
+
+#[test]
+fn an_error_pointing_at_settings_can_open_them() {
+    let state = reduce(running(), [PanelAction::OpenSettings]);
+    assert!(state.settings_open);
+    assert_eq!(state.phase(), Phase::Running, "the task is not disturbed");
+}
