@@ -617,7 +617,17 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         );
         let budget_gone = matches!(error, StructuredError::Invalid { budget_exhausted: true, .. });
         if settings_problem {
-            self.request_user_input(cp, &format!("{message} Then press Resume."));
+            // The error event above says what is wrong; the question says what to do.
+            let what = match error {
+                StructuredError::Provider(LlmError::Auth { .. }) => "the API key",
+                StructuredError::Provider(LlmError::ModelNotFound { .. }) => "the model name",
+                _ => "the model settings",
+            };
+            let role = format!("{actor:?}").to_lowercase();
+            self.request_user_input(
+                cp,
+                &format!("Please fix {what} for the {role} in Settings, then press Resume."),
+            );
             return true;
         }
         if budget_gone

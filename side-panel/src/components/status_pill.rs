@@ -18,7 +18,7 @@ pub fn status_pill(props: &StatusPillProps) -> Html {
         Phase::Starting => "Starting…".to_owned(),
         Phase::Running if props.pause_requested => "Pausing…".to_owned(),
         Phase::Running => format!("Running · step {}", props.step + 1),
-        Phase::Paused { question: true } => "Paused · question".to_owned(),
+        Phase::Paused { question: true } => "Needs you".to_owned(),
         Phase::Paused { question: false } => "Paused".to_owned(),
         Phase::Done => "Done".to_owned(),
         Phase::Failed => "Failed".to_owned(),

@@ -566,10 +566,10 @@ fn the_repair_budget_runs_out() {
 
 #[test]
 fn each_provider_error_class_gets_its_own_handling() {
-    for (reply, expect) in [
-        (Reply::Status(401), "Check your API key in Settings"),
-        (Reply::Status(404), "Check the model name in Settings"),
-        (Reply::Status(400), "rejected the request"),
+    for (reply, error, ask) in [
+        (Reply::Status(401), "Check your API key in Settings", "fix the API key for the planner"),
+        (Reply::Status(404), "Check the model name in Settings", "fix the model name"),
+        (Reply::Status(400), "rejected the request", "fix the model settings"),
     ] {
         let mut world = World::new(vec![reply]);
         let mut cp = world.start("t");
@@ -577,10 +577,10 @@ fn each_provider_error_class_gets_its_own_handling() {
         let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
             panic!("{:?}", cp.status)
         };
-        assert!(
-            question.contains(expect) && question.ends_with("Then press Resume."),
-            "{question}"
-        );
+        assert!(question.contains(ask) && question.ends_with("then press Resume."), "{question}");
+        let events = world.store.events.borrow();
+        let failure = events.iter().find(|e| e.kind == EventKind::Error).unwrap();
+        assert!(failure.details.contains(error), "{}", failure.details);
         assert_eq!(world.store.traces.borrow().len(), 1, "the failed call is traced");
     }
     // Transient errors are counted and retried at the next step until the threshold.
