@@ -130,3 +130,19 @@ pub struct TaskSnapshot {
     /// The session's events so far, oldest first (bounded by the worker).
     pub events: Vec<AgentEvent>,
 }
+
+/// One stored conversation, as the History view lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    /// The session's first task, trimmed.
+    pub title: String,
+    /// The task it is on now (the latest follow-up task).
+    pub task: String,
+    /// [`TaskStatus::label`]: running, paused, done, failed or cancelled.
+    pub status: String,
+    /// When its latest run last changed (ISO 8601, from the run).
+    pub updated_at: String,
+    /// How many tasks (runs) the session holds.
+    pub runs: u32,
+}

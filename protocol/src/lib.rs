@@ -81,6 +81,43 @@ pub enum PanelRequest {
         #[serde(default)]
         keys: std::collections::BTreeMap<String, String>,
     },
+    /// The stored conversations, newest first (answered with `sessions`).
+    ListSessions {
+        id: u32,
+    },
+    /// Makes a stored conversation the current one, so the panel shows it and a message
+    /// continues it. Refused while a task runs; a paused current task stays paused in its
+    /// own checkpoint. Answered with `task` (and the snapshot is broadcast).
+    OpenSession {
+        id: u32,
+        session_id: String,
+    },
+    /// Deletes a conversation's chat history (its checkpoint). Captured runs, steps and
+    /// traces stay for annotation. Refused for the running task. Answered with `sessions`.
+    DeleteSession {
+        id: u32,
+        session_id: String,
+    },
+    /// The quick-start prompts (answered with `favourites`).
+    GetFavourites {
+        id: u32,
+    },
+    /// Replaces the quick-start prompts; checked with [`favourites_problem`]. Answered with
+    /// `favourites` as stored, or `failed` saying what is wrong.
+    SaveFavourites {
+        id: u32,
+        favourites: Vec<Favourite>,
+    },
+    /// One tiny call with `model` as edited in Settings (answered with `connection`).
+    /// `key` is a newly typed key; `None` uses the key stored for `role`. The key in `model`
+    /// serializes as `***` and is ignored.
+    TestConnection {
+        id: u32,
+        role: String,
+        model: Box<settings::ModelConfig>,
+        #[serde(default)]
+        key: Option<String>,
+    },
 }
 
 impl PanelRequest {
@@ -105,7 +142,13 @@ impl PanelRequest {
             | PanelRequest::Cancel { id, .. }
             | PanelRequest::CurrentTask { id }
             | PanelRequest::GetSettings { id }
-            | PanelRequest::SaveSettings { id, .. } => *id,
+            | PanelRequest::SaveSettings { id, .. }
+            | PanelRequest::ListSessions { id }
+            | PanelRequest::OpenSession { id, .. }
+            | PanelRequest::DeleteSession { id, .. }
+            | PanelRequest::GetFavourites { id }
+            | PanelRequest::SaveFavourites { id, .. }
+            | PanelRequest::TestConnection { id, .. } => *id,
         }
     }
 }
@@ -155,6 +198,83 @@ pub enum WorkerEvent {
         settings: Option<Box<settings::Settings>>,
         problems: Vec<(String, String)>,
     },
+    /// The stored conversations, newest first.
+    Sessions {
+        id: u32,
+        sessions: Vec<agent::SessionSummary>,
+    },
+    /// The quick-start prompts as stored.
+    Favourites {
+        id: u32,
+        favourites: Vec<Favourite>,
+    },
+    /// The outcome of `test_connection`: "Connected: … answered in … ms", or what failed,
+    /// written for a person (never the key).
+    Connection {
+        id: u32,
+        ok: bool,
+        message: String,
+    },
+}
+
+/// A quick-start prompt: shown as a chip on an empty chat; clicking it fills the chat box.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Favourite {
+    /// Chosen by the page; unique in the list.
+    pub id: String,
+    pub title: String,
+    pub prompt: String,
+}
+
+/// How many favourites can be stored.
+pub const MAX_FAVOURITES: usize = 200;
+/// The longest title of a favourite, in characters.
+pub const MAX_FAVOURITE_TITLE: usize = 200;
+/// The longest prompt of a favourite, in characters.
+pub const MAX_FAVOURITE_PROMPT: usize = 10_000;
+
+impl Favourite {
+    /// What is wrong with this favourite's fields, written for a person; `None` when fine.
+    pub fn problem(&self) -> Option<String> {
+        let title = self.title.trim().chars().count();
+        let prompt = self.prompt.trim().chars().count();
+        if title == 0 {
+            Some("Give the favourite a title.".into())
+        } else if title > MAX_FAVOURITE_TITLE {
+            Some(format!("Keep the title within {MAX_FAVOURITE_TITLE} characters."))
+        } else if prompt == 0 {
+            Some("Type the prompt it puts in the chat box.".into())
+        } else if prompt > MAX_FAVOURITE_PROMPT {
+            Some(format!("The prompt has {prompt} characters; the most is {MAX_FAVOURITE_PROMPT}."))
+        } else {
+            None
+        }
+    }
+}
+
+/// What is wrong with a list of favourites, written for a person; `None` when it can be
+/// stored. The worker refuses a save with this message; the panel checks its editor with
+/// [`Favourite::problem`], the same rules.
+pub fn favourites_problem(favourites: &[Favourite]) -> Option<String> {
+    if favourites.len() > MAX_FAVOURITES {
+        return Some(format!(
+            "At most {MAX_FAVOURITES} favourites can be saved; remove some first."
+        ));
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    for (n, favourite) in favourites.iter().enumerate() {
+        let name = match favourite.title.trim() {
+            "" => format!("Favourite {}", n + 1),
+            title => format!("Favourite \"{title}\""),
+        };
+        if let Some(problem) = favourite.problem() {
+            return Some(format!("{name}: {problem}"));
+        }
+        if favourite.id.trim().is_empty() || !ids.insert(favourite.id.as_str()) {
+            return Some(format!("{name}: it needs an id of its own."));
+        }
+    }
+    None
 }
 
 /// One-shot requests sent with `chrome.runtime.sendMessage`; the answer is the matching
@@ -258,6 +378,117 @@ mod tests {
         let request: DebugRequest =
             serde_json::from_value(json!({"type": "debug.page_state", "tabId": 4})).unwrap();
         assert_eq!(request, DebugRequest::PageState { tab_id: 4, margin: None });
+    }
+
+    #[test]
+    fn history_favourite_and_connection_requests_have_snake_case_tags() {
+        let cases = [
+            (json!({"type": "list_sessions", "id": 1}), PanelRequest::ListSessions { id: 1 }),
+            (
+                json!({"type": "open_session", "id": 2, "session_id": "s1"}),
+                PanelRequest::OpenSession { id: 2, session_id: "s1".into() },
+            ),
+            (
+                json!({"type": "delete_session", "id": 3, "session_id": "s1"}),
+                PanelRequest::DeleteSession { id: 3, session_id: "s1".into() },
+            ),
+            (json!({"type": "get_favourites", "id": 4}), PanelRequest::GetFavourites { id: 4 }),
+            (
+                json!({"type": "save_favourites", "id": 5,
+                       "favourites": [{"id": "f1", "title": "Kettle", "prompt": "Find a kettle"}]}),
+                PanelRequest::SaveFavourites {
+                    id: 5,
+                    favourites: vec![Favourite {
+                        id: "f1".into(),
+                        title: "Kettle".into(),
+                        prompt: "Find a kettle".into(),
+                    }],
+                },
+            ),
+        ];
+        for (wire, request) in cases {
+            assert_eq!(serde_json::from_value::<PanelRequest>(wire.clone()).unwrap(), request);
+            assert_eq!(serde_json::to_value(&request).unwrap(), wire);
+            assert_eq!(request.id(), wire["id"].as_u64().unwrap() as u32);
+        }
+    }
+
+    #[test]
+    fn a_connection_test_carries_a_typed_key_apart_from_the_masked_model() {
+        let model = json!({"provider": "open_ai", "base_url": "", "api_key": "***",
+            "model": "gpt-test", "timeout_ms": 30000, "max_retries": 2});
+        let request: PanelRequest = serde_json::from_value(json!({"type": "test_connection",
+            "id": 6, "role": "navigator", "model": model, "key": "sk-typed"}))
+        .unwrap();
+        let PanelRequest::TestConnection { id: 6, role, model, key } = &request else {
+            panic!("{request:?}")
+        };
+        assert_eq!((role.as_str(), key.as_deref()), ("navigator", Some("sk-typed")));
+        assert_eq!(model.model, "gpt-test");
+        let stored: PanelRequest = serde_json::from_value(json!({"type": "test_connection",
+            "id": 7, "role": "planner", "model": model}))
+        .unwrap();
+        assert!(matches!(stored, PanelRequest::TestConnection { key: None, .. }), "stored key");
+        assert_eq!(
+            serde_json::to_value(WorkerEvent::Connection {
+                id: 6,
+                ok: false,
+                message: "no".into()
+            })
+            .unwrap(),
+            json!({"type": "connection", "id": 6, "ok": false, "message": "no"})
+        );
+    }
+
+    #[test]
+    fn sessions_and_favourites_answers_read_like_the_rust_types() {
+        let event = WorkerEvent::Sessions {
+            id: 1,
+            sessions: vec![agent::SessionSummary {
+                session_id: "s1".into(),
+                title: "Find a kettle".into(),
+                task: "And a toaster?".into(),
+                status: "done".into(),
+                updated_at: "2025-01-02T03:04:05.000Z".into(),
+                runs: 2,
+            }],
+        };
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"type": "sessions", "id": 1, "sessions": [{"session_id": "s1",
+                "title": "Find a kettle", "task": "And a toaster?", "status": "done",
+                "updated_at": "2025-01-02T03:04:05.000Z", "runs": 2}]})
+        );
+        let favourites = WorkerEvent::Favourites { id: 2, favourites: vec![] };
+        assert_eq!(
+            serde_json::to_value(&favourites).unwrap(),
+            json!({"type": "favourites", "id": 2, "favourites": []})
+        );
+    }
+
+    #[test]
+    fn favourites_are_checked_for_titles_prompts_ids_and_sizes() {
+        let favourite = |id: &str, title: &str, prompt: &str| Favourite {
+            id: id.into(),
+            title: title.into(),
+            prompt: prompt.into(),
+        };
+        assert_eq!(favourites_problem(&[favourite("a", "Kettle", "Find a kettle")]), None);
+        let untitled = favourites_problem(&[favourite("a", " ", "Find")]).unwrap();
+        assert!(untitled.starts_with("Favourite 1:") && untitled.contains("title"), "{untitled}");
+        let empty = favourites_problem(&[favourite("a", "Kettle", "\n")]).unwrap();
+        assert!(empty.starts_with("Favourite \"Kettle\":") && empty.contains("prompt"), "{empty}");
+        let long = favourite("a", "Long", &"x".repeat(MAX_FAVOURITE_PROMPT + 1));
+        assert!(favourites_problem(&[long]).unwrap().contains("10000"));
+        assert!(
+            favourites_problem(&[favourite("a", "A", "a"), favourite("a", "B", "b")])
+                .unwrap()
+                .contains("id")
+        );
+        let many: Vec<Favourite> =
+            (0..=MAX_FAVOURITES).map(|i| favourite(&i.to_string(), "T", "p")).collect();
+        assert!(favourites_problem(&many).unwrap().contains("At most 200"));
+        assert!(favourites_problem(&many[..MAX_FAVOURITES]).is_none());
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn model(provider: ProviderKind, llm: &ScriptedLlm) -> ModelConfig {
 fn plan_request() -> ChatRequest {
     ChatRequest {
         system: "You plan.".into(),
-        messages: vec![ChatMessage { role: "user".into(), content: "Find a kettle".into() }],
+        messages: vec![ChatMessage::user("Find a kettle")],
         schema: Some((
             "plan".into(),
             json!({"type": "object", "properties": {"done": {"type": "boolean"}}}),

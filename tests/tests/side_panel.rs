@@ -199,6 +199,10 @@ fn a_reopened_panel_shows_the_running_task_and_closing_it_does_not_stop_the_agen
     s.llm.push(verdict(true, "", "Found it."));
 
     let panel = s.browser.open_side_panel(&s.shop);
+    panel.wait_for(
+        "document.querySelector('[data-testid=message][data-actor=user]')",
+        "the conversation",
+    );
     assert_eq!(messages(&panel, "user", "message"), ["Find a kettle"], "the conversation is back");
     panel.wait_for_status("done");
     assert!(panel.text("[data-testid=final-answer]").contains("Found it."));

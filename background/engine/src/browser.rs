@@ -56,8 +56,11 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
         })
     }
 
-    async fn screenshot(&self, tab: TabId) -> Option<Vec<u8>> {
-        let data = screenshot::capture(self.sessions, tab, None, SCREENSHOT_QUALITY).await.ok()?;
+    async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>> {
+        let elements = if marks { self.observer.last_elements(tab) } else { None };
+        let data = screenshot::capture(self.sessions, tab, elements.as_deref(), SCREENSHOT_QUALITY)
+            .await
+            .ok()?;
         base64::engine::general_purpose::STANDARD.decode(data).ok()
     }
 

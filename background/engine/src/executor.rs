@@ -25,6 +25,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use base64::Engine;
+
 use crate::Clock;
 use crate::actions::{Action, ActionOutcome};
 use crate::agents::{
@@ -68,8 +70,9 @@ pub struct BrowserError {
 #[allow(async_fn_in_trait)]
 pub trait Browser {
     async fn observe(&self, tab: TabId) -> Result<PageView, BrowserError>;
-    /// A JPEG of the viewport, for the run capture.
-    async fn screenshot(&self, tab: TabId) -> Option<Vec<u8>>;
+    /// A JPEG of the viewport: plain for the run capture, or with each element of the
+    /// latest page state outlined and numbered (`marks`) for a vision model.
+    async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>>;
     async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome;
     /// How a person would name element `id` of the latest page state.
     fn describe(&self, tab: TabId, id: u32) -> String;
@@ -821,7 +824,14 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             cp.run.start_url = view.url.clone();
         }
         cp.detector.record_page(&view.url, &view.hash);
-        let screenshot = self.browser.screenshot(cp.tab_id).await;
+        let screenshot = self.browser.screenshot(cp.tab_id, false).await;
+        // Vision: the model also gets the viewport with the page state's ids drawn on it.
+        let mut images = Vec::new();
+        if self.settings.agent.vision
+            && let Some(marked) = self.browser.screenshot(cp.tab_id, true).await
+        {
+            images.push(base64::engine::general_purpose::STANDARD.encode(marked));
+        }
 
         let vars = agents::navigator_vars(
             &cp.memory,
@@ -834,12 +844,12 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             &view.text,
             self.settings.agent.max_actions_per_step,
         );
-        let output: NavigatorOutput =
-            match self.ask(cp, Actor::Navigator, "navigator", vars, ledger).await {
-                Ok(output) => output,
-                Err(CallError::Interrupted) => return StepEnd::Interrupted,
-                Err(CallError::Failed(error)) => return StepEnd::NoAnswer(error),
-            };
+        let asked = self.ask_with_images(cp, Actor::Navigator, "navigator", vars, images, ledger);
+        let output: NavigatorOutput = match asked.await {
+            Ok(output) => output,
+            Err(CallError::Interrupted) => return StepEnd::Interrupted,
+            Err(CallError::Failed(error)) => return StepEnd::NoAnswer(error),
+        };
         cp.notes.navigator.clear();
         let state = &output.current_state;
         self.emit(
@@ -1033,6 +1043,18 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         vars: Value,
         ledger: &RepairLedger,
     ) -> Result<T, CallError> {
+        self.ask_with_images(cp, role, prompt_id, vars, Vec::new(), ledger).await
+    }
+
+    async fn ask_with_images<T: DeserializeOwned>(
+        &self,
+        cp: &mut Checkpoint,
+        role: Actor,
+        prompt_id: &str,
+        vars: Value,
+        images: Vec<String>,
+        ledger: &RepairLedger,
+    ) -> Result<T, CallError> {
         let model = self.model(role);
         let variant = self.settings.variants.get(prompt_id).map(String::as_str);
         let rendered = match self.prompts.render(prompt_id, variant, &vars) {
@@ -1046,7 +1068,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let prompt = self.prompts.prompt(prompt_id).expect("rendered prompts exist");
         let chat = ChatRequest {
             system: rendered.text.clone(),
-            messages: vec![ChatMessage { role: "user".into(), content: USER_TURN.into() }],
+            messages: vec![ChatMessage { images, ..ChatMessage::user(USER_TURN) }],
             schema: Some((prompt_id.to_owned(), prompt.schema.as_value().clone())),
             temperature: Some(0.0),
             max_tokens: None,

@@ -34,6 +34,18 @@ pub struct ChatMessage {
     /// `user` or `assistant`.
     pub role: String,
     pub content: String,
+    /// JPEG images, base64, shown to the model with the text (vision).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
+}
+
+impl ChatMessage {
+    pub fn user(content: impl Into<String>) -> ChatMessage {
+        ChatMessage { role: "user".into(), content: content.into(), images: Vec::new() }
+    }
+    pub fn assistant(content: impl Into<String>) -> ChatMessage {
+        ChatMessage { role: "assistant".into(), content: content.into(), images: Vec::new() }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -168,8 +180,38 @@ pub fn build_request(config: &ModelConfig, chat: &ChatRequest) -> HttpRequest {
     };
     let base = base.trim_end_matches('/');
     let key = config.api_key.expose();
-    let messages: Vec<Value> =
-        chat.messages.iter().map(|m| json!({"role": m.role, "content": m.content})).collect();
+    // Text-only messages keep the plain string form every provider accepts; images use each
+    // provider's own content blocks.
+    let messages: Vec<Value> = chat
+        .messages
+        .iter()
+        .map(|m| match config.provider {
+            _ if m.images.is_empty() => json!({"role": m.role, "content": m.content}),
+            ProviderKind::Anthropic => {
+                let mut blocks: Vec<Value> = m
+                    .images
+                    .iter()
+                    .map(|data| {
+                        json!({"type": "image", "source":
+                        {"type": "base64", "media_type": "image/jpeg", "data": data}})
+                    })
+                    .collect();
+                blocks.push(json!({"type": "text", "text": m.content}));
+                json!({"role": m.role, "content": blocks})
+            }
+            ProviderKind::Ollama => {
+                json!({"role": m.role, "content": m.content, "images": m.images})
+            }
+            _ => {
+                let mut blocks = vec![json!({"type": "text", "text": m.content})];
+                blocks.extend(m.images.iter().map(|data| {
+                    json!({"type": "image_url",
+                    "image_url": {"url": format!("data:image/jpeg;base64,{data}")}})
+                }));
+                json!({"role": m.role, "content": blocks})
+            }
+        })
+        .collect();
     let header = |name: &str, value: String| (name.to_owned(), value);
     match config.provider {
         ProviderKind::OpenAi | ProviderKind::OpenRouter | ProviderKind::OpenAiCompatible => {
@@ -224,7 +266,11 @@ pub fn build_request(config: &ModelConfig, chat: &ChatRequest) -> HttpRequest {
                 .iter()
                 .map(|m| {
                     let role = if m.role == "assistant" { "model" } else { "user" };
-                    json!({"role": role, "parts": [{"text": m.content}]})
+                    let mut parts = vec![json!({"text": m.content})];
+                    parts.extend(m.images.iter().map(
+                        |data| json!({"inline_data": {"mime_type": "image/jpeg", "data": data}}),
+                    ));
+                    json!({"role": role, "parts": parts})
                 })
                 .collect();
             let mut config_json = json!({});
@@ -431,7 +477,7 @@ mod tests {
     fn chat() -> ChatRequest {
         ChatRequest {
             system: "Be brief.".into(),
-            messages: vec![ChatMessage { role: "user".into(), content: "Plan it".into() }],
+            messages: vec![ChatMessage::user("Plan it")],
             schema: Some((
                 "plan".into(),
                 json!({"type": "object", "additionalProperties": false,
@@ -519,6 +565,31 @@ mod tests {
         )
         .unwrap();
         assert_eq!(reply.text, "{\"done\":true}");
+    }
+
+    #[test]
+    fn images_go_in_each_providers_own_content_blocks() {
+        let mut chat = chat();
+        chat.messages[0].images = vec!["AAAA".into()];
+        let body = |provider| build_request(&config(provider), &chat).body;
+        let openai = body(ProviderKind::OpenAi);
+        assert_eq!(
+            openai["messages"][1]["content"][1]["image_url"]["url"],
+            "data:image/jpeg;base64,AAAA"
+        );
+        assert_eq!(openai["messages"][1]["content"][0]["text"], "Plan it");
+        let anthropic = body(ProviderKind::Anthropic);
+        assert_eq!(anthropic["messages"][0]["content"][0]["source"]["data"], "AAAA");
+        assert_eq!(anthropic["messages"][0]["content"][0]["source"]["media_type"], "image/jpeg");
+        assert_eq!(body(ProviderKind::Ollama)["messages"][1]["images"], json!(["AAAA"]));
+        let gemini = body(ProviderKind::Gemini);
+        assert_eq!(gemini["contents"][0]["parts"][1]["inline_data"]["data"], "AAAA");
+        // Without images the content stays a plain string.
+        assert!(
+            build_request(&config(ProviderKind::OpenAi), &super::tests::chat()).body["messages"][1]
+                ["content"]
+                .is_string()
+        );
     }
 
     #[test]

@@ -155,10 +155,8 @@ pub async fn ask_structured(
         if !ledger.take(prompt_id, &current.model) {
             return Err(StructuredError::Invalid { attempts, budget_exhausted: true });
         }
-        request.messages.push(ChatMessage { role: "assistant".into(), content: reply.text });
-        request
-            .messages
-            .push(ChatMessage { role: "user".into(), content: repair_message(&problems) });
+        request.messages.push(ChatMessage::assistant(reply.text));
+        request.messages.push(ChatMessage::user(repair_message(&problems)));
     }
 }
 
@@ -231,7 +229,7 @@ mod tests {
     ) -> Result<Structured, StructuredError> {
         let chat = ChatRequest {
             system: "s".into(),
-            messages: vec![ChatMessage { role: "user".into(), content: "go".into() }],
+            messages: vec![ChatMessage::user("go")],
             ..Default::default()
         };
         block_on(ask_structured(

@@ -92,7 +92,7 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
             };
             let chat = ChatRequest {
                 system: "You are AlphaScout's connection test.".into(),
-                messages: vec![ChatMessage { role: "user".into(), content: prompt }],
+                messages: vec![ChatMessage::user(prompt)],
                 schema: schema.map(|s| ("answer".to_owned(), s)),
                 ..Default::default()
             };

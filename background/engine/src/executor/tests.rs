@@ -43,7 +43,13 @@ impl Http for Model {
     async fn post(&self, request: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
         // Every message of the request, system prompt first.
         let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
-        let text: Vec<&str> = messages.iter().filter_map(|m| m["content"].as_str()).collect();
+        let text: Vec<String> = messages
+            .iter()
+            .map(|m| match &m["content"] {
+                Value::String(text) => text.clone(),
+                blocks => blocks.to_string(),
+            })
+            .collect();
         self.prompts.borrow_mut().push(text.join("\n"));
         let (reply, hook) = self.replies.borrow_mut().pop_front().expect("a scripted reply");
         if let Some(hook) = hook {
@@ -89,8 +95,8 @@ impl Browser for Pages {
             hash: format!("h{page}"),
         })
     }
-    async fn screenshot(&self, _: TabId) -> Option<Vec<u8>> {
-        Some(vec![0xFF, 0xD8, 0xFF, *self.page.borrow() as u8])
+    async fn screenshot(&self, _: TabId, marks: bool) -> Option<Vec<u8>> {
+        Some(vec![0xFF, 0xD8, 0xFF, *self.page.borrow() as u8, u8::from(marks)])
     }
     async fn perform(&self, _: TabId, action: &Action) -> ActionOutcome {
         self.performed.borrow_mut().push(action.clone());
@@ -335,7 +341,7 @@ fn the_exit_gate_approves_and_everything_is_captured() {
     );
     assert_eq!(first.thoughts.thought1, "Success: as expected");
     assert_eq!(first.thoughts.thought3, "Open the next page; expect the product");
-    assert_eq!(shot.as_deref(), Some(&[0xFF, 0xD8, 0xFF, 0][..]));
+    assert_eq!(shot.as_deref(), Some(&[0xFF, 0xD8, 0xFF, 0, 0][..]), "the plain screenshot");
     assert_eq!(first.screenshot.as_ref().unwrap().key, "r1/0");
     assert_eq!(first.trace_ids.len(), 1, "the navigator call of step 1");
 
@@ -711,6 +717,37 @@ fn a_checkpoint_restores_into_a_new_executor() {
     assert!(matches!(restored.status, TaskStatus::Done { .. }), "{:?}", restored.status);
     assert_eq!(fresh.store.steps.borrow()[0].0.index, 1, "step numbering continues");
     assert!(fresh.model.prompt(1).contains("Step 1 on http://shop.test/page0"), "memory survived");
+}
+
+#[test]
+fn vision_sends_the_marked_screenshot_with_the_navigator_prompt_only() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(done_action()),
+        plan(true, "x"),
+        think(true, None, "", ""),
+    ]);
+    world.settings.agent.vision = true;
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    // The marked capture (last byte 1) as a data URL, in OpenAI's image block.
+    let marked = base64::engine::general_purpose::STANDARD.encode([0xFF, 0xD8, 0xFF, 0, 1]);
+    let navigator = world.model.prompt(1);
+    assert!(
+        navigator.contains(&format!("data:image/jpeg;base64,{marked}")),
+        "{}",
+        &navigator[navigator.len().saturating_sub(300)..]
+    );
+    assert!(
+        !world.model.prompt(0).contains("image_url")
+            && !world.model.prompt(2).contains("image_url")
+    );
+    let (_, stored) = &world.store.steps.borrow()[0];
+    assert_eq!(
+        stored.as_deref(),
+        Some(&[0xFF, 0xD8, 0xFF, 0, 0][..]),
+        "the capture stays unmarked"
+    );
 }
 
 #[test]
