@@ -22,6 +22,27 @@ impl Secret {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// `text` with this key replaced by `***`, and any word that begins like the key (a
+    /// provider quoting the key it refused, shortened). For messages that reach a person.
+    pub fn redact(&self, text: &str) -> String {
+        let key = self.0.trim();
+        if key.chars().count() < 4 {
+            return text.to_owned();
+        }
+        let text = text.replace(key, "***");
+        let Some(prefix) = key.get(..8).filter(|_| key.len() >= 12) else { return text };
+        text.split_inclusive(char::is_whitespace)
+            .map(|word| {
+                if word.contains(prefix) {
+                    let end = word.trim_end();
+                    format!("***{}", &word[end.len()..])
+                } else {
+                    word.to_owned()
+                }
+            })
+            .collect()
+    }
 }
 
 impl fmt::Debug for Secret {
@@ -70,6 +91,35 @@ pub struct ModelConfig {
     pub model: String,
     pub timeout_ms: u32,
     pub max_retries: u32,
+}
+
+impl ModelConfig {
+    /// Inline problems of this model as `role`'s, as (field path, message): what
+    /// [`Settings::problems`] says about it, and what a connection test checks first.
+    pub fn problems(&self, role: &str) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        if self.model.trim().is_empty() {
+            problems.push((format!("models.{role}.model"), "Enter a model name.".to_owned()));
+        }
+        let base = self.base_url.trim();
+        if !base.is_empty() && !is_http(base) {
+            problems.push((
+                format!("models.{role}.base_url"),
+                "A base URL starts with http:// or https://.".to_owned(),
+            ));
+        }
+        if self.provider == ProviderKind::OpenAiCompatible && base.is_empty() {
+            problems.push((
+                format!("models.{role}.base_url"),
+                "An OpenAI-compatible provider needs its base URL.".to_owned(),
+            ));
+        }
+        if self.timeout_ms < 1000 {
+            problems
+                .push((format!("models.{role}.timeout_ms"), "Allow at least 1000 ms.".to_owned()));
+        }
+        problems
+    }
 }
 
 /// The model each agent role uses; `repair` handles repairs of invalid answers when set.
@@ -203,28 +253,7 @@ impl Settings {
         let mut problems = Vec::new();
         let mut copy = self.clone();
         for (role, model) in copy.models.each_mut() {
-            if model.model.trim().is_empty() {
-                problems.push((format!("models.{role}.model"), "Enter a model name.".to_owned()));
-            }
-            let base = model.base_url.trim();
-            if !base.is_empty() && !is_http(base) {
-                problems.push((
-                    format!("models.{role}.base_url"),
-                    "A base URL starts with http:// or https://.".to_owned(),
-                ));
-            }
-            if model.provider == ProviderKind::OpenAiCompatible && base.is_empty() {
-                problems.push((
-                    format!("models.{role}.base_url"),
-                    "An OpenAI-compatible provider needs its base URL.".to_owned(),
-                ));
-            }
-            if model.timeout_ms < 1000 {
-                problems.push((
-                    format!("models.{role}.timeout_ms"),
-                    "Allow at least 1000 ms.".to_owned(),
-                ));
-            }
+            problems.extend(model.problems(role));
         }
         let agent = &self.agent;
         for (field, value, min, max) in [
@@ -349,6 +378,17 @@ mod tests {
         let mut loaded: Settings = serde_json::from_str(&json).unwrap();
         loaded.restore_keys(&original.keys());
         assert_eq!(loaded, original);
+    }
+
+    #[test]
+    fn a_key_quoted_in_a_message_is_redacted() {
+        let key = Secret::new("sk-e2e-secret-key-0123456789");
+        assert_eq!(
+            key.redact("Incorrect API key provided: sk-e2e-se**********6789. See docs."),
+            "Incorrect API key provided: *** See docs."
+        );
+        assert_eq!(key.redact("bad key sk-e2e-secret-key-0123456789!"), "bad key ***!");
+        assert_eq!(Secret::new("").redact("no key here"), "no key here");
     }
 
     #[test]

@@ -86,6 +86,9 @@ impl ChromiumProcess {
                 "--no-default-browser-check",
                 "--remote-debugging-port=0",
                 "--window-size=1280,900",
+                // No "started debugging this browser" bar: it slides in while a test clicks
+                // and shifts every page of the window by its height.
+                "--silent-debugger-extension-api",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--load-extension={}", dist.display()))

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use e2e::agent::replies::{navigate, plan, verdict};
-use e2e::agent::settings;
+use e2e::agent::{TEST_KEY, settings};
 use e2e::browser::{Browser, Page, Tab};
 use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
@@ -212,7 +212,10 @@ fn a_reopened_panel_shows_the_running_task_and_closing_it_does_not_stop_the_agen
 fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     let s = setup(vec![]);
     s.panel.click("[data-testid=settings-toggle]");
-    s.panel.wait_for("document.querySelector('[data-testid=settings]')", "the settings view");
+    s.panel.wait_for(
+        "document.querySelector('[data-testid=settings-navigator-model]')?.value === 'scripted-model'",
+        "the stored settings in the form",
+    );
     let key = s.panel.eval("document.querySelector('[data-testid=settings-navigator-key]').value");
     assert_eq!(key, "***", "keys are masked");
     s.panel.eval(
@@ -256,4 +259,196 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     let chat = s.panel.visible_text();
     assert!(chat.contains("is on your deny list (localhost)"), "a clear message: {chat}");
     assert_eq!(s.shop.page.eval("location.hostname"), "127.0.0.1", "the agent never went there");
+}
+
+/// The `data-session-id` of each History row, top to bottom, once there are `count`.
+fn listed_sessions(panel: &Page, count: usize) -> Vec<String> {
+    panel.wait_for(
+        &format!(
+            "document.querySelectorAll('[data-testid=history] ul[aria-busy=false] [data-testid=session]').length === {count}"
+        ),
+        &format!("{count} conversations in the History"),
+    );
+    let ids = panel.eval(
+        "[...document.querySelectorAll('[data-testid=session]')].map(s => s.dataset.sessionId)",
+    );
+    serde_json::from_value(ids).unwrap_or_default()
+}
+
+fn row(session: &str, testid: &str) -> String {
+    format!("[data-testid=session][data-session-id='{session}'] [data-testid={testid}]")
+}
+
+#[test]
+fn history_reopens_and_deletes_sessions() {
+    let mut s = setup(vec![
+        plan(true, "1. Look at the products", "€39.00"),
+        verdict(true, "", "The kettle costs €39.00."),
+    ]);
+    s.panel.send_message("Kettle price?");
+    s.panel.wait_for_status("done");
+    s.panel.click("[data-testid=new-chat]");
+    s.panel.wait_for_status("idle");
+    s.llm.push(plan(true, "1. Look at the products", "€89.00"));
+    s.llm.push(verdict(true, "", "The grinder costs €89.00."));
+    s.panel.send_message("Grinder price?");
+    s.panel.wait_for_text("[data-testid=final-answer]", "€89.00");
+    s.panel.wait_for_status("done");
+
+    s.panel.click("[data-testid=history-toggle]");
+    let listed = listed_sessions(&s.panel, 2);
+    let (grinder, kettle) = (listed[0].clone(), listed[1].clone());
+    assert!(
+        s.panel.text(&row(&grinder, "session-open")).contains("Grinder price?"),
+        "newest first"
+    );
+    assert!(s.panel.text(&row(&kettle, "session-open")).contains("Kettle price?"));
+    let running = s
+        .panel
+        .eval(&format!("document.querySelector(\"{}\").disabled", row(&grinder, "session-delete")));
+    assert_eq!(running, false, "a finished conversation can be deleted");
+
+    // Reopen the first: its messages and answer come back, and a message continues it.
+    s.panel.click(&row(&kettle, "session-open"));
+    s.panel.wait_for("!document.querySelector('[data-testid=history]')", "the chat again");
+    s.panel.wait_for_text("[data-testid=final-answer]", "The kettle costs €39.00.");
+    assert_eq!(messages(&s.panel, "user", "message"), ["Kettle price?"]);
+    assert!(!s.panel.visible_text().contains("Grinder"), "only that conversation");
+    s.llm.push(plan(true, "1. Look at the products", "€5"));
+    s.llm.push(verdict(true, "", "Shipping is €5."));
+    s.panel.send_message("And shipping?");
+    s.panel.wait_for(
+        "[...document.querySelectorAll('[data-testid=final-answer]')].some(a => a.innerText.includes('Shipping is €5.'))",
+        "the follow-up's answer",
+    );
+    s.panel.wait_for_status("done");
+    let planner = prompt(&s.llm, 4);
+    assert!(planner.contains("Earlier task \"Kettle price?\""), "that session: {planner}");
+
+    // Delete the second, after a confirm.
+    s.panel.click("[data-testid=history-toggle]");
+    let listed = listed_sessions(&s.panel, 2);
+    assert_eq!(listed, [kettle.clone(), grinder.clone()], "the continued one is newest");
+    assert!(s.panel.text(&row(&kettle, "session-open")).contains("2 tasks"));
+    s.panel.click(&row(&grinder, "session-delete"));
+    s.panel.click(&row(&grinder, "session-delete-confirm"));
+    assert_eq!(listed_sessions(&s.panel, 1), [kettle.as_str()]);
+    assert!(s.panel.visible_text().contains("Captured runs stay available for annotation."));
+    s.panel.click("[data-testid=history-close]");
+    s.panel.click("[data-testid=history-toggle]");
+    assert_eq!(listed_sessions(&s.panel, 1), [kettle.as_str()], "gone after a reload of the list");
+
+    let stored = s.browser.stored_runs();
+    let runs_of = |session: &str| {
+        stored["runs"].as_array().unwrap().iter().filter(|r| r["taskId"] == session).count()
+    };
+    assert_eq!(runs_of(&grinder), 1, "its run stays for annotation");
+    assert_eq!(runs_of(&kettle), 2);
+    let checkpoints = stored["checkpoints"].as_array().unwrap();
+    assert!(checkpoints.iter().all(|c| c["session_id"] != grinder.as_str()), "its chat is gone");
+}
+
+#[test]
+fn favourites_fill_the_chat_input() {
+    let mut s = setup(vec![]);
+    s.panel.wait_for_status("idle");
+    s.panel.click("[data-testid=favourite-add]");
+    s.panel.type_into("[data-testid=favourite-title]", "Kettle");
+    s.panel.type_into("[data-testid=favourite-prompt]", "What does the steel kettle cost?");
+    s.panel.click("[data-testid=favourite-save]");
+    s.panel.wait_for_text("[data-testid=favourite]", "Kettle");
+
+    s.panel.click("[data-testid=favourite]");
+    s.panel.wait_for(
+        "document.querySelector('[data-testid=chat-input]').value === 'What does the steel kettle cost?'",
+        "the prompt in the chat box",
+    );
+    assert_eq!(
+        s.panel.eval("document.activeElement?.dataset.testid"),
+        "chat-input",
+        "ready to send"
+    );
+    assert!(s.llm.requests().is_empty(), "not sent");
+    assert_eq!(
+        s.panel.eval("document.querySelector('[data-testid=status]').dataset.state"),
+        "idle"
+    );
+
+    // Stored: a reopened panel shows it. Edit it there.
+    let panel = s.browser.open_side_panel(&s.shop);
+    panel.wait_for_text("[data-testid=favourite]", "Kettle");
+    panel.click("[data-testid=favourites-manage]");
+    panel.click("[data-testid=favourite-edit]");
+    assert_eq!(
+        panel.eval("document.querySelector('[data-testid=favourite-title]').value"),
+        "Kettle"
+    );
+    panel.eval(
+        "{ const f = document.querySelector('[data-testid=favourite-title]'); f.focus(); f.select(); true }",
+    );
+    panel.call("Input.insertText", json!({"text": "Steel kettle"})).unwrap();
+    panel.click("[data-testid=favourite-save]");
+    panel.wait_for_text("[data-testid=favourite]", "Steel kettle");
+    assert_eq!(panel.eval("document.querySelectorAll('[data-testid=favourite]').length"), 1);
+
+    panel.click("[data-testid=favourite-remove]");
+    panel.wait_for("!document.querySelector('[data-testid=favourite]')", "no favourite left");
+}
+
+#[test]
+fn test_connection_reports_success_and_a_bad_key() {
+    let s = setup(vec![Reply::text("OK")]);
+    s.panel.click("[data-testid=settings-toggle]");
+    s.panel.wait_for(
+        "document.querySelector('[data-testid=settings-navigator-model]')?.value === 'scripted-model'",
+        "the stored settings",
+    );
+    s.panel.click("[data-testid=settings-navigator-test]");
+    s.panel.wait_for(
+        "document.querySelector('[data-testid=settings-navigator-test-result]')",
+        "the test's result",
+    );
+    let result = s.panel.text("[data-testid=settings-navigator-test-result]");
+    assert!(result.contains("Connected: scripted-model answered in"), "{result}");
+    assert_eq!(
+        s.panel.eval(
+            "document.querySelector('[data-testid=settings-navigator-test-result]').dataset.ok"
+        ),
+        "true"
+    );
+    let sent = &s.llm.requests()[0];
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {TEST_KEY}").as_str()),
+        "the stored key"
+    );
+
+    // A key typed anew, which the provider refuses (quoting it).
+    s.llm.push(Reply::error(401, "Incorrect API key provided: sk-wrong-key-0000000000"));
+    s.panel.eval(
+        "{ const f = document.querySelector('[data-testid=settings-navigator-key]'); f.focus(); f.select(); true }",
+    );
+    s.panel.call("Input.insertText", json!({"text": "sk-wrong-key-0000000000"})).unwrap();
+    s.panel.wait_for(
+        "!document.querySelector('[data-testid=settings-navigator-test-result]')",
+        "the old result to go with the edit",
+    );
+    s.panel.click("[data-testid=settings-navigator-test]");
+    s.panel.wait_for(
+        "document.querySelector('[data-testid=settings-navigator-test-result][data-ok=false]')",
+        "the failed test",
+    );
+    let result = s.panel.text("[data-testid=settings-navigator-test-result]");
+    assert!(result.contains("API key"), "{result}");
+    assert!(!result.contains("sk-wrong"), "the key is never shown: {result}");
+    assert_eq!(
+        s.llm.requests()[1].header("authorization"),
+        Some("Bearer sk-wrong-key-0000000000"),
+        "the typed key was tried"
+    );
+    assert_eq!(
+        s.panel.eval("document.querySelector('[data-testid=settings-navigator-key]').value"),
+        "sk-wrong-key-0000000000",
+        "not saved, still in the form"
+    );
 }

@@ -24,7 +24,10 @@ pub fn run() -> Result<(), String> {
     tally.cargo_test(&["test", "--workspace", "--exclude", "e2e"])?;
     dist::build(&tools, Profile::Release)?;
     let chromium = tools.chromium.to_string_lossy().into_owned();
-    tally.cargo_test_with_env(&["test", "-p", "e2e", "--no-fail-fast"], &[("CHROMIUM", &chromium)])?;
+    tally.cargo_test_with_env(
+        &["test", "-p", "e2e", "--no-fail-fast"],
+        &[("CHROMIUM", &chromium)],
+    )?;
 
     println!(
         "\ngate passed in {:.0} s: {} test binaries",

@@ -705,24 +705,10 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         } else {
             "the Planner says this needs no browsing and answered directly"
         };
-        let vars = agents::thinking_vars(&cp.memory, self.budget(), reason, Some(planner));
-        let verdict: ThinkingOutput = match self
-            .ask(cp, Actor::Thinking, "thinking", vars, ledger)
-            .await
-        {
+        let verdict = match self.consult(cp, ledger, reason, Some(planner)).await {
             Ok(verdict) => verdict,
-            Err(CallError::Interrupted) => return false,
-            Err(CallError::Failed(error)) => return self.model_failed(cp, Actor::Thinking, &error),
+            Err(paused) => return paused,
         };
-        cp.counters.thinking_calls += 1;
-        self.log(
-            cp,
-            "thinking",
-            format!(
-                "exit gate: approved={} should_pause_for_user={} missing={}",
-                verdict.approved, verdict.should_pause_for_user, verdict.missing_pieces
-            ),
-        );
         if verdict.approved {
             let answer = if verdict.final_answer.trim().is_empty() {
                 planner.final_answer.clone()
@@ -740,26 +726,45 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     /// The ThinkingAgent arbitrates a detector or failure streak. Returns true when the
     /// task paused.
     async fn arbitrate(&self, cp: &mut Checkpoint, ledger: &RepairLedger, reason: &str) -> bool {
-        let vars = agents::thinking_vars(&cp.memory, self.budget(), reason, cp.planner.as_ref());
-        let verdict: ThinkingOutput = match self
-            .ask(cp, Actor::Thinking, "thinking", vars, ledger)
-            .await
-        {
+        let planner = cp.planner.clone();
+        let verdict = match self.consult(cp, ledger, reason, planner.as_ref()).await {
             Ok(verdict) => verdict,
-            Err(CallError::Interrupted) => return false,
-            Err(CallError::Failed(error)) => return self.model_failed(cp, Actor::Thinking, &error),
+            Err(paused) => return paused,
         };
+        self.apply_verdict(cp, &verdict, &format!("Review ({reason})"))
+    }
+
+    /// Asks the ThinkingAgent, called for `reason`, and logs its decision (seed §7). `Err`
+    /// when no verdict came, holding whether the task paused.
+    async fn consult(
+        &self,
+        cp: &mut Checkpoint,
+        ledger: &RepairLedger,
+        reason: &str,
+        planner: Option<&PlannerOutput>,
+    ) -> Result<ThinkingOutput, bool> {
+        let vars = agents::thinking_vars(&cp.memory, self.budget(), reason, planner);
+        let verdict: ThinkingOutput =
+            match self.ask(cp, Actor::Thinking, "thinking", vars, ledger).await {
+                Ok(verdict) => verdict,
+                Err(CallError::Interrupted) => return Err(false),
+                Err(CallError::Failed(error)) => {
+                    return Err(self.model_failed(cp, Actor::Thinking, &error));
+                }
+            };
         cp.counters.thinking_calls += 1;
         self.log(
             cp,
             "thinking",
             format!(
-                "arbitration ({reason}): should_pause_for_user={} instructions={}",
+                "{reason}: approved={} should_pause_for_user={} missing={:?} instructions={:?}",
+                verdict.approved,
                 verdict.should_pause_for_user,
-                truncate(&verdict.instructions_for_navigator, 200)
+                verdict.missing_pieces,
+                truncate(&verdict.instructions_for_planner, 200)
             ),
         );
-        self.apply_verdict(cp, &verdict, &format!("Review ({reason})"))
+        Ok(verdict)
     }
 
     fn apply_verdict(&self, cp: &mut Checkpoint, verdict: &ThinkingOutput, title: &str) -> bool {

@@ -73,11 +73,15 @@ impl agent_engine::Clock for PerformanceClock {
     }
 
     async fn sleep(&self, ms: f64) {
-        let promise = Promise::new(&mut |resolve, _| {
-            set_timeout(&resolve, ms.max(0.0) as i32);
-        });
-        let _ = JsFuture::from(promise).await;
+        let _ = JsFuture::from(delay(ms)).await;
     }
+}
+
+/// A promise that resolves after `ms`.
+pub fn delay(ms: f64) -> Promise {
+    Promise::new(&mut |resolve, _| {
+        set_timeout(&resolve, ms.max(0.0) as i32);
+    })
 }
 
 /// Tabs through `chrome.tabs` (no "tabs" permission needed to create, focus or close) and

@@ -6,6 +6,7 @@
 //! translates between JS values and the engine; decisions live in `agent-engine`.
 
 mod chrome;
+mod connection;
 mod http;
 mod requests;
 mod store;

@@ -9,8 +9,11 @@
 //! | `screenshots` | out-of-line: the step's `screenshot.key` | JPEG `Blob` (`image/jpeg`) | – |
 //! | `traces` | `id` | `LlmTrace` | `runId` |
 //! | `checkpoints` | out-of-line: the session id | `Checkpoint` | – |
-//! | `settings` | out-of-line: `"settings"`, `"keys"` | `Settings` with masked keys; role → API key | – |
-//! | `sessions` | `id` | the side panel's chat sessions (no API yet) | – |
+//! | `settings` | out-of-line: `"settings"`, `"keys"`, `"favourites"` | `Settings` with masked keys; role → API key; the quick-start prompts | – |
+//!
+//! A chat session is its checkpoint: the History lists the checkpoints, and deleting a
+//! conversation deletes its checkpoint only. Its runs, steps, screenshots and traces stay,
+//! for annotators (the runs' `taskId` is the session id).
 //!
 //! Records are the engine's serde types as plain objects (`serde_wasm_bindgen`'s
 //! `json_compatible`), so DevTools and other pages read them as JSON. Screenshots are real
@@ -27,6 +30,7 @@ use indexed_db_futures::KeyPath;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
+use protocol::Favourite;
 use protocol::settings::Settings;
 use serde::Serialize;
 use wasm_bindgen::JsValue;
@@ -42,14 +46,21 @@ const SCREENSHOTS: &str = "screenshots";
 const TRACES: &str = "traces";
 const CHECKPOINTS: &str = "checkpoints";
 const SETTINGS: &str = "settings";
-const SESSIONS: &str = "sessions";
 
 /// Keys in the `settings` store.
 const SETTINGS_KEY: &str = "settings";
 const KEYS_KEY: &str = "keys";
+const FAVOURITES_KEY: &str = "favourites";
 
 /// Whatever went wrong inside one operation; the public methods say which operation.
 type Cause = Box<dyn Error>;
+
+/// What the runs store knows about one session.
+pub struct SessionRuns {
+    pub runs: u32,
+    /// The task of its earliest run.
+    pub first_task: Option<String>,
+}
 
 /// The open `alphascout` database.
 pub struct Store {
@@ -120,7 +131,6 @@ impl Store {
             .map_err(failed(format!("store the checkpoint of session {session}")))
     }
 
-    #[allow(dead_code, reason = "not called by the task shell yet")]
     pub async fn delete_checkpoint(&self, session_id: &str) -> Result<(), String> {
         let delete = async {
             let tx = self.writer(&[CHECKPOINTS])?;
@@ -129,6 +139,59 @@ impl Store {
             Ok::<_, Cause>(())
         };
         delete.await.map_err(failed(format!("delete the checkpoint of session {session_id}")))
+    }
+
+    /// The checkpoint of one session, if it is stored.
+    pub async fn checkpoint(&self, session_id: &str) -> Result<Option<Checkpoint>, String> {
+        let read = async {
+            let tx = self.db.transaction(CHECKPOINTS).build()?;
+            let value = tx.object_store(CHECKPOINTS)?.get::<JsValue, _, _>(session_id).await?;
+            Ok::<_, Cause>(match value {
+                Some(value) => Some(serde_wasm_bindgen::from_value(value)?),
+                None => None,
+            })
+        };
+        read.await.map_err(failed(format!("read the checkpoint of session {session_id}")))
+    }
+
+    /// Per session: how many runs it has and the first one's task, from the runs'
+    /// `taskId` index, in one transaction. Sessions without a stored run are left out.
+    pub async fn session_runs(
+        &self,
+        session_ids: &[&str],
+    ) -> Result<BTreeMap<String, SessionRuns>, String> {
+        /// The fields of a run a summary needs.
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct RunHeader {
+            task_prompt: String,
+            created_at: String,
+        }
+        let read = async {
+            let tx = self.db.transaction(RUNS).build()?;
+            let runs_store = tx.object_store(RUNS)?;
+            let index = runs_store.index("taskId")?;
+            let mut found = BTreeMap::new();
+            for session in session_ids {
+                let mut runs = 0;
+                let mut first: Option<RunHeader> = None;
+                for value in index.get_all::<JsValue>().with_query(*session).await? {
+                    runs += 1;
+                    let Ok(run) = serde_wasm_bindgen::from_value::<RunHeader>(value?) else {
+                        continue;
+                    };
+                    if first.as_ref().is_none_or(|f| run.created_at < f.created_at) {
+                        first = Some(run);
+                    }
+                }
+                if runs > 0 {
+                    let first_task = first.map(|run| run.task_prompt);
+                    found.insert((*session).to_owned(), SessionRuns { runs, first_task });
+                }
+            }
+            Ok::<_, Cause>(found)
+        };
+        read.await.map_err(failed("count the runs of the sessions".to_owned()))
     }
 
     /// Every stored checkpoint. A row that does not decode is skipped with a console warning
@@ -193,6 +256,25 @@ impl Store {
         write.await.map_err(failed("store the settings".to_owned()))
     }
 
+    /// The quick-start prompts (none before the first save).
+    pub async fn favourites(&self) -> Result<Vec<Favourite>, String> {
+        let read = async {
+            let tx = self.db.transaction(SETTINGS).build()?;
+            let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>(FAVOURITES_KEY).await?;
+            Ok::<_, Cause>(match value {
+                Some(value) => serde_wasm_bindgen::from_value(value)?,
+                None => Vec::new(),
+            })
+        };
+        read.await.map_err(failed("read the favourites".to_owned()))
+    }
+
+    pub async fn put_favourites(&self, favourites: &[Favourite]) -> Result<(), String> {
+        self.put(SETTINGS, Some(FAVOURITES_KEY), &favourites)
+            .await
+            .map_err(failed("store the favourites".to_owned()))
+    }
+
     /// Puts one record in a transaction of its own; `key` is for stores with out-of-line keys.
     async fn put(
         &self,
@@ -238,7 +320,6 @@ fn create_version_1(db: &Database) -> indexed_db_futures::Result<()> {
 
     db.create_object_store(CHECKPOINTS).build()?;
     db.create_object_store(SETTINGS).build()?;
-    db.create_object_store(SESSIONS).with_key_path(KeyPath::One("id")).build()?;
     Ok(())
 }
 

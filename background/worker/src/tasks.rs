@@ -13,15 +13,15 @@ use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::{Checkpoint, Control, Executor};
 use agent_engine::prompts::PromptSet;
 use agent_engine::run::{AgentEvent, AgentRun, Capture, LlmTrace, StepRecord};
-use protocol::agent::{TaskSnapshot, TaskStatus};
+use protocol::agent::{Actor, ExecutionState, SessionSummary, TaskSnapshot, TaskStatus};
 use protocol::settings::Settings;
-use protocol::{PanelRequest, WorkerEvent};
+use protocol::{Favourite, PanelRequest, WorkerEvent, favourites_problem};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock, Port};
 use crate::http::FetchHttp;
-use crate::store::Store;
+use crate::store::{SessionRuns, Store};
 
 /// Where `web_search` goes.
 pub const SEARCH_URL: &str = "https://duckduckgo.com/?q=";
@@ -60,6 +60,11 @@ pub struct Tasks {
     current: RefCell<Option<Checkpoint>>,
     /// The control of the run under way, if one is.
     running: RefCell<Option<Rc<Control>>>,
+    /// The run under way has saved a pause or an end and is returning: its control no
+    /// longer reads follow-ups, resumes or cancels.
+    stopping: Cell<bool>,
+    /// Called when the run under way returns (see [`Tasks::run_returned`]).
+    on_return: RefCell<Vec<js_sys::Function>>,
     /// Port requests, handled one at a time in arrival order (a follow-up must be applied
     /// before the resume sent right after it).
     queue: RefCell<VecDeque<(Port, JsValue)>>,
@@ -102,6 +107,9 @@ impl Capture for WorkerCapture<'_> {
     }
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), String> {
+        if checkpoint.status != TaskStatus::Running {
+            self.worker.tasks.stopping.set(true);
+        }
         let status_changed =
             self.worker.tasks.current.borrow().as_ref().is_none_or(|c| {
                 c.status != checkpoint.status || c.session_id != checkpoint.session_id
@@ -115,12 +123,27 @@ impl Capture for WorkerCapture<'_> {
 }
 
 impl Tasks {
-    async fn store(&self) -> Result<Rc<Store>, String> {
+    pub(crate) async fn store(&self) -> Result<Rc<Store>, String> {
         if let Some(store) = self.store.borrow().clone() {
             return Ok(store);
         }
         let store = Rc::new(Store::open().await?);
         Ok(self.store.borrow_mut().get_or_insert(store).clone())
+    }
+
+    /// Waits for a run that is returning (it saved a pause or an end), so that a request sent
+    /// the moment the panel saw the pause or the end (a follow-up, resume, cancel, the next
+    /// task) applies to the checkpoint the run leaves, instead of to a control nobody reads
+    /// any more or being refused because a task still runs. Bounded: 10 s.
+    async fn run_returned(&self) {
+        if !self.stopping.get() || self.running.borrow().is_none() {
+            return;
+        }
+        let mut resolver = None;
+        let returned = js_sys::Promise::new(&mut |resolve, _| resolver = Some(resolve));
+        self.on_return.borrow_mut().extend(resolver);
+        let either = js_sys::Array::of2(&returned, &chrome::delay(10_000.0));
+        let _ = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::race(&either)).await;
     }
 
     pub fn snapshot(&self) -> Option<Box<TaskSnapshot>> {
@@ -182,8 +205,19 @@ impl Tasks {
         tasks.broadcast_snapshot(&worker, None);
     }
 
-    /// Queues a port request; requests are handled strictly in order.
+    /// Queues a port request; requests are handled strictly in order. A connection test
+    /// runs beside the queue: it can take as long as the model's timeout, and a Pause must
+    /// not wait behind it.
     pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
+        let kind = js_sys::Reflect::get(&message, &"type".into()).ok().and_then(|t| t.as_string());
+        if kind.as_deref() == Some("test_connection") {
+            wasm_bindgen_futures::spawn_local(async move {
+                if let Some(event) = crate::requests::handle_panel_request(&worker, message).await {
+                    port.post(&event);
+                }
+            });
+            return;
+        }
         worker.tasks.queue.borrow_mut().push_back((port, message));
         if worker.tasks.draining.replace(true) {
             return;
@@ -252,6 +286,7 @@ impl Tasks {
                 if task.trim().is_empty() {
                     return failed("Type a task first.");
                 }
+                tasks.run_returned().await;
                 if tasks.running.borrow().is_some() {
                     return failed(
                         "A task is running. Send your message as steering, or stop the task first.",
@@ -266,14 +301,27 @@ impl Tasks {
                 };
                 let run_id = chrome::random_uuid();
                 let now = js_sys::Date::now();
+                // A follow-up in a finished conversation that is not current (reopened from
+                // History, or the worker restarted since) continues from its checkpoint; a
+                // paused current task stays paused in its own.
+                let stored = match &session_id {
+                    Some(session) if !same_session(session) => {
+                        store.checkpoint(session).await.ok().flatten()
+                    }
+                    _ => None,
+                };
                 let continuing = session_id.filter(|s| same_session(s));
                 let previous = tasks.current.borrow_mut().take();
-                let mut cp = match (continuing, previous) {
-                    (Some(_), Some(mut cp)) if cp.status.is_finished() => {
+                let mut cp = match (stored, continuing, previous) {
+                    (Some(mut cp), ..) if cp.status.is_finished() => {
                         cp.follow_up_task(&run_id, tab_id, &task, &settings, now);
                         cp
                     }
-                    (_, previous) => {
+                    (_, Some(_), Some(mut cp)) if cp.status.is_finished() => {
+                        cp.follow_up_task(&run_id, tab_id, &task, &settings, now);
+                        cp
+                    }
+                    (_, _, previous) => {
                         // A paused task left behind is finished off as cancelled.
                         if let Some(mut old) = previous
                             && !old.status.is_finished()
@@ -291,6 +339,7 @@ impl Tasks {
                 WorkerEvent::Done { id }
             }
             PanelRequest::FollowUp { id, session_id, text } => {
+                tasks.run_returned().await;
                 if !same_session(&session_id) {
                     return failed("That task is no longer current.");
                 }
@@ -324,6 +373,7 @@ impl Tasks {
                 WorkerEvent::Done { id }
             }
             PanelRequest::Resume { id, session_id } => {
+                tasks.run_returned().await;
                 if !same_session(&session_id) {
                     return failed("That task is no longer current.");
                 }
@@ -349,6 +399,7 @@ impl Tasks {
                 WorkerEvent::Done { id }
             }
             PanelRequest::Cancel { id, session_id } => {
+                tasks.run_returned().await;
                 if !same_session(&session_id) {
                     return failed("That task is no longer current.");
                 }
@@ -374,16 +425,136 @@ impl Tasks {
                 let _ = worker.sessions.release_all().await;
                 WorkerEvent::Done { id }
             }
+            PanelRequest::ListSessions { id } => match tasks.sessions(&store).await {
+                Ok(sessions) => WorkerEvent::Sessions { id, sessions },
+                Err(error) => failed(&error),
+            },
+            PanelRequest::OpenSession { id, session_id } => {
+                tasks.run_returned().await;
+                if same_session(&session_id) {
+                    return WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot() };
+                }
+                if tasks.running.borrow().is_some() {
+                    return failed(
+                        "A task is running. Stop it, or wait until it ends, before opening another conversation.",
+                    );
+                }
+                let mut cp = match store.checkpoint(&session_id).await {
+                    Ok(Some(cp)) => cp,
+                    Ok(None) => return failed("That conversation is no longer stored."),
+                    Err(error) => return failed(&error),
+                };
+                // The current task stays as it is (a paused one paused) in its checkpoint.
+                let previous = tasks.current.borrow_mut().take();
+                if let Some(previous) = previous
+                    && let Err(error) = store.put_checkpoint(&previous).await
+                {
+                    chrome::log(&format!("could not store the checkpoint left: {error}"));
+                }
+                if cp.status == TaskStatus::Running {
+                    // Left running when Chrome stopped the worker: it comes back paused.
+                    if let Some(settings) = store.settings().await.ok().flatten() {
+                        with_executor(worker, &store, &settings, |executor| {
+                            executor.pause_idle(&mut cp, RESTARTED)
+                        });
+                    }
+                    if let Err(error) = store.put_checkpoint(&cp).await {
+                        chrome::log(&format!("could not store the reopened checkpoint: {error}"));
+                    }
+                }
+                *tasks.current.borrow_mut() = Some(cp);
+                tasks.broadcast_snapshot(worker, None);
+                WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot() }
+            }
+            PanelRequest::DeleteSession { id, session_id } => {
+                tasks.run_returned().await;
+                let current = same_session(&session_id);
+                if current && tasks.running.borrow().is_some() {
+                    return failed(
+                        "This conversation's task is running. Stop it before deleting the conversation.",
+                    );
+                }
+                if let Err(error) = store.delete_checkpoint(&session_id).await {
+                    return failed(&error);
+                }
+                if current {
+                    let gone = tasks.current.borrow_mut().take();
+                    tasks.broadcast_snapshot(worker, None);
+                    if gone.is_some_and(|cp| !cp.status.is_finished()) {
+                        // A paused task held its tab; nothing holds it now.
+                        worker.sessions.release_all().await;
+                    }
+                }
+                match tasks.sessions(&store).await {
+                    Ok(sessions) => WorkerEvent::Sessions { id, sessions },
+                    Err(error) => failed(&error),
+                }
+            }
+            PanelRequest::GetFavourites { id } => match store.favourites().await {
+                Ok(favourites) => WorkerEvent::Favourites { id, favourites },
+                Err(error) => failed(&error),
+            },
+            PanelRequest::SaveFavourites { id, favourites } => {
+                let favourites: Vec<Favourite> = favourites
+                    .into_iter()
+                    .map(|f| Favourite {
+                        id: f.id.trim().to_owned(),
+                        title: f.title.trim().to_owned(),
+                        prompt: f.prompt.trim().to_owned(),
+                    })
+                    .collect();
+                if let Some(problem) = favourites_problem(&favourites) {
+                    return failed(&format!("The favourites were not saved. {problem}"));
+                }
+                match store.put_favourites(&favourites).await {
+                    Ok(()) => WorkerEvent::Favourites { id, favourites },
+                    Err(error) => failed(&error),
+                }
+            }
+            PanelRequest::TestConnection { id, role, model, key } => {
+                crate::connection::test(&store, id, &role, *model, key).await
+            }
             PanelRequest::PageTitle { id, .. } | PanelRequest::PageState { id, .. } => {
                 failed(&format!("request {id} is not a task request"))
             }
         }
     }
 
+    /// The stored conversations, newest first. The current one is described as it is in
+    /// memory (the store may be a step behind); another that says running was cut off by a
+    /// restart and is paused in effect, as it would be when opened.
+    async fn sessions(&self, store: &Store) -> Result<Vec<SessionSummary>, String> {
+        let checkpoints = store.checkpoints().await?;
+        let ids: Vec<&str> = checkpoints.iter().map(|cp| cp.session_id.as_str()).collect();
+        let runs = store.session_runs(&ids).await.unwrap_or_else(|error| {
+            chrome::log(&format!("History lists sessions without their runs: {error}"));
+            Default::default()
+        });
+        let current = self.current.borrow();
+        let running = self.running.borrow().is_some();
+        let mut sessions: Vec<SessionSummary> = checkpoints
+            .iter()
+            .map(|stored| {
+                let is_current = current.as_ref().filter(|c| c.session_id == stored.session_id);
+                let cp = is_current.unwrap_or(stored);
+                let mut summary = summary(cp, runs.get(&cp.session_id));
+                if cp.status == TaskStatus::Running && !(running && is_current.is_some()) {
+                    summary.status = "paused".into();
+                }
+                summary
+            })
+            .collect();
+        sessions.sort_by(|a, b| {
+            b.updated_at.cmp(&a.updated_at).then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        Ok(sessions)
+    }
+
     /// Runs the current checkpoint until it pauses or ends.
     fn spawn_run(worker: Rc<Worker>, store: Rc<Store>, settings: Settings, prompts: PromptSet) {
         let control = Rc::new(Control::default());
         *worker.tasks.running.borrow_mut() = Some(control.clone());
+        worker.tasks.stopping.set(false);
         wasm_bindgen_futures::spawn_local(keep_alive(worker.clone()));
         wasm_bindgen_futures::spawn_local(async move {
             let Some(mut cp) = worker.tasks.current.borrow().clone() else { return };
@@ -391,13 +562,49 @@ impl Tasks {
             let parts = parts(&worker, &store);
             executor(&parts, &settings, &prompts, &control).run(&mut cp).await;
             *worker.tasks.running.borrow_mut() = None;
+            worker.tasks.stopping.set(false);
             let finished = cp.status.is_finished();
             *worker.tasks.current.borrow_mut() = Some(cp);
+            for resolve in worker.tasks.on_return.take() {
+                let _ = resolve.call0(&JsValue::UNDEFINED);
+            }
             worker.tasks.broadcast_snapshot(&worker, None);
             if finished {
                 worker.sessions.release_all().await;
             }
         });
+    }
+}
+
+/// How History shows one conversation. Its title is its first task: from the runs store
+/// when that has its runs, else from the events kept in the checkpoint.
+fn summary(cp: &Checkpoint, runs: Option<&SessionRuns>) -> SessionSummary {
+    let first_event = || {
+        cp.events
+            .iter()
+            .find(|e| e.actor == Actor::User && e.state == ExecutionState::TaskStart)
+            .map(|e| e.details.clone())
+    };
+    let title = runs
+        .and_then(|r| r.first_task.clone())
+        .or_else(first_event)
+        .unwrap_or_else(|| cp.memory.task.clone());
+    SessionSummary {
+        session_id: cp.session_id.clone(),
+        title: clip(&title, 300),
+        task: clip(&cp.memory.task, 300),
+        status: cp.status.label().to_owned(),
+        updated_at: cp.run.updated_at.clone(),
+        runs: runs.map_or(1, |r| r.runs).max(1),
+    }
+}
+
+/// `text` trimmed, and cut at `max` characters with an ellipsis.
+fn clip(text: &str, max: usize) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", text[..at].trim_end()),
+        None => text.to_owned(),
     }
 }
 

@@ -7,13 +7,15 @@ use yew::prelude::*;
 
 use crate::components::chat_log::ChatLog;
 use crate::components::composer::Composer;
+use crate::components::history_view::HistoryView;
 use crate::components::paused_banner::PausedBanner;
+use crate::components::quick_start::QuickStart;
 use crate::components::settings_view::SettingsView;
 use crate::components::status_bar::StatusBar;
 use crate::components::tools::Tools;
 use crate::shortcut::Shortcut;
-use crate::state::settings::Field;
-use crate::state::{PanelAction, PanelState, Phase};
+use crate::state::settings::{Field, Role};
+use crate::state::{FavouriteAction, PanelAction, PanelState, Phase, View};
 use crate::worker_port::{self, WorkerPort};
 
 fn focus(input: &NodeRef) {
@@ -144,6 +146,41 @@ pub fn app() -> Html {
         })
     };
     let on_open_settings = act(|| PanelAction::OpenSettings);
+    let on_test = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |role: Role| dispatcher.dispatch(PanelAction::TestConnection(role)))
+    };
+    let session = |make: fn(String) -> PanelAction| {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |session: String| dispatcher.dispatch(make(session)))
+    };
+    let on_favourite = {
+        let dispatcher = state.dispatcher();
+        let input = input.clone();
+        Callback::from(move |action: FavouriteAction| {
+            // A chosen prompt lands in the box, ready to read over and send.
+            let fills_box = matches!(action, FavouriteAction::Use(_));
+            dispatcher.dispatch(PanelAction::Favourite(action));
+            if fills_box {
+                focus(&input);
+            }
+        })
+    };
+    let on_save_favourite = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |text: String| {
+            dispatcher.dispatch(PanelAction::Favourite(FavouriteAction::SaveTask(text)))
+        })
+    };
+    let not_deletable: Vec<(String, AttrValue)> = state
+        .history
+        .sessions
+        .iter()
+        .flatten()
+        .filter_map(|s| state.why_not_delete(s).map(|why| (s.session_id.clone(), why.into())))
+        .collect();
+    let favourite_prompts: Vec<String> =
+        state.favourites.list.iter().map(|f| f.prompt.clone()).collect();
 
     let phase = state.phase();
     let paused = match &state.task.status {
@@ -154,7 +191,7 @@ pub fn app() -> Html {
     };
 
     html! {
-        <main class={classes!("panel", state.settings_open.then_some("with-settings"))}>
+        <main class={classes!("panel", state.settings_open().then_some("with-settings"))}>
             <StatusBar
                 worker={state.worker.clone()}
                 tab={state.tab}
@@ -163,22 +200,37 @@ pub fn app() -> Html {
                 pause_requested={state.task.pause_requested}
                 spend={state.task.spend}
                 annotation={state.task.annotation_link()}
-                settings_open={state.settings_open}
+                view={state.view}
                 can_start_over={!phase.is_active() && !state.chat.is_empty()}
                 on_new_chat={act(|| PanelAction::NewChat)}
+                on_toggle_history={act(|| PanelAction::ToggleHistory)}
                 on_toggle_settings={act(|| PanelAction::ToggleSettings)}
             />
-            if state.settings_open {
+            if state.view == View::History {
+                <HistoryView
+                    history={state.history.clone()}
+                    shown={state.task.session_id.clone()}
+                    can_open={state.can_open_session()}
+                    {not_deletable}
+                    on_open={session(PanelAction::OpenSession)}
+                    on_ask_delete={session(PanelAction::AskDeleteSession)}
+                    on_cancel_delete={act(|| PanelAction::CancelDeleteSession)}
+                    on_delete={session(PanelAction::DeleteSession)}
+                    on_close={act(|| PanelAction::ToggleHistory)}
+                />
+            }
+            if state.settings_open() {
                 <SettingsView
                     form={state.settings.clone()}
                     connected={state.connected()}
                     {on_edit}
+                    {on_test}
                     on_save={act(|| PanelAction::SaveSettings)}
                     on_close={act(|| PanelAction::ToggleSettings)}
                     on_reload={act(|| PanelAction::OpenSettings)}
                 />
             }
-            <div class="chat-view" hidden={state.settings_open}>
+            <div class="chat-view" hidden={state.view != View::Chat}>
                 <Tools
                     collapsed={state.tools_collapsed}
                     on_toggle={act(|| PanelAction::ToggleTools)}
@@ -192,7 +244,14 @@ pub fn app() -> Html {
                     pending={state.chat.pending.clone()}
                     working={matches!(phase, Phase::Running | Phase::Starting)}
                     on_open_settings={on_open_settings}
-                />
+                    {favourite_prompts}
+                    {on_save_favourite}
+                >
+                    if state.shows_quick_start() {
+                        <QuickStart favourites={state.favourites.clone()} connected={state.connected()}
+                            on_action={on_favourite} />
+                    }
+                </ChatLog>
                 if let Phase::Paused { question } = phase {
                     <PausedBanner {question} reason={paused} on_resume={act(|| PanelAction::ResumeAnyway)} />
                 }

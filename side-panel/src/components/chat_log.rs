@@ -2,6 +2,8 @@ use yew::prelude::*;
 
 use crate::components::message::Message;
 use crate::components::step_card::StepCard;
+use protocol::agent::{Actor, EventKind, ExecutionState};
+
 use crate::state::chat::{Entry, Pending, PendingKind, StepOutcome};
 
 #[derive(Properties, PartialEq)]
@@ -11,6 +13,14 @@ pub struct ChatLogProps {
     /// The task is running: show that work goes on between messages.
     pub working: bool,
     pub on_open_settings: Callback<()>,
+    /// The prompts that are favourites, to mark sent tasks that are.
+    #[prop_or_default]
+    pub favourite_prompts: Vec<String>,
+    #[prop_or_default]
+    pub on_save_favourite: Callback<String>,
+    /// Shown in the empty chat (the favourite prompts).
+    #[prop_or_default]
+    pub children: Html,
 }
 
 /// The conversation, newest at the bottom; it stays scrolled to the bottom as it grows.
@@ -32,13 +42,24 @@ pub fn chat_log(props: &ChatLogProps) -> Html {
                             { "You can steer it while it works, pause it with Alt+P, or type " }
                             <code>{ "/state" }</code>{ " to see the page as the agent reads it." }
                         </p>
+                        { props.children.clone() }
                     </div>
                 }
                 { for props.entries.iter().map(|entry| match entry {
-                    Entry::Message(message) => html! {
-                        <Message key={entry.key()} message={message.clone()}
-                            on_open_settings={props.on_open_settings.clone()} />
-                    },
+                    Entry::Message(message) => {
+                        // A task the person sent can become a favourite.
+                        let task = message.actor == Actor::User
+                            && message.kind == EventKind::Message
+                            && message.state == Some(ExecutionState::TaskStart);
+                        let favourite = task.then(|| {
+                            props.favourite_prompts.iter().any(|p| p.trim() == message.text.trim())
+                        });
+                        html! {
+                            <Message key={entry.key()} message={message.clone()}
+                                on_open_settings={props.on_open_settings.clone()}
+                                {favourite} on_save_favourite={props.on_save_favourite.clone()} />
+                        }
+                    }
                     Entry::Step(group) => html! { <StepCard key={entry.key()} group={group.clone()} /> },
                 }) }
                 { for props.pending.iter().map(|pending| {

@@ -10,6 +10,12 @@ pub struct MessageProps {
     pub message: ChatMessage,
     /// Opens Settings, for errors whose next step is there.
     pub on_open_settings: Callback<()>,
+    /// For a task the person sent: whether it is a favourite already (`None`: not a task).
+    #[prop_or_default]
+    pub favourite: Option<bool>,
+    /// "★ Save as favourite", with the task's text.
+    #[prop_or_default]
+    pub on_save_favourite: Callback<String>,
 }
 
 pub fn actor_id(actor: Actor) -> &'static str {
@@ -104,7 +110,19 @@ pub fn message(props: &MessageProps) -> Html {
             }
         }
     };
-    html! {
+    // Outside the message, so its text stays the text that was sent.
+    let save_favourite = props.favourite.map(|saved| {
+        let (callback, text) = (props.on_save_favourite.clone(), message.text.clone());
+        let onclick = Callback::from(move |_: MouseEvent| callback.emit(text.clone()));
+        html! {
+            <button type="button" class="msg-action" data-testid="message-favourite" disabled={saved}
+                title={if saved { "This task is one of your favourites" } else { "Keep this task as a quick-start favourite" }}
+                {onclick}>
+                { if saved { "★ Saved as favourite" } else { "☆ Save as favourite" } }
+            </button>
+        }
+    });
+    let article = html! {
         <article
             class={classes!("msg", format!("actor-{actor}"), format!("kind-{kind}"), line.then_some("line"))}
             data-testid="message"
@@ -116,5 +134,10 @@ pub fn message(props: &MessageProps) -> Html {
                 <p class="note">{ note.clone() }</p>
             }
         </article>
+    };
+    match save_favourite {
+        // One element either way, so the chat's keyed list moves nothing as it grows.
+        Some(button) => html! { <div class="msg-group">{ article }{ button }</div> },
+        None => article,
     }
 }

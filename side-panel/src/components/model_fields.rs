@@ -1,9 +1,12 @@
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
+use crate::components::connection_test::ConnectionTestButton;
 use crate::components::field_errors::FieldErrors;
 use crate::components::settings_field::{InputKind, SettingsField};
-use crate::state::settings::{Field, MASKED, ModelDraft, PROVIDERS, Role, provider_id};
+use crate::state::settings::{
+    ConnectionTest, Field, MASKED, ModelDraft, PROVIDERS, Role, provider_id,
+};
 
 #[derive(Properties, PartialEq)]
 pub struct ModelFieldsProps {
@@ -12,9 +15,13 @@ pub struct ModelFieldsProps {
     /// Every problem of the form; this role's are picked out.
     pub problems: Vec<(String, String)>,
     pub on_edit: Callback<(Field, String)>,
+    /// This role's "Test connection".
+    pub test: ConnectionTest,
+    pub connected: bool,
+    pub on_test: Callback<Role>,
 }
 
-/// One role's model: provider, base URL, API key, model name, timeout.
+/// One role's model: provider, base URL, API key, model name, timeout; and a test of it.
 #[function_component(ModelFields)]
 pub fn model_fields(props: &ModelFieldsProps) -> Html {
     let (role, model) = (props.role, &props.model);
@@ -57,6 +64,8 @@ pub fn model_fields(props: &ModelFieldsProps) -> Html {
             <SettingsField field={Field::Timeout(role)} label="Timeout (ms)" kind={InputKind::Number}
                 value={model.timeout_ms.clone()} problems={of(Field::Timeout(role))}
                 on_edit={props.on_edit.clone()} />
+            <ConnectionTestButton {role} test={props.test.clone()} connected={props.connected}
+                on_test={props.on_test.clone()} />
         </fieldset>
     }
 }

@@ -11,6 +11,7 @@ pub struct SettingsViewProps {
     pub form: SettingsForm,
     pub connected: bool,
     pub on_edit: Callback<(Field, String)>,
+    pub on_test: Callback<Role>,
     pub on_save: Callback<()>,
     pub on_close: Callback<()>,
     /// Asks for the settings again after loading failed.
@@ -107,7 +108,8 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                 </p>
                 { for roles.iter().map(|role| html! {
                     <ModelFields role={*role} model={draft.model(*role).clone()} problems={problems.clone()}
-                        on_edit={on_edit.clone()} />
+                        on_edit={on_edit.clone()} test={form.connection_of(*role).clone()}
+                        connected={props.connected} on_test={props.on_test.clone()} />
                 }) }
                 <label class="check">
                     <input type="checkbox" data-testid={Field::RepairEnabled.testid()}

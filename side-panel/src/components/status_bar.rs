@@ -4,7 +4,7 @@ use yew::prelude::*;
 
 use crate::components::run_info::RunInfo;
 use crate::components::status_pill::StatusPill;
-use crate::state::{Phase, WorkerLink};
+use crate::state::{Phase, View, WorkerLink};
 
 #[derive(Properties, PartialEq)]
 pub struct StatusBarProps {
@@ -15,13 +15,14 @@ pub struct StatusBarProps {
     pub pause_requested: bool,
     pub spend: Spend,
     pub annotation: Option<String>,
-    pub settings_open: bool,
+    pub view: View,
     pub can_start_over: bool,
     pub on_new_chat: Callback<()>,
+    pub on_toggle_history: Callback<()>,
     pub on_toggle_settings: Callback<()>,
 }
 
-/// The header: product name, task status, New chat and Settings; below, which tab is
+/// The header: product name, task status, New chat, History and Settings; below, which tab is
 /// driven, whether the agent is reachable, and the run's cost.
 #[function_component(StatusBar)]
 pub fn status_bar(props: &StatusBarProps) -> Html {
@@ -40,6 +41,8 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
     } else {
         "Stop the task first to start a new chat"
     };
+    let history_open = props.view == View::History;
+    let settings_open = props.view == View::Settings;
     html! {
         <header class="status-bar">
             <div class="bar-row">
@@ -51,9 +54,19 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
                     <span class="plus" aria-hidden="true">{ "+" }</span>
                     <span class="new-chat-label">{ " New chat" }</span>
                 </button>
-                <button type="button" class={classes!("ghost", "icon", props.settings_open.then_some("active"))}
+                <button type="button" class={classes!("ghost", "icon", history_open.then_some("active"))}
+                    data-testid="history-toggle" aria-label="History" title="History: earlier conversations"
+                    aria-pressed={history_open.to_string()}
+                    onclick={props.on_toggle_history.reform(|_: MouseEvent| ())}>
+                    <svg class="clock" viewBox="0 0 16 16" width="16" height="16" aria-hidden="true">
+                        <circle cx="8" cy="8" r="6.25" fill="none" stroke="currentColor" stroke-width="1.5" />
+                        <path d="M8 4.5V8l2.5 1.5" fill="none" stroke="currentColor" stroke-width="1.5"
+                            stroke-linecap="round" />
+                    </svg>
+                </button>
+                <button type="button" class={classes!("ghost", "icon", settings_open.then_some("active"))}
                     data-testid="settings-toggle" aria-label="Settings" title="Settings"
-                    aria-pressed={props.settings_open.to_string()}
+                    aria-pressed={settings_open.to_string()}
                     onclick={props.on_toggle_settings.reform(|_: MouseEvent| ())}>
                     <span aria-hidden="true">{ "⚙" }</span>
                 </button>

@@ -6,9 +6,12 @@
 //! "Send" does in each state (start a task, steer, answer and resume) is decided — and
 //! tested — here.
 //!
-//! [`chat`] folds the task's events into messages; [`settings`] is the Settings form.
+//! [`chat`] folds the task's events into messages; [`settings`] is the Settings form;
+//! [`history`] the stored conversations; [`favourites`] the quick-start prompts.
 
 pub mod chat;
+pub mod favourites;
+pub mod history;
 pub mod settings;
 
 use std::collections::BTreeMap;
@@ -21,7 +24,9 @@ use protocol::{PanelRequest, TabId, WorkerEvent};
 use yew::Reducible;
 
 use chat::{Chat, PendingKind};
-use settings::{Field, SettingsForm};
+use favourites::Favourites;
+use history::History;
+use settings::{Field, Role, SettingsForm};
 
 /// Whether the panel can reach the background worker.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -181,6 +186,33 @@ fn url_encode(text: &str) -> String {
         .collect()
 }
 
+/// What fills the panel below the header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum View {
+    #[default]
+    Chat,
+    Settings,
+    History,
+}
+
+/// What the person does with the favourites.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FavouriteAction {
+    /// Puts the favourite's prompt in the chat box (it is not sent).
+    Use(String),
+    Add,
+    Edit(String),
+    Remove(String),
+    Title(String),
+    Prompt(String),
+    Save,
+    Cancel,
+    /// Shows or hides the chips' edit and remove buttons.
+    ToggleManage,
+    /// "★ Save as favourite" on a task the person sent.
+    SaveTask(String),
+}
+
 /// What a request in flight was for, so its failure lands in the right place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Asked {
@@ -214,8 +246,10 @@ pub struct PanelState {
     pub chat: Chat,
     /// The Tools area (title probe, page state) is folded away.
     pub tools_collapsed: bool,
-    pub settings_open: bool,
+    pub view: View,
     pub settings: SettingsForm,
+    pub history: History,
+    pub favourites: Favourites,
 }
 
 pub enum PanelAction {
@@ -244,6 +278,18 @@ pub enum PanelAction {
     OpenSettings,
     EditSetting(Field, String),
     SaveSettings,
+    /// "Test connection" for a role's model as typed.
+    TestConnection(Role),
+    /// Shows the History (and lists the conversations afresh), or goes back to the chat.
+    ToggleHistory,
+    /// Reopens a stored conversation in the chat.
+    OpenSession(String),
+    /// A row's delete button: asks for a confirm.
+    AskDeleteSession(String),
+    CancelDeleteSession,
+    /// The confirm: deletes the conversation's chat history.
+    DeleteSession(String),
+    Favourite(FavouriteAction),
 }
 
 const LOST: &str = "Lost the connection to the agent. Reopen the panel.";
@@ -268,6 +314,33 @@ impl PanelState {
 
     pub fn phase(&self) -> Phase {
         self.task.phase()
+    }
+
+    pub fn settings_open(&self) -> bool {
+        self.view == View::Settings
+    }
+
+    /// Whether History may reopen a conversation now: not while a task runs or starts.
+    pub fn can_open_session(&self) -> bool {
+        self.connected()
+            && !matches!(self.phase(), Phase::Running | Phase::Starting)
+            && !self.history.is_busy()
+    }
+
+    /// Why a conversation cannot be deleted now, if it cannot: its task is running.
+    pub fn why_not_delete(
+        &self,
+        session: &protocol::agent::SessionSummary,
+    ) -> Option<&'static str> {
+        let shown_running = self.task.session_id.as_deref() == Some(session.session_id.as_str())
+            && matches!(self.phase(), Phase::Running | Phase::Starting);
+        (session.status == "running" || shown_running)
+            .then_some("Its task is running: stop the task first to delete this conversation.")
+    }
+
+    /// The favourite chips show: the chat is empty and no task is under way.
+    pub fn shows_quick_start(&self) -> bool {
+        self.chat.is_empty() && self.phase() == Phase::Idle
     }
 
     /// What Send will do now, for the button's label.
@@ -409,9 +482,137 @@ impl PanelState {
         if self.phase().is_active() {
             return;
         }
+        self.forget_shown_session();
+    }
+
+    /// An empty chat; news of the session shown until now is not shown again.
+    fn forget_shown_session(&mut self) {
         self.task = TaskView { dismissed: self.task.session_id.take(), ..TaskView::default() };
         self.chat = Chat::default();
         self.send_error = None;
+    }
+
+    fn toggle_history(&mut self) {
+        if self.view == View::History {
+            self.view = View::Chat;
+            return;
+        }
+        self.view = View::History;
+        self.history.confirming = None;
+        self.list_sessions();
+    }
+
+    fn list_sessions(&mut self) {
+        if self.connected() {
+            let id = self.request(|id| PanelRequest::ListSessions { id });
+            self.history.load(id);
+        }
+    }
+
+    fn open_session(&mut self, session_id: String) {
+        if !self.can_open_session() {
+            self.history.error = Some(if self.connected() {
+                "A task is running: stop it, or wait until it ends, to open another conversation."
+                    .into()
+            } else {
+                LOST.into()
+            });
+            return;
+        }
+        // Shown again even if "New chat" put it away.
+        if self.task.dismissed.as_deref() == Some(session_id.as_str()) {
+            self.task.dismissed = None;
+        }
+        self.history.error = None;
+        let asked = session_id.clone();
+        let id = self.request(|id| PanelRequest::OpenSession { id, session_id: asked });
+        self.history.opening = Some((id, session_id));
+    }
+
+    fn delete_session(&mut self, session_id: String) {
+        let summary =
+            self.history.sessions.iter().flatten().find(|s| s.session_id == session_id).cloned();
+        self.history.confirming = None;
+        if let Some(why) = summary.as_ref().and_then(|s| self.why_not_delete(s)) {
+            self.history.error = Some(why.into());
+            return;
+        }
+        if !self.connected() || self.history.is_busy() {
+            return;
+        }
+        self.history.error = None;
+        let asked = session_id.clone();
+        let id = self.request(|id| PanelRequest::DeleteSession { id, session_id: asked });
+        self.history.deleting = Some((id, session_id));
+    }
+
+    fn save_favourites(&mut self, list: Vec<protocol::Favourite>) {
+        let id = self.request(|id| PanelRequest::SaveFavourites { id, favourites: list });
+        self.favourites.saving(id);
+    }
+
+    fn favourite(&mut self, action: FavouriteAction) {
+        let connected = self.connected();
+        let favourites = &mut self.favourites;
+        match action {
+            FavouriteAction::Use(id) => {
+                if let Some(favourite) = favourites.get(&id) {
+                    self.draft = favourite.prompt.clone();
+                    self.send_error = None;
+                }
+            }
+            FavouriteAction::Add => favourites.add(),
+            FavouriteAction::Edit(id) => favourites.edit(&id),
+            FavouriteAction::Title(text) => {
+                if let Some(editor) = favourites.editor.as_mut() {
+                    editor.title = text;
+                    editor.problem = None;
+                }
+            }
+            FavouriteAction::Prompt(text) => {
+                if let Some(editor) = favourites.editor.as_mut() {
+                    editor.prompt = text;
+                    editor.problem = None;
+                }
+            }
+            FavouriteAction::Cancel => favourites.cancel(),
+            FavouriteAction::ToggleManage => favourites.managing = !favourites.managing,
+            FavouriteAction::Save => {
+                if !connected {
+                    if let Some(editor) = favourites.editor.as_mut() {
+                        editor.problem = Some(LOST.into());
+                    }
+                } else if let Some(list) = favourites.submit() {
+                    self.save_favourites(list);
+                }
+            }
+            FavouriteAction::Remove(id) => {
+                if let Some(list) = favourites.without(&id).filter(|_| connected) {
+                    self.save_favourites(list);
+                }
+            }
+            FavouriteAction::SaveTask(text) => {
+                if let Some(list) = favourites.with_prompt(&text).filter(|_| connected) {
+                    self.save_favourites(list);
+                }
+            }
+        }
+    }
+
+    fn test_connection(&mut self, role: Role) {
+        let sent = if self.connected() {
+            self.settings.draft.model(role).connection_test(role).map(|(model, key)| {
+                self.request(|id| PanelRequest::TestConnection {
+                    id,
+                    role: role.id().to_owned(),
+                    model: Box::new(model),
+                    key,
+                })
+            })
+        } else {
+            Err(LOST.into())
+        };
+        self.settings.testing(role, sent);
     }
 
     /// Shows another session than the one shown (a new task, or the panel reopened).
@@ -563,7 +764,7 @@ impl PanelState {
     }
 
     fn open_settings(&mut self) {
-        self.settings_open = true;
+        self.view = View::Settings;
         if self.settings.needs_loading() && self.connected() {
             let id = self.request(|id| PanelRequest::GetSettings { id });
             self.settings.loading(id);
@@ -574,9 +775,14 @@ impl PanelState {
         match event {
             WorkerEvent::Hello { version } => {
                 self.worker = WorkerLink::Connected { version };
-                if self.settings_open {
+                if self.settings_open() {
                     self.open_settings();
                 }
+                if self.view == View::History {
+                    self.list_sessions();
+                }
+                let id = self.request(|id| PanelRequest::GetFavourites { id });
+                self.favourites.loading = Some(id);
             }
             WorkerEvent::PageTitle { id, title, .. } if self.title.awaits(id) => {
                 self.title = Lookup::Shown(title);
@@ -593,16 +799,38 @@ impl PanelState {
             WorkerEvent::Failed { id, message } if self.settings.awaits_load(id) => {
                 self.settings.load = settings::Load::Failed { message };
             }
-            WorkerEvent::Failed { id, message } => self.on_failed(id, message),
+            WorkerEvent::Failed { id, message } if self.history.failed(id, &message) => {}
+            WorkerEvent::Failed { id, message } if self.favourites.failed(id, &message) => {}
+            WorkerEvent::Failed { id, message } => {
+                if !self.settings.tested(id, false, message.clone()) {
+                    self.on_failed(id, message);
+                }
+            }
             WorkerEvent::Done { id } => {
                 self.asked.remove(&id);
             }
             WorkerEvent::Agent { event } => self.on_agent_event(event),
             WorkerEvent::Task { id, snapshot } => {
+                let opened = id.is_some_and(|id| self.history.opened(id));
                 if let Some(id) = id {
                     self.asked.remove(&id);
                 }
                 self.on_snapshot(snapshot.map(|s| *s));
+                if opened {
+                    self.view = View::Chat;
+                }
+            }
+            WorkerEvent::Sessions { id, sessions } => {
+                let deleted = self.history.listed(id, sessions);
+                if deleted.is_some() && deleted == self.task.session_id {
+                    self.forget_shown_session();
+                }
+            }
+            WorkerEvent::Favourites { id, favourites } => {
+                self.favourites.stored(id, favourites);
+            }
+            WorkerEvent::Connection { id, ok, message } => {
+                self.settings.tested(id, ok, message);
             }
             WorkerEvent::Settings { id, settings, problems } => {
                 if self.settings.awaits_load(id) {
@@ -637,6 +865,9 @@ impl PanelState {
         if self.settings.saving.is_some() {
             self.settings.save_failed(message.into());
         }
+        self.settings.tests_interrupted(message);
+        self.history.interrupted(message);
+        self.favourites.interrupted(message);
         if let Some(id) = self.task.starting.take() {
             // Whether it started, the worker's snapshot will tell; keep the text meanwhile.
             let text = self.chat.drop_pending(id).unwrap_or_default();
@@ -674,7 +905,7 @@ impl PanelState {
             PanelAction::Stop => self.control(Asked::Cancel),
             PanelAction::NewChat => self.new_chat(),
             PanelAction::ToggleTools => self.tools_collapsed = !self.tools_collapsed,
-            PanelAction::ToggleSettings if self.settings_open => self.settings_open = false,
+            PanelAction::ToggleSettings if self.settings_open() => self.view = View::Chat,
             PanelAction::ToggleSettings | PanelAction::OpenSettings => self.open_settings(),
             PanelAction::EditSetting(field, value) => self.settings.edit(field, value),
             PanelAction::SaveSettings => {
@@ -686,6 +917,15 @@ impl PanelState {
                     self.settings.saving = Some(id);
                 }
             }
+            PanelAction::TestConnection(role) => self.test_connection(role),
+            PanelAction::ToggleHistory => self.toggle_history(),
+            PanelAction::OpenSession(session_id) => self.open_session(session_id),
+            PanelAction::AskDeleteSession(session_id) => {
+                self.history.confirming = Some(session_id);
+            }
+            PanelAction::CancelDeleteSession => self.history.confirming = None,
+            PanelAction::DeleteSession(session_id) => self.delete_session(session_id),
+            PanelAction::Favourite(action) => self.favourite(action),
         }
         self
     }

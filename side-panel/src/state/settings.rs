@@ -160,6 +160,20 @@ impl ModelDraft {
         }
     }
 
+    /// What "Test connection" sends for this role: the model as typed, and the key when one
+    /// was typed anew (`None` uses the stored key). `Err` says what to fix first.
+    pub fn connection_test(&self, role: Role) -> Result<(ModelConfig, Option<String>), String> {
+        let mut problems = Vec::new();
+        let model = self.build(role, &mut problems);
+        problems.extend(model.problems(role.id()));
+        if let Some((_, problem)) = problems.into_iter().next() {
+            return Err(format!("Fix the form first: {problem}"));
+        }
+        let key = self.api_key.trim();
+        let key = (!key.is_empty() && key != MASKED).then(|| key.to_owned());
+        Ok((ModelConfig { api_key: Secret::default(), ..model }, key))
+    }
+
     fn build(&self, role: Role, problems: &mut Vec<(String, String)>) -> ModelConfig {
         ModelConfig {
             provider: self.provider,
@@ -389,6 +403,21 @@ pub enum Saved {
     Failed(String),
 }
 
+/// A role's "Test connection".
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ConnectionTest {
+    #[default]
+    Idle,
+    Testing {
+        id: u32,
+    },
+    /// The worker's answer (or why the test could not be made).
+    Done {
+        ok: bool,
+        message: String,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SettingsForm {
     pub load: Load,
@@ -403,6 +432,8 @@ pub struct SettingsForm {
     server: Vec<(String, String)>,
     pub saving: Option<u32>,
     pub saved: Option<Saved>,
+    /// By role, in [`Role::ALL`]'s order.
+    pub connection: [ConnectionTest; 4],
 }
 
 /// The form field a problem's path belongs to: `allow.2` → `allow`.
@@ -430,6 +461,7 @@ impl SettingsForm {
         *self = SettingsForm {
             load: Load::Ready { stored: settings.is_some() },
             draft: SettingsDraft::new(settings),
+            connection: std::mem::take(&mut self.connection),
             ..SettingsForm::default()
         };
         self.local = self.draft.build().1;
@@ -437,6 +469,18 @@ impl SettingsForm {
 
     pub fn edit(&mut self, field: Field, value: String) {
         self.draft.set(field, value);
+        if let Field::Provider(role)
+        | Field::BaseUrl(role)
+        | Field::ApiKey(role)
+        | Field::Model(role)
+        | Field::Timeout(role) = field
+        {
+            // The result no longer describes the form.
+            let test = &mut self.connection[role as usize];
+            if matches!(test, ConnectionTest::Done { .. }) {
+                *test = ConnectionTest::Idle;
+            }
+        }
         let path = field.path();
         self.server.retain(|(f, _)| owner(f) != path);
         self.touched.insert(path);
@@ -460,7 +504,10 @@ impl SettingsForm {
     ) {
         self.saving = None;
         if problems.is_empty() {
-            let mut fresh = SettingsForm::default();
+            let mut fresh = SettingsForm {
+                connection: std::mem::take(&mut self.connection),
+                ..Default::default()
+            };
             fresh.loaded(settings);
             fresh.saved = Some(Saved::Ok);
             *self = fresh;
@@ -474,6 +521,40 @@ impl SettingsForm {
     pub fn save_failed(&mut self, message: String) {
         self.saving = None;
         self.saved = Some(Saved::Failed(message));
+    }
+
+    pub fn connection_of(&self, role: Role) -> &ConnectionTest {
+        &self.connection[role as usize]
+    }
+
+    /// The test of `role` was sent as request `id`, or could not be (`Err`).
+    pub fn testing(&mut self, role: Role, sent: Result<u32, String>) {
+        self.connection[role as usize] = match sent {
+            Ok(id) => ConnectionTest::Testing { id },
+            Err(message) => ConnectionTest::Done { ok: false, message },
+        };
+    }
+
+    /// Whether request `id` was a connection test; if so its outcome is shown.
+    pub fn tested(&mut self, id: u32, ok: bool, message: String) -> bool {
+        let Some(test) = self
+            .connection
+            .iter_mut()
+            .find(|t| matches!(t, ConnectionTest::Testing { id: i } if *i == id))
+        else {
+            return false;
+        };
+        *test = ConnectionTest::Done { ok, message };
+        true
+    }
+
+    /// The port closed: tests under way will not be answered.
+    pub fn tests_interrupted(&mut self, message: &str) {
+        for test in &mut self.connection {
+            if matches!(test, ConnectionTest::Testing { .. }) {
+                *test = ConnectionTest::Done { ok: false, message: message.to_owned() };
+            }
+        }
     }
 
     /// The problems to show now, as (field path, message), without repeats.
@@ -614,6 +695,49 @@ mod tests {
         assert!(settings.agent.vision);
         form.edit(Field::Variant(Role::Thinking), "B C".into());
         assert_eq!(fields(&form.problems()), ["variants.thinking"]);
+    }
+
+    #[test]
+    fn a_connection_test_sends_the_typed_model_and_only_a_new_key() {
+        let mut form = form(Some(&stored()));
+        let (model, key) =
+            form.draft.model(Role::Navigator).connection_test(Role::Navigator).unwrap();
+        assert_eq!((model.model.as_str(), key), ("nav-model", None), "the stored key is used");
+        assert_eq!(model.api_key.expose(), "", "never the mask");
+        form.edit(Field::ApiKey(Role::Navigator), "***sk-new".into());
+        form.edit(Field::Model(Role::Navigator), "other".into());
+        let (model, key) =
+            form.draft.model(Role::Navigator).connection_test(Role::Navigator).unwrap();
+        assert_eq!((model.model.as_str(), key.as_deref()), ("other", Some("sk-new")));
+        form.edit(Field::Timeout(Role::Planner), "soon".into());
+        let refused = form.draft.model(Role::Planner).connection_test(Role::Planner).unwrap_err();
+        assert_eq!(refused, "Fix the form first: Enter a whole number.");
+    }
+
+    #[test]
+    fn a_test_result_shows_for_its_role_until_that_role_is_edited() {
+        let mut form = form(Some(&stored()));
+        form.testing(Role::Navigator, Ok(7));
+        form.testing(Role::Planner, Err("Fix the form first.".into()));
+        assert!(!form.tested(8, true, "?".into()));
+        assert!(form.tested(7, true, "Connected".into()));
+        assert_eq!(
+            *form.connection_of(Role::Navigator),
+            ConnectionTest::Done { ok: true, message: "Connected".into() }
+        );
+        form.edit(Field::Model(Role::Thinking), "x".into());
+        assert!(matches!(form.connection_of(Role::Navigator), ConnectionTest::Done { .. }));
+        form.saving = Some(9);
+        form.saved(Some(&stored()), vec![]);
+        assert!(matches!(form.connection_of(Role::Navigator), ConnectionTest::Done { .. }), "kept");
+        form.edit(Field::BaseUrl(Role::Navigator), "http://x".into());
+        assert_eq!(*form.connection_of(Role::Navigator), ConnectionTest::Idle);
+        form.testing(Role::Repair, Ok(10));
+        form.tests_interrupted("Lost.");
+        assert_eq!(
+            *form.connection_of(Role::Repair),
+            ConnectionTest::Done { ok: false, message: "Lost.".into() }
+        );
     }
 
     #[test]

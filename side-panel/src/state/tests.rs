@@ -3,9 +3,13 @@ use protocol::agent::{
 };
 use protocol::settings::{ModelConfig, ProviderKind, RoleModels, Secret, Settings};
 
+use protocol::Favourite;
+use protocol::agent::SessionSummary;
+
 use super::chat::tests::{a_step, event};
 use super::chat::{Entry, PendingKind};
-use super::settings::{Field, Load, Role, Saved};
+use super::history::tests::session;
+use super::settings::{ConnectionTest, Field, Load, Role, Saved};
 use super::*;
 
 fn reduce(state: PanelState, actions: impl IntoIterator<Item = PanelAction>) -> PanelState {
@@ -16,8 +20,11 @@ fn hello() -> PanelAction {
     PanelAction::Worker(WorkerEvent::Hello { version: "0.1.0".into() })
 }
 
+/// Connected, with the favourites the greeting asks for (request 0) loaded: none.
 fn connected_on_tab(tab: TabId) -> PanelState {
-    reduce(PanelState::default(), [PanelAction::TabChosen(Some(tab)), hello()])
+    let mut state = reduce(PanelState::default(), [PanelAction::TabChosen(Some(tab)), hello()]);
+    assert_eq!(posted(&mut state), [PanelRequest::GetFavourites { id: 0 }]);
+    reduce(state, [PanelAction::Worker(WorkerEvent::Favourites { id: 0, favourites: vec![] })])
 }
 
 fn agent(event: AgentEvent) -> PanelAction {
@@ -98,10 +105,10 @@ fn requests_can_be_made_once_the_worker_greets_and_a_tab_is_known() {
 #[test]
 fn the_matching_answer_shows_the_title() {
     let mut state = reduce(connected_on_tab(3), [PanelAction::ReadTitle]);
-    assert_eq!(posted(&mut state), [PanelRequest::PageTitle { id: 0, tab_id: 3 }]);
+    assert_eq!(posted(&mut state), [PanelRequest::PageTitle { id: 1, tab_id: 3 }]);
     let state = reduce(
         state,
-        [PanelAction::Worker(WorkerEvent::PageTitle { id: 0, tab_id: 3, title: "Shop".into() })],
+        [PanelAction::Worker(WorkerEvent::PageTitle { id: 1, tab_id: 3, title: "Shop".into() })],
     );
     assert_eq!(state.title, Lookup::Shown("Shop".into()));
     assert!(state.can_request_title());
@@ -117,7 +124,7 @@ fn a_stale_answer_is_ignored() {
             PanelAction::Worker(WorkerEvent::Failed { id: 41, message: "old".into() }),
         ],
     );
-    assert_eq!(state.title, Lookup::Pending { id: 0 });
+    assert_eq!(state.title, Lookup::Pending { id: 1 });
     assert_eq!(state.outbox.len(), 1, "one request at a time");
 }
 
@@ -131,11 +138,11 @@ fn the_state_command_typed_in_the_chat_shows_the_text_the_agent_reads() {
     let mut state = reduce(state, typed("/state"));
     assert_eq!(state.command_error, None, "a good command clears the last complaint");
     assert!(!state.tools_collapsed, "the answer shows in the Tools area");
-    assert_eq!(posted(&mut state), [PanelRequest::PageState { id: 0, tab_id: 3 }]);
+    assert_eq!(posted(&mut state), [PanelRequest::PageState { id: 1, tab_id: 3 }]);
     let state = reduce(
         state,
         [PanelAction::Worker(WorkerEvent::PageState {
-            id: 0,
+            id: 1,
             text: "[1]<a>Home".into(),
             chars: 10,
             ms: 4.0,
@@ -202,7 +209,7 @@ fn send_with_no_task_starts_one_in_a_new_session() {
     assert_eq!(
         posted(&mut state),
         [PanelRequest::StartTask {
-            id: 0,
+            id: 1,
             tab_id: 3,
             task: "Find a kettle\nunder $30".into(),
             session_id: None,
@@ -232,7 +239,7 @@ fn send_while_running_is_steering_and_the_box_stays_usable() {
     let mut state = reduce(running(), typed("only steel ones"));
     assert_eq!(
         posted(&mut state),
-        [PanelRequest::FollowUp { id: 0, session_id: "s1".into(), text: "only steel ones".into() }]
+        [PanelRequest::FollowUp { id: 1, session_id: "s1".into(), text: "only steel ones".into() }]
     );
     assert_eq!(state.phase(), Phase::Running, "steering does not stop the task");
     assert_eq!(state.chat.pending[0].kind, PendingKind::Steering);
@@ -248,8 +255,8 @@ fn send_while_paused_is_a_follow_up_then_resume() {
     assert_eq!(
         posted(&mut state),
         [
-            PanelRequest::FollowUp { id: 0, session_id: "s1".into(), text: "Blue".into() },
-            PanelRequest::Resume { id: 1, session_id: "s1".into() },
+            PanelRequest::FollowUp { id: 1, session_id: "s1".into(), text: "Blue".into() },
+            PanelRequest::Resume { id: 2, session_id: "s1".into() },
         ]
     );
     // The worker applies it and resumes.
@@ -276,7 +283,7 @@ fn send_after_a_task_ends_is_a_follow_up_task_in_the_same_session() {
     assert_eq!(
         posted(&mut state),
         [PanelRequest::StartTask {
-            id: 0,
+            id: 1,
             tab_id: 3,
             task: "And a toaster?".into(),
             session_id: Some("s1".into()),
@@ -345,7 +352,7 @@ fn a_start_that_fails_says_why_and_ends_starting() {
             PanelAction::DraftChanged("Find".into()),
             PanelAction::Send,
             PanelAction::Worker(WorkerEvent::Failed {
-                id: 0,
+                id: 1,
                 message: "No model is set up. Open Settings.".into(),
             }),
         ],
@@ -365,7 +372,7 @@ fn steering_that_fails_comes_back_to_the_box() {
             PanelAction::DraftChanged("steel".into()),
             PanelAction::Send,
             PanelAction::Worker(WorkerEvent::Failed {
-                id: 0,
+                id: 1,
                 message: "The task has ended.".into(),
             }),
         ],
@@ -379,7 +386,7 @@ fn steering_that_fails_comes_back_to_the_box() {
 #[test]
 fn pause_and_steer_asks_once_and_the_worker_pauses() {
     let mut state = reduce(running(), [PanelAction::Pause, PanelAction::Pause]);
-    assert_eq!(posted(&mut state), [PanelRequest::Pause { id: 0, session_id: "s1".into() }]);
+    assert_eq!(posted(&mut state), [PanelRequest::Pause { id: 1, session_id: "s1".into() }]);
     assert!(state.task.pause_requested);
     let state = reduce(
         state,
@@ -401,7 +408,7 @@ fn pause_and_steer_asks_once_and_the_worker_pauses() {
 #[test]
 fn a_question_pauses_and_resume_anyway_resumes_without_a_message() {
     let mut state = reduce(paused_with_question(), [PanelAction::ResumeAnyway, PanelAction::Pause]);
-    assert_eq!(posted(&mut state), [PanelRequest::Resume { id: 0, session_id: "s1".into() }]);
+    assert_eq!(posted(&mut state), [PanelRequest::Resume { id: 1, session_id: "s1".into() }]);
     let (actor, kind, text) = messages(&state).pop().unwrap();
     assert_eq!((actor, kind, text.as_str()), (Actor::System, EventKind::Question, "Which colour?"));
     let Some(TaskStatus::Paused { question, .. }) = &state.task.status else { panic!() };
@@ -411,7 +418,7 @@ fn a_question_pauses_and_resume_anyway_resumes_without_a_message() {
 #[test]
 fn stop_works_while_running_and_while_paused_only() {
     let mut state = reduce(running(), [PanelAction::Stop]);
-    assert_eq!(posted(&mut state), [PanelRequest::Cancel { id: 0, session_id: "s1".into() }]);
+    assert_eq!(posted(&mut state), [PanelRequest::Cancel { id: 1, session_id: "s1".into() }]);
     let mut state = reduce(paused_with_question(), [PanelAction::Stop]);
     assert_eq!(posted(&mut state).len(), 1);
     let mut state = reduce(
@@ -499,8 +506,8 @@ fn a_worker_without_a_task_shows_idle() {
 fn posted_requests_leave_the_outbox() {
     let state = reduce(connected_on_tab(3), [PanelAction::ReadTitle, PanelAction::ToggleSettings]);
     assert_eq!(state.outbox.len(), 2);
-    let state = reduce(state, [PanelAction::Posted { up_to: 0 }]);
-    assert_eq!(state.outbox, [PanelRequest::GetSettings { id: 1 }]);
+    let state = reduce(state, [PanelAction::Posted { up_to: 1 }]);
+    assert_eq!(state.outbox, [PanelRequest::GetSettings { id: 2 }]);
 }
 
 // --- Settings ---
@@ -528,19 +535,19 @@ fn stored_settings() -> Settings {
 #[test]
 fn the_gear_opens_settings_and_loads_them_once() {
     let mut state = reduce(connected_on_tab(3), [PanelAction::ToggleSettings]);
-    assert!(state.settings_open);
-    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 0 }]);
+    assert_eq!(state.view, View::Settings);
+    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 1 }]);
     let mut state = reduce(
         state,
         [
-            PanelAction::Worker(WorkerEvent::Settings { id: 0, settings: None, problems: vec![] }),
+            PanelAction::Worker(WorkerEvent::Settings { id: 1, settings: None, problems: vec![] }),
             PanelAction::ToggleSettings,
             PanelAction::ToggleSettings,
         ],
     );
     assert_eq!(state.settings.load, Load::Ready { stored: false });
     assert!(posted(&mut state).is_empty(), "loaded already");
-    assert!(state.settings_open);
+    assert_eq!(state.view, View::Settings);
 }
 
 #[test]
@@ -550,7 +557,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         [
             PanelAction::OpenSettings,
             PanelAction::Worker(WorkerEvent::Settings {
-                id: 0,
+                id: 1,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
             }),
@@ -571,7 +578,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         ],
     );
     let sent = posted(&mut state);
-    let [PanelRequest::SaveSettings { id: 1, settings, keys }] = sent.as_slice() else {
+    let [PanelRequest::SaveSettings { id: 2, settings, keys }] = sent.as_slice() else {
         panic!("{sent:?}")
     };
     assert_eq!(settings.agent.max_steps, 25);
@@ -583,7 +590,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
     let state = reduce(
         state,
         [PanelAction::Worker(WorkerEvent::Settings {
-            id: 1,
+            id: 2,
             settings: Some(Box::new(stored_settings())),
             problems: vec![("models.navigator.base_url".into(), "Unreachable.".into())],
         })],
@@ -597,7 +604,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
             PanelAction::EditSetting(Field::BaseUrl(Role::Navigator), "".into()),
             PanelAction::SaveSettings,
             PanelAction::Worker(WorkerEvent::Settings {
-                id: 2,
+                id: 3,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
             }),
@@ -610,6 +617,386 @@ fn invalid_settings_show_inline_and_are_not_sent() {
 #[test]
 fn an_error_pointing_at_settings_can_open_them() {
     let state = reduce(running(), [PanelAction::OpenSettings]);
-    assert!(state.settings_open);
+    assert_eq!(state.view, View::Settings);
     assert_eq!(state.phase(), Phase::Running, "the task is not disturbed");
+}
+
+#[test]
+fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role() {
+    let mut state = reduce(
+        connected_on_tab(3),
+        [
+            PanelAction::OpenSettings,
+            PanelAction::Worker(WorkerEvent::Settings {
+                id: 1,
+                settings: Some(Box::new(stored_settings())),
+                problems: vec![],
+            }),
+            PanelAction::EditSetting(Field::ApiKey(Role::Navigator), "sk-typed".into()),
+            PanelAction::EditSetting(Field::Model(Role::Navigator), "gpt-other".into()),
+            PanelAction::TestConnection(Role::Navigator),
+            PanelAction::TestConnection(Role::Planner),
+        ],
+    );
+    let sent = posted(&mut state);
+    let [
+        PanelRequest::GetSettings { .. },
+        PanelRequest::TestConnection { id: 2, role, model, key },
+        PanelRequest::TestConnection { id: 3, key: stored_key, .. },
+    ] = sent.as_slice()
+    else {
+        panic!("{sent:?}")
+    };
+    assert_eq!((role.as_str(), model.model.as_str()), ("navigator", "gpt-other"));
+    assert_eq!(key.as_deref(), Some("sk-typed"), "a typed key travels apart");
+    assert_eq!(*stored_key, None, "else the worker uses the stored key");
+    assert_eq!(*state.settings.connection_of(Role::Navigator), ConnectionTest::Testing { id: 2 });
+
+    let state = reduce(
+        state,
+        [
+            PanelAction::Worker(WorkerEvent::Connection {
+                id: 2,
+                ok: true,
+                message: "Connected: gpt-other answered in 412 ms".into(),
+            }),
+            PanelAction::Worker(WorkerEvent::Failed { id: 3, message: "No storage.".into() }),
+        ],
+    );
+    assert_eq!(
+        *state.settings.connection_of(Role::Navigator),
+        ConnectionTest::Done {
+            ok: true,
+            message: "Connected: gpt-other answered in 412 ms".into()
+        }
+    );
+    assert_eq!(
+        *state.settings.connection_of(Role::Planner),
+        ConnectionTest::Done { ok: false, message: "No storage.".into() }
+    );
+    assert!(messages(&state).is_empty(), "a failed test is not a chat error");
+}
+
+#[test]
+fn a_connection_test_of_a_broken_form_says_what_to_fix_without_asking() {
+    let mut state = reduce(
+        connected_on_tab(3),
+        [
+            PanelAction::OpenSettings,
+            PanelAction::Worker(WorkerEvent::Settings { id: 1, settings: None, problems: vec![] }),
+            PanelAction::TestConnection(Role::Thinking),
+        ],
+    );
+    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 1 }]);
+    let ConnectionTest::Done { ok: false, message } = state.settings.connection_of(Role::Thinking)
+    else {
+        panic!("{:?}", state.settings.connection)
+    };
+    assert_eq!(message, "Fix the form first: Enter a model name.");
+    let state = reduce(
+        state,
+        [
+            PanelAction::EditSetting(Field::Model(Role::Thinking), "m".into()),
+            PanelAction::TestConnection(Role::Thinking),
+            PanelAction::PortInterrupted,
+        ],
+    );
+    assert!(matches!(
+        state.settings.connection_of(Role::Thinking),
+        ConnectionTest::Done { ok: false, message } if message.contains("interrupted")
+    ));
+}
+
+// --- History ---
+
+fn sessions(id: u32, list: Vec<SessionSummary>) -> PanelAction {
+    PanelAction::Worker(WorkerEvent::Sessions { id, sessions: list })
+}
+
+/// The panel showing session `s1`, done.
+fn done() -> PanelState {
+    reduce(
+        running(),
+        [agent(at(event(Actor::Thinking, TaskOk, EventKind::Answer, "A $20 kettle"), 5.0))],
+    )
+}
+
+#[test]
+fn history_lists_the_conversations_each_time_it_opens() {
+    let mut state = reduce(connected_on_tab(3), [PanelAction::ToggleHistory]);
+    assert_eq!(state.view, View::History);
+    assert_eq!(posted(&mut state), [PanelRequest::ListSessions { id: 1 }]);
+    let state = reduce(state, [sessions(1, vec![session("s2", "done"), session("s1", "done")])]);
+    assert_eq!(state.history.sessions.as_ref().map(Vec::len), Some(2));
+    assert_eq!(state.history.loading, None);
+    let mut state = reduce(state, [PanelAction::ToggleHistory]);
+    assert_eq!(state.view, View::Chat);
+    assert!(posted(&mut state).is_empty());
+    let mut state = reduce(state, [PanelAction::ToggleHistory]);
+    assert_eq!(posted(&mut state), [PanelRequest::ListSessions { id: 2 }]);
+    assert!(state.history.sessions.is_some(), "the old list shows while the new one loads");
+    let mut state = reduce(state, [PanelAction::ToggleSettings]);
+    assert_eq!(state.view, View::Settings, "one view at a time");
+    posted(&mut state);
+}
+
+#[test]
+fn a_reopened_conversation_shows_in_the_chat_and_a_message_continues_it() {
+    let kettle = vec![
+        at(event(Actor::User, TaskStart, EventKind::Message, "Find a kettle"), 1.0),
+        at(event(Actor::Thinking, TaskOk, EventKind::Answer, "A $20 kettle"), 5.0),
+    ];
+    // Put away with New chat, another conversation had, then the first one reopened.
+    let state = reduce(done(), [PanelAction::NewChat]);
+    let state = reduce(
+        state,
+        [task(TaskSnapshot {
+            session_id: "s2".into(),
+            run_id: "r2".into(),
+            ..snapshot(
+                TaskStatus::Done { answer: "Toasters".into() },
+                vec![AgentEvent {
+                    session_id: "s2".into(),
+                    run_id: "r2".into(),
+                    ..at(event(Actor::User, TaskStart, EventKind::Message, "Toasters?"), 7.0)
+                }],
+            )
+        })],
+    );
+    assert_eq!(state.task.session_id.as_deref(), Some("s2"));
+    let mut state = reduce(
+        state,
+        [
+            PanelAction::ToggleHistory,
+            sessions(1, vec![session("s2", "done"), session("s1", "done")]),
+            PanelAction::OpenSession("s1".into()),
+        ],
+    );
+    assert_eq!(
+        posted(&mut state),
+        [
+            PanelRequest::ListSessions { id: 1 },
+            PanelRequest::OpenSession { id: 2, session_id: "s1".into() }
+        ]
+    );
+    assert!(!state.can_open_session(), "one at a time");
+    // The worker broadcasts the snapshot, then answers with it.
+    let reopened = snapshot(TaskStatus::Done { answer: "A $20 kettle".into() }, kettle);
+    let state = reduce(
+        state,
+        [
+            task(reopened.clone()),
+            PanelAction::Worker(WorkerEvent::Task {
+                id: Some(2),
+                snapshot: Some(Box::new(reopened)),
+            }),
+        ],
+    );
+    assert_eq!(state.view, View::Chat);
+    assert_eq!(state.task.session_id.as_deref(), Some("s1"));
+    assert_eq!(state.phase(), Phase::Done);
+    assert_eq!(
+        messages(&state),
+        [
+            (Actor::User, EventKind::Message, "Find a kettle".to_owned()),
+            (Actor::Thinking, EventKind::Answer, "A $20 kettle".to_owned()),
+        ],
+        "only the reopened conversation"
+    );
+    let mut state = reduce(state, typed("And a toaster?"));
+    let sent = posted(&mut state);
+    let [PanelRequest::StartTask { session_id, .. }] = sent.as_slice() else { panic!("{sent:?}") };
+    assert_eq!(session_id.as_deref(), Some("s1"), "a follow-up in that conversation");
+}
+
+#[test]
+fn no_conversation_opens_while_a_task_runs_and_a_refusal_is_shown() {
+    let mut state = reduce(running(), [PanelAction::ToggleHistory]);
+    posted(&mut state);
+    assert!(!state.can_open_session());
+    let mut state = reduce(state, [PanelAction::OpenSession("s0".into())]);
+    assert!(posted(&mut state).is_empty());
+    assert!(state.history.error.as_deref().unwrap().contains("A task is running"));
+
+    let mut state =
+        reduce(done(), [PanelAction::ToggleHistory, PanelAction::OpenSession("gone".into())]);
+    assert_eq!(posted(&mut state).len(), 2);
+    let state = reduce(
+        state,
+        [PanelAction::Worker(WorkerEvent::Failed {
+            id: 2,
+            message: "That conversation is no longer stored.".into(),
+        })],
+    );
+    assert_eq!(
+        state.history.error.as_deref(),
+        Some("Could not open it: That conversation is no longer stored.")
+    );
+    assert_eq!(state.view, View::History);
+    assert!(messages(&state).len() == 2, "the chat is untouched");
+}
+
+#[test]
+fn deleting_asks_first_spares_the_running_task_and_empties_a_chat_showing_it() {
+    let mut state = reduce(
+        done(),
+        [
+            PanelAction::ToggleHistory,
+            sessions(1, vec![session("s9", "running"), session("s1", "done")]),
+            PanelAction::AskDeleteSession("s9".into()),
+        ],
+    );
+    posted(&mut state);
+    assert_eq!(state.history.confirming.as_deref(), Some("s9"));
+    assert!(state.why_not_delete(&session("s9", "running")).is_some());
+    let mut state = reduce(state, [PanelAction::DeleteSession("s9".into())]);
+    assert!(posted(&mut state).is_empty(), "the running session is not deleted");
+    assert!(state.history.error.as_deref().unwrap().contains("stop the task first"));
+
+    let mut state = reduce(
+        state,
+        [
+            PanelAction::AskDeleteSession("s1".into()),
+            PanelAction::CancelDeleteSession,
+            PanelAction::AskDeleteSession("s1".into()),
+            PanelAction::DeleteSession("s1".into()),
+        ],
+    );
+    assert_eq!(
+        posted(&mut state),
+        [PanelRequest::DeleteSession { id: 2, session_id: "s1".into() }]
+    );
+    assert_eq!(state.history.confirming, None);
+    let state = reduce(state, [sessions(2, vec![session("s9", "running")])]);
+    assert_eq!(state.history.sessions, Some(vec![session("s9", "running")]));
+    assert_eq!(state.phase(), Phase::Idle, "the chat showed it: it is empty now");
+    assert!(state.chat.is_empty());
+    // The worker's snapshot of it, late, does not bring it back.
+    let state = reduce(state, [task(snapshot(TaskStatus::Done { answer: "x".into() }, vec![]))]);
+    assert!(state.chat.is_empty());
+}
+
+#[test]
+fn the_session_shown_while_it_runs_cannot_be_deleted_even_if_the_list_is_old() {
+    let state = reduce(running(), [PanelAction::ToggleHistory]);
+    assert!(state.why_not_delete(&session("s1", "done")).is_some());
+    assert!(state.why_not_delete(&session("s2", "done")).is_none());
+}
+
+// --- Favourites ---
+
+fn favourites_stored(id: u32, list: &[(&str, &str, &str)]) -> PanelAction {
+    PanelAction::Worker(WorkerEvent::Favourites {
+        id,
+        favourites: list
+            .iter()
+            .map(|(id, title, prompt)| Favourite {
+                id: (*id).into(),
+                title: (*title).into(),
+                prompt: (*prompt).into(),
+            })
+            .collect(),
+    })
+}
+
+fn fav(action: FavouriteAction) -> PanelAction {
+    PanelAction::Favourite(action)
+}
+
+#[test]
+fn favourites_load_on_connect_and_a_chip_fills_the_box_without_sending() {
+    let mut state = reduce(PanelState::default(), [PanelAction::TabChosen(Some(3)), hello()]);
+    assert_eq!(posted(&mut state), [PanelRequest::GetFavourites { id: 0 }]);
+    let mut state = reduce(
+        state,
+        [
+            favourites_stored(0, &[("fav-1", "Kettle", "Find the cheapest kettle")]),
+            fav(FavouriteAction::Use("fav-1".into())),
+        ],
+    );
+    assert!(state.shows_quick_start());
+    assert_eq!(state.draft, "Find the cheapest kettle");
+    assert!(posted(&mut state).is_empty(), "not sent");
+    assert!(!running().shows_quick_start(), "only on an empty chat");
+}
+
+#[test]
+fn favourites_are_added_edited_and_removed_through_the_worker() {
+    let mut state = reduce(
+        connected_on_tab(3),
+        [
+            fav(FavouriteAction::Add),
+            fav(FavouriteAction::Title("Kettle".into())),
+            fav(FavouriteAction::Save),
+        ],
+    );
+    assert!(posted(&mut state).is_empty(), "no prompt yet");
+    let problem = state.favourites.editor.as_ref().and_then(|e| e.problem.clone()).unwrap();
+    assert!(problem.contains("prompt"), "{problem}");
+
+    let mut state = reduce(
+        state,
+        [fav(FavouriteAction::Prompt("Find a kettle".into())), fav(FavouriteAction::Save)],
+    );
+    let kettle =
+        Favourite { id: "fav-1".into(), title: "Kettle".into(), prompt: "Find a kettle".into() };
+    assert_eq!(
+        posted(&mut state),
+        [PanelRequest::SaveFavourites { id: 1, favourites: vec![kettle.clone()] }]
+    );
+    assert!(state.favourites.list.is_empty(), "shown once stored");
+    let state = reduce(state, [favourites_stored(1, &[("fav-1", "Kettle", "Find a kettle")])]);
+    assert_eq!(state.favourites.list, [kettle]);
+    assert_eq!(state.favourites.editor, None);
+
+    let mut state = reduce(
+        state,
+        [
+            fav(FavouriteAction::ToggleManage),
+            fav(FavouriteAction::Edit("fav-1".into())),
+            fav(FavouriteAction::Prompt("Find a steel kettle".into())),
+            fav(FavouriteAction::Save),
+        ],
+    );
+    let sent = posted(&mut state);
+    let [PanelRequest::SaveFavourites { id: 2, favourites }] = sent.as_slice() else {
+        panic!("{sent:?}")
+    };
+    assert_eq!(favourites[0].prompt, "Find a steel kettle");
+    let mut state = reduce(
+        state,
+        [
+            favourites_stored(2, &[("fav-1", "Kettle", "Find a steel kettle")]),
+            fav(FavouriteAction::Remove("fav-1".into())),
+        ],
+    );
+    assert_eq!(posted(&mut state), [PanelRequest::SaveFavourites { id: 3, favourites: vec![] }]);
+    let state = reduce(
+        state,
+        [PanelAction::Worker(WorkerEvent::Failed { id: 3, message: "Storage is full.".into() })],
+    );
+    assert_eq!(state.favourites.list.len(), 1, "still stored");
+    assert_eq!(state.favourites.error.as_deref(), Some("Storage is full."));
+    assert!(messages(&state).is_empty(), "not a chat error");
+}
+
+#[test]
+fn a_sent_task_can_be_kept_as_a_favourite() {
+    let mut state = reduce(done(), [fav(FavouriteAction::SaveTask("Find a kettle".into()))]);
+    assert_eq!(
+        posted(&mut state),
+        [PanelRequest::SaveFavourites {
+            id: 1,
+            favourites: vec![Favourite {
+                id: "fav-1".into(),
+                title: "Find a kettle".into(),
+                prompt: "Find a kettle".into(),
+            }],
+        }]
+    );
+    let state =
+        reduce(state, [favourites_stored(1, &[("fav-1", "Find a kettle", "Find a kettle")])]);
+    assert!(state.favourites.has_prompt("Find a kettle"));
+    let mut state = reduce(state, [fav(FavouriteAction::SaveTask("Find a kettle".into()))]);
+    assert!(posted(&mut state).is_empty(), "once");
 }

@@ -7,13 +7,14 @@ use e2e::browser::{Browser, Tab};
 use e2e::fixtures::FixtureSites;
 use serde_json::Value;
 
-const USAGE: &str = "usage: bench <startup|state|action>";
+const USAGE: &str = "usage: bench <startup|state|action|prompt>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
         Some("startup") => startup(),
         Some("state") => state(),
         Some("action") => action(),
+        Some("prompt") => prompt(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);
@@ -125,6 +126,81 @@ fn state() {
     );
     println!("floor: one in-page pass calling getBoundingClientRect on every element (median)");
     println!("target: ≤2.0x floor on the Vec page, ≤1.6x floor + 30 ms elsewhere");
+}
+
+/// The Navigator's prompt, as sent, split into the template (system), the page state and
+/// working memory (history), on real pages: a two-step task per page with the scripted
+/// model, read back from the traces the worker stored. The anchor's figures are quoted from
+/// the brief: a ~9,400-character system prompt, and ~11,000 characters of state for 50
+/// elements.
+fn prompt() {
+    use e2e::agent::replies::{navigate, plan, verdict};
+    use e2e::llm::ScriptedLlm;
+    use serde_json::json;
+
+    let sites = FixtureSites::serve();
+    let rustdoc = rustdoc_html().map(FixtureSites::serve_dir);
+    let mut pages = vec![("fixture shop".to_owned(), sites.url("/shop/index.html"))];
+    if let Some(docs) = &rustdoc {
+        pages.push(("rustdoc std/index.html".into(), docs.url("/std/index.html")));
+        pages.push(("rustdoc struct.Vec.html".into(), docs.url("/std/vec/struct.Vec.html")));
+    }
+    pages.push(("generated 1000".into(), sites.url("/generated.html?n=1000")));
+    let llm = ScriptedLlm::start([]);
+    let mut browser = Browser::launch();
+    browser.configure_agent(e2e::agent::settings(llm.base_url()));
+    println!(
+        "{:<26} {:>4} {:>8} {:>7} {:>8} {:>7} {:>8} {:>10}",
+        "page", "step", "system", "state", "history", "total", "listed", "chars/elt"
+    );
+    for (name, url) in pages {
+        let tab = browser.open_tab(&url);
+        let listed = browser.page_state(&tab)["elements"].as_array().map_or(0, Vec::len);
+        llm.push(plan(false, "1. Scroll through the page\n2. Report what it offers", ""));
+        llm.push(navigate(
+            "Start: the page is open",
+            "Scroll down; I expect more of the page",
+            json!([{"action": "scroll", "screens": 1}]),
+        ));
+        llm.push(navigate(
+            "Success: scrolled one screen",
+            "Report",
+            json!([{"action": "done", "text": "seen"}]),
+        ));
+        llm.push(plan(true, "", "seen"));
+        llm.push(verdict(true, "", "seen"));
+        browser.agent_request(json!({"type": "start_task", "tab_id": tab.id, "task": "What does this page offer? Scroll once, then answer."}));
+        let done = browser.wait_for_task("done");
+        let stored = browser.stored_runs();
+        let mut traces: Vec<&Value> = stored["traces"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["runId"] == done["run_id"] && t["role"] == "navigator")
+            .collect();
+        traces.sort_by_key(|t| t["step"].as_u64());
+        for trace in traces {
+            let chars = &trace["chars"];
+            let state = chars["state"].as_u64().unwrap_or(0);
+            println!(
+                "{name:<26} {:>4} {:>8} {:>7} {:>8} {:>7} {:>8} {:>10.0}",
+                trace["step"].as_u64().unwrap_or(0) + 1,
+                chars["system"],
+                state,
+                chars["history"],
+                chars["total"],
+                listed,
+                state as f64 / listed.max(1) as f64,
+            );
+        }
+        let _ = tab.page.call("Page.close", json!({}));
+    }
+    println!(
+        "system: the template and shared rules; state: the page state; history: working memory"
+    );
+    println!(
+        "anchor: ~9,400 chars of system prompt alone, plus ~11,000 chars of state for 50 elements (~220 per element)"
+    );
 }
 
 /// Click → next page state ready, timed from an extension page: `debug.act` with a click,
