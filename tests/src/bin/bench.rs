@@ -180,17 +180,16 @@ fn prompt() {
             .collect();
         traces.sort_by_key(|t| t["step"].as_u64());
         for trace in traces {
-            let chars = &trace["chars"];
-            let state = chars["state"].as_u64().unwrap_or(0);
+            let part = |name: &str| trace["chars"][name].as_u64().unwrap_or(0);
             println!(
                 "{name:<26} {:>4} {:>8} {:>7} {:>8} {:>7} {:>8} {:>10.0}",
                 trace["step"].as_u64().unwrap_or(0) + 1,
-                chars["system"],
-                state,
-                chars["history"],
-                chars["total"],
+                part("system"),
+                part("state"),
+                part("history"),
+                part("total"),
                 listed,
-                state as f64 / listed.max(1) as f64,
+                part("state") as f64 / listed.max(1) as f64,
             );
         }
         let _ = tab.page.call("Page.close", json!({}));
