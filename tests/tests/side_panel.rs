@@ -218,6 +218,8 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     );
     let key = s.panel.eval("document.querySelector('[data-testid=settings-navigator-key]').value");
     assert_eq!(key, "***", "keys are masked");
+    let prices = s.panel.eval("document.querySelector('[data-testid=settings-prices]').value");
+    assert_eq!(prices, "scripted-model = 1, 2", "the price table is editable");
     s.panel.eval(
         "{ const f = document.querySelector('[data-testid=settings-navigator-base-url]'); f.focus(); f.select(); true }",
     );

@@ -21,6 +21,8 @@ pub struct SettingsViewProps {
 /// Settings inside the panel: a model per role, agent options, where the agent may go,
 /// prompt variants and the sync endpoint. Problems show next to their field as they are
 /// typed, and again (from the worker) if a save is refused.
+const PATTERNS: &str = "one pattern per line, e.g. shop.example.com or https://*.example.org/*";
+
 #[function_component(SettingsView)]
 pub fn settings_view(props: &SettingsViewProps) -> Html {
     let form = &props.form;
@@ -39,7 +41,11 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
             (field, event.target_unchecked_into::<HtmlTextAreaElement>().value())
         })
     };
-    let list = |field: Field, label: &'static str, text: &str, hint: &'static str| {
+    let list = |field: Field,
+                label: &'static str,
+                text: &str,
+                hint: &'static str,
+                example: &'static str| {
         let testid = field.testid();
         let lines: Vec<usize> = pattern_lines(text).into_iter().map(|(line, _)| line).collect();
         let list_problems = of(field);
@@ -48,7 +54,7 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
             <div class={classes!("field", invalid.then_some("invalid"))}>
                 <label for={testid.clone()}>{ label }</label>
                 <textarea id={testid.clone()} data-testid={testid.clone()} rows="3" spellcheck="false"
-                    placeholder="one pattern per line, e.g. shop.example.com or https://*.example.org/*"
+                    placeholder={example}
                     value={text.to_owned()} aria-invalid={invalid.to_string()}
                     aria-describedby={format!("{testid}-hint {testid}-errors")}
                     oninput={textarea(field)} />
@@ -138,8 +144,8 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                 </label>
 
                 <h3>{ "Where the agent may go" }</h3>
-                { list(Field::Allow, "Allow list", &draft.allow, "Empty: any site. A pattern without a scheme matches the host and its subdomains; * matches anything.") }
-                { list(Field::Deny, "Deny list", &draft.deny, "Never visited, even if allowed.") }
+                { list(Field::Allow, "Allow list", &draft.allow, "Empty: any site. A pattern without a scheme matches the host and its subdomains; * matches anything.", PATTERNS) }
+                { list(Field::Deny, "Deny list", &draft.deny, "Never visited, even if allowed.", PATTERNS) }
 
                 <h3>{ "Prompt variants" }</h3>
                 <div class="grid">
@@ -149,6 +155,9 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                             problems={of(Field::Variant(*role))} on_edit={on_edit.clone()} />
                     }) }
                 </div>
+
+                <h3>{ "Prices" }</h3>
+                { list(Field::Prices, "Price per million tokens (USD)", &draft.prices, "For the cost shown with each task. A model without a price costs nothing here.", "one model per line, e.g. gpt-4o = 2.5, 10") }
 
                 <h3>{ "Sync" }</h3>
                 <SettingsField field={Field::SyncEndpoint} label="Sync endpoint" kind={InputKind::Url}

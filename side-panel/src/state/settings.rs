@@ -3,7 +3,7 @@
 //! to their field. Problems are keyed by the worker's field paths (`models.navigator.base_url`,
 //! `agent.max_steps`, `allow.0`, …).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use protocol::settings::{AgentOptions, ModelConfig, ProviderKind, RoleModels, Secret, Settings};
 
@@ -72,6 +72,8 @@ pub enum Field {
     Allow,
     Deny,
     Variant(Role),
+    /// `model = input, output` (USD per million tokens), one model a line.
+    Prices,
     SyncEndpoint,
 }
 
@@ -93,6 +95,7 @@ impl Field {
             Field::Allow => "allow".into(),
             Field::Deny => "deny".into(),
             Field::Variant(role) => format!("variants.{}", role.id()),
+            Field::Prices => "prices".into(),
             Field::SyncEndpoint => "sync_endpoint".into(),
         }
     }
@@ -114,6 +117,7 @@ impl Field {
             Field::Allow => "settings-allow".into(),
             Field::Deny => "settings-deny".into(),
             Field::Variant(role) => format!("settings-{}-variant", role.id()),
+            Field::Prices => "settings-prices".into(),
             Field::SyncEndpoint => "settings-sync-endpoint".into(),
         }
     }
@@ -220,6 +224,8 @@ pub struct SettingsDraft {
     pub deny: String,
     /// Planner, Navigator, Thinking; empty means A.
     pub variants: [String; 3],
+    /// `model = input, output` a line.
+    pub prices: String,
     pub sync_endpoint: String,
     /// What was loaded, so fields the form does not show (prices, other agent options)
     /// are saved as they were.
@@ -258,6 +264,12 @@ impl SettingsDraft {
             allow: settings.allow.join("\n"),
             deny: settings.deny.join("\n"),
             variants: [variant(Role::Planner), variant(Role::Navigator), variant(Role::Thinking)],
+            prices: settings
+                .prices
+                .iter()
+                .map(|(model, (input, output))| format!("{model} = {input}, {output}"))
+                .collect::<Vec<_>>()
+                .join("\n"),
             sync_endpoint: settings.sync_endpoint.clone(),
             base: Some(settings.clone()),
         }
@@ -310,6 +322,7 @@ impl SettingsDraft {
                     *slot = value;
                 }
             }
+            Field::Prices => self.prices = value,
             Field::SyncEndpoint => self.sync_endpoint = value,
         }
     }
@@ -366,7 +379,7 @@ impl SettingsDraft {
             deny: list(&self.deny),
             variants,
             prompt_overrides: base.as_ref().map(|b| b.prompt_overrides.clone()).unwrap_or_default(),
-            prices: base.map(|b| b.prices).unwrap_or_default(),
+            prices: prices(&self.prices, &mut problems),
             sync_endpoint: self.sync_endpoint.trim().to_owned(),
         };
         // A field that is not a number gets one complaint, not two.
@@ -437,9 +450,36 @@ pub struct SettingsForm {
 }
 
 /// The form field a problem's path belongs to: `allow.2` → `allow`.
+/// The price table as typed: `model = input, output` a line, in USD per million tokens.
+/// A line that does not read is a problem at `prices.<index>`.
+fn prices(text: &str, problems: &mut Vec<(String, String)>) -> BTreeMap<String, (f64, f64)> {
+    let mut table = BTreeMap::new();
+    for (index, (_, line)) in pattern_lines(text).into_iter().enumerate() {
+        let parsed = line.split_once('=').and_then(|(model, rest)| {
+            let (input, output) = rest.split_once(',')?;
+            let number = |n: &str| n.trim().trim_start_matches('$').parse::<f64>().ok();
+            let (input, output) = (number(input)?, number(output)?);
+            let model = model.trim();
+            (!model.is_empty() && input >= 0.0 && output >= 0.0)
+                .then(|| (model.to_owned(), (input, output)))
+        });
+        match parsed {
+            Some((model, price)) => {
+                table.insert(model, price);
+            }
+            None => problems.push((
+                format!("prices.{index}"),
+                "Write model = input, output in USD per million tokens, e.g. gpt-4o = 2.5, 10."
+                    .into(),
+            )),
+        }
+    }
+    table
+}
+
 fn owner(path: &str) -> &str {
     match path.split_once('.') {
-        Some((list @ ("allow" | "deny"), _)) => list,
+        Some((list @ ("allow" | "deny" | "prices"), _)) => list,
         _ => path,
     }
 }
@@ -585,6 +625,17 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    #[test]
+    fn prices_are_edited_as_lines_and_bad_lines_are_named() {
+        let mut draft = SettingsDraft::new(Some(&stored()));
+        assert_eq!(draft.prices, "claude-test = 1, 2");
+        draft.set(Field::Prices, "claude-test = 3, 15\n\ngpt-x: 1 2".into());
+        let (settings, problems) = draft.build();
+        assert_eq!(settings.prices.get("claude-test"), Some(&(3.0, 15.0)));
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].0, "prices.1");
+    }
 
     fn stored() -> Settings {
         let model = ModelConfig {
