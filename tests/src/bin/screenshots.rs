@@ -21,9 +21,15 @@ fn main() {
     let kettle = e2e::listed(&browser.page_state(&shop), "Steel kettle").unwrap()["id"].clone();
     let llm = ScriptedLlm::start([]);
     browser.configure_agent(settings(llm.base_url()));
+    let favourites = json!([
+        {"id": "f1", "title": "Kettle price", "prompt": "What does the steel kettle cost?"},
+        {"id": "f2", "title": "Compare grinders", "prompt": "Compare the burr grinders by price and rating."},
+    ]);
+    browser.agent_request(json!({"type": "save_favourites", "favourites": favourites}));
     let panel = browser.open_side_panel(&shop);
     panel.wait_for_text("[data-testid=worker-link]", "Agent ready");
     let shoot = |name: &str| capture(&panel, &out, name);
+    panel.wait_for("document.querySelector('[data-testid=favourite]')", "the quick-start prompts");
     shoot("idle");
 
     // Running: the Navigator's answer is slow, so the step is under way when captured.
@@ -85,6 +91,11 @@ fn main() {
     shop.page.call("Page.close", json!({})).expect("closing the tab");
     panel.wait_for_status("failed");
     shoot("failed");
+
+    panel.click("[data-testid=history-toggle]");
+    panel.wait_for("document.querySelector('[data-testid=session]')", "the history");
+    shoot("history");
+    panel.click("[data-testid=history-close]");
 
     panel.click("[data-testid=settings-toggle]");
     panel.wait_for("document.querySelector('[data-testid=settings]')", "settings");

@@ -1,0 +1,87 @@
+//! The AlphaScout sync server: where the annotation page syncs captured runs (the engine's
+//! `run.rs` records), their steps, screenshots and traces, and where the review workflow,
+//! comments and history live. The contract is `sync-server/openapi.yaml`; this crate
+//! implements it with axum and sqlx.
+//!
+//! ```text
+//! cargo run -p sync-server                                  # 127.0.0.1:8787, SQLite ./data/sync.db
+//! cargo run -p sync-server -- --database-url postgres://…   # PostgreSQL
+//! cargo run -p sync-server -- user add alice annotator      # prints alice's bearer token
+//! cargo test -p sync-server                                 # SQLite; PostgreSQL too with
+//!                                                           # SYNC_TEST_POSTGRES_URL=postgres://…
+//! ```
+//!
+//! # Layout
+//!
+//! - `main.rs`: the CLI (`serve`, the default, and `user add`).
+//! - [`store`]: the `sqlx::Any` pool over SQLite or PostgreSQL, the embedded migrations
+//!   (`migrations/*.sql`, portable SQL), and the write lock on a run's row that serializes
+//!   writers (its module doc says why `Any` and how).
+//! - [`model`]: runs and steps as stored, visibility and the editing table, and the history:
+//!   every save is one run version with who, when and which paths changed, plus snapshots of
+//!   the header and of each saved step, from which versions, diffs and rollbacks are read.
+//! - [`validate`]: the schemas' rules by hand, every problem with its dot path (`422`).
+//! - [`http`]: bodies under size limits, `If-Match`/`If-None-Match`, queries, cursors.
+//! - [`problem`]: RFC 9457 errors, including the `409` conflict body with the current
+//!   record, the base and current versions and the paths changed in between.
+//! - [`auth`]: roles, hashed bearer tokens, the `User` extractor (`401`).
+//! - [`idempotency`]: `Idempotency-Key` on POSTs.
+//! - `routes/`: one module per tag of the contract; `routes::NOT_IMPLEMENTED` lists the
+//!   operations answered with `501`.
+//!
+//! Roles and ownership are checked here for every route; the page only hides buttons.
+//!
+//! # Not yet
+//!
+//! - Suggestions (`/runs/{runId}/suggestions…`, five operations) answer `501` with a
+//!   problem naming the operation; with none stored, none is ever pending, so approval is
+//!   never refused for them, and `pendingSuggestions` is always 0.
+//! - `q` on `GET /runs` is a case-insensitive substring match over the lowercased prompt,
+//!   answer and steps' thoughts (portable `LIKE`), not SQLite FTS5 / PostgreSQL `tsvector`.
+//! - `Idempotency-Key`: two retries racing each other can both act; problems do not carry
+//!   `instance`.
+//! - Migrations run at start-up without a cross-process lock: start one server first when
+//!   several share a PostgreSQL database.
+
+pub mod auth;
+pub mod http;
+pub mod idempotency;
+pub mod model;
+pub mod problem;
+mod routes;
+pub mod store;
+pub mod time;
+pub mod validate;
+
+use std::future::Future;
+use std::sync::Arc;
+
+pub use routes::NOT_IMPLEMENTED;
+use store::Store;
+
+/// What the server is started with besides the database.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    /// Allowed CORS origins; empty means any `chrome-extension://` origin.
+    pub cors_origins: Vec<String>,
+}
+
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub config: Arc<Config>,
+}
+
+pub fn router(store: Store, config: Config) -> axum::Router {
+    routes::router(AppState { store, config: Arc::new(config) })
+}
+
+/// Serves on `listener` until `shutdown` completes.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    store: Store,
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router(store, config)).with_graceful_shutdown(shutdown).await
+}

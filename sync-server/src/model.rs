@@ -1,0 +1,608 @@
+//! Runs and steps as stored, who may see and edit them, and the history every save writes.
+
+use serde_json::{Map, Value, json};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+
+use crate::auth::{Role, User};
+use crate::http::etag;
+use crate::problem::{FieldError, Problem, Result};
+use crate::store::{Tx, get_i64, get_json, get_str};
+
+/// The review workflow's status (`run::ReviewStatus`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Draft,
+    InReview,
+    Approved,
+    Rejected,
+    Archived,
+}
+
+impl Status {
+    pub const ALL: [Status; 5] =
+        [Status::Draft, Status::InReview, Status::Approved, Status::Rejected, Status::Archived];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Draft => "draft",
+            Status::InReview => "in-review",
+            Status::Approved => "approved",
+            Status::Rejected => "rejected",
+            Status::Archived => "archived",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// Draft and in-review runs can be edited; the rest are read only.
+    pub fn editable(self) -> bool {
+        matches!(self, Status::Draft | Status::InReview)
+    }
+}
+
+/// A run's row. `header` is the header state: the `AgentRun` content plus `status`,
+/// `reviewedBy`, `annotator` and `tags`.
+#[derive(Debug, Clone)]
+pub struct RunRow {
+    pub id: String,
+    pub annotator: String,
+    pub status: Status,
+    pub version: i64,
+    pub header_version: i64,
+    pub updated_at: String,
+    pub updated_by: String,
+    pub header: Map<String, Value>,
+}
+
+const RUN_COLUMNS: &str =
+    "id, annotator, status, version, header_version, updated_at, updated_by, header";
+
+fn run_from_row(row: &AnyRow) -> Result<RunRow> {
+    let status = get_str(row, "status")?;
+    Ok(RunRow {
+        id: get_str(row, "id")?,
+        annotator: get_str(row, "annotator")?,
+        status: Status::parse(&status).ok_or_else(|| Problem::internal("bad stored status"))?,
+        version: get_i64(row, "version")?,
+        header_version: get_i64(row, "header_version")?,
+        updated_at: get_str(row, "updated_at")?,
+        updated_by: get_str(row, "updated_by")?,
+        header: match get_json(row, "header")? {
+            Value::Object(map) => map,
+            _ => return Err(Problem::internal("bad stored header")),
+        },
+    })
+}
+
+pub async fn load_run(conn: &mut AnyConnection, id: &str) -> Result<Option<RunRow>> {
+    let sql = format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1");
+    let row = sqlx::query(&sql).bind(id.to_owned()).fetch_optional(conn).await?;
+    row.as_ref().map(run_from_row).transpose()
+}
+
+/// Takes the run's write lock (see `store`) and returns the row as it is now.
+pub async fn lock_run(tx: &mut Tx, id: &str) -> Result<Option<RunRow>> {
+    let sql = format!("UPDATE runs SET version = version WHERE id = $1 RETURNING {RUN_COLUMNS}");
+    let row = sqlx::query(&sql).bind(id.to_owned()).fetch_optional(&mut **tx).await?;
+    row.as_ref().map(run_from_row).transpose()
+}
+
+/// Annotators see only their own runs; everyone else sees all.
+pub fn can_see(user: &User, run: &RunRow) -> bool {
+    user.role != Role::Annotator || run.annotator == user.id
+}
+
+/// The run if the caller may see it, else `404` (not `403`, so ids do not leak).
+pub fn visible(user: &User, run: Option<RunRow>) -> Result<RunRow> {
+    run.filter(|run| can_see(user, run)).ok_or_else(|| Problem::not_found("run"))
+}
+
+pub async fn visible_run(conn: &mut AnyConnection, user: &User, id: &str) -> Result<RunRow> {
+    visible(user, load_run(conn, id).await?)
+}
+
+/// What the caller may change in a run, per the editing table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EditScope {
+    /// Header, steps, rollback.
+    Full,
+    /// A reviewer on an in-review run: steps' `verified` and `issues` only.
+    ReviewFields,
+}
+
+pub fn edit_scope(user: &User, run: &RunRow) -> Result<EditScope> {
+    if !run.status.editable() {
+        return Err(Problem::forbidden(format!(
+            "The run is {}, so it is read only; transition it back first.",
+            run.status.as_str()
+        )));
+    }
+    match user.role {
+        Role::QaManager | Role::Admin => Ok(EditScope::Full),
+        Role::Annotator if run.annotator == user.id => Ok(EditScope::Full),
+        Role::Annotator => Err(Problem::not_found("run")),
+        Role::Reviewer if run.status == Status::InReview => Ok(EditScope::ReviewFields),
+        Role::Reviewer => Err(Problem::forbidden(
+            "Reviewers comment and suggest; they edit only steps' verified and issues, and only \
+             while the run is in review.",
+        )),
+    }
+}
+
+/// Full edit rights or `403`.
+pub fn require_full_edit(user: &User, run: &RunRow) -> Result<()> {
+    match edit_scope(user, run)? {
+        EditScope::Full => Ok(()),
+        EditScope::ReviewFields => Err(Problem::forbidden(
+            "Reviewers do not edit content directly: comment or suggest instead.",
+        )),
+    }
+}
+
+/// The header state of a run.
+pub fn header_state(
+    content: &Map<String, Value>,
+    status: Status,
+    reviewed_by: Option<&str>,
+    annotator: &str,
+    tags: &[String],
+) -> Map<String, Value> {
+    let mut header = content.clone();
+    header.insert("status".into(), json!(status.as_str()));
+    header.insert("reviewedBy".into(), json!(reviewed_by));
+    header.insert("annotator".into(), json!(annotator));
+    header.insert("tags".into(), json!(tags));
+    header
+}
+
+pub fn tags_of(header: &Map<String, Value>) -> Vec<String> {
+    header
+        .get("tags")
+        .and_then(Value::as_array)
+        .map(|tags| tags.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// What `q` searches in a run header: the prompt and the answer, lowercased.
+pub fn run_search_text(header: &Map<String, Value>) -> String {
+    let mut text = String::new();
+    for key in ["taskPrompt", "finalAnswer"] {
+        if let Some(s) = header.get(key).and_then(Value::as_str) {
+            text.push_str(&s.to_lowercase());
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// What `q` searches in a step: the thoughts and extended thoughts, lowercased.
+pub fn step_search_text(step: &Map<String, Value>) -> String {
+    let mut text = String::new();
+    if let Some(thoughts) = step.get("thoughts").and_then(Value::as_object) {
+        for thought in thoughts.values().filter_map(Value::as_str) {
+            text.push_str(&thought.to_lowercase());
+            text.push('\n');
+        }
+    }
+    for thought in step.get("extendedThoughts").and_then(Value::as_array).into_iter().flatten() {
+        if let Some(thought) = thought.as_str() {
+            text.push_str(&thought.to_lowercase());
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// The `Run` a client sees, from a header state and the counters.
+pub fn run_output(
+    header: &Map<String, Value>,
+    version: i64,
+    header_version: i64,
+    updated_at: &str,
+    updated_by: &str,
+    stored_steps: i64,
+    open_threads: i64,
+) -> Value {
+    let mut out = header.clone();
+    out.insert("updatedAt".into(), json!(updated_at));
+    out.insert("updatedBy".into(), json!(updated_by));
+    out.insert("version".into(), json!(version));
+    out.insert("etag".into(), json!(etag(version)));
+    out.insert("headerVersion".into(), json!(header_version));
+    out.insert("storedSteps".into(), json!(stored_steps));
+    out.insert("openThreads".into(), json!(open_threads));
+    out.insert("pendingSuggestions".into(), json!(0));
+    Value::Object(out)
+}
+
+/// The counters' SQL, for a run aliased `r`.
+pub const RUN_COUNTERS: &str = "(SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id) AS stored_steps, \
+     (SELECT COUNT(*) FROM comments c WHERE c.run_id = r.id AND c.parent_id IS NULL \
+      AND c.resolved = 0) AS open_threads";
+
+pub async fn run_json(conn: &mut AnyConnection, run: &RunRow) -> Result<Value> {
+    let sql = format!("SELECT {RUN_COUNTERS} FROM runs r WHERE r.id = $1");
+    let row = sqlx::query(&sql).bind(run.id.clone()).fetch_one(conn).await?;
+    Ok(run_output(
+        &run.header,
+        run.version,
+        run.header_version,
+        &run.updated_at,
+        &run.updated_by,
+        get_i64(&row, "stored_steps")?,
+        get_i64(&row, "open_threads")?,
+    ))
+}
+
+pub fn run_json_from_row(row: &AnyRow) -> Result<Value> {
+    let run = run_from_row(row)?;
+    Ok(run_output(
+        &run.header,
+        run.version,
+        run.header_version,
+        &run.updated_at,
+        &run.updated_by,
+        get_i64(row, "stored_steps")?,
+        get_i64(row, "open_threads")?,
+    ))
+}
+
+// -------------------------------------------------------------------------------- steps
+
+#[derive(Debug, Clone)]
+pub struct StepRow {
+    pub index: i64,
+    pub version: i64,
+    pub body: Map<String, Value>,
+}
+
+pub async fn load_step(
+    conn: &mut AnyConnection,
+    run_id: &str,
+    index: i64,
+) -> Result<Option<StepRow>> {
+    let row = sqlx::query("SELECT idx, version, body FROM steps WHERE run_id = $1 AND idx = $2")
+        .bind(run_id.to_owned())
+        .bind(index)
+        .fetch_optional(conn)
+        .await?;
+    row.as_ref().map(step_from_row).transpose()
+}
+
+pub fn step_from_row(row: &AnyRow) -> Result<StepRow> {
+    Ok(StepRow {
+        index: get_i64(row, "idx")?,
+        version: get_i64(row, "version")?,
+        body: match get_json(row, "body")? {
+            Value::Object(map) => map,
+            _ => return Err(Problem::internal("bad stored step")),
+        },
+    })
+}
+
+pub fn step_output(step: &StepRow, open_threads: i64) -> Value {
+    let mut out = step.body.clone();
+    out.insert("version".into(), json!(step.version));
+    out.insert("etag".into(), json!(etag(step.version)));
+    out.insert("openThreads".into(), json!(open_threads));
+    out.insert("pendingSuggestions".into(), json!(0));
+    Value::Object(out)
+}
+
+pub async fn step_json(conn: &mut AnyConnection, run_id: &str, step: &StepRow) -> Result<Value> {
+    let open = open_threads_of_step(conn, run_id, step.index).await?;
+    Ok(step_output(step, open))
+}
+
+pub async fn open_threads_of_step(
+    conn: &mut AnyConnection,
+    run_id: &str,
+    index: i64,
+) -> Result<i64> {
+    let row = sqlx::query(
+        "SELECT COUNT(*) AS n FROM comments WHERE run_id = $1 AND step_index = $2 \
+         AND parent_id IS NULL AND resolved = 0",
+    )
+    .bind(run_id.to_owned())
+    .bind(index)
+    .fetch_one(conn)
+    .await?;
+    Ok(get_i64(&row, "n")?)
+}
+
+// ------------------------------------------------------------------------------ history
+
+/// One leaf-level change between two JSON values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    pub path: String,
+    pub op: &'static str,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+}
+
+/// Leaf-level changes from `before` to `after` (objects by key, arrays by index), with
+/// paths prefixed by `path`.
+pub fn diff(before: &Value, after: &Value, path: &str, out: &mut Vec<Change>) {
+    let at = |key: &str| if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") };
+    match (before, after) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (key, old) in a {
+                match b.get(key) {
+                    Some(new) => diff(old, new, &at(key), out),
+                    None => out.push(Change {
+                        path: at(key),
+                        op: "remove",
+                        before: Some(old.clone()),
+                        after: None,
+                    }),
+                }
+            }
+            for (key, new) in b.iter().filter(|(key, _)| !a.contains_key(*key)) {
+                out.push(Change {
+                    path: at(key),
+                    op: "add",
+                    before: None,
+                    after: Some(new.clone()),
+                });
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for i in 0..a.len().max(b.len()) {
+                let key = i.to_string();
+                match (a.get(i), b.get(i)) {
+                    (Some(old), Some(new)) => diff(old, new, &at(&key), out),
+                    (Some(old), None) => out.push(Change {
+                        path: at(&key),
+                        op: "remove",
+                        before: Some(old.clone()),
+                        after: None,
+                    }),
+                    (None, Some(new)) => out.push(Change {
+                        path: at(&key),
+                        op: "add",
+                        before: None,
+                        after: Some(new.clone()),
+                    }),
+                    (None, None) => {}
+                }
+            }
+        }
+        (a, b) if a != b => out.push(Change {
+            path: path.to_owned(),
+            op: "replace",
+            before: Some(a.clone()),
+            after: Some(b.clone()),
+        }),
+        _ => {}
+    }
+}
+
+pub fn diff_maps(
+    before: &Map<String, Value>,
+    after: &Map<String, Value>,
+    path: &str,
+) -> Vec<Change> {
+    let mut out = Vec::new();
+    diff(&Value::Object(before.clone()), &Value::Object(after.clone()), path, &mut out);
+    out
+}
+
+/// A history entry about to be written.
+pub struct Entry {
+    pub kind: &'static str,
+    pub step_index: Option<i64>,
+    pub changes: Vec<Change>,
+    pub summary: String,
+    /// `transition`, `rolledBackTo`, `suggestionId` when they apply.
+    pub extra: Map<String, Value>,
+}
+
+impl Entry {
+    pub fn new(
+        kind: &'static str,
+        step_index: Option<i64>,
+        changes: Vec<Change>,
+        summary: String,
+    ) -> Self {
+        Self { kind, step_index, changes, summary, extra: Map::new() }
+    }
+}
+
+/// "thoughts.thought2, verified and 3 more": the first paths of a change list.
+pub fn describe_paths(changes: &[Change], strip: &str) -> String {
+    let paths: Vec<&str> =
+        changes.iter().map(|c| c.path.strip_prefix(strip).unwrap_or(&c.path)).collect();
+    match paths.len() {
+        0 => "nothing".into(),
+        1..=3 => paths.join(", "),
+        n => format!("{} and {} more", paths[..3].join(", "), n - 3),
+    }
+}
+
+/// Writes the next run version: the entry, the run's counters, and the header when it
+/// changed (`new_header`). Returns the new version; the caller writes step rows with it.
+pub async fn commit_version(
+    tx: &mut Tx,
+    run: &RunRow,
+    user: &User,
+    now: &str,
+    entry: Entry,
+    new_header: Option<&Map<String, Value>>,
+) -> Result<i64> {
+    let version = run.version + 1;
+    match new_header {
+        Some(header) => {
+            let text = Value::Object(header.clone()).to_string();
+            let status = header.get("status").and_then(Value::as_str).unwrap_or("draft");
+            let annotator = header.get("annotator").and_then(Value::as_str).unwrap_or("");
+            sqlx::query(
+                "UPDATE runs SET version = $2, header_version = $2, updated_at = $3, \
+                 updated_by = $4, header = $5, status = $6, annotator = $7, tags = $8, \
+                 search = $9 WHERE id = $1",
+            )
+            .bind(run.id.clone())
+            .bind(version)
+            .bind(now.to_owned())
+            .bind(user.id.clone())
+            .bind(text.clone())
+            .bind(status.to_owned())
+            .bind(annotator.to_owned())
+            .bind(json!(tags_of(header)).to_string())
+            .bind(run_search_text(header))
+            .execute(&mut **tx)
+            .await?;
+            insert_header_snapshot(tx, &run.id, version, &text).await?;
+        }
+        None => {
+            sqlx::query(
+                "UPDATE runs SET version = $2, updated_at = $3, updated_by = $4 WHERE id = $1",
+            )
+            .bind(run.id.clone())
+            .bind(version)
+            .bind(now.to_owned())
+            .bind(user.id.clone())
+            .execute(&mut **tx)
+            .await?;
+        }
+    }
+    insert_entry(tx, &run.id, version, now, &user.id, entry).await?;
+    Ok(version)
+}
+
+pub async fn insert_header_snapshot(
+    tx: &mut Tx,
+    run_id: &str,
+    version: i64,
+    header: &str,
+) -> Result<()> {
+    sqlx::query("INSERT INTO run_headers (run_id, version, header) VALUES ($1, $2, $3)")
+        .bind(run_id.to_owned())
+        .bind(version)
+        .bind(header.to_owned())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+pub async fn insert_entry(
+    tx: &mut Tx,
+    run_id: &str,
+    version: i64,
+    now: &str,
+    by: &str,
+    entry: Entry,
+) -> Result<()> {
+    let changes: Vec<Value> =
+        entry.changes.iter().map(|c| json!({"path": c.path, "op": c.op})).collect();
+    sqlx::query(
+        "INSERT INTO versions (run_id, version, at_time, by_user, kind, step_index, changes, \
+         summary, extra) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(run_id.to_owned())
+    .bind(version)
+    .bind(now.to_owned())
+    .bind(by.to_owned())
+    .bind(entry.kind)
+    .bind(entry.step_index)
+    .bind(Value::Array(changes).to_string())
+    .bind(entry.summary)
+    .bind(Value::Object(entry.extra).to_string())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
+}
+
+/// Writes a step's current row and its snapshot at `version`.
+pub async fn save_step(
+    tx: &mut Tx,
+    run_id: &str,
+    index: i64,
+    version: i64,
+    body: &Map<String, Value>,
+    create: bool,
+) -> Result<()> {
+    let text = Value::Object(body.clone()).to_string();
+    let search = step_search_text(body);
+    let sql = if create {
+        "INSERT INTO steps (run_id, idx, version, body, search) VALUES ($1, $2, $3, $4, $5)"
+    } else {
+        "UPDATE steps SET version = $3, body = $4, search = $5 WHERE run_id = $1 AND idx = $2"
+    };
+    sqlx::query(sql)
+        .bind(run_id.to_owned())
+        .bind(index)
+        .bind(version)
+        .bind(text.clone())
+        .bind(search)
+        .execute(&mut **tx)
+        .await?;
+    sqlx::query("INSERT INTO step_snapshots (run_id, idx, version, body) VALUES ($1, $2, $3, $4)")
+        .bind(run_id.to_owned())
+        .bind(index)
+        .bind(version)
+        .bind(text)
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
+/// Which changed paths a conflict reports.
+pub enum PathScope {
+    /// The header's paths (no `steps.`).
+    Header,
+    /// One step's paths, relative to the step.
+    Step(i64),
+    /// Everything.
+    All,
+}
+
+/// The paths changed after `base`, from the history, each once, oldest first.
+pub async fn changed_since(
+    conn: &mut AnyConnection,
+    run_id: &str,
+    base: i64,
+    scope: PathScope,
+) -> Result<Vec<String>> {
+    let rows = sqlx::query(
+        "SELECT changes FROM versions WHERE run_id = $1 AND version > $2 ORDER BY version",
+    )
+    .bind(run_id.to_owned())
+    .bind(base)
+    .fetch_all(conn)
+    .await?;
+    let mut paths: Vec<String> = Vec::new();
+    for row in &rows {
+        for change in get_json(row, "changes")?.as_array().into_iter().flatten() {
+            let Some(path) = change.get("path").and_then(Value::as_str) else { continue };
+            let path = match &scope {
+                PathScope::All => Some(path.to_owned()),
+                PathScope::Header => (!path.starts_with("steps.")).then(|| path.to_owned()),
+                PathScope::Step(index) => {
+                    let prefix = format!("steps.{index}");
+                    match path.strip_prefix(&prefix) {
+                        Some("") => Some(String::new()),
+                        Some(rest) if rest.starts_with('.') => Some(rest[1..].to_owned()),
+                        _ => None,
+                    }
+                }
+            };
+            if let Some(path) = path
+                && !paths.contains(&path)
+            {
+                paths.push(path);
+            }
+        }
+    }
+    Ok(paths)
+}
+
+/// `403` naming the refused paths.
+pub fn forbidden_paths(detail: &str, paths: Vec<String>) -> Problem {
+    let errors =
+        paths.into_iter().map(|p| FieldError::new(p, "this role may not change it")).collect();
+    Problem::forbidden(detail).errors(errors)
+}

@@ -1,0 +1,438 @@
+//! Comment threads: `GET/POST /runs/{runId}/comments`, `PATCH/DELETE
+//! /runs/{runId}/comments/{commentId}`, `POST …/resolve` and `…/reopen`. Comments are
+//! conversation, not content: they have their own versions and add no run version.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+
+use crate::AppState;
+use crate::auth::{Role, User, new_id};
+use crate::http::{
+    JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, encode_cursor, if_match,
+    optional_if_match,
+};
+use crate::model::{self, RunRow, Status, lock_run};
+use crate::problem::{Problem, Result};
+use crate::routes::run_id_param;
+use crate::store::{Sql, Tx, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
+use crate::validate::{self, Check, Level};
+
+const KINDS: [&str; 4] = ["question", "suggestion", "correction", "approval"];
+
+/// Comment columns, with the thread's state from its first comment `t`.
+const COLUMNS: &str = "c.id, c.run_id, c.thread_id, c.parent_id, c.kind, c.anchor, c.body_text, \
+     c.author, c.created_at, c.edited_at, c.version, c.seq, t.resolved AS t_resolved, \
+     t.resolved_by AS t_resolved_by, t.resolved_at AS t_resolved_at";
+
+fn comment_json(row: &AnyRow) -> Result<Value> {
+    let version = get_i64(row, "version")?;
+    Ok(json!({
+        "id": get_str(row, "id")?,
+        "runId": get_str(row, "run_id")?,
+        "threadId": get_str(row, "thread_id")?,
+        "parentId": get_opt_str(row, "parent_id")?,
+        "anchor": get_json(row, "anchor")?,
+        "kind": get_opt_str(row, "kind")?,
+        "text": get_str(row, "body_text")?,
+        "author": get_str(row, "author")?,
+        "createdAt": get_str(row, "created_at")?,
+        "editedAt": get_opt_str(row, "edited_at")?,
+        "resolved": get_i64(row, "t_resolved")? != 0,
+        "resolvedBy": get_opt_str(row, "t_resolved_by")?,
+        "resolvedAt": get_opt_str(row, "t_resolved_at")?,
+        "version": version,
+        "etag": crate::http::etag(version),
+    }))
+}
+
+async fn load(conn: &mut AnyConnection, run_id: &str, id: &str) -> Result<Option<AnyRow>> {
+    let sql = format!(
+        "SELECT {COLUMNS} FROM comments c JOIN comments t ON t.id = c.thread_id \
+         WHERE c.run_id = $1 AND c.id = $2"
+    );
+    Ok(sqlx::query(&sql).bind(run_id.to_owned()).bind(id.to_owned()).fetch_optional(conn).await?)
+}
+
+fn comment_id_param(id: &str) -> Result<String> {
+    if validate::is_id(id) {
+        Ok(id.to_owned())
+    } else {
+        Err(Problem::bad_param("path.commentId", "must be an id"))
+    }
+}
+
+fn not_archived(run: &RunRow) -> Result<()> {
+    if run.status == Status::Archived {
+        return Err(Problem::forbidden("The run is archived; its comments are read only."));
+    }
+    Ok(())
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let mut query = Query::parse(raw.as_deref())?;
+    let limit = query.limit()?;
+    let cursor = query.one("cursor")?;
+    let step = query.int("stepIndex", 0, 1999)?;
+    let resolved = query.boolean("resolved")?;
+    let kind = query.one("kind")?;
+    if kind.as_deref().is_some_and(|k| !KINDS.contains(&k)) {
+        return Err(Problem::bad_param(
+            "query.kind",
+            format!("must be one of {}", KINDS.join(", ")),
+        ));
+    }
+    query.finish()?;
+    let filters = json!(["comments", run_id, step, resolved, kind]).to_string();
+    let after = decode_cursor(cursor, &filters)?;
+
+    let mut conn = state.store.pool.acquire().await?;
+    model::visible_run(&mut conn, &user, &run_id).await?;
+    let mut sql = Sql::new(&format!(
+        "SELECT {COLUMNS} FROM comments c JOIN comments t ON t.id = c.thread_id WHERE c.run_id = "
+    ));
+    sql.text(&run_id);
+    if let Some(step) = step {
+        sql.push(" AND c.step_index = ").int(step);
+    }
+    if let Some(resolved) = resolved {
+        sql.push(" AND t.resolved = ").int(i64::from(resolved));
+    }
+    if let Some(kind) = &kind {
+        sql.push(" AND c.thread_kind = ").text(kind);
+    }
+    if let Some(after) = after {
+        let seq =
+            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
+        sql.push(" AND c.seq > ").int(seq);
+    }
+    sql.push(" ORDER BY c.seq LIMIT ").int(limit + 1);
+    let rows = sql.query().fetch_all(&mut *conn).await?;
+    let mut items = Vec::new();
+    let mut next = None;
+    for (i, row) in rows.iter().enumerate() {
+        if i as i64 == limit {
+            next = Some(encode_cursor(&filters, &json!(get_i64(&rows[i - 1], "seq")?)));
+            break;
+        }
+        items.push(comment_json(row)?);
+    }
+    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+    JsonBody(body, raw): JsonBody,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let request = format!("POST /runs/{run_id}/comments");
+    let act = create_comment(&state, &user, &run_id, &body);
+    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+}
+
+async fn create_comment(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    body: &Value,
+) -> Result<Reply> {
+    let mut c = Check::default();
+    c.no_nul(body, "");
+    let map = c.object(body, "", &["text", "anchor", "kind", "parentId"], &["text"]);
+    let (mut text, mut kind, mut parent) = (None, None, None);
+    if let Some(map) = map {
+        text = c.string(map, "", "text", 1, 10_000).map(str::to_owned);
+        kind = c.enumeration(map, "", "kind", &KINDS).map(str::to_owned);
+        parent = c.shaped(map, "", "parentId", validate::is_id, "an id").map(str::to_owned);
+        if let Some(anchor) = map.get("anchor") {
+            validate::anchor(anchor, "anchor", &mut c);
+        }
+        if map.contains_key("parentId") {
+            for key in ["anchor", "kind"] {
+                if map.contains_key(key) {
+                    c.err(key, "a reply inherits its thread's; leave it out");
+                }
+            }
+        } else {
+            for key in ["anchor", "kind"] {
+                if !map.contains_key(key) {
+                    c.err(key, "is required to start a thread");
+                }
+            }
+        }
+    }
+    let (Some(text), true) = (text, c.ok()) else { return Err(Problem::validation(c.errors)) };
+
+    let mut tx = state.store.begin().await?;
+    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    not_archived(&run)?;
+    let id = new_id();
+    let (thread_id, anchor, step_index, thread_kind) = match &parent {
+        Some(parent_id) => {
+            let parent = load(&mut tx, run_id, parent_id)
+                .await?
+                .ok_or_else(|| Problem::invalid("parentId", "no such comment in this run"))?;
+            let thread = get_str(&parent, "thread_id")?;
+            let row =
+                sqlx::query("SELECT anchor, step_index, thread_kind FROM comments WHERE id = $1")
+                    .bind(thread.clone())
+                    .fetch_one(&mut *tx)
+                    .await?;
+            let anchor = get_json(&row, "anchor")?;
+            (thread, anchor, get_opt_i64(&row, "step_index")?, get_str(&row, "thread_kind")?)
+        }
+        None => {
+            let kind = kind.clone().unwrap_or_default();
+            if kind == "approval" && user.role == Role::Annotator {
+                return Err(Problem::forbidden(
+                    "Approval threads are for reviewers, qa_managers and admins.",
+                ));
+            }
+            let anchor = body.get("anchor").cloned().unwrap_or(Value::Null);
+            let step_index = anchor.get("stepIndex").and_then(Value::as_i64);
+            check_anchor_target(&mut tx, &run, &anchor, step_index).await?;
+            (id.clone(), anchor, step_index, kind)
+        }
+    };
+    let seq_row = sqlx::query("SELECT COALESCE(MAX(seq), 0) AS n FROM comments WHERE run_id = $1")
+        .bind(run_id.to_owned())
+        .fetch_one(&mut *tx)
+        .await?;
+    let seq = get_i64(&seq_row, "n")? + 1;
+    sqlx::query(
+        "INSERT INTO comments (id, run_id, thread_id, parent_id, step_index, kind, thread_kind, \
+         anchor, body_text, author, created_at, edited_at, resolved, resolved_by, resolved_at, \
+         version, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL, 0, NULL, \
+         NULL, 1, $12)",
+    )
+    .bind(id.clone())
+    .bind(run_id.to_owned())
+    .bind(thread_id)
+    .bind(parent)
+    .bind(step_index)
+    .bind(if body.get("parentId").is_some() { None } else { kind })
+    .bind(thread_kind)
+    .bind(anchor.to_string())
+    .bind(text)
+    .bind(user.id.clone())
+    .bind(crate::time::now())
+    .bind(seq)
+    .execute(&mut *tx)
+    .await?;
+    let row =
+        load(&mut tx, run_id, &id).await?.ok_or_else(|| Problem::internal("comment vanished"))?;
+    let out = comment_json(&row)?;
+    tx.commit().await?;
+    Ok(Reply::ok(out).status(StatusCode::CREATED).version(1))
+}
+
+/// A thread's anchor must point at a step that exists and a field the record has.
+async fn check_anchor_target(
+    tx: &mut Tx,
+    run: &RunRow,
+    anchor: &Value,
+    step_index: Option<i64>,
+) -> Result<()> {
+    let record = match step_index {
+        Some(index) => {
+            let step = model::load_step(tx, &run.id, index)
+                .await?
+                .ok_or_else(|| Problem::invalid("anchor.stepIndex", "no such step in this run"))?;
+            step.body
+        }
+        None => run.header.clone(),
+    };
+    if let Some(field) = anchor.get("field").and_then(Value::as_str) {
+        let expected = if step_index.is_some() { Level::Step } else { Level::Run };
+        let pointer = format!("/{}", field.replace('.', "/"));
+        if validate::field_path_level(field) != Some(expected)
+            || Value::Object(record).pointer(&pointer).is_none()
+        {
+            return Err(Problem::invalid("anchor.field", "is not a field of the anchored record"));
+        }
+    }
+    Ok(())
+}
+
+/// The comment, if the run is visible and holds it, with the run locked.
+async fn locked_comment(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    comment_id: &str,
+) -> Result<(RunRow, AnyRow)> {
+    let run = model::visible(user, lock_run(tx, run_id).await?)?;
+    let row = load(tx, run_id, comment_id).await?.ok_or_else(|| Problem::not_found("comment"))?;
+    Ok((run, row))
+}
+
+fn comment_conflict(row: &AnyRow, base: i64) -> Result<Problem> {
+    let current = comment_json(row)?;
+    let version = get_i64(row, "version")?;
+    Ok(Problem::conflict("conflict", "comment", Some(base), Some(version), current, None))
+}
+
+pub async fn edit(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, comment_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    JsonBody(body, _): JsonBody,
+) -> Result<Reply> {
+    let (run_id, comment_id) = (run_id_param(&run_id)?, comment_id_param(&comment_id)?);
+    let base = if_match(&headers)?;
+    let mut c = Check::default();
+    c.no_nul(&body, "");
+    let text = c
+        .object(&body, "", &["text"], &["text"])
+        .and_then(|map| c.string(map, "", "text", 1, 10_000))
+        .map(str::to_owned);
+    let (Some(text), true) = (text, c.ok()) else { return Err(Problem::validation(c.errors)) };
+    let mut tx = state.store.begin().await?;
+    let (run, row) = locked_comment(&mut tx, &user, &run_id, &comment_id).await?;
+    not_archived(&run)?;
+    if get_str(&row, "author")? != user.id {
+        return Err(Problem::forbidden("Only its author edits a comment."));
+    }
+    if get_i64(&row, "version")? != base {
+        return Err(comment_conflict(&row, base)?);
+    }
+    sqlx::query(
+        "UPDATE comments SET body_text = $2, edited_at = $3, version = version + 1 WHERE id = $1",
+    )
+    .bind(comment_id.clone())
+    .bind(text)
+    .bind(crate::time::now())
+    .execute(&mut *tx)
+    .await?;
+    let row =
+        load(&mut tx, &run_id, &comment_id).await?.ok_or_else(|| Problem::internal("gone"))?;
+    let out = comment_json(&row)?;
+    tx.commit().await?;
+    let version = out["version"].as_i64().unwrap_or(0);
+    Ok(Reply::ok(out).version(version))
+}
+
+pub async fn delete(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, comment_id)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let (run_id, comment_id) = (run_id_param(&run_id)?, comment_id_param(&comment_id)?);
+    let base = if_match(&headers)?;
+    let mut tx = state.store.begin().await?;
+    let (run, row) = locked_comment(&mut tx, &user, &run_id, &comment_id).await?;
+    let is_admin = user.role == Role::Admin;
+    if !is_admin {
+        not_archived(&run)?;
+    }
+    if get_str(&row, "author")? != user.id && !is_admin {
+        return Err(Problem::forbidden("Only its author (or an admin) deletes a comment."));
+    }
+    if get_i64(&row, "version")? != base {
+        return Err(comment_conflict(&row, base)?);
+    }
+    // The comment and, for an admin, every reply below it.
+    let mut doomed = vec![comment_id.clone()];
+    let mut i = 0;
+    while i < doomed.len() {
+        let children = sqlx::query("SELECT id FROM comments WHERE run_id = $1 AND parent_id = $2")
+            .bind(run_id.clone())
+            .bind(doomed[i].clone())
+            .fetch_all(&mut *tx)
+            .await?;
+        if !children.is_empty() && !is_admin {
+            return Err(Problem::forbidden(
+                "The comment has replies; only an admin deletes it (with its replies).",
+            ));
+        }
+        for child in &children {
+            doomed.push(get_str(child, "id")?);
+        }
+        i += 1;
+    }
+    for id in doomed.iter().rev() {
+        sqlx::query("DELETE FROM comments WHERE id = $1")
+            .bind(id.clone())
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+pub async fn resolve(
+    state: State<AppState>,
+    user: User,
+    path: Path<(String, String)>,
+    headers: HeaderMap,
+    _body: OptionalJsonBody,
+) -> Result<Reply> {
+    set_resolved(state, user, path, headers, true).await
+}
+
+pub async fn reopen(
+    state: State<AppState>,
+    user: User,
+    path: Path<(String, String)>,
+    headers: HeaderMap,
+    _body: OptionalJsonBody,
+) -> Result<Reply> {
+    set_resolved(state, user, path, headers, false).await
+}
+
+async fn set_resolved(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, comment_id)): Path<(String, String)>,
+    headers: HeaderMap,
+    resolved: bool,
+) -> Result<Reply> {
+    let (run_id, comment_id) = (run_id_param(&run_id)?, comment_id_param(&comment_id)?);
+    let base = optional_if_match(&headers)?;
+    let mut tx = state.store.begin().await?;
+    let (_, row) = locked_comment(&mut tx, &user, &run_id, &comment_id).await?;
+    if get_opt_str(&row, "parent_id")?.is_some() {
+        return Err(Problem::invalid(
+            "path.commentId",
+            "is a reply; resolve or reopen a thread on its first comment",
+        ));
+    }
+    let version = get_i64(&row, "version")?;
+    if let Some(base) = base.filter(|base| *base != version) {
+        return Err(comment_conflict(&row, base)?);
+    }
+    if (get_i64(&row, "t_resolved")? != 0) != resolved {
+        let (by, at) =
+            if resolved { (Some(user.id.clone()), Some(crate::time::now())) } else { (None, None) };
+        sqlx::query(
+            "UPDATE comments SET resolved = $2, resolved_by = $3, resolved_at = $4, \
+             version = version + 1 WHERE id = $1",
+        )
+        .bind(comment_id.clone())
+        .bind(i64::from(resolved))
+        .bind(by)
+        .bind(at)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let row =
+        load(&mut tx, &run_id, &comment_id).await?.ok_or_else(|| Problem::internal("gone"))?;
+    let out = comment_json(&row)?;
+    tx.commit().await?;
+    let version = out["version"].as_i64().unwrap_or(0);
+    Ok(Reply::ok(out).version(version))
+}

@@ -1,0 +1,329 @@
+//! `GET /runs`, `GET/PUT /runs/{runId}`.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::auth::{Role, User, user_exists};
+use crate::http::{
+    JsonBody, Precondition, Query, Reply, decode_cursor, encode_cursor, not_modified,
+    not_modified_response, write_precondition,
+};
+use crate::model::{
+    self, Entry, PathScope, RUN_COUNTERS, Status, changed_since, diff_maps, header_state, lock_run,
+    require_full_edit, run_json, tags_of,
+};
+use crate::problem::{Problem, Result};
+use crate::routes::run_id_param;
+use crate::store::{Sql, get_str, like_escape};
+use crate::validate::{self, Check};
+
+pub async fn list(
+    State(state): State<AppState>,
+    user: User,
+    RawQuery(raw): RawQuery,
+) -> Result<Reply> {
+    let mut query = Query::parse(raw.as_deref())?;
+    let limit = query.limit()?;
+    let cursor = query.one("cursor")?;
+    let statuses = query.all("status");
+    for status in &statuses {
+        if Status::parse(status).is_none() {
+            return Err(Problem::bad_param("query.status", format!("{status:?} is not a status")));
+        }
+    }
+    let annotator = query.one("annotator")?;
+    let annotator = match annotator.as_deref() {
+        Some("me") => Some(user.id.clone()),
+        Some(id) if validate::is_user_id(id) => Some(id.to_owned()),
+        Some(_) => return Err(Problem::bad_param("query.annotator", "must be a user id or me")),
+        None => None,
+    };
+    let task_id = query.one("taskId")?;
+    if task_id.as_deref().is_some_and(|id| !validate::is_id(id)) {
+        return Err(Problem::bad_param("query.taskId", "must be an id"));
+    }
+    let updated_since = match query.one("updatedSince")? {
+        Some(text) => Some(crate::time::normalize(&text).ok_or_else(|| {
+            Problem::bad_param("query.updatedSince", "must be an RFC 3339 date-time")
+        })?),
+        None => None,
+    };
+    let tags = query.all("tag");
+    if let Some(tag) = tags.iter().find(|t| !validate::is_tag(t)) {
+        return Err(Problem::bad_param("query.tag", format!("{tag:?} is not a tag")));
+    }
+    let q = query.one("q")?;
+    if q.as_ref().is_some_and(|q| q.is_empty() || q.chars().count() > 200) {
+        return Err(Problem::bad_param("query.q", "must have 1 to 200 characters"));
+    }
+    let sort = query.one("sort")?.unwrap_or_else(|| "-updatedAt".into());
+    let (column, descending) = match sort.as_str() {
+        "-updatedAt" => ("updated_at", true),
+        "updatedAt" => ("updated_at", false),
+        "-createdAt" => ("created_at", true),
+        _ => {
+            return Err(Problem::bad_param(
+                "query.sort",
+                "must be -updatedAt, updatedAt or -createdAt",
+            ));
+        }
+    };
+    query.finish()?;
+
+    let filters = json!([statuses, annotator, task_id, updated_since, tags, q, sort]).to_string();
+    let after = decode_cursor(cursor, &filters)?;
+
+    let mut sql = Sql::new(&format!(
+        "SELECT r.id, r.annotator, r.status, r.version, r.header_version, r.updated_at, \
+         r.updated_by, r.header, r.{column} AS sort_key, {RUN_COUNTERS} FROM runs r WHERE 1 = 1"
+    ));
+    if user.role == Role::Annotator {
+        sql.push(" AND r.annotator = ").text(&user.id);
+    }
+    if !statuses.is_empty() {
+        sql.push(" AND r.status IN (");
+        for (i, status) in statuses.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.text(status);
+        }
+        sql.push(")");
+    }
+    if let Some(annotator) = &annotator {
+        sql.push(" AND r.annotator = ").text(annotator);
+    }
+    if let Some(task_id) = &task_id {
+        sql.push(" AND r.task_id = ").text(task_id);
+    }
+    if let Some(since) = &updated_since {
+        sql.push(" AND r.updated_at >= ").text(since);
+    }
+    for tag in &tags {
+        sql.push(" AND r.tags LIKE ")
+            .text(format!("%\"{}\"%", like_escape(tag)))
+            .push(" ESCAPE '\\'");
+    }
+    if let Some(q) = &q {
+        let pattern = format!("%{}%", like_escape(&q.to_lowercase()));
+        sql.push(" AND (r.search LIKE ").text(pattern.clone()).push(" ESCAPE '\\'");
+        sql.push(" OR EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.search LIKE ");
+        sql.text(pattern).push(" ESCAPE '\\'))");
+    }
+    if let Some(after) = after {
+        let (Some(key), Some(id)) = (after[0].as_str(), after[1].as_str()) else {
+            return Err(Problem::bad_param("query.cursor", "is not a cursor this server made"));
+        };
+        let op = if descending { "<" } else { ">" };
+        sql.push(&format!(" AND (r.{column} {op} ")).text(key);
+        sql.push(&format!(" OR (r.{column} = ")).text(key);
+        sql.push(&format!(" AND r.id {op} ")).text(id).push("))");
+    }
+    let order = if descending { "DESC" } else { "ASC" };
+    sql.push(&format!(" ORDER BY r.{column} {order}, r.id {order} LIMIT ")).int(limit + 1);
+
+    let rows = sql.query().fetch_all(&state.store.pool).await?;
+    let mut items = Vec::new();
+    let mut next = None;
+    for (i, row) in rows.iter().enumerate() {
+        if i as i64 == limit {
+            let last = &rows[i - 1];
+            next = Some(encode_cursor(
+                &filters,
+                &json!([get_str(last, "sort_key")?, get_str(last, "id")?]),
+            ));
+            break;
+        }
+        items.push(model::run_json_from_row(row)?);
+    }
+    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let run_id = run_id_param(&run_id)?;
+    let mut conn = state.store.pool.acquire().await?;
+    let run = model::visible_run(&mut conn, &user, &run_id).await?;
+    if not_modified(&headers, run.version) {
+        return Ok(not_modified_response(run.version));
+    }
+    let body = run_json(&mut conn, &run).await?;
+    Ok(Reply::ok(body).version(run.version).into_response())
+}
+
+pub async fn put(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+    JsonBody(body, _): JsonBody,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let pre = write_precondition(&headers)?;
+    put_run(&state, &user, &run_id, pre, &body).await
+}
+
+/// Creates or updates a run header (also a batch item's work).
+pub async fn put_run(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    pre: Precondition,
+    body: &Value,
+) -> Result<Reply> {
+    if user.role == Role::Reviewer {
+        return Err(Problem::forbidden(
+            "Reviewers do not edit runs directly: comment or suggest instead.",
+        ));
+    }
+    let mut check = Check::default();
+    let write = validate::run_write(body, &mut check);
+    let Some(write) = write else { return Err(Problem::validation(check.errors)) };
+    if write.content.get("id").and_then(Value::as_str) != Some(run_id) {
+        return Err(Problem::invalid("id", "must equal the runId in the path"));
+    }
+    let now = crate::time::now();
+    let mut tx = state.store.begin().await?;
+    let current = lock_run(&mut tx, run_id).await?;
+
+    let Precondition::Match(base) = pre else {
+        // Create.
+        if let Some(existing) = current {
+            let existing = model::visible(user, Some(existing))?;
+            let record = run_json(&mut tx, &existing).await?;
+            return Err(Problem::conflict(
+                "already-exists",
+                "run",
+                None,
+                Some(existing.version),
+                record,
+                None,
+            ));
+        }
+        let annotator = match &write.annotator {
+            Some(other) if *other != user.id => {
+                if !user.is_manager() {
+                    return Err(model::forbidden_paths(
+                        "Only a qa_manager or admin assigns a run to someone else.",
+                        vec!["annotator".into()],
+                    ));
+                }
+                if !user_exists(&state.store, other).await? {
+                    return Err(Problem::invalid("annotator", "no such user"));
+                }
+                other.clone()
+            }
+            _ => user.id.clone(),
+        };
+        let tags = write.tags.clone().unwrap_or_default();
+        let header = header_state(&write.content, Status::Draft, None, &annotator, &tags);
+        let text = Value::Object(header.clone()).to_string();
+        let created_at = write.content.get("createdAt").and_then(Value::as_str).unwrap_or("");
+        let inserted = sqlx::query(
+            "INSERT INTO runs (id, task_id, annotator, status, tags, created_at, updated_at, \
+             updated_by, version, header_version, header, search) \
+             VALUES ($1, $2, $3, 'draft', $4, $5, $6, $7, 1, 1, $8, $9)",
+        )
+        .bind(run_id.to_owned())
+        .bind(write.content.get("taskId").and_then(Value::as_str).unwrap_or("").to_owned())
+        .bind(annotator.clone())
+        .bind(json!(tags).to_string())
+        .bind(crate::time::normalize(created_at).unwrap_or_default())
+        .bind(now.clone())
+        .bind(user.id.clone())
+        .bind(text.clone())
+        .bind(model::run_search_text(&header))
+        .execute(&mut *tx)
+        .await;
+        if let Err(sqlx::Error::Database(e)) = &inserted
+            && e.is_unique_violation()
+        {
+            // Created by someone else since the lock found nothing (PostgreSQL).
+            drop(tx);
+            let mut conn = state.store.pool.acquire().await?;
+            let existing = model::visible_run(&mut conn, user, run_id).await?;
+            let record = run_json(&mut conn, &existing).await?;
+            return Err(Problem::conflict(
+                "already-exists",
+                "run",
+                None,
+                Some(existing.version),
+                record,
+                None,
+            ));
+        }
+        inserted?;
+        model::insert_header_snapshot(&mut tx, run_id, 1, &text).await?;
+        let entry = Entry::new("run-created", None, Vec::new(), "Uploaded the run".into());
+        model::insert_entry(&mut tx, run_id, 1, &now, &user.id, entry).await?;
+        let run =
+            lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
+        let record = run_json(&mut tx, &run).await?;
+        tx.commit().await?;
+        return Ok(Reply::ok(record)
+            .status(StatusCode::CREATED)
+            .version(1)
+            .location(format!("/runs/{run_id}")));
+    };
+
+    // Update.
+    let run = model::visible(user, current)?;
+    require_full_edit(user, &run)?;
+    let mut errors = Vec::new();
+    for key in ["taskId", "createdAt", "createdBy"] {
+        if write.content.get(key) != run.header.get(key) {
+            errors.push(crate::problem::FieldError::new(key, "is fixed once the run exists"));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Problem::validation(errors));
+    }
+    let current_annotator = run.annotator.clone();
+    let annotator = write.annotator.clone().unwrap_or_else(|| current_annotator.clone());
+    if annotator != current_annotator {
+        if !user.is_manager() {
+            return Err(model::forbidden_paths(
+                "Only a qa_manager or admin changes a run's annotator.",
+                vec!["annotator".into()],
+            ));
+        }
+        if !user_exists(&state.store, &annotator).await? {
+            return Err(Problem::invalid("annotator", "no such user"));
+        }
+    }
+    if run.header_version > base || base > run.version {
+        let record = run_json(&mut tx, &run).await?;
+        let paths = changed_since(&mut tx, run_id, base, PathScope::Header).await?;
+        return Err(Problem::conflict(
+            "conflict",
+            "run",
+            Some(base),
+            Some(run.version),
+            record,
+            Some(paths),
+        ));
+    }
+    let tags = write.tags.clone().unwrap_or_else(|| tags_of(&run.header));
+    let reviewed_by = run.header.get("reviewedBy").and_then(Value::as_str);
+    let header = header_state(&write.content, run.status, reviewed_by, &annotator, &tags);
+    let changes = diff_maps(&run.header, &header, "");
+    if changes.is_empty() {
+        let record = run_json(&mut tx, &run).await?;
+        tx.commit().await?;
+        return Ok(Reply::ok(record).version(run.version));
+    }
+    let summary = format!("Edited {} of the run", model::describe_paths(&changes, ""));
+    let entry = Entry::new("run-edited", None, changes, summary);
+    let version = model::commit_version(&mut tx, &run, user, &now, entry, Some(&header)).await?;
+    let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
+    let record = run_json(&mut tx, &run).await?;
+    tx.commit().await?;
+    Ok(Reply::ok(record).version(version))
+}

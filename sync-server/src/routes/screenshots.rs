@@ -1,0 +1,189 @@
+//! `PUT/GET/HEAD /screenshots/{sha256}`, `POST /screenshots:missing`: content-addressed
+//! JPEG blobs, shared across runs.
+
+use axum::body::Body;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::AppState;
+use crate::auth::{Role, User, hex};
+use crate::http::{JsonBody, Reply, SCREENSHOT_LIMIT, read_limited, require_content_type};
+use crate::problem::{FieldError, Problem, Result};
+use crate::store::{Sql, get_i64, get_str};
+use crate::validate::{self, Check};
+
+fn sha_param(sha: &str) -> Result<String> {
+    if validate::is_sha256(sha) {
+        Ok(sha.to_owned())
+    } else {
+        Err(Problem::bad_param("path.sha256", "must be a lowercase hex SHA-256 (64 digits)"))
+    }
+}
+
+fn may_upload(user: &User) -> Result<()> {
+    if user.role == Role::Reviewer {
+        return Err(Problem::forbidden("Reviewers do not upload screenshots."));
+    }
+    Ok(())
+}
+
+fn blob_json(sha: &str, bytes: i64, created_at: &str) -> Value {
+    json!({"sha256": sha, "mime": "image/jpeg", "bytes": bytes, "createdAt": created_at})
+}
+
+pub async fn put(
+    State(state): State<AppState>,
+    user: User,
+    Path(sha): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Reply> {
+    let sha = sha_param(&sha)?;
+    may_upload(&user)?;
+    require_content_type(&headers, "image/jpeg")?;
+    let bytes = read_limited(&headers, body, SCREENSHOT_LIMIT).await?;
+    if !bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        return Err(Problem::unsupported_media_type("The body is not a JPEG (no FF D8 FF start)."));
+    }
+    let actual = hex(&Sha256::digest(&bytes));
+    if actual != sha {
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "hash-mismatch",
+            "Hash mismatch",
+        )
+        .detail(format!("The body's SHA-256 is {actual}, not the one in the path."))
+        .errors(vec![FieldError::new("path.sha256", format!("the body's SHA-256 is {actual}"))]));
+    }
+    let inserted = sqlx::query(
+        "INSERT INTO screenshots (sha256, bytes, created_at, data) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (sha256) DO NOTHING",
+    )
+    .bind(sha.clone())
+    .bind(bytes.len() as i64)
+    .bind(crate::time::now())
+    .bind(bytes.to_vec())
+    .execute(&state.store.pool)
+    .await?;
+    let row = sqlx::query("SELECT bytes, created_at FROM screenshots WHERE sha256 = $1")
+        .bind(sha.clone())
+        .fetch_one(&state.store.pool)
+        .await?;
+    let body = blob_json(&sha, get_i64(&row, "bytes")?, &get_str(&row, "created_at")?);
+    let mut reply = Reply::ok(body);
+    reply.etag = Some(format!("\"{sha}\""));
+    if inserted.rows_affected() == 1 {
+        reply = reply.status(StatusCode::CREATED).location(format!("/screenshots/{sha}"));
+    }
+    Ok(reply)
+}
+
+fn blob_headers(response: &mut Response, sha: &str, len: i64) {
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/jpeg"));
+    headers.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("private, max-age=31536000, immutable"),
+    );
+    if let Ok(value) = HeaderValue::from_str(&format!("\"{sha}\"")) {
+        headers.insert(header::ETAG, value);
+    }
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    _user: User,
+    Path(sha): Path<String>,
+) -> Result<Response> {
+    let sha = sha_param(&sha)?;
+    let row = sqlx::query("SELECT bytes, data FROM screenshots WHERE sha256 = $1")
+        .bind(sha.clone())
+        .fetch_optional(&state.store.pool)
+        .await?
+        .ok_or_else(|| Problem::not_found("screenshot"))?;
+    let data: Vec<u8> = sqlx::Row::try_get(&row, "data")?;
+    let mut response = data.into_response();
+    blob_headers(&mut response, &sha, get_i64(&row, "bytes")?);
+    Ok(response)
+}
+
+/// `HEAD`: whether it is stored, without reading the blob; no body either way.
+pub async fn head(
+    State(state): State<AppState>,
+    user: Result<User, Problem>,
+    Path(sha): Path<String>,
+) -> Response {
+    let status = match (user, validate::is_sha256(&sha)) {
+        (Err(problem), _) => problem.status,
+        (Ok(_), false) => StatusCode::NOT_FOUND,
+        (Ok(_), true) => {
+            let row = sqlx::query("SELECT bytes FROM screenshots WHERE sha256 = $1")
+                .bind(sha.clone())
+                .fetch_optional(&state.store.pool)
+                .await;
+            match row {
+                Ok(Some(row)) => {
+                    let mut response = StatusCode::OK.into_response();
+                    blob_headers(&mut response, &sha, get_i64(&row, "bytes").unwrap_or(0));
+                    return response;
+                }
+                Ok(None) => StatusCode::NOT_FOUND,
+                Err(e) => Problem::from(e).status,
+            }
+        }
+    };
+    let mut response = status.into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    response
+}
+
+pub async fn missing(
+    State(state): State<AppState>,
+    user: User,
+    JsonBody(body, _): JsonBody,
+) -> Result<Reply> {
+    may_upload(&user)?;
+    let mut c = Check::default();
+    c.no_nul(&body, "");
+    let mut hashes: Vec<String> = Vec::new();
+    if let Some(map) = c.object(&body, "", &["hashes"], &["hashes"])
+        && let Some(items) = c.array(map, "", "hashes", 2000)
+    {
+        if items.is_empty() {
+            c.err("hashes", "must not be empty");
+        }
+        for (i, item) in items.iter().enumerate() {
+            let path = format!("hashes.{i}");
+            if let Some(sha) = c.shaped_value(item, &path, validate::is_sha256, "a SHA-256")
+                && !hashes.iter().any(|h| h == sha)
+            {
+                hashes.push(sha.to_owned());
+            }
+        }
+    }
+    if !c.ok() {
+        return Err(Problem::validation(c.errors));
+    }
+    let mut stored: Vec<String> = Vec::new();
+    for chunk in hashes.chunks(500) {
+        let mut sql = Sql::new("SELECT sha256 FROM screenshots WHERE sha256 IN (");
+        for (i, sha) in chunk.iter().enumerate() {
+            if i > 0 {
+                sql.push(", ");
+            }
+            sql.text(sha);
+        }
+        sql.push(")");
+        for row in sql.query().fetch_all(&state.store.pool).await? {
+            stored.push(get_str(&row, "sha256")?);
+        }
+    }
+    let missing: Vec<&String> = hashes.iter().filter(|h| !stored.contains(h)).collect();
+    Ok(Reply::ok(json!({"missing": missing})))
+}

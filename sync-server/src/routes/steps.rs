@@ -1,0 +1,250 @@
+//! `GET /runs/{runId}/steps`, `GET/PUT /runs/{runId}/steps/{index}`.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Map, Value, json};
+
+use crate::AppState;
+use crate::auth::User;
+use crate::http::{
+    JsonBody, Precondition, Query, Reply, decode_cursor, encode_cursor, not_modified,
+    not_modified_response, write_precondition,
+};
+use crate::model::{
+    self, EditScope, Entry, PathScope, changed_since, diff, edit_scope, lock_run, step_json,
+    step_output,
+};
+use crate::problem::{FieldError, Problem, Result};
+use crate::routes::{index_param, run_id_param};
+use crate::store::{Sql, get_i64};
+use crate::validate::{self, Check, STEP_EDITABLE, STEP_FIXED};
+
+pub async fn list(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let mut query = Query::parse(raw.as_deref())?;
+    let limit = query.limit()?;
+    let cursor = query.one("cursor")?;
+    let since = query.int("sinceVersion", 0, i64::MAX)?;
+    query.finish()?;
+    let filters = json!(["steps", run_id, since]).to_string();
+    let after = decode_cursor(cursor, &filters)?;
+
+    let mut conn = state.store.pool.acquire().await?;
+    model::visible_run(&mut conn, &user, &run_id).await?;
+    let mut sql = Sql::new(
+        "SELECT s.idx, s.version, s.body, (SELECT COUNT(*) FROM comments c WHERE \
+         c.run_id = s.run_id AND c.step_index = s.idx AND c.parent_id IS NULL AND \
+         c.resolved = 0) AS open_threads FROM steps s WHERE s.run_id = ",
+    );
+    sql.text(&run_id);
+    if let Some(since) = since {
+        sql.push(" AND s.version > ").int(since);
+    }
+    if let Some(after) = after {
+        let index =
+            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
+        sql.push(" AND s.idx > ").int(index);
+    }
+    sql.push(" ORDER BY s.idx LIMIT ").int(limit + 1);
+    let rows = sql.query().fetch_all(&mut *conn).await?;
+    let mut items = Vec::new();
+    let mut next = None;
+    let mut last_index = 0;
+    for (i, row) in rows.iter().enumerate() {
+        if i as i64 == limit {
+            next = Some(encode_cursor(&filters, &json!(last_index)));
+            break;
+        }
+        let step = model::step_from_row(row)?;
+        last_index = step.index;
+        items.push(step_output(&step, get_i64(row, "open_threads")?));
+    }
+    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, index)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let (run_id, index) = (run_id_param(&run_id)?, index_param(&index)?);
+    let mut conn = state.store.pool.acquire().await?;
+    model::visible_run(&mut conn, &user, &run_id).await?;
+    let step = model::load_step(&mut conn, &run_id, index)
+        .await?
+        .ok_or_else(|| Problem::not_found("step"))?;
+    if not_modified(&headers, step.version) {
+        return Ok(not_modified_response(step.version));
+    }
+    let body = step_json(&mut conn, &run_id, &step).await?;
+    Ok(Reply::ok(body).version(step.version).into_response())
+}
+
+pub async fn put(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, index)): Path<(String, String)>,
+    headers: HeaderMap,
+    JsonBody(body, _): JsonBody,
+) -> Result<Reply> {
+    let (run_id, index) = (run_id_param(&run_id)?, index_param(&index)?);
+    let pre = write_precondition(&headers)?;
+    put_step(&state, &user, &run_id, index, pre, &body).await
+}
+
+/// Creates or updates one step (also a batch item's work).
+pub async fn put_step(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    index: i64,
+    pre: Precondition,
+    body: &Value,
+) -> Result<Reply> {
+    let mut check = Check::default();
+    let Some(mut record) = validate::step_write(body, &mut check) else {
+        return Err(Problem::validation(check.errors));
+    };
+    let mut errors = Vec::new();
+    if record.get("runId").and_then(Value::as_str) != Some(run_id) {
+        errors.push(FieldError::new("runId", "must equal the runId in the path"));
+    }
+    if record.get("index").and_then(Value::as_i64) != Some(index) {
+        errors.push(FieldError::new("index", "must equal the index in the path"));
+    }
+    if !errors.is_empty() {
+        return Err(Problem::validation(errors));
+    }
+    let now = crate::time::now();
+    let mut tx = state.store.begin().await?;
+    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    let scope = edit_scope(user, &run)?;
+    let current = model::load_step(&mut tx, run_id, index).await?;
+    let location = format!("/runs/{run_id}/steps/{index}");
+
+    let Precondition::Match(base) = pre else {
+        if let Some(step) = current {
+            let record = step_json(&mut tx, run_id, &step).await?;
+            return Err(Problem::conflict(
+                "already-exists",
+                "step",
+                None,
+                Some(step.version),
+                record,
+                None,
+            ));
+        }
+        if scope == EditScope::ReviewFields {
+            return Err(Problem::forbidden("Reviewers do not upload steps."));
+        }
+        check_screenshot(&mut tx, &record).await?;
+        let entry = Entry::new(
+            "step-created",
+            Some(index),
+            vec![model::Change {
+                path: format!("steps.{index}"),
+                op: "add",
+                before: None,
+                after: None,
+            }],
+            format!("Uploaded step {index}"),
+        );
+        let version = model::commit_version(&mut tx, &run, user, &now, entry, None).await?;
+        model::save_step(&mut tx, run_id, index, version, &record, true).await?;
+        let step = model::StepRow { index, version, body: record };
+        let out = step_json(&mut tx, run_id, &step).await?;
+        tx.commit().await?;
+        return Ok(Reply::ok(out).status(StatusCode::CREATED).version(version).location(location));
+    };
+
+    let step = current.ok_or_else(|| Problem::not_found("step"))?;
+    let fixed: Vec<FieldError> = STEP_FIXED
+        .iter()
+        .filter(|key| record.get(**key) != step.body.get(**key))
+        .map(|key| FieldError::new(*key, "is captured and fixed once the step exists"))
+        .collect();
+    if !fixed.is_empty() {
+        return Err(Problem::validation(fixed));
+    }
+    if step.version > base || base > run.version {
+        let out = step_json(&mut tx, run_id, &step).await?;
+        let paths = changed_since(&mut tx, run_id, base, PathScope::Step(index)).await?;
+        return Err(Problem::conflict(
+            "conflict",
+            "step",
+            Some(base),
+            Some(step.version),
+            out,
+            Some(paths),
+        ));
+    }
+    let editable = |m: &Map<String, Value>| -> Map<String, Value> {
+        STEP_EDITABLE
+            .iter()
+            .map(|k| (k.to_string(), m.get(*k).cloned().unwrap_or(Value::Null)))
+            .collect()
+    };
+    let mut changes = Vec::new();
+    diff(&Value::Object(editable(&step.body)), &Value::Object(editable(&record)), "", &mut changes);
+    if changes.is_empty() {
+        let out = step_json(&mut tx, run_id, &step).await?;
+        tx.commit().await?;
+        return Ok(Reply::ok(out).version(step.version));
+    }
+    if scope == EditScope::ReviewFields {
+        let refused: Vec<String> = changes
+            .iter()
+            .filter(|c| !(c.path.starts_with("verified") || c.path.starts_with("issues")))
+            .map(|c| c.path.clone())
+            .collect();
+        if !refused.is_empty() {
+            return Err(model::forbidden_paths(
+                "Reviewers change only verified and issues; suggest the rest.",
+                refused,
+            ));
+        }
+    }
+    record.insert("lastEditedBy".into(), json!(user.id));
+    record.insert("lastEditedAt".into(), json!(now));
+    for change in &mut changes {
+        change.path = format!("steps.{index}.{}", change.path);
+    }
+    let summary = format!(
+        "Edited {} of step {index}",
+        model::describe_paths(&changes, &format!("steps.{index}."))
+    );
+    let entry = Entry::new("step-edited", Some(index), changes, summary);
+    let version = model::commit_version(&mut tx, &run, user, &now, entry, None).await?;
+    model::save_step(&mut tx, run_id, index, version, &record, false).await?;
+    let step = model::StepRow { index, version, body: record };
+    let out = step_json(&mut tx, run_id, &step).await?;
+    tx.commit().await?;
+    Ok(Reply::ok(out).version(version))
+}
+
+/// A step's screenshot must be stored, with the size it claims.
+async fn check_screenshot(tx: &mut crate::store::Tx, record: &Map<String, Value>) -> Result<()> {
+    let Some(shot) = record.get("screenshot").and_then(Value::as_object) else { return Ok(()) };
+    let key = shot.get("key").and_then(Value::as_str).unwrap_or("");
+    let row = sqlx::query("SELECT bytes FROM screenshots WHERE sha256 = $1")
+        .bind(key.to_owned())
+        .fetch_optional(&mut **tx)
+        .await?;
+    match row {
+        None => Err(Problem::invalid(
+            "screenshot.key",
+            "no stored screenshot has this hash; upload it first (PUT /screenshots/{sha256})",
+        )),
+        Some(row) if Some(get_i64(&row, "bytes")?) != shot.get("bytes").and_then(Value::as_i64) => {
+            Err(Problem::invalid("screenshot.bytes", "differs from the stored screenshot's size"))
+        }
+        Some(_) => Ok(()),
+    }
+}

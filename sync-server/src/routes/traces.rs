@@ -1,0 +1,164 @@
+//! Model-call traces: `GET /runs/{runId}/traces`, `GET/PUT /runs/{runId}/traces/{traceId}`.
+//! Write-once facts: no versions, no `If-Match`.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+
+use crate::AppState;
+use crate::auth::{Role, User};
+use crate::http::{JsonBody, Query, Reply, decode_cursor, encode_cursor};
+use crate::model::{self, Status};
+use crate::problem::{FieldError, Problem, Result};
+use crate::routes::run_id_param;
+use crate::store::{Sql, get_json, get_str};
+use crate::validate::{self, Check};
+
+fn trace_id_param(id: &str) -> Result<String> {
+    if validate::is_id(id) {
+        Ok(id.to_owned())
+    } else {
+        Err(Problem::bad_param("path.traceId", "must be an id"))
+    }
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let mut query = Query::parse(raw.as_deref())?;
+    let limit = query.limit()?;
+    let cursor = query.one("cursor")?;
+    let step = query.int("step", 0, 1999)?;
+    query.finish()?;
+    let filters = json!(["traces", run_id, step]).to_string();
+    let after = decode_cursor(cursor, &filters)?;
+    let mut conn = state.store.pool.acquire().await?;
+    model::visible_run(&mut conn, &user, &run_id).await?;
+    let mut sql = Sql::new("SELECT id, started_at, body FROM traces WHERE run_id = ");
+    sql.text(&run_id);
+    if let Some(step) = step {
+        sql.push(" AND step = ").int(step);
+    }
+    if let Some(after) = after {
+        let (Some(at), Some(id)) = (after[0].as_str(), after[1].as_str()) else {
+            return Err(Problem::bad_param("query.cursor", "is not valid"));
+        };
+        sql.push(" AND (started_at > ").text(at);
+        sql.push(" OR (started_at = ").text(at).push(" AND id > ").text(id).push("))");
+    }
+    sql.push(" ORDER BY started_at, id LIMIT ").int(limit + 1);
+    let rows = sql.query().fetch_all(&mut *conn).await?;
+    let mut items = Vec::new();
+    let mut next = None;
+    for (i, row) in rows.iter().enumerate() {
+        if i as i64 == limit {
+            let last = &rows[i - 1];
+            let key = json!([get_str(last, "started_at")?, get_str(last, "id")?]);
+            next = Some(encode_cursor(&filters, &key));
+            break;
+        }
+        items.push(get_json(row, "body")?);
+    }
+    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, trace_id)): Path<(String, String)>,
+) -> Result<Reply> {
+    let (run_id, trace_id) = (run_id_param(&run_id)?, trace_id_param(&trace_id)?);
+    let mut conn = state.store.pool.acquire().await?;
+    model::visible_run(&mut conn, &user, &run_id).await?;
+    let row = sqlx::query("SELECT body FROM traces WHERE run_id = $1 AND id = $2")
+        .bind(run_id)
+        .bind(trace_id)
+        .fetch_optional(&mut *conn)
+        .await?
+        .ok_or_else(|| Problem::not_found("trace"))?;
+    Ok(Reply::ok(get_json(&row, "body")?))
+}
+
+pub async fn put(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, trace_id)): Path<(String, String)>,
+    JsonBody(body, _): JsonBody,
+) -> Result<Reply> {
+    let (run_id, trace_id) = (run_id_param(&run_id)?, trace_id_param(&trace_id)?);
+    put_trace(&state, &user, &run_id, &trace_id, &body).await
+}
+
+/// Stores a trace once (also a batch item's work).
+pub async fn put_trace(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    trace_id: &str,
+    body: &Value,
+) -> Result<Reply> {
+    if user.role == Role::Reviewer {
+        return Err(Problem::forbidden("Reviewers do not upload traces."));
+    }
+    let mut c = Check::default();
+    validate::trace(body, &mut c);
+    if body.get("id").and_then(Value::as_str).is_some_and(|id| id != trace_id) {
+        c.errors.push(FieldError::new("id", "must equal the traceId in the path"));
+    }
+    if body.get("runId").and_then(Value::as_str).is_some_and(|id| id != run_id) {
+        c.errors.push(FieldError::new("runId", "must equal the runId in the path"));
+    }
+    if !c.ok() {
+        return Err(Problem::validation(c.errors));
+    }
+    let mut conn = state.store.pool.acquire().await?;
+    let run = model::visible_run(&mut conn, user, run_id).await?;
+    if run.status == Status::Archived {
+        return Err(Problem::forbidden("The run is archived."));
+    }
+    let existing = |row: sqlx::any::AnyRow| -> Result<Reply> {
+        let stored = get_json(&row, "body")?;
+        if stored == *body {
+            Ok(Reply::ok(stored))
+        } else {
+            Err(Problem::conflict("conflict", "trace", None, None, stored, None)
+                .detail("A different trace is stored under this id; traces never change."))
+        }
+    };
+    let select = "SELECT body FROM traces WHERE run_id = $1 AND id = $2";
+    let row = sqlx::query(select)
+        .bind(run_id.to_owned())
+        .bind(trace_id.to_owned())
+        .fetch_optional(&mut *conn)
+        .await?;
+    if let Some(row) = row {
+        return existing(row);
+    }
+    let started_at = body.get("startedAt").and_then(Value::as_str).unwrap_or("");
+    let inserted = sqlx::query(
+        "INSERT INTO traces (run_id, id, step, started_at, body) VALUES ($1, $2, $3, $4, $5) \
+         ON CONFLICT (run_id, id) DO NOTHING",
+    )
+    .bind(run_id.to_owned())
+    .bind(trace_id.to_owned())
+    .bind(body.get("step").and_then(Value::as_i64).unwrap_or(0))
+    .bind(crate::time::normalize(started_at).unwrap_or_default())
+    .bind(body.to_string())
+    .execute(&mut *conn)
+    .await?;
+    if inserted.rows_affected() == 0 {
+        let row = sqlx::query(select)
+            .bind(run_id.to_owned())
+            .bind(trace_id.to_owned())
+            .fetch_one(&mut *conn)
+            .await?;
+        return existing(row);
+    }
+    Ok(Reply::ok(body.clone())
+        .status(StatusCode::CREATED)
+        .location(format!("/runs/{run_id}/traces/{trace_id}")))
+}

@@ -1,0 +1,153 @@
+//! `GET/POST /runs/{runId}/transitions`: the review status flow, enforced here.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Map, Value, json};
+
+use crate::AppState;
+use crate::auth::{Role, User};
+use crate::http::{JsonBody, Reply, if_match};
+use crate::model::{self, Entry, PathScope, RunRow, Status, changed_since, lock_run, run_json};
+use crate::problem::{Problem, Result};
+use crate::routes::run_id_param;
+use crate::validate::Check;
+
+/// Who may move a run from one status to another: `None` if the pair is not a transition.
+pub fn permitted(from: Status, to: Status, user: &User, run: &RunRow) -> Option<bool> {
+    use Status::*;
+    let owner = user.role == Role::Annotator && run.annotator == user.id;
+    let manager = user.is_manager();
+    let reviewer = user.role == Role::Reviewer;
+    Some(match (from, to) {
+        (Draft, InReview) => owner || manager,
+        (InReview, Draft) => owner || reviewer || manager,
+        (InReview, Approved) | (InReview, Rejected) => reviewer || manager,
+        (Rejected, Draft) => owner || manager,
+        (Approved, InReview) => manager,
+        (Approved, Archived) | (Rejected, Archived) => manager,
+        (Archived, Draft) => user.role == Role::Admin,
+        _ => return None,
+    })
+}
+
+/// The targets the caller may move the run to now.
+pub fn allowed_targets(user: &User, run: &RunRow) -> Vec<&'static str> {
+    Status::ALL
+        .into_iter()
+        .filter(|to| permitted(run.status, *to, user, run) == Some(true))
+        .map(Status::as_str)
+        .collect()
+}
+
+pub async fn options(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let mut conn = state.store.pool.acquire().await?;
+    let run = model::visible_run(&mut conn, &user, &run_id).await?;
+    Ok(Reply::ok(json!({
+        "status": run.status.as_str(),
+        "version": run.version,
+        "allowed": allowed_targets(&user, &run),
+    })))
+}
+
+pub async fn transition(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+    JsonBody(body, raw): JsonBody,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let base = if_match(&headers)?;
+    let request = format!("POST /runs/{run_id}/transitions {base}");
+    let act = apply(&state, &user, &run_id, base, &body);
+    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+}
+
+async fn apply(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    base: i64,
+    body: &Value,
+) -> Result<Reply> {
+    let mut c = Check::default();
+    c.no_nul(body, "");
+    let mut to = None;
+    let mut note = None;
+    if let Some(map) = c.object(body, "", &["to", "note"], &["to"]) {
+        let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
+        to = c.enumeration(map, "", "to", &names).and_then(Status::parse);
+        note = c.opt_string(map, "", "note", 2000).map(str::to_owned);
+    }
+    let (Some(to), true) = (to, c.ok()) else { return Err(Problem::validation(c.errors)) };
+
+    let mut tx = state.store.begin().await?;
+    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    if run.version != base {
+        let record = run_json(&mut tx, &run).await?;
+        let paths = changed_since(&mut tx, run_id, base, PathScope::All).await?;
+        return Err(Problem::conflict(
+            "conflict",
+            "run",
+            Some(base),
+            Some(run.version),
+            record,
+            Some(paths),
+        ));
+    }
+    let from = run.status;
+    match permitted(from, to, user, &run) {
+        None => {
+            return Err(Problem::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid-transition",
+                "Invalid transition",
+            )
+            .detail(format!("A run cannot go from {} to {}.", from.as_str(), to.as_str()))
+            .errors(vec![crate::problem::FieldError::new(
+                "to",
+                format!("is not reachable from {}", from.as_str()),
+            )])
+            .with("allowed", json!(allowed_targets(user, &run))));
+        }
+        Some(false) => {
+            return Err(Problem::forbidden(format!(
+                "A {} may not move this run from {} to {}.",
+                user.role.as_str(),
+                from.as_str(),
+                to.as_str()
+            ))
+            .with("allowed", json!(allowed_targets(user, &run))));
+        }
+        Some(true) => {}
+    }
+    // Approval with pending suggestions is refused here once suggestions exist (they are
+    // not implemented yet, so none is ever pending).
+    let mut header = run.header.clone();
+    header.insert("status".into(), json!(to.as_str()));
+    if matches!(to, Status::Approved | Status::Rejected) {
+        header.insert("reviewedBy".into(), json!(user.id));
+    }
+    let changes = model::diff_maps(&run.header, &header, "");
+    let summary = match &note {
+        Some(note) => format!("Moved from {} to {}: {note}", from.as_str(), to.as_str()),
+        None => format!("Moved from {} to {}", from.as_str(), to.as_str()),
+    };
+    let mut entry = Entry::new("status-changed", None, changes, summary);
+    let mut transition = Map::new();
+    transition.insert("from".into(), json!(from.as_str()));
+    transition.insert("to".into(), json!(to.as_str()));
+    transition.insert("note".into(), json!(note));
+    entry.extra.insert("transition".into(), Value::Object(transition));
+    let now = crate::time::now();
+    let version = model::commit_version(&mut tx, &run, user, &now, entry, Some(&header)).await?;
+    let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
+    let record = run_json(&mut tx, &run).await?;
+    tx.commit().await?;
+    Ok(Reply::ok(record).version(version))
+}

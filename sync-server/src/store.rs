@@ -1,0 +1,257 @@
+//! The database: one `sqlx::AnyPool` over SQLite or PostgreSQL.
+//!
+//! Why `Any` rather than a trait over two pools: every query here is plain SQL that both
+//! databases accept — `$1` placeholders (SQLite reads `$N` as the N-th argument), `TEXT`,
+//! `BIGINT`, `ON CONFLICT … DO NOTHING`, `RETURNING` — and binds only `String`, `i64`,
+//! `Vec<u8>` and their `Option`s, which `Any` maps onto both. So one code path serves both
+//! backends and the tests exercise the same SQL either way. The one difference, the blob
+//! column type, is a `{blob}` placeholder in the migrations (`BLOB` / `BYTEA`).
+//!
+//! Writes to a run serialize on the run's row: a write transaction's first statement is
+//! [`lock_run`], an `UPDATE … RETURNING` on it. That takes SQLite's write lock before
+//! anything is read (so a deferred transaction never has to upgrade a stale read snapshot)
+//! and PostgreSQL's row lock, so the version check and the write that follows it cannot
+//! interleave with another writer's, whichever server process it runs in.
+
+use std::path::Path;
+
+use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, AnyPool, Row};
+
+/// Embedded migrations, applied in order at start-up and recorded in `schema_migrations`.
+const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_init.sql"))];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct Store {
+    pub pool: AnyPool,
+    pub backend: Backend,
+}
+
+pub type Tx = sqlx::Transaction<'static, Any>;
+
+impl Store {
+    /// Connects (creating a SQLite file and its folder if needed) and migrates.
+    pub async fn connect(url: &str) -> Result<Store, String> {
+        sqlx::any::install_default_drivers();
+        let (backend, url) = if let Some(rest) =
+            url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:"))
+        {
+            (Backend::Sqlite, sqlite_url(rest)?)
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (Backend::Postgres, url.to_owned())
+        } else {
+            return Err(format!(
+                "unsupported database URL {url:?}: use sqlite://… or postgres://…"
+            ));
+        };
+        let max = if backend == Backend::Sqlite { 4 } else { 10 };
+        let pool = AnyPoolOptions::new()
+            .max_connections(max)
+            .connect(&url)
+            .await
+            .map_err(|e| format!("cannot open {}: {e}", redact_url(&url)))?;
+        if backend == Backend::Sqlite {
+            // WAL lets readers go on while one connection writes; it is kept in the file.
+            sqlx::query("PRAGMA journal_mode=WAL")
+                .execute(&pool)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        let store = Store { pool, backend };
+        store.migrate().await.map_err(|e| format!("migration failed: {e}"))?;
+        Ok(store)
+    }
+
+    async fn migrate(&self) -> Result<(), sqlx::Error> {
+        sqlx::query(
+            "CREATE TABLE IF NOT EXISTS schema_migrations \
+             (version BIGINT PRIMARY KEY, applied_at TEXT NOT NULL)",
+        )
+        .execute(&self.pool)
+        .await?;
+        let applied: Vec<i64> = sqlx::query("SELECT version FROM schema_migrations")
+            .fetch_all(&self.pool)
+            .await?
+            .iter()
+            .map(|row| row.try_get("version"))
+            .collect::<Result<_, _>>()?;
+        let blob = match self.backend {
+            Backend::Sqlite => "BLOB",
+            Backend::Postgres => "BYTEA",
+        };
+        for (version, sql) in MIGRATIONS {
+            if applied.contains(version) {
+                continue;
+            }
+            let mut tx = self.pool.begin().await?;
+            for statement in statements(sql) {
+                sqlx::query(&statement.replace("{blob}", blob)).execute(&mut *tx).await?;
+            }
+            sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
+                .bind(*version)
+                .bind(crate::time::now())
+                .execute(&mut *tx)
+                .await?;
+            tx.commit().await?;
+        }
+        Ok(())
+    }
+
+    pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
+        self.pool.begin().await
+    }
+}
+
+/// A SQLite URL with `mode=rwc` (create if missing), its folder created.
+fn sqlite_url(rest: &str) -> Result<String, String> {
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if path != ":memory:"
+        && let Some(parent) = Path::new(path).parent().filter(|p| !p.as_os_str().is_empty())
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let query = if query.split('&').any(|kv| kv.starts_with("mode=")) {
+        query.to_owned()
+    } else if query.is_empty() {
+        "mode=rwc".to_owned()
+    } else {
+        format!("{query}&mode=rwc")
+    };
+    Ok(format!("sqlite://{path}?{query}"))
+}
+
+/// The URL without its password, for messages.
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let auth = &url[scheme + 3..at];
+            let user = auth.split(':').next().unwrap_or("");
+            format!("{}://{user}:***@{}", &url[..scheme], &url[at + 1..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The statements of a migration file: `--` comment lines dropped, split on `;`.
+fn statements(sql: &str) -> Vec<String> {
+    let text: String = sql
+        .lines()
+        .filter(|line| !line.trim_start().starts_with("--"))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    text.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
+}
+
+/// A bind argument of a dynamically built query.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    Text(String),
+    Int(i64),
+}
+
+/// SQL built piece by piece with numbered placeholders.
+#[derive(Debug, Default)]
+pub struct Sql {
+    pub text: String,
+    args: Vec<Arg>,
+}
+
+impl Sql {
+    pub fn new(text: &str) -> Self {
+        Self { text: text.to_owned(), args: Vec::new() }
+    }
+
+    pub fn push(&mut self, text: &str) -> &mut Self {
+        self.text.push_str(text);
+        self
+    }
+
+    /// Appends a placeholder for `arg`.
+    pub fn arg(&mut self, arg: Arg) -> &mut Self {
+        self.args.push(arg);
+        self.text.push_str(&format!("${}", self.args.len()));
+        self
+    }
+
+    pub fn text(&mut self, value: impl Into<String>) -> &mut Self {
+        self.arg(Arg::Text(value.into()))
+    }
+
+    pub fn int(&mut self, value: i64) -> &mut Self {
+        self.arg(Arg::Int(value))
+    }
+
+    pub fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
+        let mut query = sqlx::query(&self.text);
+        for arg in &self.args {
+            query = match arg {
+                Arg::Text(text) => query.bind(text.clone()),
+                Arg::Int(int) => query.bind(*int),
+            };
+        }
+        query
+    }
+}
+
+/// `LIKE` pattern text with `%`, `_` and `\` escaped (use with `ESCAPE '\'`).
+pub fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub fn get_str(row: &AnyRow, column: &str) -> Result<String, sqlx::Error> {
+    row.try_get(column)
+}
+
+pub fn get_opt_str(row: &AnyRow, column: &str) -> Result<Option<String>, sqlx::Error> {
+    row.try_get(column)
+}
+
+pub fn get_i64(row: &AnyRow, column: &str) -> Result<i64, sqlx::Error> {
+    row.try_get(column)
+}
+
+pub fn get_opt_i64(row: &AnyRow, column: &str) -> Result<Option<i64>, sqlx::Error> {
+    row.try_get(column)
+}
+
+pub fn get_json(row: &AnyRow, column: &str) -> Result<serde_json::Value, sqlx::Error> {
+    let text: String = row.try_get(column)?;
+    serde_json::from_str(&text).map_err(|e| sqlx::Error::Decode(Box::new(e)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_and_statements() {
+        assert_eq!(sqlite_url(":memory:").unwrap(), "sqlite://:memory:?mode=rwc");
+        assert_eq!(redact_url("postgres://u:pw@h/db"), "postgres://u:***@h/db");
+        assert_eq!(statements("-- c\nCREATE x;\n\nCREATE y (a);\n"), ["CREATE x", "CREATE y (a)"]);
+        assert_eq!(like_escape("a_b%c"), "a\\_b\\%c");
+    }
+}
