@@ -268,6 +268,24 @@ impl Query {
 
 /// An opaque cursor: the last item's sort key plus a fingerprint of the filters it was
 /// made under, so reusing it with other filters is a `400`.
+/// One page of `rows`, fetched with `LIMIT limit + 1`: the first `limit` as items, and when
+/// the extra row came back, a cursor keyed on the last item shown.
+pub fn page<R>(
+    rows: &[R],
+    limit: i64,
+    filters: &str,
+    key: impl Fn(&R) -> Result<Value>,
+    mut item: impl FnMut(&R) -> Result<Value>,
+) -> Result<Reply> {
+    let shown = &rows[..rows.len().min(limit.max(0) as usize)];
+    let items = shown.iter().map(&mut item).collect::<Result<Vec<_>>>()?;
+    let next = match shown.last() {
+        Some(last) if rows.len() > shown.len() => Some(encode_cursor(filters, &key(last)?)),
+        _ => None,
+    };
+    Ok(Reply::ok(serde_json::json!({"items": items, "nextCursor": next})))
+}
+
 pub fn encode_cursor(filters: &str, key: &Value) -> String {
     let body = serde_json::json!({"f": fingerprint(filters), "k": key});
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(body.to_string())

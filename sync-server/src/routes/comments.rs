@@ -12,8 +12,7 @@ use sqlx::any::AnyRow;
 use crate::AppState;
 use crate::auth::{Role, User, new_id};
 use crate::http::{
-    JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, encode_cursor, if_match,
-    optional_if_match,
+    JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, if_match, optional_if_match, page,
 };
 use crate::model::{self, RunRow, Status, lock_run};
 use crate::problem::{Problem, Result};
@@ -117,16 +116,7 @@ pub async fn list(
     }
     sql.push(" ORDER BY c.seq LIMIT ").int(limit + 1);
     let rows = sql.query().fetch_all(&mut *conn).await?;
-    let mut items = Vec::new();
-    let mut next = None;
-    for (i, row) in rows.iter().enumerate() {
-        if i as i64 == limit {
-            next = Some(encode_cursor(&filters, &json!(get_i64(&rows[i - 1], "seq")?)));
-            break;
-        }
-        items.push(comment_json(row)?);
-    }
-    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), comment_json)
 }
 
 pub async fn create(

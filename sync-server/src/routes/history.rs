@@ -9,7 +9,7 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::User;
-use crate::http::{JsonBody, Query, Reply, decode_cursor, encode_cursor, if_match};
+use crate::http::{JsonBody, Query, Reply, decode_cursor, if_match, page};
 use crate::model::{
     self, Change, Entry, PathScope, StepRow, changed_since, diff, lock_run, require_full_edit,
     run_json,
@@ -100,16 +100,7 @@ pub async fn list(
     }
     sql.push(" ORDER BY version DESC LIMIT ").int(limit + 1);
     let rows = sql.query().fetch_all(&mut *conn).await?;
-    let mut items = Vec::new();
-    let mut next = None;
-    for (i, row) in rows.iter().enumerate() {
-        if i as i64 == limit {
-            next = Some(encode_cursor(&filters, &json!(get_i64(&rows[i - 1], "version")?)));
-            break;
-        }
-        items.push(version_json(row)?);
-    }
-    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "version")?)), version_json)
 }
 
 /// The header state at `version` and the version that wrote it.

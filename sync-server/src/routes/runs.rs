@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::auth::{Role, User, user_exists};
 use crate::http::{
-    JsonBody, Precondition, Query, Reply, decode_cursor, encode_cursor, not_modified,
-    not_modified_response, write_precondition,
+    JsonBody, Precondition, Query, Reply, decode_cursor, not_modified, not_modified_response, page,
+    write_precondition,
 };
 use crate::model::{
     self, Entry, PathScope, RUN_COUNTERS, Status, changed_since, diff_maps, header_state, lock_run,
@@ -126,20 +126,8 @@ pub async fn list(
     sql.push(&format!(" ORDER BY r.{column} {order}, r.id {order} LIMIT ")).int(limit + 1);
 
     let rows = sql.query().fetch_all(&state.store.pool).await?;
-    let mut items = Vec::new();
-    let mut next = None;
-    for (i, row) in rows.iter().enumerate() {
-        if i as i64 == limit {
-            let last = &rows[i - 1];
-            next = Some(encode_cursor(
-                &filters,
-                &json!([get_str(last, "sort_key")?, get_str(last, "id")?]),
-            ));
-            break;
-        }
-        items.push(model::run_json_from_row(row)?);
-    }
-    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+    let key = |last: &_| Ok(json!([get_str(last, "sort_key")?, get_str(last, "id")?]));
+    page(&rows, limit, &filters, key, model::run_json_from_row)
 }
 
 pub async fn get(

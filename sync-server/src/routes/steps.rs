@@ -8,8 +8,8 @@ use serde_json::{Map, Value, json};
 use crate::AppState;
 use crate::auth::User;
 use crate::http::{
-    JsonBody, Precondition, Query, Reply, decode_cursor, encode_cursor, not_modified,
-    not_modified_response, write_precondition,
+    JsonBody, Precondition, Query, Reply, decode_cursor, not_modified, not_modified_response, page,
+    write_precondition,
 };
 use crate::model::{
     self, EditScope, Entry, PathScope, changed_since, diff, edit_scope, lock_run, step_json,
@@ -53,19 +53,16 @@ pub async fn list(
     }
     sql.push(" ORDER BY s.idx LIMIT ").int(limit + 1);
     let rows = sql.query().fetch_all(&mut *conn).await?;
-    let mut items = Vec::new();
-    let mut next = None;
-    let mut last_index = 0;
-    for (i, row) in rows.iter().enumerate() {
-        if i as i64 == limit {
-            next = Some(encode_cursor(&filters, &json!(last_index)));
-            break;
-        }
-        let step = model::step_from_row(row)?;
-        last_index = step.index;
-        items.push(step_output(&step, get_i64(row, "open_threads")?));
-    }
-    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+    page(
+        &rows,
+        limit,
+        &filters,
+        |last| Ok(json!(get_i64(last, "idx")?)),
+        |row| {
+            let step = model::step_from_row(row)?;
+            Ok(step_output(&step, get_i64(row, "open_threads")?))
+        },
+    )
 }
 
 pub async fn get(

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::{Role, User};
-use crate::http::{JsonBody, Query, Reply, decode_cursor, encode_cursor};
+use crate::http::{JsonBody, Query, Reply, decode_cursor, page};
 use crate::model::{self, Status};
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::run_id_param;
@@ -52,18 +52,8 @@ pub async fn list(
     }
     sql.push(" ORDER BY started_at, id LIMIT ").int(limit + 1);
     let rows = sql.query().fetch_all(&mut *conn).await?;
-    let mut items = Vec::new();
-    let mut next = None;
-    for (i, row) in rows.iter().enumerate() {
-        if i as i64 == limit {
-            let last = &rows[i - 1];
-            let key = json!([get_str(last, "started_at")?, get_str(last, "id")?]);
-            next = Some(encode_cursor(&filters, &key));
-            break;
-        }
-        items.push(get_json(row, "body")?);
-    }
-    Ok(Reply::ok(json!({"items": items, "nextCursor": next})))
+    let key = |last: &_| Ok(json!([get_str(last, "started_at")?, get_str(last, "id")?]));
+    page(&rows, limit, &filters, key, |row| Ok(get_json(row, "body")?))
 }
 
 pub async fn get(
