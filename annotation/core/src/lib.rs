@@ -1,0 +1,35 @@
+//! The annotation page's functional core (seed `000_…`, PromptGrid Studio).
+//!
+//! Plain Rust over the records the agent captures (`agent-engine::run`), tested natively.
+//! It knows nothing of the browser: no `web_sys`, no IndexedDB, no `chrome.*`. The page
+//! (`annotation/page`) stores, renders and downloads; everything it decides comes from here.
+//!
+//! - [`record`]: runs and steps as the worker stores them, read leniently and written back
+//!   without losing fields this crate does not know.
+//! - [`roles`]: roles, what each may do, and the review status flow (mirroring the sync
+//!   server, which is the real judge).
+//! - [`review`]: comments, suggestions (tracked changes) and their resolution.
+//! - [`history`]: versions, what changed between two, word diffs, rollback.
+//! - [`checklist`]: the live structure checklist (seed §5.D).
+//! - [`patterns`]: missing-pattern detection with one-click fixes (seed §7.B).
+//! - [`escape`]: JSON bracket escaping with validation before and after (seed §5.B).
+//! - [`templates`]: the template files (seed §5.C), placeholders, filling, starred steps.
+//! - [`spelling`]: offline spelling over a Hunspell dictionary.
+//! - [`quality`]: per-step and per-run quality scores (seed §7.H).
+//! - [`query`]: search and filters over the runs list.
+//! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
+//! - [`import`]: validated, all-or-nothing import with a reason for every rejected record.
+
+pub mod checklist;
+pub mod escape;
+pub mod export;
+pub mod history;
+pub mod import;
+pub mod patterns;
+pub mod quality;
+pub mod query;
+pub mod record;
+pub mod review;
+pub mod roles;
+pub mod spelling;
+pub mod templates;

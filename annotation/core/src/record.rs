@@ -1,0 +1,313 @@
+//! Runs and steps as the worker stores them (`agent-engine::run::{AgentRun, StepRecord}`,
+//! camelCase), plus the fields annotation adds.
+//!
+//! The page reads these records and writes them back. Fields this crate does not name are
+//! kept in `extra` and written back as they were, so a newer worker's fields survive an
+//! older page's save. A test holds these types to the engine's.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The review status flow: draft → in-review → approved | rejected → archived.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReviewStatus {
+    #[default]
+    Draft,
+    InReview,
+    Approved,
+    Rejected,
+    Archived,
+}
+
+impl ReviewStatus {
+    pub const ALL: [ReviewStatus; 5] = [
+        ReviewStatus::Draft,
+        ReviewStatus::InReview,
+        ReviewStatus::Approved,
+        ReviewStatus::Rejected,
+        ReviewStatus::Archived,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewStatus::Draft => "draft",
+            ReviewStatus::InReview => "in-review",
+            ReviewStatus::Approved => "approved",
+            ReviewStatus::Rejected => "rejected",
+            ReviewStatus::Archived => "archived",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<ReviewStatus> {
+        ReviewStatus::ALL.into_iter().find(|s| s.as_str() == text)
+    }
+
+    /// What a person reads on the badge.
+    pub fn label(self) -> &'static str {
+        match self {
+            ReviewStatus::Draft => "Draft",
+            ReviewStatus::InReview => "In review",
+            ReviewStatus::Approved => "Approved",
+            ReviewStatus::Rejected => "Rejected",
+            ReviewStatus::Archived => "Archived",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Subtask {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub description: String,
+    /// First and last step index, inclusive.
+    pub step_range: [u32; 2],
+    /// pending | annotated | reviewed
+    #[serde(default = "pending")]
+    pub status: String,
+}
+
+fn pending() -> String {
+    "pending".into()
+}
+
+/// One captured run with its annotation header.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Run {
+    pub id: String,
+    #[serde(default)]
+    pub task_id: String,
+    #[serde(default)]
+    pub task_prompt: String,
+    #[serde(default)]
+    pub follow_ups: Vec<String>,
+    #[serde(default)]
+    pub status: ReviewStatus,
+    /// How the agent's task ended: running, paused, done, failed or cancelled.
+    #[serde(default)]
+    pub agent_status: String,
+    #[serde(default)]
+    pub final_answer: Option<String>,
+    #[serde(default)]
+    pub created_at: String,
+    #[serde(default)]
+    pub updated_at: String,
+    #[serde(default)]
+    pub created_by: String,
+    #[serde(default)]
+    pub reviewed_by: Option<String>,
+    #[serde(default)]
+    pub subtasks: Vec<Subtask>,
+    #[serde(default)]
+    pub total_steps: u32,
+    #[serde(default)]
+    pub start_url: String,
+    #[serde(default)]
+    pub models: Value,
+    #[serde(default)]
+    pub usage: Value,
+    #[serde(default)]
+    pub cost: f64,
+    // ---- annotation fields, absent on a freshly captured run ----
+    /// Who annotates the run (a user name or sync user id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotator: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+    /// Names of the collections the run is in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub collections: Vec<String>,
+    /// The latest local version number (0: never saved by the page).
+    #[serde(default)]
+    pub version: u32,
+    /// The server's version this copy was last synced at (`If-Match`), if ever synced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<i64>,
+    /// Whatever else the record holds, written back unchanged.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct ScreenshotRef {
+    pub key: String,
+    #[serde(default)]
+    pub timestamp: String,
+    #[serde(default)]
+    pub mime: String,
+    #[serde(default)]
+    pub bytes: usize,
+}
+
+/// The step's main action in the seed's terms.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct StepAction {
+    /// click | type | scroll | wait | select | navigate, or the agent's own name for the rest.
+    #[serde(rename = "type", default)]
+    pub kind: String,
+    #[serde(default)]
+    pub target: String,
+    #[serde(default)]
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct Thoughts {
+    #[serde(default)]
+    pub thought1: String,
+    #[serde(default)]
+    pub thought2: String,
+    #[serde(default)]
+    pub thought3: String,
+}
+
+/// One of the three thoughts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Thought {
+    #[serde(rename = "thought1")]
+    One,
+    #[serde(rename = "thought2")]
+    Two,
+    #[serde(rename = "thought3")]
+    Three,
+}
+
+impl Thought {
+    pub const ALL: [Thought; 3] = [Thought::One, Thought::Two, Thought::Three];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Thought::One => "thought1",
+            Thought::Two => "thought2",
+            Thought::Three => "thought3",
+        }
+    }
+
+    pub fn number(self) -> u8 {
+        match self {
+            Thought::One => 1,
+            Thought::Two => 2,
+            Thought::Three => 3,
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Thought> {
+        Thought::ALL.into_iter().find(|t| t.key() == key)
+    }
+}
+
+impl Thoughts {
+    pub fn get(&self, which: Thought) -> &str {
+        match which {
+            Thought::One => &self.thought1,
+            Thought::Two => &self.thought2,
+            Thought::Three => &self.thought3,
+        }
+    }
+
+    pub fn get_mut(&mut self, which: Thought) -> &mut String {
+        match which {
+            Thought::One => &mut self.thought1,
+            Thought::Two => &mut self.thought2,
+            Thought::Three => &mut self.thought3,
+        }
+    }
+}
+
+/// Where a step stands in annotation (the left panel's status dot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StepState {
+    NeedsAnnotation,
+    Done,
+    Flagged,
+}
+
+/// One captured step with its annotation fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Step {
+    pub run_id: String,
+    pub index: u32,
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default)]
+    pub screenshot: Option<ScreenshotRef>,
+    #[serde(default)]
+    pub action: StepAction,
+    /// Every action of the step as carried out (engine shapes, kept as they are).
+    #[serde(default)]
+    pub actions: Vec<Value>,
+    #[serde(default)]
+    pub thoughts: Thoughts,
+    #[serde(default)]
+    pub extended_thoughts: Vec<String>,
+    /// Marked complete by an annotator.
+    #[serde(default)]
+    pub verified: bool,
+    /// Issues flagged on the step (seed §1 `Issue`); a non-empty list flags it for review.
+    #[serde(default)]
+    pub issues: Vec<Value>,
+    #[serde(default)]
+    pub last_edited_by: String,
+    #[serde(default)]
+    pub last_edited_at: String,
+    /// ok | failed | cancelled
+    #[serde(default)]
+    pub outcome: String,
+    #[serde(default)]
+    pub trace_ids: Vec<String>,
+    #[serde(default)]
+    pub duration_ms: f64,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Step {
+    pub fn state(&self) -> StepState {
+        if !self.issues.is_empty() {
+            StepState::Flagged
+        } else if self.verified {
+            StepState::Done
+        } else {
+            StepState::NeedsAnnotation
+        }
+    }
+}
+
+/// Percentage of a run's steps marked complete.
+pub fn progress(steps: &[Step]) -> u8 {
+    if steps.is_empty() {
+        return 0;
+    }
+    let done = steps.iter().filter(|s| s.state() == StepState::Done).count();
+    (done * 100 / steps.len()) as u8
+}
+
+/// The step to open first: the first not marked complete, else the first.
+pub fn first_incomplete(steps: &[Step]) -> Option<u32> {
+    steps.iter().find(|s| s.state() != StepState::Done).or(steps.first()).map(|s| s.index)
+}
+
+/// A flag raised on a step by "Save & flag for review".
+pub fn flag_issue(description: &str, author: &str, at: &str) -> Value {
+    serde_json::json!({
+        "type": "logic",
+        "severity": "major",
+        "description": description,
+        "flaggedBy": author,
+        "flaggedAt": at,
+    })
+}
+
+#[cfg(test)]
+mod tests;

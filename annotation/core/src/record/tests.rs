@@ -1,0 +1,119 @@
+use agent_engine::actions::Action;
+use agent_engine::providers::Usage;
+use agent_engine::run::{self, AgentRun, ExecutedAction, StepRecord};
+use serde_json::json;
+
+use super::*;
+
+fn engine_run() -> AgentRun {
+    AgentRun {
+        id: "run-1".into(),
+        task_id: "session-1".into(),
+        task_prompt: "Find the kettle".into(),
+        follow_ups: vec!["cheaper please".into()],
+        status: run::ReviewStatus::Draft,
+        agent_status: "done".into(),
+        final_answer: Some("It costs 20 €".into()),
+        created_at: "2026-11-22T10:00:00.000Z".into(),
+        updated_at: "2026-11-22T10:01:00.000Z".into(),
+        created_by: "agent".into(),
+        reviewed_by: None,
+        subtasks: vec![run::Subtask {
+            id: "plan-1".into(),
+            title: "Open the shop".into(),
+            description: "".into(),
+            step_range: [0, 1],
+            status: "pending".into(),
+        }],
+        total_steps: 2,
+        start_url: "http://shop.test/".into(),
+        models: json!({"navigator": "gpt-test"}),
+        usage: Usage { input_tokens: 10, output_tokens: 5 },
+        cost: 0.25,
+    }
+}
+
+fn engine_step() -> StepRecord {
+    StepRecord {
+        run_id: "run-1".into(),
+        index: 1,
+        url: "http://shop.test/".into(),
+        title: "Shop".into(),
+        screenshot: Some(run::ScreenshotRef {
+            key: "ab".repeat(32),
+            timestamp: "2026-11-22T10:00:30.000Z".into(),
+            mime: "image/jpeg".into(),
+            bytes: 2048,
+        }),
+        action: run::StepAction { kind: "click".into(), target: "Kettles".into(), value: None },
+        actions: vec![ExecutedAction {
+            action: Action::Click { id: 4 },
+            target: "Kettles".into(),
+            ok: true,
+            message: "clicked".into(),
+        }],
+        thoughts: run::Thoughts {
+            thought1: "I opened the shop.".into(),
+            thought2: "I can see a Kettles link.".into(),
+            thought3: "I should click Kettles to see the kettles.".into(),
+        },
+        extended_thoughts: vec![],
+        verified: false,
+        issues: vec![],
+        last_edited_by: "agent".into(),
+        last_edited_at: "2026-11-22T10:00:30.000Z".into(),
+        outcome: "ok".into(),
+        trace_ids: vec!["t1".into()],
+        duration_ms: 812.0,
+    }
+}
+
+#[test]
+fn engine_records_round_trip_without_loss() {
+    let run = serde_json::to_value(engine_run()).unwrap();
+    let read: Run = serde_json::from_value(run.clone()).unwrap();
+    assert_eq!(read.task_prompt, "Find the kettle");
+    assert_eq!(read.subtasks[0].step_range, [0, 1]);
+    let mut written = serde_json::to_value(&read).unwrap();
+    // The page adds its version counter; everything else is as the worker wrote it.
+    written.as_object_mut().unwrap().remove("version");
+    assert_eq!(written, run);
+
+    let step = serde_json::to_value(engine_step()).unwrap();
+    let read: Step = serde_json::from_value(step.clone()).unwrap();
+    assert_eq!(read.thoughts.get(Thought::Three), "I should click Kettles to see the kettles.");
+    assert_eq!(read.state(), StepState::NeedsAnnotation);
+    assert_eq!(serde_json::to_value(&read).unwrap(), step);
+    // And the engine can read back what the page writes.
+    let back: StepRecord = serde_json::from_value(serde_json::to_value(&read).unwrap()).unwrap();
+    assert_eq!(back, engine_step());
+}
+
+#[test]
+fn unknown_fields_survive_a_save() {
+    let mut value = serde_json::to_value(engine_step()).unwrap();
+    value["futureField"] = json!({"x": 1});
+    let mut step: Step = serde_json::from_value(value).unwrap();
+    step.thoughts.thought1 = "edited".into();
+    let written = serde_json::to_value(&step).unwrap();
+    assert_eq!(written["futureField"], json!({"x": 1}));
+}
+
+#[test]
+fn first_incomplete_step_and_progress() {
+    let mut steps: Vec<Step> =
+        (0..4).map(|index| Step { run_id: "r".into(), index, ..Step::default() }).collect();
+    assert_eq!(first_incomplete(&steps), Some(0));
+    steps[0].verified = true;
+    steps[1].verified = true;
+    steps[2].issues.push(flag_issue("unclear", "ann", "now"));
+    assert_eq!(steps[2].state(), StepState::Flagged);
+    assert_eq!(first_incomplete(&steps), Some(2));
+    assert_eq!(progress(&steps), 50);
+    for step in &mut steps {
+        step.verified = true;
+        step.issues.clear();
+    }
+    assert_eq!(first_incomplete(&steps), Some(0));
+    assert_eq!(progress(&steps), 100);
+}

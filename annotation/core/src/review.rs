@@ -1,0 +1,245 @@
+//! Review: threaded comments (seed §7.A) and suggestions, the tracked changes a reviewer
+//! proposes and the run's author accepts or rejects (seed §6 Mode B).
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::{Step, Thought};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommentKind {
+    #[default]
+    Question,
+    Suggestion,
+    Correction,
+    Approval,
+}
+
+impl CommentKind {
+    pub const ALL: [CommentKind; 4] = [
+        CommentKind::Question,
+        CommentKind::Suggestion,
+        CommentKind::Correction,
+        CommentKind::Approval,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CommentKind::Question => "question",
+            CommentKind::Suggestion => "suggestion",
+            CommentKind::Correction => "correction",
+            CommentKind::Approval => "approval",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<CommentKind> {
+        CommentKind::ALL.into_iter().find(|k| k.as_str() == text)
+    }
+}
+
+/// One comment; replies name their thread's first comment in `parent_id`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Comment {
+    pub id: String,
+    pub run_id: String,
+    /// The step it is about; `None` for the run as a whole.
+    pub step_index: Option<u32>,
+    #[serde(default)]
+    pub parent_id: Option<String>,
+    pub author: String,
+    pub text: String,
+    #[serde(rename = "type")]
+    pub kind: CommentKind,
+    #[serde(default)]
+    pub resolved: bool,
+    pub created_at: String,
+}
+
+/// A thread: its first comment and the replies in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Thread<'a> {
+    pub root: &'a Comment,
+    pub replies: Vec<&'a Comment>,
+}
+
+/// The threads about `step` (or the run, for `None`), oldest first; a thread is resolved when
+/// its first comment is.
+pub fn threads(comments: &[Comment], step: Option<u32>) -> Vec<Thread<'_>> {
+    let mut roots: Vec<&Comment> =
+        comments.iter().filter(|c| c.parent_id.is_none() && c.step_index == step).collect();
+    roots.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+    roots
+        .into_iter()
+        .map(|root| {
+            let mut replies: Vec<&Comment> =
+                comments.iter().filter(|c| c.parent_id.as_deref() == Some(&root.id)).collect();
+            replies.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+            Thread { root, replies }
+        })
+        .collect()
+}
+
+/// Unresolved threads per step, for the step list's badges.
+pub fn open_threads(comments: &[Comment], step: Option<u32>) -> usize {
+    comments.iter().filter(|c| c.parent_id.is_none() && c.step_index == step && !c.resolved).count()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuggestionState {
+    #[default]
+    Pending,
+    Accepted,
+    Rejected,
+}
+
+/// A reviewer's proposed replacement for one thought of one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Suggestion {
+    pub id: String,
+    pub run_id: String,
+    pub step_index: u32,
+    pub field: Thought,
+    /// The text the reviewer saw; accepting fails if the thought has changed since.
+    pub before: String,
+    pub after: String,
+    pub author: String,
+    #[serde(default)]
+    pub note: String,
+    pub state: SuggestionState,
+    pub created_at: String,
+    #[serde(default)]
+    pub resolved_by: Option<String>,
+    #[serde(default)]
+    pub resolved_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    NotPending,
+    /// The thought was edited after the suggestion was made.
+    Stale {
+        current: String,
+    },
+}
+
+impl std::fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResolveError::NotPending => {
+                write!(f, "This suggestion was already accepted or rejected.")
+            }
+            ResolveError::Stale { .. } => write!(
+                f,
+                "The thought changed after this suggestion was made; compare and apply it by hand."
+            ),
+        }
+    }
+}
+
+/// Accepts `suggestion` into `step`: the thought becomes the suggested text.
+pub fn accept(
+    suggestion: &mut Suggestion,
+    step: &mut Step,
+    who: &str,
+    at: &str,
+) -> Result<(), ResolveError> {
+    if suggestion.state != SuggestionState::Pending {
+        return Err(ResolveError::NotPending);
+    }
+    let current = step.thoughts.get(suggestion.field);
+    if current != suggestion.before {
+        return Err(ResolveError::Stale { current: current.to_owned() });
+    }
+    *step.thoughts.get_mut(suggestion.field) = suggestion.after.clone();
+    step.last_edited_by = who.to_owned();
+    step.last_edited_at = at.to_owned();
+    resolve(suggestion, SuggestionState::Accepted, who, at);
+    Ok(())
+}
+
+pub fn reject(suggestion: &mut Suggestion, who: &str, at: &str) -> Result<(), ResolveError> {
+    if suggestion.state != SuggestionState::Pending {
+        return Err(ResolveError::NotPending);
+    }
+    resolve(suggestion, SuggestionState::Rejected, who, at);
+    Ok(())
+}
+
+fn resolve(suggestion: &mut Suggestion, state: SuggestionState, who: &str, at: &str) {
+    suggestion.state = state;
+    suggestion.resolved_by = Some(who.to_owned());
+    suggestion.resolved_at = Some(at.to_owned());
+}
+
+pub fn pending(suggestions: &[Suggestion]) -> usize {
+    suggestions.iter().filter(|s| s.state == SuggestionState::Pending).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comment(id: &str, parent: Option<&str>, at: &str) -> Comment {
+        Comment {
+            id: id.into(),
+            run_id: "r".into(),
+            step_index: Some(2),
+            parent_id: parent.map(Into::into),
+            author: "rev".into(),
+            text: id.into(),
+            kind: CommentKind::Question,
+            resolved: false,
+            created_at: at.into(),
+        }
+    }
+
+    #[test]
+    fn replies_gather_under_their_thread() {
+        let comments = vec![
+            comment("b", None, "2"),
+            comment("a", None, "1"),
+            comment("a2", Some("a"), "4"),
+            comment("a1", Some("a"), "3"),
+        ];
+        let threads = threads(&comments, Some(2));
+        assert_eq!(threads.len(), 2);
+        assert_eq!(threads[0].root.id, "a");
+        let replies: Vec<&str> = threads[0].replies.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(replies, ["a1", "a2"]);
+        assert_eq!(open_threads(&comments, Some(2)), 2);
+        assert_eq!(open_threads(&comments, Some(3)), 0);
+    }
+
+    #[test]
+    fn accepting_applies_the_text_once_and_refuses_stale_suggestions() {
+        let mut step = Step::default();
+        step.thoughts.thought2 = "I see the bar.".into();
+        let mut s = Suggestion {
+            id: "s".into(),
+            run_id: "r".into(),
+            step_index: 0,
+            field: Thought::Two,
+            before: "I see the bar.".into(),
+            after: "I can see the search bar, but it is empty.".into(),
+            author: "rev".into(),
+            note: String::new(),
+            state: SuggestionState::Pending,
+            created_at: "t".into(),
+            resolved_by: None,
+            resolved_at: None,
+        };
+        let mut stale = s.clone();
+        accept(&mut s, &mut step, "ann", "t2").unwrap();
+        assert_eq!(step.thoughts.thought2, "I can see the search bar, but it is empty.");
+        assert_eq!(s.state, SuggestionState::Accepted);
+        assert_eq!(accept(&mut s, &mut step, "ann", "t3"), Err(ResolveError::NotPending));
+        assert!(matches!(
+            accept(&mut stale, &mut step, "ann", "t3"),
+            Err(ResolveError::Stale { .. })
+        ));
+        assert_eq!(pending(&[stale]), 1);
+    }
+}

@@ -1,0 +1,201 @@
+//! Who may do what (seed §6, §11). The sync server enforces these rules; the page uses this
+//! copy only to decide which buttons to show, so the two must agree. The transition table
+//! is the server's `routes::workflow::permitted`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::ReviewStatus;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    #[default]
+    Annotator,
+    Reviewer,
+    QaManager,
+    Admin,
+}
+
+impl Role {
+    pub const ALL: [Role; 4] = [Role::Annotator, Role::Reviewer, Role::QaManager, Role::Admin];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Annotator => "annotator",
+            Role::Reviewer => "reviewer",
+            Role::QaManager => "qa_manager",
+            Role::Admin => "admin",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.as_str() == text)
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::Annotator => "Annotator",
+            Role::Reviewer => "Reviewer",
+            Role::QaManager => "QA manager",
+            Role::Admin => "Admin",
+        }
+    }
+
+    pub fn is_manager(self) -> bool {
+        matches!(self, Role::QaManager | Role::Admin)
+    }
+}
+
+/// The person using the page.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct User {
+    pub name: String,
+    pub role: Role,
+}
+
+impl Default for User {
+    fn default() -> Self {
+        User { name: "me".into(), role: Role::Annotator }
+    }
+}
+
+/// The permissions of seed §11 for one user on one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Permissions {
+    /// Change thoughts, actions, subtasks and tags directly.
+    pub edit: bool,
+    /// Mark steps complete or flagged (reviewers may while in review).
+    pub mark: bool,
+    /// Propose a tracked change instead of editing.
+    pub suggest: bool,
+    /// Accept or reject a pending suggestion.
+    pub resolve_suggestions: bool,
+    pub comment: bool,
+    /// Read comments (an annotator sees them once the run is in review or back from it).
+    pub see_comments: bool,
+    pub approve: bool,
+    pub export: bool,
+    pub analytics: bool,
+    pub rollback: bool,
+}
+
+/// Whose run this is: the annotator named on it, or anyone while nobody is.
+pub fn owns(user: &User, annotator: Option<&str>) -> bool {
+    annotator.is_none_or(|a| a == user.name)
+}
+
+pub fn permissions(user: &User, status: ReviewStatus, annotator: Option<&str>) -> Permissions {
+    let editable = matches!(status, ReviewStatus::Draft | ReviewStatus::InReview);
+    let owner = user.role == Role::Annotator && owns(user, annotator);
+    let manager = user.role.is_manager();
+    let reviewer = user.role == Role::Reviewer;
+    let full = editable && (manager || owner);
+    Permissions {
+        edit: full,
+        mark: full || (reviewer && status == ReviewStatus::InReview),
+        suggest: (reviewer || manager) && editable,
+        resolve_suggestions: full,
+        comment: reviewer || manager || owner,
+        see_comments: !owner || status != ReviewStatus::Draft || annotator.is_none(),
+        approve: (reviewer || manager) && status == ReviewStatus::InReview,
+        export: manager || reviewer || owner,
+        analytics: manager,
+        rollback: full,
+    }
+}
+
+/// Whether `user` may move a run from `from` to `to`; `None` if that is no transition.
+pub fn permitted(
+    user: &User,
+    annotator: Option<&str>,
+    from: ReviewStatus,
+    to: ReviewStatus,
+) -> Option<bool> {
+    use ReviewStatus::*;
+    let owner = user.role == Role::Annotator && owns(user, annotator);
+    let manager = user.role.is_manager();
+    let reviewer = user.role == Role::Reviewer;
+    Some(match (from, to) {
+        (Draft, InReview) => owner || manager,
+        (InReview, Draft) => owner || reviewer || manager,
+        (InReview, Approved) | (InReview, Rejected) => reviewer || manager,
+        (Rejected, Draft) => owner || manager,
+        (Approved, InReview) => manager,
+        (Approved, Archived) | (Rejected, Archived) => manager,
+        (Archived, Draft) => user.role == Role::Admin,
+        _ => return None,
+    })
+}
+
+/// The statuses `user` may move the run to now, in flow order.
+pub fn allowed_targets(
+    user: &User,
+    annotator: Option<&str>,
+    from: ReviewStatus,
+) -> Vec<ReviewStatus> {
+    ReviewStatus::ALL
+        .into_iter()
+        .filter(|to| permitted(user, annotator, from, *to) == Some(true))
+        .collect()
+}
+
+/// The button text for moving to `to`.
+pub fn transition_label(to: ReviewStatus) -> &'static str {
+    match to {
+        ReviewStatus::Draft => "Back to draft",
+        ReviewStatus::InReview => "Submit for review",
+        ReviewStatus::Approved => "Approve",
+        ReviewStatus::Rejected => "Reject",
+        ReviewStatus::Archived => "Archive",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(role: Role) -> User {
+        User { name: "u".into(), role }
+    }
+
+    #[test]
+    fn annotators_submit_but_never_approve() {
+        let ann = user(Role::Annotator);
+        assert_eq!(
+            allowed_targets(&ann, Some("u"), ReviewStatus::Draft),
+            vec![ReviewStatus::InReview]
+        );
+        assert!(!permissions(&ann, ReviewStatus::InReview, Some("u")).approve);
+        assert!(permissions(&ann, ReviewStatus::Draft, Some("u")).edit);
+        // Someone else's run is not theirs to edit.
+        assert!(!permissions(&ann, ReviewStatus::Draft, Some("other")).edit);
+    }
+
+    #[test]
+    fn reviewers_suggest_and_approve_but_do_not_edit() {
+        let rev = user(Role::Reviewer);
+        let p = permissions(&rev, ReviewStatus::InReview, Some("ann"));
+        assert!(p.suggest && p.comment && p.approve && p.mark);
+        assert!(!p.edit && !p.rollback);
+        assert_eq!(
+            allowed_targets(&rev, Some("ann"), ReviewStatus::InReview),
+            vec![ReviewStatus::Draft, ReviewStatus::Approved, ReviewStatus::Rejected]
+        );
+    }
+
+    #[test]
+    fn approved_runs_are_read_only_and_only_managers_archive() {
+        for role in Role::ALL {
+            assert!(!permissions(&user(role), ReviewStatus::Approved, Some("u")).edit);
+        }
+        assert_eq!(
+            allowed_targets(&user(Role::QaManager), None, ReviewStatus::Approved),
+            vec![ReviewStatus::InReview, ReviewStatus::Archived]
+        );
+        assert!(allowed_targets(&user(Role::Reviewer), None, ReviewStatus::Approved).is_empty());
+        assert_eq!(
+            permitted(&user(Role::Admin), None, ReviewStatus::Draft, ReviewStatus::Approved),
+            None
+        );
+    }
+}
