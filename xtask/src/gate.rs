@@ -8,7 +8,8 @@ use crate::dist::{self, Profile};
 use crate::setup;
 use crate::shell::{self, root};
 
-const WASM_CRATES: [&str; 4] = ["-p", "background-worker", "-p", "side-panel"];
+const WASM_CRATES: [&str; 6] =
+    ["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"];
 
 pub fn run() -> Result<(), String> {
     let started = Instant::now();

@@ -10,6 +10,9 @@ pub struct Tools {
     pub wasm_bindgen: PathBuf,
     pub wasm_opt: Option<PathBuf>,
     pub chromium: PathBuf,
+    /// Debian's `hunspell-en-us`: the folder holding `en_US.aff` and `en_US.dic`, which the
+    /// annotation page bundles for offline spelling.
+    pub dictionary: PathBuf,
 }
 
 /// binaryen's npm release that provides `wasm-opt`; pinned so sizes are comparable.
@@ -17,7 +20,12 @@ const BINARYEN_VERSION: &str = "132.0.0";
 
 pub fn all() -> Result<Tools, String> {
     wasm_target()?;
-    Ok(Tools { wasm_bindgen: wasm_bindgen()?, wasm_opt: wasm_opt(), chromium: chromium()? })
+    Ok(Tools {
+        wasm_bindgen: wasm_bindgen()?,
+        wasm_opt: wasm_opt(),
+        chromium: chromium()?,
+        dictionary: dictionary()?,
+    })
 }
 
 fn wasm_target() -> Result<(), String> {
@@ -97,7 +105,27 @@ fn chromium() -> Result<PathBuf, String> {
             return Ok(path);
         }
     }
-    eprintln!("Chromium is missing; installing Debian's package");
+    apt_install(&["chromium"], "Chromium is missing")?;
+    which("chromium").ok_or_else(|| "chromium is not on PATH after apt-get install".into())
+}
+
+/// Debian's US English Hunspell dictionary, or the folder `HUNSPELL_DIR` names.
+pub fn dictionary() -> Result<PathBuf, String> {
+    let dir: PathBuf =
+        std::env::var_os("HUNSPELL_DIR").map_or_else(|| "/usr/share/hunspell".into(), Into::into);
+    if !dir.join("en_US.dic").exists() {
+        apt_install(&["hunspell-en-us"], "The en_US Hunspell dictionary is missing")?;
+    }
+    if dir.join("en_US.dic").exists() && dir.join("en_US.aff").exists() {
+        Ok(dir)
+    } else {
+        Err(format!("{} has no en_US.aff/en_US.dic after apt-get install", dir.display()))
+    }
+}
+
+/// Installs Debian packages with apt-get (through sudo unless root), saying why first.
+pub fn apt_install(packages: &[&str], why: &str) -> Result<(), String> {
+    eprintln!("{why}; installing Debian's {}", packages.join(", "));
     let sudo: &[&str] =
         if first_line("id", &["-u"]).as_deref() == Some("0") { &[] } else { &["sudo"] };
     let apt = |args: &[&str]| {
@@ -106,6 +134,8 @@ fn chromium() -> Result<PathBuf, String> {
         shell::run(command[0], &command[1..])
     };
     apt(&["apt-get", "update", "-q"])?;
-    apt(&["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q", "chromium"])?;
-    which("chromium").ok_or_else(|| "chromium is not on PATH after apt-get install".into())
+    let mut install =
+        vec!["env", "DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", "-q"];
+    install.extend_from_slice(packages);
+    apt(&install)
 }

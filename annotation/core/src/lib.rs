@@ -14,7 +14,9 @@
 //! - [`patterns`]: missing-pattern detection with one-click fixes (seed §7.B).
 //! - [`escape`]: JSON bracket escaping with validation before and after (seed §5.B).
 //! - [`templates`]: the template files (seed §5.C), placeholders, filling, starred steps.
+//! - [`lint`]: issues found in a thought's text, applying a fix here or in every step.
 //! - [`spelling`]: offline spelling over a Hunspell dictionary.
+//! - [`grammar`]: a LanguageTool-compatible endpoint's request and answer.
 //! - [`quality`]: per-step and per-run quality scores (seed §7.H).
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
@@ -23,8 +25,10 @@
 pub mod checklist;
 pub mod escape;
 pub mod export;
+pub mod grammar;
 pub mod history;
 pub mod import;
+pub mod lint;
 pub mod patterns;
 pub mod quality;
 pub mod query;

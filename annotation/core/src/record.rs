@@ -127,6 +127,9 @@ pub struct Run {
     /// The latest local version number (0: never saved by the page).
     #[serde(default)]
     pub version: u32,
+    /// The run's quality score (0–100), kept current by the page on every save.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<u8>,
     /// The server's version this copy was last synced at (`If-Match`), if ever synced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_version: Option<i64>,
