@@ -963,7 +963,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         cp.memory.add_finding(&state.memory);
 
         let screenshot_ref = screenshot.as_ref().map(|bytes| ScreenshotRef {
-            key: format!("{}/{index}", cp.run.id),
+            // Content-addressed, as the sync server stores them: equal shots are one blob.
+            key: sha256_hex(bytes),
             timestamp: iso8601((self.epoch_ms)()),
             mime: "image/jpeg".into(),
             bytes: bytes.len(),
@@ -1251,3 +1252,9 @@ fn step_action(action: &Action, target: &str) -> StepAction {
 
 #[cfg(test)]
 mod tests;
+
+/// The lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}

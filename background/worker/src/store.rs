@@ -1,15 +1,6 @@
 //! The worker's IndexedDB store: what must survive Chrome stopping the worker.
 //!
-//! Database `alphascout`, version 1:
-//!
-//! | store | key | value | indexes |
-//! |---|---|---|---|
-//! | `runs` | `id` | `AgentRun` | `taskId`, `createdAt` |
-//! | `steps` | `[runId, index]` | `StepRecord` | `runId` |
-//! | `screenshots` | out-of-line: the step's `screenshot.key` | JPEG `Blob` (`image/jpeg`) | – |
-//! | `traces` | `id` | `LlmTrace` | `runId` |
-//! | `checkpoints` | out-of-line: the session id | `Checkpoint` | – |
-//! | `settings` | out-of-line: `"settings"`, `"keys"`, `"favourites"` | `Settings` with masked keys; role → API key; the quick-start prompts | – |
+//! The database, its stores and keys are `capture-db`'s (its crate doc has the table).
 //!
 //! A chat session is its checkpoint: the History lists the checkpoints, and deleting a
 //! conversation deletes its checkpoint only. Its runs, steps, screenshots and traces stay,
@@ -26,7 +17,6 @@ use std::error::Error;
 
 use agent_engine::executor::Checkpoint;
 use agent_engine::run::{AgentRun, LlmTrace, StepRecord};
-use indexed_db_futures::KeyPath;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
@@ -37,15 +27,7 @@ use wasm_bindgen::JsValue;
 
 use crate::chrome::{error_message, log};
 
-const DATABASE: &str = "alphascout";
-const VERSION: u32 = 1;
-
-const RUNS: &str = "runs";
-const STEPS: &str = "steps";
-const SCREENSHOTS: &str = "screenshots";
-const TRACES: &str = "traces";
-const CHECKPOINTS: &str = "checkpoints";
-const SETTINGS: &str = "settings";
+use capture_db::{CHECKPOINTS, RUNS, SCREENSHOTS, SETTINGS, STEPS, TRACES, encode};
 
 /// Keys in the `settings` store.
 const SETTINGS_KEY: &str = "settings";
@@ -70,17 +52,7 @@ pub struct Store {
 impl Store {
     /// Opens the database, creating or upgrading its stores first if needed.
     pub async fn open() -> Result<Store, String> {
-        let db = Database::open(DATABASE)
-            .with_version(VERSION)
-            .with_on_upgrade_needed(|event, db| {
-                // Each version adds its own stores, so an old database walks through them all.
-                if event.old_version() < 1.0 {
-                    create_version_1(&db)?;
-                }
-                Ok(())
-            })
-            .await
-            .map_err(|cause| format!("IndexedDB: could not open {DATABASE}: {cause}"))?;
+        let db = capture_db::open().await?;
         Ok(Store { db })
     }
 
@@ -300,33 +272,6 @@ impl Store {
     fn writer(&self, stores: &[&str]) -> indexed_db_futures::Result<Transaction<'_>> {
         self.db.transaction(stores).with_mode(TransactionMode::Readwrite).build()
     }
-}
-
-fn create_version_1(db: &Database) -> indexed_db_futures::Result<()> {
-    let runs = db.create_object_store(RUNS).with_key_path(KeyPath::One("id")).build()?;
-    runs.create_index("taskId", KeyPath::One("taskId")).build()?;
-    runs.create_index("createdAt", KeyPath::One("createdAt")).build()?;
-
-    let steps = db
-        .create_object_store(STEPS)
-        .with_key_path(KeyPath::<&str>::from(["runId", "index"]))
-        .build()?;
-    steps.create_index("runId", KeyPath::One("runId")).build()?;
-
-    db.create_object_store(SCREENSHOTS).build()?;
-
-    let traces = db.create_object_store(TRACES).with_key_path(KeyPath::One("id")).build()?;
-    traces.create_index("runId", KeyPath::One("runId")).build()?;
-
-    db.create_object_store(CHECKPOINTS).build()?;
-    db.create_object_store(SETTINGS).build()?;
-    Ok(())
-}
-
-/// Plain objects and `null`s, as the JSON the types describe. Unlike `chrome::to_js`, a
-/// failure is an error here rather than a `null` row.
-fn encode(value: &impl Serialize) -> Result<JsValue, serde_wasm_bindgen::Error> {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
 }
 
 /// A JPEG `Blob` holding a copy of `bytes`.

@@ -342,7 +342,8 @@ fn the_exit_gate_approves_and_everything_is_captured() {
     assert_eq!(first.thoughts.thought1, "Success: as expected");
     assert_eq!(first.thoughts.thought3, "Open the next page; expect the product");
     assert_eq!(shot.as_deref(), Some(&[0xFF, 0xD8, 0xFF, 0, 0][..]), "the plain screenshot");
-    assert_eq!(first.screenshot.as_ref().unwrap().key, "r1/0");
+    let key = &first.screenshot.as_ref().unwrap().key;
+    assert_eq!(key, &super::sha256_hex(&[0xFF, 0xD8, 0xFF, 0, 0]), "content-addressed");
     assert_eq!(first.trace_ids.len(), 1, "the navigator call of step 1");
 
     let traces = world.store.traces.borrow();

@@ -1,0 +1,118 @@
+//! The `alphascout` IndexedDB database, opened the same way by every program that uses it.
+//!
+//! The worker writes what the agent captures; the annotation page reads it and adds its own
+//! stores. Both open the database through [`open`], so they always ask for the same version
+//! and the same upgrade runs whichever opens it first. Opening with two different versions
+//! would make the older program fail with a `VersionError`, so the version lives only here.
+//!
+//! Version 1 (the worker's capture):
+//!
+//! | store | key | value | indexes |
+//! |---|---|---|---|
+//! | `runs` | `id` | `AgentRun` | `taskId`, `createdAt` |
+//! | `steps` | `[runId, index]` | `StepRecord` | `runId` |
+//! | `screenshots` | out-of-line: the SHA-256 of the JPEG | JPEG `Blob` | – |
+//! | `traces` | `id` | `LlmTrace` | `runId` |
+//! | `checkpoints` | out-of-line: the session id | `Checkpoint` | – |
+//! | `settings` | out-of-line: `"settings"`, `"keys"`, `"favourites"` | – | – |
+//!
+//! Version 2 (annotation):
+//!
+//! | store | key | value | indexes |
+//! |---|---|---|---|
+//! | `versions` | `[runId, number]` | a run and its steps as saved (`history::Version`) | – |
+//! | `comments` | `id` | `review::Comment` | `runId` |
+//! | `suggestions` | `id` | `review::Suggestion` | `runId` |
+//! | `summaries` | `runId` | `query::RunSummary`, the runs list's row | – |
+//! | `templates` | `id` | starred steps (`templates::Template`) | – |
+//! | `outbox` | auto-increment | sync operations waiting for the server | – |
+//! | `annotation` | out-of-line: `"user"`, `"sync"`, `"words"`, `"collections"` | the page's settings | – |
+//!
+//! Records are plain objects (`serde_wasm_bindgen`'s `json_compatible`), so DevTools and the
+//! other program read them as JSON.
+
+use indexed_db_futures::KeyPath;
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use serde::Serialize;
+use wasm_bindgen::JsValue;
+
+pub const DATABASE: &str = "alphascout";
+pub const VERSION: u32 = 2;
+
+pub const RUNS: &str = "runs";
+pub const STEPS: &str = "steps";
+pub const SCREENSHOTS: &str = "screenshots";
+pub const TRACES: &str = "traces";
+pub const CHECKPOINTS: &str = "checkpoints";
+pub const SETTINGS: &str = "settings";
+
+pub const VERSIONS: &str = "versions";
+pub const COMMENTS: &str = "comments";
+pub const SUGGESTIONS: &str = "suggestions";
+pub const SUMMARIES: &str = "summaries";
+pub const TEMPLATES: &str = "templates";
+pub const OUTBOX: &str = "outbox";
+pub const ANNOTATION: &str = "annotation";
+
+/// Opens the database, creating or upgrading its stores first if needed. An extension
+/// update reloads the worker and its pages together, so no connection of an older version
+/// is left open to block the upgrade.
+pub async fn open() -> Result<Database, String> {
+    let db = Database::open(DATABASE)
+        .with_version(VERSION)
+        .with_on_upgrade_needed(|event, db| {
+            // Each version adds its own stores, so an old database walks through them all.
+            if event.old_version() < 1.0 {
+                create_version_1(&db)?;
+            }
+            if event.old_version() < 2.0 {
+                create_version_2(&db)?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(|cause| format!("IndexedDB: could not open {DATABASE}: {cause}"))?;
+    Ok(db)
+}
+
+fn create_version_1(db: &Database) -> indexed_db_futures::Result<()> {
+    let runs = db.create_object_store(RUNS).with_key_path(KeyPath::One("id")).build()?;
+    runs.create_index("taskId", KeyPath::One("taskId")).build()?;
+    runs.create_index("createdAt", KeyPath::One("createdAt")).build()?;
+
+    let steps = db
+        .create_object_store(STEPS)
+        .with_key_path(KeyPath::<&str>::from(["runId", "index"]))
+        .build()?;
+    steps.create_index("runId", KeyPath::One("runId")).build()?;
+
+    db.create_object_store(SCREENSHOTS).build()?;
+
+    let traces = db.create_object_store(TRACES).with_key_path(KeyPath::One("id")).build()?;
+    traces.create_index("runId", KeyPath::One("runId")).build()?;
+
+    db.create_object_store(CHECKPOINTS).build()?;
+    db.create_object_store(SETTINGS).build()?;
+    Ok(())
+}
+
+fn create_version_2(db: &Database) -> indexed_db_futures::Result<()> {
+    db.create_object_store(VERSIONS)
+        .with_key_path(KeyPath::<&str>::from(["runId", "number"]))
+        .build()?;
+    for name in [COMMENTS, SUGGESTIONS] {
+        let store = db.create_object_store(name).with_key_path(KeyPath::One("id")).build()?;
+        store.create_index("runId", KeyPath::One("runId")).build()?;
+    }
+    db.create_object_store(SUMMARIES).with_key_path(KeyPath::One("runId")).build()?;
+    db.create_object_store(TEMPLATES).with_key_path(KeyPath::One("id")).build()?;
+    db.create_object_store(OUTBOX).with_auto_increment(true).build()?;
+    db.create_object_store(ANNOTATION).build()?;
+    Ok(())
+}
+
+/// Plain objects and `null`s, as the JSON the types describe.
+pub fn encode(value: &impl Serialize) -> Result<JsValue, serde_wasm_bindgen::Error> {
+    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+}
