@@ -60,8 +60,9 @@ impl FromRequest<AppState> for JsonBody {
     }
 }
 
-/// An optional JSON body (for POSTs whose body is optional).
-pub struct OptionalJsonBody(pub Option<Value>);
+/// An optional JSON body (for POSTs whose body is optional), with its raw bytes (empty when
+/// there is none).
+pub struct OptionalJsonBody(pub Option<Value>, pub Bytes);
 
 impl FromRequest<AppState> for OptionalJsonBody {
     type Rejection = Problem;
@@ -71,10 +72,10 @@ impl FromRequest<AppState> for OptionalJsonBody {
             || (req.headers().get(header::CONTENT_TYPE).is_none()
                 && req.headers().get(header::TRANSFER_ENCODING).is_none());
         if empty {
-            return Ok(OptionalJsonBody(None));
+            return Ok(OptionalJsonBody(None, Bytes::new()));
         }
-        let JsonBody(value, _) = JsonBody::from_request(req, state).await?;
-        Ok(OptionalJsonBody(Some(value)))
+        let JsonBody(value, raw) = JsonBody::from_request(req, state).await?;
+        Ok(OptionalJsonBody(Some(value), raw))
     }
 }
 

@@ -9,6 +9,7 @@
 //! cargo run -p sync-server -- user add alice annotator      # prints alice's bearer token
 //! cargo test -p sync-server                                 # SQLite; PostgreSQL too with
 //!                                                           # SYNC_TEST_POSTGRES_URL=postgres://…
+//! cargo xtask test                                          # the gate runs both
 //! ```
 //!
 //! # Layout
@@ -27,15 +28,17 @@
 //! - [`auth`]: roles, hashed bearer tokens, the `User` extractor (`401`).
 //! - [`idempotency`]: `Idempotency-Key` on POSTs.
 //! - `routes/`: one module per tag of the contract; `routes::NOT_IMPLEMENTED` lists the
-//!   operations answered with `501`.
+//!   operations answered with `501` (none now). `routes/suggestions.rs` holds the
+//!   reviewers' tracked changes: accepting one is a versioned step save that never
+//!   overwrites text changed after the suggestion, and approval waits while any is pending.
 //!
 //! Roles and ownership are checked here for every route; the page only hides buttons.
 //!
 //! # Not yet
 //!
-//! - Suggestions (`/runs/{runId}/suggestions…`, five operations) answer `501` with a
-//!   problem naming the operation; with none stored, none is ever pending, so approval is
-//!   never refused for them, and `pendingSuggestions` is always 0.
+//! - A suggestion targets one field of one step; there are none on run header fields
+//!   (`taskPrompt`, `finalAnswer`, subtasks), and pending ones stay pending on a run that
+//!   is rejected and then archived until an admin restores it.
 //! - `q` on `GET /runs` is a case-insensitive substring match over the lowercased prompt,
 //!   answer and steps' thoughts (portable `LIKE`), not SQLite FTS5 / PostgreSQL `tsvector`.
 //! - `Idempotency-Key`: two retries racing each other can both act; problems do not carry

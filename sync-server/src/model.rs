@@ -196,6 +196,25 @@ pub fn step_search_text(step: &Map<String, Value>) -> String {
     text
 }
 
+/// A run's computed counters: not versioned, not covered by its ETag.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    pub stored_steps: i64,
+    pub open_threads: i64,
+    pub pending_suggestions: i64,
+}
+
+impl Counters {
+    /// From a row that selected [`RUN_COUNTERS`].
+    pub fn from_row(row: &AnyRow) -> Result<Counters> {
+        Ok(Counters {
+            stored_steps: get_i64(row, "stored_steps")?,
+            open_threads: get_i64(row, "open_threads")?,
+            pending_suggestions: get_i64(row, "pending_suggestions")?,
+        })
+    }
+}
+
 /// The `Run` a client sees, from a header state and the counters.
 pub fn run_output(
     header: &Map<String, Value>,
@@ -203,8 +222,7 @@ pub fn run_output(
     header_version: i64,
     updated_at: &str,
     updated_by: &str,
-    stored_steps: i64,
-    open_threads: i64,
+    counters: Counters,
 ) -> Value {
     let mut out = header.clone();
     out.insert("updatedAt".into(), json!(updated_at));
@@ -212,28 +230,34 @@ pub fn run_output(
     out.insert("version".into(), json!(version));
     out.insert("etag".into(), json!(etag(version)));
     out.insert("headerVersion".into(), json!(header_version));
-    out.insert("storedSteps".into(), json!(stored_steps));
-    out.insert("openThreads".into(), json!(open_threads));
-    out.insert("pendingSuggestions".into(), json!(0));
+    out.insert("storedSteps".into(), json!(counters.stored_steps));
+    out.insert("openThreads".into(), json!(counters.open_threads));
+    out.insert("pendingSuggestions".into(), json!(counters.pending_suggestions));
     Value::Object(out)
 }
 
 /// The counters' SQL, for a run aliased `r`.
 pub const RUN_COUNTERS: &str = "(SELECT COUNT(*) FROM steps s WHERE s.run_id = r.id) AS stored_steps, \
      (SELECT COUNT(*) FROM comments c WHERE c.run_id = r.id AND c.parent_id IS NULL \
-      AND c.resolved = 0) AS open_threads";
+      AND c.resolved = 0) AS open_threads, \
+     (SELECT COUNT(*) FROM suggestions g WHERE g.run_id = r.id AND g.state = 'pending') \
+      AS pending_suggestions";
+
+pub async fn counters(conn: &mut AnyConnection, run_id: &str) -> Result<Counters> {
+    let sql = format!("SELECT {RUN_COUNTERS} FROM runs r WHERE r.id = $1");
+    let row = sqlx::query(&sql).bind(run_id.to_owned()).fetch_one(conn).await?;
+    Counters::from_row(&row)
+}
 
 pub async fn run_json(conn: &mut AnyConnection, run: &RunRow) -> Result<Value> {
-    let sql = format!("SELECT {RUN_COUNTERS} FROM runs r WHERE r.id = $1");
-    let row = sqlx::query(&sql).bind(run.id.clone()).fetch_one(conn).await?;
+    let counters = counters(conn, &run.id).await?;
     Ok(run_output(
         &run.header,
         run.version,
         run.header_version,
         &run.updated_at,
         &run.updated_by,
-        get_i64(&row, "stored_steps")?,
-        get_i64(&row, "open_threads")?,
+        counters,
     ))
 }
 
@@ -245,8 +269,7 @@ pub fn run_json_from_row(row: &AnyRow) -> Result<Value> {
         run.header_version,
         &run.updated_at,
         &run.updated_by,
-        get_i64(row, "stored_steps")?,
-        get_i64(row, "open_threads")?,
+        Counters::from_row(row)?,
     ))
 }
 
@@ -283,34 +306,50 @@ pub fn step_from_row(row: &AnyRow) -> Result<StepRow> {
     })
 }
 
-pub fn step_output(step: &StepRow, open_threads: i64) -> Value {
+/// A step's computed counters: `(openThreads, pendingSuggestions)`.
+pub type StepCounters = (i64, i64);
+
+pub fn step_output(step: &StepRow, (open_threads, pending_suggestions): StepCounters) -> Value {
     let mut out = step.body.clone();
     out.insert("version".into(), json!(step.version));
     out.insert("etag".into(), json!(etag(step.version)));
     out.insert("openThreads".into(), json!(open_threads));
-    out.insert("pendingSuggestions".into(), json!(0));
+    out.insert("pendingSuggestions".into(), json!(pending_suggestions));
     Value::Object(out)
 }
 
 pub async fn step_json(conn: &mut AnyConnection, run_id: &str, step: &StepRow) -> Result<Value> {
-    let open = open_threads_of_step(conn, run_id, step.index).await?;
-    Ok(step_output(step, open))
+    let counters = step_counters(conn, run_id, step.index).await?;
+    Ok(step_output(step, counters))
 }
 
-pub async fn open_threads_of_step(
+/// The counters' SQL, for a step aliased `s`.
+pub const STEP_COUNTERS: &str = "(SELECT COUNT(*) FROM comments c WHERE c.run_id = s.run_id \
+     AND c.step_index = s.idx AND c.parent_id IS NULL AND c.resolved = 0) AS open_threads, \
+     (SELECT COUNT(*) FROM suggestions g WHERE g.run_id = s.run_id AND g.step_index = s.idx \
+      AND g.state = 'pending') AS pending_suggestions";
+
+/// From a row that selected [`STEP_COUNTERS`].
+pub fn step_counters_from_row(row: &AnyRow) -> Result<StepCounters> {
+    Ok((get_i64(row, "open_threads")?, get_i64(row, "pending_suggestions")?))
+}
+
+pub async fn step_counters(
     conn: &mut AnyConnection,
     run_id: &str,
     index: i64,
-) -> Result<i64> {
+) -> Result<StepCounters> {
     let row = sqlx::query(
-        "SELECT COUNT(*) AS n FROM comments WHERE run_id = $1 AND step_index = $2 \
-         AND parent_id IS NULL AND resolved = 0",
+        "SELECT (SELECT COUNT(*) FROM comments WHERE run_id = $1 AND step_index = $2 \
+         AND parent_id IS NULL AND resolved = 0) AS open_threads, \
+         (SELECT COUNT(*) FROM suggestions WHERE run_id = $1 AND step_index = $2 \
+         AND state = 'pending') AS pending_suggestions",
     )
     .bind(run_id.to_owned())
     .bind(index)
     .fetch_one(conn)
     .await?;
-    Ok(get_i64(&row, "n")?)
+    step_counters_from_row(&row)
 }
 
 // ------------------------------------------------------------------------------ history

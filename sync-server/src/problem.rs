@@ -122,6 +122,7 @@ impl Problem {
         let title = match kind {
             "already-exists" => "Already exists",
             "not-pending" => "No longer pending",
+            "pending-suggestions" => "Suggestions pending",
             _ => "Conflict",
         };
         let detail = match (kind, base, current_version) {

@@ -20,7 +20,10 @@ use sqlx::query::Query;
 use sqlx::{Any, AnyPool, Row};
 
 /// Embedded migrations, applied in order at start-up and recorded in `schema_migrations`.
-const MIGRATIONS: &[(i64, &str)] = &[(1, include_str!("../migrations/0001_init.sql"))];
+const MIGRATIONS: &[(i64, &str)] = &[
+    (1, include_str!("../migrations/0001_init.sql")),
+    (2, include_str!("../migrations/0002_suggestions.sql")),
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -825,6 +825,166 @@ pub fn anchor(value: &Value, path: &str, c: &mut Check) {
     c.opt_string(map, path, "quote", 1000);
 }
 
+// ------------------------------------------------------------------------ suggestions
+
+/// Whether `field` is a `SuggestionField`: an editable step field holding text (or the
+/// step's action), `^(thoughts\.thought[123]|action(\.(type|target|value))?|extendedThoughts(\.[0-9]{1,2})?)$`.
+pub fn is_suggestion_field(field: &str) -> bool {
+    let parts: Vec<&str> = field.split('.').collect();
+    match parts.as_slice() {
+        ["thoughts", "thought1" | "thought2" | "thought3"]
+        | ["action"]
+        | ["action", "type" | "target" | "value"]
+        | ["extendedThoughts"] => true,
+        ["extendedThoughts", n] => {
+            (1..=2).contains(&n.len()) && n.bytes().all(|b| b.is_ascii_digit())
+        }
+        _ => false,
+    }
+}
+
+/// Checks a proposed value against the schema and limits of the step field it targets.
+pub fn suggestion_value(field: &str, value: &Value, path: &str, c: &mut Check) {
+    match field.split('.').collect::<Vec<_>>().as_slice() {
+        ["thoughts", _] | ["extendedThoughts", _] => {
+            c.string_value(value, path, 0, 20_000);
+        }
+        ["action"] => step_action(value, path, c),
+        ["action", "type"] => {
+            c.string_value(value, path, 1, 64);
+        }
+        ["action", "target"] => {
+            c.string_value(value, path, 0, 2000);
+        }
+        ["action", "value"] if !value.is_null() => {
+            c.string_value(value, path, 0, 20_000);
+        }
+        ["extendedThoughts"] => match value.as_array() {
+            Some(items) if items.len() > 50 => {
+                c.err(path, format!("must have at most 50 items (has {})", items.len()));
+            }
+            Some(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    c.string_value(item, &join(path, &i.to_string()), 0, 20_000);
+                }
+            }
+            None => c.err(path, "must be an array"),
+        },
+        _ => {}
+    }
+}
+
+/// A validated `SuggestionCreate`.
+#[derive(Debug)]
+pub struct SuggestionCreate {
+    pub step_index: i64,
+    pub field: String,
+    pub base_version: i64,
+    pub proposed: Value,
+    pub note: Option<String>,
+}
+
+/// Checks a `SuggestionCreate` body; every problem has its path.
+pub fn suggestion_create(body: &Value, c: &mut Check) -> Option<SuggestionCreate> {
+    c.no_nul(body, "");
+    let fields = ["stepIndex", "field", "baseVersion", "proposed", "note"];
+    let map = c.object(body, "", &fields, &fields[..4])?;
+    let step_index = c.integer(map, "", "stepIndex", 0, 1999);
+    let field = c.shaped(
+        map,
+        "",
+        "field",
+        is_suggestion_field,
+        "a suggestable step field: thoughts.thought1..3, action, action.type, action.target, \
+         action.value, extendedThoughts or extendedThoughts.<n>",
+    );
+    let base_version = c.integer(map, "", "baseVersion", 1, i64::MAX);
+    if let (Some(field), Some(proposed)) = (field, map.get("proposed")) {
+        suggestion_value(field, proposed, "proposed", c);
+    }
+    let note = c.opt_string(map, "", "note", 5000).map(str::to_owned);
+    if !c.ok() {
+        return None;
+    }
+    Some(SuggestionCreate {
+        step_index: step_index?,
+        field: field?.to_owned(),
+        base_version: base_version?,
+        proposed: map.get("proposed")?.clone(),
+        note,
+    })
+}
+
+/// Checks an optional `SuggestionDecision` body and returns its note.
+pub fn suggestion_decision(body: Option<&Value>, c: &mut Check) -> Option<String> {
+    let body = body?;
+    c.no_nul(body, "");
+    let map = c.object(body, "", &["note"], &[])?;
+    c.opt_string(map, "", "note", 5000).map(str::to_owned)
+}
+
+/// The value at a dot path of a record (`thoughts.thought2`, `extendedThoughts.1`).
+pub fn value_at<'a>(record: &'a Map<String, Value>, path: &str) -> Option<&'a Value> {
+    let mut parts = path.split('.');
+    let mut value = record.get(parts.next()?)?;
+    for part in parts {
+        value = match value {
+            Value::Object(map) => map.get(part)?,
+            Value::Array(items) => items.get(part.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(value)
+}
+
+/// Sets the value at a dot path whose parent exists (an array index must be in range).
+pub fn set_value_at(record: &mut Map<String, Value>, path: &str, new: Value) -> bool {
+    let (parent, last) = match path.rsplit_once('.') {
+        Some((parent, last)) => (Some(parent), last),
+        None => (None, path),
+    };
+    let target = match parent {
+        None => {
+            record.insert(last.to_owned(), new);
+            return true;
+        }
+        Some(parent) => {
+            let mut parts = parent.split('.');
+            let Some(mut value) = parts.next().and_then(|first| record.get_mut(first)) else {
+                return false;
+            };
+            for part in parts {
+                value = match value {
+                    Value::Object(map) => match map.get_mut(part) {
+                        Some(v) => v,
+                        None => return false,
+                    },
+                    Value::Array(items) => match part.parse::<usize>().ok() {
+                        Some(i) if i < items.len() => &mut items[i],
+                        _ => return false,
+                    },
+                    _ => return false,
+                };
+            }
+            value
+        }
+    };
+    match target {
+        Value::Object(map) => {
+            map.insert(last.to_owned(), new);
+            true
+        }
+        Value::Array(items) => match last.parse::<usize>().ok() {
+            Some(i) if i < items.len() => {
+                items[i] = new;
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -839,6 +999,24 @@ mod tests {
         assert_eq!(field_path_level("subtasks.1.title"), Some(Level::Run));
         assert_eq!(field_path_level("subtasks.1.status"), None);
         assert_eq!(field_path_level("issues.123"), None);
+        assert!(is_suggestion_field("thoughts.thought3") && is_suggestion_field("action.value"));
+        assert!(is_suggestion_field("extendedThoughts.12") && !is_suggestion_field("verified"));
+        assert!(!is_suggestion_field("extendedThoughts.123") && !is_suggestion_field("issues.0"));
+    }
+
+    #[test]
+    fn values_at_paths() {
+        let mut record = json!({"thoughts": {"thought1": "a"}, "extendedThoughts": ["x"],
+            "action": {"type": "click", "target": "b"}});
+        let record = record.as_object_mut().unwrap();
+        assert_eq!(value_at(record, "thoughts.thought1"), Some(&json!("a")));
+        assert_eq!(value_at(record, "extendedThoughts.0"), Some(&json!("x")));
+        assert_eq!(value_at(record, "action.value"), None);
+        assert!(set_value_at(record, "action.value", json!("v")));
+        assert!(set_value_at(record, "extendedThoughts.0", json!("y")));
+        assert!(!set_value_at(record, "extendedThoughts.1", json!("z")));
+        assert_eq!(value_at(record, "action.value"), Some(&json!("v")));
+        assert_eq!(value_at(record, "extendedThoughts"), Some(&json!(["y"])));
     }
 
     #[test]

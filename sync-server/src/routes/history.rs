@@ -173,15 +173,13 @@ pub async fn get(
     let (header, header_version) = header_at(&mut conn, &run_id, version)
         .await?
         .ok_or_else(|| Problem::internal("no header snapshot"))?;
-    let today = run_json(&mut conn, &run).await?;
     let then = model::run_output(
         &header,
         version,
         header_version,
         entry["at"].as_str().unwrap_or(""),
         entry["by"].as_str().unwrap_or(""),
-        today["storedSteps"].as_i64().unwrap_or(0),
-        today["openThreads"].as_i64().unwrap_or(0),
+        model::counters(&mut conn, &run.id).await?,
     );
     entry["run"] = then;
     Ok(Reply::ok(entry))
@@ -203,8 +201,8 @@ pub async fn step_at(
         .await?
         .pop()
         .ok_or_else(|| Problem::not_found("step at that version"))?;
-    let open = model::open_threads_of_step(&mut conn, &run_id, index).await?;
-    Ok(Reply::ok(model::step_output(&step, open)))
+    let counters = model::step_counters(&mut conn, &run_id, index).await?;
+    Ok(Reply::ok(model::step_output(&step, counters)))
 }
 
 fn change_json(change: &Change) -> Value {

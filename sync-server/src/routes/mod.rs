@@ -6,6 +6,7 @@ mod history;
 mod runs;
 mod screenshots;
 mod steps;
+mod suggestions;
 mod traces;
 mod workflow;
 
@@ -23,17 +24,10 @@ use crate::http::Reply;
 use crate::problem::{Problem, Result};
 use crate::validate;
 
-/// The operations of the contract this version answers `501` to, by `operationId`.
-pub const NOT_IMPLEMENTED: [&str; 5] = [
-    "listSuggestions",
-    "createSuggestion",
-    "withdrawSuggestion",
-    "acceptSuggestion",
-    "rejectSuggestion",
-];
+/// The operations of the contract this version answers `501` to, by `operationId`: none.
+pub const NOT_IMPLEMENTED: [&str; 0] = [];
 
 pub fn router(state: AppState) -> Router {
-    let stub = |operation: &'static str| move || async move { Problem::not_implemented(operation) };
     Router::new()
         .route("/healthz", get(health))
         .route("/users/me", get(me))
@@ -57,16 +51,13 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/runs/{run_id}/comments/{comment_id}/resolve", post(comments::resolve))
         .route("/runs/{run_id}/comments/{comment_id}/reopen", post(comments::reopen))
-        .route(
-            "/runs/{run_id}/suggestions",
-            get(stub("listSuggestions")).post(stub("createSuggestion")),
-        )
+        .route("/runs/{run_id}/suggestions", get(suggestions::list).post(suggestions::create))
         .route(
             "/runs/{run_id}/suggestions/{suggestion_id}",
-            axum::routing::delete(stub("withdrawSuggestion")),
+            axum::routing::delete(suggestions::withdraw),
         )
-        .route("/runs/{run_id}/suggestions/{suggestion_id}/accept", post(stub("acceptSuggestion")))
-        .route("/runs/{run_id}/suggestions/{suggestion_id}/reject", post(stub("rejectSuggestion")))
+        .route("/runs/{run_id}/suggestions/{suggestion_id}/accept", post(suggestions::accept))
+        .route("/runs/{run_id}/suggestions/{suggestion_id}/reject", post(suggestions::reject))
         .route("/runs/{run_id}/versions", get(history::list))
         .route("/runs/{run_id}/versions/{version}", get(history::get))
         .route("/runs/{run_id}/versions/{version}/steps/{index}", get(history::step_at))

@@ -37,11 +37,10 @@ pub async fn list(
 
     let mut conn = state.store.pool.acquire().await?;
     model::visible_run(&mut conn, &user, &run_id).await?;
-    let mut sql = Sql::new(
-        "SELECT s.idx, s.version, s.body, (SELECT COUNT(*) FROM comments c WHERE \
-         c.run_id = s.run_id AND c.step_index = s.idx AND c.parent_id IS NULL AND \
-         c.resolved = 0) AS open_threads FROM steps s WHERE s.run_id = ",
-    );
+    let mut sql = Sql::new(&format!(
+        "SELECT s.idx, s.version, s.body, {} FROM steps s WHERE s.run_id = ",
+        model::STEP_COUNTERS
+    ));
     sql.text(&run_id);
     if let Some(since) = since {
         sql.push(" AND s.version > ").int(since);
@@ -60,7 +59,7 @@ pub async fn list(
         |last| Ok(json!(get_i64(last, "idx")?)),
         |row| {
             let step = model::step_from_row(row)?;
-            Ok(step_output(&step, get_i64(row, "open_threads")?))
+            Ok(step_output(&step, model::step_counters_from_row(row)?))
         },
     )
 }

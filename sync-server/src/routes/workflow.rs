@@ -30,11 +30,13 @@ pub fn permitted(from: Status, to: Status, user: &User, run: &RunRow) -> Option<
     })
 }
 
-/// The targets the caller may move the run to now.
-pub fn allowed_targets(user: &User, run: &RunRow) -> Vec<&'static str> {
+/// The targets the caller may move the run to now: approval is left out while
+/// `pending_suggestions` are.
+pub fn allowed_targets(user: &User, run: &RunRow, pending_suggestions: i64) -> Vec<&'static str> {
     Status::ALL
         .into_iter()
         .filter(|to| permitted(run.status, *to, user, run) == Some(true))
+        .filter(|to| *to != Status::Approved || pending_suggestions == 0)
         .map(Status::as_str)
         .collect()
 }
@@ -47,10 +49,11 @@ pub async fn options(
     let run_id = run_id_param(&run_id)?;
     let mut conn = state.store.pool.acquire().await?;
     let run = model::visible_run(&mut conn, &user, &run_id).await?;
+    let pending = model::counters(&mut conn, &run_id).await?.pending_suggestions;
     Ok(Reply::ok(json!({
         "status": run.status.as_str(),
         "version": run.version,
-        "allowed": allowed_targets(&user, &run),
+        "allowed": allowed_targets(&user, &run, pending),
     })))
 }
 
@@ -101,6 +104,7 @@ async fn apply(
         ));
     }
     let from = run.status;
+    let pending = model::counters(&mut tx, run_id).await?.pending_suggestions;
     match permitted(from, to, user, &run) {
         None => {
             return Err(Problem::new(
@@ -113,7 +117,7 @@ async fn apply(
                 "to",
                 format!("is not reachable from {}", from.as_str()),
             )])
-            .with("allowed", json!(allowed_targets(user, &run))));
+            .with("allowed", json!(allowed_targets(user, &run, pending))));
         }
         Some(false) => {
             return Err(Problem::forbidden(format!(
@@ -122,12 +126,26 @@ async fn apply(
                 from.as_str(),
                 to.as_str()
             ))
-            .with("allowed", json!(allowed_targets(user, &run))));
+            .with("allowed", json!(allowed_targets(user, &run, pending))));
         }
         Some(true) => {}
     }
-    // Approval with pending suggestions is refused here once suggestions exist (they are
-    // not implemented yet, so none is ever pending).
+    if to == Status::Approved && pending > 0 {
+        let record = run_json(&mut tx, &run).await?;
+        return Err(Problem::conflict(
+            "pending-suggestions",
+            "run",
+            Some(base),
+            Some(run.version),
+            record,
+            None,
+        )
+        .detail(format!(
+            "{pending} suggestion(s) are pending: accept, reject or withdraw them before \
+             approving."
+        ))
+        .with("allowed", json!(allowed_targets(user, &run, pending))));
+    }
     let mut header = run.header.clone();
     header.insert("status".into(), json!(to.as_str()));
     if matches!(to, Status::Approved | Status::Rejected) {

@@ -30,6 +30,16 @@ pub enum Backend {
     Postgres,
 }
 
+impl Backend {
+    /// As `/healthz` names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
 /// The users every test server has.
 pub const USERS: [(&str, Role); 5] = [
     ("alice", Role::Annotator),
@@ -41,6 +51,7 @@ pub const USERS: [(&str, Role); 5] = [
 
 pub struct Server {
     pub addr: SocketAddr,
+    pub backend: Backend,
     tokens: HashMap<String, String>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -108,7 +119,14 @@ impl Server {
             });
         });
         let (addr, tokens) = ready_rx.recv_timeout(Duration::from_secs(60)).expect("server start");
-        Some(Server { addr, tokens, shutdown: Some(shutdown_tx), thread: Some(thread), dir })
+        Some(Server {
+            addr,
+            backend,
+            tokens,
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+            dir,
+        })
     }
 
     pub fn token(&self, user: &str) -> &str {

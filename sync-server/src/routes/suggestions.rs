@@ -1,0 +1,437 @@
+//! Suggestions, the reviewers' tracked changes: `GET/POST /runs/{runId}/suggestions`,
+//! `DELETE /runs/{runId}/suggestions/{suggestionId}` (withdraw), `POST …/accept` and
+//! `POST …/reject`.
+//!
+//! A suggestion proposes a new value for one field of one step, made against the step
+//! version the reviewer was reading, with the field's value then kept as `original`.
+//! Accepting it is a step save like any other (one run version, kind `suggestion-accepted`,
+//! by the accepter, with the changed paths), under two checks: `If-Match` names the step
+//! version the accepter is looking at, and the field must still hold `original` — a
+//! suggestion made against text that changed since is a `409` carrying the current step,
+//! never a silent overwrite. Creating, rejecting and withdrawing add no run version.
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use serde_json::{Map, Value, json};
+use sqlx::AnyConnection;
+use sqlx::any::AnyRow;
+
+use crate::AppState;
+use crate::auth::{Role, User, new_id};
+use crate::http::{JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, if_match, page};
+use crate::model::{self, Entry, PathScope, RunRow, Status, changed_since, lock_run, step_json};
+use crate::problem::{Problem, Result};
+use crate::routes::run_id_param;
+use crate::store::{Sql, Tx, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
+use crate::validate::{self, Check, STEP_EDITABLE};
+
+const STATES: [&str; 4] = ["pending", "accepted", "rejected", "withdrawn"];
+
+/// Suggestion columns, with the current body of its step (`step_body`) for `outdated`.
+const COLUMNS: &str = "g.id, g.run_id, g.step_index, g.field, g.base_version, g.original, \
+     g.proposed, g.note, g.author, g.created_at, g.state, g.decided_by, g.decided_at, \
+     g.decision_note, g.applied_version, g.seq, s.body AS step_body";
+
+const FROM: &str =
+    "FROM suggestions g LEFT JOIN steps s ON s.run_id = g.run_id AND s.idx = g.step_index";
+
+/// The field's current value in a step (null where the step has none, e.g. `action.value`).
+fn current_value(step: &Map<String, Value>, field: &str) -> Value {
+    validate::value_at(step, field).cloned().unwrap_or(Value::Null)
+}
+
+fn suggestion_json(row: &AnyRow) -> Result<Value> {
+    let field = get_str(row, "field")?;
+    let original = get_json(row, "original")?;
+    let state = get_str(row, "state")?;
+    let outdated = match get_opt_str(row, "step_body")? {
+        Some(body) if state == "pending" => {
+            let body: Value = serde_json::from_str(&body).map_err(Problem::internal)?;
+            let body = body.as_object().ok_or_else(|| Problem::internal("bad stored step"))?;
+            current_value(body, &field) != original
+        }
+        _ => false,
+    };
+    Ok(json!({
+        "id": get_str(row, "id")?,
+        "runId": get_str(row, "run_id")?,
+        "stepIndex": get_i64(row, "step_index")?,
+        "field": field,
+        "baseVersion": get_i64(row, "base_version")?,
+        "original": original,
+        "proposed": get_json(row, "proposed")?,
+        "note": get_opt_str(row, "note")?,
+        "author": get_str(row, "author")?,
+        "createdAt": get_str(row, "created_at")?,
+        "state": state,
+        "decidedBy": get_opt_str(row, "decided_by")?,
+        "decidedAt": get_opt_str(row, "decided_at")?,
+        "decisionNote": get_opt_str(row, "decision_note")?,
+        "appliedVersion": get_opt_i64(row, "applied_version")?,
+        "outdated": outdated,
+    }))
+}
+
+async fn load(conn: &mut AnyConnection, run_id: &str, id: &str) -> Result<Option<AnyRow>> {
+    let sql = format!("SELECT {COLUMNS} {FROM} WHERE g.run_id = $1 AND g.id = $2");
+    Ok(sqlx::query(&sql).bind(run_id.to_owned()).bind(id.to_owned()).fetch_optional(conn).await?)
+}
+
+async fn reload(conn: &mut AnyConnection, run_id: &str, id: &str) -> Result<Value> {
+    let row = load(conn, run_id, id).await?.ok_or_else(|| Problem::internal("gone"))?;
+    suggestion_json(&row)
+}
+
+fn suggestion_id_param(id: &str) -> Result<String> {
+    if validate::is_id(id) {
+        Ok(id.to_owned())
+    } else {
+        Err(Problem::bad_param("path.suggestionId", "must be an id"))
+    }
+}
+
+pub async fn list(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let mut query = Query::parse(raw.as_deref())?;
+    let limit = query.limit()?;
+    let cursor = query.one("cursor")?;
+    let wanted = query.one("state")?;
+    if wanted.as_deref().is_some_and(|s| !STATES.contains(&s)) {
+        return Err(Problem::bad_param(
+            "query.state",
+            format!("must be one of {}", STATES.join(", ")),
+        ));
+    }
+    let step = query.int("stepIndex", 0, 1999)?;
+    query.finish()?;
+    let filters = json!(["suggestions", run_id, wanted, step]).to_string();
+    let after = decode_cursor(cursor, &filters)?;
+
+    let mut conn = state.store.pool.acquire().await?;
+    model::visible_run(&mut conn, &user, &run_id).await?;
+    let mut sql = Sql::new(&format!("SELECT {COLUMNS} {FROM} WHERE g.run_id = "));
+    sql.text(&run_id);
+    if let Some(wanted) = &wanted {
+        sql.push(" AND g.state = ").text(wanted);
+    }
+    if let Some(step) = step {
+        sql.push(" AND g.step_index = ").int(step);
+    }
+    if let Some(after) = after {
+        let seq =
+            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
+        sql.push(" AND g.seq > ").int(seq);
+    }
+    sql.push(" ORDER BY g.seq LIMIT ").int(limit + 1);
+    let rows = sql.query().fetch_all(&mut *conn).await?;
+    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), suggestion_json)
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    user: User,
+    Path(run_id): Path<String>,
+    headers: HeaderMap,
+    JsonBody(body, raw): JsonBody,
+) -> Result<Reply> {
+    let run_id = run_id_param(&run_id)?;
+    let request = format!("POST /runs/{run_id}/suggestions");
+    let act = create_suggestion(&state, &user, &run_id, &body);
+    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+}
+
+/// The `409` for a step that changed after `base`, with the step as it is now.
+async fn step_conflict(
+    tx: &mut Tx,
+    run_id: &str,
+    step: &model::StepRow,
+    base: i64,
+) -> Result<Problem> {
+    let current = step_json(tx, run_id, step).await?;
+    let paths = changed_since(tx, run_id, base, PathScope::Step(step.index)).await?;
+    Ok(Problem::conflict("conflict", "step", Some(base), Some(step.version), current, Some(paths)))
+}
+
+async fn create_suggestion(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    body: &Value,
+) -> Result<Reply> {
+    let mut c = Check::default();
+    let Some(input) = validate::suggestion_create(body, &mut c) else {
+        return Err(Problem::validation(c.errors));
+    };
+    let mut tx = state.store.begin().await?;
+    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    if user.role == Role::Annotator {
+        return Err(Problem::forbidden(
+            "Annotators edit their runs directly and decide on suggestions; reviewers, \
+             qa_managers and admins make them.",
+        ));
+    }
+    if !run.status.editable() {
+        return Err(Problem::forbidden(format!(
+            "The run is {}; suggestions are made while it is a draft or in review.",
+            run.status.as_str()
+        )));
+    }
+    let index = input.step_index;
+    let step = model::load_step(&mut tx, run_id, index)
+        .await?
+        .ok_or_else(|| Problem::invalid("stepIndex", "no such step in this run"))?;
+    let base = input.base_version;
+    if step.version > base || base > run.version {
+        return Err(step_conflict(&mut tx, run_id, &step, base).await?);
+    }
+    let Some(original) = validate::value_at(&step.body, &input.field)
+        .cloned()
+        .or_else(|| (input.field == "action.value").then_some(Value::Null))
+    else {
+        return Err(Problem::invalid("field", "the step has no such entry"));
+    };
+    if original == input.proposed {
+        return Err(Problem::invalid("proposed", "is the field's current value"));
+    }
+    let seq_row =
+        sqlx::query("SELECT COALESCE(MAX(seq), 0) AS n FROM suggestions WHERE run_id = $1")
+            .bind(run_id.to_owned())
+            .fetch_one(&mut *tx)
+            .await?;
+    let seq = get_i64(&seq_row, "n")? + 1;
+    let id = new_id();
+    sqlx::query(
+        "INSERT INTO suggestions (id, run_id, step_index, field, base_version, original, \
+         proposed, note, author, created_at, state, decided_by, decided_at, decision_note, \
+         applied_version, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', \
+         NULL, NULL, NULL, NULL, $11)",
+    )
+    .bind(id.clone())
+    .bind(run_id.to_owned())
+    .bind(index)
+    .bind(input.field)
+    .bind(base)
+    .bind(original.to_string())
+    .bind(input.proposed.to_string())
+    .bind(input.note)
+    .bind(user.id.clone())
+    .bind(crate::time::now())
+    .bind(seq)
+    .execute(&mut *tx)
+    .await?;
+    let out = reload(&mut tx, run_id, &id).await?;
+    tx.commit().await?;
+    Ok(Reply::ok(out).status(StatusCode::CREATED))
+}
+
+/// The suggestion, if the run is visible and holds it, with the run locked.
+async fn locked(tx: &mut Tx, user: &User, run_id: &str, id: &str) -> Result<(RunRow, AnyRow)> {
+    let run = model::visible(user, lock_run(tx, run_id).await?)?;
+    let row = load(tx, run_id, id).await?.ok_or_else(|| Problem::not_found("suggestion"))?;
+    Ok((run, row))
+}
+
+/// `409 not-pending` unless the suggestion is pending.
+fn pending(row: &AnyRow) -> Result<()> {
+    if get_str(row, "state")? == "pending" {
+        return Ok(());
+    }
+    let current = suggestion_json(row)?;
+    Err(Problem::conflict("not-pending", "suggestion", None, None, current, None)
+        .detail(format!("The suggestion is {} already.", get_str(row, "state")?)))
+}
+
+/// The run's annotator, a qa_manager or an admin decide on suggestions.
+fn may_decide(user: &User, run: &RunRow) -> Result<()> {
+    let owner = user.role == Role::Annotator && run.annotator == user.id;
+    if owner || user.is_manager() {
+        Ok(())
+    } else {
+        Err(Problem::forbidden(
+            "The run's annotator, a qa_manager or an admin accepts or rejects suggestions.",
+        ))
+    }
+}
+
+fn not_archived(run: &RunRow) -> Result<()> {
+    if run.status == Status::Archived {
+        return Err(Problem::forbidden("The run is archived; its review is closed."));
+    }
+    Ok(())
+}
+
+pub async fn withdraw(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, id)): Path<(String, String)>,
+) -> Result<Reply> {
+    let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
+    let mut tx = state.store.begin().await?;
+    let (run, row) = locked(&mut tx, &user, &run_id, &id).await?;
+    if get_str(&row, "author")? != user.id {
+        return Err(Problem::forbidden("Only its author withdraws a suggestion."));
+    }
+    not_archived(&run)?;
+    pending(&row)?;
+    sqlx::query(
+        "UPDATE suggestions SET state = 'withdrawn', decided_by = $2, decided_at = $3 \
+         WHERE id = $1",
+    )
+    .bind(id.clone())
+    .bind(user.id.clone())
+    .bind(crate::time::now())
+    .execute(&mut *tx)
+    .await?;
+    let out = reload(&mut tx, &run_id, &id).await?;
+    tx.commit().await?;
+    Ok(Reply::ok(out))
+}
+
+pub async fn reject(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    OptionalJsonBody(body, raw): OptionalJsonBody,
+) -> Result<Reply> {
+    let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
+    let request = format!("POST /runs/{run_id}/suggestions/{id}/reject");
+    let act = reject_suggestion(&state, &user, &run_id, &id, body.as_ref());
+    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+}
+
+async fn reject_suggestion(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    id: &str,
+    body: Option<&Value>,
+) -> Result<Reply> {
+    let mut c = Check::default();
+    let note = validate::suggestion_decision(body, &mut c);
+    if !c.ok() {
+        return Err(Problem::validation(c.errors));
+    }
+    let mut tx = state.store.begin().await?;
+    let (run, row) = locked(&mut tx, user, run_id, id).await?;
+    may_decide(user, &run)?;
+    not_archived(&run)?;
+    pending(&row)?;
+    sqlx::query(
+        "UPDATE suggestions SET state = 'rejected', decided_by = $2, decided_at = $3, \
+         decision_note = $4 WHERE id = $1",
+    )
+    .bind(id.to_owned())
+    .bind(user.id.clone())
+    .bind(crate::time::now())
+    .bind(note)
+    .execute(&mut *tx)
+    .await?;
+    let out = reload(&mut tx, run_id, id).await?;
+    tx.commit().await?;
+    Ok(Reply::ok(json!({"suggestion": out, "step": null})))
+}
+
+pub async fn accept(
+    State(state): State<AppState>,
+    user: User,
+    Path((run_id, id)): Path<(String, String)>,
+    headers: HeaderMap,
+    OptionalJsonBody(body, raw): OptionalJsonBody,
+) -> Result<Reply> {
+    let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
+    let base = if_match(&headers)?;
+    let request = format!("POST /runs/{run_id}/suggestions/{id}/accept {base}");
+    let act = accept_suggestion(&state, &user, &run_id, &id, base, body.as_ref());
+    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+}
+
+async fn accept_suggestion(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    id: &str,
+    base: i64,
+    body: Option<&Value>,
+) -> Result<Reply> {
+    let mut c = Check::default();
+    let note = validate::suggestion_decision(body, &mut c);
+    if !c.ok() {
+        return Err(Problem::validation(c.errors));
+    }
+    let mut tx = state.store.begin().await?;
+    let (run, row) = locked(&mut tx, user, run_id, id).await?;
+    may_decide(user, &run)?;
+    if !run.status.editable() {
+        return Err(Problem::forbidden(format!(
+            "The run is {}, so it is read only; transition it back first.",
+            run.status.as_str()
+        )));
+    }
+    pending(&row)?;
+    let index = get_i64(&row, "step_index")?;
+    let field = get_str(&row, "field")?;
+    let step = model::load_step(&mut tx, run_id, index)
+        .await?
+        .ok_or_else(|| Problem::internal("a suggestion's step vanished"))?;
+    // The step must be what the accepter is looking at…
+    if step.version > base || base > run.version {
+        return Err(step_conflict(&mut tx, run_id, &step, base).await?);
+    }
+    // …and the field must still hold the text the suggestion was made against.
+    let suggested_on = get_i64(&row, "base_version")?;
+    if current_value(&step.body, &field) != get_json(&row, "original")? {
+        return Err(step_conflict(&mut tx, run_id, &step, suggested_on).await?.detail(format!(
+            "{field} of step {index} changed after the suggestion was made (on version \
+             {suggested_on}; the step is now at {}). Reject it, or have its author withdraw it \
+             and suggest again on the current text.",
+            step.version
+        )));
+    }
+
+    let mut record = step.body.clone();
+    if !validate::set_value_at(&mut record, &field, get_json(&row, "proposed")?) {
+        return Err(Problem::internal("a suggestion's field is not in its step"));
+    }
+    let now = crate::time::now();
+    record.insert("lastEditedBy".into(), json!(user.id));
+    record.insert("lastEditedAt".into(), json!(now));
+    let editable = |m: &Map<String, Value>| -> Value {
+        Value::Object(
+            STEP_EDITABLE
+                .iter()
+                .map(|k| (k.to_string(), m.get(*k).cloned().unwrap_or(Value::Null)))
+                .collect(),
+        )
+    };
+    let mut changes = Vec::new();
+    let prefix = format!("steps.{index}");
+    model::diff(&editable(&step.body), &editable(&record), &prefix, &mut changes);
+    let author = get_str(&row, "author")?;
+    let summary = format!("Accepted {author}'s suggestion for {field} of step {index}");
+    let mut entry = Entry::new("suggestion-accepted", Some(index), changes, summary);
+    entry.extra.insert("suggestionId".into(), json!(id));
+    let version = model::commit_version(&mut tx, &run, user, &now, entry, None).await?;
+    model::save_step(&mut tx, run_id, index, version, &record, false).await?;
+    sqlx::query(
+        "UPDATE suggestions SET state = 'accepted', decided_by = $2, decided_at = $3, \
+         decision_note = $4, applied_version = $5 WHERE id = $1",
+    )
+    .bind(id.to_owned())
+    .bind(user.id.clone())
+    .bind(now)
+    .bind(note)
+    .bind(version)
+    .execute(&mut *tx)
+    .await?;
+    let step = model::StepRow { index, version, body: record };
+    let step = step_json(&mut tx, run_id, &step).await?;
+    let suggestion = reload(&mut tx, run_id, id).await?;
+    tx.commit().await?;
+    Ok(Reply::ok(json!({"suggestion": suggestion, "step": step})).version(version))
+}
