@@ -5,6 +5,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use crate::dist::{self, Profile};
+use crate::postgres::Cluster;
 use crate::setup;
 use crate::shell::{self, root};
 
@@ -22,7 +23,12 @@ pub fn run() -> Result<(), String> {
     shell::cargo(&wasm_clippy)?;
 
     let mut tally = Tally::default();
-    tally.cargo_test(&["test", "--workspace", "--exclude", "e2e"])?;
+    // The sync server's scenarios run on SQLite here; their PostgreSQL twins are left to
+    // the run below, which has a real PostgreSQL (skipped here rather than counted as
+    // passed without having run).
+    println!("sync-server integration tests: SQLite (a temporary file per scenario)");
+    tally.cargo_test(&["test", "--workspace", "--exclude", "e2e", "--", "--skip", PG_TESTS])?;
+    sync_server_on_postgres(&mut tally)?;
     dist::build(&tools, Profile::Release)?;
     let chromium = tools.chromium.to_string_lossy().into_owned();
     tally.cargo_test_with_env(
@@ -39,6 +45,29 @@ pub fn run() -> Result<(), String> {
     Ok(())
 }
 
+/// The sync server's PostgreSQL scenarios: `on_both_backends!` puts them in `postgres::`.
+/// The workspace run skips every test whose path contains it, so no other test may live in
+/// a module of that name (xtask's own `postgres` module has its tests here, for that).
+const PG_TESTS: &str = "postgres::";
+
+/// `cargo test -p sync-server` again, on a throwaway PostgreSQL (stopped afterwards, also
+/// when the tests fail), for the PostgreSQL scenarios only; fails unless some really ran.
+fn sync_server_on_postgres(tally: &mut Tally) -> Result<(), String> {
+    let cluster = Cluster::start()?;
+    println!("sync-server integration tests: PostgreSQL at {} ({})", cluster.url, cluster.version);
+    let before = tally.postgres_ok;
+    tally.cargo_test_with_env(
+        &["test", "-p", "sync-server", "--", PG_TESTS],
+        &[("SYNC_TEST_POSTGRES_URL", &cluster.url)],
+    )?;
+    let ran = tally.postgres_ok - before;
+    if ran == 0 {
+        return Err("the PostgreSQL run of sync-server ran no PostgreSQL scenario".into());
+    }
+    println!("sync-server on PostgreSQL: {ran} scenarios passed");
+    Ok(())
+}
+
 /// Sums cargo test's `test result:` lines across invocations.
 #[derive(Default)]
 struct Tally {
@@ -46,6 +75,8 @@ struct Tally {
     failed: u64,
     ignored: u64,
     binaries: u64,
+    /// `test postgres::… ... ok` lines: scenarios that ran on PostgreSQL.
+    postgres_ok: u64,
 }
 
 impl Tally {
@@ -74,6 +105,11 @@ impl Tally {
 
     /// `test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; …`
     fn count(&mut self, line: &str) {
+        if line.strip_prefix("test ").is_some_and(|t| t.starts_with(PG_TESTS))
+            && line.ends_with(" ... ok")
+        {
+            self.postgres_ok += 1;
+        }
         let Some(rest) = line.strip_prefix("test result: ") else {
             return;
         };
@@ -98,11 +134,23 @@ mod tests {
     use super::Tally;
 
     #[test]
+    fn log_tail_keeps_the_last_lines() {
+        let path = std::env::temp_dir().join(format!("xtask-tail-{}", std::process::id()));
+        std::fs::write(&path, "a\nb\nc\n").unwrap();
+        assert_eq!(crate::postgres::tail(&path, 2), "b\nc");
+        std::fs::remove_file(path).unwrap();
+    }
+
+    #[test]
     fn counts_cargo_test_summary_lines() {
         let mut tally = Tally::default();
         tally.count("test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out");
         tally.count("test result: FAILED. 2 passed; 1 failed; 0 ignored; 0 measured");
         tally.count("running 3 tests");
         assert_eq!((tally.passed, tally.failed, tally.ignored, tally.binaries), (5, 1, 1, 2));
+        tally.count("test postgres::comment_threads ... ok");
+        tally.count("test sqlite::comment_threads ... ok");
+        tally.count("test postgres::batch_upsert_and_traces ... FAILED");
+        assert_eq!(tally.postgres_ok, 1);
     }
 }

@@ -3,6 +3,7 @@
 
 mod dist;
 mod gate;
+mod postgres;
 mod setup;
 mod shell;
 
