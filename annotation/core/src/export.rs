@@ -1,1 +1,770 @@
-//! TODO(helper): see lib.rs.
+//! Exports for training data (seed §7.D, §8, §13 Day 3): JSON, JSONL, CSV, Markdown and a
+//! ZIP of them with the screenshots.
+//!
+//! Exports stream: the page writes one piece at a time into a `Blob` (a start, then one piece
+//! per run, then an end), so a thousand runs never sit in memory as one string. Every
+//! function here makes one such piece.
+//!
+//! Screenshots are either left out, referenced by their key (the SHA-256 the sync server
+//! serves them under) or, in a ZIP, stored as files at [`screenshot_path`].
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::record::{Run, ScreenshotRef, Step};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Format {
+    Json,
+    Jsonl,
+    Csv,
+    Markdown,
+    Zip,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] =
+        [Format::Json, Format::Jsonl, Format::Csv, Format::Markdown, Format::Zip];
+
+    pub fn extension(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Jsonl => "jsonl",
+            Format::Csv => "csv",
+            Format::Markdown => "md",
+            Format::Zip => "zip",
+        }
+    }
+
+    pub fn mime(self) -> &'static str {
+        match self {
+            Format::Json => "application/json",
+            Format::Jsonl => "application/x-ndjson",
+            Format::Csv => "text/csv;charset=utf-8",
+            Format::Markdown => "text/markdown;charset=utf-8",
+            Format::Zip => "application/zip",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Format::Json => "JSON (full runs)",
+            Format::Jsonl => "JSONL (a step a line)",
+            Format::Csv => "CSV (a step a row)",
+            Format::Markdown => "Markdown (to read)",
+            Format::Zip => "ZIP (JSON, JSONL and screenshots)",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Screenshots {
+    Omit,
+    /// The screenshot's key (its SHA-256) and the file name it would have in a ZIP.
+    #[default]
+    Reference,
+    /// ZIP only: the images as `screenshots/<run>/<step>.jpg`.
+    Files,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Options {
+    /// Remove names and timestamps (see [`anonymize`]).
+    pub anonymize: bool,
+    pub screenshots: Screenshots,
+}
+
+/// "alphascout-runs-20261122-1030.jsonl" for an export made at 2026-11-22T10:30….
+pub fn file_name(format: Format, at: &str) -> String {
+    let digits: String = at.chars().filter(char::is_ascii_digit).take(12).collect();
+    let stamp = match digits.len() {
+        12 => format!("-{}-{}", &digits[..8], &digits[8..]),
+        8..=11 => format!("-{}", &digits[..8]),
+        _ => String::new(),
+    };
+    format!("alphascout-runs{stamp}.{}", format.extension())
+}
+
+/// Whether a key someone added names a person or a time, by its name: `author`, `user`,
+/// `email`, `timestamp`, or a camelCase `…By`/`…At` (`flaggedBy`, `resolvedAt`).
+fn personal_key(key: &str) -> bool {
+    let lower = key.to_lowercase();
+    matches!(lower.as_str(), "author" | "user" | "username" | "email" | "timestamp" | "by" | "at")
+        || lower.contains("email")
+        || lower.contains("author")
+        || key.ends_with("By")
+        || key.ends_with("At")
+}
+
+fn scrub(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|k, _| !personal_key(k));
+            map.values_mut().for_each(scrub);
+        }
+        Value::Array(items) => items.iter_mut().for_each(scrub),
+        _ => {}
+    }
+}
+
+/// Removes author names and timestamps (seed §7.D "Anonymize"): who created, reviewed,
+/// annotated and last edited; every timestamp (`createdAt`, `updatedAt`, `lastEditedAt`, the
+/// screenshot's); and, in issues and in fields this crate does not know (`extra`), every key
+/// that names a person or a time (see `personal_key`). Ids stay as they are: they identify
+/// runs, not people.
+pub fn anonymize(run: &mut Run, steps: &mut [Step]) {
+    run.created_by.clear();
+    run.reviewed_by = None;
+    run.annotator = None;
+    run.created_at.clear();
+    run.updated_at.clear();
+    run.extra.retain(|k, _| !personal_key(k));
+    run.extra.values_mut().for_each(scrub);
+    for step in steps {
+        step.last_edited_by.clear();
+        step.last_edited_at.clear();
+        if let Some(shot) = &mut step.screenshot {
+            shot.timestamp.clear();
+        }
+        step.issues.iter_mut().for_each(scrub);
+        step.extra.retain(|k, _| !personal_key(k));
+        step.extra.values_mut().for_each(scrub);
+    }
+}
+
+/// A run id made safe as a path segment: no separators, no "..", nothing a ZIP reader could
+/// take as leaving the archive.
+fn safe_segment(id: &str) -> String {
+    let cleaned: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.');
+    if cleaned.is_empty() { "run".into() } else { cleaned.to_owned() }
+}
+
+/// "screenshots/<runId>/<index>.jpg" when the step has a screenshot (".png" for a PNG).
+pub fn screenshot_path(run: &Run, step: &Step) -> Option<String> {
+    let shot = step.screenshot.as_ref()?;
+    let ext = if shot.mime == "image/png" { "png" } else { "jpg" };
+    Some(format!("screenshots/{}/{}.{ext}", safe_segment(&run.id), step.index))
+}
+
+/// The one string that stands for a step's screenshot in flat formats (JSONL, CSV).
+fn screenshot_text(run: &Run, step: &Step, opts: &Options) -> Option<String> {
+    match opts.screenshots {
+        Screenshots::Omit => None,
+        Screenshots::Reference => step.screenshot.as_ref().map(|s| s.key.clone()),
+        Screenshots::Files => screenshot_path(run, step),
+    }
+}
+
+/// The run and steps to write: anonymized copies when asked, else borrowed as they are.
+fn prepared<'a>(
+    run: &'a Run,
+    steps: &'a [Step],
+    opts: &Options,
+) -> (std::borrow::Cow<'a, Run>, std::borrow::Cow<'a, [Step]>) {
+    use std::borrow::Cow;
+    if opts.anonymize {
+        let mut run = run.clone();
+        let mut steps = steps.to_vec();
+        anonymize(&mut run, &mut steps);
+        (Cow::Owned(run), Cow::Owned(steps))
+    } else {
+        (Cow::Borrowed(run), Cow::Borrowed(steps))
+    }
+}
+
+// ---------------------------------------------------------------- JSON
+
+/// The export document's `format`; import checks it.
+pub const DOCUMENT_FORMAT: &str = "alphascout.runs";
+pub const DOCUMENT_VERSION: u64 = 1;
+
+/// `{"format":"alphascout.runs","version":1,"exportedAt":…,"filter":…,"runCount":N,"runs":[`
+pub fn json_start(exported_at: &str, filter: &str, runs: usize) -> String {
+    let head = json!({
+        "format": DOCUMENT_FORMAT,
+        "version": DOCUMENT_VERSION,
+        "exportedAt": exported_at,
+        "filter": filter,
+        "runCount": runs,
+    })
+    .to_string();
+    // Reopen the object to append the runs array.
+    format!("{},\"runs\":[\n", &head[..head.len() - 1])
+}
+
+fn screenshot_object(run: &Run, step: &Step, shot: &ScreenshotRef) -> Value {
+    let mut value = serde_json::to_value(shot).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("file".into(), screenshot_path(run, step).map_or(Value::Null, Value::String));
+    }
+    value
+}
+
+/// One run as a JSON object with its steps in `"steps"`. Screenshots: `null` when omitted,
+/// else the stored reference plus `"file"`, its path in a ZIP export.
+pub fn json_run(run: &Run, steps: &[Step], opts: &Options) -> String {
+    let (run, steps) = prepared(run, steps, opts);
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|step| {
+            let mut value = serde_json::to_value(step).unwrap_or(Value::Null);
+            if let Value::Object(map) = &mut value {
+                let shot = match (&step.screenshot, opts.screenshots) {
+                    (Some(shot), Screenshots::Reference | Screenshots::Files) => {
+                        screenshot_object(&run, step, shot)
+                    }
+                    _ => Value::Null,
+                };
+                map.insert("screenshot".into(), shot);
+            }
+            value
+        })
+        .collect();
+    let mut value = serde_json::to_value(&*run).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("steps".into(), Value::Array(steps));
+    }
+    value.to_string()
+}
+
+pub fn json_separator() -> &'static str {
+    ",\n"
+}
+
+pub fn json_end() -> &'static str {
+    "\n]}\n"
+}
+
+// ---------------------------------------------------------------- JSONL
+
+#[derive(Serialize)]
+struct ActionOut<'a> {
+    #[serde(rename = "type")]
+    kind: &'a str,
+    target: &'a str,
+    value: Option<&'a str>,
+}
+
+/// One JSONL line: a step with what a training pipeline needs of its run.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Line<'a> {
+    run_id: &'a str,
+    task_id: &'a str,
+    task_prompt: &'a str,
+    step_index: u32,
+    total_steps: usize,
+    url: &'a str,
+    title: &'a str,
+    action: ActionOut<'a>,
+    thoughts: &'a crate::record::Thoughts,
+    extended_thoughts: &'a [String],
+    outcome: &'a str,
+    verified: bool,
+    status: &'a str,
+    quality: Option<u8>,
+    tags: &'a [String],
+    screenshot: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    annotator: Option<&'a str>,
+}
+
+/// The run's steps, a JSON object a line, each line ending "\n". `totalSteps` is the number
+/// of steps exported, so a reader can tell a complete run.
+pub fn jsonl_lines(run: &Run, steps: &[Step], opts: &Options) -> String {
+    let mut out = String::with_capacity(steps.len() * 1024);
+    for step in steps {
+        let line = Line {
+            run_id: &run.id,
+            task_id: &run.task_id,
+            task_prompt: &run.task_prompt,
+            step_index: step.index,
+            total_steps: steps.len(),
+            url: &step.url,
+            title: &step.title,
+            action: ActionOut {
+                kind: &step.action.kind,
+                target: &step.action.target,
+                value: step.action.value.as_deref(),
+            },
+            thoughts: &step.thoughts,
+            extended_thoughts: &step.extended_thoughts,
+            outcome: &step.outcome,
+            verified: step.verified,
+            status: run.status.as_str(),
+            quality: run.quality,
+            tags: &run.tags,
+            screenshot: screenshot_text(run, step, opts),
+            annotator: if opts.anonymize { None } else { run.annotator.as_deref() },
+        };
+        // Serializing borrowed fields cannot fail.
+        if let Ok(text) = serde_json::to_string(&line) {
+            out.push_str(&text);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- CSV
+
+/// Seed §13 Day 3's columns first, then the rest.
+pub const CSV_COLUMNS: [&str; 15] = [
+    "run_id",
+    "step_index",
+    "action_type",
+    "thought_1",
+    "thought_2",
+    "thought_3",
+    "screenshot_url",
+    "action_target",
+    "action_value",
+    "url",
+    "task_prompt",
+    "status",
+    "quality",
+    "annotator",
+    "outcome",
+];
+
+/// One cell, RFC 4180: quoted when it holds a quote, comma or line break (quotes doubled).
+/// Text a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR)
+/// gets a leading `'`.
+fn cell(out: &mut String, text: &str) {
+    let guarded = matches!(text.chars().next(), Some('=' | '+' | '-' | '@' | '\t' | '\r'));
+    let quote =
+        text.contains([',', '"', '\n', '\r']) || text.starts_with(' ') || text.ends_with(' ');
+    if quote {
+        out.push('"');
+    }
+    if guarded {
+        out.push('\'');
+    }
+    if quote {
+        out.push_str(&text.replace('"', "\"\""));
+        out.push('"');
+    } else {
+        out.push_str(text);
+    }
+}
+
+fn row(out: &mut String, cells: &[&str]) {
+    for (i, text) in cells.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        cell(out, text);
+    }
+    out.push_str("\r\n");
+}
+
+/// The header line, ending CRLF.
+pub fn csv_header() -> String {
+    let mut out = String::new();
+    row(&mut out, &CSV_COLUMNS);
+    out
+}
+
+/// A row per step, each ending CRLF.
+pub fn csv_rows(run: &Run, steps: &[Step], opts: &Options) -> String {
+    let mut out = String::with_capacity(steps.len() * 1024);
+    let quality = run.quality.map(|q| q.to_string()).unwrap_or_default();
+    let annotator = if opts.anonymize { "" } else { run.annotator.as_deref().unwrap_or("") };
+    for step in steps {
+        let index = step.index.to_string();
+        let shot = screenshot_text(run, step, opts).unwrap_or_default();
+        row(
+            &mut out,
+            &[
+                &run.id,
+                &index,
+                &step.action.kind,
+                &step.thoughts.thought1,
+                &step.thoughts.thought2,
+                &step.thoughts.thought3,
+                &shot,
+                &step.action.target,
+                step.action.value.as_deref().unwrap_or(""),
+                &step.url,
+                &run.task_prompt,
+                run.status.as_str(),
+                &quality,
+                annotator,
+                &step.outcome,
+            ],
+        );
+    }
+    out
+}
+
+// ---------------------------------------------------------------- Markdown
+
+/// User text made inert in Markdown: punctuation that starts structure is backslash-escaped,
+/// line starts that would open a heading, list, quote or table are escaped, and line breaks
+/// become hard breaks inside one paragraph (blank lines dropped), so no text can end the
+/// block it is in or start a new one.
+pub fn markdown_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    for (n, line) in lines.iter().enumerate() {
+        if n > 0 {
+            out.push_str("\\\n");
+        }
+        let mut chars = line.chars().peekable();
+        let mut at_start = true;
+        while let Some(c) = chars.next() {
+            match c {
+                // '#' anywhere: a trailing "#" would close a heading.
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '|' | '~' | '&' | '!' | '$'
+                | '#' => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                '+' | '-' | '=' | ':' if at_start => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                // "1." or "1)" at a line start would open an ordered list.
+                d if at_start && d.is_ascii_digit() => {
+                    out.push(d);
+                    while let Some(&next) = chars.peek() {
+                        if next.is_ascii_digit() {
+                            out.push(next);
+                            chars.next();
+                        } else {
+                            break;
+                        }
+                    }
+                    if let Some(&next @ ('.' | ')')) = chars.peek() {
+                        out.push('\\');
+                        out.push(next);
+                        chars.next();
+                    }
+                }
+                other => out.push(other),
+            }
+            at_start = false;
+        }
+    }
+    out
+}
+
+/// The document's title and what it holds.
+pub fn markdown_start(exported_at: &str, filter: &str, runs: usize, steps: usize) -> String {
+    let mut out = String::from("# AlphaScout runs\n\n");
+    let mut facts = Vec::new();
+    if !exported_at.is_empty() {
+        facts.push(format!("Exported {}", markdown_text(exported_at)));
+    }
+    facts.push(format!(
+        "Filter: {}",
+        markdown_text(if filter.is_empty() { "all runs" } else { filter })
+    ));
+    facts.push(format!("{runs} run{}", if runs == 1 { "" } else { "s" }));
+    facts.push(format!("{steps} step{}", if steps == 1 { "" } else { "s" }));
+    out.push_str(&facts.join(" · "));
+    out.push_str("\n\n");
+    out
+}
+
+/// A run: heading with the prompt, its status and quality, then each step's action and
+/// thoughts.
+pub fn markdown_run(run: &Run, steps: &[Step], opts: &Options) -> String {
+    let (run, steps) = prepared(run, steps, opts);
+    let mut out = String::with_capacity(256 + steps.len() * 1200);
+    let prompt = run.task_prompt.split_whitespace().collect::<Vec<_>>().join(" ");
+    let prompt = if prompt.is_empty() { "(no prompt)".to_owned() } else { markdown_text(&prompt) };
+    out.push_str(&format!("## {prompt}\n\n"));
+    let mut facts = vec![
+        format!("Run `{}`", run.id.replace('`', "'")),
+        format!("Status: {}", run.status.label()),
+        format!("Quality: {}", run.quality.map_or("not scored".into(), |q| q.to_string())),
+        format!("{} step{}", steps.len(), if steps.len() == 1 { "" } else { "s" }),
+    ];
+    if let Some(annotator) = run.annotator.as_deref().filter(|a| !a.is_empty()) {
+        facts.push(format!("Annotator: {}", markdown_text(annotator)));
+    }
+    if !run.tags.is_empty() {
+        let tags: Vec<String> = run.tags.iter().map(|t| markdown_text(t)).collect();
+        facts.push(format!("Tags: {}", tags.join(", ")));
+    }
+    out.push_str(&facts.join(" · "));
+    out.push_str("\n\n");
+    if let Some(answer) = run.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
+        out.push_str(&format!("**Answer:** {}\n\n", markdown_text(answer)));
+    }
+    for step in steps.iter() {
+        let mut action = markdown_text(if step.action.kind.is_empty() {
+            "no action"
+        } else {
+            &step.action.kind
+        });
+        if !step.action.target.trim().is_empty() {
+            action.push_str(&format!(" “{}”", markdown_text(&step.action.target)));
+        }
+        if let Some(value) = step.action.value.as_deref().filter(|v| !v.is_empty()) {
+            action.push_str(&format!(" with “{}”", markdown_text(value)));
+        }
+        out.push_str(&format!("### Step {} — {action}\n\n", step.index + 1));
+        if !step.url.is_empty() {
+            out.push_str(&format!("Page: {}\n\n", markdown_text(&step.url)));
+        }
+        if opts.screenshots != Screenshots::Omit
+            && let Some(text) = screenshot_text(&run, step, opts)
+        {
+            out.push_str(&format!("Screenshot: `{}`\n\n", text.replace('`', "'")));
+        }
+        for which in crate::record::Thought::ALL {
+            let text = step.thoughts.get(which);
+            let text =
+                if text.trim().is_empty() { "_(empty)_".to_owned() } else { markdown_text(text) };
+            out.push_str(&format!("**Thought {}.** {text}\n\n", which.number()));
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- ZIP
+
+/// CRC-32 (IEEE) of `data`, as ZIP wants it.
+pub fn crc32(data: &[u8]) -> u32 {
+    crc32fast::hash(data)
+}
+
+/// Continues a CRC-32 over more data: `crc32_update(crc32(a), b) == crc32(a ++ b)`; start
+/// from 0. For data the page hashes piece by piece.
+pub fn crc32_update(crc: u32, data: &[u8]) -> u32 {
+    let mut hasher = crc32fast::Hasher::new_with_initial(crc);
+    hasher.update(data);
+    hasher.finalize()
+}
+
+struct ZipEntry {
+    name: Vec<u8>,
+    crc32: u32,
+    size: u64,
+    offset: u64,
+}
+
+/// A store-only (method 0) ZIP written front to back: each entry's local header and data,
+/// then [`ZipWriter::finish`]'s central directory. Past 65,535 entries or 4 GiB it writes
+/// ZIP64 records, which every current unzip tool reads.
+pub struct ZipWriter {
+    entries: Vec<ZipEntry>,
+    offset: u64,
+    /// MS-DOS time and date of every entry.
+    time: u16,
+    date: u16,
+    /// Tests force the ZIP64 records without writing 4 GiB.
+    force_zip64: bool,
+}
+
+impl Default for ZipWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+const U32_MAX: u64 = 0xFFFF_FFFF;
+
+fn put16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+fn put64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+impl ZipWriter {
+    /// Entries dated 1980-01-01 00:00, the earliest ZIP can say (an export's content, not
+    /// its files' times, is what matters; see [`ZipWriter::with_time`]).
+    pub fn new() -> Self {
+        ZipWriter {
+            entries: Vec::new(),
+            offset: 0,
+            time: 0,
+            date: (1 << 5) | 1,
+            force_zip64: false,
+        }
+    }
+
+    /// Entries dated `at` (ISO 8601, read as local time; ZIP has no zones).
+    pub fn with_time(at: &str) -> Self {
+        let mut zip = ZipWriter::new();
+        let num = |range: std::ops::Range<usize>| at.get(range).and_then(|s| s.parse::<u16>().ok());
+        if let (Some(y), Some(mo), Some(d)) = (num(0..4), num(5..7), num(8..10))
+            && (1980..=2107).contains(&y)
+            && (1..=12).contains(&mo)
+            && (1..=31).contains(&d)
+        {
+            zip.date = ((y - 1980) << 9) | (mo << 5) | d;
+            let (h, mi, s) =
+                (num(11..13).unwrap_or(0), num(14..16).unwrap_or(0), num(17..19).unwrap_or(0));
+            if h < 24 && mi < 60 && s < 60 {
+                zip.time = (h << 11) | (mi << 5) | (s / 2);
+            }
+        }
+        zip
+    }
+
+    /// Bytes written so far (headers plus data).
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// How many entries so far.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// A whole entry: its local header followed by `data`.
+    pub fn entry(&mut self, name: &str, data: &[u8]) -> Vec<u8> {
+        let mut out = self.entry_header(name, data.len() as u64, crc32(data));
+        out.extend_from_slice(data);
+        out
+    }
+
+    /// Only the local header of an entry whose `data_len` bytes (with CRC `crc32`) the
+    /// caller writes right after it.
+    pub fn entry_header(&mut self, name: &str, data_len: u64, crc32: u32) -> Vec<u8> {
+        let name = name.as_bytes().to_vec();
+        let big = data_len >= U32_MAX || self.force_zip64;
+        let mut out = Vec::with_capacity(30 + name.len() + 20);
+        put32(&mut out, 0x0403_4b50);
+        put16(&mut out, if big { 45 } else { 20 }); // version needed
+        put16(&mut out, 1 << 11); // names are UTF-8
+        put16(&mut out, 0); // stored
+        put16(&mut out, self.time);
+        put16(&mut out, self.date);
+        put32(&mut out, crc32);
+        let size32 = if big { U32_MAX as u32 } else { data_len as u32 };
+        put32(&mut out, size32); // compressed
+        put32(&mut out, size32); // uncompressed
+        put16(&mut out, name.len() as u16);
+        put16(&mut out, if big { 20 } else { 0 });
+        out.extend_from_slice(&name);
+        if big {
+            put16(&mut out, 0x0001);
+            put16(&mut out, 16);
+            put64(&mut out, data_len);
+            put64(&mut out, data_len);
+        }
+        self.entries.push(ZipEntry { name, crc32, size: data_len, offset: self.offset });
+        self.offset += out.len() as u64 + data_len;
+        out
+    }
+
+    /// The central directory and end records; the archive is complete after these bytes.
+    pub fn finish(self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.entries.len() * 64 + 100);
+        let start = self.offset;
+        for e in &self.entries {
+            let big_size = e.size >= U32_MAX || self.force_zip64;
+            let big_offset = e.offset >= U32_MAX || self.force_zip64;
+            let mut extra = Vec::new();
+            if big_size || big_offset {
+                put16(&mut extra, 0x0001);
+                put16(&mut extra, if big_size { 16 } else { 0 } + if big_offset { 8 } else { 0 });
+                if big_size {
+                    put64(&mut extra, e.size);
+                    put64(&mut extra, e.size);
+                }
+                if big_offset {
+                    put64(&mut extra, e.offset);
+                }
+            }
+            let version = if extra.is_empty() { 20 } else { 45 };
+            put32(&mut out, 0x0201_4b50);
+            put16(&mut out, version); // made by (MS-DOS attributes)
+            put16(&mut out, version); // needed
+            put16(&mut out, 1 << 11);
+            put16(&mut out, 0);
+            put16(&mut out, self.time);
+            put16(&mut out, self.date);
+            put32(&mut out, e.crc32);
+            let size32 = if big_size { U32_MAX as u32 } else { e.size as u32 };
+            put32(&mut out, size32);
+            put32(&mut out, size32);
+            put16(&mut out, e.name.len() as u16);
+            put16(&mut out, extra.len() as u16);
+            put16(&mut out, 0); // comment
+            put16(&mut out, 0); // disk
+            put16(&mut out, 0); // internal attributes
+            put32(&mut out, 0); // external attributes
+            put32(&mut out, if big_offset { U32_MAX as u32 } else { e.offset as u32 });
+            out.extend_from_slice(&e.name);
+            out.extend_from_slice(&extra);
+        }
+        let size = out.len() as u64;
+        let count = self.entries.len() as u64;
+        let zip64 = self.force_zip64 || count >= 0xFFFF || start >= U32_MAX || size >= U32_MAX;
+        if zip64 {
+            let record = start + size;
+            put32(&mut out, 0x0606_4b50); // ZIP64 end of central directory
+            put64(&mut out, 44);
+            put16(&mut out, 45);
+            put16(&mut out, 45);
+            put32(&mut out, 0);
+            put32(&mut out, 0);
+            put64(&mut out, count);
+            put64(&mut out, count);
+            put64(&mut out, size);
+            put64(&mut out, start);
+            put32(&mut out, 0x0706_4b50); // its locator
+            put32(&mut out, 0);
+            put64(&mut out, record);
+            put32(&mut out, 1);
+        }
+        put32(&mut out, 0x0605_4b50);
+        put16(&mut out, 0);
+        put16(&mut out, 0);
+        let count16 = if zip64 { 0xFFFF } else { count as u16 };
+        put16(&mut out, count16);
+        put16(&mut out, count16);
+        put32(&mut out, if zip64 { U32_MAX as u32 } else { size as u32 });
+        put32(&mut out, if zip64 { U32_MAX as u32 } else { start as u32 });
+        put16(&mut out, 0);
+        out
+    }
+}
+
+/// The entry names of a ZIP export, in the order the page writes them.
+pub const ZIP_DOCUMENT: &str = "runs.json";
+pub const ZIP_LINES: &str = "runs.jsonl";
+
+/// A small README put first in every ZIP export, saying what is in it.
+pub fn zip_readme(
+    exported_at: &str,
+    filter: &str,
+    runs: usize,
+    steps: usize,
+    opts: &Options,
+) -> String {
+    let shots = match opts.screenshots {
+        Screenshots::Omit => "not included",
+        Screenshots::Reference => "referenced by key (SHA-256), not included",
+        Screenshots::Files => "in screenshots/<run id>/<step index>.jpg",
+    };
+    let when =
+        if exported_at.is_empty() { String::new() } else { format!("Exported {exported_at}.\n") };
+    format!(
+        "AlphaScout runs\n{when}Filter: {filter}\n{runs} runs, {steps} steps{}.\n\n\
+         runs.json   the full runs (format \"{DOCUMENT_FORMAT}\", version {DOCUMENT_VERSION}); import this\n\
+         runs.jsonl  one step a line, for training pipelines\n\
+         Screenshots: {shots}.\n",
+        if opts.anonymize { ", anonymized" } else { "" }
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod tests;

@@ -1,1 +1,542 @@
-//! TODO(helper): see lib.rs.
+//! Version history (seed §7.C): every save that changes something is a version holding the
+//! whole run, what changed since the one before, and who saved it when. Rolling back adds a
+//! new version with an old content, so nothing is ever lost. Two versions compare field by
+//! field, strings word by word.
+//!
+//! Paths are dot paths into `{"run": Run, "steps": [Step]}` as the records serialize
+//! (camelCase): `run.tags`, `steps.3.thoughts.thought1`. A step is named by its `index`, not by
+//! its position, so a missing step does not shift the rest. People read steps numbered from 1
+//! ("Step 4" is index 3).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::record::{Run, Step};
+
+/// One saved state of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Version {
+    pub run_id: String,
+    /// 1, 2, … in save order.
+    pub number: u32,
+    pub author: String,
+    /// ISO 8601.
+    pub at: String,
+    /// For a person: "Step 3: thought 1, thought 2; run: tags".
+    pub summary: String,
+    /// Dot paths that changed against the previous version.
+    pub paths: Vec<String>,
+    /// The run as saved, its `version` set to `number`.
+    pub run: Run,
+    pub steps: Vec<Step>,
+}
+
+/// Fields that change on every save or are derived; a difference in them alone is no change.
+const VOLATILE: [&str; 6] = [
+    "run.updatedAt",
+    "run.version",
+    "run.serverVersion",
+    "run.quality",
+    "steps.*.lastEditedAt",
+    "steps.*.lastEditedBy",
+];
+
+fn volatile(path: &[String]) -> bool {
+    VOLATILE.iter().any(|pattern| {
+        let parts: Vec<&str> = pattern.split('.').collect();
+        parts.len() == path.len() && parts.iter().zip(path).all(|(p, s)| *p == "*" || p == s)
+    })
+}
+
+/// One differing leaf: its path and the values on each side (`None` where absent).
+struct Change<'a> {
+    path: Vec<String>,
+    before: Option<&'a Value>,
+    after: Option<&'a Value>,
+}
+
+/// Walks both trees in step. With `expand`, a subtree present on one side only is reported
+/// leaf by leaf (for showing values); without, as one path (for summaries).
+fn walk<'a>(
+    before: Option<&'a Value>,
+    after: Option<&'a Value>,
+    path: &mut Vec<String>,
+    expand: bool,
+    out: &mut Vec<Change<'a>>,
+) {
+    if volatile(path) {
+        return;
+    }
+    let absent = |v: Option<&Value>| v.is_none_or(Value::is_null);
+    if absent(before) && absent(after) {
+        return;
+    }
+    match (before, after) {
+        (Some(Value::Object(a)), Some(Value::Object(b))) => {
+            walk_objects(Some(a), Some(b), path, expand, out)
+        }
+        (Some(Value::Array(a)), Some(Value::Array(b))) if nested(a) || nested(b) => {
+            walk_arrays(a, b, path, expand, out)
+        }
+        (Some(Value::Object(a)), None) if expand && !a.is_empty() => {
+            walk_objects(Some(a), None, path, expand, out)
+        }
+        (None, Some(Value::Object(b))) if expand && !b.is_empty() => {
+            walk_objects(None, Some(b), path, expand, out)
+        }
+        _ if before == after => {}
+        _ => out.push(Change { path: path.clone(), before, after }),
+    }
+}
+
+fn walk_objects<'a>(
+    a: Option<&'a Map<String, Value>>,
+    b: Option<&'a Map<String, Value>>,
+    path: &mut Vec<String>,
+    expand: bool,
+    out: &mut Vec<Change<'a>>,
+) {
+    let mut keys: Vec<&String> = a.into_iter().chain(b).flat_map(|m| m.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        path.push(key.clone());
+        walk(a.and_then(|m| m.get(key)), b.and_then(|m| m.get(key)), path, expand, out);
+        path.pop();
+    }
+}
+
+/// Arrays holding objects are compared element by element; arrays of plain values (tags,
+/// extended thoughts) as one value, which reads better than "tags.2".
+fn nested(items: &[Value]) -> bool {
+    items.iter().any(|v| v.is_object() || v.is_array())
+}
+
+/// The element keys of an array: each object's `index` when all have distinct ones (steps),
+/// else the position.
+fn keyed(items: &[Value]) -> Vec<(u64, &Value)> {
+    let indexes: Option<Vec<u64>> =
+        items.iter().map(|v| v.get("index").and_then(Value::as_u64)).collect();
+    if let Some(indexes) = indexes {
+        let mut sorted = indexes.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() == indexes.len() {
+            return indexes.into_iter().zip(items).collect();
+        }
+    }
+    items.iter().enumerate().map(|(i, v)| (i as u64, v)).collect()
+}
+
+fn walk_arrays<'a>(
+    a: &'a [Value],
+    b: &'a [Value],
+    path: &mut Vec<String>,
+    expand: bool,
+    out: &mut Vec<Change<'a>>,
+) {
+    let mut pairs: BTreeMap<u64, (Option<&Value>, Option<&Value>)> = BTreeMap::new();
+    for (k, v) in keyed(a) {
+        pairs.entry(k).or_default().0 = Some(v);
+    }
+    for (k, v) in keyed(b) {
+        pairs.entry(k).or_default().1 = Some(v);
+    }
+    for (k, (x, y)) in pairs {
+        path.push(k.to_string());
+        walk(x, y, path, expand, out);
+        path.pop();
+    }
+}
+
+fn changes<'a>(before: &'a Value, after: &'a Value, expand: bool) -> Vec<Change<'a>> {
+    let mut out = Vec::new();
+    walk(Some(before), Some(after), &mut Vec::new(), expand, &mut out);
+    out
+}
+
+/// The dot paths where `after` differs from `before`, in path order. Objects are followed to
+/// their leaves; a subtree on one side only is one path; volatile fields are ignored.
+pub fn changed_paths(before: &Value, after: &Value) -> Vec<String> {
+    changes(before, after, false).into_iter().map(|c| c.path.join(".")).collect()
+}
+
+fn document(run: &Run, steps: &[Step]) -> Value {
+    let steps = steps.iter().map(|s| serde_json::to_value(s).unwrap_or(Value::Null)).collect();
+    let mut doc = Map::new();
+    doc.insert("run".into(), serde_json::to_value(run).unwrap_or(Value::Null));
+    doc.insert("steps".into(), Value::Array(steps));
+    Value::Object(doc)
+}
+
+/// What changed between two states of a run, as `run.…` and `steps.N.…` paths.
+pub fn snapshot_paths(prev: (&Run, &[Step]), next: (&Run, &[Step])) -> Vec<String> {
+    changed_paths(&document(prev.0, prev.1), &document(next.0, next.1))
+}
+
+/// "followUps" → "follow ups".
+fn words(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_uppercase() && !out.is_empty() {
+            out.push(' ');
+        }
+        out.extend(c.to_lowercase());
+    }
+    out
+}
+
+/// What a person calls the field at `rest` (the path inside a step or the run).
+fn field_name(rest: &[&str]) -> String {
+    match rest {
+        [] => "whole step".into(),
+        ["thoughts", t, ..] if t.starts_with("thought") => format!("thought {}", &t[7..]),
+        ["action" | "actions", ..] => "action".into(),
+        ["issues", ..] => "flags".into(),
+        ["verified", ..] => "complete".into(),
+        ["url", ..] => "URL".into(),
+        [first, ..] => words(first),
+    }
+}
+
+fn push_unique(list: &mut Vec<String>, item: String) {
+    if !list.contains(&item) {
+        list.push(item);
+    }
+}
+
+/// A person's line for a set of paths: "Step 4: thought 1, thought 2; run: tags".
+pub fn summarize(paths: &[String]) -> String {
+    let mut steps: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    let mut run: Vec<String> = Vec::new();
+    let mut other: Vec<String> = Vec::new();
+    for path in paths {
+        let parts: Vec<&str> = path.split('.').collect();
+        match parts.as_slice() {
+            ["steps", n, rest @ ..] if n.parse::<u64>().is_ok() => {
+                let n = n.parse::<u64>().unwrap_or(0);
+                push_unique(steps.entry(n).or_default(), field_name(rest));
+            }
+            ["steps"] => push_unique(&mut other, "steps".into()),
+            ["run", rest @ ..] if !rest.is_empty() => push_unique(&mut run, field_name(rest)),
+            _ => push_unique(&mut other, words(path)),
+        }
+    }
+    let mut parts: Vec<String> = steps
+        .into_iter()
+        .map(|(n, fields)| format!("Step {}: {}", n + 1, fields.join(", ")))
+        .collect();
+    if !run.is_empty() {
+        parts.push(format!("run: {}", run.join(", ")));
+    }
+    parts.extend(other);
+    if parts.is_empty() { "No changes".into() } else { parts.join("; ") }
+}
+
+/// The version a save makes, or `None` when nothing changed since `prev` (a save without
+/// changes makes no version).
+pub fn next_version(
+    prev: Option<&Version>,
+    run: &Run,
+    steps: &[Step],
+    author: &str,
+    at: &str,
+) -> Option<Version> {
+    let (number, paths, summary) = match prev {
+        Some(prev) => {
+            let paths = snapshot_paths((&prev.run, &prev.steps), (run, steps));
+            if paths.is_empty() {
+                return None;
+            }
+            let summary = summarize(&paths);
+            (prev.number + 1, paths, summary)
+        }
+        None => (1, Vec::new(), "First version".to_owned()),
+    };
+    let mut run = run.clone();
+    run.version = number;
+    Some(Version {
+        run_id: run.id.clone(),
+        number,
+        author: author.to_owned(),
+        at: at.to_owned(),
+        summary,
+        paths,
+        run,
+        steps: steps.to_vec(),
+    })
+}
+
+/// Rolls back to `target` by adding a version after `latest` with `target`'s content. The
+/// sync state (`serverVersion`) stays `latest`'s: rolling back is a new edit on top of what
+/// the server has, not a rewind of it.
+pub fn rollback(target: &Version, latest: &Version, author: &str, at: &str) -> Version {
+    let number = latest.number + 1;
+    let mut run = target.run.clone();
+    run.version = number;
+    run.server_version = latest.run.server_version;
+    run.updated_at = at.to_owned();
+    Version {
+        run_id: latest.run_id.clone(),
+        number,
+        author: author.to_owned(),
+        at: at.to_owned(),
+        summary: format!("Rolled back to version {}", target.number),
+        paths: snapshot_paths((&latest.run, &latest.steps), (&run, &target.steps)),
+        run,
+        steps: target.steps.clone(),
+    }
+}
+
+/// One piece of a word diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum DiffOp {
+    Same(String),
+    Added(String),
+    Removed(String),
+}
+
+impl DiffOp {
+    pub fn text(&self) -> &str {
+        match self {
+            DiffOp::Same(t) | DiffOp::Added(t) | DiffOp::Removed(t) => t,
+        }
+    }
+}
+
+/// Words, runs of whitespace and single other characters.
+fn tokens(text: &str) -> Vec<&str> {
+    #[derive(PartialEq, Clone, Copy)]
+    enum Kind {
+        Word,
+        Space,
+        Other,
+    }
+    let kind = |c: char| {
+        if c.is_alphanumeric() || c == '_' {
+            Kind::Word
+        } else if c.is_whitespace() {
+            Kind::Space
+        } else {
+            Kind::Other
+        }
+    };
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut current: Option<Kind> = None;
+    for (i, c) in text.char_indices() {
+        let k = kind(c);
+        if let Some(prev) = current
+            && (prev != k || k == Kind::Other)
+        {
+            out.push(&text[start..i]);
+            start = i;
+        }
+        current = Some(k);
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// Edit distance beyond which a diff is shown as one removal and one addition: past this
+/// the texts have little in common, and Myers' trace grows with its square.
+const MAX_EDITS: usize = 1000;
+
+enum Edit {
+    Same(usize),
+    Removed(usize),
+    Added(usize),
+}
+
+/// Myers' O(ND) shortest edit script between token lists; `None` past `MAX_EDITS`.
+fn myers(a: &[&str], b: &[&str]) -> Option<Vec<Edit>> {
+    let (n, m) = (a.len() as isize, b.len() as isize);
+    let max = (n + m) as usize;
+    let limit = max.min(MAX_EDITS) as isize;
+    let offset = limit + 1;
+    let mut v = vec![0isize; 2 * offset as usize + 1];
+    // v before round d, for backtracking; only k in -d-1..=d+1 is ever read back.
+    let mut trace: Vec<Vec<isize>> = Vec::new();
+    let at = |k: isize| (k + offset) as usize;
+    let mut found = None;
+    'rounds: for d in 0..=limit {
+        trace.push(v[at(-d - 1)..=at(d + 1)].to_vec());
+        let mut k = -d;
+        while k <= d {
+            let mut x = if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) {
+                v[at(k + 1)]
+            } else {
+                v[at(k - 1)] + 1
+            };
+            let mut y = x - k;
+            while x < n && y < m && a[x as usize] == b[y as usize] {
+                x += 1;
+                y += 1;
+            }
+            v[at(k)] = x;
+            if x >= n && y >= m {
+                found = Some(d);
+                break 'rounds;
+            }
+            k += 2;
+        }
+    }
+    let depth = found?;
+    let mut edits = Vec::new();
+    let (mut x, mut y) = (n, m);
+    for d in (0..=depth).rev() {
+        let saved = &trace[d as usize];
+        let base = d + 1; // saved[0] is k = -d - 1
+        let get = |k: isize| saved[(k + base) as usize];
+        let k = x - y;
+        let prev_k = if k == -d || (k != d && get(k - 1) < get(k + 1)) { k + 1 } else { k - 1 };
+        let prev_x = if d == 0 { 0 } else { get(prev_k) };
+        let prev_y = if d == 0 { 0 } else { prev_x - prev_k };
+        while x > prev_x && y > prev_y {
+            x -= 1;
+            y -= 1;
+            edits.push(Edit::Same(x as usize));
+        }
+        if d > 0 {
+            if x == prev_x {
+                edits.push(Edit::Added((y - 1) as usize));
+            } else {
+                edits.push(Edit::Removed((x - 1) as usize));
+            }
+        }
+        x = prev_x;
+        y = prev_y;
+    }
+    edits.reverse();
+    Some(edits)
+}
+
+fn push_op(ops: &mut Vec<DiffOp>, op: DiffOp) {
+    if op.text().is_empty() {
+        return;
+    }
+    match (ops.last_mut(), &op) {
+        (Some(DiffOp::Same(t)), DiffOp::Same(s))
+        | (Some(DiffOp::Added(t)), DiffOp::Added(s))
+        | (Some(DiffOp::Removed(t)), DiffOp::Removed(s)) => t.push_str(s),
+        _ => ops.push(op),
+    }
+}
+
+/// A word-level diff of `before` into `after`: the shortest edit over words, whitespace runs
+/// and punctuation, with neighbouring pieces of one kind merged. Concatenating the `Same`
+/// and `Removed` texts gives `before`; `Same` and `Added`, `after`.
+pub fn word_diff(before: &str, after: &str) -> Vec<DiffOp> {
+    let a = tokens(before);
+    let b = tokens(after);
+    // The common ends cost nothing and keep the edit count to the changed middle.
+    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let suffix =
+        a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
+    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let mut ops = Vec::new();
+    push_op(&mut ops, DiffOp::Same(a[..prefix].concat()));
+    match myers(mid_a, mid_b) {
+        Some(edits) => {
+            for edit in edits {
+                push_op(
+                    &mut ops,
+                    match edit {
+                        Edit::Same(i) => DiffOp::Same(mid_a[i].to_owned()),
+                        Edit::Removed(i) => DiffOp::Removed(mid_a[i].to_owned()),
+                        Edit::Added(j) => DiffOp::Added(mid_b[j].to_owned()),
+                    },
+                );
+            }
+        }
+        None => {
+            push_op(&mut ops, DiffOp::Removed(mid_a.concat()));
+            push_op(&mut ops, DiffOp::Added(mid_b.concat()));
+        }
+    }
+    push_op(&mut ops, DiffOp::Same(a[a.len() - suffix..].concat()));
+    ops
+}
+
+/// One changed field between two versions.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FieldDiff {
+    pub path: String,
+    /// "Step 4 · Thought 1".
+    pub label: String,
+    pub before: String,
+    pub after: String,
+    pub ops: Vec<DiffOp>,
+}
+
+/// A value as shown: strings as they are, nothing as "", the rest as compact JSON.
+fn shown(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// "steps.3.thoughts.thought1" → "Step 4 · Thought 1".
+pub fn label(path: &str) -> String {
+    let parts: Vec<&str> = path.split('.').collect();
+    let (head, rest): (String, &[&str]) = match parts.as_slice() {
+        ["steps", n, rest @ ..] if n.parse::<u64>().is_ok() => {
+            (format!("Step {}", n.parse::<u64>().unwrap_or(0) + 1), rest)
+        }
+        ["run", rest @ ..] => ("Run".into(), rest),
+        _ => (String::new(), &parts[..]),
+    };
+    let mut pieces = vec![head];
+    let mut i = 0;
+    while i < rest.len() {
+        let piece = match &rest[i..] {
+            ["thoughts", t, ..] if t.starts_with("thought") => {
+                i += 1;
+                format!("Thought {}", &t[7..])
+            }
+            [n, ..] if n.parse::<u64>().is_ok() => {
+                format!("#{}", n.parse::<u64>().unwrap_or(0) + 1)
+            }
+            ["url", ..] => "URL".into(),
+            [key, ..] => capitalized(&words(key)),
+            [] => break,
+        };
+        pieces.push(piece);
+        i += 1;
+    }
+    pieces.retain(|p| !p.is_empty());
+    pieces.join(" · ")
+}
+
+/// Every changed leaf field from `a` to `b` (older first, usually), with word diffs.
+pub fn compare(a: &Version, b: &Version) -> Vec<FieldDiff> {
+    let before = document(&a.run, &a.steps);
+    let after = document(&b.run, &b.steps);
+    changes(&before, &after, true)
+        .into_iter()
+        .map(|change| {
+            let path = change.path.join(".");
+            let before = shown(change.before);
+            let after = shown(change.after);
+            FieldDiff { label: label(&path), ops: word_diff(&before, &after), path, before, after }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,1 +1,375 @@
-//! TODO(helper): see lib.rs.
+//! Search and filters over the runs list (seed §7.E, §8).
+//!
+//! The list must open and filter fast for a thousand runs of twenty steps, so each run is
+//! reduced once (on load and on save) to a [`RunSummary`] holding everything a filter reads,
+//! its searchable text already lowercased; a filter then is a few comparisons and substring
+//! searches per run.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::{ReviewStatus, Run, Step, StepState};
+
+/// A run as the list shows and filters it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunSummary {
+    pub run_id: String,
+    pub task_id: String,
+    pub task_prompt: String,
+    pub status: ReviewStatus,
+    pub agent_status: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub annotator: Option<String>,
+    pub tags: Vec<String>,
+    pub collections: Vec<String>,
+    pub quality: Option<u8>,
+    pub steps: u32,
+    /// Steps marked complete.
+    pub done: u32,
+    /// Steps flagged for review.
+    pub flagged: u32,
+    /// Distinct, sorted.
+    pub action_types: Vec<String>,
+    /// Lowercased: ids, prompt, follow-ups, final answer, every step's thoughts, extended
+    /// thoughts and action targets and values, tags.
+    pub search_text: String,
+    pub version: u32,
+}
+
+/// Reduces a run to what the list needs.
+pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
+    let mut text = String::with_capacity(
+        run.task_prompt.len()
+            + steps
+                .iter()
+                .map(|s| {
+                    s.thoughts.thought1.len()
+                        + s.thoughts.thought2.len()
+                        + s.thoughts.thought3.len()
+                })
+                .sum::<usize>()
+            + 64 * (steps.len() + 1),
+    );
+    let mut add = |piece: &str| {
+        if !piece.is_empty() {
+            text.push_str(piece);
+            // A separator no term can span: searching "kettle I" must not match across fields.
+            text.push('\n');
+        }
+    };
+    add(&run.id);
+    add(&run.task_id);
+    add(&run.task_prompt);
+    run.follow_ups.iter().for_each(|f| add(f));
+    add(run.final_answer.as_deref().unwrap_or(""));
+    run.tags.iter().for_each(|t| add(t));
+    let mut action_types = BTreeSet::new();
+    let (mut done, mut flagged) = (0, 0);
+    for step in steps {
+        add(&step.thoughts.thought1);
+        add(&step.thoughts.thought2);
+        add(&step.thoughts.thought3);
+        step.extended_thoughts.iter().for_each(|t| add(t));
+        add(&step.action.target);
+        add(step.action.value.as_deref().unwrap_or(""));
+        if !step.action.kind.is_empty() {
+            action_types.insert(step.action.kind.clone());
+        }
+        match step.state() {
+            StepState::Done => done += 1,
+            StepState::Flagged => flagged += 1,
+            StepState::NeedsAnnotation => {}
+        }
+    }
+    RunSummary {
+        run_id: run.id.clone(),
+        task_id: run.task_id.clone(),
+        task_prompt: run.task_prompt.clone(),
+        status: run.status,
+        agent_status: run.agent_status.clone(),
+        created_at: run.created_at.clone(),
+        updated_at: run.updated_at.clone(),
+        annotator: run.annotator.clone(),
+        tags: run.tags.clone(),
+        collections: run.collections.clone(),
+        quality: run.quality,
+        steps: steps.len() as u32,
+        done,
+        flagged,
+        action_types: action_types.into_iter().collect(),
+        search_text: text.to_lowercase(),
+        version: run.version,
+    }
+}
+
+/// What the list shows: every condition set must hold.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Filter {
+    /// Words and "quoted phrases", each of which must occur (case-insensitive).
+    pub text: String,
+    /// Empty: any status.
+    pub statuses: Vec<ReviewStatus>,
+    /// YYYY-MM-DD, inclusive, on the UTC date of `created_at`.
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub annotator: Option<String>,
+    pub min_quality: Option<u8>,
+    pub max_quality: Option<u8>,
+    /// All must be on the run.
+    pub tags: Vec<String>,
+    pub action_type: Option<String>,
+    pub collection: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Sort {
+    #[default]
+    Newest,
+    Oldest,
+    QualityHigh,
+    QualityLow,
+    Status,
+}
+
+impl Sort {
+    pub const ALL: [Sort; 5] =
+        [Sort::Newest, Sort::Oldest, Sort::QualityHigh, Sort::QualityLow, Sort::Status];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Sort::Newest => "Newest first",
+            Sort::Oldest => "Oldest first",
+            Sort::QualityHigh => "Highest quality",
+            Sort::QualityLow => "Lowest quality",
+            Sort::Status => "Status",
+        }
+    }
+}
+
+/// The search terms of `text`, lowercased: whitespace-separated words, and "quoted phrases"
+/// as one term (an unclosed quote runs to the end).
+pub fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    loop {
+        rest = rest.trim_start();
+        let Some(first) = rest.chars().next() else { break };
+        let (term, tail) = if first == '"' {
+            let inner = &rest[1..];
+            match inner.find('"') {
+                Some(end) => (&inner[..end], &inner[end + 1..]),
+                None => (inner, ""),
+            }
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        };
+        let term = term.trim().to_lowercase();
+        if !term.is_empty() {
+            out.push(term);
+        }
+        rest = tail;
+    }
+    out
+}
+
+/// A filter with its text split and lowercased once, for matching many runs.
+struct Compiled<'a> {
+    filter: &'a Filter,
+    terms: Vec<String>,
+    annotator: Option<String>,
+    tags: Vec<String>,
+}
+
+impl<'a> Compiled<'a> {
+    fn new(filter: &'a Filter) -> Self {
+        Compiled {
+            filter,
+            terms: terms(&filter.text),
+            annotator: filter
+                .annotator
+                .as_deref()
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_lowercase),
+            tags: filter
+                .tags
+                .iter()
+                .map(|t| t.trim().to_lowercase())
+                .filter(|t| !t.is_empty())
+                .collect(),
+        }
+    }
+
+    fn matches(&self, s: &RunSummary) -> bool {
+        let f = self.filter;
+        if !f.statuses.is_empty() && !f.statuses.contains(&s.status) {
+            return false;
+        }
+        // ISO 8601 dates compare as text; a run without a date matches no range.
+        let day = s.created_at.get(..10).unwrap_or("");
+        if let Some(from) = f.from.as_deref().filter(|d| !d.is_empty())
+            && (day.is_empty() || day < from)
+        {
+            return false;
+        }
+        if let Some(to) = f.to.as_deref().filter(|d| !d.is_empty())
+            && (day.is_empty() || day > to)
+        {
+            return false;
+        }
+        if let Some(annotator) = &self.annotator
+            && s.annotator.as_deref().is_none_or(|a| a.to_lowercase() != *annotator)
+        {
+            return false;
+        }
+        if f.min_quality.is_some() || f.max_quality.is_some() {
+            let Some(q) = s.quality else { return false };
+            if f.min_quality.is_some_and(|min| q < min) || f.max_quality.is_some_and(|max| q > max)
+            {
+                return false;
+            }
+        }
+        if !self.tags.iter().all(|t| s.tags.iter().any(|have| have.to_lowercase() == *t)) {
+            return false;
+        }
+        if let Some(kind) = f.action_type.as_deref().filter(|k| !k.is_empty())
+            && !s.action_types.iter().any(|a| a == kind)
+        {
+            return false;
+        }
+        if let Some(collection) = f.collection.as_deref().filter(|c| !c.is_empty())
+            && !s.collections.iter().any(|c| c == collection)
+        {
+            return false;
+        }
+        self.terms.iter().all(|term| s.search_text.contains(term.as_str()))
+    }
+}
+
+/// Whether the run passes every condition of `filter`.
+pub fn matches(summary: &RunSummary, filter: &Filter) -> bool {
+    Compiled::new(filter).matches(summary)
+}
+
+/// The indexes of the summaries that pass `filter`, in `sort` order (ties: newest first,
+/// then by id, so the order is stable across reloads).
+pub fn select(summaries: &[RunSummary], filter: &Filter, sort: Sort) -> Vec<usize> {
+    let compiled = Compiled::new(filter);
+    let mut picked: Vec<usize> =
+        (0..summaries.len()).filter(|&i| compiled.matches(&summaries[i])).collect();
+    let newest = |a: &RunSummary, b: &RunSummary| {
+        b.created_at.cmp(&a.created_at).then_with(|| a.run_id.cmp(&b.run_id))
+    };
+    picked.sort_by(|&i, &j| {
+        let (a, b) = (&summaries[i], &summaries[j]);
+        match sort {
+            Sort::Newest => newest(a, b),
+            Sort::Oldest => a.created_at.cmp(&b.created_at).then_with(|| a.run_id.cmp(&b.run_id)),
+            // Unscored runs last either way.
+            Sort::QualityHigh => b
+                .quality
+                .map(i16::from)
+                .unwrap_or(-1)
+                .cmp(&a.quality.map(i16::from).unwrap_or(-1))
+                .then_with(|| newest(a, b)),
+            Sort::QualityLow => a
+                .quality
+                .map(i16::from)
+                .unwrap_or(256)
+                .cmp(&b.quality.map(i16::from).unwrap_or(256))
+                .then_with(|| newest(a, b)),
+            Sort::Status => a.status.cmp(&b.status).then_with(|| newest(a, b)),
+        }
+    });
+    picked
+}
+
+/// The values the filter dropdowns offer.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Facets {
+    pub annotators: Vec<String>,
+    pub tags: Vec<String>,
+    pub collections: Vec<String>,
+    pub action_types: Vec<String>,
+    /// Every status in flow order, with how many runs have it.
+    pub statuses: Vec<(ReviewStatus, usize)>,
+    pub total: usize,
+}
+
+pub fn facets(summaries: &[RunSummary]) -> Facets {
+    let mut annotators = BTreeSet::new();
+    let mut tags = BTreeSet::new();
+    let mut collections = BTreeSet::new();
+    let mut action_types = BTreeSet::new();
+    let mut statuses: Vec<(ReviewStatus, usize)> =
+        ReviewStatus::ALL.iter().map(|s| (*s, 0)).collect();
+    for s in summaries {
+        annotators.extend(s.annotator.iter().filter(|a| !a.is_empty()));
+        tags.extend(s.tags.iter());
+        collections.extend(s.collections.iter());
+        action_types.extend(s.action_types.iter());
+        if let Some(entry) = statuses.iter_mut().find(|(status, _)| *status == s.status) {
+            entry.1 += 1;
+        }
+    }
+    let owned = |set: BTreeSet<&String>| set.into_iter().cloned().collect();
+    Facets {
+        annotators: owned(annotators),
+        tags: owned(tags),
+        collections: owned(collections),
+        action_types: owned(action_types),
+        statuses,
+        total: summaries.len(),
+    }
+}
+
+/// The filter in a line, for export headers: "approved · quality ≥ 80 · tag shop".
+pub fn describe(filter: &Filter) -> String {
+    let mut parts = Vec::new();
+    let terms = terms(&filter.text);
+    if !terms.is_empty() {
+        let quoted: Vec<String> = terms.iter().map(|t| format!("\u{201c}{t}\u{201d}")).collect();
+        parts.push(format!("text {}", quoted.join(" ")));
+    }
+    if !filter.statuses.is_empty() {
+        let names: Vec<&str> = filter.statuses.iter().map(|s| s.as_str()).collect();
+        parts.push(names.join(" or "));
+    }
+    let nonempty = |v: &Option<String>| {
+        v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned)
+    };
+    match (nonempty(&filter.from), nonempty(&filter.to)) {
+        (Some(from), Some(to)) => parts.push(format!("created {from} to {to}")),
+        (Some(from), None) => parts.push(format!("created from {from}")),
+        (None, Some(to)) => parts.push(format!("created until {to}")),
+        (None, None) => {}
+    }
+    if let Some(a) = nonempty(&filter.annotator) {
+        parts.push(format!("annotator {a}"));
+    }
+    match (filter.min_quality, filter.max_quality) {
+        (Some(min), Some(max)) => parts.push(format!("quality {min}–{max}")),
+        (Some(min), None) => parts.push(format!("quality ≥ {min}")),
+        (None, Some(max)) => parts.push(format!("quality ≤ {max}")),
+        (None, None) => {}
+    }
+    for tag in filter.tags.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        parts.push(format!("tag {tag}"));
+    }
+    if let Some(a) = nonempty(&filter.action_type) {
+        parts.push(format!("action {a}"));
+    }
+    if let Some(c) = nonempty(&filter.collection) {
+        parts.push(format!("collection {c}"));
+    }
+    if parts.is_empty() { "all runs".into() } else { parts.join(" · ") }
+}
+
+#[cfg(test)]
+mod tests;

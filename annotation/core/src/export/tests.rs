@@ -1,0 +1,528 @@
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::*;
+use crate::record::{ReviewStatus, StepAction, Thoughts};
+
+const AUTHOR: &str = "alice.annotator";
+const REVIEWER: &str = "bob.reviewer";
+
+pub(crate) fn run() -> Run {
+    let mut extra = serde_json::Map::new();
+    extra.insert("reviewerEmail".into(), json!("bob@example.test"));
+    extra.insert("meta".into(), json!({"source": "capture", "importedBy": AUTHOR}));
+    Run {
+        id: "run-1".into(),
+        task_id: "task-1".into(),
+        task_prompt: "Find a kettle, under 30 €".into(),
+        follow_ups: vec!["cheaper please".into()],
+        status: ReviewStatus::Approved,
+        agent_status: "done".into(),
+        final_answer: Some("The Acme kettle costs 25 €.".into()),
+        created_at: "2026-11-22T10:00:00.000Z".into(),
+        updated_at: "2026-11-22T11:00:00.000Z".into(),
+        created_by: AUTHOR.into(),
+        reviewed_by: Some(REVIEWER.into()),
+        total_steps: 2,
+        annotator: Some(AUTHOR.into()),
+        tags: vec!["shop".into()],
+        collections: vec!["batch 1".into()],
+        version: 3,
+        quality: Some(88),
+        extra,
+        ..Run::default()
+    }
+}
+
+pub(crate) fn steps() -> Vec<Step> {
+    vec![
+        Step {
+            run_id: "run-1".into(),
+            index: 0,
+            url: "http://shop.test/".into(),
+            title: "Shop".into(),
+            screenshot: Some(ScreenshotRef {
+                key: "ab".repeat(32),
+                timestamp: "2026-11-22T10:00:30.000Z".into(),
+                mime: "image/jpeg".into(),
+                bytes: 2048,
+            }),
+            action: StepAction {
+                kind: "type".into(),
+                target: "Search box".into(),
+                value: Some("kettle".into()),
+            },
+            thoughts: Thoughts {
+                thought1: "The shop's home page is open.".into(),
+                thought2: "There is a search box, \"Search…\", at the top; it is empty.".into(),
+                thought3: "I should type \"kettle\" into it,\nthen press Enter.".into(),
+            },
+            verified: true,
+            issues: vec![
+                json!({"type": "logic", "description": "check", "flaggedBy": REVIEWER, "flaggedAt": "2026-11-22T10:30:00Z"}),
+            ],
+            last_edited_by: AUTHOR.into(),
+            last_edited_at: "2026-11-22T10:40:00.000Z".into(),
+            outcome: "ok".into(),
+            ..Step::default()
+        },
+        Step {
+            run_id: "run-1".into(),
+            index: 1,
+            url: "http://shop.test/search?q=kettle".into(),
+            action: StepAction {
+                kind: "click".into(),
+                target: "=HYPERLINK(\"x\")".into(),
+                value: None,
+            },
+            thoughts: Thoughts {
+                thought1: "# Not a heading\n\n- not a list\n1. not numbered".into(),
+                thought2: "-5 °C is *cold* | `code` <b>bold</b> [link](http://x)".into(),
+                thought3: "@mention +plus".into(),
+            },
+            last_edited_by: AUTHOR.into(),
+            last_edited_at: "2026-11-22T10:50:00.000Z".into(),
+            outcome: "ok".into(),
+            ..Step::default()
+        },
+    ]
+}
+
+fn opts(screenshots: Screenshots, anonymize: bool) -> Options {
+    Options { anonymize, screenshots }
+}
+
+fn document(runs: &[(Run, Vec<Step>)], o: &Options) -> String {
+    let mut out = json_start("2026-11-24T09:00:00Z", "approved", runs.len());
+    for (i, (r, s)) in runs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(json_separator());
+        }
+        out.push_str(&json_run(r, s, o));
+    }
+    out.push_str(json_end());
+    out
+}
+
+/// RFC 4180, for reading our CSV back: quoted fields may hold commas, quotes and line breaks.
+fn read_csv(text: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    let mut row = Vec::new();
+    let mut field = String::new();
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        if quoted {
+            match c {
+                '"' if chars.peek() == Some(&'"') => {
+                    field.push('"');
+                    chars.next();
+                }
+                '"' => quoted = false,
+                other => field.push(other),
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                assert!(field.is_empty(), "a quote inside an unquoted field");
+                quoted = true;
+            }
+            ',' => row.push(std::mem::take(&mut field)),
+            '\r' => assert_eq!(chars.next(), Some('\n'), "CR without LF"),
+            '\n' => panic!("bare LF ends a row"),
+            other => field.push(other),
+        }
+        if c == '\r' {
+            row.push(std::mem::take(&mut field));
+            rows.push(std::mem::take(&mut row));
+        }
+    }
+    assert!(!quoted, "unterminated quote");
+    assert!(field.is_empty() && row.is_empty(), "last row without CRLF");
+    rows
+}
+
+#[test]
+fn formats_name_their_files() {
+    assert_eq!(
+        file_name(Format::Jsonl, "2026-11-22T10:30:15.000Z"),
+        "alphascout-runs-20261122-1030.jsonl"
+    );
+    assert_eq!(file_name(Format::Csv, "2026-11-22"), "alphascout-runs-20261122.csv");
+    assert_eq!(file_name(Format::Zip, ""), "alphascout-runs.zip");
+    let exts: Vec<&str> = Format::ALL.iter().map(|f| f.extension()).collect();
+    assert_eq!(exts, ["json", "jsonl", "csv", "md", "zip"]);
+    assert!(Format::ALL.iter().all(|f| !f.mime().is_empty() && !f.label().is_empty()));
+}
+
+#[test]
+fn screenshot_paths_are_safe() {
+    let s = &steps()[0];
+    assert_eq!(screenshot_path(&run(), s).as_deref(), Some("screenshots/run-1/0.jpg"));
+    let evil = Run { id: "../../etc/passwd".into(), ..Run::default() };
+    assert_eq!(screenshot_path(&evil, s).as_deref(), Some("screenshots/_.._etc_passwd/0.jpg"));
+    assert_eq!(
+        screenshot_path(&Run { id: "..".into(), ..Run::default() }, s).as_deref(),
+        Some("screenshots/run/0.jpg")
+    );
+    assert_eq!(screenshot_path(&run(), &steps()[1]), None);
+}
+
+#[test]
+fn json_document_holds_the_runs_and_their_steps() {
+    let runs = vec![(run(), steps()), (Run { id: "run-2".into(), ..run() }, vec![])];
+    let text = document(&runs, &opts(Screenshots::Reference, false));
+    let doc: Value = serde_json::from_str(&text).expect(&text);
+    assert_eq!(doc["format"], "alphascout.runs");
+    assert_eq!(doc["version"], 1);
+    assert_eq!(doc["filter"], "approved");
+    assert_eq!(doc["runCount"], 2);
+    assert_eq!(doc["runs"][0]["taskPrompt"], "Find a kettle, under 30 €");
+    assert_eq!(doc["runs"][0]["steps"][1]["thoughts"]["thought3"], "@mention +plus");
+    assert_eq!(doc["runs"][0]["steps"][0]["screenshot"]["file"], "screenshots/run-1/0.jpg");
+    assert_eq!(doc["runs"][0]["steps"][0]["screenshot"]["key"], "ab".repeat(32));
+    assert_eq!(doc["runs"][0]["reviewerEmail"], "bob@example.test", "unknown fields travel");
+    assert_eq!(doc["runs"][1]["steps"], json!([]));
+    let omitted = document(&runs, &opts(Screenshots::Omit, false));
+    let doc: Value = serde_json::from_str(&omitted).unwrap();
+    assert_eq!(doc["runs"][0]["steps"][0]["screenshot"], Value::Null);
+    // Zero runs is still a document.
+    let empty = format!("{}{}", json_start("", "all runs", 0), json_end());
+    assert_eq!(serde_json::from_str::<Value>(&empty).unwrap()["runs"], json!([]));
+}
+
+#[test]
+fn jsonl_has_a_step_a_line() {
+    let text = jsonl_lines(&run(), &steps(), &opts(Screenshots::Reference, false));
+    assert!(text.ends_with('\n'));
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect(l)).collect();
+    assert_eq!(lines.len(), 2);
+    let first = &lines[0];
+    assert_eq!(first["runId"], "run-1");
+    assert_eq!(first["taskId"], "task-1");
+    assert_eq!(first["taskPrompt"], "Find a kettle, under 30 €");
+    assert_eq!(first["stepIndex"], 0);
+    assert_eq!(first["totalSteps"], 2);
+    assert_eq!(first["action"], json!({"type": "type", "target": "Search box", "value": "kettle"}));
+    assert_eq!(
+        first["thoughts"]["thought3"],
+        "I should type \"kettle\" into it,\nthen press Enter."
+    );
+    assert_eq!(first["status"], "approved");
+    assert_eq!(first["quality"], 88);
+    assert_eq!(first["screenshot"], "ab".repeat(32));
+    assert_eq!(first["annotator"], AUTHOR);
+    assert_eq!(lines[1]["screenshot"], Value::Null);
+    let files = jsonl_lines(&run(), &steps(), &opts(Screenshots::Files, true));
+    let first: Value = serde_json::from_str(files.lines().next().unwrap()).unwrap();
+    assert_eq!(first["screenshot"], "screenshots/run-1/0.jpg");
+    assert!(first.get("annotator").is_none());
+    assert_eq!(jsonl_lines(&run(), &[], &Options::default()), "");
+}
+
+#[test]
+fn csv_reads_back_cell_for_cell() {
+    let mut text = csv_header();
+    text.push_str(&csv_rows(&run(), &steps(), &opts(Screenshots::Reference, false)));
+    let rows = read_csv(&text);
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0], CSV_COLUMNS);
+    assert_eq!(
+        &rows[0][..7],
+        [
+            "run_id",
+            "step_index",
+            "action_type",
+            "thought_1",
+            "thought_2",
+            "thought_3",
+            "screenshot_url"
+        ]
+    );
+    assert!(rows.iter().all(|r| r.len() == CSV_COLUMNS.len()));
+    let s = &steps();
+    assert_eq!(rows[1][0], "run-1");
+    assert_eq!(rows[1][1], "0");
+    assert_eq!(rows[1][2], "type");
+    assert_eq!(rows[1][3], s[0].thoughts.thought1);
+    assert_eq!(rows[1][4], s[0].thoughts.thought2, "quotes survive");
+    assert_eq!(rows[1][5], s[0].thoughts.thought3, "line breaks survive");
+    assert_eq!(rows[1][6], "ab".repeat(32));
+    assert_eq!(rows[1][10], "Find a kettle, under 30 €", "commas survive");
+    assert_eq!(rows[1][11], "approved");
+    assert_eq!(rows[1][12], "88");
+    assert_eq!(rows[1][13], AUTHOR);
+    // Formula-looking text is defused; the rest is untouched.
+    assert_eq!(rows[2][7], "'=HYPERLINK(\"x\")");
+    assert_eq!(rows[2][4], "'-5 °C is *cold* | `code` <b>bold</b> [link](http://x)");
+    assert_eq!(rows[2][5], "'@mention +plus");
+    assert_eq!(rows[2][3], s[1].thoughts.thought1);
+    assert_eq!(rows[2][6], "", "no screenshot");
+}
+
+#[test]
+fn markdown_keeps_its_structure_whatever_the_text() {
+    let mut text = markdown_start("2026-11-24T09:00:00Z", "approved · quality ≥ 80", 1, 2);
+    text.push_str(&markdown_run(&run(), &steps(), &opts(Screenshots::Reference, false)));
+    assert!(text.starts_with("# AlphaScout runs\n"));
+    let headings: Vec<&str> = text.lines().filter(|l| l.starts_with('#')).collect();
+    assert_eq!(
+        headings,
+        [
+            "# AlphaScout runs",
+            "## Find a kettle, under 30 €",
+            "### Step 1 — type “Search box” with “kettle”",
+            "### Step 2 — click “\\=HYPERLINK(\"x\")”",
+        ]
+    );
+    // No line of user text starts a list, a quote, a table or a code block.
+    for line in text.lines() {
+        assert!(
+            !line.starts_with("- ") && !line.starts_with("1. ") && !line.starts_with('>'),
+            "{line}"
+        );
+        assert!(!line.starts_with("```") && !line.starts_with('|'), "{line}");
+    }
+    assert!(text.contains("\\# Not a heading\\\n\\- not a list\\\n1\\. not numbered"), "{text}");
+    assert!(
+        text.contains("\\*cold\\* \\| \\`code\\` \\<b\\>bold\\</b\\> \\[link\\](http://x)"),
+        "{text}"
+    );
+    assert!(text.contains("**Thought 3.** I should type \"kettle\" into it,\\\nthen press Enter."));
+    assert!(text.contains("Status: Approved · Quality: 88"));
+    assert!(text.contains("Screenshot: `abab"));
+    assert_eq!(markdown_text("a\n\n\nb"), "a\\\nb");
+    assert_eq!(markdown_text("12) x"), "12\\) x");
+    assert_eq!(markdown_text("Find it #"), "Find it \\#");
+    assert_eq!(markdown_text("2026 is a year"), "2026 is a year");
+}
+
+#[test]
+fn anonymized_exports_name_nobody_and_no_time() {
+    let o = opts(Screenshots::Files, true);
+    let mut outputs = vec![
+        ("json", document(&[(run(), steps())], &o)),
+        ("jsonl", jsonl_lines(&run(), &steps(), &o)),
+        ("csv", csv_rows(&run(), &steps(), &o)),
+        ("markdown", markdown_run(&run(), &steps(), &o)),
+    ];
+    let o = opts(Screenshots::Reference, true);
+    outputs.push(("json ref", json_run(&run(), &steps(), &o)));
+    for (format, text) in &outputs {
+        for secret in [AUTHOR, REVIEWER, "bob@example.test", "2026-11-22", "10:00:30", "importedBy"]
+        {
+            assert!(!text.contains(secret), "{format} export leaks {secret}: {text}");
+        }
+    }
+    // …while a normal export has them (so the search above means something).
+    let plain = json_run(&run(), &steps(), &opts(Screenshots::Reference, false));
+    for secret in [AUTHOR, REVIEWER, "bob@example.test", "2026-11-22"] {
+        assert!(plain.contains(secret), "{secret}");
+    }
+    // Anonymizing keeps the content.
+    let (mut r, mut s) = (run(), steps());
+    anonymize(&mut r, &mut s);
+    assert_eq!(r.task_prompt, run().task_prompt);
+    assert_eq!(s[0].thoughts, steps()[0].thoughts);
+    assert_eq!(s[0].issues[0]["description"], "check");
+    assert_eq!(r.extra["meta"]["source"], "capture");
+}
+
+/// A ZIP read back by hand: every local header where the central directory says, with the
+/// right name, size and CRC.
+fn check_zip(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]) as u64;
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as u64;
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    let end = bytes.len() - 22;
+    assert_eq!(u32_at(end), 0x0605_4b50, "end record");
+    let (mut count, mut cd_size, mut cd_start) =
+        (u16_at(end + 10), u32_at(end + 12), u32_at(end + 16));
+    if count == 0xFFFF {
+        let locator = end - 20;
+        assert_eq!(u32_at(locator), 0x0706_4b50, "ZIP64 locator");
+        let record = u64_at(locator + 8) as usize;
+        assert_eq!(u32_at(record), 0x0606_4b50, "ZIP64 end record");
+        count = u64_at(record + 32);
+        cd_size = u64_at(record + 40);
+        cd_start = u64_at(record + 48);
+        assert_eq!(record as u64, cd_start + cd_size);
+    } else {
+        assert_eq!(cd_start + cd_size, end as u64);
+    }
+    let mut at = cd_start as usize;
+    let mut files = Vec::new();
+    for _ in 0..count {
+        assert_eq!(u32_at(at), 0x0201_4b50, "central header");
+        assert_eq!(u16_at(at + 10), 0, "stored");
+        let crc = u32_at(at + 16) as u32;
+        let (name_len, extra_len, comment_len) =
+            (u16_at(at + 28) as usize, u16_at(at + 30) as usize, u16_at(at + 32) as usize);
+        let name = String::from_utf8(bytes[at + 46..at + 46 + name_len].to_vec()).unwrap();
+        let mut size = u32_at(at + 24);
+        let mut offset = u32_at(at + 42);
+        if extra_len > 0 {
+            let extra = at + 46 + name_len;
+            assert_eq!(u16_at(extra), 1, "ZIP64 extra");
+            let mut field = extra + 4;
+            if size == 0xFFFF_FFFF {
+                size = u64_at(field);
+                field += 16;
+            }
+            if offset == 0xFFFF_FFFF {
+                offset = u64_at(field);
+            }
+        }
+        let local = offset as usize;
+        assert_eq!(u32_at(local), 0x0403_4b50, "local header of {name}");
+        assert_eq!(u32_at(local + 14) as u32, crc);
+        let local_name_len = u16_at(local + 26) as usize;
+        let local_extra = u16_at(local + 28) as usize;
+        assert_eq!(&bytes[local + 30..local + 30 + local_name_len], name.as_bytes());
+        let data_at = local + 30 + local_name_len + local_extra;
+        let data = bytes[data_at..data_at + size as usize].to_vec();
+        assert_eq!(crc32(&data), crc, "CRC of {name}");
+        files.push((name, data));
+        at += 46 + name_len + extra_len + comment_len;
+    }
+    assert_eq!(at as u64, cd_start + cd_size);
+    files
+}
+
+fn build_zip(mut zip: ZipWriter) -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
+    let o = opts(Screenshots::Files, false);
+    let json = document(&[(run(), steps())], &o);
+    let lines = jsonl_lines(&run(), &steps(), &o);
+    let image: Vec<u8> = (0..5000u32).map(|i| (i * 7 % 256) as u8).collect();
+    let mut out = zip.entry("README.txt", zip_readme("t", "all runs", 1, 2, &o).as_bytes());
+    out.extend(zip.entry(ZIP_DOCUMENT, json.as_bytes()));
+    // The page appends big data itself after the header, hashing it piece by piece.
+    let crc = crc32_update(crc32_update(0, &lines.as_bytes()[..10]), &lines.as_bytes()[10..]);
+    assert_eq!(crc, crc32(lines.as_bytes()));
+    out.extend(zip.entry_header(ZIP_LINES, lines.len() as u64, crc));
+    out.extend_from_slice(lines.as_bytes());
+    let path = screenshot_path(&run(), &steps()[0]).unwrap();
+    out.extend(zip.entry(&path, &image));
+    out.extend(zip.entry("empty.txt", b""));
+    out.extend(zip.entry("ünïcode/naïve.txt", "é".as_bytes()));
+    assert_eq!(zip.offset(), out.len() as u64);
+    assert_eq!(zip.len(), 6);
+    out.extend(zip.finish());
+    let expected = vec![
+        ("README.txt".to_owned(), zip_readme("t", "all runs", 1, 2, &o).into_bytes()),
+        (ZIP_DOCUMENT.to_owned(), json.into_bytes()),
+        (ZIP_LINES.to_owned(), lines.into_bytes()),
+        (path, image),
+        ("empty.txt".to_owned(), vec![]),
+        ("ünïcode/naïve.txt".to_owned(), "é".as_bytes().to_vec()),
+    ];
+    (out, expected)
+}
+
+/// Python's zipfile as a second opinion, where Python exists.
+fn python_check(bytes: &[u8], name: &str) {
+    let path = std::env::temp_dir().join(format!("alphascout-{}-{name}.zip", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    let script = "import zipfile,sys\nz=zipfile.ZipFile(sys.argv[1])\nassert z.testzip() is None\nprint(len(z.namelist()))";
+    match std::process::Command::new("python3").arg("-c").arg(script).arg(&path).output() {
+        Ok(out) if out.status.success() => {
+            assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "6");
+        }
+        Ok(out) => panic!(
+            "python3's zipfile rejects the archive: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) => eprintln!("python3 not found; skipping the zipfile cross-check"),
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn zip_archives_read_back() {
+    let (bytes, expected) = build_zip(ZipWriter::with_time("2026-11-24T09:30:10Z"));
+    assert_eq!(check_zip(&bytes), expected);
+    // DOS date and time of the first entry: 2026-11-24 09:30:10.
+    assert_eq!(u16::from_le_bytes([bytes[12], bytes[13]]), (46 << 9) | (11 << 5) | 24);
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), (9 << 11) | (30 << 5) | 5);
+    python_check(&bytes, "plain");
+}
+
+#[test]
+fn zip64_records_read_back() {
+    let mut zip = ZipWriter::new();
+    zip.force_zip64 = true;
+    let (bytes, expected) = build_zip(zip);
+    assert_eq!(check_zip(&bytes), expected);
+    python_check(&bytes, "zip64");
+}
+
+#[test]
+fn empty_zip_is_valid() {
+    let bytes = ZipWriter::new().finish();
+    assert!(check_zip(&bytes).is_empty());
+    assert_eq!(bytes.len(), 22);
+}
+
+#[test]
+fn crc32_matches_the_standard() {
+    assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+    assert_eq!(crc32(b""), 0);
+}
+
+#[test]
+fn exports_of_a_thousand_runs_are_fast() {
+    let thought = "I can see the product page with the price, the size selector and the add to basket button; the price is 25 € which is under the limit, so ".repeat(2);
+    let runs: Vec<(Run, Vec<Step>)> = (0..1000)
+        .map(|i| {
+            let r = Run { id: format!("run-{i}"), ..run() };
+            let s: Vec<Step> = (0..20)
+                .map(|j| {
+                    let mut step = steps()[0].clone();
+                    step.index = j;
+                    step.thoughts = Thoughts {
+                        thought1: format!("{thought}{j}"),
+                        thought2: format!("{thought}, \"quoted\" {j}"),
+                        thought3: format!("{thought}\nnext {j}"),
+                    };
+                    step
+                })
+                .collect();
+            (r, s)
+        })
+        .collect();
+    let o = Options::default();
+    for (name, f) in [
+        ("JSONL", jsonl_lines as fn(&Run, &[Step], &Options) -> String),
+        ("CSV", csv_rows),
+        ("JSON", json_run),
+        ("Markdown", markdown_run),
+    ] {
+        let started = Instant::now();
+        let bytes: usize = runs.iter().map(|(r, s)| f(r, s, &o).len()).sum();
+        eprintln!(
+            "{name}: 1,000 runs × 20 steps, {:.1} MB in {:?}",
+            bytes as f64 / 1e6,
+            started.elapsed()
+        );
+    }
+    let started = Instant::now();
+    let mut zip = ZipWriter::new();
+    let data = vec![7u8; 50_000];
+    let mut total = 0;
+    for i in 0..20_000 {
+        total += zip
+            .entry_header(
+                &format!("screenshots/run-{}/{}.jpg", i / 20, i % 20),
+                data.len() as u64,
+                crc32(&data),
+            )
+            .len();
+    }
+    total += zip.finish().len();
+    eprintln!(
+        "ZIP: 20,000 screenshot entries of 50 kB (headers {total} bytes, CRCs included) in {:?}",
+        started.elapsed()
+    );
+}
