@@ -20,7 +20,7 @@
 //!
 //! | store | key | value | indexes |
 //! |---|---|---|---|
-//! | `versions` | `[runId, number]` | a run and its steps as saved (`history::Version`) | – |
+//! | `versions` | `[runId, number]` | a run and its steps as saved (`history::Version`) | `runId` |
 //! | `comments` | `id` | `review::Comment` | `runId` |
 //! | `suggestions` | `id` | `review::Suggestion` | `runId` |
 //! | `summaries` | `runId` | `query::RunSummary`, the runs list's row | – |
@@ -98,11 +98,13 @@ fn create_version_1(db: &Database) -> indexed_db_futures::Result<()> {
 }
 
 fn create_version_2(db: &Database) -> indexed_db_futures::Result<()> {
-    db.create_object_store(VERSIONS)
-        .with_key_path(KeyPath::<&str>::from(["runId", "number"]))
-        .build()?;
-    for name in [COMMENTS, SUGGESTIONS] {
-        let store = db.create_object_store(name).with_key_path(KeyPath::One("id")).build()?;
+    for name in [VERSIONS, COMMENTS, SUGGESTIONS] {
+        let key = if name == VERSIONS {
+            KeyPath::<&str>::from(["runId", "number"])
+        } else {
+            KeyPath::One("id")
+        };
+        let store = db.create_object_store(name).with_key_path(key).build()?;
         store.create_index("runId", KeyPath::One("runId")).build()?;
     }
     db.create_object_store(SUMMARIES).with_key_path(KeyPath::One("runId")).build()?;

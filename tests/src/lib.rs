@@ -19,6 +19,7 @@
 //! * [`http`] is a tiny blocking HTTP client for talking to those servers from tests.
 
 pub mod agent;
+pub mod annotation;
 pub mod browser;
 pub mod cdp;
 pub mod fixtures;

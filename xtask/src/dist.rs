@@ -4,6 +4,8 @@
 //!   manifest.json, background.js, side-panel.html, side-panel.js, *.css, icons/ (from extension/)
 //!   background/      wasm-bindgen output of background-worker
 //!   side-panel/      wasm-bindgen output of side-panel
+//!   annotation/      wasm-bindgen output of annotation-page (annotation.html, .js, .css)
+//!   dictionaries/    en_US.aff/.dic from Debian's hunspell-en-us, for offline spelling
 //! content-script/ is not copied: the worker embeds it and injects it over CDP on first need.
 
 use std::fs;
@@ -20,12 +22,15 @@ pub enum Profile {
 }
 
 /// (crate's wasm file stem, folder in dist/)
-const BUNDLES: [(&str, &str); 2] =
-    [("background_worker", "background"), ("side_panel", "side-panel")];
+const BUNDLES: [(&str, &str); 3] = [
+    ("background_worker", "background"),
+    ("side_panel", "side-panel"),
+    ("annotation_page", "annotation"),
+];
 
 pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
-    args.extend(["-p", "background-worker", "-p", "side-panel"]);
+    args.extend(["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"]);
     if profile == Profile::Release {
         args.push("--release");
     }
@@ -72,6 +77,13 @@ pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
         }
     }
     copy_dir(&root().join("extension"), &dist)?;
+    // The annotation page's offline spelling reads Debian's en_US Hunspell dictionary.
+    let dictionaries = dist.join("dictionaries");
+    fs::create_dir_all(&dictionaries).map_err(|e| format!("dist/dictionaries: {e}"))?;
+    for file in ["en_US.aff", "en_US.dic"] {
+        fs::copy(tools.dictionary.join(file), dictionaries.join(file))
+            .map_err(|e| format!("{file}: {e}"))?;
+    }
     fs::copy(root().join("manifest.json"), dist.join("manifest.json"))
         .map_err(|e| format!("manifest.json: {e}"))?;
     print_sizes(&dist)

@@ -1,0 +1,435 @@
+use std::rc::Rc;
+
+use annotation_core::export::{Format, Options};
+use annotation_core::import;
+use annotation_core::record::{ReviewStatus, Run};
+use annotation_core::roles::User;
+use yew::prelude::*;
+
+use crate::components::help_overlay::HelpOverlay;
+use crate::components::notice_bar::NoticeBar;
+use crate::components::run_view::RunView;
+use crate::components::runs_list::RunsList;
+use crate::components::user_bar::UserBar;
+use crate::db::Db;
+use crate::download;
+use crate::state::editor::{Command, Loaded};
+use crate::state::{Action, Notice, Progress, Route, Screen, Studio};
+use crate::util::{now, query_string, set_query};
+
+pub type Dispatch = UseReducerDispatcher<Studio>;
+
+/// The open database, shared by the components that read or write it.
+#[derive(Clone)]
+pub struct DbHandle(pub Rc<Db>);
+
+impl PartialEq for DbHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The spelling dictionary, once loaded; until then thoughts show no spelling issues.
+#[derive(Clone)]
+pub struct SpellerHandle(pub Rc<annotation_core::spelling::Speller>);
+
+impl PartialEq for SpellerHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// Reads the bundled Hunspell dictionary (`dictionaries/en_US.*`, from Debian's
+/// `hunspell-en-us`) and builds the speller, off the first paint.
+async fn load_speller() -> Result<annotation_core::spelling::Speller, String> {
+    async fn text(path: &str) -> Result<String, String> {
+        let window = web_sys::window().ok_or("no window")?;
+        let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(path))
+            .await
+            .map_err(|e| format!("{path}: {e:?}"))?;
+        let response: web_sys::Response = wasm_bindgen::JsCast::dyn_into(response).map_err(|_| "not a response")?;
+        if !response.ok() {
+            return Err(format!("{path}: HTTP {}", response.status()));
+        }
+        let text = response.text().map_err(|e| format!("{e:?}"))?;
+        let text = wasm_bindgen_futures::JsFuture::from(text).await.map_err(|e| format!("{e:?}"))?;
+        Ok(text.as_string().unwrap_or_default())
+    }
+    let aff = text("dictionaries/en_US.aff").await?;
+    let dic = text("dictionaries/en_US.dic").await?;
+    annotation_core::spelling::Speller::new(&aff, &dic)
+}
+
+pub fn notify(dispatch: &Dispatch, ok: bool, text: impl Into<String>) {
+    dispatch.dispatch(Action::Notify(Notice { ok, text: text.into() }));
+}
+
+/// Loads the runs list into the state.
+pub fn load_list(db: Rc<Db>, dispatch: Dispatch) {
+    yew::platform::spawn_local(async move {
+        match db.summaries().await {
+            Ok(summaries) => dispatch.dispatch(Action::ListLoaded(summaries)),
+            Err(why) => notify(&dispatch, false, why),
+        }
+    });
+}
+
+/// Opens the run `run_id` (review mode when `qa`), or says it is not here.
+pub fn open_run(db: Rc<Db>, dispatch: Dispatch, run_id: String, qa: bool, user: User) {
+    yew::platform::spawn_local(async move {
+        match db.run(&run_id).await {
+            Ok(Some(data)) => {
+                let route = Route { run_id: Some(run_id), task_id: Some(data.run.task_id.clone()), qa };
+                if query_string() != route.query() {
+                    set_query(&route.query());
+                }
+                dispatch.dispatch(Action::RunLoaded(Box::new(Loaded {
+                    run: data.run,
+                    steps: data.steps,
+                    versions: data.versions,
+                    comments: data.comments,
+                    suggestions: data.suggestions,
+                    qa,
+                    user,
+                })));
+            }
+            Ok(None) => dispatch.dispatch(Action::RunMissing(run_id)),
+            Err(why) => notify(&dispatch, false, why),
+        }
+    });
+}
+
+/// Exports the runs the list shows (or all of them) and hands the file to the browser.
+pub fn export(db: Rc<Db>, dispatch: Dispatch, ids: Option<Vec<String>>, filter: String, format: Format, options: Options) {
+    yew::platform::spawn_local(async move {
+        let label = format!("Exporting {}", format.label());
+        dispatch.dispatch(Action::Progress(Some(Progress { label: label.clone(), done: 0, total: 0 })));
+        let result = async {
+            let mut runs = db.everything().await?;
+            if let Some(ids) = &ids {
+                runs.retain(|(run, _)| ids.contains(&run.id));
+                runs.sort_by_key(|(run, _)| ids.iter().position(|id| *id == run.id));
+            }
+            let progress = |done, total| {
+                dispatch.dispatch(Action::Progress(Some(Progress { label: label.clone(), done, total })))
+            };
+            let built = download::build(&db, &runs, format, &options, &filter, &now(), progress).await?;
+            download::save(&built)?;
+            Ok::<_, String>((built.file_name, runs.len(), built.steps))
+        };
+        let result = result.await;
+        dispatch.dispatch(Action::Progress(None));
+        match result {
+            Ok((file, runs, steps)) => notify(&dispatch, true, format!("Exported {runs} runs ({steps} steps) to {file}.")),
+            Err(why) => notify(&dispatch, false, format!("Export failed: {why}")),
+        }
+    });
+}
+
+/// Imports a file: all of it, or nothing with every problem listed.
+pub fn import_file(db: Rc<Db>, dispatch: Dispatch, file: web_sys::File, user: User) {
+    yew::platform::spawn_local(async move {
+        let name = file.name();
+        dispatch.dispatch(Action::Rejections(Vec::new()));
+        let text = match wasm_bindgen_futures::JsFuture::from(file.text()).await {
+            Ok(text) => text.as_string().unwrap_or_default(),
+            Err(_) => {
+                notify(&dispatch, false, format!("Could not read {name}."));
+                return;
+            }
+        };
+        let existing = match db.run_ids().await {
+            Ok(ids) => ids.into_iter().collect(),
+            Err(why) => return notify(&dispatch, false, why),
+        };
+        match import::parse(&name, &text, &existing) {
+            Err(rejections) => {
+                let count = rejections.len();
+                let lines = rejections
+                    .into_iter()
+                    .map(|r| {
+                        let path = if r.path.is_empty() { String::new() } else { format!(" · {}", r.path) };
+                        format!("{}{}: {}", r.record, path, r.message)
+                    })
+                    .collect();
+                dispatch.dispatch(Action::Rejections(lines));
+                notify(
+                    &dispatch,
+                    false,
+                    format!("Nothing was imported from {name}: {count} problem{} found.", if count == 1 { "" } else { "s" }),
+                );
+            }
+            Ok(batch) => {
+                let steps: usize = batch.runs.iter().map(|(_, s)| s.len()).sum();
+                let runs = batch.runs.len();
+                match db.import(&batch.runs, &user.name, &now()).await {
+                    Ok(()) => {
+                        notify(&dispatch, true, format!("Imported {runs} runs ({steps} steps) from {name}."));
+                        load_list(db, dispatch);
+                    }
+                    Err(why) => notify(&dispatch, false, format!("Nothing was imported: {why}")),
+                }
+            }
+        }
+    });
+}
+
+/// Moves runs to `to` (batch approve), each as a saved version; runs that may not move are
+/// named in the notice.
+pub fn transition_runs(db: Rc<Db>, dispatch: Dispatch, ids: Vec<String>, to: ReviewStatus, user: User) {
+    yew::platform::spawn_local(async move {
+        let (mut moved, mut refused) = (0, Vec::new());
+        for id in &ids {
+            let Ok(Some(data)) = db.run(id).await else { continue };
+            let allowed = annotation_core::roles::permitted(&user, data.run.annotator.as_deref(), data.run.status, to);
+            if allowed != Some(true) {
+                refused.push(format!("{} ({})", short(&data.run.task_prompt), data.run.status.label()));
+                continue;
+            }
+            let mut run = data.run.clone();
+            set_status(&mut run, to, &user);
+            let saved = db
+                .save((&data.run, &data.steps), data.versions.last(), run, data.steps.clone(), &user.name, &now())
+                .await;
+            match saved {
+                Ok(_) => moved += 1,
+                Err(why) => refused.push(why),
+            }
+        }
+        let mut text = format!("{moved} run{} moved to {}.", if moved == 1 { "" } else { "s" }, to.label());
+        if !refused.is_empty() {
+            text += &format!(" Not moved: {}.", refused.join("; "));
+        }
+        notify(&dispatch, refused.is_empty(), text);
+        dispatch.dispatch(Action::List(crate::state::list::ListAction::PickShown(false)));
+        load_list(db, dispatch);
+    });
+}
+
+pub fn set_status(run: &mut Run, to: ReviewStatus, user: &User) {
+    run.status = to;
+    if matches!(to, ReviewStatus::Approved | ReviewStatus::Rejected) {
+        run.reviewed_by = Some(user.name.clone());
+    }
+    if to == ReviewStatus::InReview && run.annotator.is_none() {
+        // Submitting makes the run the submitter's: comments and suggestions come back to them.
+        run.annotator = Some(user.name.clone());
+    }
+}
+
+fn short(text: &str) -> String {
+    let mut out: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        out.push('…');
+    }
+    out
+}
+
+/// Saves what the editor asked to save.
+fn run_command(db: Rc<Db>, dispatch: Dispatch, state: &Studio, command: Command) {
+    let Some(editor) = &state.editor else { return };
+    let Command::Save { run, steps, then_select } = command;
+    let before = (editor.run.clone(), editor.steps.clone());
+    let latest = editor.versions.last().cloned();
+    let author = editor.user.name.clone();
+    yew::platform::spawn_local(async move {
+        match db.save((&before.0, &before.1), latest.as_ref(), run, steps, &author, &now()).await {
+            Ok(saved) => dispatch.dispatch(Action::Saved {
+                run: Box::new(saved.run),
+                steps: saved.steps,
+                versions: saved.versions,
+                then_select,
+            }),
+            Err(why) => dispatch.dispatch(Action::SaveFailed(format!("{why}. Your edits are still here; try saving again."))),
+        }
+    });
+}
+
+/// The page: opens the database, follows the URL, and carries out storage commands.
+#[function_component(App)]
+pub fn app() -> Html {
+    let state = use_reducer(Studio::default);
+    let db = use_state(|| None::<DbHandle>);
+    let speller = use_state(|| None::<SpellerHandle>);
+    let last_command = use_mut_ref(|| 0u32);
+
+    {
+        let dispatch = state.dispatcher();
+        let db = db.clone();
+        let speller = speller.clone();
+        use_effect_with((), move |_| {
+            yew::platform::spawn_local(async move {
+                match Db::open().await {
+                    Ok(opened) => {
+                        let opened = Rc::new(opened);
+                        let user = opened.user().await.unwrap_or_default();
+                        dispatch.dispatch(Action::UserLoaded(user.clone()));
+                        let route = Route::parse(&query_string());
+                        match route.run_id {
+                            Some(run_id) => open_run(opened.clone(), dispatch.clone(), run_id, route.qa, user),
+                            None => load_list(opened.clone(), dispatch.clone()),
+                        }
+                        db.set(Some(DbHandle(opened)));
+                    }
+                    Err(why) => notify(&dispatch, false, why),
+                }
+                match load_speller().await {
+                    Ok(loaded) => speller.set(Some(SpellerHandle(Rc::new(loaded)))),
+                    // Spelling is a help, not a gate: say so once and go on without it.
+                    Err(why) => web_sys::console::warn_1(&format!("spelling is off: {why}").into()),
+                }
+            });
+        });
+    }
+
+    {
+        let dispatch = state.dispatcher();
+        let db = db.clone();
+        let state_now = state.clone();
+        let command = state.editor.as_ref().and_then(|e| e.command.clone());
+        use_effect_with(command, move |command| {
+            if let (Some((n, command)), Some(db)) = (command.clone(), (*db).clone())
+                && n > *last_command.borrow()
+            {
+                *last_command.borrow_mut() = n;
+                run_command(db.0, dispatch, &state_now, command);
+            }
+        });
+    }
+
+    {
+        // Back and forward move between the list and runs.
+        let dispatch = state.dispatcher();
+        let db = db.clone();
+        let user = state.user.clone();
+        use_effect_with((db.is_some(), user), move |(ready, user)| {
+            let listener = ready.then(|| {
+                let db = (*db).clone();
+                let user = user.clone();
+                gloo_listen("popstate", move || {
+                    let Some(db) = db.clone() else { return };
+                    let route = Route::parse(&query_string());
+                    match route.run_id {
+                        Some(id) => open_run(db.0, dispatch.clone(), id, route.qa, user.clone()),
+                        None => {
+                            dispatch.dispatch(Action::BackToList);
+                            load_list(db.0, dispatch.clone());
+                        }
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+
+    let on_user = {
+        let dispatch = state.dispatcher();
+        let db = db.clone();
+        Callback::from(move |user: User| {
+            dispatch.dispatch(Action::UserChanged(user.clone()));
+            if let Some(db) = (*db).clone() {
+                let dispatch = dispatch.clone();
+                yew::platform::spawn_local(async move {
+                    if let Err(why) = db.0.put_user(&user).await {
+                        notify(&dispatch, false, why);
+                    }
+                });
+            }
+        })
+    };
+
+    let body = match (&state.screen, (*db).clone()) {
+        (Screen::Loading, _) | (_, None) => html! { <p class="loading" data-testid="loading">{ "Opening the captured runs…" }</p> },
+        (Screen::List, Some(db)) => html! {
+            <RunsList db={db} list={state.list.clone()} user={state.user.clone()}
+                dispatch={state.dispatcher()} rejections={state.rejections.clone()} />
+        },
+        (Screen::Run, Some(db)) => match &state.editor {
+            Some(editor) => html! { <RunView db={db} editor={editor.clone()} dispatch={state.dispatcher()} /> },
+            None => html! {},
+        },
+        (Screen::Missing(id), Some(_)) => html! {
+            <div class="missing" data-testid="missing">
+                <h2>{ "This run is not stored in this browser" }</h2>
+                <p>{ format!("No captured run has the id {id}. It may have been captured in another Chrome profile, or not synced here yet.") }</p>
+                <a href="annotation.html">{ "Show all runs" }</a>
+            </div>
+        },
+    };
+    let on_help = {
+        let dispatch = state.dispatcher();
+        Callback::from(move |open| dispatch.dispatch(Action::Help(open)))
+    };
+    let on_dismiss = {
+        let dispatch = state.dispatcher();
+        Callback::from(move |()| dispatch.dispatch(Action::DismissNotice))
+    };
+    let page = html! {
+        <div class="studio">
+            <header class="topbar">
+                <a class="brand" href="annotation.html">{ "AlphaScout · Annotation" }</a>
+                <UserBar user={state.user.clone()} on_change={on_user} />
+                <button class="ghost" data-testid="help" title="Keyboard shortcuts (?)" onclick={on_help.reform(|_| true)}>{ "?" }</button>
+            </header>
+            { body }
+            if let Some(progress) = &state.progress {
+                <div class="progress" data-testid="progress" role="status">
+                    <span>{ format!("{} · {} of {} runs", progress.label, progress.done, progress.total) }</span>
+                    <progress max={progress.total.max(1).to_string()} value={progress.done.to_string()} />
+                </div>
+            }
+            if let Some(notice) = &state.notice {
+                <NoticeBar notice={notice.clone()} on_dismiss={on_dismiss} />
+            }
+            if state.help {
+                <HelpOverlay on_close={on_help.reform(|_| false)} />
+            }
+        </div>
+    };
+    let page = match (*speller).clone() {
+        Some(speller) => html! { <ContextProvider<SpellerHandle> context={speller}>{ page }</ContextProvider<SpellerHandle>> },
+        None => page,
+    };
+    match (*db).clone() {
+        Some(db) => html! { <ContextProvider<DbHandle> context={db}>{ page }</ContextProvider<DbHandle>> },
+        None => page,
+    }
+}
+
+/// Listens to a window event until the returned guard is dropped.
+pub fn gloo_listen(event: &'static str, mut f: impl FnMut() + 'static) -> impl Drop {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    struct Guard(&'static str, Closure<dyn FnMut()>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            if let Some(window) = web_sys::window() {
+                let _ = window.remove_event_listener_with_callback(self.0, self.1.as_ref().unchecked_ref());
+            }
+        }
+    }
+    let closure = Closure::<dyn FnMut()>::new(move || f());
+    if let Some(window) = web_sys::window() {
+        let _ = window.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
+    }
+    Guard(event, closure)
+}
+
+/// Listens to the window's key presses until the returned guard is dropped.
+pub fn gloo_listen_key(mut f: impl FnMut(web_sys::KeyboardEvent) + 'static) -> impl Drop {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    struct Guard(Closure<dyn FnMut(web_sys::KeyboardEvent)>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            if let Some(window) = web_sys::window() {
+                let _ = window.remove_event_listener_with_callback("keydown", self.0.as_ref().unchecked_ref());
+            }
+        }
+    }
+    let closure = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |e| f(e));
+    if let Some(window) = web_sys::window() {
+        let _ = window.add_event_listener_with_callback("keydown", closure.as_ref().unchecked_ref());
+    }
+    Guard(closure)
+}

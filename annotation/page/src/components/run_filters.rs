@@ -1,0 +1,103 @@
+use annotation_core::query::{Facets, Filter, Sort};
+use annotation_core::record::ReviewStatus;
+use yew::prelude::*;
+
+use crate::state::list::ListAction;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub filter: Filter,
+    pub sort: Sort,
+    pub facets: Facets,
+    pub on_change: Callback<ListAction>,
+}
+
+fn value(e: &Event) -> String {
+    let target: web_sys::HtmlInputElement = e.target_unchecked_into();
+    target.value()
+}
+
+fn some(text: String) -> Option<String> {
+    (!text.is_empty()).then_some(text)
+}
+
+/// Search and filters over the runs (seed §7.E): every change filters at once.
+#[function_component(RunFilters)]
+pub fn run_filters(props: &Props) -> Html {
+    let f = &props.filter;
+    let set = |edit: fn(&mut Filter, String)| {
+        let (filter, on_change) = (f.clone(), props.on_change.clone());
+        Callback::from(move |e: Event| {
+            let mut filter = filter.clone();
+            edit(&mut filter, value(&e));
+            on_change.emit(ListAction::Filter(filter));
+        })
+    };
+    let on_text = props.on_change.reform(|e: InputEvent| {
+        let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+        ListAction::Text(input.value())
+    });
+    let on_sort = props.on_change.reform(|e: Event| {
+        let sort = match value(&e).as_str() {
+            "oldest" => Sort::Oldest,
+            "quality-high" => Sort::QualityHigh,
+            "quality-low" => Sort::QualityLow,
+            "status" => Sort::Status,
+            _ => Sort::Newest,
+        };
+        ListAction::Sort(sort)
+    });
+    let options = |values: &[String], selected: &Option<String>, any: &str| {
+        html! {
+            <>
+                <option value="" selected={selected.is_none()}>{ any.to_owned() }</option>
+                { for values.iter().map(|v| html! { <option value={v.clone()} selected={selected.as_ref() == Some(v)}>{ v }</option> }) }
+            </>
+        }
+    };
+    let tag = f.tags.first().cloned();
+    html! {
+        <div class="filters" data-testid="filters">
+            <input class="search" type="search" placeholder="Search prompts and thoughts…" data-testid="search"
+                value={f.text.clone()} oninput={on_text} />
+            <div class="status-toggles">
+                { for ReviewStatus::ALL.iter().map(|status| {
+                    let on = f.statuses.contains(status);
+                    let status = *status;
+                    html! {
+                        <button class={classes!("toggle", on.then_some("on"))} data-testid={format!("filter-{}", status.as_str())}
+                            aria-pressed={on.to_string()} onclick={props.on_change.reform(move |_| ListAction::ToggleStatus(status))}>
+                            { status.label() }
+                        </button>
+                    }
+                }) }
+            </div>
+            <label>{ "From" }<input type="date" value={f.from.clone().unwrap_or_default()} onchange={set(|f, v| f.from = some(v))} /></label>
+            <label>{ "To" }<input type="date" value={f.to.clone().unwrap_or_default()} onchange={set(|f, v| f.to = some(v))} /></label>
+            <select data-testid="filter-annotator" onchange={set(|f, v| f.annotator = some(v))}>
+                { options(&props.facets.annotators, &f.annotator, "Any annotator") }
+            </select>
+            <select data-testid="filter-tag" onchange={set(|f, v| f.tags = some(v).into_iter().collect())}>
+                { options(&props.facets.tags, &tag, "Any tag") }
+            </select>
+            <select data-testid="filter-collection" onchange={set(|f, v| f.collection = some(v))}>
+                { options(&props.facets.collections, &f.collection, "Any collection") }
+            </select>
+            <select data-testid="filter-action" onchange={set(|f, v| f.action_type = some(v))}>
+                { options(&props.facets.action_types, &f.action_type, "Any action") }
+            </select>
+            <label>{ "Quality ≥" }
+                <input type="number" min="0" max="100" step="5" data-testid="filter-quality" size="3"
+                    value={f.min_quality.map(|q| q.to_string()).unwrap_or_default()}
+                    onchange={set(|f, v| f.min_quality = v.parse().ok())} />
+            </label>
+            <select data-testid="sort" onchange={on_sort}>
+                <option value="newest" selected={props.sort == Sort::Newest}>{ "Newest first" }</option>
+                <option value="oldest" selected={props.sort == Sort::Oldest}>{ "Oldest first" }</option>
+                <option value="quality-high" selected={props.sort == Sort::QualityHigh}>{ "Best quality" }</option>
+                <option value="quality-low" selected={props.sort == Sort::QualityLow}>{ "Worst quality" }</option>
+                <option value="status" selected={props.sort == Sort::Status}>{ "By status" }</option>
+            </select>
+        </div>
+    }
+}

@@ -1,0 +1,178 @@
+use annotation_core::export::{Format, Options, Screenshots};
+use annotation_core::record::{ReviewStatus, progress};
+use annotation_core::roles::{allowed_targets, transition_label};
+use yew::prelude::*;
+
+use crate::components::app::{DbHandle, Dispatch, export, load_list, notify, open_run, set_status};
+use crate::state::Action;
+use crate::state::editor::EditorState;
+use crate::util::{new_id, now, set_query};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub db: DbHandle,
+    pub editor: EditorState,
+    pub dispatch: Dispatch,
+    /// Bumped by the Alt+A shortcut.
+    pub approve_key: u32,
+}
+
+/// Moves the run to `to`, saving any edits with it as one version.
+pub fn transition(db: DbHandle, dispatch: Dispatch, editor: &EditorState, to: ReviewStatus) {
+    let mut run = editor.merged_run().clone();
+    set_status(&mut run, to, &editor.user);
+    let steps = editor.merged_steps();
+    let before = (editor.run.clone(), editor.steps.clone());
+    let latest = editor.versions.last().cloned();
+    let author = editor.user.name.clone();
+    yew::platform::spawn_local(async move {
+        match db.0.save((&before.0, &before.1), latest.as_ref(), run, steps, &author, &now()).await {
+            Ok(saved) => {
+                dispatch.dispatch(Action::Saved {
+                    run: Box::new(saved.run),
+                    steps: saved.steps,
+                    versions: saved.versions,
+                    then_select: None,
+                });
+                notify(&dispatch, true, format!("The run is now {}.", to.label().to_lowercase()));
+            }
+            Err(why) => dispatch.dispatch(Action::SaveFailed(why)),
+        }
+    });
+}
+
+/// The run's header (seed §2): status, metadata, progress, and what can be done to it.
+#[function_component(RunHeader)]
+pub fn run_header(props: &Props) -> Html {
+    let editor = &props.editor;
+    let run = editor.merged_run();
+    let steps = editor.merged_steps();
+    let pending = annotation_core::review::pending(&editor.suggestions);
+    let mut targets = allowed_targets(&editor.user, run.annotator.as_deref(), run.status);
+    // As on the server: a run is approved only once its author has decided every suggestion.
+    if pending > 0 {
+        targets.retain(|t| *t != ReviewStatus::Approved);
+    }
+    let perms = editor.permissions();
+    {
+        // Alt+A approves when approving is possible now.
+        let (db, dispatch, editor) = (props.db.clone(), props.dispatch.clone(), editor.clone());
+        let can = targets.contains(&ReviewStatus::Approved);
+        use_effect_with(props.approve_key, move |key| {
+            if *key > 0 {
+                if can {
+                    transition(db, dispatch, &editor, ReviewStatus::Approved);
+                } else {
+                    notify(&dispatch, false, "Approving needs a reviewer or QA manager, and the run in review.");
+                }
+            }
+        });
+    }
+    let on_move = {
+        let (db, dispatch, editor) = (props.db.clone(), props.dispatch.clone(), editor.clone());
+        Callback::from(move |to: ReviewStatus| transition(db.clone(), dispatch.clone(), &editor, to))
+    };
+    let on_export = {
+        let (db, dispatch, id) = (props.db.clone(), props.dispatch.clone(), run.id.clone());
+        Callback::from(move |_| {
+            let options = Options { anonymize: false, screenshots: Screenshots::Files };
+            export(db.0.clone(), dispatch.clone(), Some(vec![id.clone()]), format!("run {id}"), Format::Zip, options)
+        })
+    };
+    let on_duplicate = {
+        let (db, dispatch, editor) = (props.db.clone(), props.dispatch.clone(), editor.clone());
+        Callback::from(move |_| {
+            let (db, dispatch, user) = (db.clone(), dispatch.clone(), editor.user.clone());
+            let mut run = editor.merged_run().clone();
+            let id = new_id();
+            run.id = id.clone();
+            run.status = ReviewStatus::Draft;
+            run.annotator = Some(user.name.clone());
+            run.reviewed_by = None;
+            run.server_version = None;
+            run.task_prompt = format!("{} (copy)", run.task_prompt);
+            let steps: Vec<_> = editor
+                .merged_steps()
+                .into_iter()
+                .map(|mut s| {
+                    s.run_id = id.clone();
+                    s
+                })
+                .collect();
+            yew::platform::spawn_local(async move {
+                match db.0.import(&[(run, steps)], &user.name, &now()).await {
+                    Ok(()) => {
+                        notify(&dispatch, true, "Duplicated: this is the copy.");
+                        open_run(db.0.clone(), dispatch, id, false, user);
+                    }
+                    Err(why) => notify(&dispatch, false, why),
+                }
+            });
+        })
+    };
+    let on_back = {
+        let (db, dispatch) = (props.db.clone(), props.dispatch.clone());
+        Callback::from(move |e: MouseEvent| {
+            e.prevent_default();
+            set_query("");
+            dispatch.dispatch(Action::BackToList);
+            load_list(db.0.clone(), dispatch.clone());
+        })
+    };
+    let on_tags = {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |e: Event| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let tags = input
+                .value()
+                .split(',')
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+                .collect();
+            dispatch.dispatch(Action::SetTags(tags));
+        })
+    };
+    let percent = progress(&steps);
+    html! {
+        <div class="run-header" data-testid="run-header">
+            <a href="annotation.html" class="back" onclick={on_back} data-testid="back-to-list">{ "← All runs" }</a>
+            <h1 data-testid="run-title">{ &run.task_prompt }</h1>
+            <div class="meta">
+                <span class={classes!("badge", run.status.as_str())} data-testid="run-status">{ run.status.label() }</span>
+                if editor.qa { <span class="badge review" data-testid="qa-badge">{ "Review mode" }</span> }
+                if editor.dirty() { <span class="badge unsaved" data-testid="unsaved">{ "Unsaved edits" }</span> }
+                <span>{ format!("agent: {}", run.agent_status) }</span>
+                <span>{ format!("annotator: {}", run.annotator.clone().unwrap_or_else(|| "unassigned".into())) }</span>
+                if let Some(reviewer) = &run.reviewed_by { <span>{ format!("reviewed by {reviewer}") }</span> }
+                <span>{ format!("updated {}", run.updated_at.get(..16).unwrap_or(&run.updated_at).replace('T', " ")) }</span>
+                <span>{ format!("v{}", run.version) }</span>
+                if let Some(q) = run.quality { <span data-testid="run-quality">{ format!("quality {q}") }</span> }
+                if pending > 0 { <span class="badge suggestion" data-testid="pending-count">{ format!("{pending} suggestion{} pending", if pending == 1 { "" } else { "s" }) }</span> }
+            </div>
+            <div class="progress-line" title="Steps marked complete">
+                <span class="bar"><span style={format!("width:{percent}%")} /></span>
+                <span data-testid="run-progress">{ format!("{percent}% complete") }</span>
+            </div>
+            <label class="tags-field">{ "Tags" }
+                <input data-testid="run-tags" value={run.tags.join(", ")} onchange={on_tags}
+                    placeholder="shop, checkout" disabled={!perms.edit} />
+            </label>
+            <div class="actions">
+                { for targets.iter().filter(|t| **t != ReviewStatus::Archived).map(|to| {
+                    let to = *to;
+                    let class = if to == ReviewStatus::Approved { "primary" } else { "" };
+                    html! {
+                        <button class={class} data-testid={format!("to-{}", to.as_str())} onclick={on_move.reform(move |_| to)}>
+                            { transition_label(to) }
+                        </button>
+                    }
+                }) }
+                <button data-testid="export-run" onclick={on_export} title="This run as a ZIP with its screenshots">{ "Export" }</button>
+                if targets.contains(&ReviewStatus::Archived) {
+                    <button data-testid="to-archived" onclick={on_move.reform(|_| ReviewStatus::Archived)}>{ "Archive" }</button>
+                }
+                <button data-testid="duplicate" onclick={on_duplicate}>{ "Duplicate" }</button>
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,57 @@
+use annotation_core::query::RunSummary;
+use yew::prelude::*;
+
+use crate::state::list::ListAction;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub summary: RunSummary,
+    pub picked: bool,
+    pub on_pick: Callback<ListAction>,
+    /// (run id, review mode)
+    pub on_open: Callback<(String, bool)>,
+}
+
+#[function_component(RunRow)]
+pub fn run_row(props: &Props) -> Html {
+    let s = &props.summary;
+    let id = s.run_id.clone();
+    let pick = {
+        let (id, picked) = (id.clone(), props.picked);
+        props.on_pick.reform(move |_| ListAction::Pick(id.clone(), !picked))
+    };
+    let open = {
+        let id = id.clone();
+        props.on_open.reform(move |e: MouseEvent| {
+            e.prevent_default();
+            (id.clone(), false)
+        })
+    };
+    let review = {
+        let id = id.clone();
+        props.on_open.reform(move |_| (id.clone(), true))
+    };
+    let percent = if s.steps == 0 { 0 } else { s.done * 100 / s.steps };
+    html! {
+        <div class="run-row" data-testid="run-row" data-run={id.clone()}>
+            <input type="checkbox" aria-label="Pick" checked={props.picked} onchange={pick} />
+            <span class="task">
+                <a href={format!("annotation.html?agentRunId={id}&qa=false")} onclick={open} data-testid="open-run">{ &s.task_prompt }</a>
+                <span class="tags">
+                    { for s.tags.iter().map(|t| html! { <span class="tag">{ t }</span> }) }
+                    { for s.action_types.iter().take(4).map(|t| html! { <span class="chip">{ t }</span> }) }
+                </span>
+            </span>
+            <span><span class={classes!("badge", s.status.as_str())} data-testid="run-status">{ s.status.label() }</span></span>
+            <span data-testid="run-quality">{ s.quality.map_or("–".to_owned(), |q| q.to_string()) }</span>
+            <span class="progress-cell" title={format!("{} of {} steps complete, {} flagged", s.done, s.steps, s.flagged)}>
+                <span class="bar"><span style={format!("width:{percent}%")} /></span>
+                { format!("{}/{}", s.done, s.steps) }
+            </span>
+            <span>{ s.annotator.clone().unwrap_or_else(|| "–".into()) }</span>
+            <span class="muted">{ s.created_at.get(..10).unwrap_or(&s.created_at).to_owned() }
+                <button class="ghost small" data-testid="review-run" onclick={review} title="Open in review mode">{ "Review" }</button>
+            </span>
+        </div>
+    }
+}

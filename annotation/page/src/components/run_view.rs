@@ -1,0 +1,144 @@
+use yew::prelude::*;
+
+use crate::components::app::{DbHandle, Dispatch, gloo_listen_key};
+use crate::components::run_header::RunHeader;
+use crate::components::step_editor::StepEditor;
+use crate::components::step_list::StepList;
+use crate::components::tool_panel::ToolPanel;
+use crate::state::Action;
+use crate::state::editor::EditorState;
+use crate::util::now;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub db: DbHandle,
+    pub editor: EditorState,
+    pub dispatch: Dispatch,
+}
+
+/// What a key press means on the run page, if anything. `in_text` is true while typing in
+/// a field, where plain keys are text.
+pub fn shortcut(key: &str, alt: bool, ctrl: bool, in_text: bool) -> Option<Shortcut> {
+    Some(match (key, alt, ctrl) {
+        ("ArrowDown" | "j" | "J", true, false) => Shortcut::Next,
+        ("ArrowUp" | "k" | "K", true, false) => Shortcut::Prev,
+        ("Enter", false, true) => Shortcut::Complete,
+        ("f" | "F", true, false) => Shortcut::Flag,
+        ("s" | "S", false, true) => Shortcut::Save,
+        ("a" | "A", true, false) => Shortcut::Approve,
+        ("1", true, false) => Shortcut::Focus(1),
+        ("2", true, false) => Shortcut::Focus(2),
+        ("3", true, false) => Shortcut::Focus(3),
+        ("z" | "Z", true, false) => Shortcut::Zoom,
+        ("d" | "D", true, false) => Shortcut::Divider,
+        ("?", false, false) if !in_text => Shortcut::Help,
+        ("Escape", false, false) => Shortcut::Escape,
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shortcut {
+    Next,
+    Prev,
+    Complete,
+    Flag,
+    Save,
+    Approve,
+    Focus(u8),
+    Zoom,
+    Divider,
+    Help,
+    Escape,
+}
+
+/// The dual panel (seed §2): the run and its steps on the left, the selected step's editor
+/// and the tools on the right.
+#[function_component(RunView)]
+pub fn run_view(props: &Props) -> Html {
+    let approve = use_state(|| 0u32);
+    let divider = use_state(|| 0u32);
+    {
+        let dispatch = props.dispatch.clone();
+        let (approve, divider) = (approve.clone(), divider.clone());
+        use_effect_with((), move |_| {
+            let guard = gloo_listen_key(move |event: web_sys::KeyboardEvent| {
+                let target = event.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok());
+                let in_text = target.is_some_and(|t| matches!(t.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT"));
+                let Some(key) = shortcut(&event.key(), event.alt_key(), event.ctrl_key() || event.meta_key(), in_text) else {
+                    return;
+                };
+                event.prevent_default();
+                match key {
+                    Shortcut::Next => dispatch.dispatch(Action::Next),
+                    Shortcut::Prev => dispatch.dispatch(Action::Prev),
+                    Shortcut::Complete => dispatch.dispatch(Action::MarkComplete),
+                    Shortcut::Flag => dispatch.dispatch(Action::Flag(String::new(), now())),
+                    Shortcut::Save => dispatch.dispatch(Action::Save),
+                    Shortcut::Approve => approve.set(*approve + 1),
+                    Shortcut::Divider => divider.set(*divider + 1),
+                    Shortcut::Focus(n) => focus(&format!("[data-testid=thought{n}]")),
+                    Shortcut::Zoom => dispatch.dispatch(Action::ToggleZoom),
+                    Shortcut::Help => dispatch.dispatch(Action::Help(true)),
+                    Shortcut::Escape => {
+                        dispatch.dispatch(Action::Help(false));
+                        dispatch.dispatch(Action::Escaping(None));
+                    }
+                }
+            });
+            move || drop(guard)
+        });
+    }
+    let editor = &props.editor;
+    let steps = editor.merged_steps();
+    html! {
+        <div class="run-view" data-testid="run-view" data-qa={editor.qa.to_string()}>
+            <aside class="left">
+                <RunHeader db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} approve_key={*approve} />
+                <StepList steps={steps} run={editor.merged_run().clone()} at={editor.at}
+                    comments={editor.comments.clone()} suggestions={editor.suggestions.clone()}
+                    dispatch={props.dispatch.clone()} />
+            </aside>
+            <section class="right">
+                if editor.steps.is_empty() {
+                    <p class="empty">{ "This run has no steps: the agent finished without acting in a tab." }</p>
+                } else {
+                    <StepEditor db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} />
+                    <ToolPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={*divider} />
+                }
+            </section>
+        </div>
+    }
+}
+
+fn focus(selector: &str) {
+    let element = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok());
+    if let Some(element) = element {
+        let _ = element.focus();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_keys_type_in_fields_and_chords_act_everywhere() {
+        assert_eq!(shortcut("?", false, false, true), None);
+        assert_eq!(shortcut("?", false, false, false), Some(Shortcut::Help));
+        assert_eq!(shortcut("ArrowDown", true, false, true), Some(Shortcut::Next));
+        assert_eq!(shortcut("Enter", false, true, true), Some(Shortcut::Complete));
+        assert_eq!(shortcut("j", false, false, false), None);
+    }
+
+    #[test]
+    fn every_shortcut_is_in_the_help() {
+        use crate::components::help_overlay::SHORTCUTS;
+        for keys in ["Alt+↓", "Alt+↑", "Ctrl+Enter", "Alt+F", "Ctrl+S", "Alt+A", "Alt+1", "Alt+Z", "Alt+D", "?", "Esc"] {
+            assert!(SHORTCUTS.iter().any(|(k, _)| k.contains(keys)), "{keys} is not in the help");
+        }
+    }
+}

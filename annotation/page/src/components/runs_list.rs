@@ -1,0 +1,134 @@
+use annotation_core::query::{describe, facets};
+use annotation_core::record::ReviewStatus;
+use annotation_core::roles::User;
+use yew::prelude::*;
+
+use crate::components::app::{Dispatch, DbHandle, export, import_file, open_run, transition_runs};
+use crate::components::export_dialog::ExportDialog;
+use crate::components::run_filters::RunFilters;
+use crate::components::run_row::RunRow;
+use crate::components::virtual_rows::use_window;
+use crate::state::Action;
+use crate::state::list::{ListAction, ListState};
+
+const ROW_PX: f64 = 58.0;
+const VIEW_PX: f64 = 900.0;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub db: DbHandle,
+    pub list: ListState,
+    pub user: User,
+    pub dispatch: Dispatch,
+    pub rejections: Vec<String>,
+}
+
+/// Every captured run: search, filters, batch actions, export and import (seed §7.E, §8).
+#[function_component(RunsList)]
+pub fn runs_list(props: &Props) -> Html {
+    let exporting = use_state(|| false);
+    let window = use_window(props.list.shown.len(), ROW_PX, VIEW_PX);
+    let list = &props.list;
+    let facets = facets(&list.summaries);
+    let on_list = {
+        let dispatch = props.dispatch.clone();
+        Callback::from(move |action: ListAction| dispatch.dispatch(Action::List(action)))
+    };
+    let on_open = {
+        let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
+        Callback::from(move |(id, qa): (String, bool)| open_run(db.0.clone(), dispatch.clone(), id, qa, user.clone()))
+    };
+    let on_import = {
+        let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
+        Callback::from(move |e: Event| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            if let Some(file) = input.files().and_then(|files| files.get(0)) {
+                import_file(db.0.clone(), dispatch.clone(), file, user.clone());
+            }
+            input.set_value("");
+        })
+    };
+    let picked: Vec<String> = list.picked.iter().cloned().collect();
+    let on_batch = {
+        let (db, dispatch, user, picked) = (props.db.clone(), props.dispatch.clone(), props.user.clone(), picked.clone());
+        Callback::from(move |to: ReviewStatus| transition_runs(db.0.clone(), dispatch.clone(), picked.clone(), to, user.clone()))
+    };
+    let on_export = {
+        let (db, dispatch, exporting) = (props.db.clone(), props.dispatch.clone(), exporting.clone());
+        let shown: Vec<String> = list.shown().map(|s| s.run_id.clone()).collect();
+        let (picked, filter) = (picked.clone(), describe(&list.filter));
+        Callback::from(move |(format, options)| {
+            exporting.set(false);
+            let ids = if picked.is_empty() { shown.clone() } else { picked.clone() };
+            export(db.0.clone(), dispatch.clone(), Some(ids), filter.clone(), format, options);
+        })
+    };
+    let all_shown_picked = !list.shown.is_empty() && list.shown().all(|s| list.picked.contains(&s.run_id));
+    let manager_or_reviewer = props.user.role != annotation_core::roles::Role::Annotator;
+    html! {
+        <main class="runs" data-testid="runs-list">
+            <div class="runs-head">
+                <h1>{ "Captured runs" }</h1>
+                <span class="muted" data-testid="runs-count">
+                    { format!("{} of {} runs", list.shown.len(), list.summaries.len()) }
+                </span>
+                <div class="spacer" />
+                <label class="button" data-testid="import">
+                    { "Import…" }
+                    <input type="file" accept=".json,.jsonl,application/json" hidden=true onchange={on_import} data-testid="import-file" />
+                </label>
+                <button data-testid="export-open" onclick={let e = exporting.clone(); move |_| e.set(true)}>
+                    { if picked.is_empty() { "Export shown…".to_owned() } else { format!("Export {} picked…", picked.len()) } }
+                </button>
+            </div>
+            <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} on_change={on_list.clone()} />
+            if !props.rejections.is_empty() {
+                <div class="rejections" data-testid="import-errors" role="alert">
+                    <strong>{ "The import was refused; nothing changed. Fix these and import again:" }</strong>
+                    <ul>{ for props.rejections.iter().map(|line| html! { <li>{ line }</li> }) }</ul>
+                </div>
+            }
+            if !picked.is_empty() {
+                <div class="batch" data-testid="batch-bar">
+                    <span>{ format!("{} picked", picked.len()) }</span>
+                    if manager_or_reviewer {
+                        <button class="primary" data-testid="batch-approve" onclick={on_batch.reform(|_| ReviewStatus::Approved)}>{ "Approve picked" }</button>
+                    }
+                    <button data-testid="batch-submit" onclick={on_batch.reform(|_| ReviewStatus::InReview)}>{ "Submit picked for review" }</button>
+                    <button class="ghost" onclick={on_list.reform(|_| ListAction::PickShown(false))}>{ "Clear" }</button>
+                </div>
+            }
+            if list.loaded && list.summaries.is_empty() {
+                <div class="empty" data-testid="no-runs">
+                    <h2>{ "No captured runs yet" }</h2>
+                    <p>{ "Give the agent a task in the side panel: every run it makes appears here to annotate. Or import an export file." }</p>
+                </div>
+            } else {
+                <div class="run-table">
+                    <div class="run-row head">
+                        <input type="checkbox" aria-label="Pick all shown" checked={all_shown_picked}
+                            onchange={on_list.reform(move |_| ListAction::PickShown(!all_shown_picked))} />
+                        <span>{ "Task" }</span><span>{ "Status" }</span><span>{ "Quality" }</span>
+                        <span>{ "Progress" }</span><span>{ "Annotator" }</span><span>{ "Created" }</span>
+                    </div>
+                    <div class="run-scroll" onscroll={window.onscroll.clone()} data-testid="run-scroll">
+                        <div style={format!("height:{}px", window.before)} />
+                        { for window.range.clone().map(|i| {
+                            let summary = &list.summaries[list.shown[i]];
+                            html! {
+                                <RunRow key={summary.run_id.clone()} summary={summary.clone()}
+                                    picked={list.picked.contains(&summary.run_id)}
+                                    on_pick={on_list.clone()} on_open={on_open.clone()} />
+                            }
+                        }) }
+                        <div style={format!("height:{}px", window.after)} />
+                    </div>
+                </div>
+            }
+            if *exporting {
+                <ExportDialog count={if picked.is_empty() { list.shown.len() } else { picked.len() }}
+                    on_export={on_export} on_cancel={let e = exporting.clone(); Callback::from(move |()| e.set(false))} />
+            }
+        </main>
+    }
+}

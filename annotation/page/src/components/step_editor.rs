@@ -1,0 +1,130 @@
+use annotation_core::lint::{self, TextIssue};
+use annotation_core::record::{StepAction, StepState, Thought};
+use yew::prelude::*;
+
+use crate::components::app::{DbHandle, Dispatch, SpellerHandle};
+use crate::components::screenshot_view::ScreenshotView;
+use crate::components::thought_field::ThoughtField;
+use crate::state::Action;
+use crate::state::editor::EditorState;
+use crate::util::now;
+
+/// The action types an annotator picks from; a captured step may carry another of the
+/// agent's own names, which stays selectable.
+pub const ACTION_TYPES: [&str; 6] = ["click", "type", "scroll", "wait", "select", "navigate"];
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub db: DbHandle,
+    pub editor: EditorState,
+    pub dispatch: Dispatch,
+}
+
+/// The right panel's editor for the selected step (seed §2).
+#[function_component(StepEditor)]
+pub fn step_editor(props: &Props) -> Html {
+    let flag_reason = use_state(String::new);
+    let speller = use_context::<SpellerHandle>();
+    let editor = &props.editor;
+    let Some(step) = editor.current().cloned() else { return html! {} };
+    let perms = editor.permissions();
+    let dispatch = props.dispatch.clone();
+    let on_thought = dispatch.to_callback().reform(|(which, text)| Action::SetThought(which, text));
+    let on_fix = {
+        let (dispatch, step) = (dispatch.clone(), step.clone());
+        Callback::from(move |(issue, replacement, everywhere): (TextIssue, String, bool)| {
+            let text = step.thoughts.get(issue.thought);
+            if everywhere {
+                let from = text.get(issue.start..issue.end).unwrap_or_default().to_owned();
+                dispatch.dispatch(Action::EditAll(Box::new(move |steps| {
+                    lint::replace_everywhere(steps, &from, &replacement);
+                })));
+            } else {
+                dispatch.dispatch(Action::SetThought(issue.thought, lint::apply(text, &issue, &replacement)));
+            }
+        })
+    };
+    let set_action = |edit: fn(&mut StepAction, String)| {
+        let (dispatch, action) = (dispatch.clone(), step.action.clone());
+        Callback::from(move |e: Event| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let mut action = action.clone();
+            edit(&mut action, input.value());
+            dispatch.dispatch(Action::SetAction(action));
+        })
+    };
+    let on_flag = {
+        let (dispatch, reason) = (dispatch.clone(), flag_reason.clone());
+        Callback::from(move |_| {
+            dispatch.dispatch(Action::Flag((*reason).clone(), now()));
+            reason.set(String::new());
+        })
+    };
+    let on_reason = {
+        let reason = flag_reason.clone();
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            reason.set(input.value());
+        })
+    };
+    let mut kinds: Vec<String> = ACTION_TYPES.iter().map(|k| (*k).to_owned()).collect();
+    if !kinds.contains(&step.action.kind) {
+        kinds.push(step.action.kind.clone());
+    }
+    let position = editor.at;
+    let total = editor.steps.len();
+    let state = match step.state() {
+        StepState::Done => "Complete",
+        StepState::Flagged => "Flagged for review",
+        StepState::NeedsAnnotation => "Needs annotation",
+    };
+    html! {
+        <div class="step-editor" data-testid="step-editor" data-index={step.index.to_string()}>
+            <div class="editor-head">
+                <h2 data-testid="step-heading">{ format!("Step {} of {}", position + 1, total) }</h2>
+                <span class="muted" data-testid="step-state">{ state }</span>
+                <a class="muted url" href={step.url.clone()} target="_blank" rel="noopener noreferrer">{ &step.title }</a>
+            </div>
+            <ScreenshotView shot={step.screenshot.clone()} zoomed={editor.zoom} on_zoom={dispatch.to_callback().reform(|_| Action::ToggleZoom)} />
+            <div class="action-fields">
+                <label>{ "Action" }
+                    <select data-testid="action-type" disabled={!perms.edit} onchange={set_action(|a, v| a.kind = v)}>
+                        { for kinds.iter().map(|k| html! { <option value={k.clone()} selected={*k == step.action.kind}>{ k }</option> }) }
+                    </select>
+                </label>
+                <label class="grow">{ "Target" }
+                    <input data-testid="action-target" value={step.action.target.clone()} readonly={!perms.edit} onchange={set_action(|a, v| a.target = v)} />
+                </label>
+                <label>{ "Value" }
+                    <input data-testid="action-value" value={step.action.value.clone().unwrap_or_default()} readonly={!perms.edit}
+                        onchange={set_action(|a, v| a.value = (!v.is_empty()).then_some(v))} />
+                </label>
+            </div>
+            if !step.actions.is_empty() && step.outcome == "failed" {
+                <p class="outcome bad" data-testid="step-outcome">{ "The agent's action failed at this step; thought 3 of the next step should quote the error." }</p>
+            }
+            { for Thought::ALL.iter().map(|which| {
+                let text = step.thoughts.get(*which).to_owned();
+                let issues = speller.as_ref().map(|s| s.0.check(*which, &text)).unwrap_or_default();
+                html! {
+                    <ThoughtField which={*which} text={text} editable={perms.edit} issues={issues}
+                        on_change={on_thought.clone()} on_fix={on_fix.clone()}
+                        on_suggest={(perms.suggest && editor.qa).then(|| dispatch.to_callback().reform(Action::StartSuggest))} />
+                }
+            }) }
+            <div class="editor-actions">
+                <button data-testid="prev-step" disabled={position == 0} onclick={dispatch.to_callback().reform(|_| Action::Prev)} title="Alt+↑">{ "← Previous" }</button>
+                <button data-testid="next-step" disabled={position + 1 >= total} onclick={dispatch.to_callback().reform(|_| Action::Next)} title="Alt+↓">{ "Next →" }</button>
+                <div class="spacer" />
+                if perms.edit {
+                    <button data-testid="save" disabled={!editor.dirty() || editor.saving} onclick={dispatch.to_callback().reform(|_| Action::Save)} title="Ctrl+S">{ "Save" }</button>
+                }
+                if perms.mark {
+                    <input class="flag-reason" data-testid="flag-reason" placeholder="Why flag? (optional)" value={(*flag_reason).clone()} oninput={on_reason} />
+                    <button data-testid="flag" disabled={editor.saving} onclick={on_flag} title="Alt+F">{ "Save & flag for review" }</button>
+                    <button class="primary" data-testid="mark-complete" disabled={editor.saving} onclick={dispatch.to_callback().reform(|_| Action::MarkComplete)} title="Ctrl+Enter">{ "Save & mark complete" }</button>
+                }
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,121 @@
+use std::collections::BTreeMap;
+
+use annotation_core::templates::{self, Template};
+use yew::prelude::*;
+
+use crate::components::app::{DbHandle, Dispatch, notify};
+use crate::state::Action;
+use crate::state::editor::EditorState;
+use crate::util::now;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub db: DbHandle,
+    pub editor: EditorState,
+    pub dispatch: Dispatch,
+}
+
+/// Template quick-insert (seed §5.C, §7.F): the bundled templates and starred steps,
+/// those for this step's action first; fill the `<placeholders>`, then insert.
+#[function_component(TemplatesPanel)]
+pub fn templates_panel(props: &Props) -> Html {
+    let starred = use_state(Vec::<Template>::new);
+    let chosen = use_state(|| None::<String>);
+    let values = use_state(BTreeMap::<String, String>::new);
+    {
+        let (db, starred) = (props.db.clone(), starred.clone());
+        use_effect_with((), move |_| {
+            yew::platform::spawn_local(async move { starred.set(db.0.starred().await) });
+        });
+    }
+    let editor = &props.editor;
+    let Some(step) = editor.current().cloned() else { return html! {} };
+    let mut library = templates::bundled();
+    library.extend(starred.iter().cloned());
+    let ordered = templates::suggest(&library, &step.action.kind);
+    let template = chosen.as_ref().and_then(|id| library.iter().find(|t| &t.id == id)).cloned();
+    let on_choose = {
+        let (chosen, values) = (chosen.clone(), values.clone());
+        Callback::from(move |e: Event| {
+            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            let id = select.value();
+            chosen.set((!id.is_empty()).then_some(id));
+            values.set(BTreeMap::new());
+        })
+    };
+    let on_insert = {
+        let (dispatch, values, template, step) = (props.dispatch.clone(), values.clone(), template.clone(), step.clone());
+        Callback::from(move |_| {
+            let Some(t) = &template else { return };
+            let mut filled = step.clone();
+            filled.thoughts.thought1 = templates::fill(&t.thoughts.thought1, &values);
+            filled.thoughts.thought2 = templates::fill(&t.thoughts.thought2, &values);
+            filled.thoughts.thought3 = templates::fill(&t.thoughts.thought3, &values);
+            dispatch.dispatch(Action::ReplaceStep(Box::new(filled)));
+        })
+    };
+    let on_star = {
+        let (db, dispatch, step, starred, user) = (props.db.clone(), props.dispatch.clone(), step.clone(), starred.clone(), editor.user.name.clone());
+        Callback::from(move |_| {
+            let name: String = format!("{} · {}", step.action.kind, step.thoughts.thought3.chars().take(40).collect::<String>());
+            let template = templates::star(&step, &name, &user, &now());
+            let (db, dispatch, starred) = (db.clone(), dispatch.clone(), starred.clone());
+            yew::platform::spawn_local(async move {
+                match db.0.put_template(&template).await {
+                    Ok(()) => {
+                        notify(&dispatch, true, "Starred: this step is now in the template library.");
+                        starred.set(db.0.starred().await);
+                    }
+                    Err(why) => notify(&dispatch, false, why),
+                }
+            });
+        })
+    };
+    let editable = editor.permissions().edit;
+    html! {
+        <div class="templates">
+            <label>{ "Template" }
+                <select data-testid="template-select" onchange={on_choose}>
+                    <option value="" selected={chosen.is_none()}>{ "Choose a template…" }</option>
+                    { for ordered.iter().map(|t| {
+                        let label = match &t.action_type {
+                            Some(a) if *a == step.action.kind => format!("★ {} ({a})", t.name),
+                            _ => t.name.clone(),
+                        };
+                        html! { <option value={t.id.clone()} selected={chosen.as_deref() == Some(t.id.as_str())}>{ label }</option> }
+                    }) }
+                </select>
+            </label>
+            if let Some(t) = &template {
+                <div class="template-preview" data-testid="template-preview">
+                    { for [&t.thoughts.thought1, &t.thoughts.thought2, &t.thoughts.thought3].iter().enumerate().map(|(i, text)| html! {
+                        <p><strong>{ format!("Thought {}: ", i + 1) }</strong>{ templates::fill(text, &values) }</p>
+                    }) }
+                </div>
+                <div class="placeholders">
+                    { for templates::placeholders_of(t).into_iter().map(|name| {
+                        let values2 = values.clone();
+                        let key = name.clone();
+                        let oninput = Callback::from(move |e: InputEvent| {
+                            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+                            let mut next = (*values2).clone();
+                            next.insert(key.clone(), input.value());
+                            values2.set(next);
+                        });
+                        html! {
+                            <label>{ format!("<{name}>") }
+                                <input data-testid="placeholder" data-name={name.clone()} value={values.get(&name).cloned().unwrap_or_default()} {oninput} />
+                            </label>
+                        }
+                    }) }
+                </div>
+                if editable {
+                    <button class="primary" data-testid="template-insert" onclick={on_insert}>{ "Insert into thoughts 1–3" }</button>
+                }
+            }
+            if editable {
+                <button class="ghost" data-testid="star-step" onclick={on_star} title="Add this step's thoughts to the template library">{ "☆ Star this step as a template" }</button>
+            }
+        </div>
+    }
+}

@@ -1,0 +1,86 @@
+use annotation_core::lint::{TextIssue, segments};
+use annotation_core::record::Thought;
+use yew::prelude::*;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub which: Thought,
+    pub text: String,
+    pub editable: bool,
+    /// Spelling and grammar issues in `text`, highlighted in place.
+    pub issues: Vec<TextIssue>,
+    pub on_change: Callback<(Thought, String)>,
+    /// Shown in review mode: propose a change instead of editing.
+    pub on_suggest: Option<Callback<Thought>>,
+    /// Apply a replacement for an issue: (issue, replacement, everywhere).
+    pub on_fix: Callback<(TextIssue, String, bool)>,
+}
+
+pub fn hint(which: Thought) -> &'static str {
+    match which {
+        Thought::One => "What changed since the last step (or where I start), in the first person.",
+        Thought::Two => "What I can see now, what I need, and what is in the way (“but …”).",
+        Thought::Three => "What I will do next and what I expect to happen; on the last step, the answer or the exact error.",
+    }
+}
+
+/// One of the three thoughts: the text with its issues marked behind it, a character
+/// count, and the issues' one-click fixes below.
+#[function_component(ThoughtField)]
+pub fn thought_field(props: &Props) -> Html {
+    let which = props.which;
+    let on_input = props.on_change.reform(move |e: InputEvent| {
+        let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
+        (which, area.value())
+    });
+    let n = which.number();
+    let marks = segments(&props.text, &props.issues);
+    let rows = (props.text.len() / 70 + props.text.matches('\n').count() + 2).clamp(3, 14);
+    html! {
+        <div class="thought" data-testid={format!("thought{n}-field")}>
+            <div class="thought-head">
+                <label for={format!("thought{n}")}>{ format!("Thought {n}") }</label>
+                <span class="muted hint">{ hint(which) }</span>
+                <span class="count" data-testid={format!("thought{n}-count")}>{ format!("{} chars", props.text.chars().count()) }</span>
+                if let Some(on_suggest) = &props.on_suggest {
+                    <button class="small" data-testid={format!("suggest{n}")} onclick={on_suggest.reform(move |_| which)}>{ "Suggest change" }</button>
+                }
+            </div>
+            <div class="thought-wrap">
+                <div class="backdrop" aria-hidden="true">
+                    { for marks.iter().map(|(text, issue)| match issue {
+                        Some(_) => html! { <mark>{ text }</mark> },
+                        None => html! { { text } },
+                    }) }
+                    { "\u{200b}" }
+                </div>
+                <textarea id={format!("thought{n}")} data-testid={format!("thought{n}")} rows={rows.to_string()}
+                    value={props.text.clone()} oninput={on_input} readonly={!props.editable} spellcheck="false" />
+            </div>
+            if !props.issues.is_empty() {
+                <ul class="issues" data-testid={format!("thought{n}-issues")}>
+                    { for props.issues.iter().map(|issue| {
+                        let word = props.text.get(issue.start..issue.end).unwrap_or_default().to_owned();
+                        html! {
+                            <li>
+                                <span>{ &issue.message }</span>
+                                if props.editable {
+                                    { for issue.replacements.iter().take(3).map(|r| {
+                                        let (i1, r1) = (issue.clone(), r.clone());
+                                        html! { <button class="small fix" data-testid="apply-fix" onclick={props.on_fix.reform(move |_| (i1.clone(), r1.clone(), false))}>{ r }</button> }
+                                    }) }
+                                    if let Some(best) = issue.replacements.first() {
+                                        <button class="small ghost" data-testid="fix-everywhere" title={format!("Replace “{word}” with “{best}” in every step")}
+                                            onclick={{ let (i1, r1) = (issue.clone(), best.clone()); props.on_fix.reform(move |_| (i1.clone(), r1.clone(), true)) }}>
+                                            { "in all steps" }
+                                        </button>
+                                    }
+                                }
+                            </li>
+                        }
+                    }) }
+                </ul>
+            }
+        </div>
+    }
+}

@@ -1,0 +1,51 @@
+use yew::prelude::*;
+
+use crate::components::app::{DbHandle, Dispatch};
+use crate::components::checks_panel::ChecksPanel;
+use crate::components::history_panel::HistoryPanel;
+use crate::components::json_panel::JsonPanel;
+use crate::components::review_panel::ReviewPanel;
+use crate::components::subtasks_panel::SubtasksPanel;
+use crate::components::templates_panel::TemplatesPanel;
+use crate::state::Action;
+use crate::state::editor::{EditorState, Tool};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub db: DbHandle,
+    pub editor: EditorState,
+    pub dispatch: Dispatch,
+    /// Bumped by the Alt+D shortcut.
+    pub divider_key: u32,
+}
+
+/// The right panel's tools, one tab at a time (seed §2 "Tools & Options").
+#[function_component(ToolPanel)]
+pub fn tool_panel(props: &Props) -> Html {
+    let editor = &props.editor;
+    let tool = editor.tool;
+    let body = match tool {
+        Tool::Checks => html! { <ChecksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
+        Tool::Templates => html! { <TemplatesPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
+        Tool::Json => html! { <JsonPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
+        Tool::Review => html! { <ReviewPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
+        Tool::History => html! { <HistoryPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
+        Tool::Subtasks => html! { <SubtasksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={props.divider_key} /> },
+    };
+    html! {
+        <div class="tools" data-testid="tools">
+            <div class="tabs" role="tablist">
+                { for Tool::ALL.iter().map(|t| {
+                    let t = *t;
+                    html! {
+                        <button role="tab" class={classes!("tab", (t == tool).then_some("on"))} aria-selected={(t == tool).to_string()}
+                            data-testid={format!("tab-{}", t.id())} onclick={props.dispatch.to_callback().reform(move |_| Action::ShowTool(t))}>
+                            { t.label() }
+                        </button>
+                    }
+                }) }
+            </div>
+            <div class="tool-body">{ body }</div>
+        </div>
+    }
+}

@@ -1,0 +1,315 @@
+//! The open run: its saved steps, the edits not saved yet, the selected step, and what the
+//! right panel shows. Switching steps keeps edits (as drafts per step) without touching
+//! storage, so it is instant; a save writes every draft as one version.
+
+use std::collections::BTreeMap;
+
+use annotation_core::history::Version;
+use annotation_core::record::{Run, Step, StepAction, Subtask, Thought, first_incomplete, flag_issue};
+use annotation_core::review::{Comment, Suggestion};
+use annotation_core::roles::{Permissions, User, permissions};
+
+/// What the right panel's tool area shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Tool {
+    #[default]
+    Checks,
+    Templates,
+    Json,
+    Review,
+    History,
+    Subtasks,
+}
+
+impl Tool {
+    pub const ALL: [Tool; 6] =
+        [Tool::Checks, Tool::Templates, Tool::Json, Tool::Review, Tool::History, Tool::Subtasks];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Tool::Checks => "Checks",
+            Tool::Templates => "Templates",
+            Tool::Json => "JSON",
+            Tool::Review => "Review",
+            Tool::History => "History",
+            Tool::Subtasks => "Subtasks",
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Tool::Checks => "checks",
+            Tool::Templates => "templates",
+            Tool::Json => "json",
+            Tool::Review => "review",
+            Tool::History => "history",
+            Tool::Subtasks => "subtasks",
+        }
+    }
+}
+
+/// What the page must do in storage; the app carries it out and reports back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Save the run with `steps` as one version, then select `then_select` if given.
+    Save { run: Run, steps: Vec<Step>, then_select: Option<usize> },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EditorState {
+    pub run: Run,
+    /// As last saved.
+    pub steps: Vec<Step>,
+    /// Unsaved edits, by position in `steps`.
+    pub drafts: BTreeMap<usize, Step>,
+    /// Unsaved edits to the run header (subtasks, tags).
+    pub run_draft: Option<Run>,
+    /// Position of the selected step in `steps`.
+    pub at: usize,
+    /// Opened with `qa=true`: review mode.
+    pub qa: bool,
+    pub user: User,
+    pub versions: Vec<Version>,
+    pub comments: Vec<Comment>,
+    pub suggestions: Vec<Suggestion>,
+    pub tool: Tool,
+    pub zoom: bool,
+    /// The thought whose JSON escaping is being previewed.
+    pub escaping: Option<Thought>,
+    /// A suggestion being written: the thought and the proposed text.
+    pub suggesting: Option<(Thought, String)>,
+    /// Two version numbers to compare.
+    pub compare: Option<(u32, u32)>,
+    /// The storage work asked for, with a sequence number so it runs once.
+    pub command: Option<(u32, Command)>,
+    pub saving: bool,
+}
+
+pub struct Loaded {
+    pub run: Run,
+    pub steps: Vec<Step>,
+    pub versions: Vec<Version>,
+    pub comments: Vec<Comment>,
+    pub suggestions: Vec<Suggestion>,
+    pub qa: bool,
+    pub user: User,
+}
+
+impl EditorState {
+    pub fn new(loaded: Loaded) -> EditorState {
+        let at = first_incomplete(&loaded.steps)
+            .and_then(|index| loaded.steps.iter().position(|s| s.index == index))
+            .unwrap_or(0);
+        EditorState {
+            run: loaded.run,
+            steps: loaded.steps,
+            drafts: BTreeMap::new(),
+            run_draft: None,
+            at,
+            qa: loaded.qa,
+            user: loaded.user,
+            versions: loaded.versions,
+            comments: loaded.comments,
+            suggestions: loaded.suggestions,
+            tool: if loaded.qa { Tool::Review } else { Tool::Checks },
+            zoom: false,
+            escaping: None,
+            suggesting: None,
+            compare: None,
+            command: None,
+            saving: false,
+        }
+    }
+
+    /// The selected step with its unsaved edits.
+    pub fn current(&self) -> Option<&Step> {
+        self.drafts.get(&self.at).or_else(|| self.steps.get(self.at))
+    }
+
+    /// Every step with its unsaved edits, in order.
+    pub fn merged_steps(&self) -> Vec<Step> {
+        (0..self.steps.len())
+            .map(|i| self.drafts.get(&i).unwrap_or(&self.steps[i]).clone())
+            .collect()
+    }
+
+    pub fn merged_run(&self) -> &Run {
+        self.run_draft.as_ref().unwrap_or(&self.run)
+    }
+
+    pub fn dirty(&self) -> bool {
+        !self.drafts.is_empty() || self.run_draft.is_some()
+    }
+
+    pub fn is_final(&self, position: usize) -> bool {
+        position + 1 == self.steps.len()
+    }
+
+    pub fn permissions(&self) -> Permissions {
+        let run = self.merged_run();
+        let mut p = permissions(&self.user, run.status, run.annotator.as_deref());
+        // Review mode reads; changes go through suggestions and comments.
+        if self.qa {
+            p.edit = false;
+            p.rollback = false;
+        }
+        p
+    }
+
+    fn draft_mut(&mut self) -> Option<&mut Step> {
+        let at = self.at;
+        let saved = self.steps.get(at)?.clone();
+        Some(self.drafts.entry(at).or_insert(saved))
+    }
+
+    /// Drops a draft that no longer differs from what is saved.
+    fn tidy(&mut self) {
+        if let Some(draft) = self.drafts.get(&self.at)
+            && self.steps.get(self.at) == Some(draft)
+        {
+            self.drafts.remove(&self.at);
+        }
+    }
+
+    fn next_command(&self) -> u32 {
+        self.command.as_ref().map_or(1, |(n, _)| n + 1)
+    }
+
+    fn save(&mut self, then_select: Option<usize>) {
+        let command = Command::Save {
+            run: self.merged_run().clone(),
+            steps: self.merged_steps(),
+            then_select,
+        };
+        self.command = Some((self.next_command(), command));
+        self.saving = true;
+    }
+
+    pub fn select(&mut self, position: usize) {
+        if position < self.steps.len() {
+            self.at = position;
+            self.escaping = None;
+            self.suggesting = None;
+            self.zoom = false;
+        }
+    }
+
+    pub fn set_thought(&mut self, which: Thought, text: String) {
+        if !self.permissions().edit {
+            return;
+        }
+        if let Some(step) = self.draft_mut() {
+            *step.thoughts.get_mut(which) = text;
+        }
+        self.tidy();
+    }
+
+    pub fn set_action(&mut self, action: StepAction) {
+        if !self.permissions().edit {
+            return;
+        }
+        if let Some(step) = self.draft_mut() {
+            step.action = action;
+        }
+        self.tidy();
+    }
+
+    /// Replaces the step with an edited copy (a fix, a template, an escape).
+    pub fn replace_step(&mut self, step: Step) {
+        if !self.permissions().edit {
+            return;
+        }
+        if let Some(draft) = self.draft_mut() {
+            *draft = step;
+        }
+        self.tidy();
+    }
+
+    /// Applies `edit` to every step (a fix across all steps), keeping only real changes.
+    pub fn edit_all(&mut self, edit: impl FnOnce(&mut [Step])) {
+        if !self.permissions().edit {
+            return;
+        }
+        let mut merged = self.merged_steps();
+        edit(&mut merged);
+        self.drafts = merged
+            .into_iter()
+            .enumerate()
+            .filter(|(i, step)| &self.steps[*i] != step)
+            .collect();
+    }
+
+    pub fn set_subtasks(&mut self, subtasks: Vec<Subtask>) {
+        if !self.permissions().edit {
+            return;
+        }
+        let mut run = self.merged_run().clone();
+        run.subtasks = subtasks;
+        self.run_draft = (run != self.run).then_some(run);
+    }
+
+    pub fn set_tags(&mut self, tags: Vec<String>) {
+        let mut run = self.merged_run().clone();
+        run.tags = tags;
+        self.run_draft = (run != self.run).then_some(run);
+    }
+
+    /// Save & mark complete: the step is done; then the next step that is not.
+    pub fn mark_complete(&mut self) {
+        if !self.permissions().mark {
+            return;
+        }
+        let at = self.at;
+        if let Some(step) = self.draft_mut() {
+            step.verified = true;
+            step.issues.clear();
+        }
+        let merged = self.merged_steps();
+        let next = (at + 1..merged.len())
+            .chain(0..at)
+            .find(|i| !merged[*i].verified || !merged[*i].issues.is_empty());
+        self.save(next.or(Some(at)));
+    }
+
+    /// Save & flag for review: the step carries an issue saying why.
+    pub fn flag(&mut self, why: &str, at_time: &str) {
+        if !self.permissions().mark {
+            return;
+        }
+        let who = self.user.name.clone();
+        let why = if why.trim().is_empty() { "Flagged for review" } else { why.trim() };
+        if let Some(step) = self.draft_mut() {
+            step.verified = false;
+            step.issues.push(flag_issue(why, &who, at_time));
+        }
+        self.save(None);
+    }
+
+    pub fn save_now(&mut self) {
+        if self.dirty() && self.permissions().edit {
+            self.save(None);
+        }
+    }
+
+    /// Storage wrote the version: what was saved becomes the saved state.
+    pub fn saved(&mut self, run: Run, steps: Vec<Step>, versions: Vec<Version>, then_select: Option<usize>) {
+        self.run = run;
+        self.steps = steps;
+        self.drafts.clear();
+        self.run_draft = None;
+        self.saving = false;
+        self.versions.extend(versions);
+        if let Some(position) = then_select {
+            self.select(position);
+        }
+    }
+
+    pub fn save_failed(&mut self) {
+        // The drafts stay, so nothing typed is lost; the notice says what failed.
+        self.saving = false;
+    }
+}
+
+#[cfg(test)]
+#[path = "editor_tests.rs"]
+mod tests;

@@ -1,0 +1,85 @@
+//! The runs list: every run's summary, the filter and sort, and the runs picked for a batch
+//! action. Matching runs are recomputed on every change of filter or data, from summaries
+//! already in memory, so typing in the search box never waits on storage.
+
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use annotation_core::query::{Filter, RunSummary, Sort, select};
+use annotation_core::record::ReviewStatus;
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ListState {
+    pub summaries: Rc<Vec<RunSummary>>,
+    pub filter: Filter,
+    pub sort: Sort,
+    /// Indexes into `summaries` of the runs shown, in order.
+    pub shown: Rc<Vec<usize>>,
+    /// Run ids ticked for a batch action.
+    pub picked: BTreeSet<String>,
+    pub loaded: bool,
+}
+
+pub enum ListAction {
+    Filter(Filter),
+    Text(String),
+    Sort(Sort),
+    ToggleStatus(ReviewStatus),
+    Pick(String, bool),
+    PickShown(bool),
+}
+
+impl ListState {
+    pub fn load(&mut self, summaries: Vec<RunSummary>) {
+        self.summaries = Rc::new(summaries);
+        self.loaded = true;
+        // Ticks for runs that are gone would act on nothing.
+        let ids: BTreeSet<&str> = self.summaries.iter().map(|s| s.run_id.as_str()).collect();
+        self.picked.retain(|id| ids.contains(id.as_str()));
+        self.refresh();
+    }
+
+    fn refresh(&mut self) {
+        self.shown = Rc::new(select(&self.summaries, &self.filter, self.sort));
+    }
+
+    pub fn apply(&mut self, action: ListAction) {
+        match action {
+            ListAction::Filter(filter) => self.filter = filter,
+            ListAction::Text(text) => self.filter.text = text,
+            ListAction::Sort(sort) => self.sort = sort,
+            ListAction::ToggleStatus(status) => {
+                if let Some(i) = self.filter.statuses.iter().position(|s| *s == status) {
+                    self.filter.statuses.remove(i);
+                } else {
+                    self.filter.statuses.push(status);
+                }
+            }
+            ListAction::Pick(id, on) => {
+                if on {
+                    self.picked.insert(id);
+                } else {
+                    self.picked.remove(&id);
+                }
+                return;
+            }
+            ListAction::PickShown(on) => {
+                for i in self.shown.iter() {
+                    let id = self.summaries[*i].run_id.clone();
+                    if on {
+                        self.picked.insert(id);
+                    } else {
+                        self.picked.remove(&id);
+                    }
+                }
+                return;
+            }
+        }
+        self.refresh();
+    }
+
+    /// The summaries shown, in order.
+    pub fn shown(&self) -> impl Iterator<Item = &RunSummary> {
+        self.shown.iter().map(|i| &self.summaries[*i])
+    }
+}

@@ -1,0 +1,184 @@
+//! Driving the annotation page: seeding captured runs into the extension's real IndexedDB
+//! (as the worker stores them, screenshots as JPEG Blobs under their SHA-256), opening the
+//! page by URL, reading what it stored, and catching its downloads.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::browser::{Browser, Page};
+
+/// A captured run of `steps` steps, in the engine's record shapes (camelCase).
+pub fn run_record(id: &str, prompt: &str, steps: u32) -> Value {
+    json!({
+        "id": id, "taskId": format!("session-{id}"), "taskPrompt": prompt, "followUps": [],
+        "status": "draft", "agentStatus": "done", "finalAnswer": "The kettle costs 24.99 €.",
+        "createdAt": "2026-11-20T09:00:00.000Z", "updatedAt": "2026-11-20T09:05:00.000Z",
+        "createdBy": "agent", "reviewedBy": null,
+        "subtasks": [{"id": "plan-1", "title": "Find the kettle", "description": "", "stepRange": [0, steps.saturating_sub(1)], "status": "pending"}],
+        "totalSteps": steps, "startUrl": "http://shop.test/",
+        "models": {"navigator": "scripted"}, "usage": {"input_tokens": 100, "output_tokens": 20}, "cost": 0.01
+    })
+}
+
+/// Step `index` of run `run_id`; its screenshot key is filled in by [`seed`].
+pub fn step_record(run_id: &str, index: u32, thoughts: [&str; 3]) -> Value {
+    json!({
+        "runId": run_id, "index": index, "url": "http://shop.test/", "title": "Fixture Shop",
+        "screenshot": null,
+        "action": {"type": "click", "target": format!("Kettles link {index}"), "value": null},
+        "actions": [{"action": {"action": "click", "id": index + 3}, "target": "Kettles", "ok": true, "message": "clicked"}],
+        "thoughts": {"thought1": thoughts[0], "thought2": thoughts[1], "thought3": thoughts[2]},
+        "extendedThoughts": [], "verified": false, "issues": [],
+        "lastEditedBy": "agent", "lastEditedAt": "2026-11-20T09:01:00.000Z",
+        "outcome": "ok", "traceIds": [], "durationMs": 900.0
+    })
+}
+
+/// Opens `annotation.html` (which creates the database at its current version) and waits
+/// for it to render.
+pub fn open_annotation(browser: &mut Browser, query: &str) -> Page {
+    let url = browser.extension_url(&format!("annotation.html{query}"));
+    let page = browser.open_tab(&url).page;
+    page.wait_for(
+        "document.querySelector('[data-testid=runs-list], [data-testid=run-view], [data-testid=missing]') !== null",
+        "the annotation page to render",
+    );
+    page
+}
+
+/// Loads `annotation.html{query}` afresh in `page` and waits for it to render.
+pub fn navigate(browser: &Browser, page: &Page, query: &str) {
+    let url = browser.extension_url(&format!("annotation.html{query}"));
+    // A mark on the old document tells it apart from the new one.
+    page.eval(&format!("window.__leaving = true; location.replace({})", Value::from(url)));
+    page.wait_for(
+        "!window.__leaving && document.querySelector('[data-testid=runs-list], [data-testid=run-view], [data-testid=missing]') !== null",
+        "the annotation page to load and render",
+    );
+}
+
+/// Stores `runs` and their `steps` the way the worker does, each step with a JPEG screenshot
+/// drawn in the page (a coloured box with the step's number), keyed by its SHA-256.
+pub fn seed(page: &Page, runs: &[Value], steps: &[Value]) {
+    let script = format!(
+        r#"(async () => {{
+            const runs = {runs}, steps = {steps};
+            const db = await new Promise((ok, fail) => {{
+                const r = indexedDB.open('alphascout'); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
+            }});
+            const shots = [];
+            for (const step of steps) {{
+                const canvas = new OffscreenCanvas(320, 200);
+                const g = canvas.getContext('2d');
+                g.fillStyle = `hsl(${{step.index * 47 % 360}} 60% 70%)`; g.fillRect(0, 0, 320, 200);
+                g.fillStyle = '#000'; g.font = '40px sans-serif'; g.fillText('step ' + step.index, 40, 110);
+                const blob = await canvas.convertToBlob({{type: 'image/jpeg', quality: 0.8}});
+                const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', await blob.arrayBuffer()));
+                const key = Array.from(hash, b => b.toString(16).padStart(2, '0')).join('');
+                step.screenshot = {{key, timestamp: '2026-11-20T09:01:00.000Z', mime: 'image/jpeg', bytes: blob.size}};
+                shots.push([key, blob]);
+            }}
+            const tx = db.transaction(['runs', 'steps', 'screenshots'], 'readwrite');
+            for (const run of runs) tx.objectStore('runs').put(run);
+            for (const step of steps) tx.objectStore('steps').put(step);
+            for (const [key, blob] of shots) tx.objectStore('screenshots').put(blob, key);
+            await new Promise((ok, fail) => {{ tx.oncomplete = ok; tx.onerror = () => fail(tx.error); }});
+            db.close();
+            return true;
+        }})()"#,
+        runs = Value::from(runs.to_vec()),
+        steps = Value::from(steps.to_vec()),
+    );
+    assert_eq!(page.eval(&script), Value::Bool(true), "seeding IndexedDB");
+}
+
+/// Every record of `store` in the extension's database, as JSON.
+pub fn stored(page: &Page, store: &str) -> Vec<Value> {
+    let script = format!(
+        r#"(async () => {{
+            const db = await new Promise((ok, fail) => {{
+                const r = indexedDB.open('alphascout'); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
+            }});
+            const all = await new Promise((ok, fail) => {{
+                const r = db.transaction({store}).objectStore({store}).getAll();
+                r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
+            }});
+            db.close();
+            return JSON.parse(JSON.stringify(all));
+        }})()"#,
+        store = Value::from(store)
+    );
+    page.eval(&script).as_array().cloned().unwrap_or_default()
+}
+
+/// Lets the browser save downloads into a fresh folder, and returns it.
+pub fn allow_downloads(browser: &Browser, name: &str) -> PathBuf {
+    let dir = crate::workspace_root().join("target/tmp/downloads").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a downloads folder");
+    browser
+        .call(
+            "Browser.setDownloadBehavior",
+            json!({"behavior": "allow", "downloadPath": dir.to_string_lossy(), "eventsEnabled": true}),
+        )
+        .expect("Browser.setDownloadBehavior");
+    dir
+}
+
+/// Waits for a finished download whose name ends with `suffix` in `dir`, and returns it.
+pub fn wait_for_download(dir: &Path, suffix: &str) -> PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let found = std::fs::read_dir(dir).ok().into_iter().flatten().flatten().map(|e| e.path()).find(|p| {
+            p.to_string_lossy().ends_with(suffix)
+        });
+        if let Some(path) = found {
+            return path;
+        }
+        if Instant::now() > deadline {
+            panic!("no *{suffix} download appeared in {}", dir.display());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Puts `path` into the file input matching `selector`, as choosing it in the dialog does.
+pub fn choose_file(page: &Page, selector: &str, path: &Path) {
+    let document = page.call("DOM.getDocument", json!({})).expect("DOM.getDocument");
+    let node = page
+        .call(
+            "DOM.querySelector",
+            json!({"nodeId": document["root"]["nodeId"], "selector": selector}),
+        )
+        .expect("DOM.querySelector");
+    page.call(
+        "DOM.setFileInputFiles",
+        json!({"nodeId": node["nodeId"], "files": [path.to_string_lossy()]}),
+    )
+    .expect("DOM.setFileInputFiles");
+}
+
+/// Sets a text field's value as typing would (select all, then insert), firing input and
+/// change events.
+pub fn replace_text(page: &Page, selector: &str, text: &str) {
+    page.click(selector);
+    page.eval(&format!("document.querySelector({}).select()", Value::from(selector)));
+    page.call("Input.insertText", json!({"text": text})).expect("Input.insertText");
+    // Yew listens to `change` on inputs; leaving the field fires it.
+    page.eval(&format!(
+        "document.querySelector({}).dispatchEvent(new Event('change', {{bubbles: true}}))",
+        Value::from(selector)
+    ));
+}
+
+/// Chooses `value` in the `<select>` matching `selector`.
+pub fn choose(page: &Page, selector: &str, value: &str) {
+    page.wait_for(&format!("document.querySelector({})", Value::from(selector)), selector);
+    page.eval(&format!(
+        "(() => {{ const s = document.querySelector({}); s.value = {}; s.dispatchEvent(new Event('change', {{bubbles: true}})); }})()",
+        Value::from(selector),
+        Value::from(value)
+    ));
+}
