@@ -20,6 +20,7 @@
 //! - [`quality`]: per-step and per-run quality scores (seed §7.H).
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
+//! - [`sync`]: the queue, bodies, answers, conflicts and state of syncing with the server.
 //! - [`import`]: validated, all-or-nothing import with a reason for every rejected record.
 
 pub mod checklist;
@@ -36,4 +37,5 @@ pub mod record;
 pub mod review;
 pub mod roles;
 pub mod spelling;
+pub mod sync;
 pub mod templates;

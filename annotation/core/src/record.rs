@@ -271,6 +271,9 @@ pub struct Step {
     pub trace_ids: Vec<String>,
     #[serde(default)]
     pub duration_ms: f64,
+    /// The server's version of this step when last synced (`baseVersion`), if ever synced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_version: Option<i64>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

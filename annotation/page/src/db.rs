@@ -11,6 +11,7 @@ use annotation_core::quality::run_quality;
 use annotation_core::record::{Run, Step};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
+use annotation_core::sync::{self, Pending, SyncSettings};
 use annotation_core::templates::Template;
 use capture_db::*;
 use indexed_db_futures::database::Database;
@@ -18,11 +19,24 @@ use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+use crate::util::new_id;
 use wasm_bindgen::JsValue;
 
 type Cause = Box<dyn Error>;
 
 const USER_KEY: &str = "user";
+const SYNC_KEY: &str = "sync";
+const PULLED_KEY: &str = "pulledAt";
+
+/// A change waiting for the server, with the id that makes a replay harmless.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueuedChange {
+    pub mutation_id: String,
+    pub pending: Pending,
+    pub queued_at: String,
+}
 
 pub struct Db {
     db: Database,
@@ -229,10 +243,34 @@ impl Db {
         before: &[Step],
         versions: impl Iterator<Item = &'v Version>,
     ) -> Result<(), Cause> {
-        let summary = query::summarize(run, steps);
-        let tx = self.writer(&[RUNS, STEPS, VERSIONS, SUMMARIES])?;
-        tx.object_store(RUNS)?.put(encode(run)?).await?;
+        let tx = self.writer(&[RUNS, STEPS, VERSIONS, SUMMARIES, OUTBOX])?;
+        // Which server version each record was last synced at belongs to the stored copy,
+        // which sync updates behind the editor's back: carry it over, never the editor's.
+        let run_store = tx.object_store(RUNS)?;
+        let stored_run: Option<Run> = match run_store.get::<JsValue, _, _>(run.id.as_str()).await? {
+            Some(value) => serde_wasm_bindgen::from_value(value).ok(),
+            None => None,
+        };
+        let mut run = run.clone();
+        run.server_version = stored_run.and_then(|r| r.server_version);
         let step_store = tx.object_store(STEPS)?;
+        let stored_steps: Vec<Step> = {
+            let index = step_store.index("runId")?;
+            let values = index.get_all::<JsValue>().with_query(run.id.as_str()).await?;
+            decode(values.collect::<Result<Vec<_>, _>>()?, "step")
+        };
+        let synced_at = |index: u32| stored_steps.iter().find(|s| s.index == index).and_then(|s| s.server_version);
+        let steps: Vec<Step> = steps
+            .iter()
+            .map(|s| Step { server_version: synced_at(s.index), ..s.clone() })
+            .collect();
+        let before: Vec<Step> = before
+            .iter()
+            .map(|s| Step { server_version: synced_at(s.index), ..s.clone() })
+            .collect();
+        let (run, steps, before) = (&run, &steps[..], &before[..]);
+        let summary = query::summarize(run, steps);
+        run_store.put(encode(run)?).await?;
         for step in steps {
             if before.iter().find(|s| s.index == step.index) != Some(step) {
                 step_store.put(encode(step)?).await?;
@@ -243,6 +281,19 @@ impl Db {
             version_store.put(encode(version)?).await?;
         }
         tx.object_store(SUMMARIES)?.put(encode(&summary)?).await?;
+        drop(step_store);
+        drop(version_store);
+        // The same transaction queues the change for the server: a save is never saved
+        // locally yet forgotten by sync.
+        let changes = sync::changes(run, before, steps);
+        let outbox = tx.object_store(OUTBOX)?;
+        let queued: Vec<QueuedChange> = decode(outbox.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?, "queued change");
+        for pending in changes {
+            if !queued.iter().any(|q| q.pending == pending) {
+                let entry = QueuedChange { mutation_id: new_id(), pending, queued_at: run.updated_at.clone() };
+                outbox.put(encode(&entry)?).await?;
+            }
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -371,4 +422,138 @@ impl Db {
 fn sorted(mut steps: Vec<Step>) -> Vec<Step> {
     steps.sort_by_key(|s| s.index);
     steps
+}
+
+/// What sync needs from storage.
+impl Db {
+    pub async fn sync_settings(&self) -> SyncSettings {
+        let read = async {
+            let tx = self.db.transaction(ANNOTATION).build()?;
+            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(SYNC_KEY).await?;
+            Ok::<_, Cause>(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
+        };
+        read.await.ok().flatten().unwrap_or_default()
+    }
+
+    pub async fn put_sync_settings(&self, settings: &SyncSettings) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, SYNC_KEY, settings).await.map_err(failed("store the sync settings"))
+    }
+
+    pub async fn pulled_at(&self) -> Option<String> {
+        let read = async {
+            let tx = self.db.transaction(ANNOTATION).build()?;
+            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(PULLED_KEY).await?;
+            Ok::<_, Cause>(value.and_then(|v| v.as_string()))
+        };
+        read.await.ok().flatten()
+    }
+
+    pub async fn put_pulled_at(&self, at: &str) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, PULLED_KEY, &at).await.map_err(failed("store the pull time"))
+    }
+
+    /// The queue, oldest first, with each entry's key.
+    pub async fn queued(&self) -> Result<Vec<(JsValue, QueuedChange)>, String> {
+        let read = async {
+            let tx = self.db.transaction(OUTBOX).build()?;
+            let store = tx.object_store(OUTBOX)?;
+            let keys = store.get_all_keys::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?;
+            let values = store.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?;
+            let mut out = Vec::new();
+            for (key, value) in keys.into_iter().zip(values) {
+                if let Ok(entry) = serde_wasm_bindgen::from_value(value) {
+                    out.push((key, entry));
+                }
+            }
+            Ok::<_, Cause>(out)
+        };
+        read.await.map_err(failed("read the sync queue"))
+    }
+
+    /// Queues changes (skipping ones already queued).
+    pub async fn enqueue(&self, changes: Vec<Pending>, at: &str) -> Result<(), String> {
+        let queued = self.queued().await?;
+        let write = async {
+            let tx = self.writer(&[OUTBOX])?;
+            let store = tx.object_store(OUTBOX)?;
+            for pending in changes {
+                if !queued.iter().any(|(_, q)| q.pending == pending) {
+                    store.put(encode(&QueuedChange { mutation_id: new_id(), pending, queued_at: at.to_owned() })?).await?;
+                }
+            }
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("queue changes for the server"))
+    }
+
+    pub async fn dequeue(&self, keys: &[JsValue]) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[OUTBOX])?;
+            let store = tx.object_store(OUTBOX)?;
+            for key in keys {
+                store.delete(key.clone()).await?;
+            }
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("clear sent changes"))
+    }
+
+    /// Runs never sent to the server, for the first push.
+    pub async fn unsynced_runs(&self) -> Result<Vec<(Run, Vec<Step>)>, String> {
+        let read = async {
+            let runs: Vec<Run> = decode(self.all(RUNS).await?, "run");
+            let mut out = Vec::new();
+            for run in runs.into_iter().filter(|r| r.server_version.is_none()) {
+                let steps = sorted(decode(self.of_run(STEPS, &run.id).await?, "step"));
+                out.push((run, steps));
+            }
+            Ok::<_, Cause>(out)
+        };
+        read.await.map_err(failed("find runs to send"))
+    }
+
+    pub async fn run_and_steps(&self, run_id: &str) -> Result<Option<(Run, Vec<Step>)>, String> {
+        Ok(self.run(run_id).await?.map(|d| (d.run, d.steps)))
+    }
+
+    /// Writes records as the server has them (a pull, or the version after a push), without
+    /// a version of their own: they are the server's history, not a local edit.
+    pub async fn put_synced(&self, run: Option<&Run>, steps: &[Step]) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[RUNS, STEPS, SUMMARIES])?;
+            if let Some(run) = run {
+                tx.object_store(RUNS)?.put(encode(run)?).await?;
+            }
+            let store = tx.object_store(STEPS)?;
+            for step in steps {
+                store.put(encode(step)?).await?;
+            }
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("store what the server sent"))?;
+        // The summary is rebuilt from storage the next time the list opens.
+        Ok(())
+    }
+
+    pub async fn has_screenshot(&self, key: &str) -> bool {
+        let read = async {
+            let tx = self.db.transaction(SCREENSHOTS).build()?;
+            let count = tx.object_store(SCREENSHOTS)?.count().with_query(key).await?;
+            Ok::<_, Cause>(count > 0)
+        };
+        read.await.unwrap_or(false)
+    }
+
+    pub async fn put_screenshot(&self, key: &str, blob: &web_sys::Blob) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[SCREENSHOTS])?;
+            tx.object_store(SCREENSHOTS)?.put(JsValue::from(blob.clone())).with_key(key).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("store a screenshot from the server"))
+    }
 }

@@ -9,6 +9,7 @@ pub mod components;
 pub mod db;
 pub mod download;
 pub mod state;
+pub mod sync;
 pub mod util;
 
 /// Entry point called by the wasm-bindgen glue when `annotation.js` instantiates the module.

@@ -4,11 +4,13 @@ use annotation_core::export::{Format, Options};
 use annotation_core::import;
 use annotation_core::record::{ReviewStatus, Run};
 use annotation_core::roles::User;
+use annotation_core::sync::SyncState;
 use yew::prelude::*;
 
 use crate::components::help_overlay::HelpOverlay;
 use crate::components::notice_bar::NoticeBar;
 use crate::components::run_view::RunView;
+use crate::components::sync_panel::{SyncPanel, SyncPill};
 use crate::components::runs_list::RunsList;
 use crate::components::user_bar::UserBar;
 use crate::db::Db;
@@ -252,6 +254,7 @@ pub fn app() -> Html {
     let db = use_state(|| None::<DbHandle>);
     let speller = use_state(|| None::<SpellerHandle>);
     let last_command = use_mut_ref(|| 0u32);
+    let synced_kick = use_mut_ref(|| 0u32);
 
     {
         let dispatch = state.dispatcher();
@@ -263,6 +266,7 @@ pub fn app() -> Html {
                     Ok(opened) => {
                         let opened = Rc::new(opened);
                         let user = opened.user().await.unwrap_or_default();
+                        dispatch.dispatch(Action::SyncSettings(opened.sync_settings().await));
                         dispatch.dispatch(Action::UserLoaded(user.clone()));
                         let route = Route::parse(&query_string());
                         match route.run_id {
@@ -322,6 +326,58 @@ pub fn app() -> Html {
         });
     }
 
+    {
+        // One sync round at a time; a kick during a round starts another after it.
+        let dispatch = state.dispatcher();
+        let db = (*db).clone();
+        let sync = state.sync.clone();
+        let open = state.editor.as_ref().map(|e| (e.run.id.clone(), e.qa, e.dirty()));
+        let screen = state.screen.clone();
+        let user = state.user.clone();
+        let done = synced_kick.clone();
+        use_effect_with((sync.kick, sync.running, db.is_some()), move |_| {
+            if let Some(db) = db
+                && !sync.running
+                && sync.kick > *done.borrow()
+            {
+                *done.borrow_mut() = sync.kick;
+                dispatch.dispatch(Action::SyncStarted);
+                yew::platform::spawn_local(async move {
+                    let round = crate::sync::round(&db.0, &sync.settings, sync.failures).await;
+                    // What the pull brought shows at once, unless it would drop edits.
+                    match open {
+                        Some((id, qa, false)) if round.pulled.contains(&id) => open_run(db.0.clone(), dispatch.clone(), id, qa, user),
+                        None if screen == Screen::List && !round.pulled.is_empty() => load_list(db.0.clone(), dispatch.clone()),
+                        _ => {}
+                    }
+                    dispatch.dispatch(Action::SyncFinished { state: round.state, conflicts: round.conflicts });
+                });
+            }
+        });
+    }
+    {
+        // The next round: soon while everything works, backing off while it does not.
+        let dispatch = state.dispatcher();
+        let (enabled, running, failures, state_now) =
+            (state.sync.settings.enabled(), state.sync.running, state.sync.failures, state.sync.state.clone());
+        use_effect_with((enabled, running, failures, state_now), move |(enabled, running, failures, state_now)| {
+            let delay_s = match state_now {
+                SyncState::Offline { retry_in_s, .. } => *retry_in_s,
+                _ if *failures > 0 => annotation_core::sync::backoff(*failures, None),
+                _ => 15,
+            };
+            let timer = (*enabled && !*running).then(|| {
+                let dispatch = dispatch.clone();
+                Timeout::new(delay_s * 1000, move || dispatch.dispatch(Action::SyncKick))
+            });
+            let online = gloo_listen("online", move || dispatch.dispatch(Action::SyncKick));
+            move || {
+                drop(timer);
+                drop(online);
+            }
+        });
+    }
+
     let on_user = {
         let dispatch = state.dispatcher();
         let db = db.clone();
@@ -368,6 +424,7 @@ pub fn app() -> Html {
         <div class="studio">
             <header class="topbar">
                 <a class="brand" href="annotation.html">{ "AlphaScout · Annotation" }</a>
+                <SyncPill state={state.sync.state.clone()} on_open={state.dispatcher().to_callback().reform(|_| Action::SyncOpen(true))} />
                 <UserBar user={state.user.clone()} on_change={on_user} />
                 <button class="ghost" data-testid="help" title="Keyboard shortcuts (?)" onclick={on_help.reform(|_| true)}>{ "?" }</button>
             </header>
@@ -380,6 +437,9 @@ pub fn app() -> Html {
             }
             if let Some(notice) = &state.notice {
                 <NoticeBar notice={notice.clone()} on_dismiss={on_dismiss} />
+            }
+            if let (true, Some(db)) = (state.sync.open, (*db).clone()) {
+                <SyncPanel db={db} sync={state.sync.clone()} dispatch={state.dispatcher()} />
             }
             if state.help {
                 <HelpOverlay on_close={on_help.reform(|_| false)} />
@@ -432,4 +492,36 @@ pub fn gloo_listen_key(mut f: impl FnMut(web_sys::KeyboardEvent) + 'static) -> i
         let _ = window.add_event_listener_with_callback("keydown", closure.as_ref().unchecked_ref());
     }
     Guard(closure)
+}
+
+/// Runs `f` once after `ms` milliseconds, unless dropped first.
+pub struct Timeout {
+    id: i32,
+    _closure: wasm_bindgen::closure::Closure<dyn FnMut()>,
+}
+
+impl Timeout {
+    pub fn new(ms: u32, f: impl FnOnce() + 'static) -> Timeout {
+        use wasm_bindgen::JsCast;
+        let mut f = Some(f);
+        let closure = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
+            if let Some(f) = f.take() {
+                f();
+            }
+        });
+        let id = web_sys::window()
+            .and_then(|w| {
+                w.set_timeout_with_callback_and_timeout_and_arguments_0(closure.as_ref().unchecked_ref(), ms as i32).ok()
+            })
+            .unwrap_or_default();
+        Timeout { id, _closure: closure }
+    }
+}
+
+impl Drop for Timeout {
+    fn drop(&mut self) {
+        if let Some(window) = web_sys::window() {
+            window.clear_timeout_with_handle(self.id);
+        }
+    }
 }

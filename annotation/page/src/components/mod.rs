@@ -19,6 +19,7 @@ pub mod step_editor;
 pub mod step_list;
 pub mod step_row;
 pub mod subtasks_panel;
+pub mod sync_panel;
 pub mod templates_panel;
 pub mod thought_field;
 pub mod tool_panel;

@@ -11,6 +11,7 @@ use annotation_core::query::RunSummary;
 use annotation_core::record::{Run, Step, StepAction, Subtask, Thought};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
+use annotation_core::sync::{Conflict, SyncSettings, SyncState};
 use yew::Reducible;
 
 use editor::{EditorState, Loaded, Tool};
@@ -106,6 +107,21 @@ pub struct Notice {
     pub text: String,
 }
 
+/// Sync as the page shows it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SyncView {
+    pub state: SyncState,
+    /// Conflicts waiting for a person, each with the local body it would send.
+    pub conflicts: Vec<(Conflict, serde_json::Value)>,
+    pub settings: SyncSettings,
+    pub open: bool,
+    /// Rounds that failed in a row.
+    pub failures: u32,
+    /// Bumped whenever there is something new to send; a round follows.
+    pub kick: u32,
+    pub running: bool,
+}
+
 /// An export or import under way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -125,6 +141,7 @@ pub struct Studio {
     pub progress: Option<Progress>,
     /// Import problems to show, one line each.
     pub rejections: Vec<String>,
+    pub sync: SyncView,
 }
 
 impl Default for Studio {
@@ -138,6 +155,7 @@ impl Default for Studio {
             help: false,
             progress: None,
             rejections: Vec::new(),
+            sync: SyncView::default(),
         }
     }
 }
@@ -180,6 +198,11 @@ pub enum Action {
     Help(bool),
     Progress(Option<Progress>),
     Rejections(Vec<String>),
+    SyncSettings(SyncSettings),
+    SyncOpen(bool),
+    SyncKick,
+    SyncStarted,
+    SyncFinished { state: SyncState, conflicts: Vec<(Conflict, serde_json::Value)> },
 }
 
 impl Reducible for Studio {
@@ -222,7 +245,32 @@ impl Studio {
             Action::Help(open) => self.help = open,
             Action::Progress(progress) => self.progress = progress,
             Action::Rejections(lines) => self.rejections = lines,
-            action => self.apply_to_run(action),
+            Action::SyncSettings(settings) => {
+                self.sync.state = if settings.enabled() { SyncState::Syncing } else { SyncState::LocalOnly };
+                self.sync.settings = settings;
+                self.sync.kick += 1;
+            }
+            Action::SyncOpen(open) => self.sync.open = open,
+            Action::SyncKick => self.sync.kick += 1,
+            Action::SyncStarted => self.sync.running = true,
+            Action::SyncFinished { state, conflicts } => {
+                self.sync.failures = match state {
+                    SyncState::Offline { .. } | SyncState::Error { .. } => self.sync.failures + 1,
+                    _ => 0,
+                };
+                self.sync.running = false;
+                self.sync.state = state;
+                self.sync.conflicts = conflicts;
+            }
+            action => {
+                // A save that made a version has something to send.
+                if let Action::Saved { versions, .. } = &action
+                    && !versions.is_empty()
+                {
+                    self.sync.kick += 1;
+                }
+                self.apply_to_run(action)
+            }
         }
     }
 

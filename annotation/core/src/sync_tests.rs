@@ -1,0 +1,88 @@
+use serde_json::json;
+
+use super::*;
+use crate::record::{Run, Step};
+
+fn run() -> Run {
+    serde_json::from_value(json!({
+        "id": "r1", "taskId": "s", "taskPrompt": "Find", "status": "in-review", "agentStatus": "done",
+        "createdAt": "2026-11-20T09:00:00.000Z", "updatedAt": "2026-11-20T09:05:00.000Z", "createdBy": "agent",
+        "subtasks": [], "totalSteps": 1, "startUrl": "", "models": {}, "usage": {"input_tokens": 1, "output_tokens": 1},
+        "cost": 0.0, "version": 4, "serverVersion": 7, "quality": 80, "annotator": "ann"
+    }))
+    .unwrap()
+}
+
+#[test]
+fn the_token_never_prints() {
+    let settings = SyncSettings { endpoint: "http://127.0.0.1:8787/".into(), token: "s3cret".into() };
+    assert!(!format!("{settings:?}").contains("s3cret"));
+    assert_eq!(settings.url("/runs"), "http://127.0.0.1:8787/runs");
+    assert!(settings.problems().is_empty());
+    assert_eq!(SyncSettings { endpoint: "ftp://x".into(), token: "t".into() }.problems().len(), 1);
+    assert!(SyncSettings::default().problems().is_empty(), "no server is fine: local only");
+}
+
+#[test]
+fn writes_carry_content_and_the_base_version_only() {
+    let run = run();
+    let item = batch_item("m1", &Pending::Run { run_id: "r1".into() }, &run, None).unwrap();
+    assert_eq!(item["baseVersion"], 7);
+    let body = item["run"].as_object().unwrap();
+    for local in ["version", "serverVersion", "quality", "status", "annotator", "updatedAt"] {
+        assert!(!body.contains_key(local), "{local} is not sent");
+    }
+    assert_eq!(body["finalAnswer"], Value::Null);
+    let step = Step { run_id: "r1".into(), index: 2, server_version: Some(5), ..Step::default() };
+    let item = batch_item("m2", &Pending::Step { run_id: "r1".into(), index: 2 }, &run, Some(&step)).unwrap();
+    assert_eq!((item["baseVersion"].clone(), item["index"].clone()), (json!(5), json!(2)));
+    assert!(item["step"].get("serverVersion").is_none());
+}
+
+#[test]
+fn a_save_queues_the_header_and_changed_steps_once() {
+    let run = run();
+    let before = vec![
+        Step { index: 0, server_version: Some(1), ..Step::default() },
+        Step { index: 1, server_version: Some(1), ..Step::default() },
+    ];
+    let mut after = before.clone();
+    after[1].verified = true;
+    let mut queue = vec![];
+    enqueue(&mut queue, changes(&run, &before, &after));
+    enqueue(&mut queue, changes(&run, &before, &after));
+    assert_eq!(queue, [Pending::Run { run_id: "r1".into() }, Pending::Step { run_id: "r1".into(), index: 1 }]);
+}
+
+#[test]
+fn answers_become_outcomes_and_server_records_local_ones() {
+    let answer = json!({"results": [
+        {"item": 0, "kind": "run", "runId": "r1", "outcome": "ok", "version": 8, "record": {"id": "r1", "version": 8, "etag": "\"8\"", "taskPrompt": "Find"}},
+        {"item": 1, "kind": "step", "runId": "r1", "index": 0, "outcome": "conflict",
+         "problem": {"currentVersion": 9, "current": {"runId": "r1", "index": 0, "version": 9, "thoughts": {"thought1": "theirs"}}, "changedPaths": ["thoughts.thought1"]}},
+        {"item": 2, "kind": "step", "runId": "r1", "index": 1, "outcome": "rejected",
+         "problem": {"title": "Invalid", "detail": "The step is invalid.", "errors": [{"path": "thoughts.thought2", "message": "must be a string"}]}}
+    ]});
+    let outcomes = read_batch(&answer, 3).unwrap();
+    let Outcome::Ok { version: 8, record } = &outcomes[0] else { panic!("{outcomes:?}") };
+    let local = run_from_server(record.clone(), 3).unwrap();
+    assert_eq!((local.server_version, local.version), (Some(8), 3));
+    assert!(!local.extra.contains_key("etag"));
+    let Outcome::Conflict { version: Some(9), current, paths } = &outcomes[1] else { panic!() };
+    assert_eq!(paths, &["thoughts.thought1"]);
+    let conflict = Conflict { pending: Pending::Step { run_id: "r1".into(), index: 0 }, theirs: current.clone(), their_version: Some(9), paths: paths.clone() };
+    let mine = json!({"runId": "r1", "index": 0, "thoughts": {"thought1": "mine"}});
+    assert_eq!(conflict.differences(&mine), [("thoughts.thought1".to_owned(), "mine".to_owned(), "theirs".to_owned())]);
+    assert_eq!(step_from_server(current.clone()).unwrap().server_version, Some(9));
+    assert_eq!(outcomes[2], Outcome::Rejected { why: "The step is invalid. thoughts.thought2: must be a string".into() });
+    assert!(read_batch(&answer, 2).is_err(), "a short answer is an error, not a guess");
+}
+
+#[test]
+fn retries_back_off_and_honour_retry_after() {
+    assert_eq!(backoff(1, None), 2);
+    assert_eq!(backoff(4, None), 16);
+    assert_eq!(backoff(30, None), 300);
+    assert_eq!(backoff(1, Some(60)), 60);
+    assert_eq!(SyncState::Offline { queued: 3, retry_in_s: 8 }.label(), "Offline · 3 changes queued · retry in 8 s");
+}

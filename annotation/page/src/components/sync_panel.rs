@@ -1,0 +1,133 @@
+use annotation_core::sync::{Conflict, SyncSettings, SyncState};
+use serde_json::Value;
+use yew::prelude::*;
+
+use crate::components::app::{DbHandle, Dispatch, notify};
+use crate::state::{Action, SyncView};
+
+#[derive(Properties, PartialEq)]
+pub struct PillProps {
+    pub state: SyncState,
+    pub on_open: Callback<()>,
+}
+
+/// The sync state, always in view (the design card: a visible sync state).
+#[function_component(SyncPill)]
+pub fn sync_pill(props: &PillProps) -> Html {
+    html! {
+        <button class={classes!("sync-pill", props.state.class())} data-testid="sync-state" data-state={props.state.class()}
+            onclick={props.on_open.reform(|_| ())} title="Sync settings and conflicts">
+            { props.state.label() }
+        </button>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub db: DbHandle,
+    pub sync: SyncView,
+    pub dispatch: Dispatch,
+}
+
+/// Sync settings (server and token, the token never shown back) and the conflicts to
+/// resolve: for each, what differs between my copy and the server's, and the choice.
+#[function_component(SyncPanel)]
+pub fn sync_panel(props: &Props) -> Html {
+    let endpoint = use_state(|| props.sync.settings.endpoint.clone());
+    let token = use_state(String::new);
+    let problems = SyncSettings { endpoint: (*endpoint).clone(), token: if token.is_empty() { props.sync.settings.token.clone() } else { (*token).clone() } }.problems();
+    let on_save = {
+        let (db, dispatch, endpoint, token, old) = (props.db.clone(), props.dispatch.clone(), endpoint.clone(), token.clone(), props.sync.settings.clone());
+        Callback::from(move |_| {
+            // An empty token field keeps the stored token.
+            let settings = SyncSettings {
+                endpoint: endpoint.trim().to_owned(),
+                token: if token.is_empty() { old.token.clone() } else { token.trim().to_owned() },
+            };
+            let (db, dispatch) = (db.clone(), dispatch.clone());
+            yew::platform::spawn_local(async move {
+                match db.0.put_sync_settings(&settings).await {
+                    Ok(()) => dispatch.dispatch(Action::SyncSettings(settings)),
+                    Err(why) => notify(&dispatch, false, why),
+                }
+            });
+        })
+    };
+    let resolve = {
+        let (db, dispatch) = (props.db.clone(), props.dispatch.clone());
+        Callback::from(move |(conflict, mine_wins): (Conflict, bool)| {
+            let (db, dispatch) = (db.clone(), dispatch.clone());
+            yew::platform::spawn_local(async move {
+                let result = if mine_wins {
+                    crate::sync::keep_mine(&db.0, &conflict).await
+                } else {
+                    crate::sync::take_theirs(&db.0, &conflict).await
+                };
+                match result {
+                    Ok(()) => {
+                        notify(&dispatch, true, if mine_wins { "Keeping your copy: it goes to the server now." } else { "Took the server's copy." });
+                        dispatch.dispatch(Action::SyncKick);
+                    }
+                    Err(why) => notify(&dispatch, false, why),
+                }
+            });
+        })
+    };
+    let text_input = |state: &UseStateHandle<String>| {
+        let state = state.clone();
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            state.set(input.value());
+        })
+    };
+    let has_token = !props.sync.settings.token.is_empty();
+    html! {
+        <div class="overlay" onclick={props.dispatch.to_callback().reform(|_| Action::SyncOpen(false))}>
+            <div class="dialog sync-dialog" role="dialog" aria-label="Sync" data-testid="sync-dialog"
+                onclick={Callback::from(|e: MouseEvent| e.stop_propagation())}>
+                <h2>{ "Sync" }</h2>
+                <p class="muted">{ "Runs stay in this browser and sync to your team's server when one is set. Leave the address empty to work locally only." }</p>
+                <label>{ "Server" }
+                    <input data-testid="sync-endpoint" placeholder="http://127.0.0.1:8787" value={(*endpoint).clone()} oninput={text_input(&endpoint)} />
+                </label>
+                <label>{ "Token" }
+                    <input data-testid="sync-token" type="password" autocomplete="off"
+                        placeholder={if has_token { "•••••• (stored; type to replace)" } else { "from `sync-server user add`" }}
+                        value={(*token).clone()} oninput={text_input(&token)} />
+                </label>
+                { for problems.iter().map(|p| html! { <p class="field-error" data-testid="sync-problem">{ p }</p> }) }
+                <div class="row">
+                    <button class="primary" data-testid="sync-save" disabled={!problems.is_empty()} onclick={on_save}>{ "Save & sync now" }</button>
+                    <button data-testid="sync-now" onclick={props.dispatch.to_callback().reform(|_| Action::SyncKick)}>{ "Sync now" }</button>
+                    <button onclick={props.dispatch.to_callback().reform(|_| Action::SyncOpen(false))}>{ "Close" }</button>
+                </div>
+                <p data-testid="sync-status" class={classes!("sync-status", props.sync.state.class())}>{ props.sync.state.label() }</p>
+                if !props.sync.conflicts.is_empty() {
+                    <h3>{ "Conflicts" }</h3>
+                    <p class="muted">{ "Someone saved these on the server after your copy was synced. Nothing was overwritten: choose which copy stays." }</p>
+                    <ul class="conflicts">
+                        { for props.sync.conflicts.iter().map(|(conflict, mine)| conflict_item(conflict, mine, &resolve)) }
+                    </ul>
+                }
+            </div>
+        </div>
+    }
+}
+
+fn conflict_item(conflict: &Conflict, mine: &Value, resolve: &Callback<(Conflict, bool)>) -> Html {
+    let differences = conflict.differences(mine);
+    let (keep, take) = (conflict.clone(), conflict.clone());
+    html! {
+        <li class="conflict" data-testid="conflict">
+            <strong>{ conflict.pending.describe() }</strong>
+            <table class="merge">
+                <tr><th>{ "Field" }</th><th>{ "Yours" }</th><th>{ "Server's" }</th></tr>
+                { for differences.iter().map(|(path, mine, theirs)| html! {
+                    <tr><td>{ path }</td><td data-testid="conflict-mine">{ mine }</td><td data-testid="conflict-theirs">{ theirs }</td></tr>
+                }) }
+            </table>
+            <button class="primary small" data-testid="keep-mine" onclick={resolve.reform(move |_| (keep.clone(), true))}>{ "Keep mine" }</button>
+            <button class="small" data-testid="take-theirs" onclick={resolve.reform(move |_| (take.clone(), false))}>{ "Take the server's" }</button>
+        </li>
+    }
+}

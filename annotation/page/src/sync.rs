@@ -1,0 +1,332 @@
+//! The sync shell: HTTP to the sync server and the queue in IndexedDB. What to send, how to
+//! read the answers and what to show are `annotation_core::sync`'s.
+//!
+//! One round: push (runs never sent, then the queue: screenshots the server lacks first,
+//! then `runs:batchUpsert`), then pull (runs changed on the server since the last pull,
+//! except runs with changes still queued here). Conflicts and refusals stay queued until a
+//! person decides; network trouble leaves everything queued for the next round.
+
+use annotation_core::sync::{self, Conflict, Outcome, Pending, SyncSettings, SyncState};
+use serde_json::{Value, json};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::db::{Db, QueuedChange};
+use crate::util::now;
+
+/// How one round ended.
+pub struct Round {
+    pub state: SyncState,
+    pub conflicts: Vec<(Conflict, Value)>,
+    /// Runs that changed locally because of the pull (the open one may need reloading).
+    pub pulled: Vec<String>,
+}
+
+/// Why a request did not get an answer worth reading.
+enum Failure {
+    /// Network down, server gone, 429 or 5xx: try again later.
+    Unreachable { retry_after: Option<u32>, why: String },
+    /// The server answered and refused (401, 403, 4xx): a person must act.
+    Refused(String),
+}
+
+type Answer = Result<(u16, Value), Failure>;
+
+async fn request(settings: &SyncSettings, method: &str, path: &str, body: Option<RequestBody>) -> Answer {
+    let window = web_sys::window().ok_or(Failure::Refused("no window".into()))?;
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    let headers = web_sys::Headers::new().map_err(|_| Failure::Refused("no headers".into()))?;
+    let _ = headers.set("Authorization", &settings.authorization());
+    match body {
+        Some(RequestBody::Json(value)) => {
+            let _ = headers.set("Content-Type", "application/json");
+            init.set_body(&JsValue::from(value.to_string()));
+        }
+        Some(RequestBody::Jpeg(blob)) => {
+            let _ = headers.set("Content-Type", "image/jpeg");
+            init.set_body(&blob);
+        }
+        None => {}
+    }
+    init.set_headers(&headers);
+    let url = settings.url(path);
+    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
+        .await
+        .map_err(|_| Failure::Unreachable { retry_after: None, why: format!("{} does not answer", settings.endpoint) })?;
+    let response: web_sys::Response = response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
+    let status = response.status();
+    let text = match response.text() {
+        Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise).await.ok().and_then(|t| t.as_string()).unwrap_or_default(),
+        Err(_) => String::new(),
+    };
+    let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    match status {
+        200..=299 | 409 => Ok((status, body)),
+        429 | 500..=599 => {
+            let retry_after = response.headers().get("Retry-After").ok().flatten().and_then(|v| v.parse().ok());
+            Err(Failure::Unreachable { retry_after, why: format!("the server answered {status}") })
+        }
+        401 => Err(Failure::Refused("the server does not accept this token; check it in Sync settings".into())),
+        _ => Err(Failure::Refused(format!("{} ({status})", sync::problem_text(&body)))),
+    }
+}
+
+enum RequestBody {
+    Json(Value),
+    Jpeg(web_sys::Blob),
+}
+
+/// One sync round. `attempt` counts rounds that failed in a row, for the backoff shown.
+pub async fn round(db: &Db, settings: &SyncSettings, attempt: u32) -> Round {
+    let mut out = Round { state: SyncState::Syncing, conflicts: Vec::new(), pulled: Vec::new() };
+    if !settings.enabled() {
+        out.state = SyncState::LocalOnly;
+        return out;
+    }
+    if let Some(problem) = settings.problems().into_iter().next() {
+        out.state = SyncState::Error { message: problem };
+        return out;
+    }
+    let result = async {
+        push(db, settings, &mut out).await?;
+        pull(db, settings, &mut out).await
+    };
+    out.state = match result.await {
+        Ok(()) if !out.conflicts.is_empty() => SyncState::Conflicts { count: out.conflicts.len() },
+        Ok(()) => SyncState::Synced { at: now() },
+        Err(Failure::Unreachable { retry_after, why }) => {
+            let queued = db.queued().await.map(|q| q.len()).unwrap_or(0);
+            web_sys::console::warn_1(&format!("sync: {why}").into());
+            SyncState::Offline { queued, retry_in_s: sync::backoff(attempt + 1, retry_after) }
+        }
+        Err(Failure::Refused(message)) => SyncState::Error { message },
+    };
+    out
+}
+
+async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), Failure> {
+    let refused = |why: String| Failure::Refused(why);
+    // Runs never sent go first, whole.
+    for (run, steps) in db.unsynced_runs().await.map_err(refused)? {
+        let mut changes = vec![Pending::Run { run_id: run.id.clone() }];
+        changes.extend(steps.iter().map(|s| Pending::Step { run_id: run.id.clone(), index: s.index }));
+        db.enqueue(changes, &now()).await.map_err(refused)?;
+    }
+    let queue = db.queued().await.map_err(refused)?;
+    if queue.is_empty() {
+        return Ok(());
+    }
+    // Steps may only point at screenshots the server holds.
+    let mut items: Vec<(JsValue, QueuedChange, Value, Value)> = Vec::new();
+    let mut hashes: Vec<String> = Vec::new();
+    let mut dead: Vec<JsValue> = Vec::new();
+    for (key, change) in queue {
+        let Some((run, steps)) = db.run_and_steps(change.pending.run_id()).await.map_err(refused)? else {
+            dead.push(key);
+            continue;
+        };
+        let step = match &change.pending {
+            Pending::Step { index, .. } => steps.iter().find(|s| s.index == *index),
+            Pending::Run { .. } => None,
+        };
+        if let Some(shot) = step.and_then(|s| s.screenshot.as_ref())
+            && !hashes.contains(&shot.key)
+        {
+            hashes.push(shot.key.clone());
+        }
+        let mine = match step {
+            Some(step) => sync::step_write(step),
+            None => sync::run_write(&run),
+        };
+        match sync::batch_item(&change.mutation_id, &change.pending, &run, step) {
+            Some(item) => items.push((key, change, item, mine)),
+            None => dead.push(key),
+        }
+    }
+    // A change whose record is gone (a deleted run or step) has nothing left to send.
+    if !dead.is_empty() {
+        db.dequeue(&dead).await.map_err(refused)?;
+    }
+    upload_screenshots(db, settings, hashes).await?;
+    for chunk in items.chunks(200) {
+        let body = json!({"items": chunk.iter().map(|(_, _, item, _)| item.clone()).collect::<Vec<_>>()});
+        let (_, answer) = request(settings, "POST", "/runs:batchUpsert", Some(RequestBody::Json(body))).await?;
+        let outcomes = sync::read_batch(&answer, chunk.len()).map_err(refused)?;
+        let mut sent = Vec::new();
+        let mut rejected = Vec::new();
+        for ((key, change, _, mine), outcome) in chunk.iter().zip(outcomes) {
+            match outcome {
+                Outcome::Ok { version, .. } => {
+                    record_version(db, &change.pending, version).await.map_err(refused)?;
+                    sent.push(key.clone());
+                }
+                Outcome::Conflict { version, current, paths } => out.conflicts.push((
+                    Conflict { pending: change.pending.clone(), theirs: current, their_version: version, paths },
+                    mine.clone(),
+                )),
+                Outcome::Rejected { why } => rejected.push(format!("{}: {why}", change.pending.describe())),
+            }
+        }
+        db.dequeue(&sent).await.map_err(refused)?;
+        if let Some(first) = rejected.first() {
+            return Err(Failure::Refused(format!("the server refused {first}")));
+        }
+    }
+    Ok(())
+}
+
+/// Notes the server version a push produced, so the next write is based on it.
+async fn record_version(db: &Db, pending: &Pending, version: i64) -> Result<(), String> {
+    let Some((mut run, mut steps)) = db.run_and_steps(pending.run_id()).await? else { return Ok(()) };
+    match pending {
+        Pending::Run { .. } => {
+            run.server_version = Some(version);
+            db.put_synced(Some(&run), &[]).await
+        }
+        Pending::Step { index, .. } => {
+            let Some(step) = steps.iter_mut().find(|s| s.index == *index) else { return Ok(()) };
+            step.server_version = Some(version);
+            db.put_synced(None, std::slice::from_ref(step)).await
+        }
+    }
+}
+
+async fn upload_screenshots(db: &Db, settings: &SyncSettings, hashes: Vec<String>) -> Result<(), Failure> {
+    for chunk in hashes.chunks(2000) {
+        let body = json!({"hashes": chunk});
+        let (_, answer) = request(settings, "POST", "/screenshots:missing", Some(RequestBody::Json(body))).await?;
+        for key in answer["missing"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            if let Some(blob) = db.screenshot(key).await {
+                request(settings, "PUT", &format!("/screenshots/{key}"), Some(RequestBody::Jpeg(blob))).await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every item of a paged list, following `nextCursor`.
+async fn all_pages(settings: &SyncSettings, path: &str) -> Result<Vec<Value>, Failure> {
+    let mut items = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let joiner = if path.contains('?') { '&' } else { '?' };
+        let page = match &cursor {
+            Some(c) => format!("{path}{joiner}limit=200&cursor={}", encode(c)),
+            None => format!("{path}{joiner}limit=200"),
+        };
+        let (_, answer) = request(settings, "GET", &page, None).await?;
+        items.extend(answer["items"].as_array().cloned().unwrap_or_default());
+        match answer["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => return Ok(items),
+        }
+    }
+}
+
+fn encode(text: &str) -> String {
+    String::from(js_sys::encode_uri_component(text))
+}
+
+async fn pull(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), Failure> {
+    let refused = |why: String| Failure::Refused(why);
+    let since = db.pulled_at().await;
+    let started = now();
+    let path = match &since {
+        Some(at) => format!("/runs?sort=updatedAt&updatedSince={}", encode(&a_minute_before(at))),
+        None => "/runs?sort=updatedAt".to_owned(),
+    };
+    let queued = db.queued().await.map_err(refused)?;
+    for header in all_pages(settings, &path).await? {
+        let Some(id) = header["id"].as_str().map(str::to_owned) else { continue };
+        // Unsent work here wins until it is sent (or its conflict is resolved).
+        if queued.iter().any(|(_, q)| q.pending.run_id() == id) {
+            continue;
+        }
+        let local = db.run_and_steps(&id).await.map_err(refused)?;
+        let server_version = header["version"].as_i64();
+        if local.as_ref().is_some_and(|(run, _)| run.server_version == server_version) {
+            continue;
+        }
+        let local_version = local.as_ref().map_or(0, |(run, _)| run.version);
+        let run = sync::run_from_server(header, local_version).map_err(refused)?;
+        let mut steps = Vec::new();
+        for record in all_pages(settings, &format!("/runs/{}/steps", encode(&id))).await? {
+            steps.push(sync::step_from_server(record).map_err(refused)?);
+        }
+        for shot in steps.iter().filter_map(|s| s.screenshot.as_ref()) {
+            if !db.has_screenshot(&shot.key).await {
+                fetch_screenshot(db, settings, &shot.key).await?;
+            }
+        }
+        db.put_synced(Some(&run), &steps).await.map_err(refused)?;
+        out.pulled.push(id);
+    }
+    db.put_pulled_at(&started).await.map_err(refused)?;
+    Ok(())
+}
+
+async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result<(), Failure> {
+    let window = web_sys::window().ok_or(Failure::Refused("no window".into()))?;
+    let init = web_sys::RequestInit::new();
+    let headers = web_sys::Headers::new().map_err(|_| Failure::Refused("no headers".into()))?;
+    let _ = headers.set("Authorization", &settings.authorization());
+    init.set_headers(&headers);
+    let url = settings.url(&format!("/screenshots/{key}"));
+    let unreachable = |_| Failure::Unreachable { retry_after: None, why: "a screenshot download failed".into() };
+    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init)).await.map_err(unreachable)?;
+    let response: web_sys::Response = response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
+    if !response.ok() {
+        // A missing image leaves the step without its picture; it is not worth stopping sync.
+        web_sys::console::warn_1(&format!("sync: screenshot {key} answered {}", response.status()).into());
+        return Ok(());
+    }
+    let blob = wasm_bindgen_futures::JsFuture::from(response.blob().map_err(|_| Failure::Refused("no body".into()))?)
+        .await
+        .map_err(unreachable)?;
+    let blob: web_sys::Blob = blob.dyn_into().map_err(|_| Failure::Refused("not a blob".into()))?;
+    db.put_screenshot(key, &blob).await.map_err(Failure::Refused)
+}
+
+/// Pull overlaps a minute, since commits can land slightly out of order.
+fn a_minute_before(at: &str) -> String {
+    let ms = js_sys::Date::parse(at);
+    if ms.is_nan() {
+        return at.to_owned();
+    }
+    String::from(js_sys::Date::new(&JsValue::from_f64(ms - 60_000.0)).to_iso_string())
+}
+
+/// "Keep mine": the queued change is rebased on the server's version and sent again.
+pub async fn keep_mine(db: &Db, conflict: &Conflict) -> Result<(), String> {
+    let Some((mut run, mut steps)) = db.run_and_steps(conflict.pending.run_id()).await? else { return Ok(()) };
+    match &conflict.pending {
+        Pending::Run { .. } => {
+            run.server_version = conflict.their_version;
+            db.put_synced(Some(&run), &[]).await
+        }
+        Pending::Step { index, .. } => {
+            let Some(step) = steps.iter_mut().find(|s| s.index == *index) else { return Ok(()) };
+            step.server_version = conflict.their_version;
+            db.put_synced(None, std::slice::from_ref(step)).await
+        }
+    }
+}
+
+/// "Take theirs": the server's record replaces the local one and the queued change goes.
+/// The local text it replaces stays in the run's history (the save that queued it).
+pub async fn take_theirs(db: &Db, conflict: &Conflict) -> Result<(), String> {
+    let Some((run, _)) = db.run_and_steps(conflict.pending.run_id()).await? else { return Ok(()) };
+    match &conflict.pending {
+        Pending::Run { .. } => {
+            let theirs = sync::run_from_server(conflict.theirs.clone(), run.version)?;
+            db.put_synced(Some(&theirs), &[]).await?;
+        }
+        Pending::Step { .. } => {
+            let theirs = sync::step_from_server(conflict.theirs.clone())?;
+            db.put_synced(None, &[theirs]).await?;
+        }
+    }
+    let queue = db.queued().await?;
+    let keys: Vec<JsValue> = queue.into_iter().filter(|(_, q)| q.pending == conflict.pending).map(|(k, _)| k).collect();
+    db.dequeue(&keys).await
+}
