@@ -6,6 +6,7 @@
 //! except runs with changes still queued here). Conflicts and refusals stay queued until a
 //! person decides; network trouble leaves everything queued for the next round.
 
+use annotation_core::roles::{Role, User};
 use annotation_core::sync::{self, Conflict, Outcome, Pending, SyncSettings, SyncState};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
@@ -19,6 +20,8 @@ pub struct Round {
     pub conflicts: Vec<(Conflict, Value)>,
     /// Runs that changed locally because of the pull (the open one may need reloading).
     pub pulled: Vec<String>,
+    /// Who the token belongs to: with a server, the server says who you are.
+    pub user: Option<User>,
 }
 
 /// Why a request did not get an answer worth reading.
@@ -78,7 +81,7 @@ enum RequestBody {
 
 /// One sync round. `attempt` counts rounds that failed in a row, for the backoff shown.
 pub async fn round(db: &Db, settings: &SyncSettings, attempt: u32) -> Round {
-    let mut out = Round { state: SyncState::Syncing, conflicts: Vec::new(), pulled: Vec::new() };
+    let mut out = Round { state: SyncState::Syncing, conflicts: Vec::new(), pulled: Vec::new(), user: None };
     if !settings.enabled() {
         out.state = SyncState::LocalOnly;
         return out;
@@ -88,6 +91,8 @@ pub async fn round(db: &Db, settings: &SyncSettings, attempt: u32) -> Round {
         return out;
     }
     let result = async {
+        let (_, me) = request(settings, "GET", "/users/me", None).await?;
+        out.user = me["id"].as_str().zip(me["role"].as_str().and_then(Role::parse)).map(|(id, role)| User { name: id.to_owned(), role });
         push(db, settings, &mut out).await?;
         pull(db, settings, &mut out).await
     };

@@ -344,6 +344,12 @@ pub fn app() -> Html {
                 dispatch.dispatch(Action::SyncStarted);
                 yew::platform::spawn_local(async move {
                     let round = crate::sync::round(&db.0, &sync.settings, sync.failures).await;
+                    let mut user = user;
+                    if let Some(me) = round.user.clone().filter(|me| *me != user) {
+                        let _ = db.0.put_user(&me).await;
+                        dispatch.dispatch(Action::UserChanged(me.clone()));
+                        user = me;
+                    }
                     // What the pull brought shows at once, unless it would drop edits.
                     match open {
                         Some((id, qa, false)) if round.pulled.contains(&id) => open_run(db.0.clone(), dispatch.clone(), id, qa, user),
@@ -425,7 +431,7 @@ pub fn app() -> Html {
             <header class="topbar">
                 <a class="brand" href="annotation.html">{ "AlphaScout · Annotation" }</a>
                 <SyncPill state={state.sync.state.clone()} on_open={state.dispatcher().to_callback().reform(|_| Action::SyncOpen(true))} />
-                <UserBar user={state.user.clone()} on_change={on_user} />
+                <UserBar user={state.user.clone()} on_change={on_user} from_server={state.sync.settings.enabled()} />
                 <button class="ghost" data-testid="help" title="Keyboard shortcuts (?)" onclick={on_help.reform(|_| true)}>{ "?" }</button>
             </header>
             { body }

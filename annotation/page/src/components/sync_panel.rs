@@ -47,7 +47,11 @@ pub fn sync_panel(props: &Props) -> Html {
             let (db, dispatch) = (db.clone(), dispatch.clone());
             yew::platform::spawn_local(async move {
                 match db.0.put_sync_settings(&settings).await {
-                    Ok(()) => dispatch.dispatch(Action::SyncSettings(settings)),
+                    Ok(()) => {
+                        dispatch.dispatch(Action::SyncSettings(settings));
+                        // The pill shows how it goes from here.
+                        dispatch.dispatch(Action::SyncOpen(false));
+                    }
                     Err(why) => notify(&dispatch, false, why),
                 }
             });

@@ -5,6 +5,8 @@ use yew::prelude::*;
 pub struct Props {
     pub user: User,
     pub on_change: Callback<User>,
+    /// With a sync server the token decides who you are, so it is shown, not chosen.
+    pub from_server: bool,
 }
 
 /// Who is annotating, and in which role. Locally this decides which buttons show; with a
@@ -30,6 +32,14 @@ pub fn user_bar(props: &Props) -> Html {
             }
         })
     };
+    if props.from_server {
+        return html! {
+            <div class="user-bar" title="Your sync token decides who you are">
+                <span data-testid="user-name">{ &props.user.name }</span>
+                <span class="muted" data-testid="user-role">{ props.user.role.label() }</span>
+            </div>
+        };
+    }
     html! {
         <div class="user-bar">
             <label>{ "You" }

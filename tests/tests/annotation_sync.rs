@@ -1,0 +1,176 @@
+//! Two browser profiles sync the same run through the real sync server on loopback (SQLite
+//! in a temp folder): the first push, the pull into the second profile, an offline queue,
+//! and a conflict that a person resolves without anything being overwritten silently.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use e2e::annotation::*;
+use e2e::browser::{Browser, Page};
+use e2e::http;
+use serde_json::Value;
+use sync_server::auth::{Role, add_user};
+use sync_server::store::Store;
+
+/// The sync server in a thread of its own, stopped on drop.
+struct SyncServer {
+    addr: SocketAddr,
+    tokens: HashMap<&'static str, String>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SyncServer {
+    fn start() -> SyncServer {
+        let dir = e2e::workspace_root().join(format!("target/tmp/sync-e2e-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}/sync.db", dir.display());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let store = Store::connect(&url).await.expect("the sync database");
+                let mut tokens = HashMap::new();
+                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
+                    tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
+                }
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                ready_tx.send((listener.local_addr().unwrap(), tokens)).unwrap();
+                let shutdown = async {
+                    let _ = shutdown_rx.await;
+                };
+                sync_server::serve(listener, store, sync_server::Config::default(), shutdown).await.unwrap();
+            });
+        });
+        let (addr, tokens) = ready_rx.recv_timeout(Duration::from_secs(60)).expect("the sync server starts");
+        SyncServer { addr, tokens, shutdown: Some(shutdown_tx), thread: Some(thread) }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn get(&self, user: &str, path: &str) -> http::Response {
+        let auth = format!("Bearer {}", self.tokens[user]);
+        http::request("GET", &format!("{}{path}", self.url()), &[("Authorization", &auth)], "")
+    }
+
+    /// Polls the server until `test` holds for `path`'s JSON.
+    fn wait_for(&self, user: &str, path: &str, what: &str, test: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let response = self.get(user, path);
+            if response.status == 200 && test(&response.json()) {
+                return response.json();
+            }
+            if Instant::now() > deadline {
+                panic!("the server never had {what}: {} {}", response.status, response.body);
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for SyncServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.shutdown.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn configure_sync(page: &Page, endpoint: &str, token: &str) {
+    page.click("[data-testid=sync-state]");
+    replace_text(page, "[data-testid=sync-endpoint]", endpoint);
+    replace_text(page, "[data-testid=sync-token]", token);
+    page.click("[data-testid=sync-save]");
+}
+
+fn wait_sync(page: &Page, state: &str) {
+    page.wait_for(
+        &format!("document.querySelector('[data-testid=sync-state]')?.dataset.state === '{state}'"),
+        &format!("the sync state to be {state}"),
+    );
+}
+
+fn thought1_on_server(server: &SyncServer, text: &'static str) {
+    server.wait_for("quinn", "/runs/r7/steps", &format!("thought 1 = {text:?}"), move |page| {
+        page["items"][0]["thoughts"]["thought1"] == text
+    });
+}
+
+#[test]
+fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person() {
+    let server = SyncServer::start();
+
+    // Profile A captured the run; it works offline until the server is reachable.
+    let mut browser_a = Browser::launch();
+    let a = open_annotation(&mut browser_a, "");
+    assert_eq!(a.text("[data-testid=sync-state]"), "Local only");
+    seed(
+        &a,
+        &[run_record("r7", "Find the kettle's price", 2)],
+        &[
+            step_record("r7", 0, ["I start on the shop.", "I can see the Kettles link.", "I should click it."]),
+            step_record("r7", 1, ["I opened Kettles.", "I can see 24.99 €.", "I should return the price."]),
+        ],
+    );
+    navigate(&browser_a, &a, "");
+    configure_sync(&a, "http://127.0.0.1:9", &server.tokens["ann"]);
+    wait_sync(&a, "offline");
+    assert!(a.text("[data-testid=sync-state]").contains("queued"), "the queue is shown");
+    configure_sync(&a, &server.url(), &server.tokens["ann"]);
+    wait_sync(&a, "synced");
+    let stored = a.eval("JSON.stringify(localStorage)").to_string();
+    assert!(!stored.contains(&server.tokens["ann"]), "the token is not in localStorage");
+
+    let run = server.wait_for("quinn", "/runs/r7", "run r7", |run| run["id"] == "r7");
+    assert_eq!(run["annotator"], "ann", "the run is its uploader's");
+    let steps = server.wait_for("quinn", "/runs/r7/steps", "both steps", |page| page["items"].as_array().is_some_and(|s| s.len() == 2));
+    let key = steps["items"][0]["screenshot"]["key"].as_str().unwrap().to_owned();
+    assert_eq!(server.get("quinn", &format!("/screenshots/{key}")).status, 200, "the screenshot was uploaded");
+
+    // Profile B (a QA manager) pulls it, screenshots and all.
+    let mut browser_b = Browser::launch();
+    let b = open_annotation(&mut browser_b, "");
+    configure_sync(&b, &server.url(), &server.tokens["quinn"]);
+    wait_sync(&b, "synced");
+    b.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
+    navigate(&browser_b, &b, "?agentRunId=r7&qa=false");
+    b.wait_for("document.querySelector('[data-testid=screenshot-img]')?.complete", "the pulled screenshot");
+
+    // A edits step 1 and syncs first.
+    navigate(&browser_a, &a, "?agentRunId=r7&qa=false");
+    replace_text(&a, "[data-testid=thought1]", "I start on the shop's home page.");
+    a.click("[data-testid=save]");
+    a.wait_for_text("[data-testid=notice]", "Saved as version");
+    thought1_on_server(&server, "I start on the shop's home page.");
+
+    // B edited the same thought from the older copy: a conflict, nothing overwritten.
+    replace_text(&b, "[data-testid=thought1]", "I begin on the Fixture Shop front page.");
+    b.click("[data-testid=save]");
+    b.wait_for_text("[data-testid=notice]", "Saved as version");
+    wait_sync(&b, "conflict");
+    assert_eq!(b.text("[data-testid=sync-state]"), "1 conflict to resolve");
+    thought1_on_server(&server, "I start on the shop's home page.");
+    b.click("[data-testid=sync-state]");
+    assert_eq!(b.text("[data-testid=conflict-mine]"), "I begin on the Fixture Shop front page.");
+    assert_eq!(b.text("[data-testid=conflict-theirs]"), "I start on the shop's home page.");
+    b.click("[data-testid=keep-mine]");
+    thought1_on_server(&server, "I begin on the Fixture Shop front page.");
+    wait_sync(&b, "synced");
+
+    // A pulls B's resolution into its open, unedited run.
+    a.click("[data-testid=sync-state]");
+    a.click("[data-testid=sync-now]");
+    a.wait_for(
+        "document.querySelector('[data-testid=thought1]')?.value === 'I begin on the Fixture Shop front page.'",
+        "B's text in A's editor",
+    );
+}
