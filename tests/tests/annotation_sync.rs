@@ -173,4 +173,10 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
         "document.querySelector('[data-testid=thought1]')?.value === 'I begin on the Fixture Shop front page.'",
         "B's text in A's editor",
     );
+
+    // Status moves by the server's transitions: submitting here submits there.
+    a.click("[data-testid=sync-close]");
+    a.click("[data-testid=to-in-review]");
+    a.wait_for_text("[data-testid=run-status]", "In review");
+    server.wait_for("quinn", "/runs/r7", "the run in review", |run| run["status"] == "in-review");
 }

@@ -11,7 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::record::{Run, Step};
+use crate::record::{ReviewStatus, Run, Step};
+use crate::roles::{Role, User, permitted};
 
 /// Where to sync and as whom. The token is a secret: it never prints, and it is never part of
 /// an export (exports are built from runs and steps, which do not hold it).
@@ -286,6 +287,39 @@ fn diff_leaves(mine: &Value, theirs: &Value, path: &str, out: &mut Vec<(String, 
         (a, b) if a != b => out.push((path.to_owned(), show(a), show(b))),
         _ => {}
     }
+}
+
+/// The statuses to move through, in order, to take a run from `from` to `to` (status moves
+/// only by transitions, one flow edge at a time); empty when already there or unreachable.
+pub fn transition_path(from: ReviewStatus, to: ReviewStatus) -> Vec<ReviewStatus> {
+    // Any edge of the flow, whoever may take it; the server judges who.
+    let admin = User { name: String::new(), role: Role::Admin };
+    let edge = |a: ReviewStatus, b: ReviewStatus| permitted(&admin, None, a, b).is_some();
+    let mut previous: Vec<Option<ReviewStatus>> = vec![None; ReviewStatus::ALL.len()];
+    let position = |s: ReviewStatus| ReviewStatus::ALL.iter().position(|x| *x == s).unwrap_or(0);
+    let mut queue = std::collections::VecDeque::from([from]);
+    let mut seen = vec![false; ReviewStatus::ALL.len()];
+    seen[position(from)] = true;
+    while let Some(at) = queue.pop_front() {
+        if at == to {
+            let mut path = Vec::new();
+            let mut step = to;
+            while step != from {
+                path.push(step);
+                step = previous[position(step)].unwrap_or(from);
+            }
+            path.reverse();
+            return path;
+        }
+        for next in ReviewStatus::ALL {
+            if !seen[position(next)] && edge(at, next) {
+                seen[position(next)] = true;
+                previous[position(next)] = Some(at);
+                queue.push_back(next);
+            }
+        }
+    }
+    Vec::new()
 }
 
 /// What the sync pill says.

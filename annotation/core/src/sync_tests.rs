@@ -86,3 +86,12 @@ fn retries_back_off_and_honour_retry_after() {
     assert_eq!(backoff(1, Some(60)), 60);
     assert_eq!(SyncState::Offline { queued: 3, retry_in_s: 8 }.label(), "Offline · 3 changes queued · retry in 8 s");
 }
+
+#[test]
+fn a_status_reached_locally_is_replayed_edge_by_edge() {
+    use crate::record::ReviewStatus::*;
+    assert_eq!(transition_path(Draft, Approved), [InReview, Approved]);
+    assert_eq!(transition_path(Approved, Draft), [InReview, Draft]);
+    assert_eq!(transition_path(Draft, Draft), []);
+    assert_eq!(transition_path(Archived, Approved), [Draft, InReview, Approved]);
+}

@@ -6,6 +6,7 @@
 //! except runs with changes still queued here). Conflicts and refusals stay queued until a
 //! person decides; network trouble leaves everything queued for the next round.
 
+use annotation_core::record::ReviewStatus;
 use annotation_core::roles::{Role, User};
 use annotation_core::sync::{self, Conflict, Outcome, Pending, SyncSettings, SyncState};
 use serde_json::{Value, json};
@@ -35,11 +36,18 @@ enum Failure {
 type Answer = Result<(u16, Value), Failure>;
 
 async fn request(settings: &SyncSettings, method: &str, path: &str, body: Option<RequestBody>) -> Answer {
+    request_with(settings, method, path, body, None).await
+}
+
+async fn request_with(settings: &SyncSettings, method: &str, path: &str, body: Option<RequestBody>, if_match: Option<i64>) -> Answer {
     let window = web_sys::window().ok_or(Failure::Refused("no window".into()))?;
     let init = web_sys::RequestInit::new();
     init.set_method(method);
     let headers = web_sys::Headers::new().map_err(|_| Failure::Refused("no headers".into()))?;
     let _ = headers.set("Authorization", &settings.authorization());
+    if let Some(version) = if_match {
+        let _ = headers.set("If-Match", &format!("\"{version}\""));
+    }
     match body {
         Some(RequestBody::Json(value)) => {
             let _ = headers.set("Content-Type", "application/json");
@@ -72,6 +80,11 @@ async fn request(settings: &SyncSettings, method: &str, path: &str, body: Option
         401 => Err(Failure::Refused("the server does not accept this token; check it in Sync settings".into())),
         _ => Err(Failure::Refused(format!("{} ({status})", sync::problem_text(&body)))),
     }
+}
+
+/// A POST with `If-Match` on `version`.
+async fn request_if_match(settings: &SyncSettings, path: &str, body: Value, version: i64) -> Answer {
+    request_with(settings, "POST", path, Some(RequestBody::Json(body)), Some(version)).await
 }
 
 enum RequestBody {
@@ -161,7 +174,11 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         let mut rejected = Vec::new();
         for ((key, change, _, mine), outcome) in chunk.iter().zip(outcomes) {
             match outcome {
-                Outcome::Ok { version, .. } => {
+                Outcome::Ok { version, record } => {
+                    let version = match &change.pending {
+                        Pending::Run { run_id } => replay_status(db, settings, run_id, &record, version).await?,
+                        Pending::Step { .. } => version,
+                    };
                     record_version(db, &change.pending, version).await.map_err(refused)?;
                     sent.push(key.clone());
                 }
@@ -178,6 +195,28 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         }
     }
     Ok(())
+}
+
+/// Status moves only by transitions: when the local status differs from the server's, the
+/// flow's edges are replayed in order, each based on the version the last one made.
+/// Returns the run's server version afterwards.
+async fn replay_status(db: &Db, settings: &SyncSettings, run_id: &str, record: &Value, mut version: i64) -> Result<i64, Failure> {
+    let Some((run, _)) = db.run_and_steps(run_id).await.map_err(Failure::Refused)? else { return Ok(version) };
+    let Some(theirs) = record["status"].as_str().and_then(ReviewStatus::parse) else { return Ok(version) };
+    for to in sync::transition_path(theirs, run.status) {
+        let path = format!("/runs/{}/transitions", encode(run_id));
+        let body = json!({"to": to.as_str()});
+        let (status, answer) = request_if_match(settings, &path, body, version).await?;
+        if status == 409 {
+            return Err(Failure::Refused(format!(
+                "the server did not move run {run_id} to {}: {}",
+                to.label().to_lowercase(),
+                sync::problem_text(&answer)
+            )));
+        }
+        version = answer["version"].as_i64().unwrap_or(version);
+    }
+    Ok(version)
 }
 
 /// Notes the server version a push produced, so the next write is based on it.

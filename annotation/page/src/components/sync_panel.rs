@@ -103,7 +103,7 @@ pub fn sync_panel(props: &Props) -> Html {
                 <div class="row">
                     <button class="primary" data-testid="sync-save" disabled={!problems.is_empty()} onclick={on_save}>{ "Save & sync now" }</button>
                     <button data-testid="sync-now" onclick={props.dispatch.to_callback().reform(|_| Action::SyncKick)}>{ "Sync now" }</button>
-                    <button onclick={props.dispatch.to_callback().reform(|_| Action::SyncOpen(false))}>{ "Close" }</button>
+                    <button data-testid="sync-close" onclick={props.dispatch.to_callback().reform(|_| Action::SyncOpen(false))}>{ "Close" }</button>
                 </div>
                 <p data-testid="sync-status" class={classes!("sync-status", props.sync.state.class())}>{ props.sync.state.label() }</p>
                 if !props.sync.conflicts.is_empty() {
