@@ -28,8 +28,11 @@ fn step_of<'a>(steps: &'a [Value], run: &str, index: u64) -> &'a Value {
 
 fn press(page: &Page, key: &str, code: &str, modifiers: u8) {
     for kind in ["keyDown", "keyUp"] {
-        page.call("Input.dispatchKeyEvent", json!({"type": kind, "key": key, "code": code, "modifiers": modifiers}))
-            .expect("a key press");
+        page.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": kind, "key": key, "code": code, "modifiers": modifiers}),
+        )
+        .expect("a key press");
     }
 }
 
@@ -42,7 +45,15 @@ fn set_user(page: &Page, name: &str, role: &str) {
 fn an_annotator_opens_a_run_by_url_fixes_its_thoughts_and_marks_steps_complete() {
     let mut browser = Browser::launch();
     let page = open_annotation(&mut browser, "");
-    let mut first = step_record("r1", 0, ["I opened the shop.", "I can see the Kettles link.", "I should click Kettles to see kettles."]);
+    let mut first = step_record(
+        "r1",
+        0,
+        [
+            "I opened the shop.",
+            "I can see the Kettles link.",
+            "I should click Kettles to see kettles.",
+        ],
+    );
     first["verified"] = json!(true);
     seed(
         &page,
@@ -61,22 +72,49 @@ fn an_annotator_opens_a_run_by_url_fixes_its_thoughts_and_marks_steps_complete()
     navigate(&browser, &page, "?agentRunId=r1&taskId=session-r1&qa=false");
     page.wait_for_text("[data-testid=run-title]", "Find the price of the kettle");
     assert_eq!(page.text("[data-testid=step-heading]"), "Step 2 of 3", "the first incomplete step");
-    page.wait_for("document.querySelector('[data-testid=screenshot-img]')?.complete", "the screenshot");
+    page.wait_for(
+        "document.querySelector('[data-testid=screenshot-img]')?.complete",
+        "the screenshot",
+    );
     assert_eq!(page.text("[data-testid=thought1-count]"), "10 chars");
 
     // The checklist follows the typing.
     assert_eq!(check_state(&page, "first-person"), "bad");
-    replace_text(&page, "[data-testid=thought1]", "I clicked the Kettles link and the kettle list opened.");
-    page.wait_for("document.querySelector('[data-check=first-person]').dataset.state === 'ok'", "first person to pass");
+    replace_text(
+        &page,
+        "[data-testid=thought1]",
+        "I clicked the Kettles link and the kettle list opened.",
+    );
+    page.wait_for(
+        "document.querySelector('[data-check=first-person]').dataset.state === 'ok'",
+        "first person to pass",
+    );
     assert_eq!(page.text("[data-testid=unsaved]"), "Unsaved edits");
+
+    // Spelling is checked offline against the bundled dictionary; a fix is one click.
+    replace_text(&page, "[data-testid=thought2]", "I can see the serch results for kettles.");
+    page.wait_for_text("[data-testid=thought2-issues]", "serch");
+    page.wait_for("document.querySelector('.thought-wrap mark')", "the misspelling marked in place");
+    page.click("[data-testid=thought2-issues] [data-testid=apply-fix][data-value=search]");
+    page.wait_for(
+        "document.querySelector('[data-testid=thought2]').value === 'I can see the search results for kettles.'",
+        "the fix applied",
+    );
 
     // A template fills all three thoughts, placeholders and all.
     page.click("[data-testid=tab-templates]");
-    page.wait_for("document.querySelectorAll('[data-testid=template-select] option').length > 9", "the nine template families");
-    let template = page.eval("document.querySelectorAll('[data-testid=template-select] option')[1].value");
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=template-select] option').length > 9",
+        "the nine template families",
+    );
+    let template =
+        page.eval("document.querySelectorAll('[data-testid=template-select] option')[1].value");
     choose(&page, "[data-testid=template-select]", template.as_str().unwrap());
     page.wait_for("document.querySelector('[data-testid=placeholder]')", "placeholders to fill");
-    let placeholders = page.eval("document.querySelectorAll('[data-testid=placeholder]').length").as_u64().unwrap();
+    let placeholders = page
+        .eval("document.querySelectorAll('[data-testid=placeholder]').length")
+        .as_u64()
+        .unwrap();
     for i in 0..placeholders {
         let selector = format!("[data-testid=placeholder]:nth-of-type(1)");
         let _ = selector;
@@ -86,19 +124,29 @@ fn an_annotator_opens_a_run_by_url_fixes_its_thoughts_and_marks_steps_complete()
         ));
     }
     page.click("[data-testid=template-insert]");
-    page.wait_for("document.querySelector('[data-testid=thought3]').value.includes('Add to cart button')", "the template in thought 3");
+    page.wait_for(
+        "document.querySelector('[data-testid=thought3]').value.includes('Add to cart button')",
+        "the template in thought 3",
+    );
     let filled = format!("{} {} {}", thought(&page, 1), thought(&page, 2), thought(&page, 3));
     assert!(!filled.contains('<'), "every placeholder filled: {filled}");
 
     // JSON in a thought is escaped after a preview that checks it before and after.
-    replace_text(&page, "[data-testid=thought2]", r#"I can see the cart data {"price": 24.99, "qty": 1} in the page, but it is not confirmed."#);
+    replace_text(
+        &page,
+        "[data-testid=thought2]",
+        r#"I can see the cart data {"price": 24.99, "qty": 1} in the page, but it is not confirmed."#,
+    );
     page.click("[data-testid=tab-json]");
     page.click("[data-testid=escape-preview2]");
     let preview = page.text("[data-testid=escape-result]");
     assert!(preview.contains(r#"\{"price": 24.99, "qty": 1\}"#), "{preview}");
     assert!(page.text("[data-testid=escape-summary]").contains("valid before: 1/1"));
     page.click("[data-testid=escape-apply]");
-    page.wait_for(r#"document.querySelector('[data-testid=thought2]').value.includes('\\{"price"')"#, "the escaped text");
+    page.wait_for(
+        r#"document.querySelector('[data-testid=thought2]').value.includes('\\{"price"')"#,
+        "the escaped text",
+    );
 
     // Save & mark complete: stored, versioned, and on to the next step.
     page.click("[data-testid=mark-complete]");
@@ -113,7 +161,10 @@ fn an_annotator_opens_a_run_by_url_fixes_its_thoughts_and_marks_steps_complete()
     let versions = stored(&page, "versions");
     assert_eq!(versions.len(), 2, "the run as captured, then the edit");
     assert_eq!(versions[0]["author"], "capture");
-    assert_eq!(versions[0]["steps"][1]["thoughts"]["thought1"], "clicked it", "the original words are kept");
+    assert_eq!(
+        versions[0]["steps"][1]["thoughts"]["thought1"], "clicked it",
+        "the original words are kept"
+    );
     assert_eq!(page.text("[data-testid=run-progress]"), "66% complete");
 
     // Keyboard: Alt+↑ goes back a step; the help lists the shortcuts.
@@ -134,20 +185,41 @@ fn a_reviewer_suggests_and_comments_the_author_accepts_and_the_reviewer_approves
         &page,
         &[run],
         &[
-            step_record("r2", 0, ["I am on the shop.", "I see the bar.", "I should search for kettles."]),
-            step_record("r2", 1, ["I searched.", "I can see two kettles.", "I should return both prices."]),
+            step_record(
+                "r2",
+                0,
+                ["I am on the shop.", "I see the bar.", "I should search for kettles."],
+            ),
+            step_record(
+                "r2",
+                1,
+                ["I searched.", "I can see two kettles.", "I should return both prices."],
+            ),
         ],
     );
 
     set_user(&page, "rev", "reviewer");
     navigate(&browser, &page, "?agentRunId=r2&qa=true");
-    page.wait_for("document.querySelector('[data-testid=run-view]').dataset.qa === 'true'", "review mode");
-    assert_eq!(page.eval("document.querySelector('[data-testid=thought2]').readOnly"), true, "reviewers suggest, never edit");
+    page.wait_for(
+        "document.querySelector('[data-testid=run-view]').dataset.qa === 'true'",
+        "review mode",
+    );
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=thought2]').readOnly"),
+        true,
+        "reviewers suggest, never edit"
+    );
     page.click("[data-testid=suggest2]");
     replace_text(&page, "[data-testid=suggest-text]", "I can see the search bar, but it is empty.");
-    page.wait_for("document.querySelector('[data-testid=suggest-form] ins')", "the change shown as a diff");
+    page.wait_for(
+        "document.querySelector('[data-testid=suggest-form] ins')",
+        "the change shown as a diff",
+    );
     page.click("[data-testid=suggest-submit]");
-    page.wait_for("document.querySelector('[data-testid=suggestion][data-state=pending]')", "a pending suggestion");
+    page.wait_for(
+        "document.querySelector('[data-testid=suggestion][data-state=pending]')",
+        "a pending suggestion",
+    );
     replace_text(&page, "[data-testid=comment-text]", "Which search bar: the header one?");
     page.click("[data-testid=comment-post]");
     page.wait_for_text("[data-testid=threads]", "Which search bar");
@@ -162,14 +234,20 @@ fn a_reviewer_suggests_and_comments_the_author_accepts_and_the_reviewer_approves
     page.click("[data-testid=tab-review]");
     page.wait_for_text("[data-testid=threads]", "Which search bar");
     page.click("[data-testid=suggestion-accept]");
-    page.wait_for("document.querySelector('[data-testid=suggestion][data-state=accepted]')", "the suggestion accepted");
+    page.wait_for(
+        "document.querySelector('[data-testid=suggestion][data-state=accepted]')",
+        "the suggestion accepted",
+    );
     page.wait_for(
         "document.querySelector('[data-testid=thought2]').value === 'I can see the search bar, but it is empty.'",
         "the accepted text in the thought",
     );
     page.wait_for_text("[data-testid=notice]", "Saved as version");
     let steps = stored(&page, "steps");
-    assert_eq!(step_of(&steps, "r2", 0)["thoughts"]["thought2"], "I can see the search bar, but it is empty.");
+    assert_eq!(
+        step_of(&steps, "r2", 0)["thoughts"]["thought2"],
+        "I can see the search bar, but it is empty."
+    );
     let suggestions = stored(&page, "suggestions");
     assert_eq!(suggestions[0]["state"], "accepted");
     assert_eq!(suggestions[0]["resolvedBy"], "ann");
@@ -194,21 +272,42 @@ fn every_save_is_a_version_and_rolling_back_restores_one() {
     seed(
         &page,
         &[run_record("r3", "Open the kettle page", 1)],
-        &[step_record("r3", 0, ["I start on the shop.", "I can see the Kettles link.", "I should click it."])],
+        &[step_record(
+            "r3",
+            0,
+            ["I start on the shop.", "I can see the Kettles link.", "I should click it."],
+        )],
     );
     navigate(&browser, &page, "?agentRunId=r3&qa=false");
-    replace_text(&page, "[data-testid=thought3]", "I should click the Kettles link to open the list.");
+    replace_text(
+        &page,
+        "[data-testid=thought3]",
+        "I should click the Kettles link to open the list.",
+    );
     page.click("[data-testid=save]");
     page.wait_for_text("[data-testid=notice]", "Saved as version 2.");
-    replace_text(&page, "[data-testid=thought3]", "I should click the Kettles link; the list should open.");
+    replace_text(
+        &page,
+        "[data-testid=thought3]",
+        "I should click the Kettles link; the list should open.",
+    );
     page.click("[data-testid=save]");
     page.wait_for_text("[data-testid=notice]", "Saved as version 3.");
 
     page.click("[data-testid=tab-history]");
-    page.wait_for("document.querySelectorAll('[data-testid=version]').length === 3", "three versions");
-    assert!(page.text("[data-testid=version-summary]").contains("thought 3"), "what changed is named");
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=version]').length === 3",
+        "three versions",
+    );
+    assert!(
+        page.text("[data-testid=version-summary]").contains("thought 3"),
+        "what changed is named"
+    );
     page.click("[data-testid=version][data-number='1'] [data-testid=compare]");
-    page.wait_for("document.querySelector('[data-testid=diff-view] del')", "the changes from v1 to now");
+    page.wait_for(
+        "document.querySelector('[data-testid=diff-view] del')",
+        "the changes from v1 to now",
+    );
     page.click("[data-testid=version][data-number='1'] [data-testid=rollback]");
     page.click("[data-testid=version][data-number='1'] [data-testid=rollback]");
     page.wait_for_text("[data-testid=notice]", "Rolled back to version 1, saved as version 4.");
@@ -217,7 +316,10 @@ fn every_save_is_a_version_and_rolling_back_restores_one() {
     assert_eq!(step_of(&steps, "r3", 0)["thoughts"]["thought3"], "I should click it.");
     let versions = stored(&page, "versions");
     assert_eq!(versions.len(), 4, "rolling back adds a version; nothing is lost");
-    assert_eq!(versions[2]["steps"][0]["thoughts"]["thought3"], "I should click the Kettles link; the list should open.");
+    assert_eq!(
+        versions[2]["steps"][0]["thoughts"]["thought3"],
+        "I should click the Kettles link; the list should open."
+    );
 }
 
 fn export(page: &Page, dir: &std::path::Path, format: &str) -> std::path::PathBuf {
@@ -235,15 +337,29 @@ fn exports_in_every_format_parse_back() {
     let mut browser = Browser::launch();
     let page = open_annotation(&mut browser, "");
     let mut steps: Vec<Value> = (0..3)
-        .map(|i| step_record("r4", i, ["I opened, the \"shop\".", "I can see it,\nbut not yet.", "I should click Buy."]))
+        .map(|i| {
+            step_record(
+                "r4",
+                i,
+                ["I opened, the \"shop\".", "I can see it,\nbut not yet.", "I should click Buy."],
+            )
+        })
         .collect();
-    steps.extend((0..2).map(|i| step_record("r5", i, ["I start.", "I can see the list.", "I should scroll down."])));
-    seed(&page, &[run_record("r4", "Buy a kettle", 3), run_record("r5", "List kettles", 2)], &steps);
+    steps.extend((0..2).map(|i| {
+        step_record("r5", i, ["I start.", "I can see the list.", "I should scroll down."])
+    }));
+    seed(
+        &page,
+        &[run_record("r4", "Buy a kettle", 3), run_record("r5", "List kettles", 2)],
+        &steps,
+    );
     navigate(&browser, &page, "?");
     page.wait_for_text("[data-testid=runs-count]", "2 of 2 runs");
     let dir = allow_downloads(&browser, "exports");
 
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(export(&page, &dir, "json")).unwrap()).unwrap();
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(export(&page, &dir, "json")).unwrap())
+            .unwrap();
     assert_eq!(json["runs"].as_array().unwrap().len(), 2);
     let r4 = json["runs"].as_array().unwrap().iter().find(|r| r["id"] == "r4").unwrap();
     assert_eq!(r4["steps"][1]["thoughts"]["thought2"], "I can see it,\nbut not yet.");
@@ -254,7 +370,12 @@ fn exports_in_every_format_parse_back() {
     assert!(lines.iter().all(|l| l["thoughts"]["thought3"].is_string() && l["runId"].is_string()));
 
     let csv = std::fs::read_to_string(export(&page, &dir, "csv")).unwrap();
-    assert!(csv.starts_with("run_id,step_index,action_type,thought_1,thought_2,thought_3,screenshot_url"), "{csv}");
+    assert!(
+        csv.starts_with(
+            "run_id,step_index,action_type,thought_1,thought_2,thought_3,screenshot_url"
+        ),
+        "{csv}"
+    );
     assert!(csv.contains("\"I opened, the \"\"shop\"\".\""), "quotes and commas are escaped");
     assert!(csv.contains("\"I can see it,\nbut not yet.\""), "newlines stay inside quotes");
 
@@ -270,17 +391,42 @@ fn exports_in_every_format_parse_back() {
     assert!(listing.status.success(), "{}", String::from_utf8_lossy(&listing.stderr));
     let listing: Value = serde_json::from_slice(&listing.stdout).unwrap();
     assert_eq!(listing[0], Value::Null, "every CRC matches");
-    let names: Vec<&str> = listing[1].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    let names: Vec<&str> =
+        listing[1].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(names.contains(&"runs.json") && names.contains(&"runs.jsonl"), "{names:?}");
     assert_eq!(names.iter().filter(|n| n.ends_with(".jpg")).count(), 5, "{names:?}");
     assert_eq!(listing[2], 2);
+
+    // Re-importing the JSON export is refused (the runs are here), or taken as copies.
+    let json_file = wait_for_download(&dir, ".json");
+    choose_file(&page, "[data-testid=import-file]", &json_file);
+    page.wait_for_text("[data-testid=import-errors]", "already");
+    page.click("[data-testid=import-copies]");
+    page.wait_for_text("[data-testid=runs-count]", "4 of 4 runs");
+
+    // Runs gather into a collection, which then filters the list; managers see analytics.
+    page.click("[data-testid=run-row][data-run=r4] input[type=checkbox]");
+    page.click("[data-testid=run-row][data-run=r5] input[type=checkbox]");
+    replace_text(&page, "[data-testid=collection-name]", "kettles-batch");
+    page.click("[data-testid=collection-add]");
+    page.wait_for_text("[data-testid=notice]", "Added 2 runs to the collection");
+    page.wait_for("[...document.querySelectorAll('[data-testid=filter-collection] option')].some(o => o.value === 'kettles-batch')", "the collection in the filter");
+    choose(&page, "[data-testid=filter-collection]", "kettles-batch");
+    page.wait_for_text("[data-testid=runs-count]", "2 of 4 runs");
+    choose(&page, "[data-testid=user-role]", "qa_manager");
+    page.click("[data-testid=analytics-toggle]");
+    page.wait_for("document.querySelector('[data-testid=annotator-row] svg rect')", "the per-annotator chart");
 }
 
 #[test]
 fn a_corrupt_import_is_refused_whole_with_every_problem_named() {
     let mut browser = Browser::launch();
     let page = open_annotation(&mut browser, "");
-    seed(&page, &[run_record("r6", "Keep me", 1)], &[step_record("r6", 0, ["I a.", "I b.", "I c."])]);
+    seed(
+        &page,
+        &[run_record("r6", "Keep me", 1)],
+        &[step_record("r6", 0, ["I a.", "I b.", "I c."])],
+    );
     navigate(&browser, &page, "?");
     page.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
 
@@ -291,7 +437,11 @@ fn a_corrupt_import_is_refused_whole_with_every_problem_named() {
     let bad = json!({"id": "new-2", "taskId": "s", "status": "finished", "totalSteps": 1,
         "steps": [{"runId": "new-2", "index": "zero", "thoughts": {"thought1": 5}}]});
     let file = dir.join("corrupt.json");
-    std::fs::write(&file, json!({"format": "alphascout.runs", "version": 1, "runs": [good, bad]}).to_string()).unwrap();
+    std::fs::write(
+        &file,
+        json!({"format": "alphascout.runs", "version": 1, "runs": [good, bad]}).to_string(),
+    )
+    .unwrap();
     choose_file(&page, "[data-testid=import-file]", &file);
     let errors = page.wait_for_text("[data-testid=import-errors]", "nothing changed");
     assert!(errors.contains("taskPrompt"), "{errors}");
@@ -301,7 +451,11 @@ fn a_corrupt_import_is_refused_whole_with_every_problem_named() {
     assert_eq!(stored(&page, "runs").len(), 1, "the good run was not half-imported");
 
     let truncated = dir.join("truncated.json");
-    std::fs::write(&truncated, r#"{"format": "alphascout.runs", "version": 1, "runs": [{"id": "x""#).unwrap();
+    std::fs::write(
+        &truncated,
+        r#"{"format": "alphascout.runs", "version": 1, "runs": [{"id": "x""#,
+    )
+    .unwrap();
     choose_file(&page, "[data-testid=import-file]", &truncated);
     page.wait_for_text("[data-testid=notice]", "Nothing was imported from truncated.json");
     assert!(page.text("[data-testid=import-errors]").contains("line 1"));

@@ -373,3 +373,115 @@ pub fn describe(filter: &Filter) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// One annotator's line in the analytics view (seed §7.H "metrics per annotator").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AnnotatorRow {
+    pub annotator: String,
+    pub runs: usize,
+    pub steps: u32,
+    pub done: u32,
+    pub flagged: u32,
+    /// Mean quality of the runs that have a score.
+    pub average_quality: Option<u8>,
+    /// Runs per status, in `ReviewStatus::ALL` order.
+    pub by_status: [usize; 5],
+}
+
+/// Per annotator (unassigned runs under "unassigned"), by name.
+pub fn by_annotator(summaries: &[RunSummary]) -> Vec<AnnotatorRow> {
+    let mut rows: std::collections::BTreeMap<String, (AnnotatorRow, u64, u64)> = Default::default();
+    for s in summaries {
+        let name = s.annotator.clone().unwrap_or_else(|| "unassigned".into());
+        let (row, sum, scored) = rows.entry(name.clone()).or_insert_with(|| {
+            (
+                AnnotatorRow {
+                    annotator: name,
+                    runs: 0,
+                    steps: 0,
+                    done: 0,
+                    flagged: 0,
+                    average_quality: None,
+                    by_status: [0; 5],
+                },
+                0,
+                0,
+            )
+        });
+        row.runs += 1;
+        row.steps += s.steps;
+        row.done += s.done;
+        row.flagged += s.flagged;
+        if let Some(q) = s.quality {
+            *sum += u64::from(q);
+            *scored += 1;
+        }
+        let status = ReviewStatus::ALL.iter().position(|x| *x == s.status).unwrap_or(0);
+        row.by_status[status] += 1;
+    }
+    rows.into_values()
+        .map(|(mut row, sum, scored)| {
+            row.average_quality = (scored > 0).then(|| (sum / scored) as u8);
+            row
+        })
+        .collect()
+}
+
+/// How many runs score 0–9, 10–19, … 90–100; runs without a score are left out.
+pub fn quality_histogram(summaries: &[RunSummary]) -> [usize; 10] {
+    let mut bins = [0; 10];
+    for q in summaries.iter().filter_map(|s| s.quality) {
+        bins[usize::from(q / 10).min(9)] += 1;
+    }
+    bins
+}
+
+#[cfg(test)]
+mod analytics_tests {
+    use super::*;
+
+    fn summary(annotator: Option<&str>, quality: Option<u8>, status: ReviewStatus) -> RunSummary {
+        RunSummary {
+            run_id: String::new(),
+            task_id: String::new(),
+            task_prompt: String::new(),
+            status,
+            agent_status: String::new(),
+            created_at: String::new(),
+            updated_at: String::new(),
+            annotator: annotator.map(Into::into),
+            tags: vec![],
+            collections: vec![],
+            quality,
+            steps: 10,
+            done: 4,
+            flagged: 1,
+            action_types: vec![],
+            search_text: String::new(),
+            version: 0,
+        }
+    }
+
+    #[test]
+    fn annotators_are_summed_and_averaged_over_scored_runs() {
+        let rows = by_annotator(&[
+            summary(Some("ann"), Some(80), ReviewStatus::Approved),
+            summary(Some("ann"), Some(60), ReviewStatus::Draft),
+            summary(Some("ann"), None, ReviewStatus::Draft),
+            summary(None, Some(100), ReviewStatus::InReview),
+        ]);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].annotator.as_str(), rows[0].runs, rows[0].average_quality),
+            ("ann", 3, Some(70))
+        );
+        assert_eq!(rows[0].by_status, [2, 0, 1, 0, 0]);
+        assert_eq!((rows[0].steps, rows[0].done, rows[0].flagged), (30, 12, 3));
+        assert_eq!(rows[1].annotator, "unassigned");
+        let bins = quality_histogram(&[
+            summary(None, Some(100), ReviewStatus::Draft),
+            summary(None, Some(5), ReviewStatus::Draft),
+        ]);
+        assert_eq!((bins[9], bins[0]), (1, 1));
+    }
+}

@@ -25,7 +25,10 @@ pub struct SyncSettings {
 
 impl std::fmt::Debug for SyncSettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SyncSettings").field("endpoint", &self.endpoint).field("token", &"***").finish()
+        f.debug_struct("SyncSettings")
+            .field("endpoint", &self.endpoint)
+            .field("token", &"***")
+            .finish()
     }
 }
 
@@ -47,7 +50,8 @@ impl SyncSettings {
             problems.push("The server address must not contain spaces.".into());
         }
         if self.token.trim().is_empty() {
-            problems.push("A token is needed: ask your admin for one (`sync-server user add`).".into());
+            problems
+                .push("A token is needed: ask your admin for one (`sync-server user add`).".into());
         }
         problems
     }
@@ -90,7 +94,9 @@ impl Pending {
 pub fn changes(run: &Run, before: &[Step], after: &[Step]) -> Vec<Pending> {
     let mut out = vec![Pending::Run { run_id: run.id.clone() }];
     for step in after {
-        if before.iter().find(|s| s.index == step.index) != Some(step) || step.server_version.is_none() {
+        if before.iter().find(|s| s.index == step.index) != Some(step)
+            || step.server_version.is_none()
+        {
             out.push(Pending::Step { run_id: run.id.clone(), index: step.index });
         }
     }
@@ -108,14 +114,41 @@ pub fn enqueue(queue: &mut Vec<Pending>, new: impl IntoIterator<Item = Pending>)
 
 /// A run's fields the server stores as content (`RunWrite`).
 const RUN_WRITE: [&str; 15] = [
-    "id", "taskId", "taskPrompt", "followUps", "agentStatus", "finalAnswer", "createdAt", "createdBy",
-    "subtasks", "totalSteps", "startUrl", "models", "usage", "cost", "tags",
+    "id",
+    "taskId",
+    "taskPrompt",
+    "followUps",
+    "agentStatus",
+    "finalAnswer",
+    "createdAt",
+    "createdBy",
+    "subtasks",
+    "totalSteps",
+    "startUrl",
+    "models",
+    "usage",
+    "cost",
+    "tags",
 ];
 
 /// A step's fields the server stores (`StepWrite`).
 const STEP_WRITE: [&str; 16] = [
-    "runId", "index", "url", "title", "screenshot", "action", "actions", "thoughts", "extendedThoughts",
-    "verified", "issues", "lastEditedBy", "lastEditedAt", "outcome", "traceIds", "durationMs",
+    "runId",
+    "index",
+    "url",
+    "title",
+    "screenshot",
+    "action",
+    "actions",
+    "thoughts",
+    "extendedThoughts",
+    "verified",
+    "issues",
+    "lastEditedBy",
+    "lastEditedAt",
+    "outcome",
+    "traceIds",
+    "durationMs",
 ];
 
 fn only(value: Value, keys: &[&str]) -> Value {
@@ -139,7 +172,12 @@ pub fn step_write(step: &Step) -> Value {
 }
 
 /// One `runs:batchUpsert` item for a queued change, from the local records.
-pub fn batch_item(mutation_id: &str, pending: &Pending, run: &Run, step: Option<&Step>) -> Option<Value> {
+pub fn batch_item(
+    mutation_id: &str,
+    pending: &Pending,
+    run: &Run,
+    step: Option<&Step>,
+) -> Option<Value> {
     match pending {
         Pending::Run { run_id } => Some(json!({
             "kind": "run", "mutationId": mutation_id, "runId": run_id,
@@ -175,7 +213,10 @@ pub fn read_batch(answer: &Value, sent: usize) -> Result<Vec<Outcome>, String> {
     Ok(results
         .iter()
         .map(|r| match r["outcome"].as_str() {
-            Some("ok") => Outcome::Ok { version: r["version"].as_i64().unwrap_or_default(), record: r["record"].clone() },
+            Some("ok") => Outcome::Ok {
+                version: r["version"].as_i64().unwrap_or_default(),
+                record: r["record"].clone(),
+            },
             Some("conflict") => Outcome::Conflict {
                 version: r["problem"]["currentVersion"].as_i64(),
                 current: r["problem"]["current"].clone(),
@@ -197,14 +238,26 @@ pub fn problem_text(problem: &Value) -> String {
         .unwrap_or("the server refused it")
         .to_owned();
     for error in problem["errors"].as_array().into_iter().flatten() {
-        text += &format!(" {}: {}", error["path"].as_str().unwrap_or(""), error["message"].as_str().unwrap_or(""));
+        text += &format!(
+            " {}: {}",
+            error["path"].as_str().unwrap_or(""),
+            error["message"].as_str().unwrap_or("")
+        );
     }
     text
 }
 
 /// Server fields that are not part of the local record.
-const SERVER_ONLY: [&str; 8] =
-    ["version", "etag", "headerVersion", "updatedBy", "storedSteps", "openThreads", "pendingSuggestions", "serverVersion"];
+const SERVER_ONLY: [&str; 8] = [
+    "version",
+    "etag",
+    "headerVersion",
+    "updatedBy",
+    "storedSteps",
+    "openThreads",
+    "pendingSuggestions",
+    "serverVersion",
+];
 
 fn localize(mut record: Value) -> Result<(Map<String, Value>, Option<i64>), String> {
     let map = record.as_object_mut().ok_or("the server sent a record that is not an object")?;
@@ -219,7 +272,8 @@ fn localize(mut record: Value) -> Result<(Map<String, Value>, Option<i64>), Stri
 /// version counter is kept.
 pub fn run_from_server(record: Value, local_version: u32) -> Result<Run, String> {
     let (map, version) = localize(record)?;
-    let mut run: Run = serde_json::from_value(Value::Object(map)).map_err(|e| format!("the server's run: {e}"))?;
+    let mut run: Run =
+        serde_json::from_value(Value::Object(map)).map_err(|e| format!("the server's run: {e}"))?;
     run.server_version = version;
     run.version = local_version;
     Ok(run)
@@ -227,7 +281,8 @@ pub fn run_from_server(record: Value, local_version: u32) -> Result<Run, String>
 
 pub fn step_from_server(record: Value) -> Result<Step, String> {
     let (map, version) = localize(record)?;
-    let mut step: Step = serde_json::from_value(Value::Object(map)).map_err(|e| format!("the server's step: {e}"))?;
+    let mut step: Step = serde_json::from_value(Value::Object(map))
+        .map_err(|e| format!("the server's step: {e}"))?;
     step.server_version = version;
     Ok(step)
 }
@@ -281,7 +336,12 @@ fn diff_leaves(mine: &Value, theirs: &Value, path: &str, out: &mut Vec<(String, 
                 if matches!(key.as_str(), "lastEditedBy" | "lastEditedAt") {
                     continue;
                 }
-                diff_leaves(a.get(key).unwrap_or(&Value::Null), b.get(key).unwrap_or(&Value::Null), &sub, out);
+                diff_leaves(
+                    a.get(key).unwrap_or(&Value::Null),
+                    b.get(key).unwrap_or(&Value::Null),
+                    &sub,
+                    out,
+                );
             }
         }
         (a, b) if a != b => out.push((path.to_owned(), show(a), show(b))),
@@ -330,13 +390,22 @@ pub enum SyncState {
     LocalOnly,
     Syncing,
     /// Everything sent and received.
-    Synced { at: String },
+    Synced {
+        at: String,
+    },
     /// The server cannot be reached; changes wait in the queue.
-    Offline { queued: usize, retry_in_s: u32 },
+    Offline {
+        queued: usize,
+        retry_in_s: u32,
+    },
     /// Changes someone else made first: a person chooses.
-    Conflicts { count: usize },
+    Conflicts {
+        count: usize,
+    },
     /// The server refused something (or the settings are wrong).
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 impl SyncState {
@@ -346,9 +415,14 @@ impl SyncState {
             SyncState::Syncing => "Syncing…".into(),
             SyncState::Synced { at } => format!("Synced {}", at.get(11..16).unwrap_or(at)),
             SyncState::Offline { queued, retry_in_s } => {
-                format!("Offline · {queued} change{} queued · retry in {retry_in_s} s", if *queued == 1 { "" } else { "s" })
+                format!(
+                    "Offline · {queued} change{} queued · retry in {retry_in_s} s",
+                    if *queued == 1 { "" } else { "s" }
+                )
             }
-            SyncState::Conflicts { count } => format!("{count} conflict{} to resolve", if *count == 1 { "" } else { "s" }),
+            SyncState::Conflicts { count } => {
+                format!("{count} conflict{} to resolve", if *count == 1 { "" } else { "s" })
+            }
             SyncState::Error { message } => format!("Sync error: {message}"),
         }
     }

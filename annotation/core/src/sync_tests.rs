@@ -15,7 +15,8 @@ fn run() -> Run {
 
 #[test]
 fn the_token_never_prints() {
-    let settings = SyncSettings { endpoint: "http://127.0.0.1:8787/".into(), token: "s3cret".into() };
+    let settings =
+        SyncSettings { endpoint: "http://127.0.0.1:8787/".into(), token: "s3cret".into() };
     assert!(!format!("{settings:?}").contains("s3cret"));
     assert_eq!(settings.url("/runs"), "http://127.0.0.1:8787/runs");
     assert!(settings.problems().is_empty());
@@ -34,7 +35,9 @@ fn writes_carry_content_and_the_base_version_only() {
     }
     assert_eq!(body["finalAnswer"], Value::Null);
     let step = Step { run_id: "r1".into(), index: 2, server_version: Some(5), ..Step::default() };
-    let item = batch_item("m2", &Pending::Step { run_id: "r1".into(), index: 2 }, &run, Some(&step)).unwrap();
+    let item =
+        batch_item("m2", &Pending::Step { run_id: "r1".into(), index: 2 }, &run, Some(&step))
+            .unwrap();
     assert_eq!((item["baseVersion"].clone(), item["index"].clone()), (json!(5), json!(2)));
     assert!(item["step"].get("serverVersion").is_none());
 }
@@ -51,7 +54,10 @@ fn a_save_queues_the_header_and_changed_steps_once() {
     let mut queue = vec![];
     enqueue(&mut queue, changes(&run, &before, &after));
     enqueue(&mut queue, changes(&run, &before, &after));
-    assert_eq!(queue, [Pending::Run { run_id: "r1".into() }, Pending::Step { run_id: "r1".into(), index: 1 }]);
+    assert_eq!(
+        queue,
+        [Pending::Run { run_id: "r1".into() }, Pending::Step { run_id: "r1".into(), index: 1 }]
+    );
 }
 
 #[test]
@@ -70,11 +76,24 @@ fn answers_become_outcomes_and_server_records_local_ones() {
     assert!(!local.extra.contains_key("etag"));
     let Outcome::Conflict { version: Some(9), current, paths } = &outcomes[1] else { panic!() };
     assert_eq!(paths, &["thoughts.thought1"]);
-    let conflict = Conflict { pending: Pending::Step { run_id: "r1".into(), index: 0 }, theirs: current.clone(), their_version: Some(9), paths: paths.clone() };
+    let conflict = Conflict {
+        pending: Pending::Step { run_id: "r1".into(), index: 0 },
+        theirs: current.clone(),
+        their_version: Some(9),
+        paths: paths.clone(),
+    };
     let mine = json!({"runId": "r1", "index": 0, "thoughts": {"thought1": "mine"}});
-    assert_eq!(conflict.differences(&mine), [("thoughts.thought1".to_owned(), "mine".to_owned(), "theirs".to_owned())]);
+    assert_eq!(
+        conflict.differences(&mine),
+        [("thoughts.thought1".to_owned(), "mine".to_owned(), "theirs".to_owned())]
+    );
     assert_eq!(step_from_server(current.clone()).unwrap().server_version, Some(9));
-    assert_eq!(outcomes[2], Outcome::Rejected { why: "The step is invalid. thoughts.thought2: must be a string".into() });
+    assert_eq!(
+        outcomes[2],
+        Outcome::Rejected {
+            why: "The step is invalid. thoughts.thought2: must be a string".into()
+        }
+    );
     assert!(read_batch(&answer, 2).is_err(), "a short answer is an error, not a guess");
 }
 
@@ -84,7 +103,10 @@ fn retries_back_off_and_honour_retry_after() {
     assert_eq!(backoff(4, None), 16);
     assert_eq!(backoff(30, None), 300);
     assert_eq!(backoff(1, Some(60)), 60);
-    assert_eq!(SyncState::Offline { queued: 3, retry_in_s: 8 }.label(), "Offline · 3 changes queued · retry in 8 s");
+    assert_eq!(
+        SyncState::Offline { queued: 3, retry_in_s: 8 }.label(),
+        "Offline · 3 changes queued · retry in 8 s"
+    );
 }
 
 #[test]

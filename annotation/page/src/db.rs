@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::error::Error;
 
 use annotation_core::history::{self, Version};
-use annotation_core::query::{self, RunSummary};
 use annotation_core::quality::run_quality;
+use annotation_core::query::{self, RunSummary};
 use annotation_core::record::{Run, Step};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
@@ -28,6 +28,7 @@ type Cause = Box<dyn Error>;
 const USER_KEY: &str = "user";
 const SYNC_KEY: &str = "sync";
 const PULLED_KEY: &str = "pulledAt";
+const GRAMMAR_KEY: &str = "grammar";
 
 /// A change waiting for the server, with the id that makes a replay harmless.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -133,13 +134,11 @@ impl Db {
     pub async fn summaries(&self) -> Result<Vec<RunSummary>, String> {
         let read = async {
             let runs: Vec<Run> = decode(self.all(RUNS).await?, "run");
-            let mut stored: HashMap<String, RunSummary> = decode::<RunSummary>(
-                self.all(SUMMARIES).await?,
-                "summary",
-            )
-            .into_iter()
-            .map(|s| (s.run_id.clone(), s))
-            .collect();
+            let mut stored: HashMap<String, RunSummary> =
+                decode::<RunSummary>(self.all(SUMMARIES).await?, "summary")
+                    .into_iter()
+                    .map(|s| (s.run_id.clone(), s))
+                    .collect();
             let mut out = Vec::with_capacity(runs.len());
             let mut stale = Vec::new();
             for run in runs {
@@ -183,7 +182,8 @@ impl Db {
             let run: Run = serde_wasm_bindgen::from_value(value)?;
             drop(tx);
             let steps = sorted(decode(self.of_run(STEPS, run_id).await?, "step"));
-            let mut versions: Vec<Version> = decode(self.of_run(VERSIONS, run_id).await?, "version");
+            let mut versions: Vec<Version> =
+                decode(self.of_run(VERSIONS, run_id).await?, "version");
             versions.sort_by_key(|v| v.number);
             let comments = decode(self.of_run(COMMENTS, run_id).await?, "comment");
             let suggestions = decode(self.of_run(SUGGESTIONS, run_id).await?, "suggestion");
@@ -208,7 +208,13 @@ impl Db {
             let latest = match latest {
                 Some(v) => Some(v.clone()),
                 None => {
-                    let captured = history::next_version(None, before.0, before.1, "capture", &before.0.updated_at);
+                    let captured = history::next_version(
+                        None,
+                        before.0,
+                        before.1,
+                        "capture",
+                        &before.0.updated_at,
+                    );
                     first = captured.clone();
                     captured
                 }
@@ -223,7 +229,11 @@ impl Db {
             }
             let Some(version) = history::next_version(latest.as_ref(), &run, &steps, author, now)
             else {
-                return Ok::<_, Cause>(SaveResult { run: before.0.clone(), steps: before.1.to_vec(), versions: Vec::new() });
+                return Ok::<_, Cause>(SaveResult {
+                    run: before.0.clone(),
+                    steps: before.1.to_vec(),
+                    versions: Vec::new(),
+                });
             };
             run.version = version.number;
             run.updated_at = now.to_owned();
@@ -259,7 +269,9 @@ impl Db {
             let values = index.get_all::<JsValue>().with_query(run.id.as_str()).await?;
             decode(values.collect::<Result<Vec<_>, _>>()?, "step")
         };
-        let synced_at = |index: u32| stored_steps.iter().find(|s| s.index == index).and_then(|s| s.server_version);
+        let synced_at = |index: u32| {
+            stored_steps.iter().find(|s| s.index == index).and_then(|s| s.server_version)
+        };
         let steps: Vec<Step> = steps
             .iter()
             .map(|s| Step { server_version: synced_at(s.index), ..s.clone() })
@@ -287,10 +299,17 @@ impl Db {
         // locally yet forgotten by sync.
         let changes = sync::changes(run, before, steps);
         let outbox = tx.object_store(OUTBOX)?;
-        let queued: Vec<QueuedChange> = decode(outbox.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?, "queued change");
+        let queued: Vec<QueuedChange> = decode(
+            outbox.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?,
+            "queued change",
+        );
         for pending in changes {
             if !queued.iter().any(|q| q.pending == pending) {
-                let entry = QueuedChange { mutation_id: new_id(), pending, queued_at: run.updated_at.clone() };
+                let entry = QueuedChange {
+                    mutation_id: new_id(),
+                    pending,
+                    queued_at: run.updated_at.clone(),
+                };
                 outbox.put(encode(&entry)?).await?;
             }
         }
@@ -393,11 +412,17 @@ impl Db {
 
     /// Stores imported runs, all or none: one transaction, each run with a first version
     /// saying where it came from.
-    pub async fn import(&self, runs: &[(Run, Vec<Step>)], author: &str, now: &str) -> Result<(), String> {
+    pub async fn import(
+        &self,
+        runs: &[(Run, Vec<Step>)],
+        author: &str,
+        now: &str,
+    ) -> Result<(), String> {
         let write = async {
             let tx = self.writer(&[RUNS, STEPS, VERSIONS, SUMMARIES])?;
             let (run_store, step_store) = (tx.object_store(RUNS)?, tx.object_store(STEPS)?);
-            let (version_store, summary_store) = (tx.object_store(VERSIONS)?, tx.object_store(SUMMARIES)?);
+            let (version_store, summary_store) =
+                (tx.object_store(VERSIONS)?, tx.object_store(SUMMARIES)?);
             for (run, steps) in runs {
                 let mut run = run.clone();
                 let mut version = history::next_version(None, &run, steps, author, now)
@@ -436,7 +461,25 @@ impl Db {
     }
 
     pub async fn put_sync_settings(&self, settings: &SyncSettings) -> Result<(), String> {
-        self.put_keyed(ANNOTATION, SYNC_KEY, settings).await.map_err(failed("store the sync settings"))
+        self.put_keyed(ANNOTATION, SYNC_KEY, settings)
+            .await
+            .map_err(failed("store the sync settings"))
+    }
+
+    /// The LanguageTool-compatible server's address, or empty when grammar checking is off.
+    pub async fn grammar_endpoint(&self) -> String {
+        let read = async {
+            let tx = self.db.transaction(ANNOTATION).build()?;
+            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(GRAMMAR_KEY).await?;
+            Ok::<_, Cause>(value.and_then(|v| v.as_string()))
+        };
+        read.await.ok().flatten().unwrap_or_default()
+    }
+
+    pub async fn put_grammar_endpoint(&self, endpoint: &str) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, GRAMMAR_KEY, &endpoint)
+            .await
+            .map_err(failed("store the grammar server"))
     }
 
     pub async fn pulled_at(&self) -> Option<String> {
@@ -478,7 +521,13 @@ impl Db {
             let store = tx.object_store(OUTBOX)?;
             for pending in changes {
                 if !queued.iter().any(|(_, q)| q.pending == pending) {
-                    store.put(encode(&QueuedChange { mutation_id: new_id(), pending, queued_at: at.to_owned() })?).await?;
+                    store
+                        .put(encode(&QueuedChange {
+                            mutation_id: new_id(),
+                            pending,
+                            queued_at: at.to_owned(),
+                        })?)
+                        .await?;
                 }
             }
             tx.commit().await?;

@@ -76,14 +76,14 @@ pub async fn build(
                 parts.push(&text(export::json_run(&run, &run_steps, options)));
             }
             Format::Jsonl => {
-            parts.push(&text(export::jsonl_lines(&run, &run_steps, options)));
-        }
+                parts.push(&text(export::jsonl_lines(&run, &run_steps, options)));
+            }
             Format::Csv => {
-            parts.push(&text(export::csv_rows(&run, &run_steps, options)));
-        }
+                parts.push(&text(export::csv_rows(&run, &run_steps, options)));
+            }
             Format::Markdown => {
-            parts.push(&text(export::markdown_run(&run, &run_steps, options)));
-        }
+                parts.push(&text(export::markdown_run(&run, &run_steps, options)));
+            }
             Format::Zip => {
                 if i > 0 {
                     json.push_str(export::json_separator());
@@ -92,7 +92,8 @@ pub async fn build(
                 jsonl.push_str(&export::jsonl_lines(&run, &run_steps, &zip_options));
                 let writer = zip.as_mut().expect("a zip writer for zip exports");
                 for step in &run_steps {
-                    let (Some(path), Some(shot)) = (export::screenshot_path(&run, step), &step.screenshot)
+                    let (Some(path), Some(shot)) =
+                        (export::screenshot_path(&run, step), &step.screenshot)
                     else {
                         continue;
                     };
@@ -125,7 +126,11 @@ pub async fn build(
     if total == 0 {
         progress(0, 0);
     }
-    Ok(Built { blob: blob(&parts, format.mime())?, file_name: export::file_name(format, now), steps })
+    Ok(Built {
+        blob: blob(&parts, format.mime())?,
+        file_name: export::file_name(format, now),
+        steps,
+    })
 }
 
 async fn blob_bytes(blob: &web_sys::Blob) -> Result<Vec<u8>, String> {
@@ -153,7 +158,8 @@ pub fn save(built: &Built) -> Result<(), String> {
         let _ = web_sys::Url::revoke_object_url(&url);
     });
     if let Some(window) = web_sys::window() {
-        let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 60_000);
+        let _ = window
+            .set_timeout_with_callback_and_timeout_and_arguments_0(revoke.unchecked_ref(), 60_000);
     }
     Ok(())
 }

@@ -35,11 +35,22 @@ enum Failure {
 
 type Answer = Result<(u16, Value), Failure>;
 
-async fn request(settings: &SyncSettings, method: &str, path: &str, body: Option<RequestBody>) -> Answer {
+async fn request(
+    settings: &SyncSettings,
+    method: &str,
+    path: &str,
+    body: Option<RequestBody>,
+) -> Answer {
     request_with(settings, method, path, body, None).await
 }
 
-async fn request_with(settings: &SyncSettings, method: &str, path: &str, body: Option<RequestBody>, if_match: Option<i64>) -> Answer {
+async fn request_with(
+    settings: &SyncSettings,
+    method: &str,
+    path: &str,
+    body: Option<RequestBody>,
+    if_match: Option<i64>,
+) -> Answer {
     let window = web_sys::window().ok_or(Failure::Refused("no window".into()))?;
     let init = web_sys::RequestInit::new();
     init.set_method(method);
@@ -61,29 +72,46 @@ async fn request_with(settings: &SyncSettings, method: &str, path: &str, body: O
     }
     init.set_headers(&headers);
     let url = settings.url(path);
-    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
-        .await
-        .map_err(|_| Failure::Unreachable { retry_after: None, why: format!("{} does not answer", settings.endpoint) })?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
+    let response =
+        wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
+            .await
+            .map_err(|_| Failure::Unreachable {
+                retry_after: None,
+                why: format!("{} does not answer", settings.endpoint),
+            })?;
+    let response: web_sys::Response =
+        response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
     let status = response.status();
     let text = match response.text() {
-        Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise).await.ok().and_then(|t| t.as_string()).unwrap_or_default(),
+        Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise)
+            .await
+            .ok()
+            .and_then(|t| t.as_string())
+            .unwrap_or_default(),
         Err(_) => String::new(),
     };
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     match status {
         200..=299 | 409 => Ok((status, body)),
         429 | 500..=599 => {
-            let retry_after = response.headers().get("Retry-After").ok().flatten().and_then(|v| v.parse().ok());
+            let retry_after =
+                response.headers().get("Retry-After").ok().flatten().and_then(|v| v.parse().ok());
             Err(Failure::Unreachable { retry_after, why: format!("the server answered {status}") })
         }
-        401 => Err(Failure::Refused("the server does not accept this token; check it in Sync settings".into())),
+        401 => Err(Failure::Refused(
+            "the server does not accept this token; check it in Sync settings".into(),
+        )),
         _ => Err(Failure::Refused(format!("{} ({status})", sync::problem_text(&body)))),
     }
 }
 
 /// A POST with `If-Match` on `version`.
-async fn request_if_match(settings: &SyncSettings, path: &str, body: Value, version: i64) -> Answer {
+async fn request_if_match(
+    settings: &SyncSettings,
+    path: &str,
+    body: Value,
+    version: i64,
+) -> Answer {
     request_with(settings, "POST", path, Some(RequestBody::Json(body)), Some(version)).await
 }
 
@@ -94,7 +122,8 @@ enum RequestBody {
 
 /// One sync round. `attempt` counts rounds that failed in a row, for the backoff shown.
 pub async fn round(db: &Db, settings: &SyncSettings, attempt: u32) -> Round {
-    let mut out = Round { state: SyncState::Syncing, conflicts: Vec::new(), pulled: Vec::new(), user: None };
+    let mut out =
+        Round { state: SyncState::Syncing, conflicts: Vec::new(), pulled: Vec::new(), user: None };
     if !settings.enabled() {
         out.state = SyncState::LocalOnly;
         return out;
@@ -105,7 +134,10 @@ pub async fn round(db: &Db, settings: &SyncSettings, attempt: u32) -> Round {
     }
     let result = async {
         let (_, me) = request(settings, "GET", "/users/me", None).await?;
-        out.user = me["id"].as_str().zip(me["role"].as_str().and_then(Role::parse)).map(|(id, role)| User { name: id.to_owned(), role });
+        out.user = me["id"]
+            .as_str()
+            .zip(me["role"].as_str().and_then(Role::parse))
+            .map(|(id, role)| User { name: id.to_owned(), role });
         push(db, settings, &mut out).await?;
         pull(db, settings, &mut out).await
     };
@@ -127,7 +159,8 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
     // Runs never sent go first, whole.
     for (run, steps) in db.unsynced_runs().await.map_err(refused)? {
         let mut changes = vec![Pending::Run { run_id: run.id.clone() }];
-        changes.extend(steps.iter().map(|s| Pending::Step { run_id: run.id.clone(), index: s.index }));
+        changes
+            .extend(steps.iter().map(|s| Pending::Step { run_id: run.id.clone(), index: s.index }));
         db.enqueue(changes, &now()).await.map_err(refused)?;
     }
     let queue = db.queued().await.map_err(refused)?;
@@ -139,7 +172,9 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
     let mut hashes: Vec<String> = Vec::new();
     let mut dead: Vec<JsValue> = Vec::new();
     for (key, change) in queue {
-        let Some((run, steps)) = db.run_and_steps(change.pending.run_id()).await.map_err(refused)? else {
+        let Some((run, steps)) =
+            db.run_and_steps(change.pending.run_id()).await.map_err(refused)?
+        else {
             dead.push(key);
             continue;
         };
@@ -167,8 +202,10 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
     }
     upload_screenshots(db, settings, hashes).await?;
     for chunk in items.chunks(200) {
-        let body = json!({"items": chunk.iter().map(|(_, _, item, _)| item.clone()).collect::<Vec<_>>()});
-        let (_, answer) = request(settings, "POST", "/runs:batchUpsert", Some(RequestBody::Json(body))).await?;
+        let body =
+            json!({"items": chunk.iter().map(|(_, _, item, _)| item.clone()).collect::<Vec<_>>()});
+        let (_, answer) =
+            request(settings, "POST", "/runs:batchUpsert", Some(RequestBody::Json(body))).await?;
         let outcomes = sync::read_batch(&answer, chunk.len()).map_err(refused)?;
         let mut sent = Vec::new();
         let mut rejected = Vec::new();
@@ -176,17 +213,26 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
             match outcome {
                 Outcome::Ok { version, record } => {
                     let version = match &change.pending {
-                        Pending::Run { run_id } => replay_status(db, settings, run_id, &record, version).await?,
+                        Pending::Run { run_id } => {
+                            replay_status(db, settings, run_id, &record, version).await?
+                        }
                         Pending::Step { .. } => version,
                     };
                     record_version(db, &change.pending, version).await.map_err(refused)?;
                     sent.push(key.clone());
                 }
                 Outcome::Conflict { version, current, paths } => out.conflicts.push((
-                    Conflict { pending: change.pending.clone(), theirs: current, their_version: version, paths },
+                    Conflict {
+                        pending: change.pending.clone(),
+                        theirs: current,
+                        their_version: version,
+                        paths,
+                    },
                     mine.clone(),
                 )),
-                Outcome::Rejected { why } => rejected.push(format!("{}: {why}", change.pending.describe())),
+                Outcome::Rejected { why } => {
+                    rejected.push(format!("{}: {why}", change.pending.describe()))
+                }
             }
         }
         db.dequeue(&sent).await.map_err(refused)?;
@@ -200,9 +246,19 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
 /// Status moves only by transitions: when the local status differs from the server's, the
 /// flow's edges are replayed in order, each based on the version the last one made.
 /// Returns the run's server version afterwards.
-async fn replay_status(db: &Db, settings: &SyncSettings, run_id: &str, record: &Value, mut version: i64) -> Result<i64, Failure> {
-    let Some((run, _)) = db.run_and_steps(run_id).await.map_err(Failure::Refused)? else { return Ok(version) };
-    let Some(theirs) = record["status"].as_str().and_then(ReviewStatus::parse) else { return Ok(version) };
+async fn replay_status(
+    db: &Db,
+    settings: &SyncSettings,
+    run_id: &str,
+    record: &Value,
+    mut version: i64,
+) -> Result<i64, Failure> {
+    let Some((run, _)) = db.run_and_steps(run_id).await.map_err(Failure::Refused)? else {
+        return Ok(version);
+    };
+    let Some(theirs) = record["status"].as_str().and_then(ReviewStatus::parse) else {
+        return Ok(version);
+    };
     for to in sync::transition_path(theirs, run.status) {
         let path = format!("/runs/{}/transitions", encode(run_id));
         let body = json!({"to": to.as_str()});
@@ -221,7 +277,9 @@ async fn replay_status(db: &Db, settings: &SyncSettings, run_id: &str, record: &
 
 /// Notes the server version a push produced, so the next write is based on it.
 async fn record_version(db: &Db, pending: &Pending, version: i64) -> Result<(), String> {
-    let Some((mut run, mut steps)) = db.run_and_steps(pending.run_id()).await? else { return Ok(()) };
+    let Some((mut run, mut steps)) = db.run_and_steps(pending.run_id()).await? else {
+        return Ok(());
+    };
     match pending {
         Pending::Run { .. } => {
             run.server_version = Some(version);
@@ -235,13 +293,25 @@ async fn record_version(db: &Db, pending: &Pending, version: i64) -> Result<(), 
     }
 }
 
-async fn upload_screenshots(db: &Db, settings: &SyncSettings, hashes: Vec<String>) -> Result<(), Failure> {
+async fn upload_screenshots(
+    db: &Db,
+    settings: &SyncSettings,
+    hashes: Vec<String>,
+) -> Result<(), Failure> {
     for chunk in hashes.chunks(2000) {
         let body = json!({"hashes": chunk});
-        let (_, answer) = request(settings, "POST", "/screenshots:missing", Some(RequestBody::Json(body))).await?;
+        let (_, answer) =
+            request(settings, "POST", "/screenshots:missing", Some(RequestBody::Json(body)))
+                .await?;
         for key in answer["missing"].as_array().into_iter().flatten().filter_map(Value::as_str) {
             if let Some(blob) = db.screenshot(key).await {
-                request(settings, "PUT", &format!("/screenshots/{key}"), Some(RequestBody::Jpeg(blob))).await?;
+                request(
+                    settings,
+                    "PUT",
+                    &format!("/screenshots/{key}"),
+                    Some(RequestBody::Jpeg(blob)),
+                )
+                .await?;
             }
         }
     }
@@ -316,17 +386,26 @@ async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result
     let _ = headers.set("Authorization", &settings.authorization());
     init.set_headers(&headers);
     let url = settings.url(&format!("/screenshots/{key}"));
-    let unreachable = |_| Failure::Unreachable { retry_after: None, why: "a screenshot download failed".into() };
-    let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init)).await.map_err(unreachable)?;
-    let response: web_sys::Response = response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
+    let unreachable =
+        |_| Failure::Unreachable { retry_after: None, why: "a screenshot download failed".into() };
+    let response =
+        wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
+            .await
+            .map_err(unreachable)?;
+    let response: web_sys::Response =
+        response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
     if !response.ok() {
         // A missing image leaves the step without its picture; it is not worth stopping sync.
-        web_sys::console::warn_1(&format!("sync: screenshot {key} answered {}", response.status()).into());
+        web_sys::console::warn_1(
+            &format!("sync: screenshot {key} answered {}", response.status()).into(),
+        );
         return Ok(());
     }
-    let blob = wasm_bindgen_futures::JsFuture::from(response.blob().map_err(|_| Failure::Refused("no body".into()))?)
-        .await
-        .map_err(unreachable)?;
+    let blob = wasm_bindgen_futures::JsFuture::from(
+        response.blob().map_err(|_| Failure::Refused("no body".into()))?,
+    )
+    .await
+    .map_err(unreachable)?;
     let blob: web_sys::Blob = blob.dyn_into().map_err(|_| Failure::Refused("not a blob".into()))?;
     db.put_screenshot(key, &blob).await.map_err(Failure::Refused)
 }
@@ -342,7 +421,9 @@ fn a_minute_before(at: &str) -> String {
 
 /// "Keep mine": the queued change is rebased on the server's version and sent again.
 pub async fn keep_mine(db: &Db, conflict: &Conflict) -> Result<(), String> {
-    let Some((mut run, mut steps)) = db.run_and_steps(conflict.pending.run_id()).await? else { return Ok(()) };
+    let Some((mut run, mut steps)) = db.run_and_steps(conflict.pending.run_id()).await? else {
+        return Ok(());
+    };
     match &conflict.pending {
         Pending::Run { .. } => {
             run.server_version = conflict.their_version;
@@ -371,6 +452,7 @@ pub async fn take_theirs(db: &Db, conflict: &Conflict) -> Result<(), String> {
         }
     }
     let queue = db.queued().await?;
-    let keys: Vec<JsValue> = queue.into_iter().filter(|(_, q)| q.pending == conflict.pending).map(|(k, _)| k).collect();
+    let keys: Vec<JsValue> =
+        queue.into_iter().filter(|(_, q)| q.pending == conflict.pending).map(|(k, _)| k).collect();
     db.dequeue(&keys).await
 }

@@ -13,7 +13,9 @@ pub fn new_id() -> String {
         let f: js_sys::Function = wasm_bindgen::JsCast::dyn_into(f).ok()?;
         f.call0(&c).ok()?.as_string()
     });
-    uuid.unwrap_or_else(|| format!("{:x}{:x}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e12) as u64))
+    uuid.unwrap_or_else(|| {
+        format!("{:x}{:x}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e12) as u64)
+    })
 }
 
 pub fn query_string() -> String {
@@ -25,7 +27,11 @@ pub fn set_query(query: &str) {
     let Some(window) = web_sys::window() else { return };
     let path = window.location().pathname().unwrap_or_default();
     if let Ok(history) = window.history() {
-        let _ = history.push_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&format!("{path}{query}")));
+        let _ = history.push_state_with_url(
+            &wasm_bindgen::JsValue::NULL,
+            "",
+            Some(&format!("{path}{query}")),
+        );
     }
 }
 

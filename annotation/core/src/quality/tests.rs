@@ -84,8 +84,9 @@ fn run_quality_is_the_mean_with_the_last_step_final() {
     assert_eq!(run_quality(&runs), mean.round() as u8);
 }
 
+/// Prints the time only: timed checks belong in `cargo xtask bench`, not in tests.
 #[test]
-fn run_quality_is_fast_enough_for_the_runs_list() {
+fn run_quality_scores_many_runs() {
     let steps: Vec<Step> = (0..20).map(|_| good()).collect();
     let started = std::time::Instant::now();
     let mut total = 0u64;
@@ -94,11 +95,7 @@ fn run_quality_is_fast_enough_for_the_runs_list() {
     }
     let took = started.elapsed();
     eprintln!("run_quality over 1,000 runs of 20 steps: {took:?}");
-    assert!(total > 0);
-    // Timing only means something in an optimised build, and this machine may be shared: the
-    // bound catches a slowdown by an order of magnitude, not a few percent (the target is 50 ms).
-    #[cfg(not(debug_assertions))]
-    assert!(took < std::time::Duration::from_millis(500), "{took:?}");
+    assert_eq!(total, 1000 * u64::from(run_quality(&steps)));
 }
 
 #[test]

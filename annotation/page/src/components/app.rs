@@ -10,8 +10,8 @@ use yew::prelude::*;
 use crate::components::help_overlay::HelpOverlay;
 use crate::components::notice_bar::NoticeBar;
 use crate::components::run_view::RunView;
-use crate::components::sync_panel::{SyncPanel, SyncPill};
 use crate::components::runs_list::RunsList;
+use crate::components::sync_panel::{SyncPanel, SyncPill};
 use crate::components::user_bar::UserBar;
 use crate::db::Db;
 use crate::download;
@@ -49,12 +49,14 @@ async fn load_speller() -> Result<annotation_core::spelling::Speller, String> {
         let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(path))
             .await
             .map_err(|e| format!("{path}: {e:?}"))?;
-        let response: web_sys::Response = wasm_bindgen::JsCast::dyn_into(response).map_err(|_| "not a response")?;
+        let response: web_sys::Response =
+            wasm_bindgen::JsCast::dyn_into(response).map_err(|_| "not a response")?;
         if !response.ok() {
             return Err(format!("{path}: HTTP {}", response.status()));
         }
         let text = response.text().map_err(|e| format!("{e:?}"))?;
-        let text = wasm_bindgen_futures::JsFuture::from(text).await.map_err(|e| format!("{e:?}"))?;
+        let text =
+            wasm_bindgen_futures::JsFuture::from(text).await.map_err(|e| format!("{e:?}"))?;
         Ok(text.as_string().unwrap_or_default())
     }
     let aff = text("dictionaries/en_US.aff").await?;
@@ -81,7 +83,8 @@ pub fn open_run(db: Rc<Db>, dispatch: Dispatch, run_id: String, qa: bool, user: 
     yew::platform::spawn_local(async move {
         match db.run(&run_id).await {
             Ok(Some(data)) => {
-                let route = Route { run_id: Some(run_id), task_id: Some(data.run.task_id.clone()), qa };
+                let route =
+                    Route { run_id: Some(run_id), task_id: Some(data.run.task_id.clone()), qa };
                 if query_string() != route.query() {
                     set_query(&route.query());
                 }
@@ -102,10 +105,21 @@ pub fn open_run(db: Rc<Db>, dispatch: Dispatch, run_id: String, qa: bool, user: 
 }
 
 /// Exports the runs the list shows (or all of them) and hands the file to the browser.
-pub fn export(db: Rc<Db>, dispatch: Dispatch, ids: Option<Vec<String>>, filter: String, format: Format, options: Options) {
+pub fn export(
+    db: Rc<Db>,
+    dispatch: Dispatch,
+    ids: Option<Vec<String>>,
+    filter: String,
+    format: Format,
+    options: Options,
+) {
     yew::platform::spawn_local(async move {
         let label = format!("Exporting {}", format.label());
-        dispatch.dispatch(Action::Progress(Some(Progress { label: label.clone(), done: 0, total: 0 })));
+        dispatch.dispatch(Action::Progress(Some(Progress {
+            label: label.clone(),
+            done: 0,
+            total: 0,
+        })));
         let result = async {
             let mut runs = db.everything().await?;
             if let Some(ids) = &ids {
@@ -113,16 +127,23 @@ pub fn export(db: Rc<Db>, dispatch: Dispatch, ids: Option<Vec<String>>, filter: 
                 runs.sort_by_key(|(run, _)| ids.iter().position(|id| *id == run.id));
             }
             let progress = |done, total| {
-                dispatch.dispatch(Action::Progress(Some(Progress { label: label.clone(), done, total })))
+                dispatch.dispatch(Action::Progress(Some(Progress {
+                    label: label.clone(),
+                    done,
+                    total,
+                })))
             };
-            let built = download::build(&db, &runs, format, &options, &filter, &now(), progress).await?;
+            let built =
+                download::build(&db, &runs, format, &options, &filter, &now(), progress).await?;
             download::save(&built)?;
             Ok::<_, String>((built.file_name, runs.len(), built.steps))
         };
         let result = result.await;
         dispatch.dispatch(Action::Progress(None));
         match result {
-            Ok((file, runs, steps)) => notify(&dispatch, true, format!("Exported {runs} runs ({steps} steps) to {file}.")),
+            Ok((file, runs, steps)) => {
+                notify(&dispatch, true, format!("Exported {runs} runs ({steps} steps) to {file}."))
+            }
             Err(why) => notify(&dispatch, false, format!("Export failed: {why}")),
         }
     });
@@ -132,78 +153,170 @@ pub fn export(db: Rc<Db>, dispatch: Dispatch, ids: Option<Vec<String>>, filter: 
 pub fn import_file(db: Rc<Db>, dispatch: Dispatch, file: web_sys::File, user: User) {
     yew::platform::spawn_local(async move {
         let name = file.name();
-        dispatch.dispatch(Action::Rejections(Vec::new()));
-        let text = match wasm_bindgen_futures::JsFuture::from(file.text()).await {
-            Ok(text) => text.as_string().unwrap_or_default(),
-            Err(_) => {
-                notify(&dispatch, false, format!("Could not read {name}."));
-                return;
+        match wasm_bindgen_futures::JsFuture::from(file.text()).await {
+            Ok(text) => {
+                import_text(db, dispatch, name, text.as_string().unwrap_or_default(), user, false)
+                    .await
             }
-        };
-        let existing = match db.run_ids().await {
-            Ok(ids) => ids.into_iter().collect(),
-            Err(why) => return notify(&dispatch, false, why),
-        };
-        match import::parse(&name, &text, &existing) {
-            Err(rejections) => {
-                let count = rejections.len();
-                let lines = rejections
-                    .into_iter()
-                    .map(|r| {
-                        let path = if r.path.is_empty() { String::new() } else { format!(" · {}", r.path) };
-                        format!("{}{}: {}", r.record, path, r.message)
-                    })
-                    .collect();
-                dispatch.dispatch(Action::Rejections(lines));
-                notify(
-                    &dispatch,
-                    false,
-                    format!("Nothing was imported from {name}: {count} problem{} found.", if count == 1 { "" } else { "s" }),
-                );
-            }
-            Ok(batch) => {
-                let steps: usize = batch.runs.iter().map(|(_, s)| s.len()).sum();
-                let runs = batch.runs.len();
-                match db.import(&batch.runs, &user.name, &now()).await {
-                    Ok(()) => {
-                        notify(&dispatch, true, format!("Imported {runs} runs ({steps} steps) from {name}."));
-                        load_list(db, dispatch);
-                    }
-                    Err(why) => notify(&dispatch, false, format!("Nothing was imported: {why}")),
-                }
-            }
+            Err(_) => notify(&dispatch, false, format!("Could not read {name}.")),
         }
     });
 }
 
+/// Imports `text`; with `as_copies`, runs whose ids exist here come in under new ids.
+pub async fn import_text(
+    db: Rc<Db>,
+    dispatch: Dispatch,
+    name: String,
+    text: String,
+    user: User,
+    as_copies: bool,
+) {
+    dispatch.dispatch(Action::Rejections(Vec::new()));
+    let existing = match db.run_ids().await {
+        Ok(ids) => ids.into_iter().collect(),
+        Err(why) => return notify(&dispatch, false, why),
+    };
+    let parsed = if as_copies {
+        import::read(&name, &text).map(|batch| import::as_copies(batch, crate::util::new_id))
+    } else {
+        import::parse(&name, &text, &existing)
+    };
+    match parsed {
+        Err(rejections) => {
+            let count = rejections.len();
+            // A file whose only fault is ids already here can come in as copies.
+            let copyable = !as_copies && import::read(&name, &text).is_ok();
+            let lines = rejections
+                .into_iter()
+                .map(|r| {
+                    let path =
+                        if r.path.is_empty() { String::new() } else { format!(" · {}", r.path) };
+                    format!("{}{}: {}", r.record, path, r.message)
+                })
+                .collect();
+            dispatch.dispatch(Action::Rejections(lines));
+            if copyable {
+                dispatch.dispatch(Action::CopyableImport(Some((name.clone(), text))));
+            }
+            notify(
+                &dispatch,
+                false,
+                format!(
+                    "Nothing was imported from {name}: {count} problem{} found.",
+                    if count == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        Ok(batch) => {
+            let steps: usize = batch.runs.iter().map(|(_, s)| s.len()).sum();
+            let runs = batch.runs.len();
+            match db.import(&batch.runs, &user.name, &now()).await {
+                Ok(()) => {
+                    dispatch.dispatch(Action::CopyableImport(None));
+                    let copies = if as_copies { " as copies" } else { "" };
+                    notify(
+                        &dispatch,
+                        true,
+                        format!("Imported {runs} runs ({steps} steps) from {name}{copies}."),
+                    );
+                    load_list(db, dispatch);
+                }
+                Err(why) => notify(&dispatch, false, format!("Nothing was imported: {why}")),
+            }
+        }
+    }
+}
+
 /// Moves runs to `to` (batch approve), each as a saved version; runs that may not move are
 /// named in the notice.
-pub fn transition_runs(db: Rc<Db>, dispatch: Dispatch, ids: Vec<String>, to: ReviewStatus, user: User) {
+pub fn transition_runs(
+    db: Rc<Db>,
+    dispatch: Dispatch,
+    ids: Vec<String>,
+    to: ReviewStatus,
+    user: User,
+) {
     yew::platform::spawn_local(async move {
         let (mut moved, mut refused) = (0, Vec::new());
         for id in &ids {
             let Ok(Some(data)) = db.run(id).await else { continue };
-            let allowed = annotation_core::roles::permitted(&user, data.run.annotator.as_deref(), data.run.status, to);
+            let allowed = annotation_core::roles::permitted(
+                &user,
+                data.run.annotator.as_deref(),
+                data.run.status,
+                to,
+            );
             if allowed != Some(true) {
-                refused.push(format!("{} ({})", short(&data.run.task_prompt), data.run.status.label()));
+                refused.push(format!(
+                    "{} ({})",
+                    short(&data.run.task_prompt),
+                    data.run.status.label()
+                ));
                 continue;
             }
             let mut run = data.run.clone();
             set_status(&mut run, to, &user);
             let saved = db
-                .save((&data.run, &data.steps), data.versions.last(), run, data.steps.clone(), &user.name, &now())
+                .save(
+                    (&data.run, &data.steps),
+                    data.versions.last(),
+                    run,
+                    data.steps.clone(),
+                    &user.name,
+                    &now(),
+                )
                 .await;
             match saved {
                 Ok(_) => moved += 1,
                 Err(why) => refused.push(why),
             }
         }
-        let mut text = format!("{moved} run{} moved to {}.", if moved == 1 { "" } else { "s" }, to.label());
+        let mut text =
+            format!("{moved} run{} moved to {}.", if moved == 1 { "" } else { "s" }, to.label());
         if !refused.is_empty() {
             text += &format!(" Not moved: {}.", refused.join("; "));
         }
         notify(&dispatch, refused.is_empty(), text);
         dispatch.dispatch(Action::List(crate::state::list::ListAction::PickShown(false)));
+        load_list(db, dispatch);
+    });
+}
+
+/// Adds runs to a named collection (seed §7.D), each change a saved version.
+pub fn collect_runs(db: Rc<Db>, dispatch: Dispatch, ids: Vec<String>, name: String, user: User) {
+    yew::platform::spawn_local(async move {
+        let mut added = 0;
+        for id in &ids {
+            let Ok(Some(data)) = db.run(id).await else { continue };
+            if data.run.collections.contains(&name) {
+                continue;
+            }
+            let mut run = data.run.clone();
+            run.collections.push(name.clone());
+            let saved = db
+                .save(
+                    (&data.run, &data.steps),
+                    data.versions.last(),
+                    run,
+                    data.steps.clone(),
+                    &user.name,
+                    &now(),
+                )
+                .await;
+            match saved {
+                Ok(_) => added += 1,
+                Err(why) => return notify(&dispatch, false, why),
+            }
+        }
+        notify(
+            &dispatch,
+            true,
+            format!(
+                "Added {added} run{} to the collection “{name}”.",
+                if added == 1 { "" } else { "s" }
+            ),
+        );
         load_list(db, dispatch);
     });
 }
@@ -242,7 +355,9 @@ fn run_command(db: Rc<Db>, dispatch: Dispatch, state: &Studio, command: Command)
                 versions: saved.versions,
                 then_select,
             }),
-            Err(why) => dispatch.dispatch(Action::SaveFailed(format!("{why}. Your edits are still here; try saving again."))),
+            Err(why) => dispatch.dispatch(Action::SaveFailed(format!(
+                "{why}. Your edits are still here; try saving again."
+            ))),
         }
     });
 }
@@ -267,10 +382,13 @@ pub fn app() -> Html {
                         let opened = Rc::new(opened);
                         let user = opened.user().await.unwrap_or_default();
                         dispatch.dispatch(Action::SyncSettings(opened.sync_settings().await));
+                        dispatch.dispatch(Action::Grammar(opened.grammar_endpoint().await));
                         dispatch.dispatch(Action::UserLoaded(user.clone()));
                         let route = Route::parse(&query_string());
                         match route.run_id {
-                            Some(run_id) => open_run(opened.clone(), dispatch.clone(), run_id, route.qa, user),
+                            Some(run_id) => {
+                                open_run(opened.clone(), dispatch.clone(), run_id, route.qa, user)
+                            }
                             None => load_list(opened.clone(), dispatch.clone()),
                         }
                         db.set(Some(DbHandle(opened)));
@@ -352,11 +470,18 @@ pub fn app() -> Html {
                     }
                     // What the pull brought shows at once, unless it would drop edits.
                     match open {
-                        Some((id, qa, false)) if round.pulled.contains(&id) => open_run(db.0.clone(), dispatch.clone(), id, qa, user),
-                        None if screen == Screen::List && !round.pulled.is_empty() => load_list(db.0.clone(), dispatch.clone()),
+                        Some((id, qa, false)) if round.pulled.contains(&id) => {
+                            open_run(db.0.clone(), dispatch.clone(), id, qa, user)
+                        }
+                        None if screen == Screen::List && !round.pulled.is_empty() => {
+                            load_list(db.0.clone(), dispatch.clone())
+                        }
                         _ => {}
                     }
-                    dispatch.dispatch(Action::SyncFinished { state: round.state, conflicts: round.conflicts });
+                    dispatch.dispatch(Action::SyncFinished {
+                        state: round.state,
+                        conflicts: round.conflicts,
+                    });
                 });
             }
         });
@@ -364,24 +489,31 @@ pub fn app() -> Html {
     {
         // The next round: soon while everything works, backing off while it does not.
         let dispatch = state.dispatcher();
-        let (enabled, running, failures, state_now) =
-            (state.sync.settings.enabled(), state.sync.running, state.sync.failures, state.sync.state.clone());
-        use_effect_with((enabled, running, failures, state_now), move |(enabled, running, failures, state_now)| {
-            let delay_s = match state_now {
-                SyncState::Offline { retry_in_s, .. } => *retry_in_s,
-                _ if *failures > 0 => annotation_core::sync::backoff(*failures, None),
-                _ => 15,
-            };
-            let timer = (*enabled && !*running).then(|| {
-                let dispatch = dispatch.clone();
-                Timeout::new(delay_s * 1000, move || dispatch.dispatch(Action::SyncKick))
-            });
-            let online = gloo_listen("online", move || dispatch.dispatch(Action::SyncKick));
-            move || {
-                drop(timer);
-                drop(online);
-            }
-        });
+        let (enabled, running, failures, state_now) = (
+            state.sync.settings.enabled(),
+            state.sync.running,
+            state.sync.failures,
+            state.sync.state.clone(),
+        );
+        use_effect_with(
+            (enabled, running, failures, state_now),
+            move |(enabled, running, failures, state_now)| {
+                let delay_s = match state_now {
+                    SyncState::Offline { retry_in_s, .. } => *retry_in_s,
+                    _ if *failures > 0 => annotation_core::sync::backoff(*failures, None),
+                    _ => 15,
+                };
+                let timer = (*enabled && !*running).then(|| {
+                    let dispatch = dispatch.clone();
+                    Timeout::new(delay_s * 1000, move || dispatch.dispatch(Action::SyncKick))
+                });
+                let online = gloo_listen("online", move || dispatch.dispatch(Action::SyncKick));
+                move || {
+                    drop(timer);
+                    drop(online);
+                }
+            },
+        );
     }
 
     let on_user = {
@@ -401,13 +533,17 @@ pub fn app() -> Html {
     };
 
     let body = match (&state.screen, (*db).clone()) {
-        (Screen::Loading, _) | (_, None) => html! { <p class="loading" data-testid="loading">{ "Opening the captured runs…" }</p> },
+        (Screen::Loading, _) | (_, None) => {
+            html! { <p class="loading" data-testid="loading">{ "Opening the captured runs…" }</p> }
+        }
         (Screen::List, Some(db)) => html! {
             <RunsList db={db} list={state.list.clone()} user={state.user.clone()}
-                dispatch={state.dispatcher()} rejections={state.rejections.clone()} />
+                dispatch={state.dispatcher()} rejections={state.rejections.clone()} copyable={state.copyable.clone()} />
         },
         (Screen::Run, Some(db)) => match &state.editor {
-            Some(editor) => html! { <RunView db={db} editor={editor.clone()} dispatch={state.dispatcher()} /> },
+            Some(editor) => {
+                html! { <RunView db={db} editor={editor.clone()} dispatch={state.dispatcher()} grammar={state.grammar.clone()} /> }
+            }
             None => html! {},
         },
         (Screen::Missing(id), Some(_)) => html! {
@@ -445,7 +581,7 @@ pub fn app() -> Html {
                 <NoticeBar notice={notice.clone()} on_dismiss={on_dismiss} />
             }
             if let (true, Some(db)) = (state.sync.open, (*db).clone()) {
-                <SyncPanel db={db} sync={state.sync.clone()} dispatch={state.dispatcher()} />
+                <SyncPanel db={db} sync={state.sync.clone()} grammar={state.grammar.clone()} dispatch={state.dispatcher()} />
             }
             if state.help {
                 <HelpOverlay on_close={on_help.reform(|_| false)} />
@@ -453,11 +589,15 @@ pub fn app() -> Html {
         </div>
     };
     let page = match (*speller).clone() {
-        Some(speller) => html! { <ContextProvider<SpellerHandle> context={speller}>{ page }</ContextProvider<SpellerHandle>> },
+        Some(speller) => {
+            html! { <ContextProvider<SpellerHandle> context={speller}>{ page }</ContextProvider<SpellerHandle>> }
+        }
         None => page,
     };
     match (*db).clone() {
-        Some(db) => html! { <ContextProvider<DbHandle> context={db}>{ page }</ContextProvider<DbHandle>> },
+        Some(db) => {
+            html! { <ContextProvider<DbHandle> context={db}>{ page }</ContextProvider<DbHandle>> }
+        }
         None => page,
     }
 }
@@ -470,7 +610,8 @@ pub fn gloo_listen(event: &'static str, mut f: impl FnMut() + 'static) -> impl D
     impl Drop for Guard {
         fn drop(&mut self) {
             if let Some(window) = web_sys::window() {
-                let _ = window.remove_event_listener_with_callback(self.0, self.1.as_ref().unchecked_ref());
+                let _ = window
+                    .remove_event_listener_with_callback(self.0, self.1.as_ref().unchecked_ref());
             }
         }
     }
@@ -489,13 +630,17 @@ pub fn gloo_listen_key(mut f: impl FnMut(web_sys::KeyboardEvent) + 'static) -> i
     impl Drop for Guard {
         fn drop(&mut self) {
             if let Some(window) = web_sys::window() {
-                let _ = window.remove_event_listener_with_callback("keydown", self.0.as_ref().unchecked_ref());
+                let _ = window.remove_event_listener_with_callback(
+                    "keydown",
+                    self.0.as_ref().unchecked_ref(),
+                );
             }
         }
     }
     let closure = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |e| f(e));
     if let Some(window) = web_sys::window() {
-        let _ = window.add_event_listener_with_callback("keydown", closure.as_ref().unchecked_ref());
+        let _ =
+            window.add_event_listener_with_callback("keydown", closure.as_ref().unchecked_ref());
     }
     Guard(closure)
 }
@@ -517,7 +662,11 @@ impl Timeout {
         });
         let id = web_sys::window()
             .and_then(|w| {
-                w.set_timeout_with_callback_and_timeout_and_arguments_0(closure.as_ref().unchecked_ref(), ms as i32).ok()
+                w.set_timeout_with_callback_and_timeout_and_arguments_0(
+                    closure.as_ref().unchecked_ref(),
+                    ms as i32,
+                )
+                .ok()
             })
             .unwrap_or_default();
         Timeout { id, _closure: closure }

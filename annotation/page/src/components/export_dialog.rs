@@ -36,7 +36,11 @@ pub fn export_dialog(props: &Props) -> Html {
         let shots = shots.clone();
         Callback::from(move |e: Event| {
             let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            shots.set(if select.value() == "omit" { Screenshots::Omit } else { Screenshots::Reference });
+            shots.set(if select.value() == "omit" {
+                Screenshots::Omit
+            } else {
+                Screenshots::Reference
+            });
         })
     };
     let go = {

@@ -52,7 +52,12 @@ pub fn json_panel(props: &Props) -> Html {
     }
 }
 
-fn preview(text: &str, which: Thought, step: &annotation_core::record::Step, dispatch: &Dispatch) -> Html {
+fn preview(
+    text: &str,
+    which: Thought,
+    step: &annotation_core::record::Step,
+    dispatch: &Dispatch,
+) -> Html {
     let p = escape::preview(text);
     let valid_before = p.before.iter().filter(|b| b.valid).count();
     let valid_after = p.after.iter().filter(|b| b.valid).count();

@@ -1,5 +1,6 @@
 //! One component per file. `app` owns the state and storage; the rest render slices of it.
 
+pub mod analytics_view;
 pub mod app;
 pub mod checks_panel;
 pub mod diff_view;

@@ -19,7 +19,9 @@ pub struct Props {
 fn refresh(db: DbHandle, dispatch: Dispatch, run_id: String) {
     yew::platform::spawn_local(async move {
         match db.0.review(&run_id).await {
-            Ok((comments, suggestions)) => dispatch.dispatch(Action::Review { comments, suggestions }),
+            Ok((comments, suggestions)) => {
+                dispatch.dispatch(Action::Review { comments, suggestions })
+            }
             Err(why) => notify(&dispatch, false, why),
         }
     });
@@ -40,13 +42,18 @@ pub fn review_panel(props: &Props) -> Html {
     let user = editor.user.name.clone();
 
     let submit_suggestion = {
-        let (db, dispatch, run_id, user, step) = (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
+        let (db, dispatch, run_id, user, step) =
+            (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
         let suggesting = editor.suggesting.clone();
         Callback::from(move |_| {
             let Some((field, after)) = suggesting.clone() else { return };
             let before = step.thoughts.get(field).to_owned();
             if after == before {
-                notify(&dispatch, false, "The suggestion is the same as the current text; change it first.");
+                notify(
+                    &dispatch,
+                    false,
+                    "The suggestion is the same as the current text; change it first.",
+                );
                 return;
             }
             let suggestion = Suggestion {
@@ -77,7 +84,8 @@ pub fn review_panel(props: &Props) -> Html {
     };
 
     let resolve = {
-        let (db, dispatch, run_id, user, step) = (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
+        let (db, dispatch, run_id, user, step) =
+            (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
         Callback::from(move |(suggestion, accept): (Suggestion, bool)| {
             let mut suggestion = suggestion;
             let mut changed = step.clone();
@@ -100,7 +108,11 @@ pub fn review_panel(props: &Props) -> Html {
             yew::platform::spawn_local(async move {
                 match db.0.put_suggestion(&suggestion).await {
                     Ok(()) => {
-                        notify(&dispatch, true, if accept { "Suggestion accepted." } else { "Suggestion rejected." });
+                        notify(
+                            &dispatch,
+                            true,
+                            if accept { "Suggestion accepted." } else { "Suggestion rejected." },
+                        );
                         refresh(db, dispatch, run_id);
                     }
                     Err(why) => notify(&dispatch, false, why),
@@ -110,7 +122,8 @@ pub fn review_panel(props: &Props) -> Html {
     };
 
     let post_comment = {
-        let (db, dispatch, run_id, user, index) = (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.index);
+        let (db, dispatch, run_id, user, index) =
+            (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.index);
         let (text, kind, reply_to) = (comment_text.clone(), comment_kind.clone(), reply_to.clone());
         Callback::from(move |_| {
             if text.trim().is_empty() {
@@ -153,7 +166,8 @@ pub fn review_panel(props: &Props) -> Html {
         })
     };
 
-    let here: Vec<&Suggestion> = editor.suggestions.iter().filter(|s| s.step_index == step.index).collect();
+    let here: Vec<&Suggestion> =
+        editor.suggestions.iter().filter(|s| s.step_index == step.index).collect();
     let step_threads = threads(&editor.comments, Some(step.index));
     html! {
         <div class="review" data-testid="review-panel">

@@ -26,7 +26,8 @@ pub fn transition(db: DbHandle, dispatch: Dispatch, editor: &EditorState, to: Re
     let latest = editor.versions.last().cloned();
     let author = editor.user.name.clone();
     yew::platform::spawn_local(async move {
-        match db.0.save((&before.0, &before.1), latest.as_ref(), run, steps, &author, &now()).await {
+        match db.0.save((&before.0, &before.1), latest.as_ref(), run, steps, &author, &now()).await
+        {
             Ok(saved) => {
                 dispatch.dispatch(Action::Saved {
                     run: Box::new(saved.run),
@@ -63,20 +64,33 @@ pub fn run_header(props: &Props) -> Html {
                 if can {
                     transition(db, dispatch, &editor, ReviewStatus::Approved);
                 } else {
-                    notify(&dispatch, false, "Approving needs a reviewer or QA manager, and the run in review.");
+                    notify(
+                        &dispatch,
+                        false,
+                        "Approving needs a reviewer or QA manager, and the run in review.",
+                    );
                 }
             }
         });
     }
     let on_move = {
         let (db, dispatch, editor) = (props.db.clone(), props.dispatch.clone(), editor.clone());
-        Callback::from(move |to: ReviewStatus| transition(db.clone(), dispatch.clone(), &editor, to))
+        Callback::from(move |to: ReviewStatus| {
+            transition(db.clone(), dispatch.clone(), &editor, to)
+        })
     };
     let on_export = {
         let (db, dispatch, id) = (props.db.clone(), props.dispatch.clone(), run.id.clone());
         Callback::from(move |_| {
             let options = Options { anonymize: false, screenshots: Screenshots::Files };
-            export(db.0.clone(), dispatch.clone(), Some(vec![id.clone()]), format!("run {id}"), Format::Zip, options)
+            export(
+                db.0.clone(),
+                dispatch.clone(),
+                Some(vec![id.clone()]),
+                format!("run {id}"),
+                Format::Zip,
+                options,
+            )
         })
     };
     let on_duplicate = {

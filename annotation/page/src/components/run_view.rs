@@ -14,6 +14,7 @@ pub struct Props {
     pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
+    pub grammar: String,
 }
 
 /// What a key press means on the run page, if anything. `in_text` is true while typing in
@@ -63,9 +64,18 @@ pub fn run_view(props: &Props) -> Html {
         let (approve, divider) = (approve.clone(), divider.clone());
         use_effect_with((), move |_| {
             let guard = gloo_listen_key(move |event: web_sys::KeyboardEvent| {
-                let target = event.target().and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok());
-                let in_text = target.is_some_and(|t| matches!(t.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT"));
-                let Some(key) = shortcut(&event.key(), event.alt_key(), event.ctrl_key() || event.meta_key(), in_text) else {
+                let target = event
+                    .target()
+                    .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok());
+                let in_text = target.is_some_and(|t| {
+                    matches!(t.tag_name().as_str(), "TEXTAREA" | "INPUT" | "SELECT")
+                });
+                let Some(key) = shortcut(
+                    &event.key(),
+                    event.alt_key(),
+                    event.ctrl_key() || event.meta_key(),
+                    in_text,
+                ) else {
                     return;
                 };
                 event.prevent_default();
@@ -103,7 +113,7 @@ pub fn run_view(props: &Props) -> Html {
                 if editor.steps.is_empty() {
                     <p class="empty">{ "This run has no steps: the agent finished without acting in a tab." }</p>
                 } else {
-                    <StepEditor db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} />
+                    <StepEditor db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} grammar={props.grammar.clone()} />
                     <ToolPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={*divider} />
                 }
             </section>
@@ -137,7 +147,19 @@ mod tests {
     #[test]
     fn every_shortcut_is_in_the_help() {
         use crate::components::help_overlay::SHORTCUTS;
-        for keys in ["Alt+↓", "Alt+↑", "Ctrl+Enter", "Alt+F", "Ctrl+S", "Alt+A", "Alt+1", "Alt+Z", "Alt+D", "?", "Esc"] {
+        for keys in [
+            "Alt+↓",
+            "Alt+↑",
+            "Ctrl+Enter",
+            "Alt+F",
+            "Ctrl+S",
+            "Alt+A",
+            "Alt+1",
+            "Alt+Z",
+            "Alt+D",
+            "?",
+            "Esc",
+        ] {
             assert!(SHORTCUTS.iter().any(|(k, _)| k.contains(keys)), "{keys} is not in the help");
         }
     }

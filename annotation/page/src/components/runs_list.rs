@@ -3,7 +3,10 @@ use annotation_core::record::ReviewStatus;
 use annotation_core::roles::User;
 use yew::prelude::*;
 
-use crate::components::app::{Dispatch, DbHandle, export, import_file, open_run, transition_runs};
+use crate::components::analytics_view::AnalyticsView;
+use crate::components::app::{
+    DbHandle, Dispatch, collect_runs, export, import_file, import_text, open_run, transition_runs,
+};
 use crate::components::export_dialog::ExportDialog;
 use crate::components::run_filters::RunFilters;
 use crate::components::run_row::RunRow;
@@ -21,12 +24,15 @@ pub struct Props {
     pub user: User,
     pub dispatch: Dispatch,
     pub rejections: Vec<String>,
+    pub copyable: Option<(String, String)>,
 }
 
 /// Every captured run: search, filters, batch actions, export and import (seed §7.E, §8).
 #[function_component(RunsList)]
 pub fn runs_list(props: &Props) -> Html {
     let exporting = use_state(|| false);
+    let analytics = use_state(|| false);
+    let collection = use_state(String::new);
     let window = use_window(props.list.shown.len(), ROW_PX, VIEW_PX);
     let list = &props.list;
     let facets = facets(&list.summaries);
@@ -36,7 +42,9 @@ pub fn runs_list(props: &Props) -> Html {
     };
     let on_open = {
         let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
-        Callback::from(move |(id, qa): (String, bool)| open_run(db.0.clone(), dispatch.clone(), id, qa, user.clone()))
+        Callback::from(move |(id, qa): (String, bool)| {
+            open_run(db.0.clone(), dispatch.clone(), id, qa, user.clone())
+        })
     };
     let on_import = {
         let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
@@ -50,11 +58,34 @@ pub fn runs_list(props: &Props) -> Html {
     };
     let picked: Vec<String> = list.picked.iter().cloned().collect();
     let on_batch = {
-        let (db, dispatch, user, picked) = (props.db.clone(), props.dispatch.clone(), props.user.clone(), picked.clone());
-        Callback::from(move |to: ReviewStatus| transition_runs(db.0.clone(), dispatch.clone(), picked.clone(), to, user.clone()))
+        let (db, dispatch, user, picked) =
+            (props.db.clone(), props.dispatch.clone(), props.user.clone(), picked.clone());
+        Callback::from(move |to: ReviewStatus| {
+            transition_runs(db.0.clone(), dispatch.clone(), picked.clone(), to, user.clone())
+        })
+    };
+    let on_collect = {
+        let (db, dispatch, user, picked, name) = (
+            props.db.clone(),
+            props.dispatch.clone(),
+            props.user.clone(),
+            picked.clone(),
+            collection.clone(),
+        );
+        Callback::from(move |_| {
+            collect_runs(
+                db.0.clone(),
+                dispatch.clone(),
+                picked.clone(),
+                name.trim().to_owned(),
+                user.clone(),
+            );
+            name.set(String::new());
+        })
     };
     let on_export = {
-        let (db, dispatch, exporting) = (props.db.clone(), props.dispatch.clone(), exporting.clone());
+        let (db, dispatch, exporting) =
+            (props.db.clone(), props.dispatch.clone(), exporting.clone());
         let shown: Vec<String> = list.shown().map(|s| s.run_id.clone()).collect();
         let (picked, filter) = (picked.clone(), describe(&list.filter));
         Callback::from(move |(format, options)| {
@@ -63,7 +94,8 @@ pub fn runs_list(props: &Props) -> Html {
             export(db.0.clone(), dispatch.clone(), Some(ids), filter.clone(), format, options);
         })
     };
-    let all_shown_picked = !list.shown.is_empty() && list.shown().all(|s| list.picked.contains(&s.run_id));
+    let all_shown_picked =
+        !list.shown.is_empty() && list.shown().all(|s| list.picked.contains(&s.run_id));
     let manager_or_reviewer = props.user.role != annotation_core::roles::Role::Annotator;
     html! {
         <main class="runs" data-testid="runs-list">
@@ -77,15 +109,31 @@ pub fn runs_list(props: &Props) -> Html {
                     { "Import…" }
                     <input type="file" accept=".json,.jsonl,application/json" hidden=true onchange={on_import} data-testid="import-file" />
                 </label>
+                if props.user.role.is_manager() {
+                    <button class={classes!((*analytics).then_some("toggle on"))} data-testid="analytics-toggle"
+                        onclick={let a = analytics.clone(); move |_| a.set(!*a)}>{ "Analytics" }</button>
+                }
                 <button data-testid="export-open" onclick={let e = exporting.clone(); move |_| e.set(true)}>
                     { if picked.is_empty() { "Export shown…".to_owned() } else { format!("Export {} picked…", picked.len()) } }
                 </button>
             </div>
             <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} on_change={on_list.clone()} />
+            if *analytics {
+                <AnalyticsView summaries={list.shown().cloned().collect::<Vec<_>>()} />
+            }
             if !props.rejections.is_empty() {
                 <div class="rejections" data-testid="import-errors" role="alert">
                     <strong>{ "The import was refused; nothing changed. Fix these and import again:" }</strong>
                     <ul>{ for props.rejections.iter().map(|line| html! { <li>{ line }</li> }) }</ul>
+                    if let Some((name, text)) = props.copyable.clone() {
+                        <button data-testid="import-copies" onclick={{
+                            let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
+                            Callback::from(move |_| {
+                                let (db, dispatch, user, name, text) = (db.0.clone(), dispatch.clone(), user.clone(), name.clone(), text.clone());
+                                yew::platform::spawn_local(import_text(db, dispatch, name, text, user, true));
+                            })
+                        }}>{ "Import them as copies instead" }</button>
+                    }
                 </div>
             }
             if !picked.is_empty() {
@@ -95,6 +143,9 @@ pub fn runs_list(props: &Props) -> Html {
                         <button class="primary" data-testid="batch-approve" onclick={on_batch.reform(|_| ReviewStatus::Approved)}>{ "Approve picked" }</button>
                     }
                     <button data-testid="batch-submit" onclick={on_batch.reform(|_| ReviewStatus::InReview)}>{ "Submit picked for review" }</button>
+                    <input data-testid="collection-name" placeholder="Collection name" value={(*collection).clone()}
+                        oninput={let c = collection.clone(); Callback::from(move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); c.set(i.value()) })} />
+                    <button data-testid="collection-add" disabled={collection.trim().is_empty()} onclick={on_collect}>{ "Add to collection" }</button>
                     <button class="ghost" onclick={on_list.reform(|_| ListAction::PickShown(false))}>{ "Clear" }</button>
                 </div>
             }

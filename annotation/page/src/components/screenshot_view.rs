@@ -27,7 +27,10 @@ fn use_screenshot(shot: Option<ScreenshotRef>) -> Option<String> {
                 Some(found) => url.set(Some(found)),
                 None => match (key, db) {
                     (Some(key), Some(db)) => yew::platform::spawn_local(async move {
-                        let found = db.0.screenshot(&key).await.and_then(|blob| web_sys::Url::create_object_url_with_blob(&blob).ok());
+                        let found =
+                            db.0.screenshot(&key).await.and_then(|blob| {
+                                web_sys::Url::create_object_url_with_blob(&blob).ok()
+                            });
                         if let Some(found) = &found {
                             URLS.with(|u| u.borrow_mut().insert(key, found.clone()));
                         }
@@ -66,7 +69,11 @@ pub struct Props {
 pub fn screenshot_view(props: &Props) -> Html {
     let url = use_screenshot(props.shot.clone());
     let Some(url) = url else {
-        let text = if props.shot.is_some() { "Loading the screenshot…" } else { "No screenshot was captured for this step." };
+        let text = if props.shot.is_some() {
+            "Loading the screenshot…"
+        } else {
+            "No screenshot was captured for this step."
+        };
         return html! { <div class="screenshot none" data-testid="screenshot">{ text }</div> };
     };
     let class = classes!("screenshot", props.zoomed.then_some("zoomed"));

@@ -1,8 +1,13 @@
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use annotation_core::grammar;
 use annotation_core::lint::{self, TextIssue};
 use annotation_core::record::{StepAction, StepState, Thought};
+use annotation_core::spelling::Speller;
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, SpellerHandle};
+use crate::components::app::{DbHandle, Dispatch, SpellerHandle, notify};
 use crate::components::screenshot_view::ScreenshotView;
 use crate::components::thought_field::ThoughtField;
 use crate::state::Action;
@@ -18,12 +23,73 @@ pub struct Props {
     pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
+    /// The LanguageTool-compatible server, empty when grammar checks are off.
+    pub grammar: String,
+}
+
+thread_local! {
+    /// Spelling suggestions by word: finding them is the slow part, and words repeat.
+    static SUGGESTIONS: RefCell<HashMap<String, Vec<String>>> = RefCell::new(HashMap::new());
+}
+
+/// Misspellings of `text`, each with its replacements (from the cache when known).
+fn spelling(speller: &Speller, which: Thought, text: &str) -> Vec<TextIssue> {
+    let mut issues = speller.check_only(which, text);
+    for issue in &mut issues {
+        let word = text.get(issue.start..issue.end).unwrap_or_default().to_owned();
+        issue.replacements = SUGGESTIONS.with(|cache| {
+            cache.borrow_mut().entry(word.clone()).or_insert_with(|| speller.suggest(&word)).clone()
+        });
+    }
+    issues
+}
+
+/// Asks the grammar server about each thought; an answer for a text that has changed since
+/// is dropped by the caller.
+async fn check_grammar(
+    endpoint: &str,
+    thoughts: Vec<(Thought, String)>,
+) -> Result<Vec<(Thought, String, Vec<TextIssue>)>, String> {
+    let window = web_sys::window().ok_or("no window")?;
+    let mut out = Vec::new();
+    for (which, text) in thoughts {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        let headers = web_sys::Headers::new().map_err(|_| "no headers")?;
+        let _ = headers.set("Content-Type", "application/x-www-form-urlencoded");
+        init.set_headers(&headers);
+        init.set_body(&wasm_bindgen::JsValue::from(grammar::request_body(&text, "en-US")));
+        let url = grammar::check_url(endpoint);
+        let response =
+            wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
+                .await
+                .map_err(|_| format!("The grammar server at {endpoint} does not answer."))?;
+        let response: web_sys::Response =
+            wasm_bindgen::JsCast::dyn_into(response).map_err(|_| "not a response")?;
+        if !response.ok() {
+            return Err(format!("The grammar server answered {}.", response.status()));
+        }
+        let body = wasm_bindgen_futures::JsFuture::from(response.text().map_err(|_| "no body")?)
+            .await
+            .map_err(|_| "no body")?
+            .as_string()
+            .unwrap_or_default();
+        let issues = grammar::parse_response(which, &text, &body)?;
+        out.push((which, text, issues));
+    }
+    Ok(out)
 }
 
 /// The right panel's editor for the selected step (seed §2).
 #[function_component(StepEditor)]
 pub fn step_editor(props: &Props) -> Html {
     let flag_reason = use_state(String::new);
+    // Grammar answers: (step index, thought, the text checked, its issues).
+    let grammar_issues = use_state(Vec::<(u32, Thought, String, Vec<TextIssue>)>::new);
+    let checking = use_state(|| false);
     let speller = use_context::<SpellerHandle>();
     let editor = &props.editor;
     let Some(step) = editor.current().cloned() else { return html! {} };
@@ -40,7 +106,10 @@ pub fn step_editor(props: &Props) -> Html {
                     lint::replace_everywhere(steps, &from, &replacement);
                 })));
             } else {
-                dispatch.dispatch(Action::SetThought(issue.thought, lint::apply(text, &issue, &replacement)));
+                dispatch.dispatch(Action::SetThought(
+                    issue.thought,
+                    lint::apply(text, &issue, &replacement),
+                ));
             }
         })
     };
@@ -105,7 +174,14 @@ pub fn step_editor(props: &Props) -> Html {
             }
             { for Thought::ALL.iter().map(|which| {
                 let text = step.thoughts.get(*which).to_owned();
-                let issues = speller.as_ref().map(|s| s.0.check(*which, &text)).unwrap_or_default();
+                let mut issues = speller.as_ref().map(|s| spelling(&s.0, *which, &text)).unwrap_or_default();
+                // Grammar issues count only while the text is what was checked.
+                for (index, thought, checked, found) in grammar_issues.iter() {
+                    if *index == step.index && thought == which && *checked == text {
+                        issues.extend(found.iter().cloned());
+                    }
+                }
+                issues.sort_by_key(|i| i.start);
                 html! {
                     <ThoughtField which={*which} text={text} editable={perms.edit} issues={issues}
                         on_change={on_thought.clone()} on_fix={on_fix.clone()}
@@ -115,6 +191,27 @@ pub fn step_editor(props: &Props) -> Html {
             <div class="editor-actions">
                 <button data-testid="prev-step" disabled={position == 0} onclick={dispatch.to_callback().reform(|_| Action::Prev)} title="Alt+↑">{ "← Previous" }</button>
                 <button data-testid="next-step" disabled={position + 1 >= total} onclick={dispatch.to_callback().reform(|_| Action::Next)} title="Alt+↓">{ "Next →" }</button>
+                if !props.grammar.is_empty() {
+                    <button data-testid="check-grammar" disabled={*checking} onclick={{
+                        let (endpoint, results, checking, dispatch) = (props.grammar.clone(), grammar_issues.clone(), checking.clone(), dispatch.clone());
+                        let (index, thoughts) = (step.index, Thought::ALL.iter().map(|t| (*t, step.thoughts.get(*t).to_owned())).collect::<Vec<_>>());
+                        Callback::from(move |_| {
+                            let (endpoint, results, checking, dispatch, thoughts) = (endpoint.clone(), results.clone(), checking.clone(), dispatch.clone(), thoughts.clone());
+                            checking.set(true);
+                            yew::platform::spawn_local(async move {
+                                match check_grammar(&endpoint, thoughts).await {
+                                    Ok(found) => {
+                                        let count: usize = found.iter().map(|(_, _, i)| i.len()).sum();
+                                        results.set(found.into_iter().map(|(t, text, i)| (index, t, text, i)).collect());
+                                        notify(&dispatch, true, format!("Grammar: {count} issue{} found.", if count == 1 { "" } else { "s" }));
+                                    }
+                                    Err(why) => notify(&dispatch, false, why),
+                                }
+                                checking.set(false);
+                            });
+                        })
+                    }}>{ if *checking { "Checking…" } else { "Check grammar" } }</button>
+                }
                 <div class="spacer" />
                 if perms.edit {
                     <button data-testid="save" disabled={!editor.dirty() || editor.saving} onclick={dispatch.to_callback().reform(|_| Action::Save)} title="Ctrl+S">{ "Save" }</button>

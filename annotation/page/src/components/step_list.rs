@@ -51,7 +51,9 @@ pub fn lines(run: &Run, steps: &[Step], folded: &BTreeSet<Option<usize>>) -> Vec
             out.push(Line::Heading(None));
         }
         if !folded.contains(&None) {
-            out.extend(placed.iter().enumerate().filter(|(_, p)| !**p).map(|(pos, _)| Line::Step(pos)));
+            out.extend(
+                placed.iter().enumerate().filter(|(_, p)| !**p).map(|(pos, _)| Line::Step(pos)),
+            );
         }
     }
     out
@@ -72,8 +74,13 @@ pub fn step_list(props: &Props) -> Html {
             Some(i) => {
                 let s = &props.run.subtasks[i];
                 let [a, b] = s.step_range;
-                let title = if s.title.is_empty() { format!("Subtask {}", i + 1) } else { s.title.clone() };
-                (title, format!("steps {}–{}", a + 1, b + 1), props.steps.iter().filter(|st| st.index >= a && st.index <= b).collect())
+                let title =
+                    if s.title.is_empty() { format!("Subtask {}", i + 1) } else { s.title.clone() };
+                (
+                    title,
+                    format!("steps {}–{}", a + 1, b + 1),
+                    props.steps.iter().filter(|st| st.index >= a && st.index <= b).collect(),
+                )
             }
             None => ("Steps in no subtask".into(), String::new(), Vec::new()),
         };
@@ -131,11 +138,23 @@ mod tests {
     fn steps_fall_under_their_subtask_and_folding_hides_them() {
         let steps: Vec<Step> = (0..5).map(|index| Step { index, ..Step::default() }).collect();
         let mut run = Run::default();
-        run.subtasks = vec![Subtask { step_range: [0, 1], ..Subtask::default() }, Subtask { step_range: [2, 3], ..Subtask::default() }];
+        run.subtasks = vec![
+            Subtask { step_range: [0, 1], ..Subtask::default() },
+            Subtask { step_range: [2, 3], ..Subtask::default() },
+        ];
         let all = lines(&run, &steps, &BTreeSet::new());
         assert_eq!(
             all,
-            [Line::Heading(Some(0)), Line::Step(0), Line::Step(1), Line::Heading(Some(1)), Line::Step(2), Line::Step(3), Line::Heading(None), Line::Step(4)]
+            [
+                Line::Heading(Some(0)),
+                Line::Step(0),
+                Line::Step(1),
+                Line::Heading(Some(1)),
+                Line::Step(2),
+                Line::Step(3),
+                Line::Heading(None),
+                Line::Step(4)
+            ]
         );
         let folded = lines(&run, &steps, &[Some(0)].into_iter().collect());
         assert_eq!(folded[..2], [Line::Heading(Some(0)), Line::Heading(Some(1))]);

@@ -23,7 +23,9 @@ pub fn action_icon(kind: &str) -> &'static str {
         "scroll" | "scroll_to_text" => "↕",
         "wait" => "⏳",
         "select" | "select_option" => "☰",
-        "navigate" | "go_to_url" | "open_tab" | "back" | "forward" | "reload" | "web_search" => "🧭",
+        "navigate" | "go_to_url" | "open_tab" | "back" | "forward" | "reload" | "web_search" => {
+            "🧭"
+        }
         "done" => "✔",
         "extract" | "extract_content" => "📋",
         _ => "•",

@@ -47,7 +47,8 @@ pub fn subtasks_panel(props: &Props) -> Html {
     let starts: Vec<u32> = subtasks.iter().map(|s| s.step_range[0]).collect();
     let editable = editor.permissions().edit;
     let toggle = {
-        let (dispatch, subtasks, starts) = (props.dispatch.clone(), subtasks.clone(), starts.clone());
+        let (dispatch, subtasks, starts) =
+            (props.dispatch.clone(), subtasks.clone(), starts.clone());
         Callback::from(move |index: u32| {
             let mut next = starts.clone();
             if let Some(i) = next.iter().position(|s| *s == index) {
@@ -61,7 +62,10 @@ pub fn subtasks_panel(props: &Props) -> Html {
     {
         let (toggle, index) = (toggle.clone(), editor.current().map(|s| s.index));
         use_effect_with(props.divider_key, move |key| {
-            if *key > 0 && let Some(index) = index && index > 0 {
+            if *key > 0
+                && let Some(index) = index
+                && index > 0
+            {
                 toggle.emit(index);
             }
         });
@@ -71,7 +75,11 @@ pub fn subtasks_panel(props: &Props) -> Html {
         Callback::from(move |e: Event| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let mut next = subtasks.clone();
-            if title { next[i].title = input.value() } else { next[i].description = input.value() }
+            if title {
+                next[i].title = input.value()
+            } else {
+                next[i].description = input.value()
+            }
             dispatch.dispatch(Action::SetSubtasks(next));
         })
     };
@@ -111,7 +119,12 @@ mod tests {
 
     #[test]
     fn dividers_make_contiguous_subtasks_and_keep_names() {
-        let old = vec![Subtask { id: "a".into(), title: "Open".into(), step_range: [0, 9], ..Subtask::default() }];
+        let old = vec![Subtask {
+            id: "a".into(),
+            title: "Open".into(),
+            step_range: [0, 9],
+            ..Subtask::default()
+        }];
         let parts = split(&old, &[0, 4, 7], 10);
         let ranges: Vec<[u32; 2]> = parts.iter().map(|s| s.step_range).collect();
         assert_eq!(ranges, [[0, 3], [4, 6], [7, 9]]);

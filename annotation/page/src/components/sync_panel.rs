@@ -26,6 +26,7 @@ pub fn sync_pill(props: &PillProps) -> Html {
 pub struct Props {
     pub db: DbHandle,
     pub sync: SyncView,
+    pub grammar: String,
     pub dispatch: Dispatch,
 }
 
@@ -35,17 +36,33 @@ pub struct Props {
 pub fn sync_panel(props: &Props) -> Html {
     let endpoint = use_state(|| props.sync.settings.endpoint.clone());
     let token = use_state(String::new);
-    let problems = SyncSettings { endpoint: (*endpoint).clone(), token: if token.is_empty() { props.sync.settings.token.clone() } else { (*token).clone() } }.problems();
+    let grammar = use_state(|| props.grammar.clone());
+    let problems = SyncSettings {
+        endpoint: (*endpoint).clone(),
+        token: if token.is_empty() { props.sync.settings.token.clone() } else { (*token).clone() },
+    }
+    .problems();
     let on_save = {
-        let (db, dispatch, endpoint, token, old) = (props.db.clone(), props.dispatch.clone(), endpoint.clone(), token.clone(), props.sync.settings.clone());
+        let (db, dispatch, endpoint, token, old) = (
+            props.db.clone(),
+            props.dispatch.clone(),
+            endpoint.clone(),
+            token.clone(),
+            props.sync.settings.clone(),
+        );
+        let grammar = grammar.clone();
         Callback::from(move |_| {
             // An empty token field keeps the stored token.
             let settings = SyncSettings {
                 endpoint: endpoint.trim().to_owned(),
                 token: if token.is_empty() { old.token.clone() } else { token.trim().to_owned() },
             };
-            let (db, dispatch) = (db.clone(), dispatch.clone());
+            let (db, dispatch, grammar) = (db.clone(), dispatch.clone(), grammar.trim().to_owned());
             yew::platform::spawn_local(async move {
+                if let Err(why) = db.0.put_grammar_endpoint(&grammar).await {
+                    return notify(&dispatch, false, why);
+                }
+                dispatch.dispatch(Action::Grammar(grammar));
                 match db.0.put_sync_settings(&settings).await {
                     Ok(()) => {
                         dispatch.dispatch(Action::SyncSettings(settings));
@@ -69,7 +86,15 @@ pub fn sync_panel(props: &Props) -> Html {
                 };
                 match result {
                     Ok(()) => {
-                        notify(&dispatch, true, if mine_wins { "Keeping your copy: it goes to the server now." } else { "Took the server's copy." });
+                        notify(
+                            &dispatch,
+                            true,
+                            if mine_wins {
+                                "Keeping your copy: it goes to the server now."
+                            } else {
+                                "Took the server's copy."
+                            },
+                        );
                         dispatch.dispatch(Action::SyncKick);
                     }
                     Err(why) => notify(&dispatch, false, why),
@@ -89,7 +114,7 @@ pub fn sync_panel(props: &Props) -> Html {
         <div class="overlay" onclick={props.dispatch.to_callback().reform(|_| Action::SyncOpen(false))}>
             <div class="dialog sync-dialog" role="dialog" aria-label="Sync" data-testid="sync-dialog"
                 onclick={Callback::from(|e: MouseEvent| e.stop_propagation())}>
-                <h2>{ "Sync" }</h2>
+                <h2>{ "Sync & checks" }</h2>
                 <p class="muted">{ "Runs stay in this browser and sync to your team's server when one is set. Leave the address empty to work locally only." }</p>
                 <label>{ "Server" }
                     <input data-testid="sync-endpoint" placeholder="http://127.0.0.1:8787" value={(*endpoint).clone()} oninput={text_input(&endpoint)} />
@@ -100,6 +125,9 @@ pub fn sync_panel(props: &Props) -> Html {
                         value={(*token).clone()} oninput={text_input(&token)} />
                 </label>
                 { for problems.iter().map(|p| html! { <p class="field-error" data-testid="sync-problem">{ p }</p> }) }
+                <label title="Optional: a LanguageTool-compatible server for grammar checks">{ "Grammar" }
+                    <input data-testid="grammar-endpoint" placeholder="http://localhost:8081 (LanguageTool; optional)" value={(*grammar).clone()} oninput={text_input(&grammar)} />
+                </label>
                 <div class="row">
                     <button class="primary" data-testid="sync-save" disabled={!problems.is_empty()} onclick={on_save}>{ "Save & sync now" }</button>
                     <button data-testid="sync-now" onclick={props.dispatch.to_callback().reform(|_| Action::SyncKick)}>{ "Sync now" }</button>

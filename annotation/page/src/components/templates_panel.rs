@@ -44,7 +44,8 @@ pub fn templates_panel(props: &Props) -> Html {
         })
     };
     let on_insert = {
-        let (dispatch, values, template, step) = (props.dispatch.clone(), values.clone(), template.clone(), step.clone());
+        let (dispatch, values, template, step) =
+            (props.dispatch.clone(), values.clone(), template.clone(), step.clone());
         Callback::from(move |_| {
             let Some(t) = &template else { return };
             let mut filled = step.clone();
@@ -55,15 +56,29 @@ pub fn templates_panel(props: &Props) -> Html {
         })
     };
     let on_star = {
-        let (db, dispatch, step, starred, user) = (props.db.clone(), props.dispatch.clone(), step.clone(), starred.clone(), editor.user.name.clone());
+        let (db, dispatch, step, starred, user) = (
+            props.db.clone(),
+            props.dispatch.clone(),
+            step.clone(),
+            starred.clone(),
+            editor.user.name.clone(),
+        );
         Callback::from(move |_| {
-            let name: String = format!("{} · {}", step.action.kind, step.thoughts.thought3.chars().take(40).collect::<String>());
+            let name: String = format!(
+                "{} · {}",
+                step.action.kind,
+                step.thoughts.thought3.chars().take(40).collect::<String>()
+            );
             let template = templates::star(&step, &name, &user, &now());
             let (db, dispatch, starred) = (db.clone(), dispatch.clone(), starred.clone());
             yew::platform::spawn_local(async move {
                 match db.0.put_template(&template).await {
                     Ok(()) => {
-                        notify(&dispatch, true, "Starred: this step is now in the template library.");
+                        notify(
+                            &dispatch,
+                            true,
+                            "Starred: this step is now in the template library.",
+                        );
                         starred.set(db.0.starred().await);
                     }
                     Err(why) => notify(&dispatch, false, why),

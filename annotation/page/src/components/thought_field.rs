@@ -20,7 +20,9 @@ pub fn hint(which: Thought) -> &'static str {
     match which {
         Thought::One => "What changed since the last step (or where I start), in the first person.",
         Thought::Two => "What I can see now, what I need, and what is in the way (“but …”).",
-        Thought::Three => "What I will do next and what I expect to happen; on the last step, the answer or the exact error.",
+        Thought::Three => {
+            "What I will do next and what I expect to happen; on the last step, the answer or the exact error."
+        }
     }
 }
 
@@ -67,7 +69,7 @@ pub fn thought_field(props: &Props) -> Html {
                                 if props.editable {
                                     { for issue.replacements.iter().take(3).map(|r| {
                                         let (i1, r1) = (issue.clone(), r.clone());
-                                        html! { <button class="small fix" data-testid="apply-fix" onclick={props.on_fix.reform(move |_| (i1.clone(), r1.clone(), false))}>{ r }</button> }
+                                        html! { <button class="small fix" data-testid="apply-fix" data-value={r.clone()} onclick={props.on_fix.reform(move |_| (i1.clone(), r1.clone(), false))}>{ r }</button> }
                                     }) }
                                     if let Some(best) = issue.replacements.first() {
                                         <button class="small ghost" data-testid="fix-everywhere" title={format!("Replace “{word}” with “{best}” in every step")}

@@ -25,12 +25,24 @@ pub fn tool_panel(props: &Props) -> Html {
     let editor = &props.editor;
     let tool = editor.tool;
     let body = match tool {
-        Tool::Checks => html! { <ChecksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
-        Tool::Templates => html! { <TemplatesPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
-        Tool::Json => html! { <JsonPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
-        Tool::Review => html! { <ReviewPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
-        Tool::History => html! { <HistoryPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> },
-        Tool::Subtasks => html! { <SubtasksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={props.divider_key} /> },
+        Tool::Checks => {
+            html! { <ChecksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+        }
+        Tool::Templates => {
+            html! { <TemplatesPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+        }
+        Tool::Json => {
+            html! { <JsonPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+        }
+        Tool::Review => {
+            html! { <ReviewPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+        }
+        Tool::History => {
+            html! { <HistoryPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+        }
+        Tool::Subtasks => {
+            html! { <SubtasksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={props.divider_key} /> }
+        }
     };
     html! {
         <div class="tools" data-testid="tools">

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use annotation_core::history::Version;
-use annotation_core::record::{Run, Step, StepAction, Subtask, Thought, first_incomplete, flag_issue};
+use annotation_core::record::{
+    Run, Step, StepAction, Subtask, Thought, first_incomplete, flag_issue,
+};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::{Permissions, User, permissions};
 
@@ -232,11 +234,8 @@ impl EditorState {
         }
         let mut merged = self.merged_steps();
         edit(&mut merged);
-        self.drafts = merged
-            .into_iter()
-            .enumerate()
-            .filter(|(i, step)| &self.steps[*i] != step)
-            .collect();
+        self.drafts =
+            merged.into_iter().enumerate().filter(|(i, step)| &self.steps[*i] != step).collect();
     }
 
     pub fn set_subtasks(&mut self, subtasks: Vec<Subtask>) {
@@ -292,7 +291,13 @@ impl EditorState {
     }
 
     /// Storage wrote the version: what was saved becomes the saved state.
-    pub fn saved(&mut self, run: Run, steps: Vec<Step>, versions: Vec<Version>, then_select: Option<usize>) {
+    pub fn saved(
+        &mut self,
+        run: Run,
+        steps: Vec<Step>,
+        versions: Vec<Version>,
+        then_select: Option<usize>,
+    ) {
         self.run = run;
         self.steps = steps;
         self.drafts.clear();

@@ -9,7 +9,12 @@ fn editor(verified: &[bool]) -> EditorState {
         steps: verified
             .iter()
             .enumerate()
-            .map(|(i, v)| Step { run_id: "r".into(), index: i as u32, verified: *v, ..Step::default() })
+            .map(|(i, v)| Step {
+                run_id: "r".into(),
+                index: i as u32,
+                verified: *v,
+                ..Step::default()
+            })
             .collect(),
         versions: vec![],
         comments: vec![],

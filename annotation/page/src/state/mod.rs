@@ -64,7 +64,6 @@ fn decode(text: &str) -> String {
         match bytes[i] {
             b'%' if i + 2 < bytes.len() => {
                 match text.get(i + 1..i + 3).map(|hex| u8::from_str_radix(hex, 16)) {
-
                     Some(Ok(byte)) => {
                         out.push(byte);
                         i += 3;
@@ -142,6 +141,10 @@ pub struct Studio {
     /// Import problems to show, one line each.
     pub rejections: Vec<String>,
     pub sync: SyncView,
+    /// The LanguageTool-compatible server, empty when grammar checking is off.
+    pub grammar: String,
+    /// A refused import that would succeed as copies: (file name, text).
+    pub copyable: Option<(String, String)>,
 }
 
 impl Default for Studio {
@@ -156,6 +159,8 @@ impl Default for Studio {
             progress: None,
             rejections: Vec::new(),
             sync: SyncView::default(),
+            copyable: None,
+            grammar: String::new(),
         }
     }
 }
@@ -181,7 +186,12 @@ pub enum Action {
     MarkComplete,
     Flag(String, String),
     Save,
-    Saved { run: Box<Run>, steps: Vec<Step>, versions: Vec<Version>, then_select: Option<usize> },
+    Saved {
+        run: Box<Run>,
+        steps: Vec<Step>,
+        versions: Vec<Version>,
+        then_select: Option<usize>,
+    },
     SaveFailed(String),
     ShowTool(Tool),
     ToggleZoom,
@@ -191,18 +201,26 @@ pub enum Action {
     CancelSuggest,
     Compare(Option<(u32, u32)>),
     /// Review data changed in storage.
-    Review { comments: Vec<Comment>, suggestions: Vec<Suggestion> },
+    Review {
+        comments: Vec<Comment>,
+        suggestions: Vec<Suggestion>,
+    },
     // ---- page-wide ----
     Notify(Notice),
     DismissNotice,
     Help(bool),
     Progress(Option<Progress>),
     Rejections(Vec<String>),
+    CopyableImport(Option<(String, String)>),
+    Grammar(String),
     SyncSettings(SyncSettings),
     SyncOpen(bool),
     SyncKick,
     SyncStarted,
-    SyncFinished { state: SyncState, conflicts: Vec<(Conflict, serde_json::Value)> },
+    SyncFinished {
+        state: SyncState,
+        conflicts: Vec<(Conflict, serde_json::Value)>,
+    },
 }
 
 impl Reducible for Studio {
@@ -244,9 +262,15 @@ impl Studio {
             Action::DismissNotice => self.notice = None,
             Action::Help(open) => self.help = open,
             Action::Progress(progress) => self.progress = progress,
-            Action::Rejections(lines) => self.rejections = lines,
+            Action::Rejections(lines) => {
+                self.rejections = lines;
+                self.copyable = None;
+            }
+            Action::CopyableImport(copyable) => self.copyable = copyable,
+            Action::Grammar(endpoint) => self.grammar = endpoint,
             Action::SyncSettings(settings) => {
-                self.sync.state = if settings.enabled() { SyncState::Syncing } else { SyncState::LocalOnly };
+                self.sync.state =
+                    if settings.enabled() { SyncState::Syncing } else { SyncState::LocalOnly };
                 self.sync.settings = settings;
                 self.sync.kick += 1;
             }

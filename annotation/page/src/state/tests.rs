@@ -78,7 +78,10 @@ fn review_mode_reads_and_suggests_but_never_edits() {
     assert!(editor.permissions().suggest);
     studio.apply(Action::StartSuggest(Thought::One));
     studio.apply(Action::SuggestText("I opened it.".into()));
-    assert_eq!(studio.editor.as_ref().unwrap().suggesting, Some((Thought::One, "I opened it.".into())));
+    assert_eq!(
+        studio.editor.as_ref().unwrap().suggesting,
+        Some((Thought::One, "I opened it.".into()))
+    );
 }
 
 #[test]
