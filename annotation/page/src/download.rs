@@ -1,7 +1,7 @@
 //! Export files built in the page: the text comes from `annotation_core::export` a run at a
 //! time, goes into a list of Blob parts (the browser keeps them off the wasm heap), and the
-//! page yields between batches so a 20,000-step export keeps the page responsive and its
-//! progress bar moving.
+//! page yields every [`SLICE_MS`] of work so a 20,000-step export keeps the page responsive
+//! and its progress bar moving.
 
 use annotation_core::export::{self, Format, Options, Screenshots, ZipWriter};
 use annotation_core::record::{Run, Step};
@@ -10,8 +10,14 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::db::Db;
 use crate::util::yield_now;
 
-/// Runs per batch between yields to the browser.
-const BATCH: usize = 25;
+/// Work between yields to the browser, in ms. Yielding by time rather than every N runs
+/// keeps the number of yields (each costs a clamped `setTimeout`, ~4 ms) independent of how
+/// big the runs are (`cargo xtask bench studio`).
+const SLICE_MS: f64 = 50.0;
+
+fn clock() -> f64 {
+    web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now())
+}
 
 pub struct Built {
     pub blob: web_sys::Blob,
@@ -63,17 +69,24 @@ pub async fn build(
         Format::Jsonl => {}
     };
     let zip_options = Options { screenshots: Screenshots::Files, ..options.clone() };
+    let mut slice_start = clock();
     for (i, (run, run_steps)) in runs.iter().enumerate() {
-        let (mut run, mut run_steps) = (run.clone(), run_steps.clone());
-        if options.anonymize {
+        // Only anonymizing changes the records: otherwise they are written as read, uncopied.
+        let anonymized = options.anonymize.then(|| {
+            let (mut run, mut run_steps) = (run.clone(), run_steps.clone());
             export::anonymize(&mut run, &mut run_steps);
-        }
+            (run, run_steps)
+        });
+        let (run, run_steps) = match &anonymized {
+            Some((run, run_steps)) => (run, run_steps.as_slice()),
+            None => (run, run_steps.as_slice()),
+        };
         match format {
             Format::Json => {
                 if i > 0 {
                     parts.push(&text(export::json_separator().into()));
                 }
-                parts.push(&text(export::json_run(&run, &run_steps, options)));
+                parts.push(&text(export::json_run(run, run_steps, options)));
             }
             Format::Jsonl => {
                 parts.push(&text(export::jsonl_lines(&run, &run_steps, options)));
@@ -105,9 +118,10 @@ pub async fn build(
                 }
             }
         }
-        if (i + 1) % BATCH == 0 || i + 1 == total {
+        if i + 1 == total || clock() - slice_start >= SLICE_MS {
             progress(i + 1, total);
             yield_now().await;
+            slice_start = clock();
         }
     }
     match format {

@@ -26,7 +26,7 @@ pub fn analytics_view(props: &Props) -> Html {
                 <table class="annotators">
                     <tr><th>{ "Annotator" }</th><th>{ "Average quality" }</th><th>{ "Steps complete" }</th><th>{ "Runs by status" }</th></tr>
                     { for rows.iter().map(|r| {
-                        let done = if r.steps == 0 { 0 } else { r.done * 100 / r.steps };
+                        let done = (r.done * 100).checked_div(r.steps).unwrap_or(0);
                         let mut x = 0.0;
                         html! {
                             <tr data-testid="annotator-row" data-annotator={r.annotator.clone()}>

@@ -428,7 +428,7 @@ pub fn app() -> Html {
             let listener = ready.then(|| {
                 let db = (*db).clone();
                 let user = user.clone();
-                gloo_listen("popstate", move || {
+                listen("popstate", move |_: web_sys::Event| {
                     let Some(db) = db.clone() else { return };
                     let route = Route::parse(&query_string());
                     match route.run_id {
@@ -507,7 +507,8 @@ pub fn app() -> Html {
                     let dispatch = dispatch.clone();
                     Timeout::new(delay_s * 1000, move || dispatch.dispatch(Action::SyncKick))
                 });
-                let online = gloo_listen("online", move || dispatch.dispatch(Action::SyncKick));
+                let online =
+                    listen("online", move |_: web_sys::Event| dispatch.dispatch(Action::SyncKick));
                 move || {
                     drop(timer);
                     drop(online);
@@ -603,11 +604,14 @@ pub fn app() -> Html {
 }
 
 /// Listens to a window event until the returned guard is dropped.
-pub fn gloo_listen(event: &'static str, mut f: impl FnMut() + 'static) -> impl Drop {
+pub fn listen<E: wasm_bindgen::convert::FromWasmAbi + 'static>(
+    event: &'static str,
+    f: impl FnMut(E) + 'static,
+) -> impl Drop {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
-    struct Guard(&'static str, Closure<dyn FnMut()>);
-    impl Drop for Guard {
+    struct Guard<E: 'static>(&'static str, Closure<dyn FnMut(E)>);
+    impl<E: 'static> Drop for Guard<E> {
         fn drop(&mut self) {
             if let Some(window) = web_sys::window() {
                 let _ = window
@@ -615,34 +619,11 @@ pub fn gloo_listen(event: &'static str, mut f: impl FnMut() + 'static) -> impl D
             }
         }
     }
-    let closure = Closure::<dyn FnMut()>::new(move || f());
+    let closure = Closure::<dyn FnMut(E)>::new(f);
     if let Some(window) = web_sys::window() {
         let _ = window.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
     }
     Guard(event, closure)
-}
-
-/// Listens to the window's key presses until the returned guard is dropped.
-pub fn gloo_listen_key(mut f: impl FnMut(web_sys::KeyboardEvent) + 'static) -> impl Drop {
-    use wasm_bindgen::JsCast;
-    use wasm_bindgen::closure::Closure;
-    struct Guard(Closure<dyn FnMut(web_sys::KeyboardEvent)>);
-    impl Drop for Guard {
-        fn drop(&mut self) {
-            if let Some(window) = web_sys::window() {
-                let _ = window.remove_event_listener_with_callback(
-                    "keydown",
-                    self.0.as_ref().unchecked_ref(),
-                );
-            }
-        }
-    }
-    let closure = Closure::<dyn FnMut(web_sys::KeyboardEvent)>::new(move |e| f(e));
-    if let Some(window) = web_sys::window() {
-        let _ =
-            window.add_event_listener_with_callback("keydown", closure.as_ref().unchecked_ref());
-    }
-    Guard(closure)
 }
 
 /// Runs `f` once after `ms` milliseconds, unless dropped first.

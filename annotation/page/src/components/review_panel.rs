@@ -218,10 +218,12 @@ pub fn review_panel(props: &Props) -> Html {
                                 { comment_line(&root) }
                                 { for t.replies.iter().map(|r| html! { <div class="reply">{ comment_line(r) }</div> }) }
                                 if perms.comment {
+                                  <div class="thread-actions">
                                     <button class="small ghost" data-testid="reply" onclick={{ let r = reply_to.clone(); move |_| r.set(Some(id.clone())) }}>{ "Reply" }</button>
                                     <button class="small ghost" data-testid="resolve" onclick={toggle_resolved.reform(move |_| root.clone())}>
                                         { if t.root.resolved { "Reopen" } else { "Resolve" } }
                                     </button>
+                                  </div>
                                 }
                             </li>
                         }

@@ -159,7 +159,7 @@ pub fn run_header(props: &Props) -> Html {
                 <span>{ format!("annotator: {}", run.annotator.clone().unwrap_or_else(|| "unassigned".into())) }</span>
                 if let Some(reviewer) = &run.reviewed_by { <span>{ format!("reviewed by {reviewer}") }</span> }
                 <span>{ format!("updated {}", run.updated_at.get(..16).unwrap_or(&run.updated_at).replace('T', " ")) }</span>
-                <span>{ format!("v{}", run.version) }</span>
+                <span>{ if run.version == 0 { "not edited yet".to_owned() } else { format!("version {}", run.version) } }</span>
                 if let Some(q) = run.quality { <span data-testid="run-quality">{ format!("quality {q}") }</span> }
                 if pending > 0 { <span class="badge suggestion" data-testid="pending-count">{ format!("{pending} suggestion{} pending", if pending == 1 { "" } else { "s" }) }</span> }
             </div>

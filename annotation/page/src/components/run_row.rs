@@ -31,7 +31,7 @@ pub fn run_row(props: &Props) -> Html {
         let id = id.clone();
         props.on_open.reform(move |_| (id.clone(), true))
     };
-    let percent = if s.steps == 0 { 0 } else { s.done * 100 / s.steps };
+    let percent = (s.done * 100).checked_div(s.steps).unwrap_or(0);
     html! {
         <div class="run-row" data-testid="run-row" data-run={id.clone()}>
             <input type="checkbox" aria-label="Pick" checked={props.picked} onchange={pick} />

@@ -1,6 +1,6 @@
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, gloo_listen_key};
+use crate::components::app::{DbHandle, Dispatch, listen};
 use crate::components::run_header::RunHeader;
 use crate::components::step_editor::StepEditor;
 use crate::components::step_list::StepList;
@@ -63,7 +63,7 @@ pub fn run_view(props: &Props) -> Html {
         let dispatch = props.dispatch.clone();
         let (approve, divider) = (approve.clone(), divider.clone());
         use_effect_with((), move |_| {
-            let guard = gloo_listen_key(move |event: web_sys::KeyboardEvent| {
+            let guard = listen("keydown", move |event: web_sys::KeyboardEvent| {
                 let target = event
                     .target()
                     .and_then(|t| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(t).ok());

@@ -137,11 +137,13 @@ mod tests {
     #[test]
     fn steps_fall_under_their_subtask_and_folding_hides_them() {
         let steps: Vec<Step> = (0..5).map(|index| Step { index, ..Step::default() }).collect();
-        let mut run = Run::default();
-        run.subtasks = vec![
-            Subtask { step_range: [0, 1], ..Subtask::default() },
-            Subtask { step_range: [2, 3], ..Subtask::default() },
-        ];
+        let mut run = Run {
+            subtasks: vec![
+                Subtask { step_range: [0, 1], ..Subtask::default() },
+                Subtask { step_range: [2, 3], ..Subtask::default() },
+            ],
+            ..Run::default()
+        };
         let all = lines(&run, &steps, &BTreeSet::new());
         assert_eq!(
             all,

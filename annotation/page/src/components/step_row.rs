@@ -17,17 +17,17 @@ pub struct Props {
 
 /// The symbol for an action type, so a long list can be scanned by eye.
 pub fn action_icon(kind: &str) -> &'static str {
+    // Symbols from common text fonts (DejaVu, Segoe UI Symbol), not emoji, which a machine
+    // without an emoji font shows as empty boxes.
     match kind {
-        "click" | "click_at" => "👆",
+        "click" | "click_at" => "➚",
         "type" | "send_keys" => "⌨",
         "scroll" | "scroll_to_text" => "↕",
-        "wait" => "⏳",
+        "wait" => "◷",
         "select" | "select_option" => "☰",
-        "navigate" | "go_to_url" | "open_tab" | "back" | "forward" | "reload" | "web_search" => {
-            "🧭"
-        }
+        "navigate" | "go_to_url" | "open_tab" | "back" | "forward" | "reload" | "web_search" => "➜",
         "done" => "✔",
-        "extract" | "extract_content" => "📋",
+        "extract" | "extract_content" => "≡",
         _ => "•",
     }
 }
@@ -54,8 +54,8 @@ pub fn step_row(props: &Props) -> Html {
                 <span class="muted">{ if preview.is_empty() { "(no thought 1 yet)".to_owned() } else { preview } }</span>
             </span>
             <span class="badges">
-                if props.threads > 0 { <span class="count comments" title="Open comment threads">{ format!("💬{}", props.threads) }</span> }
-                if props.pending > 0 { <span class="count suggestions" title="Pending suggestions">{ format!("✎{}", props.pending) }</span> }
+                if props.threads > 0 { <span class="count comments" title="Open comment threads">{ format!("✉ {}", props.threads) }</span> }
+                if props.pending > 0 { <span class="count suggestions" title="Pending suggestions">{ format!("✎ {}", props.pending) }</span> }
                 <span class={classes!("state-dot", state_class)} title={state_label} aria-label={state_label} />
             </span>
         </button>

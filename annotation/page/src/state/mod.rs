@@ -91,6 +91,9 @@ fn encode(text: &str) -> String {
         .collect()
 }
 
+/// An edit applied to every step at once (a fix across all steps).
+pub type StepsEdit = Box<dyn FnOnce(&mut [Step])>;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Screen {
     Loading,
@@ -180,7 +183,7 @@ pub enum Action {
     SetThought(Thought, String),
     SetAction(StepAction),
     ReplaceStep(Box<Step>),
-    EditAll(Box<dyn FnOnce(&mut [Step])>),
+    EditAll(StepsEdit),
     SetSubtasks(Vec<Subtask>),
     SetTags(Vec<String>),
     MarkComplete,
