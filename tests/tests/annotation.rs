@@ -94,7 +94,10 @@ fn an_annotator_opens_a_run_by_url_fixes_its_thoughts_and_marks_steps_complete()
     // Spelling is checked offline against the bundled dictionary; a fix is one click.
     replace_text(&page, "[data-testid=thought2]", "I can see the serch results for kettles.");
     page.wait_for_text("[data-testid=thought2-issues]", "serch");
-    page.wait_for("document.querySelector('.thought-wrap mark')", "the misspelling marked in place");
+    page.wait_for(
+        "document.querySelector('.thought-wrap mark')",
+        "the misspelling marked in place",
+    );
     page.click("[data-testid=thought2-issues] [data-testid=apply-fix][data-value=search]");
     page.wait_for(
         "document.querySelector('[data-testid=thought2]').value === 'I can see the search results for kettles.'",
@@ -415,7 +418,10 @@ fn exports_in_every_format_parse_back() {
     page.wait_for_text("[data-testid=runs-count]", "2 of 4 runs");
     choose(&page, "[data-testid=user-role]", "qa_manager");
     page.click("[data-testid=analytics-toggle]");
-    page.wait_for("document.querySelector('[data-testid=annotator-row] svg rect')", "the per-annotator chart");
+    page.wait_for(
+        "document.querySelector('[data-testid=annotator-row] svg rect')",
+        "the per-annotator chart",
+    );
 }
 
 #[test]

@@ -30,7 +30,11 @@ impl SyncServer {
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
             runtime.block_on(async move {
                 let store = Store::connect(&url).await.expect("the sync database");
                 let mut tokens = HashMap::new();
@@ -42,10 +46,13 @@ impl SyncServer {
                 let shutdown = async {
                     let _ = shutdown_rx.await;
                 };
-                sync_server::serve(listener, store, sync_server::Config::default(), shutdown).await.unwrap();
+                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
+                    .await
+                    .unwrap();
             });
         });
-        let (addr, tokens) = ready_rx.recv_timeout(Duration::from_secs(60)).expect("the sync server starts");
+        let (addr, tokens) =
+            ready_rx.recv_timeout(Duration::from_secs(60)).expect("the sync server starts");
         SyncServer { addr, tokens, shutdown: Some(shutdown_tx), thread: Some(thread) }
     }
 
@@ -117,8 +124,16 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
         &a,
         &[run_record("r7", "Find the kettle's price", 2)],
         &[
-            step_record("r7", 0, ["I start on the shop.", "I can see the Kettles link.", "I should click it."]),
-            step_record("r7", 1, ["I opened Kettles.", "I can see 24.99 €.", "I should return the price."]),
+            step_record(
+                "r7",
+                0,
+                ["I start on the shop.", "I can see the Kettles link.", "I should click it."],
+            ),
+            step_record(
+                "r7",
+                1,
+                ["I opened Kettles.", "I can see 24.99 €.", "I should return the price."],
+            ),
         ],
     );
     navigate(&browser_a, &a, "");
@@ -132,9 +147,15 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
 
     let run = server.wait_for("quinn", "/runs/r7", "run r7", |run| run["id"] == "r7");
     assert_eq!(run["annotator"], "ann", "the run is its uploader's");
-    let steps = server.wait_for("quinn", "/runs/r7/steps", "both steps", |page| page["items"].as_array().is_some_and(|s| s.len() == 2));
+    let steps = server.wait_for("quinn", "/runs/r7/steps", "both steps", |page| {
+        page["items"].as_array().is_some_and(|s| s.len() == 2)
+    });
     let key = steps["items"][0]["screenshot"]["key"].as_str().unwrap().to_owned();
-    assert_eq!(server.get("quinn", &format!("/screenshots/{key}")).status, 200, "the screenshot was uploaded");
+    assert_eq!(
+        server.get("quinn", &format!("/screenshots/{key}")).status,
+        200,
+        "the screenshot was uploaded"
+    );
 
     // Profile B (a QA manager) pulls it, screenshots and all.
     let mut browser_b = Browser::launch();
@@ -143,7 +164,10 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
     wait_sync(&b, "synced");
     b.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
     navigate(&browser_b, &b, "?agentRunId=r7&qa=false");
-    b.wait_for("document.querySelector('[data-testid=screenshot-img]')?.complete", "the pulled screenshot");
+    b.wait_for(
+        "document.querySelector('[data-testid=screenshot-img]')?.complete",
+        "the pulled screenshot",
+    );
 
     // A edits step 1 and syncs first.
     navigate(&browser_a, &a, "?agentRunId=r7&qa=false");
@@ -179,4 +203,59 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
     a.click("[data-testid=to-in-review]");
     a.wait_for_text("[data-testid=run-status]", "In review");
     server.wait_for("quinn", "/runs/r7", "the run in review", |run| run["status"] == "in-review");
+
+    // Review across profiles: B suggests and comments, A sees both, accepts, and B approves.
+    navigate(&browser_b, &b, "?agentRunId=r7&qa=true");
+    b.wait_for_text("[data-testid=run-status]", "In review");
+    b.click("[data-testid=suggest2]");
+    replace_text(
+        &b,
+        "[data-testid=suggest-text]",
+        "I can see the Kettles link in the top menu, but the list is not open yet.",
+    );
+    b.click("[data-testid=suggest-submit]");
+    replace_text(&b, "[data-testid=comment-text]", "Say where the link is.");
+    b.click("[data-testid=comment-post]");
+    b.wait_for_text("[data-testid=threads]", "Say where the link is.");
+    sync_now(&b);
+    server.wait_for("quinn", "/runs/r7/suggestions", "the suggestion", |page| {
+        page["items"].as_array().is_some_and(|s| s.len() == 1)
+    });
+    server.wait_for("quinn", "/runs/r7/comments", "the comment", |page| {
+        page["items"][0]["text"] == "Say where the link is."
+    });
+
+    sync_now(&a);
+    a.click("[data-testid=tab-review]");
+    a.wait_for_text("[data-testid=threads]", "Say where the link is.");
+    a.click("[data-testid=suggestion-accept]");
+    a.wait_for(
+        "document.querySelector('[data-testid=thought2]').value === 'I can see the Kettles link in the top menu, but the list is not open yet.'",
+        "the accepted suggestion in A's thought",
+    );
+    server.wait_for("quinn", "/runs/r7/suggestions", "the suggestion accepted", |page| {
+        page["items"][0]["state"] == "accepted"
+    });
+    server.wait_for("quinn", "/runs/r7/steps", "the accepted text", |page| {
+        page["items"][0]["thoughts"]["thought2"]
+            == "I can see the Kettles link in the top menu, but the list is not open yet."
+    });
+
+    sync_now(&b);
+    b.wait_for(
+        "document.querySelector('[data-testid=suggestion][data-state=accepted]')",
+        "B to see the acceptance",
+    );
+    b.click("[data-testid=to-approved]");
+    b.wait_for_text("[data-testid=run-status]", "Approved");
+    server.wait_for("quinn", "/runs/r7", "the run approved", |run| {
+        run["status"] == "approved" && run["reviewedBy"] == "quinn"
+    });
+}
+
+/// Runs a sync round now from the sync dialog, and closes it again.
+fn sync_now(page: &Page) {
+    page.click("[data-testid=sync-state]");
+    page.click("[data-testid=sync-now]");
+    page.click("[data-testid=sync-close]");
 }

@@ -54,6 +54,9 @@ pub struct Comment {
     #[serde(default)]
     pub resolved: bool,
     pub created_at: String,
+    /// The server's id once synced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_id: Option<String>,
 }
 
 /// A thread: its first comment and the replies in order.
@@ -114,6 +117,9 @@ pub struct Suggestion {
     pub resolved_by: Option<String>,
     #[serde(default)]
     pub resolved_at: Option<String>,
+    /// The server's id once synced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,6 +199,7 @@ mod tests {
             kind: CommentKind::Question,
             resolved: false,
             created_at: at.into(),
+            server_id: None,
         }
     }
 
@@ -230,6 +237,7 @@ mod tests {
             created_at: "t".into(),
             resolved_by: None,
             resolved_at: None,
+            server_id: None,
         };
         let mut stale = s.clone();
         accept(&mut s, &mut step, "ann", "t2").unwrap();

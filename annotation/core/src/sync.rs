@@ -11,7 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::record::{ReviewStatus, Run, Step};
+use crate::record::{ReviewStatus, Run, Step, Thought};
+use crate::review::{Comment, CommentKind, Suggestion, SuggestionState};
 use crate::roles::{Role, User, permitted};
 
 /// Where to sync and as whom. The token is a secret: it never prints, and it is never part of
@@ -347,6 +348,95 @@ fn diff_leaves(mine: &Value, theirs: &Value, path: &str, out: &mut Vec<(String, 
         (a, b) if a != b => out.push((path.to_owned(), show(a), show(b))),
         _ => {}
     }
+}
+
+// ------------------------------------------------------------------ review
+
+/// The body that creates `comment` on the server: a thread start with its anchor and kind, or
+/// a reply naming its parent's server id.
+pub fn comment_create(comment: &Comment, parent_server_id: Option<&str>) -> Value {
+    match parent_server_id {
+        Some(parent) => json!({"text": comment.text, "parentId": parent}),
+        None => json!({
+            "text": comment.text,
+            "anchor": {"stepIndex": comment.step_index},
+            "kind": comment.kind.as_str(),
+        }),
+    }
+}
+
+/// The server's comment as a local one. `known` are the local comments of the run, to keep
+/// local ids for comments this page made and to find a reply's parent.
+pub fn comment_from_server(record: &Value, known: &[Comment]) -> Result<Comment, String> {
+    let server_id = record["id"].as_str().ok_or("a comment without an id")?.to_owned();
+    let local_id = |server: &str| {
+        known
+            .iter()
+            .find(|c| c.server_id.as_deref() == Some(server))
+            .map_or_else(|| format!("srv-{server}"), |c| c.id.clone())
+    };
+    let parent_id = record["parentId"].as_str().map(local_id);
+    // Replies carry no kind on the server: they take their thread's.
+    let thread_kind = record["threadId"]
+        .as_str()
+        .and_then(|t| known.iter().find(|c| c.server_id.as_deref() == Some(t)))
+        .map(|c| c.kind);
+    Ok(Comment {
+        id: local_id(&server_id),
+        run_id: record["runId"].as_str().unwrap_or_default().to_owned(),
+        step_index: record["anchor"]["stepIndex"].as_u64().map(|i| i as u32),
+        parent_id,
+        author: record["author"].as_str().unwrap_or_default().to_owned(),
+        text: record["text"].as_str().unwrap_or_default().to_owned(),
+        kind: record["kind"]
+            .as_str()
+            .and_then(CommentKind::parse)
+            .or(thread_kind)
+            .unwrap_or_default(),
+        resolved: record["resolved"].as_bool().unwrap_or(false),
+        created_at: record["createdAt"].as_str().unwrap_or_default().to_owned(),
+        server_id: Some(server_id),
+    })
+}
+
+/// The body that proposes `suggestion` against the step version the reviewer read.
+pub fn suggestion_create(suggestion: &Suggestion, base_version: i64) -> Value {
+    json!({
+        "stepIndex": suggestion.step_index,
+        "field": format!("thoughts.{}", suggestion.field.key()),
+        "baseVersion": base_version,
+        "proposed": suggestion.after,
+        "note": if suggestion.note.is_empty() { Value::Null } else { Value::from(suggestion.note.clone()) },
+    })
+}
+
+/// The server's suggestion as a local one, or `None` for fields this page does not suggest on
+/// (the server also takes suggestions on actions).
+pub fn suggestion_from_server(record: &Value, known: &[Suggestion]) -> Option<Suggestion> {
+    let server_id = record["id"].as_str()?.to_owned();
+    let field = Thought::from_key(record["field"].as_str()?.strip_prefix("thoughts.")?)?;
+    let local = known.iter().find(|s| s.server_id.as_deref() == Some(&server_id));
+    let state = match record["state"].as_str()? {
+        "pending" => SuggestionState::Pending,
+        "accepted" => SuggestionState::Accepted,
+        // Withdrawn by its author: no longer to decide, like a rejection.
+        _ => SuggestionState::Rejected,
+    };
+    Some(Suggestion {
+        id: local.map_or_else(|| format!("srv-{server_id}"), |s| s.id.clone()),
+        run_id: record["runId"].as_str()?.to_owned(),
+        step_index: record["stepIndex"].as_u64()? as u32,
+        field,
+        before: record["original"].as_str().unwrap_or_default().to_owned(),
+        after: record["proposed"].as_str().unwrap_or_default().to_owned(),
+        author: record["author"].as_str().unwrap_or_default().to_owned(),
+        note: record["note"].as_str().unwrap_or_default().to_owned(),
+        state,
+        created_at: record["createdAt"].as_str().unwrap_or_default().to_owned(),
+        resolved_by: record["decidedBy"].as_str().map(str::to_owned),
+        resolved_at: record["decidedAt"].as_str().map(str::to_owned),
+        server_id: Some(server_id),
+    })
 }
 
 /// The statuses to move through, in order, to take a run from `from` to `to` (status moves

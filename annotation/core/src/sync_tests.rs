@@ -117,3 +117,63 @@ fn a_status_reached_locally_is_replayed_edge_by_edge() {
     assert_eq!(transition_path(Draft, Draft), []);
     assert_eq!(transition_path(Archived, Approved), [Draft, InReview, Approved]);
 }
+
+#[test]
+fn comments_and_suggestions_map_to_and_from_the_server() {
+    use crate::record::Thought;
+    use crate::review::{Comment, CommentKind, Suggestion, SuggestionState};
+    let root = Comment {
+        id: "local-1".into(),
+        run_id: "r1".into(),
+        step_index: Some(2),
+        parent_id: None,
+        author: "rev".into(),
+        text: "Which bar?".into(),
+        kind: CommentKind::Question,
+        resolved: false,
+        created_at: "t".into(),
+        server_id: Some("c1".into()),
+    };
+    assert_eq!(
+        comment_create(&root, None),
+        json!({"text": "Which bar?", "anchor": {"stepIndex": 2}, "kind": "question"})
+    );
+    assert_eq!(comment_create(&root, Some("c1"))["parentId"], "c1");
+    let reply = json!({"id": "c2", "runId": "r1", "threadId": "c1", "parentId": "c1", "anchor": {"stepIndex": 2},
+        "kind": null, "text": "The header one.", "author": "ann", "createdAt": "t2", "resolved": false});
+    let local = comment_from_server(&reply, std::slice::from_ref(&root)).unwrap();
+    assert_eq!(
+        (local.id.as_str(), local.parent_id.as_deref(), local.kind),
+        ("srv-c2", Some("local-1"), CommentKind::Question)
+    );
+
+    let mine = Suggestion {
+        id: "s-local".into(),
+        run_id: "r1".into(),
+        step_index: 0,
+        field: Thought::Two,
+        before: "I see the bar.".into(),
+        after: "I can see the search bar.".into(),
+        author: "rev".into(),
+        note: String::new(),
+        state: SuggestionState::Pending,
+        created_at: "t".into(),
+        resolved_by: None,
+        resolved_at: None,
+        server_id: Some("s1".into()),
+    };
+    let body = suggestion_create(&mine, 3);
+    assert_eq!(
+        (body["field"].clone(), body["baseVersion"].clone(), body["note"].clone()),
+        (json!("thoughts.thought2"), json!(3), Value::Null)
+    );
+    let decided = json!({"id": "s1", "runId": "r1", "stepIndex": 0, "field": "thoughts.thought2", "original": "I see the bar.",
+        "proposed": "I can see the search bar.", "author": "rev", "createdAt": "t", "state": "accepted", "decidedBy": "ann", "decidedAt": "t3"});
+    let local = suggestion_from_server(&decided, std::slice::from_ref(&mine)).unwrap();
+    assert_eq!(
+        (local.id.as_str(), local.state, local.resolved_by.as_deref()),
+        ("s-local", SuggestionState::Accepted, Some("ann"))
+    );
+    let on_action = json!({"id": "s9", "runId": "r1", "stepIndex": 0, "field": "action.target", "state": "pending"});
+    assert_eq!(suggestion_from_server(&on_action, &[]), None);
+}

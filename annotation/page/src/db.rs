@@ -359,6 +359,29 @@ impl Db {
         read.await.map_err(failed("read the comments"))
     }
 
+    /// Stores comments and suggestions as the server has them, in one transaction.
+    pub async fn put_review(
+        &self,
+        comments: &[Comment],
+        suggestions: &[Suggestion],
+    ) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[COMMENTS, SUGGESTIONS])?;
+            let (comment_store, suggestion_store) =
+                (tx.object_store(COMMENTS)?, tx.object_store(SUGGESTIONS)?);
+            for comment in comments {
+                comment_store.put(encode(comment)?).await?;
+            }
+            for suggestion in suggestions {
+                suggestion_store.put(encode(suggestion)?).await?;
+            }
+            drop((comment_store, suggestion_store));
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("store the server's comments"))
+    }
+
     pub async fn starred(&self) -> Vec<Template> {
         match self.all(TEMPLATES).await {
             Ok(values) => decode(values, "template"),

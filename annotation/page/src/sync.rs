@@ -6,7 +6,8 @@
 //! except runs with changes still queued here). Conflicts and refusals stay queued until a
 //! person decides; network trouble leaves everything queued for the next round.
 
-use annotation_core::record::ReviewStatus;
+use annotation_core::record::{ReviewStatus, Step};
+use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::{Role, User};
 use annotation_core::sync::{self, Conflict, Outcome, Pending, SyncSettings, SyncState};
 use serde_json::{Value, json};
@@ -23,6 +24,8 @@ pub struct Round {
     pub pulled: Vec<String>,
     /// Who the token belongs to: with a server, the server says who you are.
     pub user: Option<User>,
+    /// The open run's comments and suggestions, when the server changed them.
+    pub review: Option<(Vec<Comment>, Vec<Suggestion>)>,
 }
 
 /// Why a request did not get an answer worth reading.
@@ -121,9 +124,21 @@ enum RequestBody {
 }
 
 /// One sync round. `attempt` counts rounds that failed in a row, for the backoff shown.
-pub async fn round(db: &Db, settings: &SyncSettings, attempt: u32) -> Round {
-    let mut out =
-        Round { state: SyncState::Syncing, conflicts: Vec::new(), pulled: Vec::new(), user: None };
+/// Comments and suggestions are conversation, not content, so they do not move a run's
+/// version and no pull would notice them: they are synced for the open run, every round.
+pub async fn round(
+    db: &Db,
+    settings: &SyncSettings,
+    attempt: u32,
+    open_run: Option<&str>,
+) -> Round {
+    let mut out = Round {
+        state: SyncState::Syncing,
+        conflicts: Vec::new(),
+        pulled: Vec::new(),
+        user: None,
+        review: None,
+    };
     if !settings.enabled() {
         out.state = SyncState::LocalOnly;
         return out;
@@ -139,7 +154,11 @@ pub async fn round(db: &Db, settings: &SyncSettings, attempt: u32) -> Round {
             .zip(me["role"].as_str().and_then(Role::parse))
             .map(|(id, role)| User { name: id.to_owned(), role });
         push(db, settings, &mut out).await?;
-        pull(db, settings, &mut out).await
+        pull(db, settings, &mut out).await?;
+        match open_run {
+            Some(run_id) => review(db, settings, run_id, &mut out).await,
+            None => Ok(()),
+        }
     };
     out.state = match result.await {
         Ok(()) if !out.conflicts.is_empty() => SyncState::Conflicts { count: out.conflicts.len() },
@@ -417,6 +436,163 @@ fn a_minute_before(at: &str) -> String {
         return at.to_owned();
     }
     String::from(js_sys::Date::new(&JsValue::from_f64(ms - 60_000.0)).to_iso_string())
+}
+
+/// Sends this page's new comments and suggestions on `run_id` and its thread resolutions,
+/// then takes the server's comments and suggestions as they are.
+async fn review(
+    db: &Db,
+    settings: &SyncSettings,
+    run_id: &str,
+    out: &mut Round,
+) -> Result<(), Failure> {
+    let refused = |why: String| Failure::Refused(why);
+    let Some((_, steps)) = db.run_and_steps(run_id).await.map_err(refused)? else { return Ok(()) };
+    // A run the server does not have yet takes no comments: it goes first, next round.
+    if steps.iter().all(|s| s.server_version.is_none()) {
+        return Ok(());
+    }
+    let (mut comments, mut suggestions) = db.review(run_id).await.map_err(refused)?;
+    let base = format!("/runs/{}", encode(run_id));
+    let server_comments = all_pages(settings, &format!("{base}/comments")).await?;
+    let mut changed = false;
+    // Thread starts before replies, so a reply's parent has its server id.
+    comments.sort_by_key(|c| c.parent_id.is_some());
+    for i in 0..comments.len() {
+        if comments[i].server_id.is_some() {
+            continue;
+        }
+        let parent = match &comments[i].parent_id {
+            Some(parent) => {
+                match comments.iter().find(|c| &c.id == parent).and_then(|c| c.server_id.clone()) {
+                    Some(server) => Some(server),
+                    None => continue,
+                }
+            }
+            None => None,
+        };
+        let body = sync::comment_create(&comments[i], parent.as_deref());
+        let (_, created) =
+            request(settings, "POST", &format!("{base}/comments"), Some(RequestBody::Json(body)))
+                .await?;
+        comments[i].server_id = created["id"].as_str().map(str::to_owned);
+        changed = true;
+    }
+    // A thread resolved or reopened here is resolved or reopened there.
+    for comment in comments.iter().filter(|c| c.parent_id.is_none()) {
+        let Some(server_id) = &comment.server_id else { continue };
+        let theirs = server_comments.iter().find(|c| c["id"].as_str() == Some(server_id));
+        if theirs.is_some_and(|t| t["resolved"].as_bool() != Some(comment.resolved)) {
+            let verb = if comment.resolved { "resolve" } else { "reopen" };
+            request(
+                settings,
+                "POST",
+                &format!("{base}/comments/{}/{verb}", encode(server_id)),
+                Some(RequestBody::Json(json!({}))),
+            )
+            .await?;
+            changed = true;
+        }
+    }
+    for suggestion in suggestions.iter_mut().filter(|s| s.server_id.is_none()) {
+        let Some(version) =
+            steps.iter().find(|s| s.index == suggestion.step_index).and_then(|s| s.server_version)
+        else {
+            continue;
+        };
+        let body = sync::suggestion_create(suggestion, version);
+        let (status, created) = request(
+            settings,
+            "POST",
+            &format!("{base}/suggestions"),
+            Some(RequestBody::Json(body)),
+        )
+        .await?;
+        if status == 409 {
+            // The step moved on the server since: the suggestion waits for the pull to catch up.
+            continue;
+        }
+        suggestion.server_id = created["id"].as_str().map(str::to_owned);
+        changed = true;
+    }
+    if changed {
+        db.put_review(&comments, &suggestions).await.map_err(refused)?;
+    }
+    // Now the server's view, which includes what was just sent.
+    let server_comments = all_pages(settings, &format!("{base}/comments")).await?;
+    let server_suggestions = all_pages(settings, &format!("{base}/suggestions")).await?;
+    let mut merged_comments = Vec::new();
+    for record in &server_comments {
+        let comment = sync::comment_from_server(record, &comments).map_err(refused)?;
+        // Keep a reply's kind and our own wording of the anchor; take everything else.
+        merged_comments.push(comment);
+    }
+    let merged_suggestions: Vec<_> = server_suggestions
+        .iter()
+        .filter_map(|r| sync::suggestion_from_server(r, &suggestions))
+        .collect();
+    let before = (comments.clone(), suggestions.clone());
+    db.put_review(&merged_comments, &merged_suggestions).await.map_err(refused)?;
+    let after_comments: Vec<_> =
+        comments.iter().filter(|c| c.server_id.is_none()).cloned().chain(merged_comments).collect();
+    let after_suggestions: Vec<_> = suggestions
+        .iter()
+        .filter(|s| s.server_id.is_none())
+        .cloned()
+        .chain(merged_suggestions)
+        .collect();
+    if (after_comments.len(), after_suggestions.len()) != (before.0.len(), before.1.len())
+        || after_comments.iter().any(|c| !before.0.contains(c))
+        || after_suggestions.iter().any(|s| !before.1.contains(s))
+    {
+        out.review = Some((after_comments, after_suggestions));
+    }
+    Ok(())
+}
+
+/// Accepts or rejects a synced suggestion on the server, which applies an acceptance to the
+/// step itself; answers the suggestion and, on acceptance, the step as changed.
+pub async fn decide(
+    db: &Db,
+    settings: &SyncSettings,
+    suggestion: &Suggestion,
+    accept: bool,
+) -> Result<(Suggestion, Option<Step>), String> {
+    let server_id =
+        suggestion.server_id.as_deref().ok_or("this suggestion is not on the server yet")?;
+    let (_, steps) = db.run_and_steps(&suggestion.run_id).await?.ok_or("the run is gone")?;
+    let version = steps
+        .iter()
+        .find(|s| s.index == suggestion.step_index)
+        .and_then(|s| s.server_version)
+        .ok_or("the step is not on the server yet")?;
+    let verb = if accept { "accept" } else { "reject" };
+    let path =
+        format!("/runs/{}/suggestions/{}/{verb}", encode(&suggestion.run_id), encode(server_id));
+    let answer =
+        request_with(settings, "POST", &path, Some(RequestBody::Json(json!({}))), Some(version))
+            .await;
+    let (status, answer) = answer.map_err(|f| match f {
+        Failure::Unreachable { why, .. } => {
+            format!("Deciding needs the server, and {why}; try again when it answers.")
+        }
+        Failure::Refused(why) => why,
+    })?;
+    if status == 409 {
+        return Err(format!("The server refused: {}", sync::problem_text(&answer)));
+    }
+    let decided =
+        sync::suggestion_from_server(&answer["suggestion"], std::slice::from_ref(suggestion))
+            .ok_or("the server's answer has no suggestion")?;
+    let step = match answer.get("step") {
+        Some(step) if !step.is_null() => Some(sync::step_from_server(step.clone())?),
+        _ => None,
+    };
+    if let Some(step) = &step {
+        db.put_synced(None, std::slice::from_ref(step)).await?;
+    }
+    db.put_suggestion(&decided).await?;
+    Ok((decided, step))
 }
 
 /// "Keep mine": the queued change is rebased on the server's version and sent again.

@@ -4,7 +4,7 @@ use annotation_core::export::{Format, Options};
 use annotation_core::import;
 use annotation_core::record::{ReviewStatus, Run};
 use annotation_core::roles::User;
-use annotation_core::sync::SyncState;
+use annotation_core::sync::{SyncSettings, SyncState};
 use yew::prelude::*;
 
 use crate::components::help_overlay::HelpOverlay;
@@ -370,6 +370,7 @@ pub fn app() -> Html {
     let speller = use_state(|| None::<SpellerHandle>);
     let last_command = use_mut_ref(|| 0u32);
     let synced_kick = use_mut_ref(|| 0u32);
+    let on_screen = use_mut_ref(|| (None::<(String, bool, bool)>, Screen::Loading));
 
     {
         let dispatch = state.dispatcher();
@@ -450,7 +451,9 @@ pub fn app() -> Html {
         let db = (*db).clone();
         let sync = state.sync.clone();
         let open = state.editor.as_ref().map(|e| (e.run.id.clone(), e.qa, e.dirty()));
-        let screen = state.screen.clone();
+        // What is on screen when the round ends may differ from when it started.
+        *on_screen.borrow_mut() = (open.clone(), state.screen.clone());
+        let on_screen = on_screen.clone();
         let user = state.user.clone();
         let done = synced_kick.clone();
         use_effect_with((sync.kick, sync.running, db.is_some()), move |_| {
@@ -461,7 +464,20 @@ pub fn app() -> Html {
                 *done.borrow_mut() = sync.kick;
                 dispatch.dispatch(Action::SyncStarted);
                 yew::platform::spawn_local(async move {
-                    let round = crate::sync::round(&db.0, &sync.settings, sync.failures).await;
+                    let open_id = open.as_ref().map(|(id, _, _)| id.clone());
+                    let round = crate::sync::round(
+                        &db.0,
+                        &sync.settings,
+                        sync.failures,
+                        open_id.as_deref(),
+                    )
+                    .await;
+                    let (open, screen) = on_screen.borrow().clone();
+                    if let Some((comments, suggestions)) = round.review.clone()
+                        && open.as_ref().map(|(id, _, _)| id) == open_id.as_ref()
+                    {
+                        dispatch.dispatch(Action::Review { comments, suggestions });
+                    }
                     let mut user = user;
                     if let Some(me) = round.user.clone().filter(|me| *me != user) {
                         let _ = db.0.put_user(&me).await;
@@ -594,6 +610,9 @@ pub fn app() -> Html {
             html! { <ContextProvider<SpellerHandle> context={speller}>{ page }</ContextProvider<SpellerHandle>> }
         }
         None => page,
+    };
+    let page = html! {
+        <ContextProvider<SyncSettings> context={state.sync.settings.clone()}>{ page }</ContextProvider<SyncSettings>>
     };
     match (*db).clone() {
         Some(db) => {

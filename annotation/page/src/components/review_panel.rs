@@ -1,5 +1,6 @@
 use annotation_core::history::word_diff;
 use annotation_core::review::{self, Comment, CommentKind, Suggestion, SuggestionState, threads};
+use annotation_core::sync::SyncSettings;
 use yew::prelude::*;
 
 use crate::components::app::{DbHandle, Dispatch, notify};
@@ -69,11 +70,13 @@ pub fn review_panel(props: &Props) -> Html {
                 created_at: now(),
                 resolved_by: None,
                 resolved_at: None,
+                server_id: None,
             };
             let (db, dispatch, run_id) = (db.clone(), dispatch.clone(), run_id.clone());
             yew::platform::spawn_local(async move {
                 match db.0.put_suggestion(&suggestion).await {
                     Ok(()) => {
+                        dispatch.dispatch(Action::CancelSuggest);
                         notify(&dispatch, true, "Suggestion sent to the run's author.");
                         refresh(db, dispatch, run_id);
                     }
@@ -86,27 +89,52 @@ pub fn review_panel(props: &Props) -> Html {
     let resolve = {
         let (db, dispatch, run_id, user, step) =
             (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
+        let sync = use_context::<SyncSettings>().unwrap_or_default();
         Callback::from(move |(suggestion, accept): (Suggestion, bool)| {
-            let mut suggestion = suggestion;
-            let mut changed = step.clone();
-            let at = now();
-            let result = if accept {
-                review::accept(&mut suggestion, &mut changed, &user, &at)
-            } else {
-                review::reject(&mut suggestion, &user, &at)
-            };
-            if let Err(why) = result {
-                notify(&dispatch, false, why.to_string());
-                return;
-            }
-            if accept {
-                // The accepted text goes in as an edit; saving makes it a version.
-                dispatch.dispatch(Action::ReplaceStep(Box::new(changed)));
-                dispatch.dispatch(Action::Save);
-            }
-            let (db, dispatch, run_id) = (db.clone(), dispatch.clone(), run_id.clone());
+            let (db, dispatch, run_id, user, step, sync) = (
+                db.clone(),
+                dispatch.clone(),
+                run_id.clone(),
+                user.clone(),
+                step.clone(),
+                sync.clone(),
+            );
             yew::platform::spawn_local(async move {
-                match db.0.put_suggestion(&suggestion).await {
+                let at = now();
+                // A suggestion on the server is decided there, where the author's decision
+                // counts; the result then comes in as a local edit like any other.
+                let decided = match (&suggestion.server_id, sync.enabled()) {
+                    (Some(_), true) => {
+                        match crate::sync::decide(&db.0, &sync, &suggestion, accept).await {
+                            Ok((decided, _)) => Ok(decided),
+                            Err(why) => return notify(&dispatch, false, why),
+                        }
+                    }
+                    _ => {
+                        let mut decided = suggestion.clone();
+                        let mut scratch = step.clone();
+                        let result = if accept {
+                            review::accept(&mut decided, &mut scratch, &user, &at)
+                        } else {
+                            review::reject(&mut decided, &user, &at)
+                        };
+                        result.map(|()| decided)
+                    }
+                };
+                let decided = match decided {
+                    Ok(decided) => decided,
+                    Err(why) => return notify(&dispatch, false, why.to_string()),
+                };
+                if accept {
+                    // The accepted text goes in as an edit; saving makes it a version.
+                    let mut changed = step.clone();
+                    *changed.thoughts.get_mut(decided.field) = decided.after.clone();
+                    changed.last_edited_by = user.clone();
+                    changed.last_edited_at = at.clone();
+                    dispatch.dispatch(Action::ReplaceStep(Box::new(changed)));
+                    dispatch.dispatch(Action::Save);
+                }
+                match db.0.put_suggestion(&decided).await {
                     Ok(()) => {
                         notify(
                             &dispatch,
@@ -139,6 +167,7 @@ pub fn review_panel(props: &Props) -> Html {
                 kind: *kind,
                 resolved: false,
                 created_at: now(),
+                server_id: None,
             };
             text.set(String::new());
             reply_to.set(None);

@@ -345,10 +345,10 @@ impl Studio {
             }
             Action::CancelSuggest => editor.suggesting = None,
             Action::Compare(pair) => editor.compare = pair,
+            // A round may bring these while someone types a suggestion: the draft stays.
             Action::Review { comments, suggestions } => {
                 editor.comments = comments;
                 editor.suggestions = suggestions;
-                editor.suggesting = None;
             }
             _ => {}
         }
