@@ -43,6 +43,13 @@ pub struct Db {
     db: Database,
 }
 
+/// What an edit of a run's header decided.
+pub enum Edit {
+    Save,
+    /// Leave the run as it is, and why.
+    Skip(String),
+}
+
 /// A run with everything the editor shows.
 pub struct RunData {
     pub run: Run,
@@ -315,6 +322,28 @@ impl Db {
         }
         tx.commit().await?;
         Ok(())
+    }
+
+    /// Changes one stored run's header with `edit` and saves it as a version (batch actions
+    /// on the runs list, which have no editor open).
+    pub async fn edit_run(
+        &self,
+        run_id: &str,
+        author: &str,
+        now: &str,
+        edit: impl FnOnce(&mut Run) -> Edit,
+    ) -> Result<Edit, String> {
+        let data = self.run(run_id).await?.ok_or_else(|| format!("run {run_id} is gone"))?;
+        let mut run = data.run.clone();
+        match edit(&mut run) {
+            Edit::Save => {
+                let before = (&data.run, &data.steps[..]);
+                self.save(before, data.versions.last(), run, data.steps.clone(), author, now)
+                    .await?;
+                Ok(Edit::Save)
+            }
+            skip => Ok(skip),
+        }
     }
 
     /// Puts the run back as it was at `target`, as a new version.

@@ -109,12 +109,7 @@ pub async fn list(
     if let Some(kind) = &kind {
         sql.push(" AND c.thread_kind = ").text(kind);
     }
-    if let Some(after) = after {
-        let seq =
-            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
-        sql.push(" AND c.seq > ").int(seq);
-    }
-    sql.push(" ORDER BY c.seq LIMIT ").int(limit + 1);
+    super::after_seq(&mut sql, after, "c.seq", limit)?;
     let rows = sql.query().fetch_all(&mut *conn).await?;
     page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), comment_json)
 }

@@ -136,3 +136,21 @@ pub fn index_param(index: &str) -> Result<i64> {
         _ => Err(Problem::bad_param("path.index", "must be an integer from 0 to 1999")),
     }
 }
+
+/// Ends a conversation list's query (comments, suggestions): after the cursor's sequence
+/// number if there is one, in sequence order, one more row than a page to know if another
+/// follows.
+pub fn after_seq(
+    sql: &mut crate::store::Sql,
+    after: Option<serde_json::Value>,
+    column: &str,
+    limit: i64,
+) -> Result<()> {
+    if let Some(after) = after {
+        let seq =
+            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
+        sql.push(&format!(" AND {column} > ")).int(seq);
+    }
+    sql.push(&format!(" ORDER BY {column} LIMIT ")).int(limit + 1);
+    Ok(())
+}

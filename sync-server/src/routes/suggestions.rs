@@ -122,12 +122,7 @@ pub async fn list(
     if let Some(step) = step {
         sql.push(" AND g.step_index = ").int(step);
     }
-    if let Some(after) = after {
-        let seq =
-            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
-        sql.push(" AND g.seq > ").int(seq);
-    }
-    sql.push(" ORDER BY g.seq LIMIT ").int(limit + 1);
+    super::after_seq(&mut sql, after, "g.seq", limit)?;
     let rows = sql.query().fetch_all(&mut *conn).await?;
     page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), suggestion_json)
 }

@@ -13,7 +13,7 @@ use crate::components::run_view::RunView;
 use crate::components::runs_list::RunsList;
 use crate::components::sync_panel::{SyncPanel, SyncPill};
 use crate::components::user_bar::UserBar;
-use crate::db::Db;
+use crate::db::{Db, Edit};
 use crate::download;
 use crate::state::editor::{Command, Loaded};
 use crate::state::{Action, Notice, Progress, Route, Screen, Studio};
@@ -240,36 +240,28 @@ pub fn transition_runs(
     yew::platform::spawn_local(async move {
         let (mut moved, mut refused) = (0, Vec::new());
         for id in &ids {
-            let Ok(Some(data)) = db.run(id).await else { continue };
-            let allowed = annotation_core::roles::permitted(
-                &user,
-                data.run.annotator.as_deref(),
-                data.run.status,
-                to,
-            );
-            if allowed != Some(true) {
-                refused.push(format!(
-                    "{} ({})",
-                    short(&data.run.task_prompt),
-                    data.run.status.label()
-                ));
-                continue;
-            }
-            let mut run = data.run.clone();
-            set_status(&mut run, to, &user);
-            let saved = db
-                .save(
-                    (&data.run, &data.steps),
-                    data.versions.last(),
-                    run,
-                    data.steps.clone(),
-                    &user.name,
-                    &now(),
-                )
+            let edited = db
+                .edit_run(id, &user.name, &now(), |run| {
+                    let allowed = annotation_core::roles::permitted(
+                        &user,
+                        run.annotator.as_deref(),
+                        run.status,
+                        to,
+                    );
+                    if allowed != Some(true) {
+                        return Edit::Skip(format!(
+                            "{} ({})",
+                            short(&run.task_prompt),
+                            run.status.label()
+                        ));
+                    }
+                    set_status(run, to, &user);
+                    Edit::Save
+                })
                 .await;
-            match saved {
-                Ok(_) => moved += 1,
-                Err(why) => refused.push(why),
+            match edited {
+                Ok(Edit::Save) => moved += 1,
+                Ok(Edit::Skip(why)) | Err(why) => refused.push(why),
             }
         }
         let mut text =
@@ -288,24 +280,18 @@ pub fn collect_runs(db: Rc<Db>, dispatch: Dispatch, ids: Vec<String>, name: Stri
     yew::platform::spawn_local(async move {
         let mut added = 0;
         for id in &ids {
-            let Ok(Some(data)) = db.run(id).await else { continue };
-            if data.run.collections.contains(&name) {
-                continue;
-            }
-            let mut run = data.run.clone();
-            run.collections.push(name.clone());
-            let saved = db
-                .save(
-                    (&data.run, &data.steps),
-                    data.versions.last(),
-                    run,
-                    data.steps.clone(),
-                    &user.name,
-                    &now(),
-                )
+            let edited = db
+                .edit_run(id, &user.name, &now(), |run| {
+                    if run.collections.contains(&name) {
+                        return Edit::Skip(String::new());
+                    }
+                    run.collections.push(name.clone());
+                    Edit::Save
+                })
                 .await;
-            match saved {
-                Ok(_) => added += 1,
+            match edited {
+                Ok(Edit::Save) => added += 1,
+                Ok(Edit::Skip(_)) => {}
                 Err(why) => return notify(&dispatch, false, why),
             }
         }
