@@ -101,12 +101,12 @@ pub async fn build(
                 if i > 0 {
                     json.push_str(export::json_separator());
                 }
-                json.push_str(&export::json_run(&run, &run_steps, &zip_options));
-                jsonl.push_str(&export::jsonl_lines(&run, &run_steps, &zip_options));
+                json.push_str(&export::json_run(run, run_steps, &zip_options));
+                jsonl.push_str(&export::jsonl_lines(run, run_steps, &zip_options));
                 let writer = zip.as_mut().expect("a zip writer for zip exports");
-                for step in &run_steps {
+                for step in run_steps {
                     let (Some(path), Some(shot)) =
-                        (export::screenshot_path(&run, step), &step.screenshot)
+                        (export::screenshot_path(run, step), &step.screenshot)
                     else {
                         continue;
                     };

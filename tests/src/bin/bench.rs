@@ -7,7 +7,10 @@ use e2e::browser::{Browser, Tab};
 use e2e::fixtures::FixtureSites;
 use serde_json::Value;
 
-const USAGE: &str = "usage: bench <startup|state|action|prompt>";
+#[path = "bench/studio.rs"]
+mod studio;
+
+const USAGE: &str = "usage: bench <startup|state|action|prompt|studio>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
@@ -15,6 +18,7 @@ fn main() {
         Some("state") => state(),
         Some("action") => action(),
         Some("prompt") => prompt(),
+        Some("studio") => studio::run(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);
