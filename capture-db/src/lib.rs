@@ -23,7 +23,8 @@
 //! | `versions` | `[runId, number]` | a run and its steps as saved (`history::Version`) | `runId` |
 //! | `comments` | `id` | `review::Comment` | `runId` |
 //! | `suggestions` | `id` | `review::Suggestion` | `runId` |
-//! | `summaries` | `runId` | `query::RunSummary`, the runs list's row | – |
+//! | `summaries` | `runId` | `query::RunSummary`, the runs list's row, without its search text | – |
+//! | `search` | `runId` | `{runId, text}`: the run's lowercased text for full-text search | – |
 //! | `templates` | `id` | starred steps (`templates::Template`) | – |
 //! | `outbox` | auto-increment | sync operations waiting for the server | – |
 //! | `annotation` | out-of-line: `"user"`, `"sync"`, `"words"`, `"collections"` | the page's settings | – |
@@ -51,6 +52,7 @@ pub const VERSIONS: &str = "versions";
 pub const COMMENTS: &str = "comments";
 pub const SUGGESTIONS: &str = "suggestions";
 pub const SUMMARIES: &str = "summaries";
+pub const SEARCH: &str = "search";
 pub const TEMPLATES: &str = "templates";
 pub const OUTBOX: &str = "outbox";
 pub const ANNOTATION: &str = "annotation";
@@ -107,7 +109,10 @@ fn create_version_2(db: &Database) -> indexed_db_futures::Result<()> {
         let store = db.create_object_store(name).with_key_path(key).build()?;
         store.create_index("runId", KeyPath::One("runId")).build()?;
     }
-    db.create_object_store(SUMMARIES).with_key_path(KeyPath::One("runId")).build()?;
+    // Search text apart from the rows, so the list opens without reading it.
+    for name in [SUMMARIES, SEARCH] {
+        db.create_object_store(name).with_key_path(KeyPath::One("runId")).build()?;
+    }
     db.create_object_store(TEMPLATES).with_key_path(KeyPath::One("id")).build()?;
     db.create_object_store(OUTBOX).with_auto_increment(true).build()?;
     db.create_object_store(ANNOTATION).build()?;

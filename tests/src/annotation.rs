@@ -131,9 +131,13 @@ pub fn allow_downloads(browser: &Browser, name: &str) -> PathBuf {
 pub fn wait_for_download(dir: &Path, suffix: &str) -> PathBuf {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let found = std::fs::read_dir(dir).ok().into_iter().flatten().flatten().map(|e| e.path()).find(|p| {
-            p.to_string_lossy().ends_with(suffix)
-        });
+        let found = std::fs::read_dir(dir)
+            .ok()
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().ends_with(suffix));
         if let Some(path) = found {
             return path;
         }

@@ -63,7 +63,7 @@ pub enum Screenshots {
     /// The screenshot's key (its SHA-256) and the file name it would have in a ZIP.
     #[default]
     Reference,
-    /// ZIP only: the images as `screenshots/<run>/<step>.jpg`.
+    /// ZIP only: the images as `screenshots/<sha256>.jpg`, each once.
     Files,
 }
 
@@ -143,19 +143,20 @@ fn safe_segment(id: &str) -> String {
     if cleaned.is_empty() { "run".into() } else { cleaned.to_owned() }
 }
 
-/// "screenshots/<runId>/<index>.jpg" when the step has a screenshot (".png" for a PNG).
-pub fn screenshot_path(run: &Run, step: &Step) -> Option<String> {
+/// "screenshots/<sha256>.jpg" when the step has a screenshot (".png" for a PNG). Named by
+/// content, as stored: an image many steps share is one file in a ZIP.
+pub fn screenshot_path(step: &Step) -> Option<String> {
     let shot = step.screenshot.as_ref()?;
     let ext = if shot.mime == "image/png" { "png" } else { "jpg" };
-    Some(format!("screenshots/{}/{}.{ext}", safe_segment(&run.id), step.index))
+    Some(format!("screenshots/{}.{ext}", safe_segment(&shot.key)))
 }
 
 /// The one string that stands for a step's screenshot in flat formats (JSONL, CSV).
-fn screenshot_text(run: &Run, step: &Step, opts: &Options) -> Option<String> {
+fn screenshot_text(step: &Step, opts: &Options) -> Option<String> {
     match opts.screenshots {
         Screenshots::Omit => None,
         Screenshots::Reference => step.screenshot.as_ref().map(|s| s.key.clone()),
-        Screenshots::Files => screenshot_path(run, step),
+        Screenshots::Files => screenshot_path(step),
     }
 }
 
@@ -196,10 +197,10 @@ pub fn json_start(exported_at: &str, filter: &str, runs: usize) -> String {
     format!("{},\"runs\":[\n", &head[..head.len() - 1])
 }
 
-fn screenshot_object(run: &Run, step: &Step, shot: &ScreenshotRef) -> Value {
+fn screenshot_object(step: &Step, shot: &ScreenshotRef) -> Value {
     let mut value = serde_json::to_value(shot).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
-        map.insert("file".into(), screenshot_path(run, step).map_or(Value::Null, Value::String));
+        map.insert("file".into(), screenshot_path(step).map_or(Value::Null, Value::String));
     }
     value
 }
@@ -215,7 +216,7 @@ pub fn json_run(run: &Run, steps: &[Step], opts: &Options) -> String {
             if let Value::Object(map) = &mut value {
                 let shot = match (&step.screenshot, opts.screenshots) {
                     (Some(shot), Screenshots::Reference | Screenshots::Files) => {
-                        screenshot_object(&run, step, shot)
+                        screenshot_object(step, shot)
                     }
                     _ => Value::Null,
                 };
@@ -298,7 +299,7 @@ pub fn jsonl_lines(run: &Run, steps: &[Step], opts: &Options) -> String {
             status: run.status.as_str(),
             quality: run.quality,
             tags: &run.tags,
-            screenshot: screenshot_text(run, step, opts),
+            screenshot: screenshot_text(step, opts),
             annotator: if opts.anonymize { None } else { run.annotator.as_deref() },
         };
         // Serializing borrowed fields cannot fail.
@@ -376,7 +377,7 @@ pub fn csv_rows(run: &Run, steps: &[Step], opts: &Options) -> String {
     let annotator = if opts.anonymize { "" } else { run.annotator.as_deref().unwrap_or("") };
     for step in steps {
         let index = step.index.to_string();
-        let shot = screenshot_text(run, step, opts).unwrap_or_default();
+        let shot = screenshot_text(step, opts).unwrap_or_default();
         row(
             &mut out,
             &[
@@ -514,7 +515,7 @@ pub fn markdown_run(run: &Run, steps: &[Step], opts: &Options) -> String {
             out.push_str(&format!("Page: {}\n\n", markdown_text(&step.url)));
         }
         if opts.screenshots != Screenshots::Omit
-            && let Some(text) = screenshot_text(&run, step, opts)
+            && let Some(text) = screenshot_text(step, opts)
         {
             out.push_str(&format!("Screenshot: `{}`\n\n", text.replace('`', "'")));
         }
@@ -753,7 +754,9 @@ pub fn zip_readme(
     let shots = match opts.screenshots {
         Screenshots::Omit => "not included",
         Screenshots::Reference => "referenced by key (SHA-256), not included",
-        Screenshots::Files => "in screenshots/<run id>/<step index>.jpg",
+        Screenshots::Files => {
+            "in screenshots/<sha256>.jpg, named by content (each step names its file)"
+        }
     };
     let when =
         if exported_at.is_empty() { String::new() } else { format!("Exported {exported_at}.\n") };

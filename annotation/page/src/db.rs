@@ -43,6 +43,14 @@ pub struct Db {
     db: Database,
 }
 
+/// A run's text for full-text search, stored apart from its summary.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchText {
+    run_id: String,
+    text: String,
+}
+
 /// What an edit of a run's header decided.
 pub enum Edit {
     Save,
@@ -167,17 +175,44 @@ impl Db {
 
     async fn summarize(&self, runs: Vec<Run>) -> Result<Vec<RunSummary>, Cause> {
         let mut out = Vec::with_capacity(runs.len());
-        for run in runs {
-            let steps: Vec<Step> = sorted(decode(self.of_run(STEPS, &run.id).await?, "step"));
-            out.push(query::summarize(&run, &steps));
+        // A few runs read their own steps; many read every step once, which beats a
+        // transaction per run by far (the first open of a large database).
+        if runs.len() > 20 {
+            let mut steps: HashMap<String, Vec<Step>> = HashMap::new();
+            for step in decode::<Step>(self.all(STEPS).await?, "step") {
+                steps.entry(step.run_id.clone()).or_default().push(step);
+            }
+            for run in runs {
+                let own = sorted(steps.remove(&run.id).unwrap_or_default());
+                out.push(query::summarize(&run, &own));
+            }
+        } else {
+            for run in runs {
+                let steps: Vec<Step> = sorted(decode(self.of_run(STEPS, &run.id).await?, "step"));
+                out.push(query::summarize(&run, &steps));
+            }
         }
-        let tx = self.writer(&[SUMMARIES])?;
-        let store = tx.object_store(SUMMARIES)?;
+        let tx = self.writer(&[SUMMARIES, SEARCH])?;
+        let (rows, texts) = (tx.object_store(SUMMARIES)?, tx.object_store(SEARCH)?);
         for summary in &out {
-            store.put(encode(summary)?).await?;
+            let text =
+                SearchText { run_id: summary.run_id.clone(), text: summary.search_text.clone() };
+            rows.put(encode(&RunSummary { search_text: String::new(), ..summary.clone() })?)
+                .await?;
+            texts.put(encode(&text)?).await?;
         }
+        drop((rows, texts));
         tx.commit().await?;
         Ok(out)
+    }
+
+    /// Every run's search text, by run id; read after the list is on screen.
+    pub async fn search_texts(&self) -> Result<HashMap<String, String>, String> {
+        let read = async {
+            let texts: Vec<SearchText> = decode(self.all(SEARCH).await?, "search text");
+            Ok::<_, Cause>(texts.into_iter().map(|t| (t.run_id, t.text)).collect())
+        };
+        read.await.map_err(failed("read the search index"))
     }
 
     pub async fn run(&self, run_id: &str) -> Result<Option<RunData>, String> {
@@ -260,7 +295,8 @@ impl Db {
         before: &[Step],
         versions: impl Iterator<Item = &'v Version>,
     ) -> Result<(), Cause> {
-        let tx = self.writer(&[RUNS, STEPS, VERSIONS, SUMMARIES, OUTBOX])?;
+        // The run's summary goes stale with its new version and is rebuilt when the list opens.
+        let tx = self.writer(&[RUNS, STEPS, VERSIONS, OUTBOX])?;
         // Which server version each record was last synced at belongs to the stored copy,
         // which sync updates behind the editor's back: carry it over, never the editor's.
         let run_store = tx.object_store(RUNS)?;
@@ -288,7 +324,6 @@ impl Db {
             .map(|s| Step { server_version: synced_at(s.index), ..s.clone() })
             .collect();
         let (run, steps, before) = (&run, &steps[..], &before[..]);
-        let summary = query::summarize(run, steps);
         run_store.put(encode(run)?).await?;
         for step in steps {
             if before.iter().find(|s| s.index == step.index) != Some(step) {
@@ -299,7 +334,6 @@ impl Db {
         for version in versions {
             version_store.put(encode(version)?).await?;
         }
-        tx.object_store(SUMMARIES)?.put(encode(&summary)?).await?;
         drop(step_store);
         drop(version_store);
         // The same transaction queues the change for the server: a save is never saved
@@ -471,10 +505,9 @@ impl Db {
         now: &str,
     ) -> Result<(), String> {
         let write = async {
-            let tx = self.writer(&[RUNS, STEPS, VERSIONS, SUMMARIES])?;
+            let tx = self.writer(&[RUNS, STEPS, VERSIONS])?;
             let (run_store, step_store) = (tx.object_store(RUNS)?, tx.object_store(STEPS)?);
-            let (version_store, summary_store) =
-                (tx.object_store(VERSIONS)?, tx.object_store(SUMMARIES)?);
+            let version_store = tx.object_store(VERSIONS)?;
             for (run, steps) in runs {
                 let mut run = run.clone();
                 let mut version = history::next_version(None, &run, steps, author, now)
@@ -487,7 +520,6 @@ impl Db {
                     step_store.put(encode(step)?).await?;
                 }
                 version_store.put(encode(&version)?).await?;
-                summary_store.put(encode(&query::summarize(&run, steps))?).await?;
             }
             tx.commit().await?;
             Ok::<_, Cause>(())
@@ -631,6 +663,13 @@ impl Db {
             for step in steps {
                 store.put(encode(step)?).await?;
             }
+            // What the list shows of the run may have changed: its summary is rebuilt.
+            if let Some(run_id) =
+                run.map(|r| r.id.as_str()).or(steps.first().map(|s| s.run_id.as_str()))
+            {
+                tx.object_store(SUMMARIES)?.delete(run_id).await?;
+            }
+            drop(store);
             tx.commit().await?;
             Ok::<_, Cause>(())
         };

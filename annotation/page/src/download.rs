@@ -70,6 +70,7 @@ pub async fn build(
     };
     let zip_options = Options { screenshots: Screenshots::Files, ..options.clone() };
     let mut slice_start = clock();
+    let mut written = std::collections::HashSet::new();
     for (i, (run, run_steps)) in runs.iter().enumerate() {
         // Only anonymizing changes the records: otherwise they are written as read, uncopied.
         let anonymized = options.anonymize.then(|| {
@@ -89,13 +90,13 @@ pub async fn build(
                 parts.push(&text(export::json_run(run, run_steps, options)));
             }
             Format::Jsonl => {
-                parts.push(&text(export::jsonl_lines(&run, &run_steps, options)));
+                parts.push(&text(export::jsonl_lines(run, run_steps, options)));
             }
             Format::Csv => {
-                parts.push(&text(export::csv_rows(&run, &run_steps, options)));
+                parts.push(&text(export::csv_rows(run, run_steps, options)));
             }
             Format::Markdown => {
-                parts.push(&text(export::markdown_run(&run, &run_steps, options)));
+                parts.push(&text(export::markdown_run(run, run_steps, options)));
             }
             Format::Zip => {
                 if i > 0 {
@@ -106,11 +107,15 @@ pub async fn build(
                 let writer = zip.as_mut().expect("a zip writer for zip exports");
                 for step in run_steps {
                     let (Some(path), Some(shot)) =
-                        (export::screenshot_path(run, step), &step.screenshot)
+                        (export::screenshot_path(step), &step.screenshot)
                     else {
                         continue;
                     };
-                    // Screenshots are looked up by the stored key; anonymizing never changes it.
+                    // Files are named by content: an image many steps share is written once.
+                    // Anonymizing never changes the key.
+                    if !written.insert(shot.key.clone()) {
+                        continue;
+                    }
                     if let Some(data) = db.screenshot(&shot.key).await {
                         let data = blob_bytes(&data).await?;
                         parts.push(&bytes(writer.entry(&path, &data)));

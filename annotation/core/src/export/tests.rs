@@ -158,16 +158,14 @@ fn formats_name_their_files() {
 }
 
 #[test]
-fn screenshot_paths_are_safe() {
+fn screenshot_paths_are_named_by_content_and_safe() {
     let s = &steps()[0];
-    assert_eq!(screenshot_path(&run(), s).as_deref(), Some("screenshots/run-1/0.jpg"));
-    let evil = Run { id: "../../etc/passwd".into(), ..Run::default() };
-    assert_eq!(screenshot_path(&evil, s).as_deref(), Some("screenshots/_.._etc_passwd/0.jpg"));
-    assert_eq!(
-        screenshot_path(&Run { id: "..".into(), ..Run::default() }, s).as_deref(),
-        Some("screenshots/run/0.jpg")
-    );
-    assert_eq!(screenshot_path(&run(), &steps()[1]), None);
+    let key = "ab".repeat(32);
+    assert_eq!(screenshot_path(s), Some(format!("screenshots/{key}.jpg")));
+    let mut evil = s.clone();
+    evil.screenshot.as_mut().unwrap().key = "../../etc/passwd".into();
+    assert_eq!(screenshot_path(&evil).as_deref(), Some("screenshots/_.._etc_passwd.jpg"));
+    assert_eq!(screenshot_path(&steps()[1]), None);
 }
 
 #[test]
@@ -181,7 +179,10 @@ fn json_document_holds_the_runs_and_their_steps() {
     assert_eq!(doc["runCount"], 2);
     assert_eq!(doc["runs"][0]["taskPrompt"], "Find a kettle, under 30 €");
     assert_eq!(doc["runs"][0]["steps"][1]["thoughts"]["thought3"], "@mention +plus");
-    assert_eq!(doc["runs"][0]["steps"][0]["screenshot"]["file"], "screenshots/run-1/0.jpg");
+    assert_eq!(
+        doc["runs"][0]["steps"][0]["screenshot"]["file"],
+        format!("screenshots/{}.jpg", "ab".repeat(32))
+    );
     assert_eq!(doc["runs"][0]["steps"][0]["screenshot"]["key"], "ab".repeat(32));
     assert_eq!(doc["runs"][0]["reviewerEmail"], "bob@example.test", "unknown fields travel");
     assert_eq!(doc["runs"][1]["steps"], json!([]));
@@ -217,7 +218,7 @@ fn jsonl_has_a_step_a_line() {
     assert_eq!(lines[1]["screenshot"], Value::Null);
     let files = jsonl_lines(&run(), &steps(), &opts(Screenshots::Files, true));
     let first: Value = serde_json::from_str(files.lines().next().unwrap()).unwrap();
-    assert_eq!(first["screenshot"], "screenshots/run-1/0.jpg");
+    assert_eq!(first["screenshot"], format!("screenshots/{}.jpg", "ab".repeat(32)));
     assert!(first.get("annotator").is_none());
     assert_eq!(jsonl_lines(&run(), &[], &Options::default()), "");
 }
@@ -403,7 +404,7 @@ fn build_zip(mut zip: ZipWriter) -> (Vec<u8>, Vec<(String, Vec<u8>)>) {
     assert_eq!(crc, crc32(lines.as_bytes()));
     out.extend(zip.entry_header(ZIP_LINES, lines.len() as u64, crc));
     out.extend_from_slice(lines.as_bytes());
-    let path = screenshot_path(&run(), &steps()[0]).unwrap();
+    let path = screenshot_path(&steps()[0]).unwrap();
     out.extend(zip.entry(&path, &image));
     out.extend(zip.entry("empty.txt", b""));
     out.extend(zip.entry("ünïcode/naïve.txt", "é".as_bytes()));

@@ -73,6 +73,13 @@ pub fn load_list(db: Rc<Db>, dispatch: Dispatch) {
     yew::platform::spawn_local(async move {
         match db.summaries().await {
             Ok(summaries) => dispatch.dispatch(Action::ListLoaded(summaries)),
+            Err(why) => return notify(&dispatch, false, why),
+        }
+        // The list is on screen; the search index follows.
+        match db.search_texts().await {
+            Ok(texts) => {
+                dispatch.dispatch(Action::List(crate::state::list::ListAction::Texts(texts)))
+            }
             Err(why) => notify(&dispatch, false, why),
         }
     });
@@ -123,8 +130,11 @@ pub fn export(
         let result = async {
             let mut runs = db.everything().await?;
             if let Some(ids) = &ids {
-                runs.retain(|(run, _)| ids.contains(&run.id));
-                runs.sort_by_key(|(run, _)| ids.iter().position(|id| *id == run.id));
+                // By position in `ids`, looked up once per run: 20,000 runs stay linear.
+                let order: std::collections::HashMap<&str, usize> =
+                    ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+                runs.retain(|(run, _)| order.contains_key(run.id.as_str()));
+                runs.sort_by_key(|(run, _)| order[run.id.as_str()]);
             }
             let progress = |done, total| {
                 dispatch.dispatch(Action::Progress(Some(Progress {
@@ -361,7 +371,6 @@ pub fn app() -> Html {
     {
         let dispatch = state.dispatcher();
         let db = db.clone();
-        let speller = speller.clone();
         use_effect_with((), move |_| {
             yew::platform::spawn_local(async move {
                 match Db::open().await {
@@ -381,11 +390,6 @@ pub fn app() -> Html {
                         db.set(Some(DbHandle(opened)));
                     }
                     Err(why) => notify(&dispatch, false, why),
-                }
-                match load_speller().await {
-                    Ok(loaded) => speller.set(Some(SpellerHandle(Rc::new(loaded)))),
-                    // Spelling is a help, not a gate: say so once and go on without it.
-                    Err(why) => web_sys::console::warn_1(&format!("spelling is off: {why}").into()),
                 }
             });
         });
@@ -431,6 +435,25 @@ pub fn app() -> Html {
         });
     }
 
+    {
+        // The dictionary loads once the first screen shows: parsing it takes the main thread
+        // for a moment, which the runs list should not wait for.
+        let speller = speller.clone();
+        let shown = state.screen != Screen::Loading;
+        use_effect_with(shown, move |shown| {
+            if *shown && speller.is_none() {
+                yew::platform::spawn_local(async move {
+                    match load_speller().await {
+                        Ok(loaded) => speller.set(Some(SpellerHandle(Rc::new(loaded)))),
+                        // Spelling is a help, not a gate: say so once and go on without it.
+                        Err(why) => {
+                            web_sys::console::warn_1(&format!("spelling is off: {why}").into())
+                        }
+                    }
+                });
+            }
+        });
+    }
     {
         // One sync round at a time; a kick during a round starts another after it.
         let dispatch = state.dispatcher();
@@ -591,20 +614,16 @@ pub fn app() -> Html {
             }
         </div>
     };
-    let page = match (*speller).clone() {
-        Some(speller) => {
-            html! { <ContextProvider<SpellerHandle> context={speller}>{ page }</ContextProvider<SpellerHandle>> }
-        }
-        None => page,
-    };
-    let page = html! {
-        <ContextProvider<SyncSettings> context={state.sync.settings.clone()}>{ page }</ContextProvider<SyncSettings>>
-    };
-    match (*db).clone() {
-        Some(db) => {
-            html! { <ContextProvider<DbHandle> context={db}>{ page }</ContextProvider<DbHandle>> }
-        }
-        None => page,
+    // The providers are always there, holding `None` until ready: adding one later would
+    // remount everything below it and lose what is being typed.
+    html! {
+        <ContextProvider<Option<DbHandle>> context={(*db).clone()}>
+            <ContextProvider<Option<SpellerHandle>> context={(*speller).clone()}>
+                <ContextProvider<SyncSettings> context={state.sync.settings.clone()}>
+                    { page }
+                </ContextProvider<SyncSettings>>
+            </ContextProvider<Option<SpellerHandle>>>
+        </ContextProvider<Option<DbHandle>>>
     }
 }
 

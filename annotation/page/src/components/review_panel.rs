@@ -33,6 +33,10 @@ fn refresh(db: DbHandle, dispatch: Dispatch, run_id: String) {
 #[function_component(ReviewPanel)]
 pub fn review_panel(props: &Props) -> Html {
     let comment_text = use_state(String::new);
+    // Buttons read the fields themselves: a click can come before the re-render that would
+    // hand them the latest text.
+    let comment_field = use_node_ref();
+    let suggest_field = use_node_ref();
     let comment_kind = use_state(|| CommentKind::Question);
     let reply_to = use_state(|| None::<String>);
     let editor = &props.editor;
@@ -46,8 +50,11 @@ pub fn review_panel(props: &Props) -> Html {
         let (db, dispatch, run_id, user, step) =
             (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
         let suggesting = editor.suggesting.clone();
+        let typed = suggest_field.clone();
         Callback::from(move |_| {
             let Some((field, after)) = suggesting.clone() else { return };
+            let after =
+                typed.cast::<web_sys::HtmlTextAreaElement>().map_or(after, |area| area.value());
             let before = step.thoughts.get(field).to_owned();
             if after == before {
                 notify(
@@ -153,8 +160,12 @@ pub fn review_panel(props: &Props) -> Html {
         let (db, dispatch, run_id, user, index) =
             (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.index);
         let (text, kind, reply_to) = (comment_text.clone(), comment_kind.clone(), reply_to.clone());
+        let typed = comment_field.clone();
         Callback::from(move |_| {
-            if text.trim().is_empty() {
+            let written = typed
+                .cast::<web_sys::HtmlTextAreaElement>()
+                .map_or_else(|| (*text).clone(), |area| area.value());
+            if written.trim().is_empty() {
                 return;
             }
             let comment = Comment {
@@ -163,7 +174,7 @@ pub fn review_panel(props: &Props) -> Html {
                 step_index: Some(index),
                 parent_id: (*reply_to).clone(),
                 author: user.clone(),
-                text: text.trim().to_owned(),
+                text: written.trim().to_owned(),
                 kind: *kind,
                 resolved: false,
                 created_at: now(),
@@ -203,7 +214,7 @@ pub fn review_panel(props: &Props) -> Html {
             if let Some((field, text)) = &editor.suggesting {
                 <div class="suggest-form" data-testid="suggest-form">
                     <h3>{ format!("Suggest a change to thought {}", field.number()) }</h3>
-                    <textarea data-testid="suggest-text" rows="5" value={text.clone()}
+                    <textarea data-testid="suggest-text" rows="5" value={text.clone()} ref={suggest_field.clone()}
                         oninput={dispatch.to_callback().reform(|e: InputEvent| { let a: web_sys::HtmlTextAreaElement = e.target_unchecked_into(); Action::SuggestText(a.value()) })} />
                     <DiffText ops={word_diff(step.thoughts.get(*field), text)} />
                     <button class="primary small" data-testid="suggest-submit" onclick={submit_suggestion}>{ "Send suggestion" }</button>
@@ -270,7 +281,7 @@ pub fn review_panel(props: &Props) -> Html {
                                 { for CommentKind::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={*k == *comment_kind}>{ k.as_str() }</option> }) }
                             </select>
                         }
-                        <textarea data-testid="comment-text" rows="3" placeholder="Comment on this step…" value={(*comment_text).clone()}
+                        <textarea data-testid="comment-text" rows="3" placeholder="Comment on this step…" value={(*comment_text).clone()} ref={comment_field.clone()}
                             oninput={{ let t = comment_text.clone(); Callback::from(move |e: InputEvent| { let a: web_sys::HtmlTextAreaElement = e.target_unchecked_into(); t.set(a.value()) }) }} />
                         <button class="small" data-testid="comment-post" onclick={post_comment}>{ "Post" }</button>
                     </div>

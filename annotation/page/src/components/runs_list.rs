@@ -104,6 +104,9 @@ pub fn runs_list(props: &Props) -> Html {
                 <span class="muted" data-testid="runs-count">
                     { format!("{} of {} runs", list.shown.len(), list.summaries.len()) }
                 </span>
+                if !list.texts_loaded && !list.filter.text.is_empty() {
+                    <span class="muted" data-testid="search-loading">{ "Loading the search index…" }</span>
+                }
                 <div class="spacer" />
                 <label class="button" data-testid="import">
                     { "Import…" }

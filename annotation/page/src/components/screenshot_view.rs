@@ -15,16 +15,17 @@ thread_local! {
 /// The object URL of the screenshot stored under `key`, read once.
 #[hook]
 fn use_screenshot(shot: Option<ScreenshotRef>) -> Option<String> {
-    let db = use_context::<DbHandle>();
+    let db = use_context::<Option<DbHandle>>().flatten();
     let key = shot.map(|s| s.key);
     let cached = key.as_ref().and_then(|k| URLS.with(|u| u.borrow().get(k).cloned()));
-    let url = use_state(|| cached.clone());
+    // The URL with the key it shows, so a new step never shows the last step's image.
+    let url = use_state(|| key.clone().zip(cached.clone()));
     {
         let url = url.clone();
         use_effect_with(key.clone(), move |key| {
             let key = key.clone();
             match key.as_ref().and_then(|k| URLS.with(|u| u.borrow().get(k).cloned())) {
-                Some(found) => url.set(Some(found)),
+                Some(found) => url.set(key.zip(Some(found))),
                 None => match (key, db) {
                     (Some(key), Some(db)) => yew::platform::spawn_local(async move {
                         let found =
@@ -32,16 +33,16 @@ fn use_screenshot(shot: Option<ScreenshotRef>) -> Option<String> {
                                 web_sys::Url::create_object_url_with_blob(&blob).ok()
                             });
                         if let Some(found) = &found {
-                            URLS.with(|u| u.borrow_mut().insert(key, found.clone()));
+                            URLS.with(|u| u.borrow_mut().insert(key.clone(), found.clone()));
                         }
-                        url.set(found);
+                        url.set(found.map(|f| (key, f)));
                     }),
                     _ => url.set(None),
                 },
             }
         });
     }
-    (*url).clone().or(cached)
+    cached.or_else(|| (*url).clone().filter(|(k, _)| Some(k) == key.as_ref()).map(|(_, u)| u))
 }
 
 #[derive(Properties, PartialEq)]

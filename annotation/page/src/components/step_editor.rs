@@ -90,7 +90,7 @@ pub fn step_editor(props: &Props) -> Html {
     // Grammar answers: (step index, thought, the text checked, its issues).
     let grammar_issues = use_state(Vec::<(u32, Thought, String, Vec<TextIssue>)>::new);
     let checking = use_state(|| false);
-    let speller = use_context::<SpellerHandle>();
+    let speller = use_context::<Option<SpellerHandle>>().flatten();
     let editor = &props.editor;
     let Some(step) = editor.current().cloned() else { return html! {} };
     let perms = editor.permissions();

@@ -37,6 +37,9 @@ pub fn sync_panel(props: &Props) -> Html {
     let endpoint = use_state(|| props.sync.settings.endpoint.clone());
     let token = use_state(String::new);
     let grammar = use_state(|| props.grammar.clone());
+    // Save reads the fields themselves: a click can come before the re-render that would
+    // hand it the latest text.
+    let fields = (use_node_ref(), use_node_ref(), use_node_ref());
     let problems = SyncSettings {
         endpoint: (*endpoint).clone(),
         token: if token.is_empty() { props.sync.settings.token.clone() } else { (*token).clone() },
@@ -51,7 +54,15 @@ pub fn sync_panel(props: &Props) -> Html {
             props.sync.settings.clone(),
         );
         let grammar = grammar.clone();
+        let fields = fields.clone();
         Callback::from(move |_| {
+            let read = |field: &NodeRef, fallback: &str| {
+                field
+                    .cast::<web_sys::HtmlInputElement>()
+                    .map_or_else(|| fallback.to_owned(), |input| input.value())
+            };
+            let (endpoint, token, grammar) =
+                (read(&fields.0, &endpoint), read(&fields.1, &token), read(&fields.2, &grammar));
             // An empty token field keeps the stored token.
             let settings = SyncSettings {
                 endpoint: endpoint.trim().to_owned(),
@@ -117,16 +128,16 @@ pub fn sync_panel(props: &Props) -> Html {
                 <h2>{ "Sync & checks" }</h2>
                 <p class="muted">{ "Runs stay in this browser and sync to your team's server when one is set. Leave the address empty to work locally only." }</p>
                 <label>{ "Server" }
-                    <input data-testid="sync-endpoint" placeholder="http://127.0.0.1:8787" value={(*endpoint).clone()} oninput={text_input(&endpoint)} />
+                    <input data-testid="sync-endpoint" placeholder="http://127.0.0.1:8787" value={(*endpoint).clone()} oninput={text_input(&endpoint)} ref={fields.0.clone()} />
                 </label>
                 <label>{ "Token" }
                     <input data-testid="sync-token" type="password" autocomplete="off"
                         placeholder={if has_token { "•••••• (stored; type to replace)" } else { "from `sync-server user add`" }}
-                        value={(*token).clone()} oninput={text_input(&token)} />
+                        value={(*token).clone()} oninput={text_input(&token)} ref={fields.1.clone()} />
                 </label>
                 { for problems.iter().map(|p| html! { <p class="field-error" data-testid="sync-problem">{ p }</p> }) }
                 <label title="Optional: a LanguageTool-compatible server for grammar checks">{ "Grammar" }
-                    <input data-testid="grammar-endpoint" placeholder="http://localhost:8081 (LanguageTool; optional)" value={(*grammar).clone()} oninput={text_input(&grammar)} />
+                    <input data-testid="grammar-endpoint" placeholder="http://localhost:8081 (LanguageTool; optional)" value={(*grammar).clone()} oninput={text_input(&grammar)} ref={fields.2.clone()} />
                 </label>
                 <div class="row">
                     <button class="primary" data-testid="sync-save" disabled={!problems.is_empty()} onclick={on_save}>{ "Save & sync now" }</button>

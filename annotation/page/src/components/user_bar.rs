@@ -13,24 +13,30 @@ pub struct Props {
 /// sync server the server's token decides what is allowed.
 #[function_component(UserBar)]
 pub fn user_bar(props: &Props) -> Html {
-    let on_name = {
-        let (user, on_change) = (props.user.clone(), props.on_change.clone());
-        Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            let name = input.value().trim().to_owned();
-            if !name.is_empty() {
-                on_change.emit(User { name, role: user.role });
+    // Each change reads both fields: the other may have changed since the last render.
+    let (name_field, role_field) = (use_node_ref(), use_node_ref());
+    let read = {
+        let (name_field, role_field, user) =
+            (name_field.clone(), role_field.clone(), props.user.clone());
+        move || {
+            let name =
+                name_field.cast::<web_sys::HtmlInputElement>().map(|i| i.value().trim().to_owned());
+            let role = role_field
+                .cast::<web_sys::HtmlSelectElement>()
+                .and_then(|s| Role::parse(&s.value()));
+            User {
+                name: name.filter(|n| !n.is_empty()).unwrap_or_else(|| user.name.clone()),
+                role: role.unwrap_or(user.role),
             }
-        })
+        }
+    };
+    let on_name = {
+        let (read, on_change) = (read.clone(), props.on_change.clone());
+        Callback::from(move |_: Event| on_change.emit(read()))
     };
     let on_role = {
-        let (user, on_change) = (props.user.clone(), props.on_change.clone());
-        Callback::from(move |e: Event| {
-            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            if let Some(role) = Role::parse(&select.value()) {
-                on_change.emit(User { name: user.name.clone(), role });
-            }
-        })
+        let on_change = props.on_change.clone();
+        Callback::from(move |_: Event| on_change.emit(read()))
     };
     if props.from_server {
         return html! {
@@ -43,10 +49,10 @@ pub fn user_bar(props: &Props) -> Html {
     html! {
         <div class="user-bar">
             <label>{ "You" }
-                <input data-testid="user-name" value={props.user.name.clone()} onchange={on_name} size="10" />
+                <input data-testid="user-name" value={props.user.name.clone()} onchange={on_name} size="10" ref={name_field} />
             </label>
             <label>{ "as" }
-                <select data-testid="user-role" onchange={on_role}>
+                <select data-testid="user-role" onchange={on_role} ref={role_field}>
                     { for Role::ALL.iter().map(|role| html! {
                         <option value={role.as_str()} selected={*role == props.user.role}>{ role.label() }</option>
                     }) }

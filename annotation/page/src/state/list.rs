@@ -18,6 +18,8 @@ pub struct ListState {
     /// Run ids ticked for a batch action.
     pub picked: BTreeSet<String>,
     pub loaded: bool,
+    /// Whether the runs' search texts are in `summaries` yet (they load after the list shows).
+    pub texts_loaded: bool,
 }
 
 pub enum ListAction {
@@ -27,12 +29,15 @@ pub enum ListAction {
     ToggleStatus(ReviewStatus),
     Pick(String, bool),
     PickShown(bool),
+    /// The runs' search texts, by run id.
+    Texts(std::collections::HashMap<String, String>),
 }
 
 impl ListState {
     pub fn load(&mut self, summaries: Vec<RunSummary>) {
         self.summaries = Rc::new(summaries);
         self.loaded = true;
+        self.texts_loaded = false;
         // Ticks for runs that are gone would act on nothing.
         let ids: BTreeSet<&str> = self.summaries.iter().map(|s| s.run_id.as_str()).collect();
         self.picked.retain(|id| ids.contains(id.as_str()));
@@ -62,6 +67,14 @@ impl ListState {
                     self.picked.remove(&id);
                 }
                 return;
+            }
+            ListAction::Texts(mut texts) => {
+                for summary in Rc::make_mut(&mut self.summaries) {
+                    if let Some(text) = texts.remove(&summary.run_id) {
+                        summary.search_text = text;
+                    }
+                }
+                self.texts_loaded = true;
             }
             ListAction::PickShown(on) => {
                 for i in self.shown.iter() {
