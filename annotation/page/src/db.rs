@@ -144,6 +144,20 @@ impl Db {
         Ok(())
     }
 
+    /// The stored summaries as they are, when there is one per run (a count, not a read, of
+    /// the runs): the list can show these at once and check them for staleness after.
+    pub async fn stored_summaries(&self) -> Option<Vec<RunSummary>> {
+        let read = async {
+            let tx = self.db.transaction([RUNS, SUMMARIES]).build()?;
+            let runs = tx.object_store(RUNS)?.count().await?;
+            let values = tx.object_store(SUMMARIES)?.get_all::<JsValue>().await?;
+            let summaries: Vec<RunSummary> =
+                decode(values.collect::<Result<Vec<_>, _>>()?, "summary");
+            Ok::<_, Cause>((runs as usize == summaries.len() && runs > 0).then_some(summaries))
+        };
+        read.await.ok().flatten()
+    }
+
     /// Every run's summary for the list. Summaries are kept in their own store; a run the
     /// worker changed since (or one never summarized) is summarized again from its steps.
     pub async fn summaries(&self) -> Result<Vec<RunSummary>, String> {

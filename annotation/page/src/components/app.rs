@@ -71,8 +71,26 @@ pub fn notify(dispatch: &Dispatch, ok: bool, text: impl Into<String>) {
 /// Loads the runs list into the state.
 pub fn load_list(db: Rc<Db>, dispatch: Dispatch) {
     yew::platform::spawn_local(async move {
+        // What is stored shows at once; the check against the runs follows, and replaces it
+        // only if a run changed since.
+        let shown = db.stored_summaries().await;
+        if let Some(stored) = &shown {
+            dispatch.dispatch(Action::ListLoaded(stored.clone()));
+        }
         match db.summaries().await {
-            Ok(summaries) => dispatch.dispatch(Action::ListLoaded(summaries)),
+            Ok(checked) => {
+                let stamp = |list: &[annotation_core::query::RunSummary]| {
+                    let mut stamps: Vec<(String, String, u32)> = list
+                        .iter()
+                        .map(|s| (s.run_id.clone(), s.updated_at.clone(), s.version))
+                        .collect();
+                    stamps.sort();
+                    stamps
+                };
+                if shown.as_deref().is_none_or(|stored| stamp(stored) != stamp(&checked)) {
+                    dispatch.dispatch(Action::ListLoaded(checked));
+                }
+            }
             Err(why) => return notify(&dispatch, false, why),
         }
         // The list is on screen; the search index follows.
