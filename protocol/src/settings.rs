@@ -223,9 +223,6 @@ pub struct Settings {
     /// Model → (input, output) USD per million tokens.
     #[serde(default)]
     pub prices: BTreeMap<String, (f64, f64)>,
-    /// Where the annotation page syncs runs ("" = no sync).
-    #[serde(default)]
-    pub sync_endpoint: String,
 }
 
 impl Settings {
@@ -277,13 +274,6 @@ impl Settings {
                     ));
                 }
             }
-        }
-        let endpoint = self.sync_endpoint.trim();
-        if !endpoint.is_empty() && !is_http(endpoint) {
-            problems.push((
-                "sync_endpoint".to_owned(),
-                "The sync endpoint is an http(s) URL.".to_owned(),
-            ));
         }
         problems
     }
@@ -366,7 +356,6 @@ mod tests {
             variants: BTreeMap::new(),
             prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::new(),
-            sync_endpoint: String::new(),
         }
     }
 

@@ -157,6 +157,20 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
         "the screenshot was uploaded"
     );
 
+    // A change the server refuses is shown with its reason and can be discarded.
+    navigate(&browser_a, &a, "?agentRunId=r7&qa=false");
+    a.click("[data-testid=step-row][data-index='1']");
+    a.wait_for_text("[data-testid=step-heading]", "Step 2 of 2");
+    replace_text(&a, "[data-testid=thought3]", &"a".repeat(20_001));
+    a.click("[data-testid=save]");
+    wait_sync(&a, "error");
+    a.click("[data-testid=sync-state]");
+    let refused = a.text("[data-testid=refused]");
+    assert!(refused.contains("step 2 of run r7") && refused.contains("thought3"), "{refused}");
+    a.click("[data-testid=discard-change]");
+    wait_sync(&a, "synced");
+    a.click("[data-testid=sync-close]");
+
     // Profile B (a QA manager) pulls it, screenshots and all.
     let mut browser_b = Browser::launch();
     let b = open_annotation(&mut browser_b, "");

@@ -26,6 +26,8 @@ pub struct Round {
     pub user: Option<User>,
     /// The open run's comments and suggestions, when the server changed them.
     pub review: Option<(Vec<Comment>, Vec<Suggestion>)>,
+    /// Queued changes the server refused, with why.
+    pub refused: Vec<(Pending, String)>,
 }
 
 /// Why a request did not get an answer worth reading.
@@ -138,6 +140,7 @@ pub async fn round(
         pulled: Vec::new(),
         user: None,
         review: None,
+        refused: Vec::new(),
     };
     if !settings.enabled() {
         out.state = SyncState::LocalOnly;
@@ -227,7 +230,6 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
             request(settings, "POST", "/runs:batchUpsert", Some(RequestBody::Json(body))).await?;
         let outcomes = sync::read_batch(&answer, chunk.len()).map_err(refused)?;
         let mut sent = Vec::new();
-        let mut rejected = Vec::new();
         for ((key, change, _, mine), outcome) in chunk.iter().zip(outcomes) {
             match outcome {
                 Outcome::Ok { version, record } => {
@@ -249,17 +251,33 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
                     },
                     mine.clone(),
                 )),
-                Outcome::Rejected { why } => {
-                    rejected.push(format!("{}: {why}", change.pending.describe()))
-                }
+                // Refused for good (invalid, or not this user's to change): it stays queued
+                // and shown until someone fixes the record or discards the change.
+                Outcome::Rejected { why } => out.refused.push((change.pending.clone(), why)),
             }
         }
         db.dequeue(&sent).await.map_err(refused)?;
-        if let Some(first) = rejected.first() {
-            return Err(Failure::Refused(format!("the server refused {first}")));
-        }
+    }
+    if let Some((pending, why)) = out.refused.first() {
+        let more = match out.refused.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return Err(Failure::Refused(format!(
+            "the server refused {}: {why}{more}",
+            pending.describe()
+        )));
     }
     Ok(())
+}
+
+/// Drops a refused change from the queue. The local copy stays as it is; it is sent again
+/// only when it is saved again.
+pub async fn discard(db: &Db, pending: &Pending) -> Result<(), String> {
+    let queue = db.queued().await?;
+    let keys: Vec<JsValue> =
+        queue.into_iter().filter(|(_, q)| q.pending == *pending).map(|(k, _)| k).collect();
+    db.dequeue(&keys).await
 }
 
 /// Status moves only by transitions: when the local status differs from the server's, the
@@ -627,8 +645,5 @@ pub async fn take_theirs(db: &Db, conflict: &Conflict) -> Result<(), String> {
             db.put_synced(None, &[theirs]).await?;
         }
     }
-    let queue = db.queued().await?;
-    let keys: Vec<JsValue> =
-        queue.into_iter().filter(|(_, q)| q.pending == conflict.pending).map(|(k, _)| k).collect();
-    db.dequeue(&keys).await
+    discard(db, &conflict.pending).await
 }

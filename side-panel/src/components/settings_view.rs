@@ -159,10 +159,7 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                 <h3>{ "Prices" }</h3>
                 { list(Field::Prices, "Price per million tokens (USD)", &draft.prices, "For the cost shown with each task. A model without a price costs nothing here.", "one model per line, e.g. gpt-4o = 2.5, 10") }
 
-                <h3>{ "Sync" }</h3>
-                <SettingsField field={Field::SyncEndpoint} label="Sync endpoint" kind={InputKind::Url}
-                    value={draft.sync_endpoint.clone()} placeholder="https://… (empty: no sync)"
-                    problems={of(Field::SyncEndpoint)} on_edit={on_edit.clone()} />
+                <p class="muted" data-testid="settings-sync-note">{ "Runs sync to your team's server from the annotation page: its sync pill holds the server and token." }</p>
 
                 <div class="settings-actions">
                     <button type="submit" class="primary" data-testid="settings-save"

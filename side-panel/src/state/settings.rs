@@ -74,7 +74,6 @@ pub enum Field {
     Variant(Role),
     /// `model = input, output` (USD per million tokens), one model a line.
     Prices,
-    SyncEndpoint,
 }
 
 impl Field {
@@ -96,7 +95,6 @@ impl Field {
             Field::Deny => "deny".into(),
             Field::Variant(role) => format!("variants.{}", role.id()),
             Field::Prices => "prices".into(),
-            Field::SyncEndpoint => "sync_endpoint".into(),
         }
     }
 
@@ -118,7 +116,6 @@ impl Field {
             Field::Deny => "settings-deny".into(),
             Field::Variant(role) => format!("settings-{}-variant", role.id()),
             Field::Prices => "settings-prices".into(),
-            Field::SyncEndpoint => "settings-sync-endpoint".into(),
         }
     }
 }
@@ -226,7 +223,6 @@ pub struct SettingsDraft {
     pub variants: [String; 3],
     /// `model = input, output` a line.
     pub prices: String,
-    pub sync_endpoint: String,
     /// What was loaded, so fields the form does not show (prices, other agent options)
     /// are saved as they were.
     base: Option<Settings>,
@@ -270,7 +266,6 @@ impl SettingsDraft {
                 .map(|(model, (input, output))| format!("{model} = {input}, {output}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
-            sync_endpoint: settings.sync_endpoint.clone(),
             base: Some(settings.clone()),
         }
     }
@@ -323,7 +318,6 @@ impl SettingsDraft {
                 }
             }
             Field::Prices => self.prices = value,
-            Field::SyncEndpoint => self.sync_endpoint = value,
         }
     }
 
@@ -380,7 +374,6 @@ impl SettingsDraft {
             variants,
             prompt_overrides: base.as_ref().map(|b| b.prompt_overrides.clone()).unwrap_or_default(),
             prices: prices(&self.prices, &mut problems),
-            sync_endpoint: self.sync_endpoint.trim().to_owned(),
         };
         // A field that is not a number gets one complaint, not two.
         let unreadable: BTreeSet<String> = problems.iter().map(|(f, _)| f.clone()).collect();
@@ -657,7 +650,6 @@ mod tests {
             ]),
             prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::from([("claude-test".into(), (1.0, 2.0))]),
-            sync_endpoint: String::new(),
         };
         settings.models.navigator.model = "nav-model".into();
         settings

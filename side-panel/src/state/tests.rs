@@ -528,7 +528,6 @@ fn stored_settings() -> Settings {
         variants: Default::default(),
         prompt_overrides: Default::default(),
         prices: Default::default(),
-        sync_endpoint: String::new(),
     }
 }
 

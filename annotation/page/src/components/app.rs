@@ -524,6 +524,7 @@ pub fn app() -> Html {
                     dispatch.dispatch(Action::SyncFinished {
                         state: round.state,
                         conflicts: round.conflicts,
+                        refused: round.refused,
                     });
                 });
             }

@@ -145,6 +145,31 @@ pub fn sync_panel(props: &Props) -> Html {
                     <button data-testid="sync-close" onclick={props.dispatch.to_callback().reform(|_| Action::SyncOpen(false))}>{ "Close" }</button>
                 </div>
                 <p data-testid="sync-status" class={classes!("sync-status", props.sync.state.class())}>{ props.sync.state.label() }</p>
+                if !props.sync.refused.is_empty() {
+                    <h3>{ "Refused by the server" }</h3>
+                    <p class="muted">{ "These changes stay here, unsent, until the record is fixed and saved again, or you discard the change (your copy in this browser stays as it is)." }</p>
+                    <ul class="conflicts">
+                        { for props.sync.refused.iter().map(|(pending, why)| {
+                            let (db, dispatch, pending2) = (props.db.clone(), props.dispatch.clone(), pending.clone());
+                            let discard = Callback::from(move |_| {
+                                let (db, dispatch, pending) = (db.clone(), dispatch.clone(), pending2.clone());
+                                yew::platform::spawn_local(async move {
+                                    match crate::sync::discard(&db.0, &pending).await {
+                                        Ok(()) => dispatch.dispatch(Action::SyncKick),
+                                        Err(why) => notify(&dispatch, false, why),
+                                    }
+                                });
+                            });
+                            html! {
+                                <li class="conflict" data-testid="refused">
+                                    <strong>{ pending.describe() }</strong>
+                                    <p class="field-error">{ why }</p>
+                                    <button class="small" data-testid="discard-change" onclick={discard}>{ "Discard this change" }</button>
+                                </li>
+                            }
+                        }) }
+                    </ul>
+                }
                 if !props.sync.conflicts.is_empty() {
                     <h3>{ "Conflicts" }</h3>
                     <p class="muted">{ "Someone saved these on the server after your copy was synced. Nothing was overwritten: choose which copy stays." }</p>

@@ -11,7 +11,7 @@ use annotation_core::query::RunSummary;
 use annotation_core::record::{Run, Step, StepAction, Subtask, Thought};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
-use annotation_core::sync::{Conflict, SyncSettings, SyncState};
+use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
 use yew::Reducible;
 
 use editor::{EditorState, Loaded, Tool};
@@ -115,6 +115,8 @@ pub struct SyncView {
     pub state: SyncState,
     /// Conflicts waiting for a person, each with the local body it would send.
     pub conflicts: Vec<(Conflict, serde_json::Value)>,
+    /// Queued changes the server refused, with why.
+    pub refused: Vec<(Pending, String)>,
     pub settings: SyncSettings,
     pub open: bool,
     /// Rounds that failed in a row.
@@ -223,6 +225,8 @@ pub enum Action {
     SyncFinished {
         state: SyncState,
         conflicts: Vec<(Conflict, serde_json::Value)>,
+        /// Queued changes the server refused, with why.
+        refused: Vec<(Pending, String)>,
     },
 }
 
@@ -280,7 +284,8 @@ impl Studio {
             Action::SyncOpen(open) => self.sync.open = open,
             Action::SyncKick => self.sync.kick += 1,
             Action::SyncStarted => self.sync.running = true,
-            Action::SyncFinished { state, conflicts } => {
+            Action::SyncFinished { state, conflicts, refused } => {
+                self.sync.refused = refused;
                 self.sync.failures = match state {
                     SyncState::Offline { .. } | SyncState::Error { .. } => self.sync.failures + 1,
                     _ => 0,

@@ -193,7 +193,6 @@ fn settings() -> Settings {
         variants: BTreeMap::new(),
         prompt_overrides: BTreeMap::new(),
         prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
-        sync_endpoint: String::new(),
     }
 }
 
