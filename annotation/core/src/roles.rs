@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::ReviewStatus;
+use crate::record::{ReviewStatus, Run};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
@@ -137,6 +137,19 @@ pub fn allowed_targets(
         .into_iter()
         .filter(|to| permitted(user, annotator, from, *to) == Some(true))
         .collect()
+}
+
+/// Moves `run` to `to` on `user`'s behalf: a decision names its reviewer, and submitting an
+/// unassigned run makes it the submitter's, so comments and suggestions come back to them.
+/// Whether the move is permitted is [`permitted`]'s question.
+pub fn move_run(run: &mut Run, to: ReviewStatus, user: &User) {
+    run.status = to;
+    if matches!(to, ReviewStatus::Approved | ReviewStatus::Rejected) {
+        run.reviewed_by = Some(user.name.clone());
+    }
+    if to == ReviewStatus::InReview && run.annotator.is_none() {
+        run.annotator = Some(user.name.clone());
+    }
 }
 
 /// The button text for moving to `to`.

@@ -117,13 +117,18 @@ impl Db {
         Ok(values.collect::<Result<Vec<_>, _>>()?)
     }
 
-    pub async fn user(&self) -> Option<User> {
+    /// The page's own setting under `key` in the `annotation` store, if stored and readable.
+    async fn setting<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
         let read = async {
             let tx = self.db.transaction(ANNOTATION).build()?;
-            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(USER_KEY).await?;
+            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(key).await?;
             Ok::<_, Cause>(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
         };
         read.await.ok().flatten()
+    }
+
+    pub async fn user(&self) -> Option<User> {
+        self.setting(USER_KEY).await
     }
 
     pub async fn put_user(&self, user: &User) -> Result<(), String> {
@@ -550,12 +555,7 @@ fn sorted(mut steps: Vec<Step>) -> Vec<Step> {
 /// What sync needs from storage.
 impl Db {
     pub async fn sync_settings(&self) -> SyncSettings {
-        let read = async {
-            let tx = self.db.transaction(ANNOTATION).build()?;
-            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(SYNC_KEY).await?;
-            Ok::<_, Cause>(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
-        };
-        read.await.ok().flatten().unwrap_or_default()
+        self.setting(SYNC_KEY).await.unwrap_or_default()
     }
 
     pub async fn put_sync_settings(&self, settings: &SyncSettings) -> Result<(), String> {
@@ -566,12 +566,7 @@ impl Db {
 
     /// The LanguageTool-compatible server's address, or empty when grammar checking is off.
     pub async fn grammar_endpoint(&self) -> String {
-        let read = async {
-            let tx = self.db.transaction(ANNOTATION).build()?;
-            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(GRAMMAR_KEY).await?;
-            Ok::<_, Cause>(value.and_then(|v| v.as_string()))
-        };
-        read.await.ok().flatten().unwrap_or_default()
+        self.setting(GRAMMAR_KEY).await.unwrap_or_default()
     }
 
     pub async fn put_grammar_endpoint(&self, endpoint: &str) -> Result<(), String> {
@@ -581,12 +576,7 @@ impl Db {
     }
 
     pub async fn pulled_at(&self) -> Option<String> {
-        let read = async {
-            let tx = self.db.transaction(ANNOTATION).build()?;
-            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(PULLED_KEY).await?;
-            Ok::<_, Cause>(value.and_then(|v| v.as_string()))
-        };
-        read.await.ok().flatten()
+        self.setting(PULLED_KEY).await
     }
 
     pub async fn put_pulled_at(&self, at: &str) -> Result<(), String> {

@@ -8,6 +8,7 @@
 pub mod components;
 pub mod db;
 pub mod download;
+pub mod http;
 pub mod state;
 pub mod sync;
 pub mod util;

@@ -11,9 +11,10 @@ use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::{Role, User};
 use annotation_core::sync::{self, Conflict, Outcome, Pending, SyncSettings, SyncState};
 use serde_json::{Value, json};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use crate::db::{Db, QueuedChange};
+use crate::http;
 use crate::util::now;
 
 /// How one round ended.
@@ -56,45 +57,31 @@ async fn request_with(
     body: Option<RequestBody>,
     if_match: Option<i64>,
 ) -> Answer {
-    let window = web_sys::window().ok_or(Failure::Refused("no window".into()))?;
-    let init = web_sys::RequestInit::new();
-    init.set_method(method);
-    let headers = web_sys::Headers::new().map_err(|_| Failure::Refused("no headers".into()))?;
-    let _ = headers.set("Authorization", &settings.authorization());
-    if let Some(version) = if_match {
-        let _ = headers.set("If-Match", &format!("\"{version}\""));
+    let authorization = settings.authorization();
+    let if_match = if_match.map(|version| format!("\"{version}\""));
+    let mut headers = vec![("Authorization", authorization.as_str())];
+    if let Some(version) = &if_match {
+        headers.push(("If-Match", version));
     }
-    match body {
+    let body = match body {
         Some(RequestBody::Json(value)) => {
-            let _ = headers.set("Content-Type", "application/json");
-            init.set_body(&JsValue::from(value.to_string()));
+            headers.push(("Content-Type", "application/json"));
+            Some(JsValue::from(value.to_string()))
         }
         Some(RequestBody::Jpeg(blob)) => {
-            let _ = headers.set("Content-Type", "image/jpeg");
-            init.set_body(&blob);
+            headers.push(("Content-Type", "image/jpeg"));
+            Some(JsValue::from(blob))
         }
-        None => {}
-    }
-    init.set_headers(&headers);
-    let url = settings.url(path);
-    let response =
-        wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
-            .await
-            .map_err(|_| Failure::Unreachable {
-                retry_after: None,
-                why: format!("{} does not answer", settings.endpoint),
-            })?;
-    let response: web_sys::Response =
-        response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
-    let status = response.status();
-    let text = match response.text() {
-        Ok(promise) => wasm_bindgen_futures::JsFuture::from(promise)
-            .await
-            .ok()
-            .and_then(|t| t.as_string())
-            .unwrap_or_default(),
-        Err(_) => String::new(),
+        None => None,
     };
+    let response = http::fetch(method, &settings.url(path), &headers, body.as_ref())
+        .await
+        .map_err(|()| Failure::Unreachable {
+            retry_after: None,
+            why: format!("{} does not answer", settings.endpoint),
+        })?;
+    let status = response.status();
+    let text = http::text(&response).await;
     let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
     match status {
         200..=299 | 409 => Ok((status, body)),
@@ -417,20 +404,13 @@ async fn pull(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
 }
 
 async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result<(), Failure> {
-    let window = web_sys::window().ok_or(Failure::Refused("no window".into()))?;
-    let init = web_sys::RequestInit::new();
-    let headers = web_sys::Headers::new().map_err(|_| Failure::Refused("no headers".into()))?;
-    let _ = headers.set("Authorization", &settings.authorization());
-    init.set_headers(&headers);
     let url = settings.url(&format!("/screenshots/{key}"));
+    let authorization = settings.authorization();
     let unreachable =
-        |_| Failure::Unreachable { retry_after: None, why: "a screenshot download failed".into() };
-    let response =
-        wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
-            .await
-            .map_err(unreachable)?;
-    let response: web_sys::Response =
-        response.dyn_into().map_err(|_| Failure::Refused("not a response".into()))?;
+        || Failure::Unreachable { retry_after: None, why: "a screenshot download failed".into() };
+    let response = http::fetch("GET", &url, &[("Authorization", &authorization)], None)
+        .await
+        .map_err(|()| unreachable())?;
     if !response.ok() {
         // A missing image leaves the step without its picture; it is not worth stopping sync.
         web_sys::console::warn_1(
@@ -438,12 +418,7 @@ async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result
         );
         return Ok(());
     }
-    let blob = wasm_bindgen_futures::JsFuture::from(
-        response.blob().map_err(|_| Failure::Refused("no body".into()))?,
-    )
-    .await
-    .map_err(unreachable)?;
-    let blob: web_sys::Blob = blob.dyn_into().map_err(|_| Failure::Refused("not a blob".into()))?;
+    let blob = http::blob(&response).await.ok_or_else(unreachable)?;
     db.put_screenshot(key, &blob).await.map_err(Failure::Refused)
 }
 

@@ -2,7 +2,7 @@ use std::rc::Rc;
 
 use annotation_core::export::{Format, Options};
 use annotation_core::import;
-use annotation_core::record::{ReviewStatus, Run};
+use annotation_core::record::ReviewStatus;
 use annotation_core::roles::User;
 use annotation_core::sync::{SyncSettings, SyncState};
 use yew::prelude::*;
@@ -15,6 +15,7 @@ use crate::components::sync_panel::{SyncPanel, SyncPill};
 use crate::components::user_bar::UserBar;
 use crate::db::{Db, Edit};
 use crate::download;
+use crate::http;
 use crate::state::editor::{Command, Loaded};
 use crate::state::{Action, Notice, Progress, Route, Screen, Studio};
 use crate::util::{now, query_string, set_query};
@@ -45,19 +46,12 @@ impl PartialEq for SpellerHandle {
 /// `hunspell-en-us`) and builds the speller, off the first paint.
 async fn load_speller() -> Result<annotation_core::spelling::Speller, String> {
     async fn text(path: &str) -> Result<String, String> {
-        let window = web_sys::window().ok_or("no window")?;
-        let response = wasm_bindgen_futures::JsFuture::from(window.fetch_with_str(path))
-            .await
-            .map_err(|e| format!("{path}: {e:?}"))?;
-        let response: web_sys::Response =
-            wasm_bindgen::JsCast::dyn_into(response).map_err(|_| "not a response")?;
+        let response =
+            http::fetch("GET", path, &[], None).await.map_err(|()| format!("{path}: no answer"))?;
         if !response.ok() {
             return Err(format!("{path}: HTTP {}", response.status()));
         }
-        let text = response.text().map_err(|e| format!("{e:?}"))?;
-        let text =
-            wasm_bindgen_futures::JsFuture::from(text).await.map_err(|e| format!("{e:?}"))?;
-        Ok(text.as_string().unwrap_or_default())
+        Ok(http::text(&response).await)
     }
     let aff = text("dictionaries/en_US.aff").await?;
     let dic = text("dictionaries/en_US.dic").await?;
@@ -283,7 +277,7 @@ pub fn transition_runs(
                             run.status.label()
                         ));
                     }
-                    set_status(run, to, &user);
+                    annotation_core::roles::move_run(run, to, &user);
                     Edit::Save
                 })
                 .await;
@@ -333,17 +327,6 @@ pub fn collect_runs(db: Rc<Db>, dispatch: Dispatch, ids: Vec<String>, name: Stri
         );
         load_list(db, dispatch);
     });
-}
-
-pub fn set_status(run: &mut Run, to: ReviewStatus, user: &User) {
-    run.status = to;
-    if matches!(to, ReviewStatus::Approved | ReviewStatus::Rejected) {
-        run.reviewed_by = Some(user.name.clone());
-    }
-    if to == ReviewStatus::InReview && run.annotator.is_none() {
-        // Submitting makes the run the submitter's: comments and suggestions come back to them.
-        run.annotator = Some(user.name.clone());
-    }
 }
 
 fn short(text: &str) -> String {

@@ -3,7 +3,7 @@ use annotation_core::record::{ReviewStatus, progress};
 use annotation_core::roles::{allowed_targets, transition_label};
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, export, load_list, notify, open_run, set_status};
+use crate::components::app::{DbHandle, Dispatch, export, load_list, notify, open_run};
 use crate::state::Action;
 use crate::state::editor::EditorState;
 use crate::util::{new_id, now, set_query};
@@ -15,31 +15,6 @@ pub struct Props {
     pub dispatch: Dispatch,
     /// Bumped by the Alt+A shortcut.
     pub approve_key: u32,
-}
-
-/// Moves the run to `to`, saving any edits with it as one version.
-pub fn transition(db: DbHandle, dispatch: Dispatch, editor: &EditorState, to: ReviewStatus) {
-    let mut run = editor.merged_run().clone();
-    set_status(&mut run, to, &editor.user);
-    let steps = editor.merged_steps();
-    let before = (editor.run.clone(), editor.steps.clone());
-    let latest = editor.versions.last().cloned();
-    let author = editor.user.name.clone();
-    yew::platform::spawn_local(async move {
-        match db.0.save((&before.0, &before.1), latest.as_ref(), run, steps, &author, &now()).await
-        {
-            Ok(saved) => {
-                dispatch.dispatch(Action::Saved {
-                    run: Box::new(saved.run),
-                    steps: saved.steps,
-                    versions: saved.versions,
-                    then_select: None,
-                });
-                notify(&dispatch, true, format!("The run is now {}.", to.label().to_lowercase()));
-            }
-            Err(why) => dispatch.dispatch(Action::SaveFailed(why)),
-        }
-    });
 }
 
 /// The run's header (seed §2): status, metadata, progress, and what can be done to it.
@@ -57,12 +32,12 @@ pub fn run_header(props: &Props) -> Html {
     let perms = editor.permissions();
     {
         // Alt+A approves when approving is possible now.
-        let (db, dispatch, editor) = (props.db.clone(), props.dispatch.clone(), editor.clone());
+        let dispatch = props.dispatch.clone();
         let can = targets.contains(&ReviewStatus::Approved);
         use_effect_with(props.approve_key, move |key| {
             if *key > 0 {
                 if can {
-                    transition(db, dispatch, &editor, ReviewStatus::Approved);
+                    dispatch.dispatch(Action::Transition(ReviewStatus::Approved));
                 } else {
                     notify(
                         &dispatch,
@@ -73,12 +48,7 @@ pub fn run_header(props: &Props) -> Html {
             }
         });
     }
-    let on_move = {
-        let (db, dispatch, editor) = (props.db.clone(), props.dispatch.clone(), editor.clone());
-        Callback::from(move |to: ReviewStatus| {
-            transition(db.clone(), dispatch.clone(), &editor, to)
-        })
-    };
+    let on_move = props.dispatch.to_callback().reform(Action::Transition);
     let on_export = {
         let (db, dispatch, id) = (props.db.clone(), props.dispatch.clone(), run.id.clone());
         Callback::from(move |_| {

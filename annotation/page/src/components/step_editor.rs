@@ -10,6 +10,7 @@ use yew::prelude::*;
 use crate::components::app::{DbHandle, Dispatch, SpellerHandle, notify};
 use crate::components::screenshot_view::ScreenshotView;
 use crate::components::thought_field::ThoughtField;
+use crate::http;
 use crate::state::Action;
 use crate::state::editor::EditorState;
 use crate::util::now;
@@ -50,33 +51,20 @@ async fn check_grammar(
     endpoint: &str,
     thoughts: Vec<(Thought, String)>,
 ) -> Result<Vec<(Thought, String, Vec<TextIssue>)>, String> {
-    let window = web_sys::window().ok_or("no window")?;
     let mut out = Vec::new();
     for (which, text) in thoughts {
         if text.trim().is_empty() {
             continue;
         }
-        let init = web_sys::RequestInit::new();
-        init.set_method("POST");
-        let headers = web_sys::Headers::new().map_err(|_| "no headers")?;
-        let _ = headers.set("Content-Type", "application/x-www-form-urlencoded");
-        init.set_headers(&headers);
-        init.set_body(&wasm_bindgen::JsValue::from(grammar::request_body(&text, "en-US")));
-        let url = grammar::check_url(endpoint);
-        let response =
-            wasm_bindgen_futures::JsFuture::from(window.fetch_with_str_and_init(&url, &init))
-                .await
-                .map_err(|_| format!("The grammar server at {endpoint} does not answer."))?;
-        let response: web_sys::Response =
-            wasm_bindgen::JsCast::dyn_into(response).map_err(|_| "not a response")?;
+        let form = wasm_bindgen::JsValue::from(grammar::request_body(&text, "en-US"));
+        let headers = [("Content-Type", "application/x-www-form-urlencoded")];
+        let response = http::fetch("POST", &grammar::check_url(endpoint), &headers, Some(&form))
+            .await
+            .map_err(|()| format!("The grammar server at {endpoint} does not answer."))?;
         if !response.ok() {
             return Err(format!("The grammar server answered {}.", response.status()));
         }
-        let body = wasm_bindgen_futures::JsFuture::from(response.text().map_err(|_| "no body")?)
-            .await
-            .map_err(|_| "no body")?
-            .as_string()
-            .unwrap_or_default();
+        let body = http::text(&response).await;
         let issues = grammar::parse_response(which, &text, &body)?;
         out.push((which, text, issues));
     }

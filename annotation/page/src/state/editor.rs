@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use annotation_core::history::Version;
 use annotation_core::record::{
-    Run, Step, StepAction, Subtask, Thought, first_incomplete, flag_issue,
+    ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete, flag_issue,
 };
 use annotation_core::review::{Comment, Suggestion};
-use annotation_core::roles::{Permissions, User, permissions};
+use annotation_core::roles::{Permissions, User, move_run, permissions};
 
 /// What the right panel's tool area shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -84,6 +84,9 @@ pub struct EditorState {
     pub compare: Option<(u32, u32)>,
     /// The storage work asked for, with a sequence number so it runs once.
     pub command: Option<(u32, Command)>,
+    /// The last command number issued before this editor opened: numbers keep rising across
+    /// runs, so a command of a run opened later is never taken for one already carried out.
+    pub issued: u32,
     pub saving: bool,
 }
 
@@ -119,6 +122,7 @@ impl EditorState {
             suggesting: None,
             compare: None,
             command: None,
+            issued: 0,
             saving: false,
         }
     }
@@ -174,7 +178,7 @@ impl EditorState {
     }
 
     fn next_command(&self) -> u32 {
-        self.command.as_ref().map_or(1, |(n, _)| n + 1)
+        self.command.as_ref().map_or(self.issued + 1, |(n, _)| n + 1)
     }
 
     fn save(&mut self, then_select: Option<usize>) {
@@ -281,6 +285,15 @@ impl EditorState {
             step.verified = false;
             step.issues.push(flag_issue(why, &who, at_time));
         }
+        self.save(None);
+    }
+
+    /// Moves the run to `to`, saving it (with any edits) as one version. The buttons offer
+    /// only permitted moves; the sync server judges again.
+    pub fn transition(&mut self, to: ReviewStatus) {
+        let mut run = self.merged_run().clone();
+        move_run(&mut run, to, &self.user);
+        self.run_draft = Some(run);
         self.save(None);
     }
 

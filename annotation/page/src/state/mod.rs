@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use annotation_core::history::Version;
 use annotation_core::query::RunSummary;
-use annotation_core::record::{Run, Step, StepAction, Subtask, Thought};
+use annotation_core::record::{ReviewStatus, Run, Step, StepAction, Subtask, Thought};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
@@ -148,6 +148,8 @@ pub struct Studio {
     pub sync: SyncView,
     /// The LanguageTool-compatible server, empty when grammar checking is off.
     pub grammar: String,
+    /// The last storage command number issued, by any editor.
+    pub commands: u32,
     /// A refused import that would succeed as copies: (file name, text).
     pub copyable: Option<(String, String)>,
 }
@@ -166,6 +168,7 @@ impl Default for Studio {
             sync: SyncView::default(),
             copyable: None,
             grammar: String::new(),
+            commands: 0,
         }
     }
 }
@@ -189,6 +192,7 @@ pub enum Action {
     SetSubtasks(Vec<Subtask>),
     SetTags(Vec<String>),
     MarkComplete,
+    Transition(ReviewStatus),
     Flag(String, String),
     Save,
     Saved {
@@ -257,7 +261,9 @@ impl Studio {
             }
             Action::List(action) => self.list.apply(action),
             Action::RunLoaded(loaded) => {
-                self.editor = Some(EditorState::new(*loaded));
+                let mut editor = EditorState::new(*loaded);
+                editor.issued = self.commands;
+                self.editor = Some(editor);
                 self.screen = Screen::Run;
             }
             Action::RunMissing(id) => self.screen = Screen::Missing(id),
@@ -301,7 +307,10 @@ impl Studio {
                 {
                     self.sync.kick += 1;
                 }
-                self.apply_to_run(action)
+                self.apply_to_run(action);
+                if let Some((n, _)) = self.editor.as_ref().and_then(|e| e.command.as_ref()) {
+                    self.commands = self.commands.max(*n);
+                }
             }
         }
     }
@@ -319,18 +328,24 @@ impl Studio {
             Action::SetSubtasks(subtasks) => editor.set_subtasks(subtasks),
             Action::SetTags(tags) => editor.set_tags(tags),
             Action::MarkComplete => editor.mark_complete(),
+            Action::Transition(to) => editor.transition(to),
             Action::Flag(why, at) => editor.flag(&why, &at),
             Action::Save => editor.save_now(),
             Action::Saved { run, steps, versions, then_select } => {
                 let number = versions.last().map(|v| v.number);
+                let moved = (run.status != editor.run.status).then_some(run.status);
                 editor.saved(*run, steps, versions, then_select);
-                self.notice = Some(Notice {
-                    ok: true,
-                    text: match number {
-                        Some(n) => format!("Saved as version {n}."),
-                        None => "Nothing changed since the last version.".into(),
-                    },
-                });
+                let text = match (moved, number) {
+                    (Some(to), Some(n)) => {
+                        format!(
+                            "The run is now {}, saved as version {n}.",
+                            to.label().to_lowercase()
+                        )
+                    }
+                    (None, Some(n)) => format!("Saved as version {n}."),
+                    (_, None) => "Nothing changed since the last version.".into(),
+                };
+                self.notice = Some(Notice { ok: true, text });
             }
             Action::SaveFailed(why) => {
                 editor.save_failed();

@@ -95,3 +95,17 @@ fn a_failed_save_keeps_the_edits() {
     assert!(editor.dirty() && !editor.saving);
     assert_eq!(studio.notice.as_ref().unwrap().text, "disk full");
 }
+
+#[test]
+fn a_run_reopened_after_a_save_still_gets_its_saves_carried_out() {
+    let mut studio = Studio::default();
+    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    studio.apply(Action::SetThought(Thought::One, "I start.".into()));
+    studio.apply(Action::Save);
+    let first = studio.editor.as_ref().unwrap().command.as_ref().unwrap().0;
+    // A sync pull reloads the open run; its next save must get a new number.
+    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    studio.apply(Action::Transition(annotation_core::record::ReviewStatus::InReview));
+    let next = studio.editor.as_ref().unwrap().command.as_ref().unwrap().0;
+    assert!(next > first, "{next} after {first}");
+}
