@@ -113,6 +113,11 @@ pub struct ActionOutcome {
     pub tab: Option<TabId>,
     pub extracted: Option<String>,
     pub done: bool,
+    /// The action was not carried out because its target is gone, hidden or covered: the
+    /// page changed under a plan made on an earlier state. Later in a sequence this ends it
+    /// without counting as a failure of the model's choice.
+    #[serde(default)]
+    pub stale: bool,
 }
 
 impl ActionOutcome {
