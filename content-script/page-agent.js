@@ -73,47 +73,179 @@
     return t.length > max ? t.slice(0, max - 1) + "…" : t;
   };
 
+  // Fields whose name is a label, never their own content.
+  const FIELDS = new Set(["INPUT", "SELECT", "TEXTAREA"]);
+  const FIELD_SELECTOR = "input:not([type=hidden]),select,textarea";
+  // Interactive elements that own everything inside them: a pointer cursor on a child of a
+  // button is still the button. Other interactive elements (tabindex-only, onclick, pointer
+  // cursor, container roles) may hold separately clickable items.
+  const STRONG_TAGS = new Set(["A", "BUTTON", "INPUT", "SELECT", "TEXTAREA", "SUMMARY", "LABEL"]);
+  const STRONG_ROLES = new Set(["button", "link", "checkbox", "radio", "switch", "tab", "menuitem",
+    "menuitemcheckbox", "menuitemradio", "option", "treeitem", "textbox", "searchbox", "slider",
+    "spinbutton"]);
+  const HEADINGS = { H1: 1, H2: 2, H3: 3, H4: 4, H5: 5, H6: 6 };
+  // The value format of inputs whose text a person types differently from what they hold.
+  const FORMATS = { date: "YYYY-MM-DD", time: "HH:MM", "datetime-local": "YYYY-MM-DDTHH:MM",
+    month: "YYYY-MM", week: "YYYY-Www", color: "#rrggbb" };
+  // Class or id words that name an icon-only control, as a person reads the icon.
+  const ICON_HINTS = [
+    [/prev|previous|back|left|chevron-l|arrow-l/, "Previous"], [/next|forward|right|chevron-r|arrow-r/, "Next"],
+    [/close|dismiss|cancel|times/, "Close"], [/search|magnif/, "Search"], [/menu|hamburger|burger/, "Menu"],
+    [/delete|trash|remove|bin/, "Delete"], [/edit|pencil/, "Edit"], [/add|plus/, "Add"],
+    [/minus/, "Minus"], [/cart|basket/, "Cart"], [/setting|gear|cog/, "Settings"],
+    [/user|account|profile|avatar/, "Account"], [/home/, "Home"], [/calendar|date/, "Calendar"],
+    [/download/, "Download"], [/upload/, "Upload"], [/share/, "Share"], [/info/, "Info"],
+    [/help|question/, "Help"], [/expand|more|ellipsis|dots/, "More"],
+  ];
+  const OPTION_LIMIT = 12;
+  const LINE_MAX = 2000;
+
+  const textOf = (el) => (el ? squash(el.textContent || "", 200) : "");
+
+  // The text of the elements `ids` (aria-labelledby) names, in order.
+  function textOfIds(el, ids) {
+    const root = el.getRootNode();
+    const find = (id) => (root.getElementById ? root.getElementById(id) : el.ownerDocument.getElementById(id));
+    return ids.split(/\s+/).map((id) => id && textOf(find(id))).filter(Boolean).join(" ");
+  }
+
+  // A field's name as its markup gives it: label, aria-labelledby or aria-label.
   function labelOf(el) {
-    const labels = el.labels;
-    if (labels && labels.length) return labels[0].textContent;
     const by = el.getAttribute("aria-labelledby");
     if (by) {
-      const target = el.ownerDocument.getElementById(by.split(" ")[0]);
-      if (target) return target.textContent;
+      const text = textOfIds(el, by);
+      if (text) return text;
+    }
+    const aria = el.getAttribute("aria-label");
+    if (aria) return aria;
+    const labels = el.labels;
+    if (labels && labels.length) {
+      // A label that wraps its field also holds the field's own text (a select's options).
+      return [...labels].map((label) => {
+        if (!label.contains(el)) return label.textContent;
+        let text = "";
+        for (const node of label.childNodes) {
+          if (node === el || (node.nodeType === 1 && node.contains(el))) continue;
+          text += " " + (node.nodeType === 1 ? node.innerText || "" : node.textContent);
+        }
+        return text;
+      }).join(" ");
     }
     return "";
   }
 
-  function nameOf(el, tag, max) {
-    const aria = el.getAttribute("aria-label");
-    if (aria) return squash(aria, max);
-    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return squash(labelOf(el), max);
-    let text = squash(el.textContent || "", max);
-    if (!text) {
-      const img = tag === "IMG" ? el : el.querySelector("img[alt]");
-      text = squash(el.getAttribute("title") || (img && img.getAttribute("alt")) || "", max);
+  // A label is short; a longer run of text beside a field is a paragraph or an instruction.
+  const LABEL_CHARS = 60;
+
+  // Text a person reads as a field's name when the markup gives none: the nearest visible
+  // text before it in the same row, cell or group (after it, for checkboxes and radios),
+  // else its table column's header. Answers [name, the node it came from].
+  function inferredName(el) {
+    const after = el.type === "checkbox" || el.type === "radio";
+    const step = after ? "nextSibling" : "previousSibling";
+    const label = (text, node) => {
+      const name = squash(text, 200);
+      return name.length <= LABEL_CHARS ? [name, node] : ["", null];
+    };
+    let node = el;
+    for (let depth = 0; depth < 4 && node; depth++) {
+      for (let sib = node[step]; sib; sib = sib[step]) {
+        if (sib.nodeType === 3) {
+          if (sib.data.trim()) return label(sib.data, sib);
+          continue;
+        }
+        if (sib.nodeType !== 1 || SKIP.has(sib.tagName)) continue;
+        // Text beyond another field belongs to that field.
+        if (sib.matches(FIELD_SELECTOR) || sib.querySelector(FIELD_SELECTOR)) return ["", null];
+        if (sib.closest("[aria-hidden=true]") || !sib.checkVisibility({ opacityProperty: true })) continue;
+        const r = sib.getBoundingClientRect();
+        if (r.width <= 1 && r.height <= 1) continue;
+        const text = sib.innerText || "";
+        if (text.trim()) return label(text, sib);
+      }
+      const parent = node.parentElement;
+      if (!parent || /^(FORM|FIELDSET|TABLE|TBODY|THEAD|BODY|HTML|UL|OL)$/.test(parent.tagName)) break;
+      node = parent;
     }
-    return text;
+    const cell = el.closest("td,th");
+    const table = cell && cell.closest("table");
+    if (table && cell.parentElement) {
+      const head = table.tHead?.rows[0] || table.rows[0];
+      const header = head && head !== cell.parentElement ? head.cells[cell.cellIndex] : null;
+      if (header) return label(header.textContent || "", null);
+    }
+    return ["", null];
   }
 
-  // The facts the model needs to act, kept whole: full hrefs and current values.
+  // A name for a control that shows no text: its title, an image's alt, an SVG title, or
+  // what its icon's class says (inferred).
+  function iconName(el, max) {
+    const title = el.getAttribute("title");
+    if (title) return [squash(title, max), false];
+    const img = el.tagName === "IMG" ? el : el.querySelector("img[alt]");
+    const alt = img && img.getAttribute("alt");
+    if (alt) return [squash(alt, max), false];
+    const svgTitle = el.querySelector("svg title");
+    if (svgTitle && svgTitle.textContent.trim()) return [squash(svgTitle.textContent, max), false];
+    const hint = [el, ...el.querySelectorAll("[class]")].slice(0, 4)
+      .map((e) => ((e.getAttribute("class") || "") + " " + (e.id || "")).toLowerCase()).join(" ");
+    for (const [pattern, name] of ICON_HINTS) if (pattern.test(hint)) return [name, true];
+    return ["", false];
+  }
+
+  // The facts the model needs to act, kept whole: full hrefs and current values. The name
+  // of a non-field is filled in by the walk from the visible text inside it.
   function describe(el, tag, max) {
-    const d = { tag: tag.toLowerCase(), text: nameOf(el, tag, max) };
+    const d = { tag: tag.toLowerCase(), text: "" };
     const role = el.getAttribute("role");
     if (role) d.role = role;
-    if (tag === "A") d.href = el.href;
+    if (tag === "A" && el.hasAttribute("href")) d.href = el.href;
+    if (FIELDS.has(tag)) {
+      d.text = squash(labelOf(el), max);
+      if (!d.text && !el.getAttribute("placeholder") && !el.getAttribute("title")) {
+        const [name, source] = inferredName(el);
+        if (name) {
+          d.text = squash(name, max);
+          d.inferred = true;
+          d.source = source;
+        }
+      }
+    } else {
+      const aria = el.getAttribute("aria-label") || (el.getAttribute("aria-labelledby") &&
+        textOfIds(el, el.getAttribute("aria-labelledby")));
+      if (aria) d.text = squash(aria, max);
+    }
     if (tag === "INPUT") {
-      d.type = el.type;
-      if (el.type === "checkbox" || el.type === "radio") d.checked = el.checked;
-      else if (el.type === "password") d.filled = el.value.length > 0; // never the value
-      else d.value = el.value;
+      const type = el.type;
+      d.type = type;
+      if (type === "checkbox" || type === "radio") {
+        d.checked = el.checked;
+        if (el.indeterminate) d.mixed = true;
+      } else if (type === "password") d.filled = el.value.length > 0; // never the value
+      else if (type !== "submit" && type !== "button" && type !== "reset") d.value = el.value;
+      else d.text = d.text || squash(el.value, max);
+      if (FORMATS[type]) d.format = FORMATS[type];
+      if (type === "number" || type === "range" || FORMATS[type]) {
+        for (const a of ["min", "max", "step"]) {
+          const v = el.getAttribute(a);
+          if (v !== null && v !== "") d[a] = v;
+        }
+      }
     } else if (tag === "TEXTAREA") {
       d.value = el.value;
     } else if (tag === "SELECT") {
-      const chosen = el.selectedOptions;
-      d.value = chosen.length ? squash(chosen[0].textContent, max) : "";
-      d.options = el.options.length;
-      if (el.multiple) d.multiple = true;
+      const options = el.options;
+      d.options = options.length;
+      if (el.multiple) {
+        d.multiple = true;
+        d.values = [...el.selectedOptions].map((o) => squash(o.textContent, max));
+      } else {
+        d.value = el.selectedOptions.length ? squash(el.selectedOptions[0].textContent, max) : "";
+      }
+      d.optionTexts = [];
+      for (let i = 0; i < options.length && i < OPTION_LIMIT; i++) {
+        d.optionTexts.push(squash(options[i].textContent, 40));
+      }
     } else if (el.isContentEditable) {
       d.editable = true;
       d.value = squash(el.textContent || "", 4 * max);
@@ -126,6 +258,10 @@
     }
     if (el.disabled || el.getAttribute("aria-disabled") === "true") d.disabled = true;
     if (el.readOnly) d.readonly = true;
+    if (el.required || el.getAttribute("aria-required") === "true") d.required = true;
+    if (el.getAttribute("aria-invalid") === "true" || (el.willValidate && el.matches(":user-invalid"))) {
+      d.invalid = true;
+    }
     return d;
   }
 
@@ -151,6 +287,21 @@
     return null;
   }
 
+  // Children that are a list of like items (same tag and class, each with text): in a
+  // clickable region, each is its own click target rather than one run-together element.
+  function holdsItems(el) {
+    if (el.childElementCount < 2) return false;
+    const seen = new Map();
+    for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+      if (!c.firstChild) continue;
+      const key = c.tagName + "." + c.className;
+      const n = (seen.get(key) || 0) + 1;
+      if (n >= 2) return true;
+      seen.set(key, n);
+    }
+    return false;
+  }
+
   function snapshot(options) {
     const started = performance.now();
     const margin = options.margin ?? 0;
@@ -165,6 +316,7 @@
       scroll: [scrollX, scrollY],
       page: [document.documentElement.scrollWidth, document.documentElement.scrollHeight],
       elements: [],
+      text: [],
       frames: [],
       above: 0,
       below: 0,
@@ -179,37 +331,162 @@
     }
     let frameCount = 0;
     const considered = new Set(); // interactive elements the walk has already judged
+    const consumed = new Set(); // text that became a field's name, not to be said again
     const box = (left, top, r) => [Math.round(left), Math.round(top), Math.round(r.width), Math.round(r.height)];
 
-    // Lists `el` (interactive, sized, within range) unless it is hidden or covered.
+    // Visible text, gathered into lines between the listed elements. `line` collects the
+    // text of the block being read; a block boundary or a listed element ends it.
+    let line = null; // {parts, prefix, node, rect, doc, inView}
+    const flush = () => {
+      if (!line) return;
+      const current = line;
+      line = null;
+      let text = current.parts.join("").replace(/\s+/g, " ").trim();
+      if (!text || (current.inView && coveredText(current))) return;
+      const full = text.length;
+      if (full > LINE_MAX) text = text.slice(0, LINE_MAX);
+      const entry = { at: out.elements.length, line: current.prefix + text };
+      if (full > LINE_MAX) entry.cut = full;
+      out.text.push(entry);
+    };
+    // Text under an overlay is not what a person sees: probe where its first words are.
+    const coveredText = ({ node, rect, doc }) => {
+      const el = node.parentElement;
+      if (!el) return false;
+      const root = node.getRootNode();
+      const probe = root.elementFromPoint ? root : doc;
+      const x = rect.left + Math.min(rect.width / 2, 8);
+      const y = rect.top + Math.min(rect.height / 2, 8);
+      const view = doc.defaultView;
+      if (x < 0 || y < 0 || x >= view.innerWidth || y >= view.innerHeight) return false;
+      const hit = probe.elementFromPoint(x, y);
+      return !!hit && hit !== el && !el.contains(hit) && !hit.contains(el);
+    };
+    const addText = (node, ctx) => {
+      const data = node.data;
+      if (ctx.cell) {
+        ctx.cell.push(data);
+        return;
+      }
+      if (!line) {
+        if (!data.trim()) return;
+        ctx.range.selectNodeContents(node);
+        const rect = ctx.range.getBoundingClientRect();
+        if (rect.width === 0 && rect.height === 0) return; // not rendered
+        const t = rect.top + ctx.y;
+        const b = rect.bottom + ctx.y;
+        if (b <= ctx.clip[1] - margin || t >= ctx.clip[3] + margin) return;
+        const inView = b > ctx.clip[1] && t < ctx.clip[3];
+        line = { parts: [], prefix: ctx.prefix, node, rect, doc: ctx.doc, inView };
+      }
+      line.parts.push(data);
+    };
+
+    // Lists `el` (interactive, sized, within range) unless it is hidden or covered. Returns
+    // its entry, whose name the walk completes.
     const consider = (el, tag, r, left, top, bottom, ctx, pointer) => {
       considered.add(el);
-      if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return;
+      if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return null;
       const inViewport = bottom > ctx.clip[1] && top < ctx.clip[3];
       if (inViewport && !reachable(el, r, ctx.doc)) {
         out.covered++;
-        return;
+        return null;
       }
+      flush();
       const d = describe(el, tag, max);
+      if (d.source) {
+        // The text the name came from is said once, on the field's line.
+        const last = out.text[out.text.length - 1];
+        if (last && last.at === out.elements.length && squash(last.line, 200) === squash(d.text, 200)) {
+          out.text.pop();
+        } else {
+          consumed.add(d.source);
+        }
+      }
+      delete d.source;
       d.id = assignId(el);
       d.box = box(left, top, r);
       if (ctx.frame) d.frame = ctx.frame;
       if (ctx.shadow) d.shadow = true;
       if (pointer) d.pointer = true;
       if (!inViewport) d.offscreen = true;
+      if (ctx.owner) ctx.owner.container = true;
       out.elements.push(d);
+      if (ctx.cell) ctx.cell.push(" [" + d.id + "] ");
+      return d;
+    };
+
+    // A listed element's name, from the visible text the walk found inside it.
+    const finishName = (d, el, named) => {
+      if (!d.text && !FIELDS.has(el.tagName)) {
+        d.text = squash(named.join(" "), max);
+        if (!d.text && d.container) {
+          // A list or menu whose items are listed says nothing they do not; a box the
+          // model can scroll stays.
+          d.text = squash(el.getAttribute("title") || "", max);
+          if (!d.text && !d.scroll && !STRONG_TAGS.has(el.tagName)) d.drop = true;
+        } else if (!d.text) {
+          const [name, inferred] = iconName(el, max);
+          d.text = name;
+          if (inferred) d.inferred = true;
+        }
+      }
+    };
+
+    // A table row: one line, cells separated, with the table's header row first when the
+    // header itself is out of range.
+    const startRow = (el, ctx) => {
+      flush();
+      const slot = out.text.length;
+      out.text.push(null);
+      const table = el.closest("table");
+      if (table && !ctx.tables.has(table)) {
+        ctx.tables.add(table);
+        const head = table.tHead?.rows[0] || (table.rows[0] && [...table.rows[0].cells].every((c) => c.tagName === "TH") ? table.rows[0] : null);
+        if (head && head !== el && head.getBoundingClientRect().bottom + ctx.y <= ctx.clip[1] - margin) {
+          const names = [...head.cells].map((c) => squash(c.textContent || "", max));
+          out.text[slot] = { at: out.elements.length, line: "| " + names.join(" | ") + " |" };
+          out.text.push(null);
+        }
+      }
+      return { slot: out.text.length - 1, cells: [], at: out.elements.length };
+    };
+    const endRow = (row) => {
+      const cells = row.cells.map((c) => c.join("").replace(/\s+/g, " ").trim());
+      // Rows of nothing but listed elements add nothing their lines do not say; nor does a
+      // form row whose one text is the name of the field beside it.
+      const texts = cells.filter((c) => c && !/^(\[\d+\]\s*)+$/.test(c));
+      const named = texts.length === 1 &&
+        out.elements.slice(row.at).some((d) => d.inferred && d.text === texts[0]);
+      out.text[row.slot] = texts.length && !named ? { at: row.at, line: "| " + cells.join(" | ") + " |" } : null;
     };
 
     // The walk, in document order. ctx: offset of this document in the top viewport, its
-    // clip rectangle there, its frame index, whether we are inside a shadow tree, and
-    // whether an ancestor already takes the clicks here (`handled`: an interactive or
-    // pointer-cursor ancestor). A sized element wholly out of range is not entered: its
-    // descendants in normal flow are out of range too, and positioned interactive ones are
-    // caught by the pass over the whole document below.
+    // clip rectangle there, its frame index, whether we are inside a shadow tree, `strong`
+    // (an ancestor button, link or field takes every click inside it), `named` (the name
+    // parts of the listed element we are inside, or null), `items` (the parent holds a list
+    // of like clickable items), `pointer` (the parent's cursor is a pointer), `quiet` (text
+    // here is not shown: aria-hidden, transparent, clipped) and the text line prefix. A sized
+    // element wholly out of range is not entered: its descendants in normal flow are out of
+    // range too, and positioned interactive ones are caught by the pass below.
     const visit = (parent, ctx) => {
-      for (let el = parent.firstElementChild; el; el = el.nextElementSibling) {
+      for (let node = parent.firstChild; node; node = node.nextSibling) {
+        if (node.nodeType === 3) {
+          if (ctx.quiet || consumed.has(node)) continue;
+          if (ctx.named) ctx.named.push(node.data);
+          else if (ctx.text) addText(node, ctx);
+          continue;
+        }
+        if (node.nodeType !== 1) continue;
+        const el = node;
         const tag = el.tagName;
         if (SKIP.has(tag)) continue;
+        if (tag === "BR") {
+          if (ctx.named) ctx.named.push(" ");
+          else if (ctx.cell) ctx.cell.push(" ");
+          else flush();
+          continue;
+        }
         const r = el.getBoundingClientRect();
         const top = r.top + ctx.y;
         const bottom = r.bottom + ctx.y;
@@ -219,32 +496,100 @@
         const inRange = bottom > ctx.clip[1] - margin && top < ctx.clip[3] + margin &&
           right > ctx.clip[0] && left < ctx.clip[2];
         if (sized && !inRange) continue;
-        let interactive = interactiveByMarkup(el, tag);
-        let pointer = false;
-        let style = null;
-        if (sized && !interactive && !ctx.handled) {
-          style = ctx.view.getComputedStyle(el);
-          pointer = interactive = style.cursor === "pointer";
+        const style = ctx.view.getComputedStyle(el);
+        if (style.display === "none") continue; // nothing inside renders
+        if (tag === "IMG") {
+          const alt = el.getAttribute("alt");
+          if (ctx.named && alt) ctx.named.push(" " + alt + " ");
         }
-        if (interactive && sized) consider(el, tag, r, left, top, bottom, ctx, pointer);
+        const isPointer = style.cursor === "pointer";
+        let interactive = interactiveByMarkup(el, tag) || (tag === "A" && sized);
+        let pointer = false;
+        const items = isPointer && holdsItems(el);
+        const control = tag === "LABEL" ? el.control : null;
+        const controlShown = control && control.checkVisibility({ opacityProperty: true }) &&
+          control.getBoundingClientRect().width > 1;
+        if (!interactive && sized && !ctx.strong && isPointer && !items && (!ctx.pointer || ctx.items) &&
+          !controlShown) {
+          pointer = interactive = true;
+        }
+        const role = el.getAttribute("role");
+        const strong = STRONG_TAGS.has(tag) || (role !== null && STRONG_ROLES.has(role));
+        let d = null;
+        if (interactive && sized) d = consider(el, tag, r, left, top, bottom, ctx, pointer);
+        // A label standing in for a hidden checkbox or radio carries its state.
+        if (d && control && !controlShown && (control.type === "checkbox" || control.type === "radio")) {
+          d.type = control.type;
+          d.checked = control.checked;
+        }
+        else if (interactive && !sized) considered.add(el);
         // Scrollable containers (reading styles is the expensive part, so only in range).
-        if (sized && el.clientHeight > 40 && el.scrollHeight > el.clientHeight + 4) {
-          style = style || ctx.view.getComputedStyle(el);
-          if (style.overflowY === "auto" || style.overflowY === "scroll") {
+        if (sized && el.clientHeight > 40 && el.scrollHeight > el.clientHeight + 4 &&
+          (style.overflowY === "auto" || style.overflowY === "scroll")) {
+          const room = {
+            above: +(el.scrollTop / el.clientHeight).toFixed(1),
+            below: +((el.scrollHeight - el.clientHeight - el.scrollTop) / el.clientHeight).toFixed(1),
+          };
+          if (d) d.scroll = room;
+          else {
+            flush();
             out.elements.push({
-              id: assignId(el),
-              tag: tag.toLowerCase(),
-              text: squash(el.getAttribute("aria-label") || "", max),
-              box: box(left, top, r),
-              scroll: {
-                above: +(el.scrollTop / el.clientHeight).toFixed(1),
-                below: +((el.scrollHeight - el.clientHeight - el.scrollTop) / el.clientHeight).toFixed(1),
-              },
-              ...(ctx.frame ? { frame: ctx.frame } : {}),
+              id: assignId(el), tag: tag.toLowerCase(), text: squash(el.getAttribute("aria-label") || "", max),
+              box: box(left, top, r), scroll: room, ...(ctx.frame ? { frame: ctx.frame } : {}),
             });
           }
         }
-        const child = interactive && !ctx.handled ? { ...ctx, handled: true } : ctx;
+        // What the children inherit.
+        const quiet = ctx.quiet || consumed.has(el) || el.getAttribute("aria-hidden") === "true" || style.opacity === "0" ||
+          style.visibility === "hidden" || (sized && r.width <= 1 && r.height <= 1) ||
+          (!sized && style.overflow === "hidden");
+        const block = !style.display.startsWith("inline") && style.display !== "contents";
+        let child = ctx;
+        const named = d ? [] : null;
+        if (d || strong !== ctx.strong || quiet !== ctx.quiet || items !== ctx.items || isPointer !== ctx.pointer) {
+          child = { ...ctx, quiet, items, pointer: isPointer };
+          if (d) {
+            child.owner = d;
+            child.named = FIELDS.has(tag) ? null : named;
+            child.text = false;
+            if (strong || FIELDS.has(tag)) child.strong = true;
+          }
+        }
+        // A label whose field is listed on its own line names that field already.
+        if (controlShown && !d) {
+          if (child === ctx) child = { ...ctx };
+          child.quiet = true;
+        }
+        // What an overflow box clips away is not visible, so its children are judged
+        // against the box's inner rectangle.
+        if (sized && (style.overflowY !== "visible" || style.overflowX !== "visible") && tag !== "HTML" &&
+          tag !== "BODY") {
+          const x = left + el.clientLeft;
+          const y = top + el.clientTop;
+          const inner = [
+            Math.max(ctx.clip[0], x), Math.max(ctx.clip[1], y),
+            Math.min(ctx.clip[2], x + el.clientWidth), Math.min(ctx.clip[3], y + el.clientHeight),
+          ];
+          if (child === ctx) child = { ...ctx };
+          child.clip = inner;
+        }
+        let row = null;
+        if (!ctx.named && child.text) {
+          if (tag === "TR" || role === "row" || style.display === "table-row") {
+            row = startRow(el, ctx);
+            child = { ...child, row, cell: null };
+          } else if (ctx.row && (tag === "TD" || tag === "TH" || style.display === "table-cell" ||
+            /^(cell|gridcell|columnheader|rowheader)$/.test(role))) {
+            const cell = [];
+            ctx.row.cells.push(cell);
+            child = { ...child, cell };
+          } else if (block && !ctx.cell) {
+            flush();
+            const level = HEADINGS[tag] || (role === "heading" && (+el.getAttribute("aria-level") || 2));
+            const prefix = level ? "#".repeat(level) + " " : tag === "LI" ? "- " : "";
+            if (prefix !== child.prefix) child = { ...child, prefix };
+          }
+        }
         if (el.shadowRoot) visit(el.shadowRoot, child.shadow ? child : { ...child, shadow: true });
         if (FRAMES.has(tag)) {
           let doc = null;
@@ -260,24 +605,49 @@
             Math.min(ctx.clip[2], x + el.clientWidth), Math.min(ctx.clip[3], y + el.clientHeight),
           ];
           frameCount++;
+          flush();
           if (doc && doc.documentElement) {
             visit(doc, {
-              x, y, clip, frame: frameCount, shadow: false, handled: false, doc, view: doc.defaultView,
+              ...top0, x, y, clip, frame: frameCount, doc, view: doc.defaultView, tables: new Set(),
+              range: doc.createRange(),
             });
+            flush();
           } else {
             // Cross-origin: the engine reaches it through its own CDP session.
             out.frames.push({ id: assignId(el), frame: frameCount, src: el.src, origin: [x, y], clip });
           }
-        } else {
+        } else if (!el.shadowRoot || el.firstChild) {
           visit(el, child);
+        }
+        if (d) finishName(d, el, named);
+        if (row) {
+          endRow(row);
+        } else if (block && !ctx.named && !ctx.cell && child.text) {
+          flush();
         }
       }
     };
     const clip = options.clip ?? [0, 0, vw, vh];
     const origin = options.origin ?? [0, 0];
-    const top = { x: origin[0], y: origin[1], clip, frame: options.frame ?? 0, shadow: false,
-      handled: false, doc: document, view: window };
-    visit(document, top);
+    const top0 = { x: origin[0], y: origin[1], clip, frame: options.frame ?? 0, shadow: false,
+      strong: false, named: null, items: false, pointer: false, quiet: false, text: true,
+      prefix: "", row: null, cell: null, tables: new Set(), doc: document, view: window,
+      range: document.createRange() };
+    visit(document, top0);
+    flush();
+    out.text = out.text.filter(Boolean);
+    if (out.elements.some((d) => d.drop)) {
+      // Renumber the text's places around the elements left out.
+      const kept = [];
+      let k = 0;
+      for (const d of out.elements) {
+        kept.push(k);
+        if (!d.drop) k++;
+      }
+      kept.push(k);
+      for (const t of out.text) t.at = kept[t.at];
+      out.elements = out.elements.filter((d) => !d.drop);
+    }
 
     // One native query over the whole document: counts what lies above and below, and
     // lists interactive elements in range that the walk did not reach (fixed or absolute
@@ -286,14 +656,15 @@
       if (considered.has(el) || !interactiveByMarkup(el, el.tagName)) continue;
       const r = el.getBoundingClientRect();
       if (r.width <= 0 || r.height <= 0) continue;
-      const t = r.top + top.y;
-      const b = r.bottom + top.y;
+      const t = r.top + top0.y;
+      const b = r.bottom + top0.y;
       if (b <= clip[1] - margin) out.above++;
       else if (t >= clip[3] + margin) {
         out.below++;
         if (b > out.belowBottom) out.belowBottom = b;
-      } else if (r.right + top.x > clip[0] && r.left + top.x < clip[2]) {
-        consider(el, el.tagName, r, r.left + top.x, t, b, top, false);
+      } else if (r.right + top0.x > clip[0] && r.left + top0.x < clip[2]) {
+        const d = consider(el, el.tagName, r, r.left + top0.x, t, b, top0, false);
+        if (d) finishName(d, el, [el.innerText || ""]);
       }
     }
     out.nextId = nextId;

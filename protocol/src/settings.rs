@@ -160,7 +160,8 @@ impl RoleModels {
 pub struct AgentOptions {
     /// Navigator steps per task before it stops and asks.
     pub max_steps: u32,
-    /// The Planner runs every this many steps (and whenever the Navigator says done).
+    /// The Planner may re-plan every this many steps: when a step went wrong or its plan is
+    /// used up (a Navigator's done goes to the ThinkingAgent's exit gate instead).
     pub planning_interval: u32,
     /// Failed steps in a row before the ThinkingAgent arbitrates; twice this asks the user.
     pub max_consecutive_failures: u32,
@@ -178,6 +179,9 @@ pub struct AgentOptions {
     pub history_steps: u32,
     /// Characters of working memory (history, findings, progress) in a prompt.
     pub memory_budget_chars: u32,
+    /// Characters of page text (paragraphs, table rows, headings) in each page state;
+    /// elements are always listed, and the state says what text it left out.
+    pub state_text_chars: u32,
     /// Template variables replaced by `[redacted]` in stored traces (e.g. `page_state`).
     pub trace_redactions: Vec<String>,
 }
@@ -195,6 +199,7 @@ impl Default for AgentOptions {
             repair_budget: 8,
             history_steps: 4,
             memory_budget_chars: 6000,
+            state_text_chars: 6000,
             trace_redactions: Vec::new(),
         }
     }
@@ -260,6 +265,7 @@ impl Settings {
             ("agent.max_actions_per_step", agent.max_actions_per_step, 1, 10),
             ("agent.history_steps", agent.history_steps, 1, 20),
             ("agent.memory_budget_chars", agent.memory_budget_chars, 500, 100_000),
+            ("agent.state_text_chars", agent.state_text_chars, 0, 100_000),
         ] {
             if value < min || value > max {
                 problems.push((field.to_owned(), format!("Use a number from {min} to {max}.")));

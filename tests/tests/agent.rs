@@ -36,7 +36,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
             "Report the price",
             json!([{"action": "done", "text": "The kettle costs €39.00"}]),
         ),
-        plan(true, "", "€39.00"),
+        // The Navigator's done goes straight to the exit gate.
         verdict(true, "", "The steel kettle costs **€39.00**."),
     ]);
     browser.configure_agent(settings(llm.base_url()));
@@ -72,7 +72,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
 
     // The model saw the page, as untrusted data inside its prompt.
     let requests = llm.requests();
-    assert_eq!(requests.len(), 5);
+    assert_eq!(requests.len(), 4);
     let navigator_prompt = requests[1].body["messages"][0]["content"].as_str().unwrap().to_owned();
     assert!(
         navigator_prompt.contains("Steel kettle") && navigator_prompt.contains("untrusted_page")
@@ -111,7 +111,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
     );
     assert_eq!(stored["screenshotKeys"][0], steps[0]["screenshot"]["key"]);
     let traces = stored["traces"].as_array().unwrap();
-    assert_eq!(traces.len(), 5);
+    assert_eq!(traces.len(), 4);
     assert!(traces.iter().all(|t| t["promptHash"].as_str().map(str::len) == Some(64)));
     let text = stored.to_string();
     assert!(!text.contains(TEST_KEY), "the API key never reaches storage");
@@ -223,7 +223,6 @@ fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
         "Report",
         json!([{"action": "done", "text": "€39.00"}]),
     ));
-    llm.push(plan(true, "", "€39.00"));
     llm.push(verdict(true, "", "€39.00"));
     browser.agent_request(json!({"type": "resume", "session_id": restored["session_id"]}));
     let done = browser.wait_for_task("done");

@@ -90,7 +90,6 @@ fn pause_and_steer_then_the_steering_reaches_the_planner() {
 
     s.llm.push(plan(false, "1. Look at the products", ""));
     s.llm.push(navigate("Start", "Report", json!([{"action": "done", "text": "The steel one"}])));
-    s.llm.push(plan(true, "1. Look at the products", "The steel kettle"));
     s.llm.push(verdict(true, "", "The steel kettle, €39.00."));
     s.panel.send_message("Only steel kettles, please");
     s.panel.wait_for_status("done");
@@ -195,7 +194,6 @@ fn a_reopened_panel_shows_the_running_task_and_closing_it_does_not_stop_the_agen
     s.panel.wait_for_status("running");
     s.panel.close();
     s.llm.push(navigate("Start", "Report", json!([{"action": "done", "text": "found"}])));
-    s.llm.push(plan(true, "1. Look at the products", "found"));
     s.llm.push(verdict(true, "", "Found it."));
 
     let panel = s.browser.open_side_panel(&s.shop);
@@ -254,7 +252,6 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
         "Give up",
         json!([{"action": "done", "text": "blocked", "success": false}]),
     ));
-    s.llm.push(plan(true, "1. Look at the products", "The site is blocked."));
     s.llm.push(verdict(true, "", "I could not visit it: it is on your deny list."));
     s.panel.send_message("Open localhost");
     s.panel.wait_for_status("done");

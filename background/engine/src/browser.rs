@@ -16,6 +16,8 @@ use crate::screenshot;
 const SCREENSHOT_QUALITY: u8 = 60;
 
 pub struct CdpBrowser<'a, C, K, T> {
+    /// How much of the page the state carries (the text budget comes from settings).
+    pub observe: ObserveOptions,
     pub sessions: &'a Sessions<C>,
     pub observer: &'a Observer,
     pub clock: &'a K,
@@ -27,7 +29,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
     async fn observe(&self, tab: TabId) -> Result<PageView, BrowserError> {
         let observed = self
             .observer
-            .observe(self.sessions, self.clock, self.tabs, tab, ObserveOptions::default())
+            .observe(self.sessions, self.clock, self.tabs, tab, self.observe)
             .await
             .map_err(|error| BrowserError {
                 fatal: matches!(
@@ -44,6 +46,10 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
         hasher.update(observed.snapshot.url.as_bytes());
         for element in &observed.snapshot.elements {
             hasher.update(element.label().split_once(']').map_or("", |(_, rest)| rest).as_bytes());
+        }
+        // Page text counts too: a feedback line that changes is progress, not stagnation.
+        for line in &observed.snapshot.text {
+            hasher.update(line.line.as_bytes());
         }
         hasher.update(observed.snapshot.scroll[1].to_string().as_bytes());
         let hash = hasher.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect();

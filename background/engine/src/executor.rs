@@ -30,7 +30,7 @@ use base64::Engine;
 use crate::Clock;
 use crate::actions::{Action, ActionOutcome};
 use crate::agents::{
-    self, LastStep, MEMORY_VARS, NavigatorOutput, PlannerOutput, STATE_VARS, ThinkingOutput,
+    self, Claim, LastStep, MEMORY_VARS, NavigatorOutput, PlannerOutput, STATE_VARS, ThinkingOutput,
 };
 use crate::detector::LoopDetector;
 use crate::memory::{Budget, Memory, StepMemory};
@@ -177,6 +177,10 @@ pub struct Checkpoint {
     /// The step the Planner last planned at.
     #[serde(default)]
     pub planned_at: Option<u32>,
+    /// Since the last plan a step failed, or the Navigator judged a step under it other than
+    /// a success: the next periodic planning point re-plans (see `plan_needs_review`).
+    #[serde(default)]
+    pub off_plan: bool,
     /// Traces of the step under way, for its record.
     #[serde(default)]
     pub step_traces: Vec<String>,
@@ -190,6 +194,9 @@ pub struct Checkpoint {
 const MAX_EVENTS: usize = 400;
 const MAX_LOG: usize = 400;
 const MAX_FINDING: usize = 1500;
+/// Characters of extracted text the Navigator's next prompt shows, for all of a step's
+/// extracts together; extracting again on the same page reads on from there.
+pub const EXTRACT_CHARS: usize = 5000;
 
 impl Checkpoint {
     /// A fresh task in a new session.
@@ -216,6 +223,7 @@ impl Checkpoint {
             notes: Notes::default(),
             replan: true,
             planned_at: None,
+            off_plan: false,
             step_traces: Vec::new(),
             repairs_left: settings.agent.repair_budget,
             spend: Spend::default(),
@@ -246,6 +254,7 @@ impl Checkpoint {
             self.memory.progress.push(format!("Earlier user message: {}", follow_up.text));
         }
         self.memory.plan.clear();
+        self.memory.reading = None;
         self.tab_id = tab_id;
         self.run = new_run(run_id, &self.session_id, task, settings, epoch_ms);
         self.status = TaskStatus::Running;
@@ -257,6 +266,7 @@ impl Checkpoint {
         self.notes = Notes::default();
         self.replan = true;
         self.planned_at = None;
+        self.off_plan = false;
         self.repairs_left = settings.agent.repair_budget;
     }
 
@@ -302,11 +312,17 @@ enum CallError {
     Failed(StructuredError),
 }
 
+/// The Navigator's `done`: its text and whether it succeeded or gave up.
+struct DoneClaim {
+    text: String,
+    success: bool,
+}
+
 /// How a Navigator step went.
 enum StepEnd {
     Interrupted,
     Finished {
-        navigator_done: bool,
+        done: Option<DoneClaim>,
     },
     /// No usable answer from the model (already counted as a failure).
     NoAnswer(StructuredError),
@@ -520,7 +536,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             }
 
             let due = cp.step.is_multiple_of(options.planning_interval.max(1))
-                && cp.planned_at != Some(cp.step);
+                && cp.planned_at != Some(cp.step)
+                && plan_needs_review(cp);
             if cp.replan || due {
                 match self.plan(cp, ledger).await {
                     Err(CallError::Interrupted) => continue,
@@ -532,7 +549,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                     }
                     Ok(planner) => {
                         if planner.done || !planner.web_task {
-                            if self.exit_gate(cp, ledger, &planner).await {
+                            if self.exit_gate(cp, ledger, Claim::Planner(&planner)).await {
                                 return;
                             }
                             continue;
@@ -541,6 +558,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 }
             }
 
+            let mut claim = None;
             match self.navigate(cp, ledger).await {
                 StepEnd::Interrupted => {
                     self.emit(
@@ -561,11 +579,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                         return;
                     }
                 }
-                StepEnd::Finished { navigator_done } => {
-                    if navigator_done {
-                        cp.replan = true;
-                    }
-                }
+                StepEnd::Finished { done } => claim = done,
             }
             self.save(cp).await;
 
@@ -578,6 +592,18 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 );
                 self.request_user_input(cp, &question);
                 return;
+            }
+            // The Navigator's `done` goes straight to the exit gate: a Planner call in
+            // between would only repeat the claim. The gate reviews everything so far, so it
+            // also stands in for this step's arbitration.
+            if let Some(DoneClaim { text, success }) = claim {
+                if self.exit_gate(cp, ledger, Claim::Navigator { text: &text, success }).await {
+                    return;
+                }
+                // Not approved (or no verdict): the Planner takes over from the claim, as
+                // the rejection's instructions say.
+                cp.replan = true;
+                continue;
             }
             let reason = if cp.counters.consecutive_failures == threshold {
                 Some(format!("{threshold} steps failed in a row"))
@@ -665,6 +691,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let planner: PlannerOutput = self.ask(cp, Actor::Planner, "planner", vars, ledger).await?;
         cp.replan = false;
         cp.planned_at = Some(cp.step);
+        cp.off_plan = false;
         cp.notes.planner.clear();
         cp.memory.plan = planner.next_steps.clone();
         cp.memory.progress.push(truncate(&planner.observation, 300));
@@ -692,26 +719,43 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         Ok(planner)
     }
 
-    /// The ThinkingAgent checks the Planner's "done". Returns true when the task ended or
-    /// paused.
+    /// The ThinkingAgent checks a claim of "done", the Planner's or the Navigator's (with
+    /// the Planner's latest plan beside it). Returns true when the task ended or paused.
     async fn exit_gate(
         &self,
         cp: &mut Checkpoint,
         ledger: &RepairLedger,
-        planner: &PlannerOutput,
+        claim: Claim<'_>,
     ) -> bool {
-        let reason = if planner.web_task {
-            "the Planner says the task is done"
-        } else {
-            "the Planner says this needs no browsing and answered directly"
+        let (reason, planner, claimed_answer) = match claim {
+            Claim::Planner(planner) => (
+                if planner.web_task {
+                    "the Planner says the task is done"
+                } else {
+                    "the Planner says this needs no browsing and answered directly"
+                },
+                Some(planner.clone()),
+                planner.final_answer.as_str(),
+            ),
+            Claim::Navigator { text, success } => (
+                if success {
+                    "the Navigator says the task is done"
+                } else {
+                    "the Navigator gave up on the task"
+                },
+                cp.planner.clone(),
+                text,
+            ),
+            // Reviews go through `arbitrate`; a gate asked for one has no answer to offer.
+            Claim::Review => ("a review of the progress", cp.planner.clone(), ""),
         };
-        let verdict = match self.consult(cp, ledger, reason, Some(planner)).await {
+        let verdict = match self.consult(cp, ledger, reason, claim, planner.as_ref()).await {
             Ok(verdict) => verdict,
             Err(paused) => return paused,
         };
         if verdict.approved {
             let answer = if verdict.final_answer.trim().is_empty() {
-                planner.final_answer.clone()
+                claimed_answer.to_owned()
             } else {
                 verdict.final_answer.clone()
             };
@@ -727,7 +771,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     /// task paused.
     async fn arbitrate(&self, cp: &mut Checkpoint, ledger: &RepairLedger, reason: &str) -> bool {
         let planner = cp.planner.clone();
-        let verdict = match self.consult(cp, ledger, reason, planner.as_ref()).await {
+        let verdict = match self.consult(cp, ledger, reason, Claim::Review, planner.as_ref()).await
+        {
             Ok(verdict) => verdict,
             Err(paused) => return paused,
         };
@@ -741,9 +786,10 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         cp: &mut Checkpoint,
         ledger: &RepairLedger,
         reason: &str,
+        claim: Claim<'_>,
         planner: Option<&PlannerOutput>,
     ) -> Result<ThinkingOutput, bool> {
-        let vars = agents::thinking_vars(&cp.memory, self.budget(), reason, planner);
+        let vars = agents::thinking_vars(&cp.memory, self.budget(), reason, claim, planner);
         let verdict: ThinkingOutput =
             match self.ask(cp, Actor::Thinking, "thinking", vars, ledger).await {
                 Ok(verdict) => verdict,
@@ -804,6 +850,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             Err(error) => {
                 cp.counters.failures += 1;
                 cp.counters.consecutive_failures += 1;
+                cp.off_plan = true;
                 cp.last.outcome = error.message.clone();
                 self.emit(
                     cp,
@@ -812,7 +859,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                     EventKind::Error,
                     error.message,
                 );
-                return StepEnd::Finished { navigator_done: false };
+                return StepEnd::Finished { done: None };
             }
         };
         // The allow/deny list also covers pages reached by clicking links.
@@ -866,10 +913,18 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         );
 
         let mut executed = Vec::new();
-        let mut navigator_done = false;
+        // The action that ended the sequence because its target changed, as recorded.
+        let mut skipped = None;
+        // The actions asked for but not carried out, and why, for the next prompt.
+        let mut not_carried_out: Option<(String, usize)> = None;
+        let mut done = None;
+        let mut extracted = Vec::new();
+        let mut extract_room = EXTRACT_CHARS;
         let max = self.settings.agent.max_actions_per_step.max(1) as usize;
-        for action in output.actions.iter().take(max) {
+        let actions: Vec<&Action> = output.actions.iter().take(max).collect();
+        for (i, &action) in actions.iter().enumerate() {
             if self.control.interrupted() {
+                not_carried_out = Some(("the task was paused or stopped first".into(), i));
                 break;
             }
             let target = self.target(cp.tab_id, action);
@@ -887,6 +942,28 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 }
                 None => self.browser.perform(cp.tab_id, action).await,
             };
+            if i > 0 && outcome.stale {
+                // What the earlier actions did removed, hid or covered this target after the
+                // model chose it: the plan is out of date, not wrong. Nothing was done, so it
+                // counts neither way, and the Navigator redoes it on the new page state. (A
+                // stale first action is an ordinary failure: the model used an old id.)
+                let why = format!("the page changed under it: {}", outcome.message);
+                self.emit(
+                    cp,
+                    Actor::Navigator,
+                    ExecutionState::ActFail,
+                    EventKind::Progress,
+                    format!("{label}: skipped, {why}"),
+                );
+                skipped = Some(ExecutedAction {
+                    action: action.clone(),
+                    target,
+                    ok: false,
+                    message: format!("skipped, not carried out: {why}"),
+                });
+                not_carried_out = Some(("the page changed under them".into(), i));
+                break;
+            }
             if let Some(tab) = outcome.tab {
                 cp.tab_id = tab;
             }
@@ -902,11 +979,16 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 kind,
                 format!("{label}: {}", outcome.message),
             );
-            cp.detector
-                .record_action(&serde_json::to_string(action).unwrap_or_default(), outcome.ok);
+            let mut signature = serde_json::to_string(action).unwrap_or_default();
             if let Some(text) = &outcome.extracted {
                 cp.memory.add_finding(&truncate(text, MAX_FINDING));
+                let read = cp.memory.read_extracted(&view.url, text, extract_room);
+                extract_room -= read.shown;
+                extracted.push(read.block);
+                // Reading on through a long text is progress, not the same action again.
+                signature.push_str(&format!("@{}", read.from));
             }
+            cp.detector.record_action(&signature, outcome.ok);
             executed.push(ExecutedAction {
                 action: action.clone(),
                 target,
@@ -914,12 +996,26 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 message: outcome.message.clone(),
             });
             if outcome.done {
-                navigator_done = true;
-                cp.memory.add_finding(&outcome.message);
-            }
-            if outcome.done || !outcome.ok || outcome.page_changed {
+                let (text, success) = match action {
+                    Action::Done { text, success } => (text.clone(), *success),
+                    _ => (outcome.message.clone(), outcome.ok),
+                };
+                cp.memory.add_finding(&text);
+                done = Some(DoneClaim { text, success });
                 break;
             }
+            // A navigation or another tab gives later ids another meaning; a failure means
+            // the plan behind the rest did not hold. Other page changes do not end the
+            // sequence: a later action whose target they changed reports itself stale.
+            let why = if !outcome.ok {
+                "an earlier action failed"
+            } else if outcome.page_changed || outcome.tab.is_some() {
+                "the page or tab changed before them"
+            } else {
+                continue;
+            };
+            not_carried_out = Some((why.into(), i + 1));
+            break;
         }
         let ok = !executed.is_empty() && executed.iter().all(|a| a.ok);
         if ok {
@@ -929,7 +1025,14 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             cp.counters.failures += 1;
             cp.counters.consecutive_failures += 1;
         }
-        let action_lines: Vec<String> = executed
+        // The first step under a plan evaluates the step before it, which the plan already
+        // took into account; later ones say whether the plan holds.
+        let evaluated_success =
+            state.evaluation_previous_goal.trim_start().to_lowercase().starts_with("success");
+        if !ok || (cp.planned_at.is_some_and(|at| index > at) && !evaluated_success) {
+            cp.off_plan = true;
+        }
+        let mut action_lines: Vec<String> = executed
             .iter()
             .map(|a| {
                 format!(
@@ -940,6 +1043,26 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 )
             })
             .collect();
+        if let Some(skip) = &skipped {
+            action_lines.push(format!(
+                "{} → {}",
+                describe_action(&skip.action, &skip.target),
+                truncate(&skip.message, 200)
+            ));
+        }
+        let mut outcome = action_lines.join("\n");
+        if let Some((why, from)) = not_carried_out
+            && from < actions.len()
+        {
+            let rest: Vec<String> = actions[from..]
+                .iter()
+                .map(|a| describe_action(a, &self.target(cp.tab_id, a)))
+                .collect();
+            outcome.push_str(&format!(
+                "\nNot carried out, because {why}: {}. Redo them on the new page state if they are still needed.",
+                rest.join("; ")
+            ));
+        }
         cp.last = LastStep {
             action: format!(
                 "{} (expected: {})",
@@ -950,7 +1073,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                     .join("; "),
                 state.next_goal
             ),
-            outcome: action_lines.join("\n"),
+            outcome,
+            extracted: extracted.join("\n"),
         };
         cp.memory.record_step(StepMemory {
             index,
@@ -969,6 +1093,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             mime: "image/jpeg".into(),
             bytes: bytes.len(),
         });
+        executed.extend(skipped);
         let main = executed.first();
         let record = StepRecord {
             run_id: cp.run.id.clone(),
@@ -1009,7 +1134,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         };
         let summary = format!("Step {} {}", index + 1, if ok { "done" } else { "failed" });
         self.emit(cp, Actor::Navigator, state_name, kind, summary);
-        StepEnd::Finished { navigator_done }
+        StepEnd::Finished { done }
     }
 
     fn target(&self, tab: TabId, action: &Action) -> String {
@@ -1188,6 +1313,34 @@ fn scrub_keys(params: &mut Value, settings: &Settings) {
         }
     }
     walk(params, &keys);
+}
+
+/// Whether a periodic planning point should call the Planner. A plan that is being followed
+/// step after step would only be repeated, so it is reviewed only when something went other
+/// than expected since it was made ([`Checkpoint::off_plan`]), or when the Navigator has
+/// taken more steps than the plan lists (it is past the plan).
+fn plan_needs_review(cp: &Checkpoint) -> bool {
+    let Some(planned_at) = cp.planned_at else { return true };
+    cp.off_plan || cp.step.saturating_sub(planned_at) > plan_items(&cp.memory.plan)
+}
+
+/// How many steps a plan lists: its non-empty lines, or its numbered items when it is
+/// written on one line ("1. Open it. 2. Read the price.").
+fn plan_items(plan: &str) -> u32 {
+    let lines = plan.lines().filter(|l| !l.trim().is_empty()).count();
+    if lines > 1 {
+        return lines as u32;
+    }
+    let numbered = plan
+        .split_whitespace()
+        .filter(|word| {
+            let digits = word.trim_end_matches(['.', ')']);
+            digits.len() < word.len()
+                && !digits.is_empty()
+                && digits.chars().all(|c| c.is_ascii_digit())
+        })
+        .count();
+    numbered.max(1) as u32
 }
 
 /// Splits a rendered prompt's size into template, page state and working memory.

@@ -4,6 +4,7 @@
 //! grow with the length of the task (the anchor's transcript grows without bound).
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::truncate;
 
@@ -71,7 +72,38 @@ pub struct Memory {
     pub steps: Vec<StepMemory>,
     /// Domains the Navigator has been on, in order of first visit.
     pub domains: Vec<String>,
+    /// Where the Navigator stopped reading the text it extracted, if it has more to read.
+    #[serde(default)]
+    pub reading: Option<Reading>,
 }
+
+/// How far the Navigator has read into the text `extract` returned on a page. The prompt
+/// shows a bounded part of it, so extracting again on the same page must show the next
+/// part, not the same beginning again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reading {
+    pub url: String,
+    /// Characters already shown.
+    pub shown: usize,
+    /// The SHA-256 of those characters: reading on is right only while the page's text
+    /// still begins with what was shown (a longer `max_chars` keeps it; a new page does not).
+    pub prefix_hash: String,
+}
+
+/// One extract's text as the Navigator's next prompt shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtractView {
+    /// The part shown, delimited as page content, and what was left out.
+    pub block: String,
+    /// The character it starts at (0 unless it reads on).
+    pub from: usize,
+    /// Characters of the page's text shown.
+    pub shown: usize,
+}
+
+/// The delimiter of extracted text in prompts; the page's own text cannot close it early.
+const EXTRACT_OPEN: &str = "<extracted_text";
+const EXTRACT_CLOSE: &str = "</extracted_text>";
 
 /// How much of memory goes into a prompt.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,6 +137,61 @@ impl Memory {
         if !finding.is_empty() && self.findings.last().map(String::as_str) != Some(finding) {
             self.findings.push(finding.to_owned());
         }
+    }
+
+    /// The part of `text`, extracted on `url`, that fits in `room` characters: a delimited
+    /// block of page content, then a line saying how much is left and how to read it.
+    /// It continues where the last extract on the same page stopped.
+    pub fn read_extracted(&mut self, url: &str, text: &str, room: usize) -> ExtractView {
+        let total = text.chars().count();
+        let from = match &self.reading {
+            Some(r)
+                if r.url == url
+                    && r.shown < total
+                    && prefix_hash(text, r.shown) == r.prefix_hash =>
+            {
+                r.shown
+            }
+            _ => 0,
+        };
+        let shown = room.min(total - from);
+        let rest = total - from - shown;
+        let part = &text[byte_index(text, from)..byte_index(text, from + shown)];
+        let part = defuse_close(part);
+        let url_attr = serde_json::to_string(url).unwrap_or_default();
+        let mut block = if total == 0 {
+            format!(
+                "{EXTRACT_OPEN} url={url_attr} chars=\"0\">\n(no readable text)\n{EXTRACT_CLOSE}"
+            )
+        } else if shown == 0 {
+            format!(
+                "(The extract on {url} read {total} characters, but earlier extracts of this step used the room for extracted text: extract again on this page to read it.)"
+            )
+        } else {
+            format!(
+                "{EXTRACT_OPEN} url={url_attr} chars=\"{}-{} of {total}\">\n{part}\n{EXTRACT_CLOSE}",
+                from + 1,
+                from + shown
+            )
+        };
+        if shown > 0 && rest > 0 {
+            block.push_str(&format!(
+                "\n[{rest} more characters were extracted but are not shown. To read on, extract again on this page: it continues at character {}.]",
+                from + shown + 1
+            ));
+        } else if shown > 0 && from > 0 {
+            block.push_str(
+                "\n[This is the end of the extracted text; extracting again starts from the top.]",
+            );
+        }
+        if shown > 0 {
+            self.reading = (rest > 0).then(|| Reading {
+                url: url.to_owned(),
+                shown: from + shown,
+                prefix_hash: prefix_hash(text, from + shown),
+            });
+        }
+        ExtractView { block, from, shown }
     }
 
     /// The follow-ups as the prompts show them: each marked as the user's own words.
@@ -223,6 +310,35 @@ fn newest_within(lines: &[String], chars: usize) -> String {
     text
 }
 
+/// Page text that spells the closing delimiter (in any case) would end the block early and
+/// have the rest read as if it came from outside the page: `</` becomes `<\/` there.
+fn defuse_close(part: &str) -> String {
+    let lower = part.to_ascii_lowercase();
+    let needle = EXTRACT_CLOSE.trim_end_matches('>');
+    let mut out = String::with_capacity(part.len());
+    let mut copied = 0;
+    for (at, _) in lower.match_indices(needle) {
+        out.push_str(&part[copied..at]);
+        out.push_str("<\\/");
+        copied = at + 2;
+    }
+    out.push_str(&part[copied..]);
+    out
+}
+
+/// The byte offset of character `chars` of `text` (its length past the end).
+fn byte_index(text: &str, chars: usize) -> usize {
+    text.char_indices().nth(chars).map_or(text.len(), |(at, _)| at)
+}
+
+/// The SHA-256 of the first `chars` characters of `text`, in hex.
+fn prefix_hash(text: &str, chars: usize) -> String {
+    Sha256::digest(&text.as_bytes()[..byte_index(text, chars)])
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// `shop.example` of `https://shop.example:8080/x`.
 pub fn domain_of(url: &str) -> Option<String> {
     let rest = url.split("://").nth(1)?;
@@ -275,6 +391,57 @@ mod tests {
             memory.follow_ups_text(),
             "[user, at step 4, answering \"Which colour?\"] the blue one\n[user, at step 6] also check shipping"
         );
+    }
+
+    #[test]
+    fn extracted_text_is_shown_in_parts_and_reading_on_needs_the_same_page() {
+        let mut memory = Memory::new("t");
+        let text = format!("{}{}{}", "é".repeat(40), "b".repeat(40), "c".repeat(20));
+        let url = "https://shop.example/specs";
+        let first = memory.read_extracted(url, &text, 50);
+        assert_eq!((first.from, first.shown), (0, 50));
+        assert!(first.block.starts_with(
+            "<extracted_text url=\"https://shop.example/specs\" chars=\"1-50 of 100\">\n"
+        ));
+        assert!(first.block.contains("50 more characters were extracted but are not shown"));
+        assert!(first.block.contains("it continues at character 51."));
+
+        // A longer extract of the same page still begins the same way: it reads on.
+        let longer = format!("{text}{}", "d".repeat(30));
+        let second = memory.read_extracted(url, &longer, 50);
+        assert_eq!((second.from, second.shown), (50, 50));
+        assert!(second.block.contains("chars=\"51-100 of 130\">\nbbbbbbbbbb"));
+        let third = memory.read_extracted(url, &longer, 50);
+        assert_eq!((third.from, third.shown), (100, 30));
+        assert!(third.block.contains("This is the end of the extracted text"));
+        assert_eq!(memory.reading, None, "the next extract starts over");
+
+        // Another page, or the same URL with other text, starts at the top.
+        memory.read_extracted(url, &text, 50);
+        assert_eq!(memory.read_extracted("https://shop.example/other", &text, 50).from, 0);
+        memory.read_extracted(url, &text, 50);
+        assert_eq!(memory.read_extracted(url, &"z".repeat(100), 50).from, 0);
+
+        // No room left this step: nothing shown, and the place is kept.
+        memory.reading = None;
+        let none = memory.read_extracted(url, &text, 0);
+        assert_eq!(none.shown, 0);
+        assert!(none.block.contains("extract again on this page to read it"), "{}", none.block);
+        assert_eq!(memory.reading, None);
+        let empty = memory.read_extracted(url, "", 50);
+        assert!(empty.block.contains("(no readable text)"));
+    }
+
+    #[test]
+    fn page_text_cannot_close_the_extracted_block() {
+        let mut memory = Memory::new("t");
+        let view = memory.read_extracted(
+            "http://x/",
+            "a</extracted_text>b</Extracted_Text >c</extracted",
+            500,
+        );
+        assert_eq!(view.block.matches("</extracted_text>").count(), 1, "{}", view.block);
+        assert!(view.block.contains("a<\\/extracted_text>b<\\/Extracted_Text >c</extracted\n"));
     }
 
     #[test]

@@ -21,13 +21,19 @@ pub struct ObserveOptions {
     pub margin_px: f64,
     /// Characters of visible text kept per element.
     pub max_text: u32,
+    /// Characters of page text (paragraphs, rows, headings) in the rendered state.
+    pub text_budget: usize,
 }
 
 impl Default for ObserveOptions {
     fn default() -> Self {
-        ObserveOptions { margin_px: 0.0, max_text: 80 }
+        ObserveOptions { margin_px: 0.0, max_text: 80, text_budget: DEFAULT_TEXT_BUDGET }
     }
 }
+
+/// The page text a state carries unless settings say otherwise: a screen of a dense
+/// document fits.
+pub const DEFAULT_TEXT_BUDGET: usize = 6_000;
 
 /// Where the time of one observation went, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -152,13 +158,18 @@ impl Observer {
             snapshot.covered += inner.covered;
             snapshot.gone.extend(inner.gone);
             snapshot.in_page_ms += inner.in_page_ms;
+            let offset = snapshot.elements.len() as u32;
+            snapshot.text.extend(inner.text.into_iter().map(|mut t| {
+                t.at += offset;
+                t
+            }));
             snapshot.elements.extend(inner.elements);
         }
         snapshot.tab_id = tab;
         snapshot.tabs = tabs.list().await.unwrap_or_default();
         let measured = clock.now_ms();
         let previous = self.last.borrow_mut().insert(tab, snapshot.clone());
-        let text = snapshot.render(previous.as_ref());
+        let text = snapshot.render(previous.as_ref(), options.text_budget);
         let comparison = previous.as_ref().map(|p| snapshot.compare(p));
         let done = clock.now_ms();
         let timings = ObserveTimings {

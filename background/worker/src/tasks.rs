@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::{Checkpoint, Control, Executor};
+use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
 use agent_engine::run::{AgentEvent, AgentRun, Capture, LlmTrace, StepRecord};
 use protocol::agent::{Actor, ExecutionState, SessionSummary, TaskSnapshot, TaskStatus};
@@ -412,7 +413,7 @@ impl Tasks {
                 };
                 let settings = store.settings().await.ok().flatten();
                 if let Some(settings) = settings {
-                    let parts = parts(worker, &store);
+                    let parts = parts(worker, &store, &settings);
                     let prompts = PromptSet::bundled();
                     let control = Control::default();
                     executor(&parts, &settings, &prompts, &control).cancel(&mut cp).await;
@@ -559,7 +560,7 @@ impl Tasks {
         wasm_bindgen_futures::spawn_local(async move {
             let Some(mut cp) = worker.tasks.current.borrow().clone() else { return };
             worker.tasks.broadcast_snapshot(&worker, None);
-            let parts = parts(&worker, &store);
+            let parts = parts(&worker, &store, &settings);
             executor(&parts, &settings, &prompts, &control).run(&mut cp).await;
             *worker.tasks.running.borrow_mut() = None;
             worker.tasks.stopping.set(false);
@@ -640,9 +641,14 @@ struct Parts<'a> {
     capture: WorkerCapture<'a>,
 }
 
-fn parts<'a>(worker: &'a Worker, store: &'a Store) -> Parts<'a> {
+fn parts<'a>(worker: &'a Worker, store: &'a Store, settings: &Settings) -> Parts<'a> {
+    let observe = ObserveOptions {
+        text_budget: settings.agent.state_text_chars as usize,
+        ..ObserveOptions::default()
+    };
     Parts {
         browser: CdpBrowser {
+            observe,
             sessions: &worker.sessions,
             observer: &worker.observer,
             clock: &PerformanceClock,
@@ -678,7 +684,7 @@ fn with_executor<R>(
     settings: &Settings,
     f: impl FnOnce(&WorkerExecutor<'_>) -> R,
 ) -> R {
-    let parts = parts(worker, store);
+    let parts = parts(worker, store, settings);
     let prompts = PromptSet::bundled();
     let control = Control::default();
     f(&executor(&parts, settings, &prompts, &control))

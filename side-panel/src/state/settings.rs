@@ -68,6 +68,8 @@ pub enum Field {
     PlanningInterval,
     FailureThreshold,
     MaxActions,
+    /// Characters of page text in each page state.
+    StateText,
     Vision,
     Allow,
     Deny,
@@ -90,6 +92,7 @@ impl Field {
             Field::PlanningInterval => "agent.planning_interval".into(),
             Field::FailureThreshold => "agent.max_consecutive_failures".into(),
             Field::MaxActions => "agent.max_actions_per_step".into(),
+            Field::StateText => "agent.state_text_chars".into(),
             Field::Vision => "agent.vision".into(),
             Field::Allow => "allow".into(),
             Field::Deny => "deny".into(),
@@ -111,6 +114,7 @@ impl Field {
             Field::PlanningInterval => "settings-planning-interval".into(),
             Field::FailureThreshold => "settings-failure-threshold".into(),
             Field::MaxActions => "settings-max-actions".into(),
+            Field::StateText => "settings-state-text".into(),
             Field::Vision => "settings-vision".into(),
             Field::Allow => "settings-allow".into(),
             Field::Deny => "settings-deny".into(),
@@ -215,6 +219,7 @@ pub struct SettingsDraft {
     pub planning_interval: String,
     pub failure_threshold: String,
     pub max_actions: String,
+    pub state_text: String,
     pub vision: bool,
     /// One pattern a line.
     pub allow: String,
@@ -237,6 +242,7 @@ impl SettingsDraft {
                 planning_interval: defaults.planning_interval.to_string(),
                 failure_threshold: defaults.max_consecutive_failures.to_string(),
                 max_actions: defaults.max_actions_per_step.to_string(),
+                state_text: defaults.state_text_chars.to_string(),
                 vision: defaults.vision,
                 ..SettingsDraft::default()
             };
@@ -256,6 +262,7 @@ impl SettingsDraft {
             planning_interval: agent.planning_interval.to_string(),
             failure_threshold: agent.max_consecutive_failures.to_string(),
             max_actions: agent.max_actions_per_step.to_string(),
+            state_text: agent.state_text_chars.to_string(),
             vision: agent.vision,
             allow: settings.allow.join("\n"),
             deny: settings.deny.join("\n"),
@@ -309,6 +316,7 @@ impl SettingsDraft {
             Field::PlanningInterval => self.planning_interval = value,
             Field::FailureThreshold => self.failure_threshold = value,
             Field::MaxActions => self.max_actions = value,
+            Field::StateText => self.state_text = value,
             Field::Vision => self.vision = flag,
             Field::Allow => self.allow = value,
             Field::Deny => self.deny = value,
@@ -341,6 +349,8 @@ impl SettingsDraft {
         );
         agent.max_actions_per_step =
             number(&self.max_actions, Field::MaxActions, agent.max_actions_per_step, &mut problems);
+        agent.state_text_chars =
+            number(&self.state_text, Field::StateText, agent.state_text_chars, &mut problems);
         agent.vision = self.vision;
         let [planner, navigator, thinking, repair] = &self.models;
         let models = RoleModels {

@@ -171,7 +171,6 @@ fn prompt() {
             "Report",
             json!([{"action": "done", "text": "seen"}]),
         ));
-        llm.push(plan(true, "", "seen"));
         llm.push(verdict(true, "", "seen"));
         browser.agent_request(json!({"type": "start_task", "tab_id": tab.id, "task": "What does this page offer? Scroll once, then answer."}));
         let done = browser.wait_for_task("done");

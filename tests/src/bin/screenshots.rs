@@ -59,7 +59,6 @@ fn main() {
         "Report what the page shows",
         json!([{"action": "done", "text": "€39.00; no stock shown"}]),
     ));
-    llm.push(plan(true, "", "€39.00"));
     llm.push(verdict(false, "The page shows no stock information. Should I check the help page, or is the price enough?", ""));
     panel.send_message("Prices in euros, please");
     panel.wait_for(
