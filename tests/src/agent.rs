@@ -180,3 +180,73 @@ impl crate::browser::Page {
         );
     }
 }
+
+/// A model that reasons from what it is sent, for tasks whose answer the page holds: it
+/// finds the page state in the prompt and decides from that alone, as a model would.
+pub mod reader {
+    use serde_json::{Value, json};
+
+    use crate::llm::Reply;
+
+    /// Which agent a prompt is for.
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    pub enum Asker {
+        Planner,
+        Navigator,
+        Thinking,
+    }
+
+    pub fn asker(prompt: &str) -> Asker {
+        if prompt.starts_with("You are the Navigator") {
+            Asker::Navigator
+        } else if prompt.starts_with("You are the Planner") {
+            Asker::Planner
+        } else {
+            Asker::Thinking
+        }
+    }
+
+    /// The page state inside a Navigator prompt.
+    pub fn page_state(prompt: &str) -> &str {
+        let start = prompt.find("The page now:\n").map_or(0, |i| i + "The page now:\n".len());
+        let rest = &prompt[start..];
+        // The state sits in the untrusted-page wrapper or runs to the reflection rules.
+        let end = rest.find("\nReflect, then act:").unwrap_or(rest.len());
+        &rest[..end]
+    }
+
+    /// The id of the first element line whose name or attributes contain `text`.
+    pub fn id_of(state: &str, text: &str) -> Option<u64> {
+        state.lines().find_map(|line| {
+            let line = line.strip_prefix('+').unwrap_or(line);
+            let rest = line.strip_prefix('[')?;
+            let (id, element) = rest.split_once(']')?;
+            element.contains(text).then(|| id.parse().ok()).flatten()
+        })
+    }
+
+    /// The lines of page text (not elements).
+    pub fn text_lines(state: &str) -> Vec<&str> {
+        state
+            .lines()
+            .filter(|l| !l.starts_with('[') && !l.starts_with("+["))
+            .collect()
+    }
+
+    pub fn plan(steps: &str) -> Reply {
+        Reply::json(json!({"observation": "The page is open", "challenges": "", "done": false,
+            "next_steps": steps, "final_answer": "", "reasoning": "Read the page, then act.",
+            "web_task": true}))
+    }
+
+    pub fn act(goal: &str, actions: Value) -> Reply {
+        Reply::json(json!({"current_state": {"evaluation_previous_goal": "Success",
+            "memory": "", "next_goal": goal}, "actions": actions}))
+    }
+
+    pub fn approve(answer: &str) -> Reply {
+        Reply::json(json!({"approved": true, "missing_pieces": "",
+            "instructions_for_planner": "", "instructions_for_navigator": "",
+            "should_pause_for_user": false, "question_for_user": "", "final_answer": answer}))
+    }
+}

@@ -81,10 +81,15 @@ enum Wire {
     Anthropic,
 }
 
+/// A model that answers from what it is sent: it gets the whole prompt as text (system and
+/// messages, in order) once the scripted replies run out.
+pub type Responder = Box<dyn FnMut(&str) -> Reply + Send>;
+
 #[derive(Default)]
 struct Script {
     replies: VecDeque<Reply>,
     received: Vec<Recorded>,
+    responder: Option<Responder>,
 }
 
 pub struct ScriptedLlm {
@@ -102,6 +107,7 @@ impl ScriptedLlm {
         let script = Arc::new(Mutex::new(Script {
             replies: replies.into_iter().collect(),
             received: Vec::new(),
+            responder: None,
         }));
         let (serving, shared) = (server.clone(), script.clone());
         let worker = std::thread::spawn(move || {
@@ -120,6 +126,14 @@ impl ScriptedLlm {
     /// `http://127.0.0.1:<port>`; providers append `/v1/...`.
     pub fn base_url(&self) -> &str {
         &self.base
+    }
+
+    /// Starts with no script: every request is answered by `responder`, which reads the
+    /// prompt as a model would.
+    pub fn responding(responder: impl FnMut(&str) -> Reply + Send + 'static) -> ScriptedLlm {
+        let llm = ScriptedLlm::start([]);
+        llm.script.lock().expect("script lock").responder = Some(Box::new(responder));
+        llm
     }
 
     /// Queues more replies mid-test.
@@ -204,7 +218,11 @@ fn answer(mut request: Request, script: &Mutex<Script>) {
         let (reply, number) = {
             let mut script = script.lock().expect("script lock");
             script.received.push(recorded.clone());
-            (script.replies.pop_front(), script.received.len())
+            let reply = script.replies.pop_front().or_else(|| {
+                let prompt = prompt_text(&recorded.body);
+                script.responder.as_mut().map(|respond| respond(&prompt))
+            });
+            (reply, script.received.len())
         };
         let reply = reply.unwrap_or_else(|| Reply::Error {
             status: 500,
@@ -218,6 +236,30 @@ fn answer(mut request: Request, script: &Mutex<Script>) {
         json_response(404, &error_body(wire, 404, &format!("no endpoint {path}")))
     };
     let _ = request.respond(with_cors(response, "*"));
+}
+
+/// The prompt of a chat request as one text: the system prompt, then each message's text.
+fn prompt_text(body: &Value) -> String {
+    fn push(text: &mut String, content: &Value) {
+        match content {
+            Value::String(s) => text.push_str(s),
+            Value::Array(parts) => {
+                for part in parts {
+                    if let Some(s) = part["text"].as_str() {
+                        text.push_str(s);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut text = String::new();
+    push(&mut text, &body["system"]);
+    for message in body["messages"].as_array().into_iter().flatten() {
+        push(&mut text, &message["content"]);
+        text.push('\n');
+    }
+    text
 }
 
 fn models(wire: Wire) -> Value {
