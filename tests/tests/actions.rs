@@ -386,6 +386,30 @@ fn a_multiple_select_adds_and_removes_choices_and_lists_them_all() {
 }
 
 #[test]
+fn an_aria_listbox_of_several_choices_toggles_only_what_is_asked() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let pizza = browser.open_tab(&sites.url("/controls/multi-select.html"));
+    let sauces = id_of(&mut browser, &pizza, "Sauces");
+    let act = |option: &str, deselect: bool| json!({"action": "select_option", "id": sauces, "option": option, "deselect": deselect});
+    let selected = "[...document.querySelectorAll('#sauces [aria-selected=true]')]\
+        .map(o => o.textContent).join(', ')";
+
+    for option in ["Pesto", "Garlic"] {
+        let outcome = browser.act(&pizza, act(option, false));
+        assert_eq!(outcome["ok"], true, "{outcome}");
+    }
+    let again = browser.act(&pizza, act("Pesto", false));
+    assert!(message(&again).contains("already selected"), "not toggled off: {again}");
+    assert_eq!(pizza.page.eval(selected), "Pesto, Garlic");
+
+    let removed = browser.act(&pizza, act("pesto", true));
+    assert_eq!(removed["ok"], true, "{removed}");
+    assert!(message(&removed).ends_with("selected now: \"Garlic\""), "{removed}");
+    assert_eq!(pizza.page.eval(selected), "Garlic");
+}
+
+#[test]
 fn suggestions_that_open_after_typing_are_in_the_next_state() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
