@@ -726,34 +726,116 @@
     return { x: spot[0] + ox, y: spot[1] + oy, mutations };
   }
 
-  /** Resolves once the DOM has had no mutation for `quietMs`, or after `timeoutMs`. */
-  function settle(quietMs, timeoutMs) {
+  // Suggestions after typing: autocomplete lists often open a few hundred milliseconds after
+  // the last key. From focusForTyping until the settle after it, this notes when a popup
+  // opens (a listbox, menu, list or dialog appearing, or aria-expanded turning true), and
+  // when any other visible element is added outside the field.
+  const POPUP = "[role=listbox],[role=option],[role=menu],[role=menuitem],[role=dialog]," +
+    "[role=tree],[role=grid],[role=tooltip],ul,ol,li,dialog,datalist,[popover]";
+  const POPUP_ROLES = "[role=listbox],[role=option],[role=menu],[role=menuitem]," +
+    "[role=dialog],[role=tree],[role=grid]";
+  let watch = null; // {observer, popupAt, addedAt, wake, timer}
+
+  function stopWatching() {
+    if (!watch) return;
+    watch.observer.disconnect();
+    clearTimeout(watch.timer);
+    watch = null;
+  }
+
+  function watchForPopups(field) {
+    stopWatching();
+    const shown = (el) => {
+      if (!el.isConnected || field.contains(el) || el === marksHost) return false;
+      if (!el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) return false;
+      const r = el.getBoundingClientRect();
+      return r.width > 1 && r.height > 1; // not a visually hidden live region
+    };
+    const w = { popupAt: -1, addedAt: -1, wake: null, timer: 0 };
+    w.observer = new MutationObserver((records) => {
+      const now = performance.now();
+      for (const r of records.slice(0, 200)) {
+        if (r.type === "attributes") {
+          const el = r.target;
+          if (r.attributeName === "aria-expanded") {
+            if (el.getAttribute("aria-expanded") === "true") w.popupAt = now;
+          } else if ((el.matches(POPUP) ||
+              (!el.contains(field) && el.querySelector(POPUP_ROLES))) && shown(el)) {
+            w.popupAt = now; // an existing popup revealed
+          }
+        } else {
+          for (const node of r.addedNodes) {
+            if (node.nodeType !== 1 || !shown(node)) continue;
+            if (node.matches(POPUP) || node.querySelector(POPUP)) w.popupAt = now;
+            else w.addedAt = now;
+          }
+        }
+      }
+      if (w.wake) w.wake();
+    });
+    w.observer.observe(field.ownerDocument, { subtree: true, childList: true, attributes: true,
+      attributeFilter: ["aria-expanded", "hidden", "style", "class", "open"] });
+    w.timer = setTimeout(stopWatching, 10000); // never outlives a settle that did not come
+    watch = w;
+  }
+
+  /**
+   * Resolves once the DOM has had no mutation for `quietMs`, or after `timeoutMs`. With
+   * `popupMs` (after typing) it first waits, up to that long, for a popup or a new element;
+   * with `fresh` the quiet is counted from now, for changes that are about to happen.
+   */
+  function settle(quietMs, timeoutMs, { popupMs = 0, fresh = false } = {}) {
+    const w = popupMs > 0 ? watch : null;
     return new Promise((resolve) => {
       const started = performance.now();
+      let timer = 0;
       const check = () => {
+        clearTimeout(timer);
         const now = performance.now();
-        const quietFor = now - lastMutation;
-        if (quietFor >= quietMs || now - started >= timeoutMs) {
-          resolve({ waitedMs: Math.round(now - started), quiet: quietFor >= quietMs, mutations });
+        const quietFor = now - Math.max(lastMutation, fresh ? started : -Infinity);
+        // Elements added before the settle began are the keystroke's own echo (a clear
+        // button, a counter); a popup counts whenever it opened.
+        const seen = w !== null && (w.popupAt >= 0 || w.addedAt >= started);
+        const waiting = w !== null && !seen && now - started < popupMs;
+        if ((quietFor >= quietMs && !waiting) || now - started >= timeoutMs) {
+          if (w) stopWatching();
+          const out = { waitedMs: Math.round(now - started), quiet: quietFor >= quietMs, mutations };
+          if (w) out.popup = seen;
+          resolve(out);
         } else {
-          setTimeout(check, quietMs - quietFor);
+          const left = waiting ? popupMs - (now - started) : quietMs - quietFor;
+          timer = setTimeout(check, Math.max(1, Math.min(left, timeoutMs - (now - started))));
         }
       };
+      if (w) w.wake = check;
       check();
     });
   }
 
   const valueOf = (el) => (el.isContentEditable ? el.textContent : el.value ?? "");
 
-  /** Focuses `id` for typing and selects its content when `clear`. */
+  // Inputs whose value is set whole, in the input's own format, as their pickers do.
+  const FILLED = new Set(["date", "time", "datetime-local", "month", "week", "color", "range",
+    "number"]);
+
+  /**
+   * Focuses `id` for typing and selects its content when `clear`. For a date, time, colour,
+   * slider or number input answers {fill: type, min, max, step} instead: those are set by
+   * fill(). Starts watching for suggestions.
+   */
   function focusForTyping(id, clear) {
     const el = element(id);
     if (!el) return { gone: true };
     const tag = el.tagName;
     const typable = tag === "TEXTAREA" || el.isContentEditable ||
-      (tag === "INPUT" && !["checkbox", "radio", "button", "submit", "file", "image", "range", "color"].includes(el.type));
+      (tag === "INPUT" && !["checkbox", "radio", "button", "submit", "reset", "file", "image"].includes(el.type));
     if (!typable) return { notTypable: brief(el) };
-    if (el.disabled || el.readOnly) return { readonly: true };
+    if (el.disabled || (el.readOnly && el.type !== "range" && el.type !== "color")) return { readonly: true };
+    if (tag === "INPUT" && FILLED.has(el.type)) {
+      el.focus({ preventScroll: false });
+      return { fill: el.type, min: el.getAttribute("min"), max: el.getAttribute("max"),
+        step: el.getAttribute("step") };
+    }
     el.focus({ preventScroll: false });
     if (clear) {
       if (el.isContentEditable) {
@@ -768,15 +850,47 @@
     } else if (!el.isContentEditable && typeof el.setSelectionRange === "function") {
       try {
         el.setSelectionRange(el.value.length, el.value.length);
-      } catch (_) { /* email and number inputs have no selection */ }
+      } catch (_) { /* email inputs have no selection */ }
     }
+    watchForPopups(el);
     return { ok: true, password: el.type === "password" };
   }
 
-  /** The current value of `id` (text of a contenteditable), or {gone}. */
+  /**
+   * Sets input `id` to `text` (already in its value format) as its picker would: the value,
+   * then input and change. This world has its own wrappers of DOM objects, so `el.value`
+   * here is the native setter even where a framework (React) redefined `value` on the
+   * element for the page; the framework then sees a real change when the events arrive.
+   */
+  function fill(id, text) {
+    const el = element(id);
+    if (!el) return { gone: true };
+    el.focus({ preventScroll: false });
+    const before = el.value;
+    el.value = text;
+    if (el.value !== before) {
+      el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+    return { ok: true };
+  }
+
+  /**
+   * The current value of `id` (text of a contenteditable), or {gone}. For an input whose
+   * value breaks its own limits also {invalid: "min"|"max"|"step"|"bad", min, max, step}.
+   */
   function value(id) {
     const el = element(id);
-    return el ? { value: valueOf(el) } : { gone: true };
+    if (!el) return { gone: true };
+    const out = { value: valueOf(el) };
+    const v = el.tagName === "INPUT" ? el.validity : null;
+    const invalid = !v ? null : v.rangeUnderflow ? "min" : v.rangeOverflow ? "max"
+      : v.stepMismatch ? "step" : v.badInput ? "bad" : null;
+    if (invalid) {
+      out.invalid = invalid;
+      for (const a of ["min", "max", "step"]) out[a] = el.getAttribute(a);
+    }
+    return out;
   }
 
   // The options of a native select, or of the listbox an ARIA combobox controls.
@@ -790,7 +904,7 @@
     return box ? [...box.querySelectorAll("[role=option]")] : [];
   }
 
-  /** Lists the options of `id`: [{text, selected, disabled, id}]. */
+  /** Lists the options of `id`: [{text, selected, disabled, id}], and whether several can be chosen. */
   function options(id) {
     const el = element(id);
     if (!el) return { gone: true };
@@ -798,6 +912,8 @@
     if (el.tagName !== "SELECT" && !found.length) return { none: brief(el) };
     return {
       native: el.tagName === "SELECT",
+      multiple: el.tagName === "SELECT" ? el.multiple
+        : found.some((o) => o.closest("[role=listbox]")?.getAttribute("aria-multiselectable") === "true"),
       expanded: el.getAttribute("aria-expanded"),
       options: found.map((o) => ({
         text: squash(o.textContent || o.label || "", 80),
@@ -810,20 +926,34 @@
     };
   }
 
-  /** Selects the option of native select `id` whose text or value is `wanted`. */
-  function selectNative(id, wanted) {
+  /**
+   * Selects (or with `deselect`, deselects) the option of native select `id` whose text or
+   * value is `wanted`, as a click (with Ctrl in a multiple select) would. Answers with every
+   * option selected afterwards.
+   */
+  function selectNative(id, wanted, deselect) {
     const el = element(id);
     if (!el) return { gone: true };
+    const text = (o) => o.textContent.trim();
     const want = wanted.trim().toLowerCase();
-    const option = [...el.options].find((o) => o.textContent.trim().toLowerCase() === want || o.value === wanted) ||
-      [...el.options].find((o) => o.textContent.trim().toLowerCase().includes(want));
-    if (!option) return { missing: [...el.options].map((o) => o.textContent.trim()) };
-    if (option.disabled) return { disabled: option.textContent.trim() };
+    const option = [...el.options].find((o) => text(o).toLowerCase() === want || o.value === wanted) ||
+      [...el.options].find((o) => text(o).toLowerCase().includes(want));
+    if (!option) return { missing: [...el.options].map(text) };
+    if (option.disabled) return { disabled: text(option) };
+    if (deselect && !el.multiple) return { single: true };
     el.focus();
-    option.selected = true;
-    el.dispatchEvent(new Event("input", { bubbles: true }));
-    el.dispatchEvent(new Event("change", { bubbles: true }));
-    return { selected: option.textContent.trim(), ok: el.value === option.value };
+    if (option.selected === deselect) {
+      option.selected = !deselect;
+      el.dispatchEvent(new Event("input", { bubbles: true, composed: true }));
+      el.dispatchEvent(new Event("change", { bubbles: true }));
+    }
+    return {
+      option: text(option),
+      // The option itself, not el.value: in a multiple select that is the first selected.
+      ok: option.selected === !deselect,
+      multiple: el.multiple,
+      selected: [...el.selectedOptions].map(text),
+    };
   }
 
   /** Scrolls the page, or element `id`, by `screens` (negative: up). */
@@ -938,6 +1068,7 @@
     point,
     settle,
     focusForTyping,
+    fill,
     value,
     options,
     selectNative,

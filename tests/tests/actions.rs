@@ -47,8 +47,9 @@ fn a_click_lands_on_the_element_and_its_effect_is_seen() {
     let outcome = browser.act(&product, json!({"action": "click", "id": add}));
 
     assert_eq!(outcome["ok"], true, "{outcome}");
-    assert_eq!(outcome["page_changed"], true, "the cart line changed");
     assert_eq!(product.page.eval("document.getElementById('cart').textContent"), "Cart: 1 item");
+    assert!(!message(&outcome).contains("nothing on the page changed"), "{outcome}");
+    assert_eq!(outcome["page_changed"], false, "a new cart line leaves every id meaning the same");
 }
 
 #[test]
@@ -63,6 +64,7 @@ fn an_id_from_before_a_rerender_reports_gone_instead_of_hitting_another_element(
 
     assert_eq!(outcome["ok"], false);
     assert!(message(&outcome).contains("is gone"), "{outcome}");
+    assert_eq!(outcome["stale"], true, "the plan was made on a page that changed");
     assert_eq!(spa.page.eval("document.getElementById('log').textContent"), "nothing yet");
 
     let fresh = id_of(&mut browser, &spa, "Open Alpha");
@@ -246,4 +248,202 @@ fn a_button_in_a_cross_site_frame_is_clicked_through_the_top_page() {
         .expect("the cross-site frame's target");
     let frame = browser.attach(&frame);
     frame.wait_for("document.title === 'clicked'", "the framed button's click handler");
+}
+
+/// The input and change events `field` of `inputs.html` heard, in order.
+fn heard(tab: &Tab, field: &str) -> Value {
+    tab.page.eval(&format!("heard[{}]", Value::from(field)))
+}
+
+#[test]
+fn every_input_type_takes_its_own_format_and_the_page_hears_the_change() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+
+    // (label, field id, what the model types, what the field then holds)
+    let cases = [
+        ("Departure date", "date", "12/25/2016", "2016-12-25"),
+        ("Meeting time", "time", "2:30 PM", "14:30"),
+        ("Reminder at", "reminder", "2016-12-25T09:15", "2016-12-25T09:15"),
+        ("Billing month", "month", "2017-03", "2017-03"),
+        ("Sprint week", "week", "2017-W09", "2017-W09"),
+        ("Accent colour", "colour", "#1E90FF", "#1e90ff"),
+        ("Volume", "volume", "7", "7"),
+        ("Guests", "guests", "4", "4"),
+        ("Email", "email", "ada@example.org", "ada@example.org"),
+        ("Search the site", "query", "kettle", "kettle"),
+        ("Notes", "notes", "Ring twice", "Ring twice"),
+    ];
+    for (label, field, typed, holds) in cases {
+        let id = id_of(&mut browser, &form, label);
+        let outcome = browser.act(&form, json!({"action": "type", "id": id, "text": typed}));
+
+        assert_eq!(outcome["ok"], true, "{label}: {outcome}");
+        assert!(message(&outcome).contains(&format!("reads {holds:?}")), "{label}: {outcome}");
+        let value = format!("document.getElementById({}).value", Value::from(field));
+        assert_eq!(form.page.eval(&value), holds, "{label}");
+        let events = heard(&form, field);
+        assert!(
+            events.as_array().is_some_and(|e| e.contains(&json!("input"))),
+            "{label}: the page heard {events}"
+        );
+        if !["email", "query", "notes"].contains(&field) {
+            assert_eq!(events, json!(["input", "change"]), "{label}: as its picker would");
+        }
+        assert_eq!(outcome["page_changed"], false, "{label}: {outcome}");
+    }
+}
+
+#[test]
+fn a_value_a_field_cannot_take_is_refused_with_the_format_it_takes() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+
+    let date = id_of(&mut browser, &form, "Departure date");
+    let outcome = browser.act(&form, json!({"action": "type", "id": date, "text": "next Friday"}));
+    assert_eq!(outcome["ok"], false, "{outcome}");
+    assert!(message(&outcome).contains("YYYY-MM-DD"), "names the format: {outcome}");
+    assert_eq!(form.page.eval("document.getElementById('date').value"), "");
+    assert_eq!(heard(&form, "date"), json!([]), "the field was not touched");
+
+    let volume = id_of(&mut browser, &form, "Volume");
+    let outcome = browser.act(&form, json!({"action": "type", "id": volume, "text": "15"}));
+    assert_eq!(outcome["ok"], false, "{outcome}");
+    assert!(message(&outcome).contains("outside the slider's range, 0 to 10"), "{outcome}");
+    assert_eq!(form.page.eval("document.getElementById('volume').value"), "5", "unchanged");
+
+    let guests = id_of(&mut browser, &form, "Guests");
+    let outcome = browser.act(&form, json!({"action": "type", "id": guests, "text": "12"}));
+    assert!(message(&outcome).contains("maximum, 9"), "{outcome}");
+
+    // In the format, but outside the dates this field allows: the field itself says so.
+    let checkin = id_of(&mut browser, &form, "Check-in");
+    let outcome =
+        browser.act(&form, json!({"action": "type", "id": checkin, "text": "2025-02-01"}));
+    assert_eq!(outcome["ok"], false, "{outcome}");
+    assert!(message(&outcome).contains("maximum is 2024-12-31"), "{outcome}");
+}
+
+#[test]
+fn a_react_style_controlled_input_keeps_the_value_set() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+
+    let delivery = id_of(&mut browser, &form, "Delivery date");
+    let outcome =
+        browser.act(&form, json!({"action": "type", "id": delivery, "text": "March 3, 2025"}));
+
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(
+        form.page.eval("document.getElementById('delivery-state').textContent"),
+        "2025-03-03"
+    );
+    assert_eq!(form.page.eval("document.getElementById('delivery').value"), "2025-03-03");
+}
+
+#[test]
+fn a_multiple_select_adds_and_removes_choices_and_lists_them_all() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let pizza = browser.open_tab(&sites.url("/controls/multi-select.html"));
+    let toppings = id_of(&mut browser, &pizza, "Toppings");
+    let select =
+        |option: &str| json!({"action": "select_option", "id": toppings, "option": option});
+
+    let listed = browser.act(&pizza, json!({"action": "list_options", "id": toppings}));
+    assert!(message(&listed).contains("several can be selected"), "{listed}");
+
+    let olives = browser.act(&pizza, select("Olives"));
+    assert_eq!(olives["ok"], true, "{olives}");
+    // Above one already selected: the first selected value is no longer the one just chosen.
+    let mushrooms = browser.act(&pizza, select("mushrooms"));
+    assert_eq!(mushrooms["ok"], true, "{mushrooms}");
+    assert!(
+        message(&mushrooms).ends_with("selected now: \"Mushrooms\", \"Olives\""),
+        "{mushrooms}"
+    );
+    assert_eq!(
+        pizza.page.eval("document.getElementById('chosen').textContent"),
+        "Mushrooms, Olives"
+    );
+
+    let mut deselect = select("Olives");
+    deselect["deselect"] = json!(true);
+    let removed = browser.act(&pizza, deselect);
+    assert_eq!(removed["ok"], true, "{removed}");
+    assert_eq!(
+        message(&removed),
+        format!("Deselected \"Olives\" in [{toppings}]; selected now: \"Mushrooms\"")
+    );
+    assert_eq!(pizza.page.eval("document.getElementById('chosen').textContent"), "Mushrooms");
+    assert_eq!(pizza.page.eval("changes"), 3, "a change event each time, as for a person");
+    for outcome in [olives, mushrooms, removed] {
+        assert_eq!(outcome["page_changed"], false, "{outcome}");
+    }
+}
+
+#[test]
+fn an_aria_listbox_of_several_choices_toggles_only_what_is_asked() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let pizza = browser.open_tab(&sites.url("/controls/multi-select.html"));
+    let sauces = id_of(&mut browser, &pizza, "Sauces");
+    let act = |option: &str, deselect: bool| json!({"action": "select_option", "id": sauces, "option": option, "deselect": deselect});
+    let selected = "[...document.querySelectorAll('#sauces [aria-selected=true]')]\
+        .map(o => o.textContent).join(', ')";
+
+    for option in ["Pesto", "Garlic"] {
+        let outcome = browser.act(&pizza, act(option, false));
+        assert_eq!(outcome["ok"], true, "{outcome}");
+    }
+    let again = browser.act(&pizza, act("Pesto", false));
+    assert!(message(&again).contains("already selected"), "not toggled off: {again}");
+    assert_eq!(pizza.page.eval(selected), "Pesto, Garlic");
+
+    let removed = browser.act(&pizza, act("pesto", true));
+    assert_eq!(removed["ok"], true, "{removed}");
+    assert!(message(&removed).ends_with("selected now: \"Garlic\""), "{removed}");
+    assert_eq!(pizza.page.eval(selected), "Garlic");
+}
+
+#[test]
+fn suggestions_that_open_after_typing_are_in_the_next_state() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/controls/autocomplete.html"));
+
+    let product = id_of(&mut browser, &page, "Product");
+    let typed = browser.act(&page, json!({"action": "type", "id": product, "text": "kett"}));
+    assert_eq!(typed["ok"], true, "{typed}");
+    let state = browser.page_state(&page);
+    let text = state["text"].as_str().unwrap_or_default();
+    for suggestion in ["Steel kettle", "Electric kettle", "Kettle descaler"] {
+        assert!(text.contains(suggestion), "{suggestion:?} right after typing in\n{text}");
+    }
+    assert!(!text.contains("Teapot"), "only the matching suggestions");
+
+    let city = id_of(&mut browser, &page, "City");
+    let typed = browser.act(&page, json!({"action": "type", "id": city, "text": "Par"}));
+    assert_eq!(typed["ok"], true, "{typed}");
+    let state = browser.page_state(&page);
+    let text = state["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Paris") && text.contains("Parma"), "the listbox opened:\n{text}");
+}
+
+#[test]
+fn a_click_that_only_changes_a_class_does_not_end_the_sequence() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+
+    let star = id_of(&mut browser, &form, "Star this form");
+    let outcome = browser.act(&form, json!({"action": "click", "id": star}));
+
+    assert_eq!(outcome["ok"], true, "{outcome}");
+    assert_eq!(form.page.eval("document.getElementById('star').className"), "on");
+    assert_eq!(outcome["page_changed"], false, "{outcome}");
+    assert_eq!(outcome["stale"], false, "{outcome}");
 }

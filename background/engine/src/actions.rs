@@ -12,6 +12,9 @@ use crate::cdp::{Activity, Cdp, CdpError, Sessions};
 use crate::page_agent;
 pub use crate::page_state::TabInfo;
 
+mod input_values;
+use input_values::{Limits, ValueKind};
+
 /// One action, tagged by `action` — the discriminated union the Navigator's schema uses.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
@@ -34,7 +37,9 @@ pub enum Action {
         x: f64,
         y: f64,
     },
-    /// Type into element `id`, replacing its content unless `clear` is false.
+    /// Type into element `id`, replacing its content unless `clear` is false. Date, time,
+    /// colour, slider and number inputs take `text` in their own value format (or one a
+    /// person would obviously mean the same by) and are always replaced.
     Type {
         id: u32,
         text: String,
@@ -62,10 +67,14 @@ pub enum Action {
     ListOptions {
         id: u32,
     },
-    /// Choose option `option` (its text or value) in a `<select>` or ARIA combobox.
+    /// Choose option `option` (its text or value) in a `<select>` or ARIA combobox. In a
+    /// list that allows several choices this adds `option` to those already chosen, or takes
+    /// it away with `deselect`.
     SelectOption {
         id: u32,
         option: String,
+        #[serde(default, skip_serializing_if = "is_false")]
+        deselect: bool,
     },
     OpenTab {
         url: String,
@@ -100,14 +109,20 @@ fn one() -> f64 {
     1.0
 }
 
+fn is_false(value: &bool) -> bool {
+    !value
+}
+
 /// What an action did.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ActionOutcome {
     pub ok: bool,
     /// For the model: what happened, or why not and what to do instead.
     pub message: String,
-    /// The page changed (navigation, DOM change, scroll): the rest of a multi-action
-    /// sequence was planned on a page that no longer exists, so it must stop here.
+    /// A later action's target may mean something else now: the tab navigated (a new
+    /// document, or a single-page app's route), or a tab was opened, switched to or closed.
+    /// Ordinary DOM changes and scrolling do not count: an id still names the same element,
+    /// and one that went away makes its action `stale`.
     pub page_changed: bool,
     /// The tab the agent should work in from now on, when the action changed it.
     pub tab: Option<TabId>,
@@ -126,6 +141,10 @@ impl ActionOutcome {
     }
     fn fail(message: impl Into<String>) -> Self {
         ActionOutcome { ok: false, message: message.into(), ..Default::default() }
+    }
+    /// Not carried out: the target is gone, hidden or covered.
+    fn stale(message: impl Into<String>) -> Self {
+        ActionOutcome { stale: true, ..ActionOutcome::fail(message) }
     }
     fn changed(mut self, page_changed: bool) -> Self {
         self.page_changed = page_changed;
@@ -152,20 +171,33 @@ pub struct WaitLimits {
     pub navigation_ms: f64,
     /// Longest wait for in-flight requests after the DOM settled.
     pub network_ms: f64,
+    /// After typing, how long to wait for suggestions to open when nothing new appears:
+    /// autocomplete lists commonly open a few hundred milliseconds after the last key.
+    pub suggestions_ms: f64,
 }
 
 impl Default for WaitLimits {
     fn default() -> Self {
-        WaitLimits { dom_quiet_ms: 40.0, navigation_ms: 10_000.0, network_ms: 1_500.0 }
+        WaitLimits {
+            dom_quiet_ms: 40.0,
+            navigation_ms: 10_000.0,
+            network_ms: 1_500.0,
+            suggestions_ms: 500.0,
+        }
     }
 }
 
 /// How the wait after an action ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Settled {
+    /// The main frame got a new document.
     pub navigated: bool,
+    /// The page changed its route without a new document (`history.pushState`).
+    pub routed: bool,
     pub mutations: Option<u64>,
     pub timed_out: bool,
+    /// After typing: a popup, list or other new element appeared.
+    pub popup: bool,
 }
 
 /// The browser the Navigator acts in.
@@ -216,7 +248,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 let call = format!("alphascout.scrollToText({})", Value::from(text.as_str()));
                 let found = self.agent(tab, &call).await?;
                 match found.get("found").and_then(Value::as_str) {
-                    Some(what) => ActionOutcome::ok(format!("Scrolled to {what}")).changed(true),
+                    Some(what) => ActionOutcome::ok(format!("Scrolled to {what}")),
                     None => ActionOutcome::fail(format!(
                         "No visible text {text:?} on this page. Scroll or extract to look further."
                     )),
@@ -234,7 +266,9 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                     .await
             }
             Action::ListOptions { id } => self.list_options(tab, *id).await?,
-            Action::SelectOption { id, option } => self.select_option(tab, *id, option).await?,
+            Action::SelectOption { id, option, deselect } => {
+                self.select_option(tab, *id, option, *deselect).await?
+            }
             Action::OpenTab { url } => match self.tabs.open(url).await {
                 Ok(new) => {
                     let mut outcome = ActionOutcome::ok(format!("Opened tab {new} at {url}"));
@@ -252,13 +286,14 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 Err(error) => ActionOutcome::fail(format!("No tab {tab_id} to switch to: {error}")),
             },
             Action::CloseTab { tab_id } => match self.tabs.close(*tab_id).await {
-                Ok(()) => ActionOutcome::ok(format!("Closed tab {tab_id}")).changed(*tab_id == tab),
+                // The tabs the model saw are not the tabs there are any more.
+                Ok(()) => ActionOutcome::ok(format!("Closed tab {tab_id}")).changed(true),
                 Err(error) => ActionOutcome::fail(format!("Could not close tab {tab_id}: {error}")),
             },
             Action::Wait { seconds } => {
                 let seconds = seconds.clamp(0.0, 10.0);
                 self.clock.sleep(seconds * 1000.0).await;
-                ActionOutcome::ok(format!("Waited {seconds:.1} s")).changed(true)
+                ActionOutcome::ok(format!("Waited {seconds:.1} s"))
             }
             Action::Extract { max_chars } => {
                 let max = max_chars.unwrap_or(8_000).clamp(200, 50_000);
@@ -323,19 +358,19 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     ) -> Result<Result<(f64, f64, u64), ActionOutcome>, CdpError> {
         let point = self.agent_for(tab, id, &format!("alphascout.point({id})")).await?;
         if point.get("gone").is_some() {
-            return Ok(Err(ActionOutcome::fail(format!(
+            return Ok(Err(ActionOutcome::stale(format!(
                 "Element [{id}] is gone: the page changed since the state you saw. \
                  Use an id from the current page state."
             ))));
         }
         if point.get("hidden").is_some() {
-            return Ok(Err(ActionOutcome::fail(format!(
+            return Ok(Err(ActionOutcome::stale(format!(
                 "Element [{id}] is not visible now. It may be in a closed menu or collapsed \
                  section: open that first, or choose another element."
             ))));
         }
         if let Some(cover) = point.get("covered").and_then(Value::as_str) {
-            return Ok(Err(ActionOutcome::fail(format!(
+            return Ok(Err(ActionOutcome::stale(format!(
                 "Element [{id}] is covered by {cover}. Close or accept that first \
                  (a dialog, banner or overlay), then try again."
             ))));
@@ -389,9 +424,21 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     /// finished loading, the DOM has been quiet for a moment, and requests have drained.
     /// Every wait is for an event or a condition, bounded by [`WaitLimits`].
     pub async fn settle(&self, tab: TabId, before: &Activity) -> Settled {
+        self.settle_after(tab, before, None).await
+    }
+
+    /// [`Hands::settle`]; after typing into `typed`, it also waits (in that element's frame,
+    /// up to `suggestions_ms`) for a popup, list or other new element to appear, and ends as
+    /// soon as one has and the DOM is quiet again.
+    async fn settle_after(&self, tab: TabId, before: &Activity, typed: Option<u32>) -> Settled {
         let limits = self.limits;
         let started = self.clock.now_ms();
         let mut settled = Settled::default();
+        let mut popup_ms = if typed.is_some() { limits.suggestions_ms } else { 0.0 };
+        let agent = async |call: String| match typed {
+            Some(id) => self.agent_for(tab, id, &call).await,
+            None => self.agent(tab, &call).await,
+        };
         loop {
             let now = self.activity(tab);
             let elapsed = self.clock.now_ms() - started;
@@ -404,9 +451,16 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 continue;
             }
             let budget = (limits.navigation_ms - elapsed).max(limits.dom_quiet_ms);
-            let call = format!("alphascout.settle({}, {budget:.0})", limits.dom_quiet_ms);
-            match self.agent(tab, &call).await {
-                Ok(quiet) => settled.mutations = quiet["mutations"].as_u64(),
+            let quiet_ms = limits.dom_quiet_ms;
+            // The wait for suggestions belongs to the document typed into: once only.
+            let call =
+                format!("alphascout.settle({quiet_ms}, {budget:.0}, {{popupMs: {popup_ms}}})");
+            popup_ms = 0.0;
+            match agent(call).await {
+                Ok(quiet) => {
+                    settled.mutations = quiet["mutations"].as_u64();
+                    settled.popup |= quiet["popup"] == true;
+                }
                 // The document went away under us: a navigation we have not heard of yet.
                 Err(_) if self.clock.now_ms() - started < limits.navigation_ms => {
                     self.clock.sleep(20.0).await;
@@ -416,20 +470,34 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             }
             // Requests started by the action (XHR after a click) are part of its effect.
             let network_from = self.clock.now_ms();
+            let mut waited = false;
             while !self.activity(tab).inflight.is_empty()
                 && self.clock.now_ms() - network_from < limits.network_ms
             {
+                waited = true;
                 self.clock.sleep(20.0).await;
             }
             let after = self.activity(tab);
-            if !(after.navigation_pending || after.loading) {
-                break;
+            if after.navigation_pending || after.loading {
+                continue;
             }
+            if waited {
+                // Responses are rendered after they arrive: let that happen too.
+                let call = format!("alphascout.settle({quiet_ms}, {budget:.0}, {{fresh: true}})");
+                if let Ok(quiet) = agent(call).await {
+                    settled.mutations = quiet["mutations"].as_u64();
+                }
+            }
+            break;
         }
-        settled.navigated = self.activity(tab).documents > before.documents;
+        let after = self.activity(tab);
+        settled.navigated = after.documents > before.documents;
+        settled.routed = after.routes > before.routes;
         settled
     }
 
+    /// The outcome of an action whose effect is whatever the page did: where it navigated,
+    /// or whether anything changed.
     async fn describe_settled(
         &self,
         tab: TabId,
@@ -437,10 +505,11 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         settled: Settled,
         mutations_before: Option<u64>,
     ) -> ActionOutcome {
-        if settled.navigated {
+        if settled.navigated || settled.routed {
             let url = page_agent::evaluate(self.sessions, tab, "location.href").await;
             let url = url.ok().and_then(|u| u.as_str().map(str::to_owned)).unwrap_or_default();
-            return ActionOutcome::ok(format!("{did}; the page navigated to {url}")).changed(true);
+            let how = if settled.navigated { "the page navigated to" } else { "the app moved to" };
+            return ActionOutcome::ok(format!("{did}; {how} {url}")).changed(true);
         }
         let changed = match (mutations_before, settled.mutations) {
             (Some(before), Some(after)) => after > before,
@@ -452,7 +521,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         } else if !changed {
             message.push_str("; nothing on the page changed");
         }
-        ActionOutcome::ok(message).changed(changed)
+        ActionOutcome::ok(message)
     }
 
     async fn navigate(&self, tab: TabId, url: &str) -> Result<ActionOutcome, CdpError> {
@@ -522,7 +591,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         let focus =
             self.agent_for(tab, id, &format!("alphascout.focusForTyping({id}, {clear})")).await?;
         if focus.get("gone").is_some() {
-            return Ok(ActionOutcome::fail(format!(
+            return Ok(ActionOutcome::stale(format!(
                 "Element [{id}] is gone. Use the current ids."
             )));
         }
@@ -535,6 +604,9 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         if focus.get("readonly").is_some() {
             return Ok(ActionOutcome::fail(format!("Element [{id}] is disabled or read-only.")));
         }
+        if let Some(kind) = focus["fill"].as_str().and_then(ValueKind::of) {
+            return self.fill(tab, id, kind, text, &focus).await;
+        }
         let secret = focus["password"] == true;
         let before = self.activity(tab);
         if text.is_empty() {
@@ -544,16 +616,17 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         } else {
             self.sessions.send(tab, "Input.insertText", json!({"text": text})).await?;
         }
-        self.settle(tab, &before).await;
+        // Suggestions open a moment after the last key; a password field has none.
+        let settled = self.settle_after(tab, &before, (!secret).then_some(id)).await;
         let now = self.agent_for(tab, id, &format!("alphascout.value({id})")).await?;
         let Some(value) = now.get("value").and_then(Value::as_str) else {
             return Ok(ActionOutcome::fail(format!(
                 "Typed, but element [{id}] disappeared meanwhile (the page re-rendered)."
             ))
-            .changed(true));
+            .changed(settled.navigated));
         };
         let landed = value.contains(text) || squash(value).contains(&squash(text));
-        Ok(match (landed, secret) {
+        let mut outcome = match (landed, secret) {
             (true, true) => ActionOutcome::ok(format!("Typed the password into [{id}]")),
             (true, false) => {
                 ActionOutcome::ok(format!("Typed into [{id}]; it now reads {value:?}"))
@@ -565,8 +638,68 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 "Typed into [{id}], but it reads {value:?}: the page reformatted or rejected the \
                  text. Check the expected format."
             )),
+        };
+        if settled.popup {
+            outcome.message.push_str("; new elements appeared (suggestions?)");
         }
-        .changed(true))
+        Ok(outcome.changed(settled.navigated))
+    }
+
+    /// Sets a date, time, colour, slider or number input the way its own picker would: the
+    /// value in the input's format, then the input and change events. Reads it back after
+    /// the page's handlers ran, with the field's own verdict on it.
+    async fn fill(
+        &self,
+        tab: TabId,
+        id: u32,
+        kind: ValueKind,
+        text: &str,
+        focus: &Value,
+    ) -> Result<ActionOutcome, CdpError> {
+        let attr = |name: &str| focus[name].as_str().map(str::to_owned);
+        let limits = Limits { min: attr("min"), max: attr("max"), step: attr("step") };
+        let value = match kind.value_for(text, &limits) {
+            Ok(value) => value,
+            Err(why) => {
+                return Ok(ActionOutcome::fail(format!("[{id}] was left as it was: {why}.")));
+            }
+        };
+        let before = self.activity(tab);
+        let call = format!("alphascout.fill({id}, {})", Value::from(value.as_str()));
+        if self.agent_for(tab, id, &call).await?.get("gone").is_some() {
+            return Ok(ActionOutcome::stale(format!(
+                "Element [{id}] is gone. Use the current ids."
+            )));
+        }
+        let settled = self.settle(tab, &before).await;
+        let now = self.agent_for(tab, id, &format!("alphascout.value({id})")).await?;
+        let Some(reads) = now.get("value").and_then(Value::as_str) else {
+            return Ok(ActionOutcome::fail(format!(
+                "Set [{id}], but it disappeared meanwhile (the page re-rendered)."
+            ))
+            .changed(settled.navigated));
+        };
+        let outcome = if reads != value {
+            ActionOutcome::fail(format!(
+                "Set [{id}] to {value:?}, but it reads {reads:?}: the page reset or rejected it. \
+                 The field's format is {}.",
+                kind.expected()
+            ))
+        } else if let Some(invalid) = field_verdict(&now) {
+            ActionOutcome::fail(format!(
+                "[{id}] now reads {reads:?}, but {invalid}: a form will refuse it. Choose a \
+                 value that fits."
+            ))
+        } else if value.is_empty() {
+            ActionOutcome::ok(format!("Cleared [{id}]; it is empty now"))
+        } else if value != text.trim() {
+            ActionOutcome::ok(format!(
+                "Typed into [{id}]; it now reads {reads:?} (its form of {text:?})"
+            ))
+        } else {
+            ActionOutcome::ok(format!("Typed into [{id}]; it now reads {reads:?}"))
+        };
+        Ok(outcome.changed(settled.navigated))
     }
 
     async fn send_keys(&self, tab: TabId, keys: &str) -> Result<ActionOutcome, CdpError> {
@@ -612,7 +745,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             None => self.agent(tab, &call).await?,
         };
         if moved.get("gone").is_some() {
-            return Ok(ActionOutcome::fail(format!(
+            return Ok(ActionOutcome::stale(format!(
                 "Element [{}] is gone. Use the current ids.",
                 id.unwrap_or_default()
             )));
@@ -633,7 +766,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         if moved["atEnd"] == true && pixels > 0.0 {
             message.push_str("; it is at the bottom now");
         }
-        Ok(ActionOutcome::ok(message).changed(true))
+        Ok(ActionOutcome::ok(message))
     }
 
     async fn options(&self, tab: TabId, id: u32) -> Result<Value, CdpError> {
@@ -643,7 +776,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     async fn list_options(&self, tab: TabId, id: u32) -> Result<ActionOutcome, CdpError> {
         let listed = self.options(tab, id).await?;
         if listed.get("gone").is_some() {
-            return Ok(ActionOutcome::fail(format!(
+            return Ok(ActionOutcome::stale(format!(
                 "Element [{id}] is gone. Use the current ids."
             )));
         }
@@ -668,8 +801,14 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 line
             })
             .collect();
+        let how = if listed["multiple"] == true {
+            "several can be selected: select_option adds one, and with deselect true takes one \
+             away"
+        } else {
+            "choose one with select_option"
+        };
         Ok(ActionOutcome::ok(format!(
-            "[{id}] has {} options; choose one with select_option:\n{}",
+            "[{id}] has {} options; {how}:\n{}",
             options.len(),
             lines.join("\n")
         )))
@@ -680,28 +819,56 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         tab: TabId,
         id: u32,
         wanted: &str,
+        deselect: bool,
     ) -> Result<ActionOutcome, CdpError> {
         let listed = self.options(tab, id).await?;
         if listed.get("gone").is_some() {
-            return Ok(ActionOutcome::fail(format!(
+            return Ok(ActionOutcome::stale(format!(
                 "Element [{id}] is gone. Use the current ids."
             )));
         }
+        let (verb, done) =
+            if deselect { ("deselect", "Deselected") } else { ("select", "Selected") };
+        let single = || {
+            ActionOutcome::fail(format!(
+                "[{id}] takes a single choice, so nothing can be deselected: select the option \
+                 you want instead."
+            ))
+        };
         if listed["native"] == true {
-            let call = format!("alphascout.selectNative({id}, {})", Value::from(wanted));
+            let before = self.activity(tab);
+            let call =
+                format!("alphascout.selectNative({id}, {}, {deselect})", Value::from(wanted));
             let chosen = self.agent_for(tab, id, &call).await?;
-            return Ok(if let Some(all) = chosen.get("missing") {
-                ActionOutcome::fail(format!("[{id}] has no option {wanted:?}. Its options: {all}"))
-            } else if let Some(option) = chosen.get("disabled") {
-                ActionOutcome::fail(format!("Option {option} of [{id}] is disabled."))
-            } else if chosen["ok"] == true {
-                let before = self.activity(tab);
-                self.settle(tab, &before).await;
-                ActionOutcome::ok(format!("Selected {} in [{id}]", chosen["selected"]))
-                    .changed(true)
-            } else {
-                ActionOutcome::fail(format!("The page refused option {wanted:?} in [{id}]."))
-            });
+            if chosen.get("gone").is_some() {
+                return Ok(ActionOutcome::stale(format!(
+                    "Element [{id}] is gone. Use the current ids."
+                )));
+            }
+            if let Some(all) = chosen.get("missing") {
+                return Ok(ActionOutcome::fail(format!(
+                    "[{id}] has no option {wanted:?}. Its options: {all}"
+                )));
+            }
+            if let Some(option) = chosen.get("disabled") {
+                return Ok(ActionOutcome::fail(format!("Option {option} of [{id}] is disabled.")));
+            }
+            if chosen.get("single").is_some() {
+                return Ok(single());
+            }
+            let option = chosen["option"].as_str().unwrap_or(wanted);
+            let now = selected_now(&chosen["selected"]);
+            if chosen["ok"] != true {
+                return Ok(ActionOutcome::fail(format!(
+                    "The page would not {verb} {option:?} in [{id}]; selected now: {now}."
+                )));
+            }
+            let settled = self.settle(tab, &before).await;
+            let mut did = format!("{done} {option:?} in [{id}]");
+            if chosen["multiple"] == true {
+                did.push_str(&format!("; selected now: {now}"));
+            }
+            return Ok(self.describe_settled(tab, did, settled, None).await);
         }
         if listed.get("none").is_some() {
             return Ok(ActionOutcome::fail(format!(
@@ -709,8 +876,23 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                  pick from the page state instead."
             )));
         }
+        let multiple = listed["multiple"] == true;
+        if deselect && !multiple {
+            return Ok(single());
+        }
         // An ARIA widget: open it like a person, then click the option.
         let mut option = find_option(&listed, wanted);
+        // In a list of several choices a click toggles: leave an option that is already so.
+        if multiple
+            && let Some(o) = &option
+            && (o["selected"] == true) != deselect
+        {
+            let text = o["text"].as_str().unwrap_or(wanted);
+            let now = selected_now(&selected_texts(&listed));
+            return Ok(ActionOutcome::ok(format!(
+                "{text:?} was already {verb}ed in [{id}]; selected now: {now}"
+            )));
+        }
         if option.as_ref().is_some_and(|o| o["visible"] != true) {
             let opened = self.click(tab, id).await?;
             if !opened.ok {
@@ -732,26 +914,66 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             return Ok(ActionOutcome::fail("That option cannot be targeted."));
         };
         let clicked = self.click(tab, option_id as u32).await?;
-        if !clicked.ok {
+        if !clicked.ok || clicked.page_changed {
             return Ok(clicked);
         }
-        // Checked: the option is marked selected, or the widget now shows its text.
+        // Checked: the option is marked as wanted, or a single-choice widget shows its text.
         let text = option["text"].as_str().unwrap_or(wanted).to_owned();
         let after = self.options(tab, id).await?;
-        let marked = find_option(&after, &text).is_some_and(|o| o["selected"] == true);
+        let marked =
+            find_option(&after, &text).is_some_and(|o| (o["selected"] == true) != deselect);
+        if multiple {
+            let now = selected_now(&selected_texts(&after));
+            return Ok(if marked {
+                ActionOutcome::ok(format!("{done} {text:?} in [{id}]; selected now: {now}"))
+            } else {
+                ActionOutcome::fail(format!(
+                    "Clicked option {text:?}, but [{id}] does not show it {verb}ed; selected now: \
+                     {now}. Read the page state and check the widget."
+                ))
+            });
+        }
         let call = format!("alphascout.element({id})?.textContent ?? ''");
         let shown = self.agent_for(tab, id, &call).await?;
         let shows = shown.as_str().is_some_and(|s| s.to_lowercase().contains(&text.to_lowercase()));
         Ok(if marked || shows {
-            ActionOutcome::ok(format!("Selected {text:?} in [{id}]")).changed(true)
+            ActionOutcome::ok(format!("Selected {text:?} in [{id}]"))
         } else {
             ActionOutcome::fail(format!(
                 "Clicked option {text:?}, but [{id}] does not show it as selected. Read the page \
                  state and check the widget."
             ))
-            .changed(true)
         })
     }
+}
+
+/// The texts of the options `listed` marks selected.
+fn selected_texts(listed: &Value) -> Value {
+    let options = listed["options"].as_array().into_iter().flatten();
+    options.filter(|o| o["selected"] == true).map(|o| o["text"].clone()).collect()
+}
+
+/// `"Red", "Blue"`, or `nothing`, from a list of option texts.
+fn selected_now(texts: &Value) -> String {
+    let texts: Vec<String> = texts
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(|t| format!("{t:?}"))
+        .collect();
+    if texts.is_empty() { "nothing".into() } else { texts.join(", ") }
+}
+
+/// The field's own objection to the value it holds, from the page agent's `value()`.
+fn field_verdict(read: &Value) -> Option<String> {
+    let attr = |name: &str| read[name].as_str().unwrap_or("?").to_owned();
+    Some(match read["invalid"].as_str()? {
+        "min" => format!("the field's minimum is {}", attr("min")),
+        "max" => format!("the field's maximum is {}", attr("max")),
+        "step" => format!("it is off the field's step of {}", attr("step")),
+        other => format!("the field does not accept it ({other})"),
+    })
 }
 
 fn find_option(listed: &Value, wanted: &str) -> Option<Value> {
@@ -870,25 +1092,97 @@ mod tests {
     use crate::cdp::fake::FakeCdp;
     use crate::testing::{FakeClock, OneTab};
     use futures::executor::block_on;
+    use std::cell::{Cell, OnceCell};
 
     /// Performs `action` on a page whose agent answers `answers` in order (after injection).
     fn perform(action: Action, answers: Vec<Value>) -> (ActionOutcome, Vec<String>) {
+        perform_in(action, answers, vec![], &OneTab)
+    }
+
+    /// [`perform`] where releasing the mouse makes the tab send `events` (as a link or a
+    /// router would), in a browser with `tabs`.
+    fn perform_in(
+        action: Action,
+        answers: Vec<Value>,
+        events: Vec<(&'static str, Value)>,
+        tabs: &impl Tabs,
+    ) -> (ActionOutcome, Vec<String>) {
         let mut fake = FakeCdp::page().answer("Runtime.evaluate", Ok(json!({"result": {}})));
         for answer in answers {
             fake = fake.answer("Runtime.evaluate", Ok(json!({"result": {"value": answer}})));
         }
-        let sessions = Sessions::new(&fake);
+        let page = EventfulCdp { fake, events, sessions: OnceCell::new() };
+        let sessions = Sessions::new(&page);
+        let _ = page.sessions.set(&sessions);
         let clock = FakeClock::default();
         let hands = Hands {
             sessions: &sessions,
             clock: &clock,
-            tabs: &OneTab,
+            tabs,
             search_url: "https://search.example/?q=",
             limits: WaitLimits::default(),
         };
         let outcome = block_on(hands.perform(1, &action));
-        let calls = fake.calls.borrow().clone();
+        let calls = page.fake.calls.borrow().clone();
         (outcome, calls)
+    }
+
+    /// [`FakeCdp`] plus events that reach `Sessions` on a mouse release, the way the worker
+    /// forwards Chrome's.
+    struct EventfulCdp<'a> {
+        fake: FakeCdp,
+        events: Vec<(&'static str, Value)>,
+        sessions: OnceCell<&'a Sessions<&'a EventfulCdp<'a>>>,
+    }
+
+    impl Cdp for &EventfulCdp<'_> {
+        async fn attach(&self, tab: TabId) -> Result<(), CdpError> {
+            (&self.fake).attach(tab).await
+        }
+        async fn detach(&self, tab: TabId) -> Result<(), CdpError> {
+            (&self.fake).detach(tab).await
+        }
+        async fn send(
+            &self,
+            tab: TabId,
+            session: Option<&str>,
+            method: &str,
+            params: Value,
+        ) -> Result<Value, CdpError> {
+            let released = params["type"] == "mouseReleased";
+            let answer = (&self.fake).send(tab, session, method, params).await;
+            if released && let Some(sessions) = self.sessions.get() {
+                for (event, params) in &self.events {
+                    sessions.on_event(tab, event, params, 0.0);
+                }
+            }
+            answer
+        }
+    }
+
+    /// A browser where a new tab turns up after the first look at the tabs.
+    #[derive(Default)]
+    struct TabOpens(Cell<u32>);
+
+    impl Tabs for TabOpens {
+        async fn list(&self) -> Result<Vec<TabInfo>, String> {
+            self.0.set(self.0.get() + 1);
+            let new = TabInfo { id: 7, url: "https://help.example/".into(), title: "Help".into() };
+            Ok(if self.0.get() > 1 { vec![new] } else { vec![] })
+        }
+        async fn open(&self, _: &str) -> Result<TabId, String> {
+            Err("no".into())
+        }
+        async fn activate(&self, _: TabId) -> Result<(), String> {
+            Err("no".into())
+        }
+        async fn close(&self, _: TabId) -> Result<(), String> {
+            Err("no".into())
+        }
+    }
+
+    fn evaluations(calls: &[String]) -> usize {
+        calls.iter().filter(|c| c.starts_with("Runtime.evaluate")).count()
     }
 
     #[test]
@@ -904,7 +1198,7 @@ mod tests {
     #[test]
     fn a_gone_element_is_reported_not_clicked() {
         let (outcome, calls) = perform(Action::Click { id: 9 }, vec![json!({"gone": true})]);
-        assert!(!outcome.ok);
+        assert!(!outcome.ok && outcome.stale, "the plan was made on an older page");
         assert!(outcome.message.contains("[9] is gone"), "{}", outcome.message);
         assert!(!calls.iter().any(|c| c.starts_with("Input.")), "no click was sent: {calls:?}");
     }
@@ -913,6 +1207,7 @@ mod tests {
     fn a_covered_element_names_what_covers_it() {
         let cover = json!({"covered": "<div> \"We use cookies\""});
         let (outcome, _) = perform(Action::Click { id: 3 }, vec![cover]);
+        assert!(outcome.stale);
         assert!(
             outcome.message.contains("covered by <div> \"We use cookies\""),
             "{}",
@@ -934,22 +1229,152 @@ mod tests {
     }
 
     #[test]
-    fn a_click_that_changes_the_dom_ends_the_sequence() {
-        let answers = vec![
-            json!({"x": 10, "y": 20, "mutations": 5}),
-            json!({"waitedMs": 80, "quiet": true, "mutations": 9}),
-        ];
-        let (outcome, _) = perform(Action::Click { id: 3 }, answers);
-        assert!(outcome.ok && outcome.page_changed);
+    fn a_dom_change_does_not_end_the_sequence_but_a_navigation_does() {
+        let point = json!({"x": 10, "y": 20, "mutations": 5});
+        let settled = json!({"waitedMs": 80, "quiet": true, "mutations": 9});
+        let (changed, _) = perform(Action::Click { id: 3 }, vec![point.clone(), settled.clone()]);
+        assert!(changed.ok && !changed.page_changed, "a class or a line of text: same ids");
+        assert_eq!(changed.message, "Clicked [3]");
+
+        let document = ("Page.frameNavigated", json!({"frame": {"id": "F1"}}));
+        let url = json!("https://shop.example/next");
+        // The new document needs the page agent again before it can answer.
+        let answers = vec![point.clone(), json!(null), settled.clone(), url.clone()];
+        let (navigated, _) = perform_in(Action::Click { id: 3 }, answers, vec![document], &OneTab);
+        assert!(navigated.ok && navigated.page_changed, "{navigated:?}");
+        assert!(navigated.message.ends_with("navigated to https://shop.example/next"));
+
+        let route = json!({"frameId": "F1", "navigationType": "historyApi"});
+        let events = vec![("Page.navigatedWithinDocument", route)];
+        let answers = vec![point.clone(), settled.clone(), url];
+        let (routed, _) = perform_in(Action::Click { id: 3 }, answers, events, &OneTab);
+        assert!(routed.page_changed, "a single-page app's route is a navigation too");
+        assert!(routed.message.contains("moved to https://shop.example/next"), "{routed:?}");
+
+        let answers = vec![point, settled];
+        let (opened, _) =
+            perform_in(Action::Click { id: 3 }, answers, vec![], &TabOpens::default());
+        assert!(opened.page_changed && opened.message.contains("new tab 7"), "{opened:?}");
+    }
+
+    #[test]
+    fn scrolling_and_waiting_keep_the_sequence_going() {
+        let (waited, _) = perform(Action::Wait { seconds: 0.5 }, vec![]);
+        assert!(waited.ok && !waited.page_changed);
+        let moved = json!({"moved": 900, "atEnd": false});
+        let (scrolled, _) = perform(Action::Scroll { id: None, screens: 1.0 }, vec![moved]);
+        assert!(scrolled.ok && !scrolled.page_changed, "{scrolled:?}");
+        let (gone, _) =
+            perform(Action::Scroll { id: Some(4), screens: 1.0 }, vec![json!({"gone": true})]);
+        assert!(gone.stale);
     }
 
     #[test]
     fn a_missing_native_option_lists_the_real_ones() {
         let answers =
             vec![json!({"native": true, "options": []}), json!({"missing": ["Small", "Medium"]})];
-        let (outcome, _) = perform(Action::SelectOption { id: 1, option: "XL".into() }, answers);
+        let select = Action::SelectOption { id: 1, option: "XL".into(), deselect: false };
+        let (outcome, _) = perform(select, answers);
         assert!(!outcome.ok);
         assert!(outcome.message.contains("Small") && outcome.message.contains("XL"));
+    }
+
+    #[test]
+    fn a_multiple_select_reports_every_option_selected_after_the_change() {
+        let listed = json!({"native": true, "multiple": true, "options": []});
+        let chosen = json!({"option": "Red", "ok": true, "multiple": true,
+            "selected": ["Red", "Blue"]});
+        let quiet = json!({"quiet": true, "mutations": 3});
+        let select = Action::SelectOption { id: 2, option: "red".into(), deselect: false };
+        let (outcome, _) = perform(select, vec![listed.clone(), chosen, quiet.clone()]);
+        assert!(outcome.ok && !outcome.page_changed, "{outcome:?}");
+        assert_eq!(outcome.message, "Selected \"Red\" in [2]; selected now: \"Red\", \"Blue\"");
+
+        let emptied = json!({"option": "Blue", "ok": true, "multiple": true, "selected": []});
+        let deselect = Action::SelectOption { id: 2, option: "Blue".into(), deselect: true };
+        let (outcome, _) = perform(deselect, vec![listed, emptied, quiet]);
+        assert_eq!(outcome.message, "Deselected \"Blue\" in [2]; selected now: nothing");
+
+        let single = vec![json!({"native": true, "options": []}), json!({"single": true})];
+        let deselect = Action::SelectOption { id: 3, option: "Small".into(), deselect: true };
+        let (outcome, _) = perform(deselect, single);
+        assert!(!outcome.ok && outcome.message.contains("single choice"), "{outcome:?}");
+    }
+
+    #[test]
+    fn deselect_is_left_out_of_the_wire_form_unless_asked_for() {
+        let plain: Action =
+            serde_json::from_value(json!({"action": "select_option", "id": 2, "option": "Red"}))
+                .unwrap();
+        assert_eq!(plain, Action::SelectOption { id: 2, option: "Red".into(), deselect: false });
+        assert_eq!(serde_json::to_value(&plain).unwrap().get("deselect"), None);
+        let off = Action::SelectOption { id: 2, option: "Red".into(), deselect: true };
+        assert_eq!(serde_json::to_value(&off).unwrap()["deselect"], true);
+    }
+
+    #[test]
+    fn a_date_is_set_in_the_fields_own_format_and_read_back() {
+        let answers = vec![
+            json!({"x": 10, "y": 20, "mutations": 5}),
+            json!({"fill": "date", "min": null, "max": null, "step": null}),
+            json!({"ok": true}),
+            json!({"quiet": true, "mutations": 7}),
+            json!({"value": "2016-12-25"}),
+        ];
+        let typed = Action::Type { id: 4, text: "12/25/2016".into(), clear: true };
+        let (outcome, calls) = perform(typed, answers);
+        assert!(outcome.ok, "{outcome:?}");
+        assert_eq!(
+            outcome.message,
+            "Typed into [4]; it now reads \"2016-12-25\" (its form of \"12/25/2016\")"
+        );
+        assert!(!calls.iter().any(|c| c.starts_with("Input.insertText")), "no key presses");
+    }
+
+    #[test]
+    fn a_value_the_field_cannot_hold_is_refused_before_it_is_touched() {
+        let point = json!({"x": 10, "y": 20, "mutations": 5});
+        let date = json!({"fill": "date"});
+        let typed = Action::Type { id: 4, text: "next Friday".into(), clear: true };
+        let (outcome, calls) = perform(typed, vec![point.clone(), date]);
+        assert!(!outcome.ok && outcome.message.contains("YYYY-MM-DD"), "{outcome:?}");
+        assert_eq!(evaluations(&calls), 3, "injection, point, focus: nothing was filled");
+
+        let slider = json!({"fill": "range", "min": "0", "max": "10"});
+        let typed = Action::Type { id: 5, text: "50".into(), clear: true };
+        let (outcome, _) = perform(typed, vec![point.clone(), slider]);
+        assert!(outcome.message.contains("outside the slider's range, 0 to 10"), "{outcome:?}");
+
+        // Within the format but past the field's own limits: the field says so.
+        let answers = vec![
+            point,
+            json!({"fill": "date", "max": "2020-12-31"}),
+            json!({"ok": true}),
+            json!({"quiet": true}),
+            json!({"value": "2030-01-01", "invalid": "max", "max": "2020-12-31"}),
+        ];
+        let typed = Action::Type { id: 6, text: "2030-01-01".into(), clear: true };
+        let (outcome, _) = perform(typed, answers);
+        assert!(!outcome.ok && outcome.message.contains("maximum is 2020-12-31"), "{outcome:?}");
+    }
+
+    #[test]
+    fn typing_into_a_gone_field_is_stale_and_suggestions_are_mentioned() {
+        let point = json!({"x": 10, "y": 20, "mutations": 5});
+        let typed = Action::Type { id: 4, text: "kettle".into(), clear: true };
+        let (outcome, _) = perform(typed.clone(), vec![point.clone(), json!({"gone": true})]);
+        assert!(outcome.stale);
+
+        let answers = vec![
+            point,
+            json!({"ok": true, "password": false}),
+            json!({"quiet": true, "popup": true, "mutations": 12}),
+            json!({"value": "kettle"}),
+        ];
+        let (outcome, calls) = perform(typed, answers);
+        assert!(outcome.ok && !outcome.page_changed, "{outcome:?}");
+        assert!(outcome.message.contains("new elements appeared"), "{outcome:?}");
+        assert!(calls.iter().any(|c| c.starts_with("Input.insertText")));
     }
 
     #[test]

@@ -147,6 +147,9 @@ pub struct Activity {
     pub navigation_requests: u32,
     /// Documents committed in the main frame so far.
     pub documents: u32,
+    /// Route changes within the main frame's document (a single-page app's `pushState`),
+    /// not counting jumps to a `#fragment`.
+    pub routes: u32,
     /// Network requests started and not yet finished or failed.
     pub inflight: HashSet<String>,
     pub last_network_ms: f64,
@@ -179,6 +182,11 @@ impl Activity {
                 self.documents += 1;
                 return true;
             }
+            "Page.navigatedWithinDocument"
+                if self.is_main(params) && params["navigationType"] != "fragment" =>
+            {
+                self.routes += 1;
+            }
             "Network.requestWillBeSent" => {
                 self.inflight.extend(request());
                 self.last_network_ms = now_ms;
@@ -202,6 +210,7 @@ pub const WATCHED_EVENTS: &[&str] = &[
     "Page.frameStartedLoading",
     "Page.frameStoppedLoading",
     "Page.frameNavigated",
+    "Page.navigatedWithinDocument",
     "Network.requestWillBeSent",
     "Network.loadingFinished",
     "Network.loadingFailed",
@@ -533,6 +542,13 @@ mod tests {
         let idle = sessions.activity(1).unwrap();
         assert!(!idle.navigation_pending && !idle.loading && idle.inflight.is_empty());
         assert_eq!((idle.navigation_requests, idle.documents), (1, 1));
+
+        let route = |kind: &str| json!({"frameId": "F1", "navigationType": kind});
+        sessions.on_event(1, "Page.navigatedWithinDocument", &route("historyApi"), 8.0);
+        sessions.on_event(1, "Page.navigatedWithinDocument", &route("fragment"), 9.0);
+        let framed = json!({"frameId": "child", "navigationType": "historyApi"});
+        sessions.on_event(1, "Page.navigatedWithinDocument", &framed, 10.0);
+        assert_eq!(sessions.activity(1).unwrap().routes, 1, "the main frame's route only");
     }
 
     #[test]

@@ -224,7 +224,7 @@ mod tests {
             Action::ScrollToText { text: "t".into() },
             Action::Hover { id: 1 },
             Action::ListOptions { id: 1 },
-            Action::SelectOption { id: 1, option: "o".into() },
+            Action::SelectOption { id: 1, option: "o".into(), deselect: false },
             Action::OpenTab { url: "https://x".into() },
             Action::SwitchTab { tab_id: 3 },
             Action::CloseTab { tab_id: 3 },
