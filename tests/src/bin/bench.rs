@@ -7,6 +7,8 @@ use e2e::browser::{Browser, Tab};
 use e2e::fixtures::FixtureSites;
 use serde_json::Value;
 
+#[path = "bench/coverage.rs"]
+mod coverage;
 #[path = "bench/studio.rs"]
 mod studio;
 
@@ -87,11 +89,16 @@ fn state() {
         eprintln!("no rustdoc found (rustup component add rust-docs); skipping real pages");
     }
     pages.push(("fixture shop".into(), sites.url("/shop/index.html")));
+    // Form and table pages, where text beside the controls carries the task.
+    for page in ["table", "form-table", "form-grid", "checkboxes", "number-game", "paragraph"] {
+        pages.push((format!("fixture {page}"), sites.url(&format!("/tasks/{page}.html"))));
+    }
     for n in [1_000, 10_000, 50_000] {
         pages.push((format!("generated {n}"), sites.url(&format!("/generated.html?n={n}"))));
     }
 
     let mut browser = Browser::launch();
+    let mut covered = Vec::new();
     println!(
         "{:<32} {:>8} {:>9} {:>9} {:>7} {:>8} {:>7} {:>9} {:>7}",
         "page", "elements", "ours ms", "floor ms", "ratio", "target", "listed", "chars", "in-page"
@@ -122,6 +129,9 @@ fn state() {
             last["elements"].as_array().map_or(0, Vec::len),
             last["chars"],
         );
+        let ours_text = last["text"].as_str().unwrap_or_default();
+        let (words, ours, reference, reference_chars) = coverage::measure(&tab.page, ours_text);
+        covered.push((name, words, ours, ours_text.chars().count(), reference, reference_chars));
         let _ = tab.page.call("Page.close", serde_json::json!({}));
     }
     println!(
@@ -130,6 +140,23 @@ fn state() {
     );
     println!("floor: one in-page pass calling getBoundingClientRect on every element (median)");
     println!("target: ≤2.0x floor on the Vec page, ≤1.6x floor + 30 ms elsewhere");
+    println!();
+    println!(
+        "{:<32} {:>6} {:>9} {:>9} {:>9} {:>9} {:>7}",
+        "page", "words", "ours cov", "chars", "ref cov", "ref chars", "chars"
+    );
+    for (name, words, ours, chars, reference, reference_chars) in covered {
+        println!(
+            "{name:<32} {words:>6} {:>8.1}% {chars:>9} {:>8.1}% {reference_chars:>9} {:>6.0}%",
+            100.0 * ours,
+            100.0 * reference,
+            100.0 * chars as f64 / reference_chars.max(1) as f64,
+        );
+    }
+    println!("words: words a person sees in the viewport (rendered, in view, not covered; field values)");
+    println!("cov: share of those words (with repeats) found in the state; chars: ours as a share of the reference's");
+    println!("reference: every interactive element with attributes cut to 15 characters, and every visible text node on its own line");
+    println!("target: ≥98% coverage at ≤50% of the reference's characters");
 }
 
 /// The Navigator's prompt, as sent, split into the template (system), the page state and
