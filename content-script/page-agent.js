@@ -616,7 +616,8 @@
             // Cross-origin: the engine reaches it through its own CDP session.
             out.frames.push({ id: assignId(el), frame: frameCount, src: el.src, origin: [x, y], clip });
           }
-        } else if (!el.shadowRoot || el.firstChild) {
+        } else if ((!el.shadowRoot || el.firstChild) && tag !== "SELECT" && tag !== "TEXTAREA") {
+          // A select's options and a textarea's text are read from the element itself.
           visit(el, child);
         }
         if (d) finishName(d, el, named);

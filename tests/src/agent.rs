@@ -84,6 +84,23 @@ impl Browser {
         }
     }
 
+    /// Waits (up to 60 s) until the current task is no longer running, and says how it
+    /// stands: done, paused, failed or cancelled.
+    pub fn wait_for_task_to_stop(&mut self) -> String {
+        let started = Instant::now();
+        loop {
+            let reply = self.agent_request(json!({"type": "current_task"}));
+            let state = reply["snapshot"]["status"]["state"].as_str().unwrap_or("").to_owned();
+            if !state.is_empty() && state != "running" {
+                return state;
+            }
+            if started.elapsed() > Duration::from_secs(60) {
+                panic!("the task never stopped: {reply:#}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     /// Waits until the current task's snapshot has `state` (running, paused, done …).
     pub fn wait_for_task(&mut self, state: &str) -> Value {
         let started = Instant::now();

@@ -17,6 +17,7 @@
 //! * [`llm`] is the scripted LLM server: OpenAI chat completions and Anthropic messages on
 //!   the wire, answers from a per-test script, records every request.
 //! * [`http`] is a tiny blocking HTTP client for talking to those servers from tests.
+//! * [`tasks`] are fixture tasks solved by a model that reads only its prompt.
 
 pub mod agent;
 pub mod annotation;
@@ -25,6 +26,7 @@ pub mod cdp;
 pub mod fixtures;
 pub mod http;
 pub mod llm;
+pub mod tasks;
 
 use std::path::PathBuf;
 

@@ -28,6 +28,16 @@ fn main() {
     }
 }
 
+/// Chromium with `dist/`, or with the unpacked build `BENCH_DIST` names (an earlier build
+/// for before-and-after figures, or a copy kept while dist/ is rebuilt).
+fn launch() -> Browser {
+    let mut options = e2e::browser::LaunchOptions::from_env();
+    if let Some(dist) = std::env::var_os("BENCH_DIST") {
+        options.dist = dist.into();
+    }
+    Browser::launch_with(options).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Cold worker start: stop the worker, wake it with a debug request from an extension page,
 /// and read the bootstrap's own timings. The floor is the same request to a running worker.
 fn startup() {
@@ -178,7 +188,7 @@ fn prompt() {
     }
     pages.push(("generated 1000".into(), sites.url("/generated.html?n=1000")));
     let llm = ScriptedLlm::start([]);
-    let mut browser = Browser::launch();
+    let mut browser = launch();
     browser.configure_agent(e2e::agent::settings(llm.base_url()));
     println!(
         "{:<26} {:>4} {:>8} {:>7} {:>8} {:>7} {:>8} {:>10}",
@@ -230,6 +240,45 @@ fn prompt() {
     println!(
         "anchor: ~9,400 chars of system prompt alone, plus ~11,000 chars of state for 50 elements (~220 per element)"
     );
+    println!();
+    model_calls(&sites, &mut browser);
+}
+
+/// Model calls per task on the fixture tasks, solved by a model that decides from its prompt
+/// alone (`e2e::tasks`). Run with `BENCH_DIST` on an earlier build for the before figures.
+fn model_calls(sites: &FixtureSites, browser: &mut Browser) {
+    use e2e::agent::reader::{Asker, asker};
+    println!(
+        "{:<20} {:>7} {:>6} {:>8} {:>9} {:>8} {:>9}",
+        "fixture task", "solved", "calls", "planner", "navigator", "thinking", "overhead"
+    );
+    let (mut calls, mut navigator, mut solved) = (0, 0, 0);
+    for page in e2e::tasks::PAGES {
+        let task = e2e::tasks::solve(browser, sites, page, 12);
+        let count = |who: Asker| task.prompts.iter().filter(|p| asker(p) == who).count();
+        println!(
+            "{:<20} {:>7} {:>6} {:>8} {:>9} {:>8} {:>+9}",
+            page.trim_end_matches(".html"),
+            if task.solved() { "yes" } else { "no" },
+            task.model_calls(),
+            count(Asker::Planner),
+            task.navigator_calls,
+            count(Asker::Thinking),
+            task.model_calls() as i64 - task.navigator_calls as i64,
+        );
+        calls += task.model_calls();
+        navigator += task.navigator_calls;
+        solved += usize::from(task.solved());
+        let _ = task.tab.page.call("Page.close", serde_json::json!({}));
+    }
+    let n = e2e::tasks::PAGES.len() as f64;
+    println!(
+        "solved {solved} of {}; {:.1} model calls and {:.1} Navigator calls per task",
+        e2e::tasks::PAGES.len(),
+        calls as f64 / n,
+        navigator as f64 / n
+    );
+    println!("overhead: model calls beyond the Navigator's (target: ≤ +2 on tasks that need no re-planning)");
 }
 
 /// Click → next page state ready, timed from an extension page: `debug.act` with a click,

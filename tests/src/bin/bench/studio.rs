@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use e2e::annotation::{allow_downloads, choose, open_annotation};
-use e2e::browser::{Browser, LaunchOptions, Page};
+use e2e::browser::{Browser, Page};
 use serde_json::{Value, json};
 
 use crate::stats;
@@ -83,12 +83,7 @@ fn print_row(row: &Row) {
 }
 
 pub fn run() {
-    // `BENCH_DIST` points at another unpacked build (e.g. a copy kept while dist/ is rebuilt).
-    let mut options = LaunchOptions::from_env();
-    if let Some(dist) = std::env::var_os("BENCH_DIST") {
-        options.dist = dist.into();
-    }
-    let mut browser = Browser::launch_with(options).unwrap_or_else(|e| panic!("{e}"));
+    let mut browser = super::launch();
     // The page creates the database at its current version; seeding then fills it.
     let page = open_annotation(&mut browser, "");
     let started = Instant::now();

@@ -1,0 +1,302 @@
+//! Fixture tasks (`tests/fixtures/tasks/`) that need what a page *says*: a table, a
+//! paragraph, feedback, labels that are plain text, a datepicker's month, a list's items.
+//! Each is solved by the real worker with a model that decides from its prompt alone
+//! ([`crate::agent::reader`]): it finds the page state in the Navigator's prompt and acts on
+//! what it reads there, so a task succeeds only if the state carries what a person sees.
+//! The e2e tests and `bench prompt` share them.
+
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use crate::agent::reader::{self, Asker, approve, id_of, page_state, text_lines};
+use crate::agent::settings;
+use crate::browser::{Browser, Tab};
+use crate::fixtures::FixtureSites;
+use crate::llm::{Reply, ScriptedLlm};
+
+/// The fixture tasks, by page.
+pub const PAGES: [&str; 10] = [
+    "table.html",
+    "paragraph.html",
+    "number-game.html",
+    "form-table.html",
+    "form-grid.html",
+    "datepicker.html",
+    "autocomplete.html",
+    "dropdown.html",
+    "checkboxes.html",
+    "consent.html",
+];
+
+/// What a task left behind.
+pub struct Solved {
+    /// Every prompt the model was sent, in order.
+    pub prompts: Vec<String>,
+    pub navigator_calls: usize,
+    /// The page's `#result` text: "Correct" when the page accepted the answer ("won" for
+    /// the number game, whose feedback line says so).
+    pub result: String,
+    /// How the task ended (`done`, or the state it was left in).
+    pub status: String,
+    pub tab: Tab,
+}
+
+impl Solved {
+    pub fn model_calls(&self) -> usize {
+        self.prompts.len()
+    }
+
+    /// The page state of the `n`th Navigator call.
+    pub fn state(&self, n: usize) -> &str {
+        let prompt = self
+            .prompts
+            .iter()
+            .filter(|p| reader::asker(p) == Asker::Navigator)
+            .nth(n)
+            .expect("that many Navigator calls");
+        page_state(prompt)
+    }
+
+    pub fn solved(&self) -> bool {
+        self.result == "Correct" || self.result == "won"
+    }
+}
+
+/// Runs the task of fixture `page` in `browser`: the Planner plans once, the Navigator reads
+/// the state and acts, the ThinkingAgent approves a claim of done. Gives up after
+/// `max_steps` Navigator steps (the task is then left paused, not failed by the test).
+pub fn solve(browser: &mut Browser, sites: &FixtureSites, page: &str, max_steps: u32) -> Solved {
+    let tab = browser.open_tab(&sites.url(&format!("/tasks/{page}")));
+    let mut navigate = navigator(page);
+    let prompts = Arc::new(Mutex::new(Vec::new()));
+    let seen = prompts.clone();
+    let llm = ScriptedLlm::responding(move |prompt| {
+        seen.lock().expect("prompts").push(prompt.to_owned());
+        match reader::asker(prompt) {
+            Asker::Planner => reader::plan("1. Read the page\n2. Fill in what it asks\n3. Submit"),
+            Asker::Navigator => navigate(page_state(prompt)),
+            Asker::Thinking => approve("Done as the page asked."),
+        }
+    });
+    let mut config = settings(llm.base_url());
+    config["agent"]["max_steps"] = json!(max_steps);
+    browser.configure_agent(config);
+    let started = browser.agent_request(
+        json!({"type": "start_task", "tab_id": tab.id, "task": "Do what the page asks."}),
+    );
+    assert_eq!(started["type"], "done", "{started}");
+    let status = browser.wait_for_task_to_stop();
+    let prompts = prompts.lock().expect("prompts").clone();
+    let navigator_calls = prompts.iter().filter(|p| reader::asker(p) == Asker::Navigator).count();
+    let result = tab.page.eval(
+        "document.getElementById('result')?.textContent ?? \
+         (document.getElementById('feedback')?.textContent.startsWith('Correct') ? 'won' : '')",
+    );
+    let result = result.as_str().unwrap_or_default().to_owned();
+    Solved { prompts, navigator_calls, result, status, tab }
+}
+
+fn done(text: &str) -> Reply {
+    reader::act("Report", json!([{"action": "done", "text": text}]))
+}
+
+fn click(id: u64) -> Value {
+    json!({"action": "click", "id": id})
+}
+
+fn type_into(id: u64, text: &str) -> Value {
+    json!({"action": "type", "id": id, "text": text})
+}
+
+/// The element line of `state` whose name is exactly `name` (inferred or not).
+pub fn named(state: &str, name: &str) -> Option<u64> {
+    state.lines().find_map(|line| {
+        let line = line.strip_prefix('+').unwrap_or(line);
+        let (id, rest) = line.strip_prefix('[')?.split_once(']')?;
+        let shown = rest.rsplit_once('>')?.1;
+        (shown == name || shown.strip_prefix('~') == Some(name)).then(|| id.parse().ok()).flatten()
+    })
+}
+
+/// Acts on `name`, or says done when the page does not show it: a model cannot act on
+/// what it is not shown.
+fn with(state: &str, name: &str, act: impl FnOnce(u64) -> Reply) -> Reply {
+    match named(state, name) {
+        Some(id) => act(id),
+        None => done(&format!("The page shows no {name:?}")),
+    }
+}
+
+/// Fills fields (name → value) and submits, or says done once the page says "Correct".
+fn fill_and_submit(state: &str, fields: &[(&str, String)], submit: &str) -> Reply {
+    if state.contains("Correct") {
+        return done("The page says Correct");
+    }
+    let mut actions = Vec::new();
+    for (name, value) in fields {
+        match named(state, name) {
+            Some(id) => actions.push(type_into(id, value)),
+            None => return done(&format!("The page shows no field {name:?}")),
+        }
+    }
+    with(state, submit, |id| {
+        actions.push(click(id));
+        reader::act("Fill in the answer and submit", Value::Array(actions))
+    })
+}
+
+/// Fills the page's one unnamed text field with `value` and submits.
+fn answer(state: &str, value: Option<String>) -> Reply {
+    if state.contains("Correct") {
+        return done("The page says Correct");
+    }
+    let (Some(value), Some(input)) = (value, id_of(state, "<input")) else {
+        return done("The page does not show what it asks about");
+    };
+    with(state, "Submit", |submit| {
+        reader::act("Answer and submit", json!([type_into(input, &value), click(submit)]))
+    })
+}
+
+/// The Navigator of a model that reads the state of fixture `page`.
+pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
+    match page {
+        "table.html" => Box::new(|state: &str| {
+            let row = text_lines(state).into_iter().find(|l| l.starts_with("| Last name |"));
+            let value = row.map(|r| r.trim_matches('|').split('|').nth(1).unwrap_or("").trim().into());
+            answer(state, value)
+        }),
+        "paragraph.html" => Box::new(|state: &str| {
+            let lines = text_lines(state);
+            let asks = lines.iter().any(|l| l.contains("Find the 2nd word in the paragraph"));
+            let paragraph = lines.iter().find(|l| l.starts_with("Quietly"));
+            let word = paragraph.filter(|_| asks).and_then(|p| p.split_whitespace().nth(1));
+            answer(state, word.map(str::to_owned))
+        }),
+        "number-game.html" => {
+            let mut bounds = (0, 9);
+            Box::new(move |state: &str| {
+                if state.contains("Correct! The number was") {
+                    return done("Won");
+                }
+                for line in text_lines(state) {
+                    let number = |rest: &str| rest.trim_end_matches('.').parse::<i32>().ok();
+                    if let Some(g) = line.strip_prefix("The number is lower than ").and_then(number) {
+                        bounds.1 = bounds.1.min(g - 1);
+                    }
+                    if let Some(g) = line.strip_prefix("The number is higher than ").and_then(number)
+                    {
+                        bounds.0 = bounds.0.max(g + 1);
+                    }
+                }
+                let guess = (bounds.0 + bounds.1) / 2;
+                let Some(input) = id_of(state, "<input type=number") else {
+                    return done("No field to guess in");
+                };
+                with(state, "Submit", |submit| {
+                    reader::act(
+                        &format!("Guess {guess}"),
+                        json!([type_into(input, &guess.to_string()), click(submit)]),
+                    )
+                })
+            })
+        }
+        "form-table.html" => Box::new(|state: &str| {
+            let fields = [("Last name", "Hopper".into()), ("City", "Arlington".into())];
+            fill_and_submit(state, &fields, "Submit")
+        }),
+        "form-grid.html" => Box::new(|state: &str| {
+            fill_and_submit(state, &[("Quantity", "42".into()), ("Colour", "Blue".into())], "Save")
+        }),
+        "datepicker.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Date chosen");
+            }
+            if state.contains("value=11/15/2016") {
+                return with(state, "Submit", |id| reader::act("Submit", json!([click(id)])));
+            }
+            let Some(prev) = named(state, "Prev") else {
+                return with(state, "Date:", |id| {
+                    reader::act("Open the calendar", json!([click(id)]))
+                });
+            };
+            let month = text_lines(state).into_iter().find(|l| l.ends_with(" 2016")).unwrap_or("");
+            match month {
+                "November 2016" => {
+                    with(state, "15", |id| reader::act("Pick the 15th", json!([click(id)])))
+                }
+                "December 2016" => reader::act("Go back a month", json!([click(prev)])),
+                _ => done("The calendar shows no month I can read"),
+            }
+        }),
+        "autocomplete.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Airport entered");
+            }
+            if state.contains("value=\"Bowling Green, KY (BWG)\"") {
+                return with(state, "Submit", |id| reader::act("Submit", json!([click(id)])));
+            }
+            if let Some(item) = named(state, "Bowling Green, KY (BWG)") {
+                return reader::act("Pick the suggestion", json!([click(item)]));
+            }
+            if state.contains("value=Bo") {
+                return done("No suggestions appeared");
+            }
+            with(state, "From:", |id| {
+                reader::act("Type to get suggestions", json!([type_into(id, "Bo")]))
+            })
+        }),
+        "dropdown.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Colour chosen");
+            }
+            let open = state.contains(" scroll=");
+            // Closed again and showing Green: chosen.
+            if named(state, "Green").is_some() && !open {
+                return with(state, "Submit", |id| reader::act("Submit", json!([click(id)])));
+            }
+            if let Some(green) = named(state, "Green") {
+                return reader::act("Pick Green", json!([click(green)]));
+            }
+            // Open it, or scroll the open list to its hidden items.
+            match state.lines().find(|l| l.contains(" scroll=")).and_then(|l| id_of(l, "scroll=")) {
+                Some(list) => {
+                    reader::act("Scroll the list", json!([{"action": "scroll", "id": list}]))
+                }
+                None => with(state, "Choose a colour", |id| {
+                    reader::act("Open the dropdown", json!([click(id)]))
+                }),
+            }
+        }),
+        "checkboxes.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Selected");
+            }
+            let mut actions: Vec<Value> = Vec::new();
+            for line in state.lines().filter(|l| l.contains("<input type=checkbox")) {
+                let want = line.ends_with(">Apple") || line.ends_with(">Cherry");
+                let on = line.contains(" checked");
+                if want != on {
+                    actions.extend(id_of(line, "checkbox").map(click));
+                }
+            }
+            with(state, "Submit", |id| {
+                actions.push(click(id));
+                reader::act("Set the boxes and submit", Value::Array(actions))
+            })
+        }),
+        "consent.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Agreed");
+            }
+            let (Some(agree), Some(go)) =
+                (named(state, "I agree to the terms"), named(state, "Continue"))
+            else {
+                return done("The form is not in view");
+            };
+            reader::act("Agree and continue", json!([click(agree), click(go)]))
+        }),
+        other => panic!("no fixture task {other}"),
+    }
+}
