@@ -774,8 +774,12 @@
       }
       if (w.wake) w.wake();
     });
-    w.observer.observe(field.ownerDocument, { subtree: true, childList: true, attributes: true,
-      attributeFilter: ["aria-expanded", "hidden", "style", "class", "open"] });
+    const what = { subtree: true, childList: true, attributes: true,
+      attributeFilter: ["aria-expanded", "hidden", "style", "class", "open"] };
+    w.observer.observe(field.ownerDocument, what);
+    // A document observer does not see into shadow trees: a web component's own list.
+    const root = field.getRootNode();
+    if (root !== field.ownerDocument) w.observer.observe(root, what);
     w.timer = setTimeout(stopWatching, 10000); // never outlives a settle that did not come
     watch = w;
   }

@@ -634,7 +634,14 @@ const ACTIONS: &[(&str, &[ActionField])] = &[
     ("scroll_to_text", &[("text", Kind::Str(2000), true)]),
     ("hover", &[("id", Kind::Id, true)]),
     ("list_options", &[("id", Kind::Id, true)]),
-    ("select_option", &[("id", Kind::Id, true), ("option", Kind::Str(2000), true)]),
+    (
+        "select_option",
+        &[
+            ("id", Kind::Id, true),
+            ("option", Kind::Str(2000), true),
+            ("deselect", Kind::Bool, false),
+        ],
+    ),
     ("open_tab", &[("url", Kind::Str(8192), true)]),
     ("switch_tab", &[("tab_id", Kind::Int, true)]),
     ("close_tab", &[("tab_id", Kind::Int, true)]),
