@@ -244,10 +244,7 @@ pub mod reader {
 
     /// The lines of page text (not elements).
     pub fn text_lines(state: &str) -> Vec<&str> {
-        state
-            .lines()
-            .filter(|l| !l.starts_with('[') && !l.starts_with("+["))
-            .collect()
+        state.lines().filter(|l| !l.starts_with('[') && !l.starts_with("+[")).collect()
     }
 
     pub fn plan(steps: &str) -> Reply {

@@ -164,7 +164,8 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
     match page {
         "table.html" => Box::new(|state: &str| {
             let row = text_lines(state).into_iter().find(|l| l.starts_with("| Last name |"));
-            let value = row.map(|r| r.trim_matches('|').split('|').nth(1).unwrap_or("").trim().into());
+            let value =
+                row.map(|r| r.trim_matches('|').split('|').nth(1).unwrap_or("").trim().into());
             answer(state, value)
         }),
         "paragraph.html" => Box::new(|state: &str| {
@@ -182,10 +183,12 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 }
                 for line in text_lines(state) {
                     let number = |rest: &str| rest.trim_end_matches('.').parse::<i32>().ok();
-                    if let Some(g) = line.strip_prefix("The number is lower than ").and_then(number) {
+                    if let Some(g) = line.strip_prefix("The number is lower than ").and_then(number)
+                    {
                         bounds.1 = bounds.1.min(g - 1);
                     }
-                    if let Some(g) = line.strip_prefix("The number is higher than ").and_then(number)
+                    if let Some(g) =
+                        line.strip_prefix("The number is higher than ").and_then(number)
                     {
                         bounds.0 = bounds.0.max(g + 1);
                     }

@@ -51,8 +51,7 @@ fn a_paragraph_question_is_answered_from_the_text() {
 #[test]
 fn a_number_game_is_won_by_reading_the_feedback() {
     let solved = run("number-game.html");
-    let feedback = solved.tab.page.eval("document.getElementById('feedback').textContent");
-    assert_eq!(feedback, "Correct! The number was 3.");
+    assert_eq!(solved.result, "won", "the feedback line says Correct");
     // The feedback line reached the model, and the change was reported as new text.
     assert!(solved.state(1).contains("\nThe number is "), "{}", solved.state(1));
     assert!(solved.prompts.iter().any(|p| p.contains("lines of new text")));

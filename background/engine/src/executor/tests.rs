@@ -891,10 +891,19 @@ fn a_rejected_navigator_done_goes_back_to_the_planner_and_navigator() {
     assert!(gate.contains("success: false") && gate.contains("No reviews are shown"), "{gate}");
 }
 
+/// Runs a task scripted with `replies` to its end, which must be done.
+fn run_to_done(replies: Vec<Reply>) -> (World, Checkpoint) {
+    let mut world = World::new(replies);
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    (world, cp)
+}
+
 #[test]
 fn periodic_planning_happens_when_a_step_went_wrong_or_the_plan_is_used_up() {
     // A failed step since the plan: the step-3 planning point re-plans.
-    let mut world = World::new(vec![
+    let (world, _) = run_to_done(vec![
         plan_steps("1. Open the category\n2. Open the kettle\n3. Open its reviews"),
         navigate(click(99)),
         navigate(click(3)),
@@ -903,9 +912,6 @@ fn periodic_planning_happens_when_a_step_went_wrong_or_the_plan_is_used_up() {
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
-    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert_eq!(calls(&world), (2, 4, 1));
     assert_eq!(world.store.traces.borrow()[4].step, 3, "planned again at step 4");
 
@@ -915,7 +921,7 @@ fn periodic_planning_happens_when_a_step_went_wrong_or_the_plan_is_used_up() {
                           "memory": "", "next_goal": "Try the next page"},
         "actions": click(1)
     }));
-    let mut world = World::new(vec![
+    let (world, _) = run_to_done(vec![
         plan_steps("1. Open the category\n2. Open the kettle\n3. Open its reviews"),
         navigate(click(3)),
         unsure,
@@ -924,13 +930,10 @@ fn periodic_planning_happens_when_a_step_went_wrong_or_the_plan_is_used_up() {
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
-    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert_eq!(calls(&world), (2, 4, 1));
 
     // All well, but the Navigator has gone past a one-step plan.
-    let mut world = World::new(vec![
+    let (world, cp) = run_to_done(vec![
         plan_steps("1. Open the kettle"),
         navigate(click(3)),
         navigate(click(1)),
@@ -939,9 +942,6 @@ fn periodic_planning_happens_when_a_step_went_wrong_or_the_plan_is_used_up() {
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
-    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert_eq!(calls(&world), (2, 4, 1));
     assert!(!cp.off_plan, "a new plan starts clean");
 }

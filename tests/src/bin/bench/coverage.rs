@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 /// Runs in the page's main world. Returns `{seen, reference}`: the text a person sees in
-/// the viewport (text nodes that are rendered, in view and not covered, plus what fields
-/// show: values, placeholders, chosen options) and the reference state.
+/// the viewport (text nodes that are rendered, in view, not clipped away and not covered,
+/// plus what fields show: typed values, placeholders, chosen options, button labels) and
+/// the reference state. Text the page marks `aria-hidden` (decoration) is not counted.
 pub const SEEN_AND_REFERENCE: &str = r#"(() => {
   const seen = [];
   const reference = [];
@@ -22,7 +23,16 @@ pub const SEEN_AND_REFERENCE: &str = r#"(() => {
     return !hit || hit === el || el.contains(hit) || hit.contains(el);
   };
   const interactive = "a[href],button,input:not([type=hidden]),select,textarea,summary,[role=button]," +
-    "[role=link],[role=option],[role=menuitem],[role=tab],[role=checkbox],[role=radio],[onclick],[tabindex]";
+    "[role=link],[role=option],[role=menuitem],[role=tab],[role=checkbox],[role=radio],[onclick]," +
+    "[tabindex]:not([tabindex='-1'])";
+  // Clipped to nothing by itself or an ancestor (screen-reader-only text).
+  const clipped = (el) => {
+    for (let e = el; e && e !== document.body; e = e.parentElement) {
+      const r = e.getBoundingClientRect();
+      if (r.width <= 1 && r.height <= 1) return true;
+    }
+    return false;
+  };
   const cut = (v) => (v.length > 15 ? v.slice(0, 15) + "..." : v);
   let index = 0;
   for (const el of document.querySelectorAll(interactive)) {
@@ -35,8 +45,9 @@ pub const SEEN_AND_REFERENCE: &str = r#"(() => {
     if (el.type === "checkbox" || el.type === "radio") attrs.push(`checked=${el.checked}`);
     const text = (el.innerText || "").replace(/\s+/g, " ").trim();
     reference.push(`[${index++}]<${el.tagName.toLowerCase()} ${attrs.join(" ")}>${text} />`);
-    if (el.tagName === "INPUT" || el.tagName === "TEXTAREA") {
-      if (el.type !== "password") seen.push(el.value || el.placeholder || "");
+    if (el.tagName === "TEXTAREA" || (el.tagName === "INPUT" &&
+      !/^(password|checkbox|radio|file|hidden|image|range|color)$/.test(el.type))) {
+      seen.push(el.value || el.placeholder || "");
     } else if (el.tagName === "SELECT") {
       seen.push([...el.selectedOptions].map((o) => o.textContent).join(" "));
     }
@@ -50,8 +61,7 @@ pub const SEEN_AND_REFERENCE: &str = r#"(() => {
     range.selectNodeContents(node);
     const r = range.getBoundingClientRect();
     if (!inView(r) || !el.checkVisibility({ opacityProperty: true, visibilityProperty: true })) continue;
-    if (r.width <= 1 && r.height <= 1) continue;
-    if (!onTop(el, r)) continue;
+    if (clipped(el) || el.closest("[aria-hidden=true]") || !onTop(el, r)) continue;
     seen.push(text);
     if (!el.closest(interactive)) reference.push(text);
   }
@@ -88,9 +98,26 @@ pub fn measure(page: &e2e::browser::Page, ours: &str) -> (usize, f64, f64, usize
     (total, coverage(seen, ours), coverage(seen, reference), reference.chars().count())
 }
 
+/// The state without its header (title, url, view and tabs lines): what it says of the page.
+pub fn body(state: &str) -> String {
+    let mut lines = state.lines().peekable();
+    lines.next(); // the title
+    while lines
+        .next_if(|l| l.starts_with("url: ") || l.starts_with("view: ") || l.starts_with("tabs:"))
+        .is_some()
+    {}
+    lines.collect::<Vec<_>>().join("\n")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::coverage;
+    use super::{body, coverage};
+
+    #[test]
+    fn the_body_is_the_state_without_its_header() {
+        let state = "Shop\nurl: http://x/\nview: y 0–900 of 900\n# Shop\n[1]<a>Home\n";
+        assert_eq!(body(state), "# Shop\n[1]<a>Home");
+    }
 
     #[test]
     fn coverage_counts_repeated_words_and_ignores_case_and_punctuation() {
