@@ -253,6 +253,12 @@ pub mod reader {
             "web_task": true}))
     }
 
+    pub fn plan_done(answer: &str) -> Reply {
+        Reply::json(json!({"observation": "The Navigator reported the task finished",
+            "challenges": "", "done": true, "next_steps": "", "final_answer": answer,
+            "reasoning": "Nothing is left to do.", "web_task": true}))
+    }
+
     pub fn act(goal: &str, actions: Value) -> Reply {
         Reply::json(json!({"current_state": {"evaluation_previous_goal": "Success",
             "memory": "", "next_goal": goal}, "actions": actions}))

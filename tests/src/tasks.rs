@@ -74,6 +74,8 @@ pub fn solve(browser: &mut Browser, sites: &FixtureSites, page: &str, max_steps:
     let llm = ScriptedLlm::responding(move |prompt| {
         seen.lock().expect("prompts").push(prompt.to_owned());
         match reader::asker(prompt) {
+            // Like a model, the Planner declares done once the Navigator reported it.
+            Asker::Planner if prompt.contains(FINISHED) => reader::plan_done(FINISHED),
             Asker::Planner => reader::plan("1. Read the page\n2. Fill in what it asks\n3. Submit"),
             Asker::Navigator => navigate(page_state(prompt)),
             Asker::Thinking => approve("Done as the page asked."),
@@ -97,7 +99,11 @@ pub fn solve(browser: &mut Browser, sites: &FixtureSites, page: &str, max_steps:
     Solved { prompts, navigator_calls, result, status, tab }
 }
 
+/// How the Navigator's reports of done begin, so the Planner can tell it finished.
+const FINISHED: &str = "Finished: ";
+
 fn done(text: &str) -> Reply {
+    let text = format!("{FINISHED}{text}");
     reader::act("Report", json!([{"action": "done", "text": text}]))
 }
 

@@ -15,7 +15,7 @@ usage: cargo xtask <command>
   run [--headless] [--dev]   set up, build dist/, start Chromium with the extension loaded
   test                       set up, then the whole gate: fmt, clippy, unit tests, dist, e2e
   dist [--dev]               build the unpacked extension into dist/ (release unless --dev)
-  bench <startup|state|action|prompt|studio>  build dist/ and print measured figures
+  bench <startup|state|action|prompt|calls|studio>  build dist/ and print measured figures
   setup                      install what is missing: wasm32 target, wasm-bindgen-cli, Chromium
 ";
 
@@ -32,11 +32,12 @@ fn main() -> ExitCode {
         }),
         Some("test") => gate::run(),
         Some("bench") => match args.get(1).map(String::as_str) {
-            Some(what @ ("startup" | "state" | "action" | "prompt" | "studio")) => setup::all()
-                .and_then(|tools| {
+            Some(what @ ("startup" | "state" | "action" | "prompt" | "calls" | "studio")) => {
+                setup::all().and_then(|tools| {
                     dist::build(&tools, dist::Profile::Release)?;
                     shell::cargo(&["run", "--quiet", "-p", "e2e", "--bin", "bench", "--", what])
-                }),
+                })
+            }
             _ => Err(format!("bench what?\n\n{USAGE}")),
         },
         _ => Err(USAGE.to_owned()),

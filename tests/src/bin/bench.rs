@@ -12,7 +12,7 @@ mod coverage;
 #[path = "bench/studio.rs"]
 mod studio;
 
-const USAGE: &str = "usage: bench <startup|state|action|prompt|studio>";
+const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
@@ -20,6 +20,8 @@ fn main() {
         Some("state") => state(),
         Some("action") => action(),
         Some("prompt") => prompt(),
+        // Only the model calls per fixture task, e.g. on an earlier build through BENCH_DIST.
+        Some("calls") => model_calls(&FixtureSites::serve(), &mut launch()),
         Some("studio") => studio::run(),
         _ => {
             eprintln!("{USAGE}");
