@@ -87,16 +87,25 @@
   // The value format of inputs whose text a person types differently from what they hold.
   const FORMATS = { date: "YYYY-MM-DD", time: "HH:MM", "datetime-local": "YYYY-MM-DDTHH:MM",
     month: "YYYY-MM", week: "YYYY-Www", color: "#rrggbb" };
-  // Class or id words that name an icon-only control, as a person reads the icon.
-  const ICON_HINTS = [
-    [/prev|previous|back|left|chevron-l|arrow-l/, "Previous"], [/next|forward|right|chevron-r|arrow-r/, "Next"],
-    [/close|dismiss|cancel|times/, "Close"], [/search|magnif/, "Search"], [/menu|hamburger|burger/, "Menu"],
-    [/delete|trash|remove|bin/, "Delete"], [/edit|pencil/, "Edit"], [/add|plus/, "Add"],
-    [/minus/, "Minus"], [/cart|basket/, "Cart"], [/setting|gear|cog/, "Settings"],
-    [/user|account|profile|avatar/, "Account"], [/home/, "Home"], [/calendar|date/, "Calendar"],
-    [/download/, "Download"], [/upload/, "Upload"], [/share/, "Share"], [/info/, "Info"],
-    [/help|question/, "Help"], [/expand|more|ellipsis|dots/, "More"],
-  ];
+  // Class or id words that name an icon-only control, as a person reads the icon. Whole
+  // words only, so "pull-left" or "address" name nothing.
+  const ICON_WORDS = {
+    prev: "Previous", previous: "Previous", back: "Back", next: "Next", forward: "Next",
+    close: "Close", dismiss: "Close", times: "Close", search: "Search", magnifier: "Search",
+    menu: "Menu", hamburger: "Menu", burger: "Menu", delete: "Delete", trash: "Delete",
+    remove: "Remove", edit: "Edit", pencil: "Edit", add: "Add", plus: "Add", minus: "Minus",
+    cart: "Cart", basket: "Cart", settings: "Settings", gear: "Settings", cog: "Settings",
+    user: "Account", account: "Account", profile: "Account", home: "Home", calendar: "Calendar",
+    download: "Download", upload: "Upload", share: "Share", info: "Info", help: "Help",
+    more: "More", ellipsis: "More", kebab: "More", expand: "Expand", collapse: "Collapse",
+    play: "Play", pause: "Pause", refresh: "Refresh", reload: "Refresh", copy: "Copy",
+    filter: "Filter", sort: "Sort", heart: "Favourite", star: "Favourite",
+    bell: "Notifications", mail: "Mail", envelope: "Mail", print: "Print",
+  };
+  // An arrow's direction word: chevron-left, arrow-right, ui-icon-circle-triangle-w.
+  const ARROWS = new Set(["chevron", "arrow", "caret", "angle", "triangle"]);
+  const DIRECTIONS = { left: "Previous", w: "Previous", right: "Next", e: "Next", up: "Up", n: "Up",
+    down: "Down", s: "Down" };
   const OPTION_LIMIT = 12;
   const LINE_MAX = 2000;
 
@@ -187,9 +196,13 @@
     if (alt) return [squash(alt, max), false];
     const svgTitle = el.querySelector("svg title");
     if (svgTitle && svgTitle.textContent.trim()) return [squash(svgTitle.textContent, max), false];
-    const hint = [el, ...el.querySelectorAll("[class]")].slice(0, 4)
-      .map((e) => ((e.getAttribute("class") || "") + " " + (e.id || "")).toLowerCase()).join(" ");
-    for (const [pattern, name] of ICON_HINTS) if (pattern.test(hint)) return [name, true];
+    const words = [el, ...el.querySelectorAll("[class]")].slice(0, 4)
+      .map((e) => (e.getAttribute("class") || "") + " " + (e.id || "")).join(" ")
+      .toLowerCase().split(/[^a-z0-9]+/);
+    for (const word of words) if (Object.hasOwn(ICON_WORDS, word)) return [ICON_WORDS[word], true];
+    if (words.some((w) => ARROWS.has(w))) {
+      for (const word of words) if (Object.hasOwn(DIRECTIONS, word)) return [DIRECTIONS[word], true];
+    }
     return ["", false];
   }
 
@@ -426,6 +439,10 @@
           d.text = squash(el.getAttribute("title") || "", max);
           if (!d.text && !d.scroll && !STRONG_TAGS.has(el.tagName)) d.drop = true;
         } else if (!d.text) {
+          // Screen-reader text is the name an icon's author gave it.
+          d.text = squash(el.textContent || "", max);
+        }
+        if (!d.text && !d.container) {
           const [name, inferred] = iconName(el, max);
           d.text = name;
           if (inferred) d.inferred = true;

@@ -34,6 +34,9 @@ fn a_table_lookup_reads_the_row_the_task_names() {
         assert!(state.contains(row), "{row} missing from\n{state}");
     }
     assert!(state.contains("Enter the value of Last name into the text field"));
+    // Icon-only controls: screen-reader text, else what the icon's class says (inferred).
+    assert!(state.contains("<button>Clear answer\n"), "{state}");
+    assert!(state.contains("<a href=#top>~Close\n"), "{state}");
     for hidden in ["Screen-reader only note", "Hidden sentence", "Decorative sentence"] {
         assert!(!state.contains(hidden), "{hidden} is not visible, yet in\n{state}");
     }
