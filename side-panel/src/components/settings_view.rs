@@ -136,7 +136,7 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                     <SettingsField field={Field::MaxActions} label="Max actions per step"
                         kind={InputKind::Number} value={draft.max_actions.clone()}
                         problems={of(Field::MaxActions)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::StateText} label="Page text per step (characters)"
+                    <SettingsField field={Field::StateText} label="Page text (characters)"
                         kind={InputKind::Number} value={draft.state_text.clone()}
                         problems={of(Field::StateText)} on_edit={on_edit.clone()} />
                 </div>
