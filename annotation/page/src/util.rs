@@ -38,9 +38,10 @@ pub fn set_query(query: &str) {
 /// Yields to the browser so it can paint and handle input during long work.
 pub async fn yield_now() {
     let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(window) = web_sys::window() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        }
+        gloo::timers::callback::Timeout::new(0, move || {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::UNDEFINED);
+        })
+        .forget();
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }

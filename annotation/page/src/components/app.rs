@@ -629,61 +629,20 @@ pub fn app() -> Html {
     }
 }
 
-/// Listens to a window event until the returned guard is dropped.
-pub fn listen<E: wasm_bindgen::convert::FromWasmAbi + 'static>(
+/// Listens to a window event until the returned guard is dropped; events of another type
+/// than `E` are ignored.
+pub fn listen<E: wasm_bindgen::JsCast + 'static>(
     event: &'static str,
-    f: impl FnMut(E) + 'static,
-) -> impl Drop {
+    mut f: impl FnMut(E) + 'static,
+) -> Option<gloo::events::EventListener> {
     use wasm_bindgen::JsCast;
-    use wasm_bindgen::closure::Closure;
-    struct Guard<E: 'static>(&'static str, Closure<dyn FnMut(E)>);
-    impl<E: 'static> Drop for Guard<E> {
-        fn drop(&mut self) {
-            if let Some(window) = web_sys::window() {
-                let _ = window
-                    .remove_event_listener_with_callback(self.0, self.1.as_ref().unchecked_ref());
-            }
+    let window = web_sys::window()?;
+    Some(gloo::events::EventListener::new(&window, event, move |event| {
+        if let Ok(event) = event.clone().dyn_into::<E>() {
+            f(event);
         }
-    }
-    let closure = Closure::<dyn FnMut(E)>::new(f);
-    if let Some(window) = web_sys::window() {
-        let _ = window.add_event_listener_with_callback(event, closure.as_ref().unchecked_ref());
-    }
-    Guard(event, closure)
+    }))
 }
 
 /// Runs `f` once after `ms` milliseconds, unless dropped first.
-pub struct Timeout {
-    id: i32,
-    _closure: wasm_bindgen::closure::Closure<dyn FnMut()>,
-}
-
-impl Timeout {
-    pub fn new(ms: u32, f: impl FnOnce() + 'static) -> Timeout {
-        use wasm_bindgen::JsCast;
-        let mut f = Some(f);
-        let closure = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(move || {
-            if let Some(f) = f.take() {
-                f();
-            }
-        });
-        let id = web_sys::window()
-            .and_then(|w| {
-                w.set_timeout_with_callback_and_timeout_and_arguments_0(
-                    closure.as_ref().unchecked_ref(),
-                    ms as i32,
-                )
-                .ok()
-            })
-            .unwrap_or_default();
-        Timeout { id, _closure: closure }
-    }
-}
-
-impl Drop for Timeout {
-    fn drop(&mut self) {
-        if let Some(window) = web_sys::window() {
-            window.clear_timeout_with_handle(self.id);
-        }
-    }
-}
+pub use gloo::timers::callback::Timeout;
