@@ -139,7 +139,8 @@ pub struct SessionSummary {
     pub title: String,
     /// The task it is on now (the latest follow-up task).
     pub task: String,
-    /// [`TaskStatus::label`]: running, paused, done, failed or cancelled.
+    /// [`TaskStatus::label`]: running, paused, done, failed or cancelled; or `unreadable`
+    /// when its stored checkpoint could not be read (the title then says why).
     pub status: String,
     /// When its latest run last changed (ISO 8601, from the run).
     pub updated_at: String,

@@ -44,6 +44,9 @@ use crate::run::{
 };
 use crate::truncate;
 
+pub mod stored;
+pub use stored::{CHECKPOINT_VERSION, Unreadable, read_checkpoint};
+
 /// The page as the executor needs it for one step.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PageView {
@@ -156,8 +159,17 @@ pub struct Notes {
 }
 
 /// A task's whole state: enough to continue it after a pause or a worker restart.
+///
+/// It is stored as it serializes, and a stored one must still read after an upgrade: a
+/// change to its shape (here or in the types it holds) gives every new field a
+/// `#[serde(default)]` or raises [`CHECKPOINT_VERSION`] with an upgrade step in
+/// [`stored`], and stored ones are read through [`read_checkpoint`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
+    /// The shape it was stored in: [`CHECKPOINT_VERSION`] once read (an older one is
+    /// upgraded as it is read); none stored means version 1.
+    #[serde(default = "stored::unversioned")]
+    pub version: u32,
     pub session_id: String,
     pub tab_id: TabId,
     pub status: TaskStatus,
@@ -167,12 +179,18 @@ pub struct Checkpoint {
     /// The step count at which the agent stops to ask (raised when the user resumes).
     pub step_limit: u32,
     pub memory: Memory,
+    #[serde(default)]
     pub last: LastStep,
+    #[serde(default)]
     pub counters: Counters,
+    #[serde(default)]
     pub detector: LoopDetector,
+    #[serde(default)]
     pub planner: Option<PlannerOutput>,
+    #[serde(default)]
     pub notes: Notes,
     /// Plan again before the next Navigator step.
+    #[serde(default)]
     pub replan: bool,
     /// The step the Planner last planned at.
     #[serde(default)]
@@ -185,9 +203,12 @@ pub struct Checkpoint {
     #[serde(default)]
     pub step_traces: Vec<String>,
     pub repairs_left: u32,
+    #[serde(default)]
     pub spend: Spend,
     /// The latest events (bounded), for a page that reconnects.
+    #[serde(default)]
     pub events: Vec<AgentEvent>,
+    #[serde(default)]
     pub log: Vec<LogEntry>,
 }
 
@@ -209,6 +230,7 @@ impl Checkpoint {
         epoch_ms: f64,
     ) -> Checkpoint {
         Checkpoint {
+            version: CHECKPOINT_VERSION,
             session_id: session_id.to_owned(),
             tab_id,
             status: TaskStatus::Running,

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::error::Error;
 
-use agent_engine::executor::Checkpoint;
+use agent_engine::executor::{Checkpoint, Unreadable, read_checkpoint};
 use agent_engine::run::{AgentRun, LlmTrace, StepRecord};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
@@ -113,17 +113,21 @@ impl Store {
         delete.await.map_err(failed(format!("delete the checkpoint of session {session_id}")))
     }
 
-    /// The checkpoint of one session, if it is stored.
+    /// The checkpoint of one session, if it is stored. One that cannot be read is an error
+    /// saying why, for a person (and logged); it stays stored.
     pub async fn checkpoint(&self, session_id: &str) -> Result<Option<Checkpoint>, String> {
         let read = async {
             let tx = self.db.transaction(CHECKPOINTS).build()?;
             let value = tx.object_store(CHECKPOINTS)?.get::<JsValue, _, _>(session_id).await?;
-            Ok::<_, Cause>(match value {
-                Some(value) => Some(serde_wasm_bindgen::from_value(value)?),
-                None => None,
-            })
+            Ok::<_, Cause>(value)
         };
-        read.await.map_err(failed(format!("read the checkpoint of session {session_id}")))
+        let value =
+            read.await.map_err(failed(format!("read the checkpoint of session {session_id}")))?;
+        match value.map(|value| decode_checkpoint(session_id, value)) {
+            Some(Err(unreadable)) => Err(unreadable.message()),
+            Some(Ok(checkpoint)) => Ok(Some(checkpoint)),
+            None => Ok(None),
+        }
     }
 
     /// Per session: how many runs it has and the first one's task, from the runs'
@@ -166,9 +170,10 @@ impl Store {
         read.await.map_err(failed("count the runs of the sessions".to_owned()))
     }
 
-    /// Every stored checkpoint. A row that does not decode is skipped with a console warning
-    /// naming its key: one corrupt row must not block resuming the others.
-    pub async fn checkpoints(&self) -> Result<Vec<Checkpoint>, String> {
+    /// Every stored checkpoint, older versions upgraded as they are read. One that cannot be
+    /// read comes back as [`Unreadable`] (and is logged with its key and why), so the History
+    /// lists it; it is neither skipped nor deleted, and does not block the others.
+    pub async fn checkpoints(&self) -> Result<Vec<Result<Checkpoint, Unreadable>>, String> {
         let read = async {
             let tx = self.db.transaction(CHECKPOINTS).build()?;
             let store = tx.object_store(CHECKPOINTS)?;
@@ -178,15 +183,8 @@ impl Store {
             let mut checkpoints = Vec::new();
             for (key, value) in keys.zip(values) {
                 let (key, value) = (key?, value?);
-                match serde_wasm_bindgen::from_value(value) {
-                    Ok(checkpoint) => checkpoints.push(checkpoint),
-                    Err(cause) => {
-                        let key = key.as_string().unwrap_or_else(|| format!("{key:?}"));
-                        log(&format!(
-                            "IndexedDB: skipped the unreadable checkpoint {key}: {cause}"
-                        ));
-                    }
-                }
+                let key = key.as_string().unwrap_or_else(|| format!("{key:?}"));
+                checkpoints.push(decode_checkpoint(&key, value));
             }
             Ok::<_, Cause>(checkpoints)
         };
@@ -272,6 +270,18 @@ impl Store {
     fn writer(&self, stores: &[&str]) -> indexed_db_futures::Result<Transaction<'_>> {
         self.db.transaction(stores).with_mode(TransactionMode::Readwrite).build()
     }
+}
+
+/// The checkpoint stored under `key`, read through the engine (which upgrades older
+/// versions); one that cannot be read is logged with its key and why.
+fn decode_checkpoint(key: &str, value: JsValue) -> Result<Checkpoint, Unreadable> {
+    let read = serde_wasm_bindgen::from_value::<serde_json::Value>(value)
+        .map_err(|cause| Unreadable::new(key, format!("it is not plain data: {cause}")))
+        .and_then(|value| read_checkpoint(key, value));
+    if let Err(unreadable) = &read {
+        log(&unreadable.log_line());
+    }
+    read
 }
 
 /// A JPEG `Blob` holding a copy of `bytes`.

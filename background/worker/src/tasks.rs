@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
-use agent_engine::executor::{Checkpoint, Control, Executor};
+use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
 use agent_engine::run::{AgentEvent, AgentRun, Capture, LlmTrace, StepRecord};
@@ -183,8 +183,10 @@ impl Tasks {
             Ok(checkpoints) => checkpoints,
             Err(error) => return chrome::log(&format!("could not read checkpoints: {error}")),
         };
+        // One that cannot be read was logged by the store, and the History lists it.
         let latest = checkpoints
             .into_iter()
+            .filter_map(Result::ok)
             .filter(|cp| !cp.status.is_finished())
             .max_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at));
         let Some(mut cp) = latest else { return };
@@ -307,7 +309,11 @@ impl Tasks {
                 // paused current task stays paused in its own.
                 let stored = match &session_id {
                     Some(session) if !same_session(session) => {
-                        store.checkpoint(session).await.ok().flatten()
+                        match store.checkpoint(session).await {
+                            Ok(stored) => stored,
+                            // Unreadable: say so, rather than start over in a new session.
+                            Err(error) => return failed(&error),
+                        }
                     }
                     _ => None,
                 };
@@ -523,10 +529,22 @@ impl Tasks {
 
     /// The stored conversations, newest first. The current one is described as it is in
     /// memory (the store may be a step behind); another that says running was cut off by a
-    /// restart and is paused in effect, as it would be when opened.
+    /// restart and is paused in effect, as it would be when opened. One whose checkpoint
+    /// cannot be read is listed as unreadable, saying why.
     async fn sessions(&self, store: &Store) -> Result<Vec<SessionSummary>, String> {
-        let checkpoints = store.checkpoints().await?;
-        let ids: Vec<&str> = checkpoints.iter().map(|cp| cp.session_id.as_str()).collect();
+        let (mut checkpoints, mut unreadable) =
+            (Vec::<Checkpoint>::new(), Vec::<Unreadable>::new());
+        for read in store.checkpoints().await? {
+            match read {
+                Ok(cp) => checkpoints.push(cp),
+                Err(cannot) => unreadable.push(cannot),
+            }
+        }
+        let ids: Vec<&str> = checkpoints
+            .iter()
+            .map(|cp| cp.session_id.as_str())
+            .chain(unreadable.iter().map(|u| u.key.as_str()))
+            .collect();
         let runs = store.session_runs(&ids).await.unwrap_or_else(|error| {
             chrome::log(&format!("History lists sessions without their runs: {error}"));
             Default::default()
@@ -545,6 +563,13 @@ impl Tasks {
                 summary
             })
             .collect();
+        sessions.extend(unreadable.iter().map(|u| match current.as_ref() {
+            Some(cp) if cp.session_id == u.key => summary(cp, runs.get(&u.key)),
+            _ => {
+                let runs = runs.get(&u.key);
+                u.summary(runs.and_then(|r| r.first_task.as_deref()), runs.map_or(0, |r| r.runs))
+            }
+        }));
         sessions.sort_by(|a, b| {
             b.updated_at.cmp(&a.updated_at).then_with(|| a.session_id.cmp(&b.session_id))
         });

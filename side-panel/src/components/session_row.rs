@@ -48,6 +48,7 @@ fn status_label(status: &str) -> &'static str {
         "done" => "Done",
         "failed" => "Failed",
         "cancelled" => "Cancelled",
+        "unreadable" => "Could not be read",
         _ => "Unknown",
     }
 }

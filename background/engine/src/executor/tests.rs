@@ -469,6 +469,25 @@ fn a_question_pauses_and_the_answer_resumes_the_task() {
 }
 
 #[test]
+fn a_question_asked_before_an_upgrade_is_answered_and_the_task_resumes_after_it() {
+    // The previous release's checkpoint (see `stored`'s fixture), paused on a question.
+    let stored = serde_json::from_str(include_str!("fixtures/checkpoint_v1.json")).unwrap();
+    let mut cp = read_checkpoint("s1", stored).unwrap();
+    let mut world = World::new(vec![plan(true, "Acme kettle"), think(true, None, "", "")]);
+    world.with_executor(|executor| executor.apply_follow_up(&mut cp, "Acme"));
+    world.run(&mut cp);
+    assert_eq!(cp.status, TaskStatus::Done { answer: "Acme kettle".into() });
+    let planner = world.model.prompt(0);
+    assert!(
+        planner.contains("answering \"Which brand do you prefer, Acme or Zeta?\"] Acme"),
+        "{planner}"
+    );
+    assert!(planner.contains("kettle costs 25"), "the findings from before the upgrade");
+    assert_eq!((cp.counters.pauses, cp.counters.resumes), (1, 1));
+    assert_eq!(cp.version, CHECKPOINT_VERSION);
+}
+
+#[test]
 fn resume_anyway_tells_the_agents_the_question_went_unanswered() {
     let mut world = World::new(vec![plan(true, "x"), think(false, Some("Which size?"), "", "")]);
     let mut cp = world.start("Buy a kettle");
