@@ -8,17 +8,40 @@
 //!   dictionaries/    en_US.aff/.dic from Debian's hunspell-en-us, for offline spelling
 //! content-script/ is not copied: the worker embeds it and injects it over CDP on first need.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::setup::Tools;
-use crate::shell::{self, root};
+use crate::shell::{self, first_line, root};
+use crate::stamp::{self, Stamp};
 
 #[derive(Clone, Copy, PartialEq)]
 pub enum Profile {
     Dev,
     Release,
+}
+
+impl Profile {
+    /// cargo's folder for the profile under target/wasm32-unknown-unknown/.
+    fn dir(self) -> &'static str {
+        match self {
+            Profile::Dev => "debug",
+            Profile::Release => "release",
+        }
+    }
+
+    /// The wasm-opt level, or None to ship wasm-bindgen's output as it is. Release ships the
+    /// smallest bundles; dev skips wasm-opt, which would only slow the edit-reload loop (npm's
+    /// binaryen takes ~9 s at -O1 on the smallest debug bundle, ~35 s for the three) and strip
+    /// the names that make a debug build's stack traces readable.
+    fn wasm_opt_level(self) -> Option<&'static str> {
+        match self {
+            Profile::Dev => None,
+            Profile::Release => Some("-Oz"),
+        }
+    }
 }
 
 /// (crate's wasm file stem, folder in dist/)
@@ -28,6 +51,24 @@ const BUNDLES: [(&str, &str); 3] = [
     ("annotation_page", "annotation"),
 ];
 
+const BINDGEN_FLAGS: [&str; 3] = ["--target", "web", "--no-typescript"];
+
+/// The features rustc's wasm32 target emits by default; wasm-opt must accept them.
+const WASM_OPT_FEATURES: [&str; 6] = [
+    "--enable-bulk-memory",
+    "--enable-nontrapping-float-to-int",
+    "--enable-sign-ext",
+    "--enable-reference-types",
+    "--enable-multivalue",
+    "--enable-mutable-globals",
+];
+
+/// Builds dist/. Each bundle's wasm-bindgen and wasm-opt steps run only when their inputs
+/// changed since the last successful run or their outputs are not the recorded ones (see
+/// `stamp`): wasm-bindgen writes to `target/dist-stamps/<profile>/<bundle>/`, and the
+/// optimised (or, for dev, copied) result goes to `dist/<bundle>/`. Static files are copied
+/// when they differ, and anything else in dist/ is removed, so the result is the same bytes a
+/// build from an empty dist/ gives.
 pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
     args.extend(["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"]);
@@ -37,68 +78,203 @@ pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     shell::cargo(&args)?;
 
     let dist = root().join("dist");
-    if dist.exists() {
-        fs::remove_dir_all(&dist).map_err(|e| format!("clearing dist/: {e}"))?;
+    if dist.exists() && !dist.is_dir() {
+        fs::remove_file(&dist).map_err(|e| format!("dist: {e}"))?;
     }
-    let target = root().join("target/wasm32-unknown-unknown").join(match profile {
-        Profile::Dev => "debug",
-        Profile::Release => "release",
-    });
+    fs::create_dir_all(&dist).map_err(|e| format!("dist/: {e}"))?;
+    let target = root().join("target/wasm32-unknown-unknown").join(profile.dir());
+    let stamps = root().join("target/dist-stamps");
+    let bindgen_settings = format!(
+        "{} ({}) {}",
+        first_line(&tools.wasm_bindgen.to_string_lossy(), &["--version"]).unwrap_or_default(),
+        tool_identity(&tools.wasm_bindgen),
+        BINDGEN_FLAGS.join(" ")
+    );
+    let opt_settings = match (profile.wasm_opt_level(), &tools.wasm_opt) {
+        (Some(level), Some(wasm_opt)) => format!(
+            "{}: wasm-opt ({}) {level} --strip-debug {}",
+            profile.dir(),
+            tool_identity(wasm_opt),
+            WASM_OPT_FEATURES.join(" ")
+        ),
+        _ => format!("{}: copy", profile.dir()),
+    };
     for (stem, folder) in BUNDLES {
-        let wasm = target.join(format!("{stem}.wasm"));
-        let out = dist.join(folder);
-        let bindgen = tools.wasm_bindgen.to_string_lossy();
-        shell::run(
-            &bindgen,
-            &[
-                "--target",
-                "web",
-                "--no-typescript",
-                "--out-dir",
-                &out.to_string_lossy(),
-                &wasm.to_string_lossy(),
-            ],
+        let staged = stamps.join(profile.dir()).join(folder);
+        let bindgen_kept = step(
+            &stamps.join(profile.dir()).join(format!("{folder}.stamp")),
+            &bindgen_settings,
+            &[("wasm".into(), target.join(format!("{stem}.wasm")))],
+            &staged,
+            |out| {
+                let out = out.to_string_lossy();
+                let wasm = target.join(format!("{stem}.wasm"));
+                let wasm = wasm.to_string_lossy();
+                let mut args = BINDGEN_FLAGS.to_vec();
+                args.extend(["--out-dir", &*out, &*wasm]);
+                shell::run(&tools.wasm_bindgen.to_string_lossy(), &args)
+            },
         )?;
-        if let (Profile::Release, Some(wasm_opt)) = (profile, &tools.wasm_opt) {
-            let file = out.join(format!("{stem}_bg.wasm"));
-            let file = file.to_string_lossy();
-            // The features rustc's wasm32 target emits by default; wasm-opt must accept them.
-            let features = [
-                "--enable-bulk-memory",
-                "--enable-nontrapping-float-to-int",
-                "--enable-sign-ext",
-                "--enable-reference-types",
-                "--enable-multivalue",
-                "--enable-mutable-globals",
-            ];
-            let mut args = vec!["-Oz", "--strip-debug", "-o", &*file, &*file];
-            args.extend(features);
-            shell::run(&wasm_opt.to_string_lossy(), &args)?;
+        let staged_files = stamp::list_files(&staged).map_err(|e| format!("{folder}: {e}"))?;
+        let staged_inputs: Vec<(String, PathBuf)> =
+            staged_files.iter().map(|rel| (rel.clone(), staged.join(rel))).collect();
+        let optimised = format!("{stem}_bg.wasm");
+        let opt_kept = step(
+            &stamps.join(format!("{folder}.stamp")),
+            &opt_settings,
+            &staged_inputs,
+            &dist.join(folder),
+            |out| {
+                for (rel, from) in &staged_inputs {
+                    let to = out.join(rel);
+                    if let Some(parent) = to.parent() {
+                        fs::create_dir_all(parent).map_err(|e| format!("{rel}: {e}"))?;
+                    }
+                    match (profile.wasm_opt_level(), &tools.wasm_opt) {
+                        (Some(level), Some(wasm_opt)) if *rel == optimised => {
+                            let (from, to) = (from.to_string_lossy(), to.to_string_lossy());
+                            let mut args = vec![level, "--strip-debug", "-o", &*to, &*from];
+                            args.extend(WASM_OPT_FEATURES);
+                            shell::run(&wasm_opt.to_string_lossy(), &args)?;
+                        }
+                        _ => {
+                            fs::copy(from, &to).map_err(|e| format!("{rel}: {e}"))?;
+                        }
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        match (bindgen_kept, opt_kept) {
+            (true, true) => println!("{folder}: unchanged, kept dist/{folder}"),
+            (true, false) => println!("{folder}: wasm-bindgen skipped, its input is unchanged"),
+            (false, true) => {
+                println!("{folder}: wasm-bindgen output unchanged, kept dist/{folder}")
+            }
+            (false, false) => {}
         }
     }
-    copy_dir(&root().join("extension"), &dist)?;
-    // The annotation page's offline spelling reads Debian's en_US Hunspell dictionary.
-    let dictionaries = dist.join("dictionaries");
-    fs::create_dir_all(&dictionaries).map_err(|e| format!("dist/dictionaries: {e}"))?;
-    for file in ["en_US.aff", "en_US.dic"] {
-        fs::copy(tools.dictionary.join(file), dictionaries.join(file))
-            .map_err(|e| format!("{file}: {e}"))?;
+
+    let files = static_files(tools)?;
+    let bundles: BTreeSet<PathBuf> = BUNDLES.iter().map(|(_, folder)| folder.into()).collect();
+    if let Some(clash) = files.keys().find(|rel| bundles.iter().any(|b| rel.starts_with(b))) {
+        return Err(format!("{} would land in a bundle's folder", clash.display()));
     }
-    fs::copy(root().join("manifest.json"), dist.join("manifest.json"))
-        .map_err(|e| format!("manifest.json: {e}"))?;
+    for (rel, from) in &files {
+        copy_if_changed(from, &dist.join(rel))?;
+    }
+    let mut keep_dirs: BTreeSet<PathBuf> = bundles.clone();
+    keep_dirs.extend(files.keys().flat_map(|rel| rel.ancestors().skip(1).map(Path::to_owned)));
+    prune(&dist, Path::new(""), &files, &bundles, &keep_dirs)?;
     print_sizes(&dist)
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<(), String> {
-    fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
-    for entry in fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+/// Runs `run(out_dir)` unless the stamp at `stamp_path` says the same settings and inputs
+/// already produced what `out_dir` holds. Returns whether it was skipped. The old stamp goes
+/// before the step runs and the new one is written after it succeeded, so a failed step is
+/// never taken for done.
+fn step(
+    stamp_path: &Path,
+    settings: &str,
+    inputs: &[(String, PathBuf)],
+    out_dir: &Path,
+    run: impl FnOnce(&Path) -> Result<(), String>,
+) -> Result<bool, String> {
+    let describe = |e: std::io::Error| format!("{}: {e}", stamp_path.display());
+    if let Some(old) = Stamp::load(stamp_path)
+        && let Some(now) = stamp::fresh(&old, settings, inputs, out_dir)
+    {
+        if now != old {
+            now.save(stamp_path).map_err(describe)?;
+        }
+        return Ok(true);
+    }
+    Stamp::remove(stamp_path).map_err(describe)?;
+    // Marked before the step, so an input that changes while it runs counts as changed.
+    let marked = stamp::mark_inputs(inputs).map_err(|e| format!("input: {e}"))?;
+    remove_path(out_dir)?;
+    fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    run(out_dir)?;
+    let outputs = stamp::mark_dir(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    Stamp { settings: settings.to_owned(), inputs: marked, outputs }
+        .save(stamp_path)
+        .map_err(describe)?;
+    Ok(false)
+}
+
+/// A tool's resolved path with its size and mtime, so a reinstalled tool counts as a change.
+fn tool_identity(path: &Path) -> String {
+    let resolved = fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let meta = fs::metadata(&resolved).ok();
+    let mtime = meta
+        .as_ref()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    format!("{} {} {mtime}", resolved.display(), meta.map_or(0, |m| m.len()))
+}
+
+/// dist/'s files other than the bundles: path in dist/ → source. extension/ (but its notes),
+/// the manifest, and Debian's en_US Hunspell dictionary for the annotation page's offline
+/// spelling.
+fn static_files(tools: &Tools) -> Result<BTreeMap<PathBuf, PathBuf>, String> {
+    let extension = root().join("extension");
+    let mut files = BTreeMap::new();
+    for rel in stamp::list_files(&extension).map_err(|e| format!("extension/: {e}"))? {
+        if !rel.ends_with(".md") {
+            files.insert(PathBuf::from(&rel), extension.join(&rel));
+        }
+    }
+    for file in ["en_US.aff", "en_US.dic"] {
+        files.insert(Path::new("dictionaries").join(file), tools.dictionary.join(file));
+    }
+    files.insert("manifest.json".into(), root().join("manifest.json"));
+    Ok(files)
+}
+
+fn copy_if_changed(from: &Path, to: &Path) -> Result<(), String> {
+    let describe = |e: std::io::Error| format!("{}: {e}", from.display());
+    let bytes = fs::read(from).map_err(describe)?;
+    if to.is_file() && fs::read(to).ok().as_deref() == Some(&bytes[..]) {
+        return Ok(());
+    }
+    remove_path(to)?;
+    if let Some(parent) = to.parent() {
+        fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    fs::write(to, bytes).map_err(|e| format!("{}: {e}", to.display()))
+}
+
+/// Removes a file or folder; nothing to do when it is missing.
+fn remove_path(path: &Path) -> Result<(), String> {
+    let result = match fs::symlink_metadata(path) {
+        Err(_) => return Ok(()),
+        Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
+        Ok(_) => fs::remove_file(path),
+    };
+    result.map_err(|e| format!("removing {}: {e}", path.display()))
+}
+
+/// Removes from dist/ whatever a build from scratch would not put there: files that are not
+/// static files and folders that neither hold one nor are a bundle's (those the stamps check).
+fn prune(
+    dist: &Path,
+    rel: &Path,
+    files: &BTreeMap<PathBuf, PathBuf>,
+    bundles: &BTreeSet<PathBuf>,
+    keep_dirs: &BTreeSet<PathBuf>,
+) -> Result<(), String> {
+    let dir = dist.join(rel);
+    for entry in fs::read_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))? {
         let entry = entry.map_err(|e| e.to_string())?;
-        let path = entry.path();
-        if path.is_dir() {
-            copy_dir(&path, &to.join(entry.file_name()))?;
-        } else if path.extension().is_none_or(|ext| ext != "md") {
-            fs::copy(&path, to.join(entry.file_name()))
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+        let path = rel.join(entry.file_name());
+        let is_dir = entry.file_type().map_err(|e| e.to_string())?.is_dir();
+        if is_dir && bundles.contains(&path) {
+            continue;
+        } else if is_dir && keep_dirs.contains(&path) {
+            prune(dist, &path, files, bundles, keep_dirs)?;
+        } else if is_dir || !files.contains_key(&path) {
+            remove_path(&entry.path())?;
         }
     }
     Ok(())

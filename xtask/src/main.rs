@@ -6,6 +6,7 @@ mod gate;
 mod postgres;
 mod setup;
 mod shell;
+mod stamp;
 
 use std::process::ExitCode;
 
