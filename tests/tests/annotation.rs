@@ -39,6 +39,25 @@ fn press(page: &Page, key: &str, code: &str, modifiers: u8) {
 fn set_user(page: &Page, name: &str, role: &str) {
     replace_text(page, "[data-testid=user-name]", name);
     choose(page, "[data-testid=user-role]", role);
+    // The page stores who you are in the background; a test that reloads right after must
+    // wait for that write, or the new document reads the previous user.
+    let stored = format!(
+        r#"new Promise((ok) => {{
+            const open = indexedDB.open("alphascout");
+            open.onsuccess = () => {{
+                const db = open.result;
+                const get = db.transaction("annotation").objectStore("annotation").get("user");
+                get.onsuccess = () => {{ db.close(); ok(!!get.result && get.result.name === {name:?} && get.result.role === {role:?}); }};
+                get.onerror = () => {{ db.close(); ok(false); }};
+            }};
+            open.onerror = () => ok(false);
+        }})"#
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while page.eval(&stored) != true {
+        assert!(std::time::Instant::now() < deadline, "{name} as {role} was never stored");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
 }
 
 #[test]
