@@ -64,8 +64,39 @@ pub struct AgentEvent {
     pub step: u32,
     /// Human-readable: a question, an answer, a goal, an error with its next step.
     pub details: String,
+    /// The facts behind `details`, for pages to act on: the panel builds its step cards
+    /// and buttons from these and never parses the text, so wording can change freely.
+    #[serde(default)]
+    pub detail: EventDetail,
     /// Milliseconds since the Unix epoch.
     pub at: f64,
+}
+
+/// What an event is about, as data. `details` is the same told for a person.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum EventDetail {
+    /// Nothing beyond `details` (a message, an answer, a notice).
+    #[default]
+    None,
+    /// The Navigator opened step `number` (1-based).
+    StepOpened { number: u32 },
+    /// The Navigator's goal for the step under way (`details`).
+    Goal,
+    /// An action began; `label` says what it does to what.
+    ActionStarted { label: String },
+    /// The action `label` ended: done (`ok`), failed, or `skipped` because the page changed
+    /// under it; `message` is its outcome.
+    ActionEnded { label: String, ok: bool, skipped: bool, message: String },
+    /// Step `number` ended, all its actions done (`ok`) or not.
+    StepEnded { number: u32, ok: bool },
+    /// The Planner's plan: its next steps.
+    Plan { steps: String },
+    /// The Planner believes the task is done.
+    PlannerDone,
+    /// The problem is in the model settings (`what`: the API key, the model name…): the
+    /// panel offers a way to Settings.
+    NeedsSettings { what: String },
 }
 
 /// Where a task stands.

@@ -38,9 +38,9 @@ use crate::prompts::PromptSet;
 use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, PriceTable, Usage};
 use crate::repair::{RepairLedger, RepairPolicy, StructuredError, ask_structured};
 use crate::run::{
-    Actor, AgentEvent, AgentRun, Capture, EventKind, ExecutedAction, ExecutionState, LlmTrace,
-    PromptChars, ReviewStatus, ScreenshotRef, StepAction, StepRecord, Subtask, TaskStatus,
-    Thoughts, iso8601, redact,
+    Actor, AgentEvent, AgentRun, Capture, EventDetail, EventKind, ExecutedAction, ExecutionState,
+    LlmTrace, PromptChars, ReviewStatus, ScreenshotRef, StepAction, StepRecord, Subtask,
+    TaskStatus, Thoughts, iso8601, redact,
 };
 use crate::truncate;
 
@@ -382,6 +382,19 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         kind: EventKind,
         details: impl Into<String>,
     ) {
+        self.emit_detail(cp, actor, state, kind, details, EventDetail::None);
+    }
+
+    /// [`Executor::emit`] with the facts behind the text, which pages act on.
+    pub fn emit_detail(
+        &self,
+        cp: &mut Checkpoint,
+        actor: Actor,
+        state: ExecutionState,
+        kind: EventKind,
+        details: impl Into<String>,
+        detail: EventDetail,
+    ) {
         let event = AgentEvent {
             session_id: cp.session_id.clone(),
             run_id: cp.run.id.clone(),
@@ -390,6 +403,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             kind,
             step: cp.step,
             details: details.into(),
+            detail,
             at: (self.epoch_ms)(),
         };
         self.capture.emit(&event);
@@ -449,6 +463,17 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     }
 
     fn pause(&self, cp: &mut Checkpoint, actor: Actor, reason: &str, question: Option<String>) {
+        self.pause_detail(cp, actor, reason, question, EventDetail::None);
+    }
+
+    fn pause_detail(
+        &self,
+        cp: &mut Checkpoint,
+        actor: Actor,
+        reason: &str,
+        question: Option<String>,
+        detail: EventDetail,
+    ) {
         cp.counters.pauses += 1;
         let (kind, details) = match &question {
             Some(q) => (EventKind::Question, q.clone()),
@@ -461,7 +486,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         );
         cp.status =
             TaskStatus::Paused { reason: reason.to_owned(), question, since: (self.epoch_ms)() };
-        self.emit(cp, actor, ExecutionState::TaskPause, kind, details);
+        self.emit_detail(cp, actor, ExecutionState::TaskPause, kind, details, detail);
     }
 
     /// `requestUserInput(reason)`: pause with a question for the user.
@@ -657,27 +682,36 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         cp.counters.consecutive_failures += 1;
         cp.last.outcome = format!("the model call failed: {message}");
         self.log(cp, "failure", format!("{actor:?}: {message}"));
-        self.emit(cp, actor, ExecutionState::StepFail, EventKind::Error, message.clone());
-        let settings_problem = matches!(
-            error,
-            StructuredError::Provider(
-                LlmError::Auth { .. }
-                    | LlmError::ModelNotFound { .. }
-                    | LlmError::BadRequest { .. }
-            )
+        // Problems only the person can fix in the model settings.
+        let settings_problem = match error {
+            StructuredError::Provider(LlmError::Auth { .. }) => Some("the API key"),
+            StructuredError::Provider(LlmError::ModelNotFound { .. }) => Some("the model name"),
+            StructuredError::Provider(LlmError::BadRequest { .. }) => Some("the model settings"),
+            _ => None,
+        };
+        let detail = settings_problem
+            .map_or(EventDetail::None, |what| EventDetail::NeedsSettings { what: what.into() });
+        self.emit_detail(
+            cp,
+            actor,
+            ExecutionState::StepFail,
+            EventKind::Error,
+            message.clone(),
+            detail.clone(),
         );
         let budget_gone = matches!(error, StructuredError::Invalid { budget_exhausted: true, .. });
-        if settings_problem {
+        if let Some(what) = settings_problem {
             // The error event above says what is wrong; the question says what to do.
-            let what = match error {
-                StructuredError::Provider(LlmError::Auth { .. }) => "the API key",
-                StructuredError::Provider(LlmError::ModelNotFound { .. }) => "the model name",
-                _ => "the model settings",
-            };
             let role = format!("{actor:?}").to_lowercase();
-            self.request_user_input(
+            let question =
+                format!("Please fix {what} for the {role} in Settings, then press Resume.");
+            self.log(cp, "user_input", &question);
+            self.pause_detail(
                 cp,
-                &format!("Please fix {what} for the {role} in Settings, then press Resume."),
+                Actor::System,
+                "The agent needs your input",
+                Some(question),
+                detail,
             );
             return true;
         }
@@ -688,7 +722,15 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             let question = format!(
                 "I could not get a usable answer from the model ({message}). Resume to retry, try another model in Settings, or tell me how to proceed."
             );
-            self.request_user_input(cp, &question);
+            self.log(cp, "user_input", &question);
+            let detail = EventDetail::NeedsSettings { what: "another model".into() };
+            self.pause_detail(
+                cp,
+                Actor::System,
+                "The agent needs your input",
+                Some(question),
+                detail,
+            );
             return true;
         }
         false
@@ -732,12 +774,16 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             step_range: [cp.step, cp.step],
             status: "pending".into(),
         });
-        let details = if planner.done {
-            format!("I believe the task is done: {}", truncate(&planner.observation, 300))
+        let (details, detail) = if planner.done {
+            let details =
+                format!("I believe the task is done: {}", truncate(&planner.observation, 300));
+            (details, EventDetail::PlannerDone)
         } else {
-            format!("Plan: {}", planner.next_steps)
+            let steps = planner.next_steps.clone();
+            (format!("Plan: {steps}"), EventDetail::Plan { steps })
         };
-        self.emit(cp, Actor::Planner, ExecutionState::StepOk, EventKind::Progress, details);
+        let (actor, state, kind) = (Actor::Planner, ExecutionState::StepOk, EventKind::Progress);
+        self.emit_detail(cp, actor, state, kind, details, detail);
         Ok(planner)
     }
 
@@ -859,12 +905,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let started = self.clock.now_ms();
         let index = cp.step;
         cp.step_traces.clear();
-        self.emit(
+        self.emit_detail(
             cp,
             Actor::Navigator,
             ExecutionState::StepStart,
             EventKind::Progress,
             format!("Step {}", index + 1),
+            EventDetail::StepOpened { number: index + 1 },
         );
         let mut view = match self.browser.observe(cp.tab_id).await {
             Ok(view) => view,
@@ -926,12 +973,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         };
         cp.notes.navigator.clear();
         let state = &output.current_state;
-        self.emit(
+        self.emit_detail(
             cp,
             Actor::Navigator,
             ExecutionState::StepStart,
             EventKind::Progress,
             state.next_goal.clone(),
+            EventDetail::Goal,
         );
 
         let mut executed = Vec::new();
@@ -951,12 +999,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             }
             let target = self.target(cp.tab_id, action);
             let label = describe_action(action, &target);
-            self.emit(
+            self.emit_detail(
                 cp,
                 Actor::Navigator,
                 ExecutionState::ActStart,
                 EventKind::Progress,
                 label.clone(),
+                EventDetail::ActionStarted { label: label.clone() },
             );
             let outcome = match self.refused(action) {
                 Some(refusal) => {
@@ -970,12 +1019,19 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 // counts neither way, and the Navigator redoes it on the new page state. (A
                 // stale first action is an ordinary failure: the model used an old id.)
                 let why = format!("the page changed under it: {}", outcome.message);
-                self.emit(
+                let message = format!("skipped, {why}");
+                self.emit_detail(
                     cp,
                     Actor::Navigator,
                     ExecutionState::ActFail,
                     EventKind::Progress,
-                    format!("{label}: skipped, {why}"),
+                    format!("{label}: {message}"),
+                    EventDetail::ActionEnded {
+                        label: label.clone(),
+                        ok: false,
+                        skipped: true,
+                        message,
+                    },
                 );
                 skipped = Some(ExecutedAction {
                     action: action.clone(),
@@ -994,12 +1050,18 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             } else {
                 (ExecutionState::ActFail, EventKind::Error)
             };
-            self.emit(
+            self.emit_detail(
                 cp,
                 Actor::Navigator,
                 state_name,
                 kind,
                 format!("{label}: {}", outcome.message),
+                EventDetail::ActionEnded {
+                    label: label.clone(),
+                    ok: outcome.ok,
+                    skipped: false,
+                    message: outcome.message.clone(),
+                },
             );
             let mut signature = serde_json::to_string(action).unwrap_or_default();
             if let Some(text) = &outcome.extracted {
@@ -1085,16 +1147,14 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 rest.join("; ")
             ));
         }
+        // What was tried, from the actions themselves rather than back out of the lines.
+        let tried: Vec<String> = executed
+            .iter()
+            .chain(skipped.as_ref())
+            .map(|a| describe_action(&a.action, &a.target))
+            .collect();
         cp.last = LastStep {
-            action: format!(
-                "{} (expected: {})",
-                action_lines
-                    .iter()
-                    .map(|l| l.split(" → ").next().unwrap_or(""))
-                    .collect::<Vec<_>>()
-                    .join("; "),
-                state.next_goal
-            ),
+            action: format!("{} (expected: {})", tried.join("; "), state.next_goal),
             outcome,
             extracted: extracted.join("\n"),
         };
@@ -1155,7 +1215,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             (ExecutionState::StepFail, EventKind::Error)
         };
         let summary = format!("Step {} {}", index + 1, if ok { "done" } else { "failed" });
-        self.emit(cp, Actor::Navigator, state_name, kind, summary);
+        let ended = EventDetail::StepEnded { number: index + 1, ok };
+        self.emit_detail(cp, Actor::Navigator, state_name, kind, summary, ended);
         StepEnd::Finished { done }
     }
 

@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::actions::Action;
 use crate::providers::Usage;
 use crate::repair::Attempt;
-pub use protocol::agent::{Actor, AgentEvent, EventKind, ExecutionState, TaskStatus};
+pub use protocol::agent::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, TaskStatus};
 
 /// The annotation workflow's status; every captured run starts as a draft.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]

@@ -1,4 +1,4 @@
-use protocol::agent::{Actor, EventKind};
+use protocol::agent::{Actor, EventDetail, EventKind};
 use yew::prelude::*;
 
 use crate::components::final_answer::FinalAnswer;
@@ -58,7 +58,7 @@ pub fn message(props: &MessageProps) -> Html {
     let line =
         message.kind == EventKind::Progress && matches!(message.actor, Actor::User | Actor::System);
     // Errors (and questions) whose next step is in Settings get a way there.
-    let settings = message.text.contains("Settings");
+    let settings = matches!(message.detail, EventDetail::NeedsSettings { .. });
     let onclick = props.on_open_settings.reform(|_: MouseEvent| ());
     let body = match message.kind {
         EventKind::Answer => html! { <FinalAnswer text={text} /> },
@@ -92,11 +92,9 @@ pub fn message(props: &MessageProps) -> Html {
         }
         EventKind::Progress if line => html! { <p class="text">{ text }</p> },
         EventKind::Progress => {
-            // "Plan: 1. …" reads better as a titled list.
-            let (title, source) = match message.text.strip_prefix("Plan:") {
-                Some(plan) if message.actor == Actor::Planner => {
-                    (Some("Plan"), AttrValue::from(plan.trim_start().to_owned()))
-                }
+            // A plan reads better as a titled list.
+            let (title, source) = match &message.detail {
+                EventDetail::Plan { steps } => (Some("Plan"), AttrValue::from(steps.clone())),
                 _ => (None, text),
             };
             html! {

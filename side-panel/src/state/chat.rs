@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use protocol::agent::{Actor, AgentEvent, EventKind, ExecutionState};
+use protocol::agent::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState};
 
 /// One message: an event shown on its own, or a note made by the panel.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,6 +20,8 @@ pub struct Message {
     /// `None` for notes the panel made itself (a request that failed, say).
     pub state: Option<ExecutionState>,
     pub text: String,
+    /// What the event is about, as data (a plan, a settings problem…).
+    pub detail: EventDetail,
     /// A remark under the text, e.g. that steering was not applied.
     pub note: Option<String>,
 }
@@ -126,18 +128,6 @@ fn fingerprint(event: &AgentEvent) -> u64 {
     hasher.finish()
 }
 
-/// `Step 3` → 3: the Navigator's opener of a step.
-fn step_opener(details: &str) -> Option<u32> {
-    details.trim().strip_prefix("Step ")?.parse().ok()
-}
-
-/// `Step 3 failed` / `Step 3 done`: the Navigator's summary of a step.
-fn step_summary(details: &str) -> bool {
-    let Some(rest) = details.trim().strip_prefix("Step ") else { return false };
-    let Some((number, word)) = rest.split_once(' ') else { return false };
-    number.parse::<u32>().is_ok() && matches!(word, "done" | "failed")
-}
-
 impl Chat {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty() && self.pending.is_empty()
@@ -190,6 +180,7 @@ impl Chat {
             kind,
             state: None,
             text: text.into(),
+            detail: EventDetail::None,
             note: None,
         }));
     }
@@ -219,6 +210,7 @@ impl Chat {
                 kind: EventKind::Message,
                 state: None,
                 text: pending.text,
+                detail: EventDetail::None,
                 note: Some("Not applied: the task ended before its next step.".into()),
             }));
         }
@@ -300,6 +292,7 @@ impl Chat {
             kind: event.kind,
             state: Some(event.state),
             text: event.details.clone(),
+            detail: event.detail.clone(),
             note: None,
         }));
     }
@@ -321,56 +314,42 @@ impl Chat {
             self.message(event);
             return;
         }
-        match event.state {
-            StepStart if event.kind == EventKind::Progress => {
-                let details = event.details.trim().to_owned();
-                match step_opener(&details) {
-                    Some(number) => {
-                        self.open_new_step(event, number);
-                    }
-                    None => {
-                        let fresh =
-                            self.open_step(&event.run_id).is_some_and(|g| g.acts.is_empty());
-                        let group = if fresh {
-                            self.step_for(event)
-                        } else {
-                            self.open_new_step(event, event.step + 1)
-                        };
-                        group.goal = Some(details);
-                    }
-                }
+        match (&event.state, &event.detail) {
+            (StepStart, EventDetail::StepOpened { number }) => {
+                self.open_new_step(event, *number);
             }
-            ActStart => {
-                let label = event.details.clone();
-                self.step_for(event).acts.push(Act { label, result: None });
+            (StepStart, EventDetail::Goal) => {
+                let fresh = self.open_step(&event.run_id).is_some_and(|g| g.acts.is_empty());
+                let group = if fresh {
+                    self.step_for(event)
+                } else {
+                    self.open_new_step(event, event.step + 1)
+                };
+                group.goal = Some(event.details.trim().to_owned());
             }
-            ActOk | ActFail => {
-                let ok = event.state == ActOk && event.kind != EventKind::Error;
-                let details = event.details.clone();
+            (ActStart, EventDetail::ActionStarted { label }) => {
+                self.step_for(event).acts.push(Act { label: label.clone(), result: None });
+            }
+            (ActOk | ActFail, EventDetail::ActionEnded { label, ok, message, .. }) => {
+                let result = if *ok { Ok(message.clone()) } else { Err(message.clone()) };
                 let group = self.step_for(event);
                 let started = group
                     .acts
                     .iter_mut()
                     .rev()
-                    .find(|act| act.result.is_none() && details.starts_with(&act.label));
+                    .find(|act| act.result.is_none() && act.label == *label);
                 match started {
-                    Some(act) => {
-                        let message = details[act.label.len()..].trim_start_matches(':').trim();
-                        let message = message.to_owned();
-                        act.result = Some(if ok { Ok(message) } else { Err(message) });
-                    }
-                    None => group.acts.push(Act {
-                        label: details.clone(),
-                        result: Some(if ok { Ok(String::new()) } else { Err(String::new()) }),
-                    }),
+                    Some(act) => act.result = Some(result),
+                    None => group.acts.push(Act { label: label.clone(), result: Some(result) }),
                 }
             }
-            StepOk if step_summary(&event.details) || self.open_step(&event.run_id).is_some() => {
+            (StepOk, EventDetail::StepEnded { .. }) => self.close_step(StepOutcome::Ok),
+            (StepOk, _) if self.open_step(&event.run_id).is_some() => {
                 self.close_step(StepOutcome::Ok);
             }
-            StepCancel => self.close_step(StepOutcome::Interrupted),
-            StepFail if step_summary(&event.details) => self.close_step(StepOutcome::Failed),
-            StepFail => {
+            (StepCancel, _) => self.close_step(StepOutcome::Interrupted),
+            (StepFail, EventDetail::StepEnded { .. }) => self.close_step(StepOutcome::Failed),
+            (StepFail, _) => {
                 // The step could not even act (the model or the page failed): say why.
                 self.close_step(StepOutcome::Failed);
                 self.message(event);
@@ -398,8 +377,14 @@ pub(crate) mod tests {
             kind,
             step: 0,
             details: details.into(),
+            detail: EventDetail::None,
             at: 0.0,
         }
+    }
+
+    /// `event` with its facts as data, as the worker sends it.
+    pub fn with(detail: EventDetail, event: AgentEvent) -> AgentEvent {
+        AgentEvent { detail, ..event }
     }
 
     /// Events with distinct times, as the worker stamps them.
@@ -413,28 +398,43 @@ pub(crate) mod tests {
 
     pub fn a_step(n: u32, goal: &str, acts: &[(&str, Result<&str, &str>)]) -> Vec<AgentEvent> {
         use ExecutionState::*;
-        let nav = |state, kind, details: String| AgentEvent {
+        let nav = |state, kind, details: String, detail| AgentEvent {
             step: n - 1,
+            detail,
             ..event(Actor::Navigator, state, kind, &details)
         };
         let mut events = vec![
-            nav(StepStart, EventKind::Progress, format!("Step {n}")),
-            nav(StepStart, EventKind::Progress, goal.into()),
+            nav(
+                StepStart,
+                EventKind::Progress,
+                format!("Step {n}"),
+                EventDetail::StepOpened { number: n },
+            ),
+            nav(StepStart, EventKind::Progress, goal.into(), EventDetail::Goal),
         ];
         let mut ok = true;
         for (label, outcome) in acts {
-            events.push(nav(ActStart, EventKind::Progress, (*label).into()));
-            events.push(match outcome {
-                Ok(m) => nav(ActOk, EventKind::Progress, format!("{label}: {m}")),
+            let started = EventDetail::ActionStarted { label: (*label).into() };
+            events.push(nav(ActStart, EventKind::Progress, (*label).into(), started));
+            let (state, kind, message, done) = match outcome {
+                Ok(m) => (ActOk, EventKind::Progress, *m, true),
                 Err(m) => {
                     ok = false;
-                    nav(ActFail, EventKind::Error, format!("{label}: {m}"))
+                    (ActFail, EventKind::Error, *m, false)
                 }
-            });
+            };
+            let ended = EventDetail::ActionEnded {
+                label: (*label).into(),
+                ok: done,
+                skipped: false,
+                message: message.into(),
+            };
+            events.push(nav(state, kind, format!("{label}: {message}"), ended));
         }
         let summary = format!("Step {n} {}", if ok { "done" } else { "failed" });
         events.push(AgentEvent {
             step: n,
+            detail: EventDetail::StepEnded { number: n, ok },
             ..event(
                 Actor::Navigator,
                 if ok { StepOk } else { StepFail },
@@ -500,15 +500,28 @@ pub(crate) mod tests {
         use ExecutionState::*;
         let mut events = a_step(2, "Add to cart", &[]);
         events.pop(); // still running
-        events.push(event(Actor::Navigator, ActStart, EventKind::Progress, "click [9] Add"));
+        let label = || "click [9] Add".to_owned();
+        events.push(with(
+            EventDetail::ActionStarted { label: label() },
+            event(Actor::Navigator, ActStart, EventKind::Progress, "click [9] Add"),
+        ));
         let chat = chat_of(&timed(events));
         let group = steps(&chat)[0];
         assert_eq!(group.live().map(|a| a.label.as_str()), Some("click [9] Add"));
 
         let mut chat = chat;
+        let ended = EventDetail::ActionEnded {
+            label: label(),
+            ok: true,
+            skipped: false,
+            message: "clicked".into(),
+        };
         chat.push(&AgentEvent {
             at: 5000.0,
-            ..event(Actor::Navigator, ActOk, EventKind::Progress, "click [9] Add: clicked")
+            ..with(
+                ended,
+                event(Actor::Navigator, ActOk, EventKind::Progress, "the text may say anything"),
+            )
         });
         assert_eq!(steps(&chat)[0].live(), None);
     }
@@ -549,7 +562,10 @@ pub(crate) mod tests {
     fn a_step_that_could_not_act_leaves_only_its_error() {
         use ExecutionState::*;
         let events = timed(vec![
-            event(Actor::Navigator, StepStart, EventKind::Progress, "Step 1"),
+            with(
+                EventDetail::StepOpened { number: 1 },
+                event(Actor::Navigator, StepStart, EventKind::Progress, "Step 1"),
+            ),
             event(Actor::Navigator, StepFail, EventKind::Error, "The model did not answer."),
         ]);
         let chat = chat_of(&events);
@@ -565,7 +581,10 @@ pub(crate) mod tests {
         use ExecutionState::*;
         let mut events = a_step(1, "Scroll", &[]);
         events.pop();
-        events.push(event(Actor::Navigator, ActStart, EventKind::Progress, "scroll down"));
+        events.push(with(
+            EventDetail::ActionStarted { label: "scroll down".into() },
+            event(Actor::Navigator, ActStart, EventKind::Progress, "scroll down"),
+        ));
         events.push(event(Actor::Navigator, StepCancel, EventKind::Progress, "Step interrupted."));
         events.push(event(
             Actor::User,

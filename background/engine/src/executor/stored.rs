@@ -13,7 +13,7 @@
 //! appends the step from the previous version to [`UPGRADES`]. Keep the previous release's
 //! checkpoint as a fixture and a test that reads it.
 
-use protocol::agent::SessionSummary;
+use protocol::agent::{EventDetail, SessionSummary};
 use serde_json::{Map, Value};
 
 use super::Checkpoint;
@@ -38,6 +38,8 @@ const UPGRADES: [Upgrade; CHECKPOINT_VERSION as usize - 1] = [from_1];
 /// Version 1 (no `version` stored) lacks what was added after 4062a39: `off_plan`, the
 /// extracted text of the last step and the read position of `memory`. Each starts empty,
 /// as in a fresh task. (Their serde defaults say the same; this says it for version 1.)
+/// Its events carry their facts only as text: each gets its `detail` from that text, in
+/// the wording that release wrote, so a reopened conversation shows its step cards.
 fn from_1(cp: &mut Map<String, Value>) {
     cp.entry("off_plan").or_insert(Value::Bool(false));
     if let Some(Value::Object(last)) = cp.get_mut("last") {
@@ -45,6 +47,67 @@ fn from_1(cp: &mut Map<String, Value>) {
     }
     if let Some(Value::Object(memory)) = cp.get_mut("memory") {
         memory.entry("reading").or_insert(Value::Null);
+    }
+    let mut started = String::new();
+    for event in cp.get_mut("events").and_then(Value::as_array_mut).into_iter().flatten() {
+        let Some(event) = event.as_object_mut() else { continue };
+        if event.contains_key("detail") {
+            continue;
+        }
+        let detail = released_detail(event, &mut started);
+        if let Ok(detail) = serde_json::to_value(detail) {
+            event.insert("detail".into(), detail);
+        }
+    }
+}
+
+/// What a version-1 event's text said, as data: the only place that release's wording is
+/// read. `started` is the label of the last action begun, which its end repeats.
+fn released_detail(event: &Map<String, Value>, started: &mut String) -> EventDetail {
+    let text = |key: &str| event.get(key).and_then(Value::as_str).unwrap_or_default();
+    let (actor, state, kind, details) =
+        (text("actor"), text("state"), text("kind"), text("details"));
+    let step_number = |rest: &str| rest.split(' ').next().and_then(|n| n.parse::<u32>().ok());
+    match (actor, state) {
+        ("navigator", "STEP_START") => match details.strip_prefix("Step ").and_then(step_number) {
+            Some(number) if !details["Step ".len()..].contains(' ') => {
+                EventDetail::StepOpened { number }
+            }
+            _ => EventDetail::Goal,
+        },
+        ("navigator", "ACT_START") => {
+            *started = details.to_owned();
+            EventDetail::ActionStarted { label: details.to_owned() }
+        }
+        ("navigator", "ACT_OK" | "ACT_FAIL") if !started.is_empty() => {
+            match details.strip_prefix(started.as_str()) {
+                Some(rest) => EventDetail::ActionEnded {
+                    label: std::mem::take(started),
+                    ok: state == "ACT_OK" && kind != "error",
+                    skipped: false,
+                    message: rest.trim_start_matches(':').trim().to_owned(),
+                },
+                None => EventDetail::None,
+            }
+        }
+        ("navigator", "STEP_OK" | "STEP_FAIL") => {
+            match details.strip_prefix("Step ").map(|rest| rest.split_once(' ')) {
+                Some(Some((number, "done" | "failed"))) => match number.parse() {
+                    Ok(number) => EventDetail::StepEnded { number, ok: state == "STEP_OK" },
+                    Err(_) => EventDetail::None,
+                },
+                _ => EventDetail::None,
+            }
+        }
+        ("planner", "STEP_OK") => match details.strip_prefix("Plan:") {
+            Some(steps) => EventDetail::Plan { steps: steps.trim_start().to_owned() },
+            None if details.starts_with("I believe the task is done") => EventDetail::PlannerDone,
+            None => EventDetail::None,
+        },
+        _ if (kind == "error" || kind == "question") && details.contains("Settings") => {
+            EventDetail::NeedsSettings { what: "the model settings".into() }
+        }
+        _ => EventDetail::None,
     }
 }
 
@@ -236,6 +299,24 @@ mod tests {
         assert!(!cp.off_plan);
         assert_eq!(cp.memory.reading, None);
         assert_eq!(cp.last.extracted, "");
+    }
+
+    #[test]
+    fn the_previous_releases_events_get_their_facts_from_its_wording() {
+        let cp = read_checkpoint("s", previous_release()).unwrap();
+        let details: Vec<&EventDetail> = cp.events.iter().map(|e| &e.detail).collect();
+        assert!(details.contains(&&EventDetail::StepOpened { number: 1 }), "{details:#?}");
+        assert!(details.iter().any(|d| matches!(d, EventDetail::Plan { .. })), "{details:#?}");
+        assert!(details.iter().any(|d| matches!(d, EventDetail::StepEnded { number: 1, .. })));
+        let ended = details.iter().find_map(|d| match d {
+            EventDetail::ActionEnded { label, .. } => Some(label.clone()),
+            _ => None,
+        });
+        let begun = details.iter().find_map(|d| match d {
+            EventDetail::ActionStarted { label } => Some(label.clone()),
+            _ => None,
+        });
+        assert!(ended.is_some() && ended == begun, "{ended:?} vs {begun:?}");
     }
 
     #[test]

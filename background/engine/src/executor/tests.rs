@@ -1107,3 +1107,27 @@ fn a_navigation_ends_the_sequence_and_the_rest_is_listed() {
         "{next}"
     );
 }
+
+#[test]
+fn events_carry_their_facts_as_data_for_the_pages() {
+    let (_, cp) = run_to_done(vec![
+        plan_steps("1. Open the kettle"),
+        navigate(click(3)),
+        navigate(done_action()),
+        think(true, None, "", ""),
+    ]);
+    let details: Vec<&EventDetail> = cp.events.iter().map(|e| &e.detail).collect();
+    assert!(details.contains(&&EventDetail::Plan { steps: "1. Open the kettle".into() }));
+    assert!(details.contains(&&EventDetail::StepOpened { number: 1 }));
+    assert!(details.contains(&&EventDetail::Goal));
+    assert!(details.contains(&&EventDetail::StepEnded { number: 1, ok: true }));
+    let started = details.iter().find_map(|d| match d {
+        EventDetail::ActionStarted { label } => Some(label.clone()),
+        _ => None,
+    });
+    let ended = details.iter().find_map(|d| match d {
+        EventDetail::ActionEnded { label, ok: true, skipped: false, .. } => Some(label.clone()),
+        _ => None,
+    });
+    assert!(started.is_some() && started == ended, "{started:?} / {ended:?}");
+}
