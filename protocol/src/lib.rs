@@ -113,7 +113,7 @@ pub enum PanelRequest {
     /// serializes as `***` and is ignored.
     TestConnection {
         id: u32,
-        role: String,
+        role: settings::ModelRole,
         model: Box<settings::ModelConfig>,
         #[serde(default)]
         key: Option<String>,
@@ -423,12 +423,16 @@ mod tests {
         let PanelRequest::TestConnection { id: 6, role, model, key } = &request else {
             panic!("{request:?}")
         };
-        assert_eq!((role.as_str(), key.as_deref()), ("navigator", Some("sk-typed")));
+        assert_eq!((*role, key.as_deref()), (settings::ModelRole::Navigator, Some("sk-typed")));
         assert_eq!(model.model, "gpt-test");
         let stored: PanelRequest = serde_json::from_value(json!({"type": "test_connection",
             "id": 7, "role": "planner", "model": model}))
         .unwrap();
         assert!(matches!(stored, PanelRequest::TestConnection { key: None, .. }), "stored key");
+        // A role the panel does not know is refused where the request is read.
+        let unknown = serde_json::from_value::<PanelRequest>(json!({"type": "test_connection",
+            "id": 8, "role": "critic", "model": model}));
+        assert!(unknown.is_err(), "{unknown:?}");
         assert_eq!(
             serde_json::to_value(WorkerEvent::Connection {
                 id: 6,

@@ -96,7 +96,8 @@ pub struct ModelConfig {
 impl ModelConfig {
     /// Inline problems of this model as `role`'s, as (field path, message): what
     /// [`Settings::problems`] says about it, and what a connection test checks first.
-    pub fn problems(&self, role: &str) -> Vec<(String, String)> {
+    pub fn problems(&self, role: ModelRole) -> Vec<(String, String)> {
+        let role = role.id();
         let mut problems = Vec::new();
         if self.model.trim().is_empty() {
             problems.push((format!("models.{role}.model"), "Enter a model name.".to_owned()));
@@ -122,6 +123,45 @@ impl ModelConfig {
     }
 }
 
+/// A role with a model of its own: the three agents, and the optional repair model. On the
+/// wire and in field paths as `planner`, `navigator`, `thinking`, `repair`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelRole {
+    Planner,
+    Navigator,
+    Thinking,
+    Repair,
+}
+
+impl ModelRole {
+    /// Every role, in the order Settings shows them.
+    pub const ALL: [ModelRole; 4] =
+        [ModelRole::Planner, ModelRole::Navigator, ModelRole::Thinking, ModelRole::Repair];
+    /// The agents, which have prompts (and so prompt variants).
+    pub const AGENTS: [ModelRole; 3] =
+        [ModelRole::Planner, ModelRole::Navigator, ModelRole::Thinking];
+
+    /// The wire name, also the prompt id of an agent.
+    pub fn id(self) -> &'static str {
+        match self {
+            ModelRole::Planner => "planner",
+            ModelRole::Navigator => "navigator",
+            ModelRole::Thinking => "thinking",
+            ModelRole::Repair => "repair",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            ModelRole::Planner => "Planner",
+            ModelRole::Navigator => "Navigator",
+            ModelRole::Thinking => "Thinking",
+            ModelRole::Repair => "Repair",
+        }
+    }
+}
+
 /// The model each agent role uses; `repair` handles repairs of invalid answers when set.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RoleModels {
@@ -143,14 +183,24 @@ impl RoleModels {
         }
     }
 
-    fn each_mut(&mut self) -> impl Iterator<Item = (&'static str, &mut ModelConfig)> {
+    /// The model of `role`; only the repair model may be missing.
+    pub fn get(&self, role: ModelRole) -> Option<&ModelConfig> {
+        match role {
+            ModelRole::Planner => Some(&self.planner),
+            ModelRole::Navigator => Some(&self.navigator),
+            ModelRole::Thinking => Some(&self.thinking),
+            ModelRole::Repair => self.repair.as_ref(),
+        }
+    }
+
+    fn each_mut(&mut self) -> impl Iterator<Item = (ModelRole, &mut ModelConfig)> {
         [
-            ("planner", &mut self.planner),
-            ("navigator", &mut self.navigator),
-            ("thinking", &mut self.thinking),
+            (ModelRole::Planner, &mut self.planner),
+            (ModelRole::Navigator, &mut self.navigator),
+            (ModelRole::Thinking, &mut self.thinking),
         ]
         .into_iter()
-        .chain(self.repair.as_mut().map(|m| ("repair", m)))
+        .chain(self.repair.as_mut().map(|m| (ModelRole::Repair, m)))
     }
 }
 
@@ -236,7 +286,7 @@ impl Settings {
         let mut copy = self.clone();
         copy.models
             .each_mut()
-            .map(|(role, m)| (role.to_owned(), m.api_key.expose().to_owned()))
+            .map(|(role, m)| (role.id().to_owned(), m.api_key.expose().to_owned()))
             .collect()
     }
 
@@ -245,7 +295,7 @@ impl Settings {
     pub fn restore_keys(&mut self, keys: &BTreeMap<String, String>) {
         for (role, model) in self.models.each_mut() {
             if model.api_key.is_empty() || model.api_key.expose() == "***" {
-                model.api_key = Secret::new(keys.get(role).cloned().unwrap_or_default());
+                model.api_key = Secret::new(keys.get(role.id()).cloned().unwrap_or_default());
             }
         }
     }

@@ -152,14 +152,33 @@ impl ActionOutcome {
     }
 }
 
+/// Why a tab operation failed. A tab that is gone is a fact about the browser the model
+/// should see (the tabs it knew changed), not a failure to retry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TabError {
+    /// No tab has that id any more.
+    Gone,
+    /// Anything else, as the browser said it (a URL Chrome will not open, say).
+    Failed(String),
+}
+
+impl std::fmt::Display for TabError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TabError::Gone => f.write_str("the tab is closed"),
+            TabError::Failed(message) => f.write_str(message),
+        }
+    }
+}
+
 /// Opening, switching and closing tabs: `chrome.tabs` and `chrome.debugger.getTargets` in
 /// the worker.
 #[allow(async_fn_in_trait)]
 pub trait Tabs {
-    async fn list(&self) -> Result<Vec<TabInfo>, String>;
-    async fn open(&self, url: &str) -> Result<TabId, String>;
-    async fn activate(&self, tab: TabId) -> Result<(), String>;
-    async fn close(&self, tab: TabId) -> Result<(), String>;
+    async fn list(&self) -> Result<Vec<TabInfo>, TabError>;
+    async fn open(&self, url: &str) -> Result<TabId, TabError>;
+    async fn activate(&self, tab: TabId) -> Result<(), TabError>;
+    async fn close(&self, tab: TabId) -> Result<(), TabError>;
 }
 
 /// Bounds of the waits after an action.
@@ -283,11 +302,21 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                     outcome.tab = Some(*tab_id);
                     outcome.changed(true)
                 }
-                Err(error) => ActionOutcome::fail(format!("No tab {tab_id} to switch to: {error}")),
+                // The tabs the model knew are not the tabs there are: the next state lists them.
+                Err(TabError::Gone) => {
+                    ActionOutcome::fail(format!("Tab {tab_id} is no longer open")).changed(true)
+                }
+                Err(error) => {
+                    ActionOutcome::fail(format!("Could not switch to tab {tab_id}: {error}"))
+                }
             },
             Action::CloseTab { tab_id } => match self.tabs.close(*tab_id).await {
                 // The tabs the model saw are not the tabs there are any more.
                 Ok(()) => ActionOutcome::ok(format!("Closed tab {tab_id}")).changed(true),
+                // What closing was for already holds.
+                Err(TabError::Gone) => {
+                    ActionOutcome::ok(format!("Tab {tab_id} was already closed")).changed(true)
+                }
                 Err(error) => ActionOutcome::fail(format!("Could not close tab {tab_id}: {error}")),
             },
             Action::Wait { seconds } => {
@@ -1165,20 +1194,38 @@ mod tests {
     struct TabOpens(Cell<u32>);
 
     impl Tabs for TabOpens {
-        async fn list(&self) -> Result<Vec<TabInfo>, String> {
+        async fn list(&self) -> Result<Vec<TabInfo>, TabError> {
             self.0.set(self.0.get() + 1);
             let new = TabInfo { id: 7, url: "https://help.example/".into(), title: "Help".into() };
             Ok(if self.0.get() > 1 { vec![new] } else { vec![] })
         }
-        async fn open(&self, _: &str) -> Result<TabId, String> {
-            Err("no".into())
+        async fn open(&self, _: &str) -> Result<TabId, TabError> {
+            Err(TabError::Failed("no".into()))
         }
-        async fn activate(&self, _: TabId) -> Result<(), String> {
-            Err("no".into())
+        async fn activate(&self, _: TabId) -> Result<(), TabError> {
+            Err(TabError::Gone)
         }
-        async fn close(&self, _: TabId) -> Result<(), String> {
-            Err("no".into())
+        async fn close(&self, _: TabId) -> Result<(), TabError> {
+            Err(TabError::Gone)
         }
+    }
+
+    #[test]
+    fn a_tab_that_is_gone_is_reported_as_a_change_not_retried() {
+        let tabs = TabOpens::default();
+        let (switched, _) = perform_in(Action::SwitchTab { tab_id: 9 }, vec![], vec![], &tabs);
+        assert!(!switched.ok);
+        assert_eq!(switched.message, "Tab 9 is no longer open");
+        assert!(switched.page_changed, "the next state lists the tabs there are");
+        let (closed, _) = perform_in(Action::CloseTab { tab_id: 9 }, vec![], vec![], &tabs);
+        assert!(closed.ok, "closing a closed tab did what was asked");
+        assert_eq!(closed.message, "Tab 9 was already closed");
+        let (opened, _) =
+            perform_in(Action::OpenTab { url: "https://a.example/".into() }, vec![], vec![], &tabs);
+        assert_eq!(
+            (opened.ok, opened.message.as_str()),
+            (false, "Could not open https://a.example/: no")
+        );
     }
 
     fn evaluations(calls: &[String]) -> usize {

@@ -8,6 +8,7 @@
 pub mod actions;
 pub mod agents;
 pub mod browser;
+pub mod capture;
 pub mod cdp;
 pub mod detector;
 pub mod executor;
@@ -47,7 +48,7 @@ pub(crate) mod testing {
     use std::cell::Cell;
 
     use crate::Clock;
-    use crate::actions::{TabInfo, Tabs};
+    use crate::actions::{TabError, TabInfo, Tabs};
     use protocol::TabId;
 
     /// A clock that only moves when slept on, or by one tick per reading when `ticking`.
@@ -73,17 +74,17 @@ pub(crate) mod testing {
     pub struct OneTab;
 
     impl Tabs for OneTab {
-        async fn list(&self) -> Result<Vec<TabInfo>, String> {
+        async fn list(&self) -> Result<Vec<TabInfo>, TabError> {
             Ok(vec![])
         }
-        async fn open(&self, _: &str) -> Result<TabId, String> {
-            Err("no".into())
+        async fn open(&self, _: &str) -> Result<TabId, TabError> {
+            Err(TabError::Failed("no".into()))
         }
-        async fn activate(&self, _: TabId) -> Result<(), String> {
-            Err("no".into())
+        async fn activate(&self, _: TabId) -> Result<(), TabError> {
+            Err(TabError::Failed("no".into()))
         }
-        async fn close(&self, _: TabId) -> Result<(), String> {
-            Err("no".into())
+        async fn close(&self, _: TabId) -> Result<(), TabError> {
+            Err(TabError::Failed("no".into()))
         }
     }
 }

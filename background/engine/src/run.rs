@@ -171,20 +171,6 @@ pub struct LlmTrace {
     pub chars: PromptChars,
 }
 
-/// Where the executor puts what it produces. The worker writes to IndexedDB and forwards
-/// events to the panel's port; tests keep everything in memory.
-#[allow(async_fn_in_trait)]
-pub trait Capture {
-    /// A fresh unique id for a run, step screenshot or trace.
-    fn new_id(&self) -> String;
-    fn emit(&self, event: &AgentEvent);
-    async fn save_run(&self, run: &AgentRun) -> Result<(), String>;
-    async fn save_step(&self, step: &StepRecord, screenshot: Option<&[u8]>) -> Result<(), String>;
-    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), String>;
-    async fn save_checkpoint(&self, checkpoint: &crate::executor::Checkpoint)
-    -> Result<(), String>;
-}
-
 /// Milliseconds since the epoch as ISO 8601 UTC (`2026-11-22T06:37:49.123Z`).
 pub fn iso8601(epoch_ms: f64) -> String {
     let ms = epoch_ms.max(0.0) as i64;

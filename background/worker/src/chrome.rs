@@ -1,6 +1,7 @@
 //! Bindings to the few `chrome.*` and worker-global functions the shell uses, and the
 //! [`Cdp`] implementation over `chrome.debugger`.
 
+use agent_engine::actions::TabError;
 use agent_engine::cdp::{Cdp, CdpError};
 use js_sys::{Object, Promise, Reflect};
 use protocol::TabId;
@@ -102,11 +103,17 @@ async fn settle_js(call: Result<Promise, JsValue>) -> Result<JsValue, String> {
     JsFuture::from(promise).await.map_err(|e| error_message(&e))
 }
 
+/// A failed `chrome.tabs` call, telling a tab that is gone from other failures.
+fn tab_error(message: String) -> TabError {
+    // Chrome's wording for an unknown tab id: "No tab with id: 12."
+    if message.starts_with("No tab with id") { TabError::Gone } else { TabError::Failed(message) }
+}
+
 impl agent_engine::actions::Tabs for ChromeTabs {
-    async fn list(&self) -> Result<Vec<agent_engine::actions::TabInfo>, String> {
+    async fn list(&self) -> Result<Vec<agent_engine::actions::TabInfo>, TabError> {
+        let targets = settle_js(debugger_targets()).await.map_err(TabError::Failed)?;
         let targets: Vec<serde_json::Value> =
-            serde_wasm_bindgen::from_value(settle_js(debugger_targets()).await?)
-                .map_err(|e| e.to_string())?;
+            serde_wasm_bindgen::from_value(targets).map_err(|e| TabError::Failed(e.to_string()))?;
         Ok(targets
             .iter()
             // Extension pages (this panel among them) are not the agent's to drive.
@@ -124,21 +131,23 @@ impl agent_engine::actions::Tabs for ChromeTabs {
             .collect())
     }
 
-    async fn open(&self, url: &str) -> Result<TabId, String> {
-        let created = settle_js(tabs_create(&object(&[("url", url.into())]))).await?;
+    async fn open(&self, url: &str) -> Result<TabId, TabError> {
+        let created =
+            settle_js(tabs_create(&object(&[("url", url.into())]))).await.map_err(tab_error)?;
         Reflect::get(&created, &"id".into())
             .ok()
             .and_then(|id| id.as_f64())
             .map(|id| id as TabId)
-            .ok_or_else(|| "Chrome did not say which tab it opened".into())
+            .ok_or_else(|| TabError::Failed("Chrome did not say which tab it opened".into()))
     }
 
-    async fn activate(&self, tab: TabId) -> Result<(), String> {
-        settle_js(tabs_update(tab, &object(&[("active", true.into())]))).await.map(drop)
+    async fn activate(&self, tab: TabId) -> Result<(), TabError> {
+        let update = tabs_update(tab, &object(&[("active", true.into())]));
+        settle_js(update).await.map(drop).map_err(tab_error)
     }
 
-    async fn close(&self, tab: TabId) -> Result<(), String> {
-        settle_js(tabs_remove(tab)).await.map(drop)
+    async fn close(&self, tab: TabId) -> Result<(), TabError> {
+        settle_js(tabs_remove(tab)).await.map(drop).map_err(tab_error)
     }
 }
 

@@ -4,34 +4,29 @@
 use agent_engine::Clock;
 use agent_engine::providers::{self, ChatMessage, ChatRequest, ModelConfig, Secret};
 use protocol::WorkerEvent;
+use protocol::settings::ModelRole;
 
 use crate::chrome::PerformanceClock;
 use crate::http::FetchHttp;
 use crate::store::Store;
-
-/// The roles Settings has a model for.
-const ROLES: [&str; 4] = ["planner", "navigator", "thinking", "repair"];
 
 /// Calls `model` once and says how it went. `key` is a key typed in the form; without one
 /// the key stored for `role` is used. The key never appears in the answer.
 pub async fn test(
     store: &Store,
     id: u32,
-    role: &str,
+    role: ModelRole,
     mut model: ModelConfig,
     key: Option<String>,
 ) -> WorkerEvent {
     let answer = |ok: bool, message: String| WorkerEvent::Connection { id, ok, message };
-    if !ROLES.contains(&role) {
-        return answer(false, format!("There is no {role:?} model to test."));
-    }
     if let Some((_, problem)) = model.problems(role).into_iter().next() {
         return answer(false, format!("Fix the form first: {problem}"));
     }
     let key = match key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()) {
         Some(key) => key,
         None => match store.settings().await {
-            Ok(settings) => settings.and_then(|s| s.keys().remove(role)).unwrap_or_default(),
+            Ok(settings) => settings.and_then(|s| s.keys().remove(role.id())).unwrap_or_default(),
             Err(error) => return answer(false, error),
         },
     };

@@ -15,6 +15,7 @@
 use std::collections::BTreeMap;
 use std::error::Error;
 
+use agent_engine::capture::CaptureError;
 use agent_engine::executor::{Checkpoint, Unreadable, read_checkpoint};
 use agent_engine::run::{AgentRun, LlmTrace, StepRecord};
 use indexed_db_futures::database::Database;
@@ -23,7 +24,7 @@ use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use protocol::Favourite;
 use protocol::settings::Settings;
 use serde::Serialize;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::chrome::{error_message, log};
 
@@ -56,8 +57,8 @@ impl Store {
         Ok(Store { db })
     }
 
-    pub async fn put_run(&self, run: &AgentRun) -> Result<(), String> {
-        self.put(RUNS, None, run).await.map_err(failed(format!("store run {}", run.id)))
+    pub async fn put_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
+        self.put(RUNS, None, run).await.map_err(not_captured(format!("store run {}", run.id)))
     }
 
     /// The step row and, when given, its screenshot blob under `step.screenshot.key`, in ONE
@@ -66,7 +67,7 @@ impl Store {
         &self,
         step: &StepRecord,
         screenshot: Option<&[u8]>,
-    ) -> Result<(), String> {
+    ) -> Result<(), CaptureError> {
         let write = async {
             let row = encode(step)?;
             let blob = match screenshot {
@@ -87,20 +88,22 @@ impl Store {
             tx.commit().await?;
             Ok::<_, Cause>(())
         };
-        write.await.map_err(failed(format!("store step {} of run {}", step.index, step.run_id)))
+        write
+            .await
+            .map_err(not_captured(format!("store step {} of run {}", step.index, step.run_id)))
     }
 
-    pub async fn put_trace(&self, trace: &LlmTrace) -> Result<(), String> {
+    pub async fn put_trace(&self, trace: &LlmTrace) -> Result<(), CaptureError> {
         self.put(TRACES, None, trace)
             .await
-            .map_err(failed(format!("store trace {} of run {}", trace.id, trace.run_id)))
+            .map_err(not_captured(format!("store trace {} of run {}", trace.id, trace.run_id)))
     }
 
-    pub async fn put_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), String> {
+    pub async fn put_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
         let session = &checkpoint.session_id;
         self.put(CHECKPOINTS, Some(session), checkpoint)
             .await
-            .map_err(failed(format!("store the checkpoint of session {session}")))
+            .map_err(not_captured(format!("store the checkpoint of session {session}")))
     }
 
     pub async fn delete_checkpoint(&self, session_id: &str) -> Result<(), String> {
@@ -291,6 +294,21 @@ fn jpeg(bytes: &[u8]) -> Result<web_sys::Blob, String> {
     options.set_type("image/jpeg");
     web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
         .map_err(|error| error_message(&error))
+}
+
+/// [`failed`] for the records the executor captures, telling a full disk from the rest:
+/// the executor stops the task on the first and only logs the others.
+fn not_captured(what: String) -> impl FnOnce(Cause) -> CaptureError {
+    move |cause| {
+        // Chrome names the DOMException; an aborted commit may only carry it in its text.
+        let full = cause.downcast_ref::<indexed_db_futures::error::Error>().is_some_and(|e| {
+            matches!(e, indexed_db_futures::error::Error::DomException(dom)
+                if AsRef::<JsValue>::as_ref(dom).unchecked_ref::<web_sys::DomException>().name()
+                    == "QuotaExceededError")
+        }) || cause.to_string().contains("QuotaExceeded");
+        let message = failed(what)(cause);
+        if full { CaptureError::Full(message) } else { CaptureError::Failed(message) }
+    }
 }
 
 /// Turns an operation's cause into the message a person reads.

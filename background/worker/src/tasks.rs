@@ -10,10 +10,11 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
+use agent_engine::capture::{Capture, CaptureError};
 use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
-use agent_engine::run::{AgentEvent, AgentRun, Capture, LlmTrace, StepRecord};
+use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord};
 use protocol::agent::{Actor, ExecutionState, SessionSummary, TaskSnapshot, TaskStatus};
 use protocol::settings::Settings;
 use protocol::{Favourite, PanelRequest, WorkerEvent, favourites_problem};
@@ -95,19 +96,23 @@ impl Capture for WorkerCapture<'_> {
         self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone() });
     }
 
-    async fn save_run(&self, run: &AgentRun) -> Result<(), String> {
+    async fn save_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
         self.store.put_run(run).await
     }
 
-    async fn save_step(&self, step: &StepRecord, screenshot: Option<&[u8]>) -> Result<(), String> {
+    async fn save_step(
+        &self,
+        step: &StepRecord,
+        screenshot: Option<&[u8]>,
+    ) -> Result<(), CaptureError> {
         self.store.put_step(step, screenshot).await
     }
 
-    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), String> {
+    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), CaptureError> {
         self.store.put_trace(trace).await
     }
 
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), String> {
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
         if checkpoint.status != TaskStatus::Running {
             self.worker.tasks.stopping.set(true);
         }
@@ -367,7 +372,7 @@ impl Tasks {
                 *tasks.current.borrow_mut() = Some(cp);
                 match result {
                     Ok(()) => WorkerEvent::Done { id },
-                    Err(error) => failed(&error),
+                    Err(error) => failed(&error.to_string()),
                 }
             }
             PanelRequest::Pause { id, session_id } => {
@@ -519,7 +524,7 @@ impl Tasks {
                 }
             }
             PanelRequest::TestConnection { id, role, model, key } => {
-                crate::connection::test(&store, id, &role, *model, key).await
+                crate::connection::test(&store, id, role, *model, key).await
             }
             PanelRequest::PageTitle { id, .. } | PanelRequest::PageState { id, .. } => {
                 failed(&format!("request {id} is not a task request"))

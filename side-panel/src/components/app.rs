@@ -14,9 +14,10 @@ use crate::components::settings_view::SettingsView;
 use crate::components::status_bar::StatusBar;
 use crate::components::tools::Tools;
 use crate::shortcut::Shortcut;
-use crate::state::settings::{Field, Role};
+use crate::state::settings::Field;
 use crate::state::{FavouriteAction, PanelAction, PanelState, Phase, View};
 use crate::worker_port::{self, WorkerPort};
+use protocol::settings::ModelRole;
 
 fn focus(input: &NodeRef) {
     if let Some(element) = input.cast::<web_sys::HtmlElement>() {
@@ -148,7 +149,9 @@ pub fn app() -> Html {
     let on_open_settings = act(|| PanelAction::OpenSettings);
     let on_test = {
         let dispatcher = state.dispatcher();
-        Callback::from(move |role: Role| dispatcher.dispatch(PanelAction::TestConnection(role)))
+        Callback::from(move |role: ModelRole| {
+            dispatcher.dispatch(PanelAction::TestConnection(role))
+        })
     };
     let session = |make: fn(String) -> PanelAction| {
         let dispatcher = state.dispatcher();

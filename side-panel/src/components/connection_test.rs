@@ -1,13 +1,15 @@
 use yew::prelude::*;
 
-use crate::state::settings::{ConnectionTest, Role};
+use protocol::settings::ModelRole;
+
+use crate::state::settings::ConnectionTest;
 
 #[derive(Properties, PartialEq)]
 pub struct ConnectionTestProps {
-    pub role: Role,
+    pub role: ModelRole,
     pub test: ConnectionTest,
     pub connected: bool,
-    pub on_test: Callback<Role>,
+    pub on_test: Callback<ModelRole>,
 }
 
 /// "Test connection" for one role's model as typed, and how it went.

@@ -4,13 +4,13 @@ use yew::prelude::*;
 use crate::components::connection_test::ConnectionTestButton;
 use crate::components::field_errors::FieldErrors;
 use crate::components::settings_field::{InputKind, SettingsField};
-use crate::state::settings::{
-    ConnectionTest, Field, MASKED, ModelDraft, PROVIDERS, Role, provider_id,
-};
+use protocol::settings::ModelRole;
+
+use crate::state::settings::{ConnectionTest, Field, MASKED, ModelDraft, PROVIDERS, provider_id};
 
 #[derive(Properties, PartialEq)]
 pub struct ModelFieldsProps {
-    pub role: Role,
+    pub role: ModelRole,
     pub model: ModelDraft,
     /// Every problem of the form; this role's are picked out.
     pub problems: Vec<(String, String)>,
@@ -18,7 +18,7 @@ pub struct ModelFieldsProps {
     /// This role's "Test connection".
     pub test: ConnectionTest,
     pub connected: bool,
-    pub on_test: Callback<Role>,
+    pub on_test: Callback<ModelRole>,
 }
 
 /// One role's model: provider, base URL, API key, model name, timeout; and a test of it.

@@ -4,14 +4,16 @@ use yew::prelude::*;
 use crate::components::field_errors::FieldErrors;
 use crate::components::model_fields::ModelFields;
 use crate::components::settings_field::{InputKind, SettingsField};
-use crate::state::settings::{Field, Load, Role, Saved, SettingsForm, pattern_lines};
+use protocol::settings::ModelRole;
+
+use crate::state::settings::{Field, Load, Saved, SettingsForm, pattern_lines};
 
 #[derive(Properties, PartialEq)]
 pub struct SettingsViewProps {
     pub form: SettingsForm,
     pub connected: bool,
     pub on_edit: Callback<(Field, String)>,
-    pub on_test: Callback<Role>,
+    pub on_test: Callback<ModelRole>,
     pub on_save: Callback<()>,
     pub on_close: Callback<()>,
     /// Asks for the settings again after loading failed.
@@ -87,9 +89,9 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
         },
         None => html! {},
     };
-    let mut roles: Vec<Role> = Role::AGENTS.to_vec();
+    let mut roles: Vec<ModelRole> = ModelRole::AGENTS.to_vec();
     if draft.repair_enabled {
-        roles.push(Role::Repair);
+        roles.push(ModelRole::Repair);
     }
     let ready = matches!(form.load, Load::Ready { .. });
     html! {
@@ -152,7 +154,7 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
 
                 <h3>{ "Prompt variants" }</h3>
                 <div class="grid">
-                    { for Role::AGENTS.iter().map(|role| html! {
+                    { for ModelRole::AGENTS.iter().map(|role| html! {
                         <SettingsField field={Field::Variant(*role)} label={role.label()}
                             value={draft.variant(*role).to_owned()} placeholder="A"
                             problems={of(Field::Variant(*role))} on_edit={on_edit.clone()} />

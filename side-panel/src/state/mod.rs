@@ -26,7 +26,8 @@ use yew::Reducible;
 use chat::{Chat, PendingKind};
 use favourites::Favourites;
 use history::History;
-use settings::{Field, Role, SettingsForm};
+use protocol::settings::ModelRole;
+use settings::{Field, SettingsForm};
 
 /// Whether the panel can reach the background worker.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -279,7 +280,7 @@ pub enum PanelAction {
     EditSetting(Field, String),
     SaveSettings,
     /// "Test connection" for a role's model as typed.
-    TestConnection(Role),
+    TestConnection(ModelRole),
     /// Shows the History (and lists the conversations afresh), or goes back to the chat.
     ToggleHistory,
     /// Reopens a stored conversation in the chat.
@@ -599,12 +600,12 @@ impl PanelState {
         }
     }
 
-    fn test_connection(&mut self, role: Role) {
+    fn test_connection(&mut self, role: ModelRole) {
         let sent = if self.connected() {
             self.settings.draft.model(role).connection_test(role).map(|(model, key)| {
                 self.request(|id| PanelRequest::TestConnection {
                     id,
-                    role: role.id().to_owned(),
+                    role,
                     model: Box::new(model),
                     key,
                 })

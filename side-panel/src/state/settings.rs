@@ -5,40 +5,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use protocol::settings::{AgentOptions, ModelConfig, ProviderKind, RoleModels, Secret, Settings};
-
-/// The model roles, in the order the form shows them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Planner,
-    Navigator,
-    Thinking,
-    Repair,
-}
-
-impl Role {
-    pub const ALL: [Role; 4] = [Role::Planner, Role::Navigator, Role::Thinking, Role::Repair];
-    /// The agents that have prompts (and so prompt variants).
-    pub const AGENTS: [Role; 3] = [Role::Planner, Role::Navigator, Role::Thinking];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Role::Planner => "planner",
-            Role::Navigator => "navigator",
-            Role::Thinking => "thinking",
-            Role::Repair => "repair",
-        }
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Role::Planner => "Planner",
-            Role::Navigator => "Navigator",
-            Role::Thinking => "Thinking",
-            Role::Repair => "Repair",
-        }
-    }
-}
+use protocol::settings::{
+    AgentOptions, ModelConfig, ModelRole, ProviderKind, RoleModels, Secret, Settings,
+};
 
 /// Every provider, in the order the form lists them, with its wire id and label.
 pub const PROVIDERS: [(ProviderKind, &str, &str); 6] = [
@@ -57,11 +26,11 @@ pub fn provider_id(kind: ProviderKind) -> &'static str {
 /// One field of the form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Field {
-    Provider(Role),
-    BaseUrl(Role),
-    ApiKey(Role),
-    Model(Role),
-    Timeout(Role),
+    Provider(ModelRole),
+    BaseUrl(ModelRole),
+    ApiKey(ModelRole),
+    Model(ModelRole),
+    Timeout(ModelRole),
     /// Whether repairs use a model of their own.
     RepairEnabled,
     MaxSteps,
@@ -73,7 +42,7 @@ pub enum Field {
     Vision,
     Allow,
     Deny,
-    Variant(Role),
+    Variant(ModelRole),
     /// `model = input, output` (USD per million tokens), one model a line.
     Prices,
 }
@@ -167,10 +136,13 @@ impl ModelDraft {
 
     /// What "Test connection" sends for this role: the model as typed, and the key when one
     /// was typed anew (`None` uses the stored key). `Err` says what to fix first.
-    pub fn connection_test(&self, role: Role) -> Result<(ModelConfig, Option<String>), String> {
+    pub fn connection_test(
+        &self,
+        role: ModelRole,
+    ) -> Result<(ModelConfig, Option<String>), String> {
         let mut problems = Vec::new();
         let model = self.build(role, &mut problems);
-        problems.extend(model.problems(role.id()));
+        problems.extend(model.problems(role));
         if let Some((_, problem)) = problems.into_iter().next() {
             return Err(format!("Fix the form first: {problem}"));
         }
@@ -179,7 +151,7 @@ impl ModelDraft {
         Ok((ModelConfig { api_key: Secret::default(), ..model }, key))
     }
 
-    fn build(&self, role: Role, problems: &mut Vec<(String, String)>) -> ModelConfig {
+    fn build(&self, role: ModelRole, problems: &mut Vec<(String, String)>) -> ModelConfig {
         ModelConfig {
             provider: self.provider,
             base_url: self.base_url.trim().to_owned(),
@@ -249,7 +221,8 @@ impl SettingsDraft {
         };
         let m = &settings.models;
         let agent = &settings.agent;
-        let variant = |role: Role| settings.variants.get(role.id()).cloned().unwrap_or_default();
+        let variant =
+            |role: ModelRole| settings.variants.get(role.id()).cloned().unwrap_or_default();
         SettingsDraft {
             models: [
                 ModelDraft::from_config(&m.planner),
@@ -266,7 +239,11 @@ impl SettingsDraft {
             vision: agent.vision,
             allow: settings.allow.join("\n"),
             deny: settings.deny.join("\n"),
-            variants: [variant(Role::Planner), variant(Role::Navigator), variant(Role::Thinking)],
+            variants: [
+                variant(ModelRole::Planner),
+                variant(ModelRole::Navigator),
+                variant(ModelRole::Thinking),
+            ],
             prices: settings
                 .prices
                 .iter()
@@ -277,11 +254,11 @@ impl SettingsDraft {
         }
     }
 
-    pub fn model(&self, role: Role) -> &ModelDraft {
+    pub fn model(&self, role: ModelRole) -> &ModelDraft {
         &self.models[role as usize]
     }
 
-    pub fn variant(&self, role: Role) -> &str {
+    pub fn variant(&self, role: ModelRole) -> &str {
         self.variants.get(role as usize).map_or("", String::as_str)
     }
 
@@ -354,13 +331,13 @@ impl SettingsDraft {
         agent.vision = self.vision;
         let [planner, navigator, thinking, repair] = &self.models;
         let models = RoleModels {
-            planner: planner.build(Role::Planner, &mut problems),
-            navigator: navigator.build(Role::Navigator, &mut problems),
-            thinking: thinking.build(Role::Thinking, &mut problems),
-            repair: self.repair_enabled.then(|| repair.build(Role::Repair, &mut problems)),
+            planner: planner.build(ModelRole::Planner, &mut problems),
+            navigator: navigator.build(ModelRole::Navigator, &mut problems),
+            thinking: thinking.build(ModelRole::Thinking, &mut problems),
+            repair: self.repair_enabled.then(|| repair.build(ModelRole::Repair, &mut problems)),
         };
         let mut variants = base.as_ref().map(|b| b.variants.clone()).unwrap_or_default();
-        for role in Role::AGENTS {
+        for role in ModelRole::AGENTS {
             let variant = self.variant(role).trim();
             if variant.is_empty() {
                 variants.remove(role.id());
@@ -448,7 +425,7 @@ pub struct SettingsForm {
     server: Vec<(String, String)>,
     pub saving: Option<u32>,
     pub saved: Option<Saved>,
-    /// By role, in [`Role::ALL`]'s order.
+    /// By role, in [`ModelRole::ALL`]'s order.
     pub connection: [ConnectionTest; 4],
 }
 
@@ -566,12 +543,12 @@ impl SettingsForm {
         self.saved = Some(Saved::Failed(message));
     }
 
-    pub fn connection_of(&self, role: Role) -> &ConnectionTest {
+    pub fn connection_of(&self, role: ModelRole) -> &ConnectionTest {
         &self.connection[role as usize]
     }
 
     /// The test of `role` was sent as request `id`, or could not be (`Err`).
-    pub fn testing(&mut self, role: Role, sent: Result<u32, String>) {
+    pub fn testing(&mut self, role: ModelRole, sent: Result<u32, String>) {
         self.connection[role as usize] = match sent {
             Ok(id) => ConnectionTest::Testing { id },
             Err(message) => ConnectionTest::Done { ok: false, message },
@@ -680,8 +657,8 @@ mod tests {
     fn loading_and_saving_unchanged_settings_gives_them_back_with_what_the_form_hides() {
         let stored = stored();
         let mut form = form(Some(&stored));
-        assert_eq!(form.draft.model(Role::Navigator).model, "nav-model");
-        assert_eq!(form.draft.variant(Role::Navigator), "B");
+        assert_eq!(form.draft.model(ModelRole::Navigator).model, "nav-model");
+        assert_eq!(form.draft.variant(ModelRole::Navigator), "B");
         assert!(!form.draft.repair_enabled);
         assert_eq!(form.submit(), Some(stored), "prices, other options and variants survive");
     }
@@ -700,14 +677,17 @@ mod tests {
     fn problems_show_next_to_the_field_being_typed() {
         let mut form = form(Some(&stored()));
         form.edit(Field::MaxSteps, "0".into());
-        form.edit(Field::BaseUrl(Role::Navigator), "ftp://x".into());
-        form.edit(Field::Timeout(Role::Planner), "soon".into());
+        form.edit(Field::BaseUrl(ModelRole::Navigator), "ftp://x".into());
+        form.edit(Field::Timeout(ModelRole::Planner), "soon".into());
         form.edit(Field::Deny, "evil.test\n\ntwo words".into());
         assert_eq!(
             fields(&form.problems()),
             ["models.planner.timeout_ms", "models.navigator.base_url", "agent.max_steps", "deny.1"]
         );
-        assert_eq!(form.problems_of(Field::Timeout(Role::Planner))[0].1, "Enter a whole number.");
+        assert_eq!(
+            form.problems_of(Field::Timeout(ModelRole::Planner))[0].1,
+            "Enter a whole number."
+        );
         assert_eq!(form.problems_of(Field::Deny).len(), 1);
         assert_eq!(pattern_lines(&form.draft.deny)[1], (3, "two words"), "shown as line 3");
         assert_eq!(form.submit(), None, "nothing is sent while something is wrong");
@@ -721,22 +701,22 @@ mod tests {
         assert_eq!(settings.models.planner.api_key.expose(), "***", "the stored key is kept");
         form.saved(None, vec![("models.navigator.model".into(), "Unknown model.".into())]);
         assert_eq!(form.saved, Some(Saved::Refused));
-        assert_eq!(form.problems_of(Field::Model(Role::Navigator))[0].1, "Unknown model.");
-        form.edit(Field::Model(Role::Navigator), "other".into());
+        assert_eq!(form.problems_of(Field::Model(ModelRole::Navigator))[0].1, "Unknown model.");
+        form.edit(Field::Model(ModelRole::Navigator), "other".into());
         assert!(form.problems().is_empty());
     }
 
     #[test]
     fn a_new_key_repair_model_and_variants_are_built() {
         let mut form = form(Some(&stored()));
-        form.edit(Field::ApiKey(Role::Navigator), "***sk-new".into());
-        form.edit(Field::ApiKey(Role::Planner), "**".into());
-        form.edit(Field::Provider(Role::Navigator), "open_ai_compatible".into());
-        form.edit(Field::BaseUrl(Role::Navigator), "http://127.0.0.1:9/v1".into());
+        form.edit(Field::ApiKey(ModelRole::Navigator), "***sk-new".into());
+        form.edit(Field::ApiKey(ModelRole::Planner), "**".into());
+        form.edit(Field::Provider(ModelRole::Navigator), "open_ai_compatible".into());
+        form.edit(Field::BaseUrl(ModelRole::Navigator), "http://127.0.0.1:9/v1".into());
         form.edit(Field::RepairEnabled, "true".into());
-        form.edit(Field::Model(Role::Repair), "fixer".into());
-        form.edit(Field::Variant(Role::Navigator), "".into());
-        form.edit(Field::Variant(Role::Planner), "B".into());
+        form.edit(Field::Model(ModelRole::Repair), "fixer".into());
+        form.edit(Field::Variant(ModelRole::Navigator), "".into());
+        form.edit(Field::Variant(ModelRole::Planner), "B".into());
         form.edit(Field::Vision, "true".into());
         let settings = form.submit().expect("valid");
         assert_eq!(settings.models.navigator.api_key.expose(), "sk-new", "typed over the mask");
@@ -746,7 +726,7 @@ mod tests {
         assert_eq!(settings.variants.get("navigator"), None, "empty means A");
         assert_eq!(settings.variants.get("planner").map(String::as_str), Some("B"));
         assert!(settings.agent.vision);
-        form.edit(Field::Variant(Role::Thinking), "B C".into());
+        form.edit(Field::Variant(ModelRole::Thinking), "B C".into());
         assert_eq!(fields(&form.problems()), ["variants.thinking"]);
     }
 
@@ -754,41 +734,45 @@ mod tests {
     fn a_connection_test_sends_the_typed_model_and_only_a_new_key() {
         let mut form = form(Some(&stored()));
         let (model, key) =
-            form.draft.model(Role::Navigator).connection_test(Role::Navigator).unwrap();
+            form.draft.model(ModelRole::Navigator).connection_test(ModelRole::Navigator).unwrap();
         assert_eq!((model.model.as_str(), key), ("nav-model", None), "the stored key is used");
         assert_eq!(model.api_key.expose(), "", "never the mask");
-        form.edit(Field::ApiKey(Role::Navigator), "***sk-new".into());
-        form.edit(Field::Model(Role::Navigator), "other".into());
+        form.edit(Field::ApiKey(ModelRole::Navigator), "***sk-new".into());
+        form.edit(Field::Model(ModelRole::Navigator), "other".into());
         let (model, key) =
-            form.draft.model(Role::Navigator).connection_test(Role::Navigator).unwrap();
+            form.draft.model(ModelRole::Navigator).connection_test(ModelRole::Navigator).unwrap();
         assert_eq!((model.model.as_str(), key.as_deref()), ("other", Some("sk-new")));
-        form.edit(Field::Timeout(Role::Planner), "soon".into());
-        let refused = form.draft.model(Role::Planner).connection_test(Role::Planner).unwrap_err();
+        form.edit(Field::Timeout(ModelRole::Planner), "soon".into());
+        let refused =
+            form.draft.model(ModelRole::Planner).connection_test(ModelRole::Planner).unwrap_err();
         assert_eq!(refused, "Fix the form first: Enter a whole number.");
     }
 
     #[test]
     fn a_test_result_shows_for_its_role_until_that_role_is_edited() {
         let mut form = form(Some(&stored()));
-        form.testing(Role::Navigator, Ok(7));
-        form.testing(Role::Planner, Err("Fix the form first.".into()));
+        form.testing(ModelRole::Navigator, Ok(7));
+        form.testing(ModelRole::Planner, Err("Fix the form first.".into()));
         assert!(!form.tested(8, true, "?".into()));
         assert!(form.tested(7, true, "Connected".into()));
         assert_eq!(
-            *form.connection_of(Role::Navigator),
+            *form.connection_of(ModelRole::Navigator),
             ConnectionTest::Done { ok: true, message: "Connected".into() }
         );
-        form.edit(Field::Model(Role::Thinking), "x".into());
-        assert!(matches!(form.connection_of(Role::Navigator), ConnectionTest::Done { .. }));
+        form.edit(Field::Model(ModelRole::Thinking), "x".into());
+        assert!(matches!(form.connection_of(ModelRole::Navigator), ConnectionTest::Done { .. }));
         form.saving = Some(9);
         form.saved(Some(&stored()), vec![]);
-        assert!(matches!(form.connection_of(Role::Navigator), ConnectionTest::Done { .. }), "kept");
-        form.edit(Field::BaseUrl(Role::Navigator), "http://x".into());
-        assert_eq!(*form.connection_of(Role::Navigator), ConnectionTest::Idle);
-        form.testing(Role::Repair, Ok(10));
+        assert!(
+            matches!(form.connection_of(ModelRole::Navigator), ConnectionTest::Done { .. }),
+            "kept"
+        );
+        form.edit(Field::BaseUrl(ModelRole::Navigator), "http://x".into());
+        assert_eq!(*form.connection_of(ModelRole::Navigator), ConnectionTest::Idle);
+        form.testing(ModelRole::Repair, Ok(10));
         form.tests_interrupted("Lost.");
         assert_eq!(
-            *form.connection_of(Role::Repair),
+            *form.connection_of(ModelRole::Repair),
             ConnectionTest::Done { ok: false, message: "Lost.".into() }
         );
     }
@@ -800,6 +784,6 @@ mod tests {
         form.saved(Some(&stored()), vec![]);
         assert_eq!(form.saved, Some(Saved::Ok));
         assert_eq!(form.saving, None);
-        assert_eq!(form.draft.model(Role::Navigator).api_key, "***");
+        assert_eq!(form.draft.model(ModelRole::Navigator).api_key, "***");
     }
 }

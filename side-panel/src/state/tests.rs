@@ -9,8 +9,9 @@ use protocol::agent::SessionSummary;
 use super::chat::tests::{a_step, event};
 use super::chat::{Entry, PendingKind};
 use super::history::tests::session;
-use super::settings::{ConnectionTest, Field, Load, Role, Saved};
+use super::settings::{ConnectionTest, Field, Load, Saved};
 use super::*;
+use protocol::settings::ModelRole;
 
 fn reduce(state: PanelState, actions: impl IntoIterator<Item = PanelAction>) -> PanelState {
     actions.into_iter().fold(state, PanelState::reduce_owned)
@@ -572,7 +573,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         state,
         [
             PanelAction::EditSetting(Field::MaxSteps, "25".into()),
-            PanelAction::EditSetting(Field::ApiKey(Role::Navigator), "sk-new".into()),
+            PanelAction::EditSetting(Field::ApiKey(ModelRole::Navigator), "sk-new".into()),
             PanelAction::SaveSettings,
         ],
     );
@@ -595,12 +596,15 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         })],
     );
     assert_eq!(state.settings.saved, Some(Saved::Refused));
-    assert_eq!(state.settings.problems_of(Field::BaseUrl(Role::Navigator))[0].1, "Unreachable.");
+    assert_eq!(
+        state.settings.problems_of(Field::BaseUrl(ModelRole::Navigator))[0].1,
+        "Unreachable."
+    );
 
     let state = reduce(
         state,
         [
-            PanelAction::EditSetting(Field::BaseUrl(Role::Navigator), "".into()),
+            PanelAction::EditSetting(Field::BaseUrl(ModelRole::Navigator), "".into()),
             PanelAction::SaveSettings,
             PanelAction::Worker(WorkerEvent::Settings {
                 id: 3,
@@ -631,10 +635,10 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
             }),
-            PanelAction::EditSetting(Field::ApiKey(Role::Navigator), "sk-typed".into()),
-            PanelAction::EditSetting(Field::Model(Role::Navigator), "gpt-other".into()),
-            PanelAction::TestConnection(Role::Navigator),
-            PanelAction::TestConnection(Role::Planner),
+            PanelAction::EditSetting(Field::ApiKey(ModelRole::Navigator), "sk-typed".into()),
+            PanelAction::EditSetting(Field::Model(ModelRole::Navigator), "gpt-other".into()),
+            PanelAction::TestConnection(ModelRole::Navigator),
+            PanelAction::TestConnection(ModelRole::Planner),
         ],
     );
     let sent = posted(&mut state);
@@ -646,10 +650,13 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
     else {
         panic!("{sent:?}")
     };
-    assert_eq!((role.as_str(), model.model.as_str()), ("navigator", "gpt-other"));
+    assert_eq!((*role, model.model.as_str()), (ModelRole::Navigator, "gpt-other"));
     assert_eq!(key.as_deref(), Some("sk-typed"), "a typed key travels apart");
     assert_eq!(*stored_key, None, "else the worker uses the stored key");
-    assert_eq!(*state.settings.connection_of(Role::Navigator), ConnectionTest::Testing { id: 2 });
+    assert_eq!(
+        *state.settings.connection_of(ModelRole::Navigator),
+        ConnectionTest::Testing { id: 2 }
+    );
 
     let state = reduce(
         state,
@@ -663,14 +670,14 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
         ],
     );
     assert_eq!(
-        *state.settings.connection_of(Role::Navigator),
+        *state.settings.connection_of(ModelRole::Navigator),
         ConnectionTest::Done {
             ok: true,
             message: "Connected: gpt-other answered in 412 ms".into()
         }
     );
     assert_eq!(
-        *state.settings.connection_of(Role::Planner),
+        *state.settings.connection_of(ModelRole::Planner),
         ConnectionTest::Done { ok: false, message: "No storage.".into() }
     );
     assert!(messages(&state).is_empty(), "a failed test is not a chat error");
@@ -683,11 +690,12 @@ fn a_connection_test_of_a_broken_form_says_what_to_fix_without_asking() {
         [
             PanelAction::OpenSettings,
             PanelAction::Worker(WorkerEvent::Settings { id: 1, settings: None, problems: vec![] }),
-            PanelAction::TestConnection(Role::Thinking),
+            PanelAction::TestConnection(ModelRole::Thinking),
         ],
     );
     assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 1 }]);
-    let ConnectionTest::Done { ok: false, message } = state.settings.connection_of(Role::Thinking)
+    let ConnectionTest::Done { ok: false, message } =
+        state.settings.connection_of(ModelRole::Thinking)
     else {
         panic!("{:?}", state.settings.connection)
     };
@@ -695,13 +703,13 @@ fn a_connection_test_of_a_broken_form_says_what_to_fix_without_asking() {
     let state = reduce(
         state,
         [
-            PanelAction::EditSetting(Field::Model(Role::Thinking), "m".into()),
-            PanelAction::TestConnection(Role::Thinking),
+            PanelAction::EditSetting(Field::Model(ModelRole::Thinking), "m".into()),
+            PanelAction::TestConnection(ModelRole::Thinking),
             PanelAction::PortInterrupted,
         ],
     );
     assert!(matches!(
-        state.settings.connection_of(Role::Thinking),
+        state.settings.connection_of(ModelRole::Thinking),
         ConnectionTest::Done { ok: false, message } if message.contains("interrupted")
     ));
 }

@@ -2,7 +2,7 @@
 //! building, parsing and repair code) and a scripted browser: one test per branch of the
 //! loop.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
@@ -10,8 +10,14 @@ use futures::executor::block_on;
 use protocol::settings::{AgentOptions, ProviderKind, RoleModels, Secret};
 use serde_json::json;
 
+use base64::Engine;
+use protocol::settings::ModelConfig;
+use serde_json::Value;
+
 use super::*;
+use crate::capture::{Capture, CaptureError};
 use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
+use crate::run::{AgentRun, LlmTrace, StepRecord};
 use crate::testing::FakeClock;
 
 /// What the scripted model does for one request.
@@ -172,6 +178,8 @@ struct Memory {
     checkpoints: RefCell<Vec<String>>,
     events: RefCell<Vec<AgentEvent>>,
     ids: RefCell<u32>,
+    /// Storage is full: steps cannot be stored.
+    full: Cell<bool>,
 }
 
 impl Capture for Memory {
@@ -182,19 +190,22 @@ impl Capture for Memory {
     fn emit(&self, event: &AgentEvent) {
         self.events.borrow_mut().push(event.clone());
     }
-    async fn save_run(&self, run: &AgentRun) -> Result<(), String> {
+    async fn save_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
         self.runs.borrow_mut().insert(run.id.clone(), run.clone());
         Ok(())
     }
-    async fn save_step(&self, step: &StepRecord, shot: Option<&[u8]>) -> Result<(), String> {
+    async fn save_step(&self, step: &StepRecord, shot: Option<&[u8]>) -> Result<(), CaptureError> {
+        if self.full.get() {
+            return Err(CaptureError::Full("QuotaExceededError".into()));
+        }
         self.steps.borrow_mut().push((step.clone(), shot.map(<[u8]>::to_vec)));
         Ok(())
     }
-    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), String> {
+    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), CaptureError> {
         self.traces.borrow_mut().push(trace.clone());
         Ok(())
     }
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), String> {
+    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
         self.checkpoints.borrow_mut().push(serde_json::to_string(checkpoint).unwrap());
         Ok(())
     }
@@ -375,7 +386,7 @@ fn the_exit_gate_approves_and_everything_is_captured() {
     assert_eq!(first.thoughts.thought3, "Open the next page; expect the product");
     assert_eq!(shot.as_deref(), Some(&[0xFF, 0xD8, 0xFF, 0, 0][..]), "the plain screenshot");
     let key = &first.screenshot.as_ref().unwrap().key;
-    assert_eq!(key, &super::sha256_hex(&[0xFF, 0xD8, 0xFF, 0, 0]), "content-addressed");
+    assert_eq!(key, &super::step::sha256_hex(&[0xFF, 0xD8, 0xFF, 0, 0]), "content-addressed");
     assert_eq!(first.trace_ids.len(), 1, "the navigator call of step 1");
 
     let traces = world.store.traces.borrow();
@@ -429,6 +440,34 @@ fn the_exit_gate_rejects_then_approves() {
     assert!(gate.contains("Domains visited: shop.test"), "the gate sees where the Navigator went");
     assert!(gate.contains("The Navigator says it finished the task"), "{gate}");
     assert!(cp.log.iter().any(|l| l.kind == "thinking" && l.message.contains("approved=false")));
+}
+
+#[test]
+fn full_storage_pauses_the_task_with_what_to_do_and_resume_goes_on() {
+    let mut world = World::new(vec![plan(false, ""), navigate(click(1))]);
+    world.store.full.set(true);
+    let mut cp = world.start("Buy a kettle");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("paused with a question: {:?}", cp.status)
+    };
+    assert!(question.contains("storage for AlphaScout is full"), "{question}");
+    assert_eq!(cp.step, 1, "the step was taken, only its record was lost");
+    assert!(world.store.steps.borrow().is_empty());
+    assert!(world.store.runs.borrow().contains_key("r1"), "the run itself was stored");
+    assert!(cp.log.iter().any(|l| l.message.contains("could not store step 1: storage is full")));
+
+    // Space was freed: the task goes on (re-planning first, as after any pause) and records
+    // again.
+    world.store.full.set(false);
+    world.model.replies.borrow_mut().extend([
+        (plan(false, ""), None),
+        (navigate(done_action()), None),
+        (think(true, None, "", "Acme"), None),
+    ]);
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    assert_eq!(world.store.steps.borrow().len(), 1);
 }
 
 #[test]
@@ -967,10 +1006,10 @@ fn periodic_planning_happens_when_a_step_went_wrong_or_the_plan_is_used_up() {
 
 #[test]
 fn the_plan_is_counted_in_steps() {
-    assert_eq!(super::plan_items("1. Open the kettle\n\n2. Read the price\n"), 2);
-    assert_eq!(super::plan_items("1. Open it. 2) Read the price. 3. Report"), 3);
-    assert_eq!(super::plan_items("Open the kettle and read its price"), 1);
-    assert_eq!(super::plan_items(""), 1);
+    assert_eq!(super::plan::plan_items("1. Open the kettle\n\n2. Read the price\n"), 2);
+    assert_eq!(super::plan::plan_items("1. Open it. 2) Read the price. 3. Report"), 3);
+    assert_eq!(super::plan::plan_items("Open the kettle and read its price"), 1);
+    assert_eq!(super::plan::plan_items(""), 1);
 }
 
 #[test]

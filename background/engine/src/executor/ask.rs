@@ -1,0 +1,188 @@
+//! Model calls: a prompt rendered, asked for a schema-valid answer, traced either way.
+
+use protocol::settings::{ModelConfig, ModelRole, Settings};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{Browser, Checkpoint, Executor};
+use crate::Clock;
+use crate::agents::{MEMORY_VARS, STATE_VARS};
+use crate::capture::Capture;
+use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, PriceTable, Usage};
+use crate::repair::{RepairLedger, RepairPolicy, StructuredError, ask_structured};
+use crate::run::{Actor, LlmTrace, PromptChars, iso8601, redact};
+
+/// Why a model call gave no answer.
+pub(super) enum CallError {
+    Interrupted,
+    Failed(StructuredError),
+}
+
+impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
+    /// Renders prompt `prompt_id`, asks the role's model for an answer that follows its
+    /// schema (repairing within the run's budget), and records a trace either way.
+    pub(super) async fn ask<T: DeserializeOwned>(
+        &self,
+        cp: &mut Checkpoint,
+        role: ModelRole,
+        vars: Value,
+        ledger: &RepairLedger,
+    ) -> Result<T, CallError> {
+        self.ask_with_images(cp, role, vars, Vec::new(), ledger).await
+    }
+
+    pub(super) async fn ask_with_images<T: DeserializeOwned>(
+        &self,
+        cp: &mut Checkpoint,
+        role: ModelRole,
+        vars: Value,
+        images: Vec<String>,
+        ledger: &RepairLedger,
+    ) -> Result<T, CallError> {
+        // Each agent's prompt has the id of its role.
+        let prompt_id = role.id();
+        let model = self.model(role);
+        let variant = self.settings.variants.get(prompt_id).map(String::as_str);
+        let rendered = match self.prompts.render(prompt_id, variant, &vars) {
+            Ok(rendered) => rendered,
+            Err(error) => {
+                return Err(CallError::Failed(StructuredError::Provider(LlmError::BadRequest {
+                    detail: format!("the prompt could not be rendered: {error}"),
+                })));
+            }
+        };
+        let prompt = self.prompts.prompt(prompt_id).expect("rendered prompts exist");
+        let chat = ChatRequest {
+            system: rendered.text.clone(),
+            messages: vec![ChatMessage { images, ..ChatMessage::user(USER_TURN) }],
+            schema: Some((prompt_id.to_owned(), prompt.schema.as_value().clone())),
+            temperature: Some(0.0),
+            max_tokens: None,
+        };
+        let started = self.clock.now_ms();
+        let started_at = iso8601((self.epoch_ms)());
+        let policy = RepairPolicy { max_repairs: self.settings.agent.repair_retries };
+        let call = ask_structured(
+            self.http,
+            self.clock,
+            model,
+            self.settings.models.repair.as_ref(),
+            prompt_id,
+            &chat,
+            &prompt.schema,
+            policy,
+            ledger,
+        );
+        let result = self.control.race(call).await;
+        let duration_ms = self.clock.now_ms() - started;
+        let (usage, attempts, error) = match &result {
+            None => (Usage::default(), Vec::new(), Some("interrupted by the user".to_owned())),
+            Some(Ok(answer)) => (answer.usage, answer.attempts.clone(), None),
+            Some(Err(error @ StructuredError::Invalid { attempts, .. })) => {
+                (Usage::default(), attempts.clone(), Some(error.to_string()))
+            }
+            Some(Err(error)) => (Usage::default(), Vec::new(), Some(error.to_string())),
+        };
+        let prices = PriceTable { per_million: self.settings.prices.clone() };
+        let cost = prices.cost(&model.model, usage).unwrap_or(0.0);
+        cp.spend.input_tokens += usage.input_tokens;
+        cp.spend.output_tokens += usage.output_tokens;
+        cp.spend.cost += cost;
+        let mut params = vars;
+        let redacted = redact(&mut params, &self.settings.agent.trace_redactions);
+        scrub_keys(&mut params, self.settings);
+        let trace = LlmTrace {
+            id: self.capture.new_id(),
+            run_id: cp.run.id.clone(),
+            step: cp.step,
+            role: match role {
+                ModelRole::Planner => Actor::Planner,
+                ModelRole::Thinking => Actor::Thinking,
+                ModelRole::Navigator | ModelRole::Repair => Actor::Navigator,
+            },
+            prompt_id: rendered.prompt_id.clone(),
+            variant: rendered.variant.clone(),
+            prompt_hash: rendered.prompt_hash.clone(),
+            revision_hash: rendered.revision_hash.clone(),
+            chars: prompt_chars(&rendered.text, &params),
+            params,
+            redacted,
+            provider: format!("{:?}", model.provider),
+            model: model.model.clone(),
+            usage,
+            cost,
+            started_at,
+            duration_ms,
+            attempts,
+            error,
+        };
+        cp.step_traces.push(trace.id.clone());
+        let saved = self.capture.save_trace(&trace).await;
+        self.stored(cp, "a trace", saved);
+        match result {
+            None => Err(CallError::Interrupted),
+            Some(Err(error)) => Err(CallError::Failed(error)),
+            // The schema and the types agree (a test holds them together), so this only
+            // trips if an overridden schema allows what the engine cannot read.
+            Some(Ok(answer)) => serde_json::from_value(answer.value).map_err(|e| {
+                CallError::Failed(StructuredError::Invalid {
+                    attempts: vec![crate::repair::Attempt {
+                        model: model.model.clone(),
+                        raw: String::new(),
+                        problems: vec![e.to_string()],
+                    }],
+                    budget_exhausted: false,
+                })
+            }),
+        }
+    }
+
+    fn model(&self, role: ModelRole) -> &ModelConfig {
+        // Every agent has a model; only the repair model is optional, and it is not asked here.
+        self.settings.models.get(role).unwrap_or(&self.settings.models.navigator)
+    }
+}
+
+const USER_TURN: &str = "Answer with the JSON object described above.";
+
+/// Replaces any API key that appears in `params` (say, pasted into a task) with `***`.
+fn scrub_keys(params: &mut Value, settings: &Settings) {
+    let keys: Vec<String> = settings.keys().into_values().filter(|k| k.len() >= 8).collect();
+    if keys.is_empty() {
+        return;
+    }
+    fn walk(value: &mut Value, keys: &[String]) {
+        match value {
+            Value::String(text) => {
+                for key in keys {
+                    if text.contains(key.as_str()) {
+                        *text = text.replace(key.as_str(), "***");
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, keys)),
+            Value::Object(map) => map.values_mut().for_each(|v| walk(v, keys)),
+            _ => {}
+        }
+    }
+    walk(params, &keys);
+}
+
+/// Splits a rendered prompt's size into template, page state and working memory.
+fn prompt_chars(text: &str, params: &Value) -> PromptChars {
+    let size = |names: &[&str]| -> usize {
+        names
+            .iter()
+            .filter_map(|n| params.get(*n))
+            .map(|v| match v {
+                Value::String(s) => s.chars().count(),
+                Value::Null => 0,
+                other => other.to_string().chars().count(),
+            })
+            .sum()
+    };
+    let total = text.chars().count();
+    let state = size(STATE_VARS);
+    let history = size(MEMORY_VARS);
+    PromptChars { system: total.saturating_sub(state + history), state, history, total }
+}

@@ -1,0 +1,54 @@
+//! [`Control`]: how the shell steers a running task.
+
+use std::cell::{Cell, RefCell};
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::task::{Poll, Waker};
+
+#[derive(Default)]
+pub struct Control {
+    pub(super) pause: Cell<bool>,
+    pub(super) cancel: Cell<bool>,
+    pub(super) follow_ups: RefCell<Vec<String>>,
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Control {
+    pub fn request_pause(&self) {
+        self.pause.set(true);
+        self.wake();
+    }
+    pub fn request_cancel(&self) {
+        self.cancel.set(true);
+        self.wake();
+    }
+    /// Steering while running: applied at the next step.
+    pub fn push_follow_up(&self, text: &str) {
+        self.follow_ups.borrow_mut().push(text.to_owned());
+    }
+    pub(super) fn interrupted(&self) -> bool {
+        self.pause.get() || self.cancel.get()
+    }
+    fn wake(&self) {
+        for waker in self.wakers.borrow_mut().drain(..) {
+            waker.wake();
+        }
+    }
+    /// Runs `work` unless a pause or cancel comes first; then `work` is dropped (an HTTP
+    /// request in it is aborted) and `None` returned.
+    pub async fn race<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        let mut work = pin!(work);
+        poll_fn(|cx| {
+            if self.interrupted() {
+                return Poll::Ready(None);
+            }
+            if let Poll::Ready(value) = work.as_mut().poll(cx) {
+                return Poll::Ready(Some(value));
+            }
+            self.wakers.borrow_mut().push(cx.waker().clone());
+            // A request made while `work` was being polled has woken no one yet.
+            if self.interrupted() { Poll::Ready(None) } else { Poll::Pending }
+        })
+        .await
+    }
+}

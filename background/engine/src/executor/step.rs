@@ -1,0 +1,486 @@
+//! One Navigator step: look, ask, act, and record it.
+
+use base64::Engine;
+use protocol::TabId;
+use serde_json::Value;
+
+use protocol::settings::ModelRole;
+
+use super::ask::CallError;
+use super::checkpoint::{EXTRACT_CHARS, MAX_FINDING};
+use super::{Browser, Checkpoint, Executor, PageView};
+use crate::Clock;
+use crate::actions::{Action, ActionOutcome};
+use crate::agents::{self, LastStep, NavigatorOutput};
+use crate::capture::Capture;
+use crate::memory::StepMemory;
+use crate::providers::Http;
+use crate::repair::{RepairLedger, StructuredError};
+use crate::run::{
+    Actor, EventDetail, EventKind, ExecutedAction, ExecutionState, ScreenshotRef, StepAction,
+    StepRecord, Thoughts, iso8601,
+};
+use crate::truncate;
+
+/// The Navigator's `done`: its text and whether it succeeded or gave up.
+pub(super) struct DoneClaim {
+    pub(super) text: String,
+    pub(super) success: bool,
+}
+
+/// How a Navigator step went.
+pub(super) enum StepEnd {
+    Interrupted,
+    Finished {
+        done: Option<DoneClaim>,
+    },
+    /// No usable answer from the model (already counted as a failure).
+    NoAnswer(StructuredError),
+    /// The tab is gone.
+    Fatal(String),
+}
+
+/// What a step saw before asking the Navigator.
+struct Look {
+    view: PageView,
+    /// The plain viewport, for the step's record.
+    screenshot: Option<Vec<u8>>,
+    /// The viewport with the page state's ids drawn on it, for a vision model.
+    images: Vec<String>,
+}
+
+/// What became of the actions the Navigator asked for.
+#[derive(Default)]
+struct Acted {
+    executed: Vec<ExecutedAction>,
+    /// The action that ended the sequence because its target changed, as recorded.
+    skipped: Option<ExecutedAction>,
+    /// The actions asked for but not carried out: why, and from which index.
+    not_carried_out: Option<(String, usize)>,
+    done: Option<DoneClaim>,
+    /// Extracted text blocks, for the next prompt.
+    extracted: Vec<String>,
+}
+
+impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
+    /// One Navigator step: look, reflect and act, then record it.
+    pub(super) async fn navigate(&self, cp: &mut Checkpoint, ledger: &RepairLedger) -> StepEnd {
+        let started = self.clock.now_ms();
+        let index = cp.step;
+        cp.step_traces.clear();
+        self.emit_detail(
+            cp,
+            Actor::Navigator,
+            ExecutionState::StepStart,
+            EventKind::Progress,
+            format!("Step {}", index + 1),
+            EventDetail::StepOpened { number: index + 1 },
+        );
+        let mut look = match self.look(cp).await {
+            Ok(look) => look,
+            Err(end) => return end,
+        };
+        let vars = agents::navigator_vars(
+            &cp.memory,
+            self.budget(),
+            &cp.last,
+            &look.view.comparison,
+            cp.counters.successes,
+            cp.counters.failures,
+            &cp.notes.navigator,
+            &look.view.text,
+            self.settings.agent.max_actions_per_step,
+        );
+        let images = std::mem::take(&mut look.images);
+        let asked = self.ask_with_images(cp, ModelRole::Navigator, vars, images, ledger);
+        let output: NavigatorOutput = match asked.await {
+            Ok(output) => output,
+            Err(CallError::Interrupted) => return StepEnd::Interrupted,
+            Err(CallError::Failed(error)) => return StepEnd::NoAnswer(error),
+        };
+        cp.notes.navigator.clear();
+        self.emit_detail(
+            cp,
+            Actor::Navigator,
+            ExecutionState::StepStart,
+            EventKind::Progress,
+            output.current_state.next_goal.clone(),
+            EventDetail::Goal,
+        );
+        let max = self.settings.agent.max_actions_per_step.max(1) as usize;
+        let actions: Vec<&Action> = output.actions.iter().take(max).collect();
+        let acted = self.act(cp, &actions, &look.view.url).await;
+        let done = self.record(cp, started, look, &output, &actions, acted).await;
+        StepEnd::Finished { done }
+    }
+
+    /// Observes the tab (going back from a page the allow/deny list refuses) and takes the
+    /// step's screenshots. `Err` ends the step: the tab is gone, or it could not be read
+    /// (counted as a failed step).
+    async fn look(&self, cp: &mut Checkpoint) -> Result<Look, StepEnd> {
+        let mut view = match self.browser.observe(cp.tab_id).await {
+            Ok(view) => view,
+            Err(error) if error.fatal => return Err(StepEnd::Fatal(error.message)),
+            Err(error) => {
+                cp.counters.failures += 1;
+                cp.counters.consecutive_failures += 1;
+                cp.off_plan = true;
+                cp.last.outcome = error.message.clone();
+                self.emit(
+                    cp,
+                    Actor::Navigator,
+                    ExecutionState::StepFail,
+                    EventKind::Error,
+                    error.message,
+                );
+                return Err(StepEnd::Finished { done: None });
+            }
+        };
+        // The allow/deny list also covers pages reached by clicking links.
+        if let Err(refusal) = self.settings.url_permitted(&view.url) {
+            let _ = self.browser.perform(cp.tab_id, &Action::Back).await;
+            cp.last.outcome = format!("Went back: {refusal}");
+            self.emit(cp, Actor::System, ExecutionState::ActFail, EventKind::Error, refusal);
+            match self.browser.observe(cp.tab_id).await {
+                Ok(back) => view = back,
+                Err(error) => return Err(StepEnd::Fatal(error.message)),
+            }
+        }
+        if cp.run.start_url.is_empty() {
+            cp.run.start_url = view.url.clone();
+        }
+        cp.detector.record_page(&view.url, &view.hash);
+        let screenshot = self.browser.screenshot(cp.tab_id, false).await;
+        let mut images = Vec::new();
+        if self.settings.agent.vision
+            && let Some(marked) = self.browser.screenshot(cp.tab_id, true).await
+        {
+            images.push(base64::engine::general_purpose::STANDARD.encode(marked));
+        }
+        Ok(Look { view, screenshot, images })
+    }
+
+    /// Carries out the actions in order until one ends the sequence: `done`, a failure, a
+    /// navigation or tab change, or (after the first) a target the page changed under.
+    async fn act(&self, cp: &mut Checkpoint, actions: &[&Action], url: &str) -> Acted {
+        let mut acted = Acted::default();
+        let mut extract_room = EXTRACT_CHARS;
+        for (i, &action) in actions.iter().enumerate() {
+            if self.control.interrupted() {
+                acted.not_carried_out = Some(("the task was paused or stopped first".into(), i));
+                break;
+            }
+            let target = self.target(cp.tab_id, action);
+            let label = describe_action(action, &target);
+            self.emit_detail(
+                cp,
+                Actor::Navigator,
+                ExecutionState::ActStart,
+                EventKind::Progress,
+                label.clone(),
+                EventDetail::ActionStarted { label: label.clone() },
+            );
+            let outcome = match self.refused(action) {
+                Some(refusal) => {
+                    ActionOutcome { ok: false, message: refusal, ..Default::default() }
+                }
+                None => self.browser.perform(cp.tab_id, action).await,
+            };
+            if i > 0 && outcome.stale {
+                // What the earlier actions did removed, hid or covered this target after the
+                // model chose it: the plan is out of date, not wrong. Nothing was done, so it
+                // counts neither way, and the Navigator redoes it on the new page state. (A
+                // stale first action is an ordinary failure: the model used an old id.)
+                let why = format!("the page changed under it: {}", outcome.message);
+                let message = format!("skipped, {why}");
+                self.emit_detail(
+                    cp,
+                    Actor::Navigator,
+                    ExecutionState::ActFail,
+                    EventKind::Progress,
+                    format!("{label}: {message}"),
+                    EventDetail::ActionEnded {
+                        label: label.clone(),
+                        ok: false,
+                        skipped: true,
+                        message,
+                    },
+                );
+                acted.skipped = Some(ExecutedAction {
+                    action: action.clone(),
+                    target,
+                    ok: false,
+                    message: format!("skipped, not carried out: {why}"),
+                });
+                acted.not_carried_out = Some(("the page changed under them".into(), i));
+                break;
+            }
+            if let Some(tab) = outcome.tab {
+                cp.tab_id = tab;
+            }
+            let (state_name, kind) = if outcome.ok {
+                (ExecutionState::ActOk, EventKind::Progress)
+            } else {
+                (ExecutionState::ActFail, EventKind::Error)
+            };
+            self.emit_detail(
+                cp,
+                Actor::Navigator,
+                state_name,
+                kind,
+                format!("{label}: {}", outcome.message),
+                EventDetail::ActionEnded {
+                    label: label.clone(),
+                    ok: outcome.ok,
+                    skipped: false,
+                    message: outcome.message.clone(),
+                },
+            );
+            let mut signature = serde_json::to_string(action).unwrap_or_default();
+            if let Some(text) = &outcome.extracted {
+                cp.memory.add_finding(&truncate(text, MAX_FINDING));
+                let read = cp.memory.read_extracted(url, text, extract_room);
+                extract_room -= read.shown;
+                acted.extracted.push(read.block);
+                // Reading on through a long text is progress, not the same action again.
+                signature.push_str(&format!("@{}", read.from));
+            }
+            cp.detector.record_action(&signature, outcome.ok);
+            acted.executed.push(ExecutedAction {
+                action: action.clone(),
+                target,
+                ok: outcome.ok,
+                message: outcome.message.clone(),
+            });
+            if outcome.done {
+                let (text, success) = match action {
+                    Action::Done { text, success } => (text.clone(), *success),
+                    _ => (outcome.message.clone(), outcome.ok),
+                };
+                cp.memory.add_finding(&text);
+                acted.done = Some(DoneClaim { text, success });
+                break;
+            }
+            // A navigation or another tab gives later ids another meaning; a failure means
+            // the plan behind the rest did not hold. Other page changes do not end the
+            // sequence: a later action whose target they changed reports itself stale.
+            let why = if !outcome.ok {
+                "an earlier action failed"
+            } else if outcome.page_changed || outcome.tab.is_some() {
+                "the page or tab changed before them"
+            } else {
+                continue;
+            };
+            acted.not_carried_out = Some((why.into(), i + 1));
+            break;
+        }
+        acted
+    }
+
+    /// Counts the step, tells the next prompt and the memory what happened, and stores the
+    /// step's record. Returns the Navigator's claim of "done", if it made one.
+    async fn record(
+        &self,
+        cp: &mut Checkpoint,
+        started: f64,
+        look: Look,
+        output: &NavigatorOutput,
+        actions: &[&Action],
+        acted: Acted,
+    ) -> Option<DoneClaim> {
+        let Acted { mut executed, skipped, not_carried_out, done, extracted } = acted;
+        let state = &output.current_state;
+        let index = cp.step;
+        let ok = !executed.is_empty() && executed.iter().all(|a| a.ok);
+        if ok {
+            cp.counters.successes += 1;
+            cp.counters.consecutive_failures = 0;
+        } else {
+            cp.counters.failures += 1;
+            cp.counters.consecutive_failures += 1;
+        }
+        // The first step under a plan evaluates the step before it, which the plan already
+        // took into account; later ones say whether the plan holds.
+        let evaluated_success =
+            state.evaluation_previous_goal.trim_start().to_lowercase().starts_with("success");
+        if !ok || (cp.planned_at.is_some_and(|at| index > at) && !evaluated_success) {
+            cp.off_plan = true;
+        }
+        let mut action_lines: Vec<String> = executed
+            .iter()
+            .map(|a| {
+                format!(
+                    "{} → {}: {}",
+                    describe_action(&a.action, &a.target),
+                    if a.ok { "ok" } else { "failed" },
+                    truncate(&a.message, 200)
+                )
+            })
+            .collect();
+        if let Some(skip) = &skipped {
+            action_lines.push(format!(
+                "{} → {}",
+                describe_action(&skip.action, &skip.target),
+                truncate(&skip.message, 200)
+            ));
+        }
+        let mut outcome = action_lines.join("\n");
+        if let Some((why, from)) = not_carried_out
+            && from < actions.len()
+        {
+            let rest: Vec<String> = actions[from..]
+                .iter()
+                .map(|a| describe_action(a, &self.target(cp.tab_id, a)))
+                .collect();
+            outcome.push_str(&format!(
+                "\nNot carried out, because {why}: {}. Redo them on the new page state if they are still needed.",
+                rest.join("; ")
+            ));
+        }
+        // What was tried, from the actions themselves rather than back out of the lines.
+        let tried: Vec<String> = executed
+            .iter()
+            .chain(skipped.as_ref())
+            .map(|a| describe_action(&a.action, &a.target))
+            .collect();
+        cp.last = LastStep {
+            action: format!("{} (expected: {})", tried.join("; "), state.next_goal),
+            outcome,
+            extracted: extracted.join("\n"),
+        };
+        let Look { view, screenshot, .. } = look;
+        cp.memory.record_step(StepMemory {
+            index,
+            url: view.url.clone(),
+            evaluation: state.evaluation_previous_goal.clone(),
+            goal: state.next_goal.clone(),
+            actions: action_lines,
+            ok,
+        });
+        cp.memory.add_finding(&state.memory);
+
+        let screenshot_ref = screenshot.as_ref().map(|bytes| ScreenshotRef {
+            // Content-addressed, as the sync server stores them: equal shots are one blob.
+            key: sha256_hex(bytes),
+            timestamp: iso8601((self.epoch_ms)()),
+            mime: "image/jpeg".into(),
+            bytes: bytes.len(),
+        });
+        executed.extend(skipped);
+        let main = executed.first();
+        let record = StepRecord {
+            run_id: cp.run.id.clone(),
+            index,
+            url: view.url,
+            title: view.title,
+            screenshot: screenshot_ref,
+            action: main.map_or_else(
+                || StepAction { kind: "none".into(), target: String::new(), value: None },
+                |a| step_action(&a.action, &a.target),
+            ),
+            actions: executed,
+            thoughts: Thoughts {
+                thought1: state.evaluation_previous_goal.clone(),
+                thought2: state.memory.clone(),
+                thought3: state.next_goal.clone(),
+            },
+            extended_thoughts: Vec::new(),
+            verified: false,
+            issues: Vec::new(),
+            last_edited_by: "agent".into(),
+            last_edited_at: iso8601((self.epoch_ms)()),
+            outcome: if ok { "ok" } else { "failed" }.into(),
+            trace_ids: std::mem::take(&mut cp.step_traces),
+            duration_ms: self.clock.now_ms() - started,
+        };
+        cp.step += 1;
+        if let Some(open) = cp.run.subtasks.last_mut() {
+            open.step_range[1] = index;
+        }
+        let saved = self.capture.save_step(&record, screenshot.as_deref()).await;
+        self.stored(cp, &format!("step {}", index + 1), saved);
+        let (state_name, kind) = if ok {
+            (ExecutionState::StepOk, EventKind::Progress)
+        } else {
+            (ExecutionState::StepFail, EventKind::Error)
+        };
+        let summary = format!("Step {} {}", index + 1, if ok { "done" } else { "failed" });
+        let ended = EventDetail::StepEnded { number: index + 1, ok };
+        self.emit_detail(cp, Actor::Navigator, state_name, kind, summary, ended);
+        done
+    }
+
+    fn target(&self, tab: TabId, action: &Action) -> String {
+        match action {
+            Action::Click { id }
+            | Action::Type { id, .. }
+            | Action::Hover { id }
+            | Action::ListOptions { id }
+            | Action::SelectOption { id, .. }
+            | Action::Scroll { id: Some(id), .. } => self.browser.describe(tab, *id),
+            Action::GoToUrl { url } | Action::OpenTab { url } => url.clone(),
+            Action::WebSearch { query } => query.clone(),
+            Action::ScrollToText { text } => text.clone(),
+            Action::ClickAt { x, y } => format!("({x}, {y})"),
+            Action::SwitchTab { tab_id } | Action::CloseTab { tab_id } => format!("tab {tab_id}"),
+            _ => String::new(),
+        }
+    }
+
+    /// The allow/deny list, checked before going anywhere.
+    fn refused(&self, action: &Action) -> Option<String> {
+        match action {
+            Action::GoToUrl { url } | Action::OpenTab { url } => {
+                self.settings.url_permitted(url).err()
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `click "Add to cart"`, `type "kettle" into "Search"`, `go_to_url https://…`.
+pub fn describe_action(action: &Action, target: &str) -> String {
+    let name = serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v.get("action").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default();
+    match action {
+        Action::Type { text, .. } => format!("type {text:?} into {target}"),
+        Action::SelectOption { option, .. } => format!("select {option:?} in {target}"),
+        Action::SendKeys { keys } => format!("press {keys}"),
+        Action::Done { success, .. } => {
+            format!("done ({})", if *success { "success" } else { "gave up" })
+        }
+        _ if target.is_empty() => name,
+        _ => format!("{name} {target}"),
+    }
+}
+
+/// The step's action in the seed's vocabulary.
+fn step_action(action: &Action, target: &str) -> StepAction {
+    let (kind, value) = match action {
+        Action::Click { .. } | Action::ClickAt { .. } => ("click", None),
+        Action::Type { text, .. } => ("type", Some(text.clone())),
+        Action::Scroll { screens, .. } => ("scroll", Some(screens.to_string())),
+        Action::ScrollToText { text } => ("scroll", Some(text.clone())),
+        Action::Wait { seconds } => ("wait", Some(seconds.to_string())),
+        Action::SelectOption { option, .. } => ("select", Some(option.clone())),
+        Action::GoToUrl { url } | Action::OpenTab { url } => ("navigate", Some(url.clone())),
+        Action::Back | Action::Forward | Action::Reload => ("navigate", None),
+        Action::WebSearch { query } => ("navigate", Some(query.clone())),
+        Action::SendKeys { keys } => ("send_keys", Some(keys.clone())),
+        Action::Done { text, .. } => ("done", Some(text.clone())),
+        Action::Hover { .. } => ("hover", None),
+        Action::ListOptions { .. } => ("list_options", None),
+        Action::SwitchTab { .. } => ("switch_tab", None),
+        Action::CloseTab { .. } => ("close_tab", None),
+        Action::Extract { .. } => ("extract", None),
+    };
+    StepAction { kind: kind.into(), target: target.to_owned(), value }
+}
+
+/// The lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
