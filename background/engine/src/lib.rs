@@ -22,6 +22,7 @@ pub mod providers;
 pub mod repair;
 pub mod run;
 pub mod screenshot;
+pub mod session;
 pub mod structured;
 pub mod template;
 
@@ -47,9 +48,36 @@ pub(crate) mod testing {
 
     use std::cell::Cell;
 
+    use std::collections::BTreeMap;
+
     use crate::Clock;
     use crate::actions::{TabError, TabInfo, Tabs};
     use protocol::TabId;
+    use protocol::settings::{
+        AgentOptions, ModelConfig, ProviderKind, RoleModels, Secret, Settings,
+    };
+
+    /// Settings with one OpenAI-style model for every role, no periodic reviews and one
+    /// denied host.
+    pub fn settings() -> Settings {
+        let model = ModelConfig {
+            provider: ProviderKind::OpenAi,
+            base_url: "http://llm.test/v1".into(),
+            api_key: Secret::new("sk-test-secret-key"),
+            model: "gpt-test".into(),
+            timeout_ms: 5000,
+            max_retries: 0,
+        };
+        Settings {
+            models: RoleModels::all(model),
+            agent: AgentOptions { thinking_interval: 0, ..AgentOptions::default() },
+            allow: vec![],
+            deny: vec!["blocked.test".into()],
+            variants: BTreeMap::new(),
+            prompt_overrides: BTreeMap::new(),
+            prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
+        }
+    }
 
     /// A clock that only moves when slept on, or by one tick per reading when `ticking`.
     #[derive(Default)]

@@ -14,37 +14,67 @@ use std::rc::Rc;
 use crate::Worker;
 use crate::chrome::{ChromeTabs, PerformanceClock, to_js};
 use crate::http::FetchHttp;
-use crate::tasks::{SEARCH_URL, Tasks};
+use crate::tasks::SEARCH_URL;
+#[cfg(doc)]
+use crate::tasks::Tasks;
 
-/// Answers one port request. `None` when the message was not even a request (no id to
-/// answer to).
-pub async fn handle_panel_request(worker: &Rc<Worker>, message: JsValue) -> Option<WorkerEvent> {
-    let sessions = &worker.sessions;
-    let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
-        Ok(request) => request,
-        Err(error) => {
-            crate::chrome::log(&format!("ignored a malformed panel request: {error}"));
-            return None;
+/// Answers one port request, decoded once by [`Tasks::enqueue`]: the page requests here,
+/// the task, session and settings requests through [`Tasks`] (whose rules are the engine's
+/// `session` module). An `Err` from those is the sentence the panel shows.
+pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) -> WorkerEvent {
+    let tasks = &worker.tasks;
+    let id = request.id();
+    let answer = match request {
+        PanelRequest::PageTitle { id, tab_id } => {
+            match page_info::title(&worker.sessions, tab_id).await {
+                Ok(title) => Ok(WorkerEvent::PageTitle { id, tab_id, title }),
+                Err(error) => Err(error.to_string()),
+            }
         }
-    };
-    Some(match request {
-        PanelRequest::PageTitle { id, tab_id } => match page_info::title(sessions, tab_id).await {
-            Ok(title) => WorkerEvent::PageTitle { id, tab_id, title },
-            Err(error) => WorkerEvent::Failed { id, message: error.to_string() },
-        },
         PanelRequest::PageState { id, tab_id } => {
             match observe(worker, tab_id, ObserveOptions::default()).await {
-                Ok(observation) => WorkerEvent::PageState {
+                Ok(observation) => Ok(WorkerEvent::PageState {
                     id,
                     chars: observation.text.chars().count(),
                     text: observation.text,
                     ms: observation.timings.total,
-                },
-                Err(error) => WorkerEvent::Failed { id, message: error.to_string() },
+                }),
+                Err(error) => Err(error.to_string()),
             }
         }
-        task_request => Tasks::handle(worker, task_request).await,
-    })
+        PanelRequest::CurrentTask { id } => {
+            Ok(WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot() })
+        }
+        PanelRequest::StartTask { id, tab_id, task, session_id } => {
+            tasks.start(worker, id, tab_id, &task, session_id.as_deref()).await
+        }
+        PanelRequest::FollowUp { id, session_id, text } => {
+            tasks.follow_up(worker, id, &session_id, &text).await
+        }
+        PanelRequest::Pause { id, session_id } => tasks.pause(id, &session_id),
+        PanelRequest::Resume { id, session_id } => tasks.resume(worker, id, &session_id).await,
+        PanelRequest::Cancel { id, session_id } => tasks.cancel(worker, id, &session_id).await,
+        PanelRequest::GetSettings { id } => tasks.get_settings(id).await,
+        PanelRequest::SaveSettings { id, settings, keys } => {
+            tasks.save_settings(id, *settings, &keys).await
+        }
+        PanelRequest::ListSessions { id } => tasks.list_sessions(id).await,
+        PanelRequest::OpenSession { id, session_id } => {
+            tasks.open_session(worker, id, &session_id).await
+        }
+        PanelRequest::DeleteSession { id, session_id } => {
+            tasks.delete_session(worker, id, &session_id).await
+        }
+        PanelRequest::GetFavourites { id } => tasks.favourites(id).await,
+        PanelRequest::SaveFavourites { id, favourites } => {
+            tasks.save_favourites(id, favourites).await
+        }
+        PanelRequest::TestConnection { id, role, model, key } => match tasks.store().await {
+            Ok(store) => Ok(crate::connection::test(&store, id, role, *model, key).await),
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+    };
+    answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }
 
 /// Answers one `chrome.runtime.sendMessage` debug request.

@@ -18,6 +18,7 @@ use std::error::Error;
 use agent_engine::capture::CaptureError;
 use agent_engine::executor::{Checkpoint, Unreadable, read_checkpoint};
 use agent_engine::run::{AgentRun, LlmTrace, StepRecord};
+use agent_engine::session::{CheckpointStore, SessionRuns};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
@@ -37,13 +38,6 @@ const FAVOURITES_KEY: &str = "favourites";
 
 /// Whatever went wrong inside one operation; the public methods say which operation.
 type Cause = Box<dyn Error>;
-
-/// What the runs store knows about one session.
-pub struct SessionRuns {
-    pub runs: u32,
-    /// The task of its earliest run.
-    pub first_task: Option<String>,
-}
 
 /// The open `alphascout` database.
 pub struct Store {
@@ -272,6 +266,16 @@ impl Store {
     /// half-done write.
     fn writer(&self, stores: &[&str]) -> indexed_db_futures::Result<Transaction<'_>> {
         self.db.transaction(stores).with_mode(TransactionMode::Readwrite).build()
+    }
+}
+
+/// The session rules read and store checkpoints here.
+impl CheckpointStore for Store {
+    async fn checkpoint(&self, session_id: &str) -> Result<Option<Checkpoint>, String> {
+        Store::checkpoint(self, session_id).await
+    }
+    async fn put_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
+        Store::put_checkpoint(self, checkpoint).await
     }
 }
 

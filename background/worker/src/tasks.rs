@@ -6,7 +6,7 @@
 //! die at any moment: a task that was running comes back paused and resumable.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
@@ -15,7 +15,9 @@ use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
 use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord};
-use protocol::agent::{Actor, ExecutionState, SessionSummary, TaskSnapshot, TaskStatus};
+use agent_engine::session::{self, Cancel, FollowUp, NewTask, Open, Resume, Sessions};
+use protocol::TabId;
+use protocol::agent::{SessionSummary, TaskSnapshot, TaskStatus};
 use protocol::settings::Settings;
 use protocol::{Favourite, PanelRequest, WorkerEvent, favourites_problem};
 use wasm_bindgen::JsValue;
@@ -23,14 +25,10 @@ use wasm_bindgen::JsValue;
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock, Port};
 use crate::http::FetchHttp;
-use crate::store::{SessionRuns, Store};
+use crate::store::Store;
 
 /// Where `web_search` goes.
 pub const SEARCH_URL: &str = "https://duckduckgo.com/?q=";
-
-/// Said when a task comes back after the worker restarted.
-const RESTARTED: &str =
-    "Chrome stopped the agent's background worker. Nothing was lost: press Resume to continue.";
 
 /// Pages connected over the port right now.
 #[derive(Default)]
@@ -69,7 +67,7 @@ pub struct Tasks {
     on_return: RefCell<Vec<js_sys::Function>>,
     /// Port requests, handled one at a time in arrival order (a follow-up must be applied
     /// before the resume sent right after it).
-    queue: RefCell<VecDeque<(Port, JsValue)>>,
+    queue: RefCell<VecDeque<(Port, PanelRequest)>>,
     draining: Cell<bool>,
 }
 
@@ -189,353 +187,293 @@ impl Tasks {
             Err(error) => return chrome::log(&format!("could not read checkpoints: {error}")),
         };
         // One that cannot be read was logged by the store, and the History lists it.
-        let latest = checkpoints
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|cp| !cp.status.is_finished())
-            .max_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at));
-        let Some(mut cp) = latest else { return };
+        let Some(mut cp) = session::to_restore(checkpoints.into_iter().filter_map(Result::ok))
+        else {
+            return;
+        };
         if tasks.current.borrow().is_some() || tasks.running.borrow().is_some() {
             return;
         }
-        let settings = store.settings().await.ok().flatten();
-        if cp.status == TaskStatus::Running
-            && let Some(settings) = settings
-        {
-            with_executor(&worker, &store, &settings, |executor| {
-                executor.pause_idle(&mut cp, RESTARTED)
-            });
-        }
-        *tasks.current.borrow_mut() = Some(cp.clone());
-        if let Err(error) = store.put_checkpoint(&cp).await {
-            chrome::log(&format!("could not store the restored checkpoint: {error}"));
-        }
+        tasks.pause_if_cut_off(&worker, &store, &mut cp).await;
+        *tasks.current.borrow_mut() = Some(cp);
         tasks.broadcast_snapshot(&worker, None);
     }
 
-    /// Queues a port request; requests are handled strictly in order. A connection test
-    /// runs beside the queue: it can take as long as the model's timeout, and a Pause must
-    /// not wait behind it.
+    /// A checkpoint stored as running was cut off when Chrome stopped the worker: it comes
+    /// back paused, saying so, and is stored that way.
+    async fn pause_if_cut_off(&self, worker: &Worker, store: &Store, cp: &mut Checkpoint) {
+        if cp.status != TaskStatus::Running {
+            return;
+        }
+        if let Some(settings) = store.settings().await.ok().flatten() {
+            with_executor(worker, store, &settings, |executor| {
+                executor.pause_idle(cp, session::RESTARTED)
+            });
+        }
+        if let Err(error) = store.put_checkpoint(cp).await {
+            chrome::log(&format!("could not store the reopened checkpoint: {error}"));
+        }
+    }
+
+    /// Decodes a port message once and queues it; requests are handled strictly in order.
+    /// A connection test runs beside the queue: it can take as long as the model's timeout,
+    /// and a Pause must not wait behind it.
     pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
-        let kind = js_sys::Reflect::get(&message, &"type".into()).ok().and_then(|t| t.as_string());
-        if kind.as_deref() == Some("test_connection") {
+        let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
+            Ok(request) => request,
+            Err(error) => {
+                // Without an id there is no one to answer.
+                return chrome::log(&format!("ignored a malformed panel request: {error}"));
+            }
+        };
+        if let PanelRequest::TestConnection { .. } = request {
             wasm_bindgen_futures::spawn_local(async move {
-                if let Some(event) = crate::requests::handle_panel_request(&worker, message).await {
-                    port.post(&event);
-                }
+                port.post(&crate::requests::handle_panel_request(&worker, request).await);
             });
             return;
         }
-        worker.tasks.queue.borrow_mut().push_back((port, message));
+        worker.tasks.queue.borrow_mut().push_back((port, request));
         if worker.tasks.draining.replace(true) {
             return;
         }
         wasm_bindgen_futures::spawn_local(async move {
             loop {
                 let next = worker.tasks.queue.borrow_mut().pop_front();
-                let Some((port, message)) = next else { break };
-                if let Some(event) = crate::requests::handle_panel_request(&worker, message).await {
-                    port.post(&event);
-                }
+                let Some((port, request)) = next else { break };
+                port.post(&crate::requests::handle_panel_request(&worker, request).await);
             }
             worker.tasks.draining.set(false);
         });
     }
 
-    /// Handles the task and settings requests of the panel.
-    pub async fn handle(worker: &Rc<Worker>, request: PanelRequest) -> WorkerEvent {
-        let tasks = &worker.tasks;
-        let id = request.id();
-        let store = match tasks.store().await {
-            Ok(store) => store,
-            Err(error) => {
-                return WorkerEvent::Failed {
-                    id,
-                    message: format!("Storage is unavailable: {error}"),
-                };
-            }
-        };
-        let failed = |message: &str| WorkerEvent::Failed { id, message: message.to_owned() };
-        let same_session = |session: &str| {
-            tasks.current.borrow().as_ref().is_some_and(|cp| cp.session_id == session)
-        };
-        match request {
-            PanelRequest::GetSettings { id } => match store.settings().await {
-                Ok(settings) => {
-                    WorkerEvent::Settings { id, settings: settings.map(Box::new), problems: vec![] }
-                }
-                Err(error) => failed(&error),
-            },
-            PanelRequest::SaveSettings { id, settings, keys } => {
-                let mut settings = *settings;
-                settings.restore_keys(&keys);
-                let problems = settings.problems();
-                if !problems.is_empty() {
-                    return WorkerEvent::Settings {
-                        id,
-                        settings: Some(Box::new(settings)),
-                        problems,
-                    };
-                }
-                if let Ok(Some(previous)) = store.settings().await {
-                    settings.restore_keys(&previous.keys());
-                }
-                match store.put_settings(&settings).await {
-                    Ok(()) => {
-                        WorkerEvent::Settings { id, settings: Some(Box::new(settings)), problems }
-                    }
-                    Err(error) => failed(&error),
-                }
-            }
-            PanelRequest::CurrentTask { id } => {
-                WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot() }
-            }
-            PanelRequest::StartTask { id, tab_id, task, session_id } => {
-                if task.trim().is_empty() {
-                    return failed("Type a task first.");
-                }
-                tasks.run_returned().await;
-                if tasks.running.borrow().is_some() {
-                    return failed(
-                        "A task is running. Send your message as steering, or stop the task first.",
-                    );
-                }
-                let Some(settings) = store.settings().await.ok().flatten() else {
-                    return failed("Choose a model and enter its API key in Settings first.");
-                };
-                let prompts = match prompt_set(&settings) {
-                    Ok(prompts) => prompts,
-                    Err(message) => return failed(&message),
-                };
-                let run_id = chrome::random_uuid();
-                let now = js_sys::Date::now();
-                // A follow-up in a finished conversation that is not current (reopened from
-                // History, or the worker restarted since) continues from its checkpoint; a
-                // paused current task stays paused in its own.
-                let stored = match &session_id {
-                    Some(session) if !same_session(session) => {
-                        match store.checkpoint(session).await {
-                            Ok(stored) => stored,
-                            // Unreadable: say so, rather than start over in a new session.
-                            Err(error) => return failed(&error),
-                        }
-                    }
-                    _ => None,
-                };
-                let continuing = session_id.filter(|s| same_session(s));
-                let previous = tasks.current.borrow_mut().take();
-                let mut cp = match (stored, continuing, previous) {
-                    (Some(mut cp), ..) if cp.status.is_finished() => {
-                        cp.follow_up_task(&run_id, tab_id, &task, &settings, now);
-                        cp
-                    }
-                    (_, Some(_), Some(mut cp)) if cp.status.is_finished() => {
-                        cp.follow_up_task(&run_id, tab_id, &task, &settings, now);
-                        cp
-                    }
-                    (_, _, previous) => {
-                        // A paused task left behind is finished off as cancelled.
-                        if let Some(mut old) = previous
-                            && !old.status.is_finished()
-                        {
-                            old.status = TaskStatus::Cancelled;
-                            let _ = store.put_checkpoint(&old).await;
-                        }
-                        let session = chrome::random_uuid();
-                        Checkpoint::new_task(&session, &run_id, tab_id, &task, &settings, now)
-                    }
-                };
-                cp.status = TaskStatus::Running;
-                *tasks.current.borrow_mut() = Some(cp);
-                Tasks::spawn_run(worker.clone(), store, settings, prompts);
-                WorkerEvent::Done { id }
-            }
-            PanelRequest::FollowUp { id, session_id, text } => {
-                tasks.run_returned().await;
-                if !same_session(&session_id) {
-                    return failed("That task is no longer current.");
-                }
-                if let Some(control) = tasks.running.borrow().clone() {
-                    control.push_follow_up(&text);
-                    return WorkerEvent::Done { id };
-                }
-                let Some(settings) = store.settings().await.ok().flatten() else {
-                    return failed("Settings are missing.");
-                };
-                let Some(mut cp) = tasks.current.borrow_mut().take() else {
-                    return failed("No task.");
-                };
-                with_executor(worker, &store, &settings, |executor| {
-                    executor.apply_follow_up(&mut cp, &text)
-                });
-                let result = store.put_checkpoint(&cp).await;
-                *tasks.current.borrow_mut() = Some(cp);
-                match result {
-                    Ok(()) => WorkerEvent::Done { id },
-                    Err(error) => failed(&error.to_string()),
-                }
-            }
-            PanelRequest::Pause { id, session_id } => {
-                if !same_session(&session_id) {
-                    return failed("That task is no longer current.");
-                }
-                if let Some(control) = tasks.running.borrow().as_ref() {
-                    control.request_pause();
-                }
-                WorkerEvent::Done { id }
-            }
-            PanelRequest::Resume { id, session_id } => {
-                tasks.run_returned().await;
-                if !same_session(&session_id) {
-                    return failed("That task is no longer current.");
-                }
-                if tasks.running.borrow().is_some() {
-                    return WorkerEvent::Done { id };
-                }
-                let paused = tasks
-                    .current
-                    .borrow()
-                    .as_ref()
-                    .is_some_and(|cp| matches!(cp.status, TaskStatus::Paused { .. }));
-                if !paused {
-                    return failed("The task is not paused.");
-                }
-                let Some(settings) = store.settings().await.ok().flatten() else {
-                    return failed("Choose a model and enter its API key in Settings first.");
-                };
-                let prompts = match prompt_set(&settings) {
-                    Ok(prompts) => prompts,
-                    Err(message) => return failed(&message),
-                };
-                Tasks::spawn_run(worker.clone(), store, settings, prompts);
-                WorkerEvent::Done { id }
-            }
-            PanelRequest::Cancel { id, session_id } => {
-                tasks.run_returned().await;
-                if !same_session(&session_id) {
-                    return failed("That task is no longer current.");
-                }
-                if let Some(control) = tasks.running.borrow().as_ref() {
-                    control.request_cancel();
-                    return WorkerEvent::Done { id };
-                }
-                let Some(mut cp) = tasks.current.borrow_mut().take() else {
-                    return failed("No task.");
-                };
-                let settings = store.settings().await.ok().flatten();
-                if let Some(settings) = settings {
-                    let parts = parts(worker, &store, &settings);
-                    let prompts = PromptSet::bundled();
-                    let control = Control::default();
-                    executor(&parts, &settings, &prompts, &control).cancel(&mut cp).await;
-                } else {
-                    cp.status = TaskStatus::Cancelled;
-                    let _ = store.put_checkpoint(&cp).await;
-                }
-                *tasks.current.borrow_mut() = Some(cp);
-                tasks.broadcast_snapshot(worker, None);
-                let _ = worker.sessions.release_all().await;
-                WorkerEvent::Done { id }
-            }
-            PanelRequest::ListSessions { id } => match tasks.sessions(&store).await {
-                Ok(sessions) => WorkerEvent::Sessions { id, sessions },
-                Err(error) => failed(&error),
-            },
-            PanelRequest::OpenSession { id, session_id } => {
-                tasks.run_returned().await;
-                if same_session(&session_id) {
-                    return WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot() };
-                }
-                if tasks.running.borrow().is_some() {
-                    return failed(
-                        "A task is running. Stop it, or wait until it ends, before opening another conversation.",
-                    );
-                }
-                let mut cp = match store.checkpoint(&session_id).await {
-                    Ok(Some(cp)) => cp,
-                    Ok(None) => return failed("That conversation is no longer stored."),
-                    Err(error) => return failed(&error),
-                };
-                // The current task stays as it is (a paused one paused) in its checkpoint.
-                let previous = tasks.current.borrow_mut().take();
-                if let Some(previous) = previous
-                    && let Err(error) = store.put_checkpoint(&previous).await
-                {
-                    chrome::log(&format!("could not store the checkpoint left: {error}"));
-                }
-                if cp.status == TaskStatus::Running {
-                    // Left running when Chrome stopped the worker: it comes back paused.
-                    if let Some(settings) = store.settings().await.ok().flatten() {
-                        with_executor(worker, &store, &settings, |executor| {
-                            executor.pause_idle(&mut cp, RESTARTED)
-                        });
-                    }
-                    if let Err(error) = store.put_checkpoint(&cp).await {
-                        chrome::log(&format!("could not store the reopened checkpoint: {error}"));
-                    }
-                }
-                *tasks.current.borrow_mut() = Some(cp);
-                tasks.broadcast_snapshot(worker, None);
-                WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot() }
-            }
-            PanelRequest::DeleteSession { id, session_id } => {
-                tasks.run_returned().await;
-                let current = same_session(&session_id);
-                if current && tasks.running.borrow().is_some() {
-                    return failed(
-                        "This conversation's task is running. Stop it before deleting the conversation.",
-                    );
-                }
-                if let Err(error) = store.delete_checkpoint(&session_id).await {
-                    return failed(&error);
-                }
-                if current {
-                    let gone = tasks.current.borrow_mut().take();
-                    tasks.broadcast_snapshot(worker, None);
-                    if gone.is_some_and(|cp| !cp.status.is_finished()) {
-                        // A paused task held its tab; nothing holds it now.
-                        worker.sessions.release_all().await;
-                    }
-                }
-                match tasks.sessions(&store).await {
-                    Ok(sessions) => WorkerEvent::Sessions { id, sessions },
-                    Err(error) => failed(&error),
-                }
-            }
-            PanelRequest::GetFavourites { id } => match store.favourites().await {
-                Ok(favourites) => WorkerEvent::Favourites { id, favourites },
-                Err(error) => failed(&error),
-            },
-            PanelRequest::SaveFavourites { id, favourites } => {
-                let favourites: Vec<Favourite> = favourites
-                    .into_iter()
-                    .map(|f| Favourite {
-                        id: f.id.trim().to_owned(),
-                        title: f.title.trim().to_owned(),
-                        prompt: f.prompt.trim().to_owned(),
-                    })
-                    .collect();
-                if let Some(problem) = favourites_problem(&favourites) {
-                    return failed(&format!("The favourites were not saved. {problem}"));
-                }
-                match store.put_favourites(&favourites).await {
-                    Ok(()) => WorkerEvent::Favourites { id, favourites },
-                    Err(error) => failed(&error),
-                }
-            }
-            PanelRequest::TestConnection { id, role, model, key } => {
-                crate::connection::test(&store, id, role, *model, key).await
-            }
-            PanelRequest::PageTitle { id, .. } | PanelRequest::PageState { id, .. } => {
-                failed(&format!("request {id} is not a task request"))
-            }
-        }
+    /// The store, or why the request cannot be served.
+    async fn open_store(&self) -> Result<Rc<Store>, String> {
+        self.store().await.map_err(|error| format!("Storage is unavailable: {error}"))
     }
 
-    /// The stored conversations, newest first. The current one is described as it is in
-    /// memory (the store may be a step behind); another that says running was cut off by a
-    /// restart and is paused in effect, as it would be when opened. One whose checkpoint
-    /// cannot be read is listed as unreadable, saying why.
+    /// Runs `rule` against the sessions as they are now.
+    fn check<R>(&self, rule: impl FnOnce(Sessions<'_>) -> Result<R, String>) -> Result<R, String> {
+        let current = self.current.borrow();
+        rule(Sessions { current: current.as_ref(), running: self.running.borrow().is_some() })
+    }
+
+    pub async fn get_settings(&self, id: u32) -> Result<WorkerEvent, String> {
+        let settings = self.open_store().await?.settings().await?;
+        Ok(WorkerEvent::Settings { id, settings: settings.map(Box::new), problems: vec![] })
+    }
+
+    pub async fn save_settings(
+        &self,
+        id: u32,
+        mut settings: Settings,
+        keys: &BTreeMap<String, String>,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        settings.restore_keys(keys);
+        let problems = settings.problems();
+        if problems.is_empty() {
+            if let Ok(Some(previous)) = store.settings().await {
+                settings.restore_keys(&previous.keys());
+            }
+            store.put_settings(&settings).await?;
+        }
+        Ok(WorkerEvent::Settings { id, settings: Some(Box::new(settings)), problems })
+    }
+
+    pub async fn start(
+        &self,
+        worker: &Rc<Worker>,
+        id: u32,
+        tab_id: TabId,
+        task: &str,
+        session_id: Option<&str>,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        self.run_returned().await;
+        self.check(|sessions| sessions.start(task))?;
+        let (settings, prompts) = run_settings(&store).await?;
+        let (run_id, new_session_id) = (chrome::random_uuid(), chrome::random_uuid());
+        let new = NewTask {
+            tab_id,
+            task,
+            session_id,
+            run_id: &run_id,
+            new_session_id: &new_session_id,
+            settings: &settings,
+            epoch_ms: js_sys::Date::now(),
+        };
+        let mut current = self.current.borrow_mut().take();
+        let started = session::start(&*store, &mut current, new).await;
+        *self.current.borrow_mut() = current;
+        started?;
+        Tasks::spawn_run(worker.clone(), store, settings, prompts);
+        Ok(WorkerEvent::Done { id })
+    }
+
+    pub async fn follow_up(
+        &self,
+        worker: &Worker,
+        id: u32,
+        session_id: &str,
+        text: &str,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        self.run_returned().await;
+        if self.check(|sessions| sessions.follow_up(session_id))? == FollowUp::Steer {
+            if let Some(control) = self.running.borrow().clone() {
+                control.push_follow_up(text);
+            }
+            return Ok(WorkerEvent::Done { id });
+        }
+        let settings = store.settings().await?.ok_or("Settings are missing.")?;
+        let Some(mut cp) = self.current.borrow_mut().take() else {
+            return Err("No task.".into());
+        };
+        with_executor(worker, &store, &settings, |executor| {
+            executor.apply_follow_up(&mut cp, text)
+        });
+        let stored = store.put_checkpoint(&cp).await;
+        *self.current.borrow_mut() = Some(cp);
+        stored.map_err(|error| error.to_string())?;
+        Ok(WorkerEvent::Done { id })
+    }
+
+    pub fn pause(&self, id: u32, session_id: &str) -> Result<WorkerEvent, String> {
+        if self.check(|sessions| sessions.pause(session_id))?
+            && let Some(control) = self.running.borrow().as_ref()
+        {
+            control.request_pause();
+        }
+        Ok(WorkerEvent::Done { id })
+    }
+
+    pub async fn resume(
+        &self,
+        worker: &Rc<Worker>,
+        id: u32,
+        session_id: &str,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        self.run_returned().await;
+        if self.check(|sessions| sessions.resume(session_id))? == Resume::Run {
+            let (settings, prompts) = run_settings(&store).await?;
+            Tasks::spawn_run(worker.clone(), store, settings, prompts);
+        }
+        Ok(WorkerEvent::Done { id })
+    }
+
+    pub async fn cancel(
+        &self,
+        worker: &Worker,
+        id: u32,
+        session_id: &str,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        self.run_returned().await;
+        if self.check(|sessions| sessions.cancel(session_id))? == Cancel::Interrupt {
+            if let Some(control) = self.running.borrow().as_ref() {
+                control.request_cancel();
+            }
+            return Ok(WorkerEvent::Done { id });
+        }
+        let Some(mut cp) = self.current.borrow_mut().take() else {
+            return Err("No task.".into());
+        };
+        if let Some(settings) = store.settings().await.ok().flatten() {
+            let parts = parts(worker, &store, &settings);
+            let prompts = PromptSet::bundled();
+            let control = Control::default();
+            executor(&parts, &settings, &prompts, &control).cancel(&mut cp).await;
+        } else {
+            cp.status = TaskStatus::Cancelled;
+            let _ = store.put_checkpoint(&cp).await;
+        }
+        *self.current.borrow_mut() = Some(cp);
+        self.broadcast_snapshot(worker, None);
+        worker.sessions.release_all().await;
+        Ok(WorkerEvent::Done { id })
+    }
+
+    pub async fn list_sessions(&self, id: u32) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        Ok(WorkerEvent::Sessions { id, sessions: self.sessions(&store).await? })
+    }
+
+    pub async fn open_session(
+        &self,
+        worker: &Worker,
+        id: u32,
+        session_id: &str,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        self.run_returned().await;
+        if self.check(|sessions| sessions.open(session_id))? == Open::Load {
+            let mut cp = store
+                .checkpoint(session_id)
+                .await?
+                .ok_or("That conversation is no longer stored.")?;
+            // The current task stays as it is (a paused one paused) in its checkpoint.
+            let previous = self.current.borrow_mut().take();
+            if let Some(previous) = previous
+                && let Err(error) = store.put_checkpoint(&previous).await
+            {
+                chrome::log(&format!("could not store the checkpoint left: {error}"));
+            }
+            self.pause_if_cut_off(worker, &store, &mut cp).await;
+            *self.current.borrow_mut() = Some(cp);
+            self.broadcast_snapshot(worker, None);
+        }
+        Ok(WorkerEvent::Task { id: Some(id), snapshot: self.snapshot() })
+    }
+
+    pub async fn delete_session(
+        &self,
+        worker: &Worker,
+        id: u32,
+        session_id: &str,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        self.run_returned().await;
+        let current = self.check(|sessions| sessions.delete(session_id))?;
+        store.delete_checkpoint(session_id).await?;
+        if current {
+            let gone = self.current.borrow_mut().take();
+            self.broadcast_snapshot(worker, None);
+            if gone.is_some_and(|cp| !cp.status.is_finished()) {
+                // A paused task held its tab; nothing holds it now.
+                worker.sessions.release_all().await;
+            }
+        }
+        Ok(WorkerEvent::Sessions { id, sessions: self.sessions(&store).await? })
+    }
+
+    pub async fn favourites(&self, id: u32) -> Result<WorkerEvent, String> {
+        let favourites = self.open_store().await?.favourites().await?;
+        Ok(WorkerEvent::Favourites { id, favourites })
+    }
+
+    pub async fn save_favourites(
+        &self,
+        id: u32,
+        favourites: Vec<Favourite>,
+    ) -> Result<WorkerEvent, String> {
+        let store = self.open_store().await?;
+        let favourites: Vec<Favourite> = favourites
+            .into_iter()
+            .map(|f| Favourite {
+                id: f.id.trim().to_owned(),
+                title: f.title.trim().to_owned(),
+                prompt: f.prompt.trim().to_owned(),
+            })
+            .collect();
+        if let Some(problem) = favourites_problem(&favourites) {
+            return Err(format!("The favourites were not saved. {problem}"));
+        }
+        store.put_favourites(&favourites).await?;
+        Ok(WorkerEvent::Favourites { id, favourites })
+    }
+
+    /// The History's list (see [`session::history`]).
     async fn sessions(&self, store: &Store) -> Result<Vec<SessionSummary>, String> {
         let (mut checkpoints, mut unreadable) =
             (Vec::<Checkpoint>::new(), Vec::<Unreadable>::new());
@@ -554,31 +492,7 @@ impl Tasks {
             chrome::log(&format!("History lists sessions without their runs: {error}"));
             Default::default()
         });
-        let current = self.current.borrow();
-        let running = self.running.borrow().is_some();
-        let mut sessions: Vec<SessionSummary> = checkpoints
-            .iter()
-            .map(|stored| {
-                let is_current = current.as_ref().filter(|c| c.session_id == stored.session_id);
-                let cp = is_current.unwrap_or(stored);
-                let mut summary = summary(cp, runs.get(&cp.session_id));
-                if cp.status == TaskStatus::Running && !(running && is_current.is_some()) {
-                    summary.status = "paused".into();
-                }
-                summary
-            })
-            .collect();
-        sessions.extend(unreadable.iter().map(|u| match current.as_ref() {
-            Some(cp) if cp.session_id == u.key => summary(cp, runs.get(&u.key)),
-            _ => {
-                let runs = runs.get(&u.key);
-                u.summary(runs.and_then(|r| r.first_task.as_deref()), runs.map_or(0, |r| r.runs))
-            }
-        }));
-        sessions.sort_by(|a, b| {
-            b.updated_at.cmp(&a.updated_at).then_with(|| a.session_id.cmp(&b.session_id))
-        });
-        Ok(sessions)
+        self.check(|sessions| Ok(session::history(&checkpoints, &unreadable, &runs, sessions)))
     }
 
     /// Runs the current checkpoint until it pauses or ends.
@@ -607,38 +521,6 @@ impl Tasks {
     }
 }
 
-/// How History shows one conversation. Its title is its first task: from the runs store
-/// when that has its runs, else from the events kept in the checkpoint.
-fn summary(cp: &Checkpoint, runs: Option<&SessionRuns>) -> SessionSummary {
-    let first_event = || {
-        cp.events
-            .iter()
-            .find(|e| e.actor == Actor::User && e.state == ExecutionState::TaskStart)
-            .map(|e| e.details.clone())
-    };
-    let title = runs
-        .and_then(|r| r.first_task.clone())
-        .or_else(first_event)
-        .unwrap_or_else(|| cp.memory.task.clone());
-    SessionSummary {
-        session_id: cp.session_id.clone(),
-        title: clip(&title, 300),
-        task: clip(&cp.memory.task, 300),
-        status: cp.status.label().to_owned(),
-        updated_at: cp.run.updated_at.clone(),
-        runs: runs.map_or(1, |r| r.runs).max(1),
-    }
-}
-
-/// `text` trimmed, and cut at `max` characters with an ellipsis.
-fn clip(text: &str, max: usize) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", text[..at].trim_end()),
-        None => text.to_owned(),
-    }
-}
-
 /// Extension API calls reset Chrome's 30-second idle timer; a model call can take longer
 /// than that with nothing else happening, so a running task pings while it runs.
 async fn keep_alive(worker: Rc<Worker>) {
@@ -647,6 +529,18 @@ async fn keep_alive(worker: Rc<Worker>) {
         PerformanceClock.sleep(20_000.0).await;
         chrome::ping().await;
     }
+}
+
+/// The settings and prompts a run needs, or what the person must fix first.
+async fn run_settings(store: &Store) -> Result<(Settings, PromptSet), String> {
+    let settings = store
+        .settings()
+        .await
+        .ok()
+        .flatten()
+        .ok_or("Choose a model and enter its API key in Settings first.")?;
+    let prompts = prompt_set(&settings)?;
+    Ok((settings, prompts))
 }
 
 /// The bundled prompts with the user's edits, checked before a run starts: a broken edit

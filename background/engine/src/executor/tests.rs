@@ -7,18 +7,16 @@ use std::collections::{BTreeMap, VecDeque};
 use std::rc::Rc;
 
 use futures::executor::block_on;
-use protocol::settings::{AgentOptions, ProviderKind, RoleModels, Secret};
 use serde_json::json;
 
 use base64::Engine;
-use protocol::settings::ModelConfig;
 use serde_json::Value;
 
 use super::*;
 use crate::capture::{Capture, CaptureError};
 use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
 use crate::run::{AgentRun, LlmTrace, StepRecord};
-use crate::testing::FakeClock;
+use crate::testing::{FakeClock, settings};
 
 /// What the scripted model does for one request.
 enum Reply {
@@ -218,26 +216,6 @@ struct World {
     control: Rc<Control>,
     settings: Settings,
     prompts: PromptSet,
-}
-
-fn settings() -> Settings {
-    let model = ModelConfig {
-        provider: ProviderKind::OpenAi,
-        base_url: "http://llm.test/v1".into(),
-        api_key: Secret::new("sk-test-secret-key"),
-        model: "gpt-test".into(),
-        timeout_ms: 5000,
-        max_retries: 0,
-    };
-    Settings {
-        models: RoleModels::all(model),
-        agent: AgentOptions { thinking_interval: 0, ..AgentOptions::default() },
-        allow: vec![],
-        deny: vec!["blocked.test".into()],
-        variants: BTreeMap::new(),
-        prompt_overrides: BTreeMap::new(),
-        prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
-    }
 }
 
 impl World {
