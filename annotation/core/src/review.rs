@@ -180,6 +180,12 @@ fn resolve(suggestion: &mut Suggestion, state: SuggestionState, who: &str, at: &
     suggestion.resolved_at = Some(at.to_owned());
 }
 
+/// Whether a decision on `suggestion` belongs to the server: one it holds is decided there,
+/// where the author's decision counts, while sync is on; any other is decided here.
+pub fn decided_on_server(suggestion: &Suggestion, syncing: bool) -> bool {
+    suggestion.server_id.is_some() && syncing
+}
+
 pub fn pending(suggestions: &[Suggestion]) -> usize {
     suggestions.iter().filter(|s| s.state == SuggestionState::Pending).count()
 }
@@ -249,5 +255,28 @@ mod tests {
             Err(ResolveError::Stale { .. })
         ));
         assert_eq!(pending(&[stale]), 1);
+    }
+
+    #[test]
+    fn only_a_suggestion_the_server_holds_is_decided_there_and_only_while_syncing() {
+        let here = Suggestion {
+            id: "s".into(),
+            run_id: "r".into(),
+            step_index: 0,
+            field: Thought::One,
+            before: String::new(),
+            after: "x".into(),
+            author: "rev".into(),
+            note: String::new(),
+            state: SuggestionState::Pending,
+            created_at: "t".into(),
+            resolved_by: None,
+            resolved_at: None,
+            server_id: None,
+        };
+        let there = Suggestion { server_id: Some("srv-1".into()), ..here.clone() };
+        assert!(decided_on_server(&there, true));
+        assert!(!decided_on_server(&there, false), "sync turned off: decided here");
+        assert!(!decided_on_server(&here, true), "never sent: the server cannot decide it");
     }
 }
