@@ -565,3 +565,6 @@ impl Studio {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod decisions_tests;
