@@ -180,12 +180,18 @@ fn resolve(suggestion: &mut Suggestion, state: SuggestionState, who: &str, at: &
     suggestion.resolved_at = Some(at.to_owned());
 }
 
+/// Whether a decision on `suggestion` belongs to the server: one it holds is decided there,
+/// where the author's decision counts, while sync is on; any other is decided here.
+pub fn decided_on_server(suggestion: &Suggestion, syncing: bool) -> bool {
+    suggestion.server_id.is_some() && syncing
+}
+
 pub fn pending(suggestions: &[Suggestion]) -> usize {
     suggestions.iter().filter(|s| s.state == SuggestionState::Pending).count()
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn comment(id: &str, parent: Option<&str>, at: &str) -> Comment {
@@ -199,6 +205,25 @@ mod tests {
             kind: CommentKind::Question,
             resolved: false,
             created_at: at.into(),
+            server_id: None,
+        }
+    }
+
+    /// A pending suggestion on step 0's thought 2, never sent.
+    pub(crate) fn suggestion(before: &str, after: &str) -> Suggestion {
+        Suggestion {
+            id: "s".into(),
+            run_id: "r".into(),
+            step_index: 0,
+            field: Thought::Two,
+            before: before.into(),
+            after: after.into(),
+            author: "rev".into(),
+            note: String::new(),
+            state: SuggestionState::Pending,
+            created_at: "t".into(),
+            resolved_by: None,
+            resolved_at: None,
             server_id: None,
         }
     }
@@ -224,21 +249,7 @@ mod tests {
     fn accepting_applies_the_text_once_and_refuses_stale_suggestions() {
         let mut step = Step::default();
         step.thoughts.thought2 = "I see the bar.".into();
-        let mut s = Suggestion {
-            id: "s".into(),
-            run_id: "r".into(),
-            step_index: 0,
-            field: Thought::Two,
-            before: "I see the bar.".into(),
-            after: "I can see the search bar, but it is empty.".into(),
-            author: "rev".into(),
-            note: String::new(),
-            state: SuggestionState::Pending,
-            created_at: "t".into(),
-            resolved_by: None,
-            resolved_at: None,
-            server_id: None,
-        };
+        let mut s = suggestion("I see the bar.", "I can see the search bar, but it is empty.");
         let mut stale = s.clone();
         accept(&mut s, &mut step, "ann", "t2").unwrap();
         assert_eq!(step.thoughts.thought2, "I can see the search bar, but it is empty.");
@@ -249,5 +260,14 @@ mod tests {
             Err(ResolveError::Stale { .. })
         ));
         assert_eq!(pending(&[stale]), 1);
+    }
+
+    #[test]
+    fn only_a_suggestion_the_server_holds_is_decided_there_and_only_while_syncing() {
+        let here = suggestion("", "x");
+        let there = Suggestion { server_id: Some("srv-1".into()), ..here.clone() };
+        assert!(decided_on_server(&there, true));
+        assert!(!decided_on_server(&there, false), "sync turned off: decided here");
+        assert!(!decided_on_server(&here, true), "never sent: the server cannot decide it");
     }
 }

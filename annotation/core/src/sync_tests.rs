@@ -120,7 +120,6 @@ fn a_status_reached_locally_is_replayed_edge_by_edge() {
 
 #[test]
 fn comments_and_suggestions_map_to_and_from_the_server() {
-    use crate::record::Thought;
     use crate::review::{Comment, CommentKind, Suggestion, SuggestionState};
     let root = Comment {
         id: "local-1".into(),
@@ -150,17 +149,8 @@ fn comments_and_suggestions_map_to_and_from_the_server() {
     let mine = Suggestion {
         id: "s-local".into(),
         run_id: "r1".into(),
-        step_index: 0,
-        field: Thought::Two,
-        before: "I see the bar.".into(),
-        after: "I can see the search bar.".into(),
-        author: "rev".into(),
-        note: String::new(),
-        state: SuggestionState::Pending,
-        created_at: "t".into(),
-        resolved_by: None,
-        resolved_at: None,
         server_id: Some("s1".into()),
+        ..crate::review::tests::suggestion("I see the bar.", "I can see the search bar.")
     };
     let body = suggestion_create(&mine, 3);
     assert_eq!(

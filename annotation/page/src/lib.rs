@@ -2,12 +2,15 @@
 //! runs the agent captured, reviewers suggest and approve, and everyone exports.
 //!
 //! Decisions live in `annotation-core` and in the pure transitions of [`state`] (tested
-//! natively); [`db`] is the IndexedDB shell, [`download`] builds export files in the page,
-//! and each component is one file under [`components`].
+//! natively), which queue the IO they need as effects; [`effects`] carries them out over
+//! [`db`] (the IndexedDB shell), [`sync`], [`http`] and [`download`] (export files built in
+//! the page). Each component is one file under [`components`]: it renders props and emits
+//! actions.
 
 pub mod components;
 pub mod db;
 pub mod download;
+pub mod effects;
 pub mod http;
 pub mod state;
 pub mod sync;

@@ -45,3 +45,18 @@ pub async fn yield_now() {
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
+
+/// Listens to a window event until the returned guard is dropped; events of another type
+/// than `E` are ignored.
+pub fn listen<E: wasm_bindgen::JsCast + 'static>(
+    event: &'static str,
+    mut f: impl FnMut(E) + 'static,
+) -> Option<gloo::events::EventListener> {
+    use wasm_bindgen::JsCast;
+    let window = web_sys::window()?;
+    Some(gloo::events::EventListener::new(&window, event, move |event| {
+        if let Ok(event) = event.clone().dyn_into::<E>() {
+            f(event);
+        }
+    }))
+}

@@ -3,9 +3,8 @@ use annotation_core::patterns;
 use annotation_core::quality::step_quality;
 use yew::prelude::*;
 
-use crate::components::app::Dispatch;
-use crate::state::Action;
 use crate::state::editor::EditorState;
+use crate::state::{Action, Dispatch};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

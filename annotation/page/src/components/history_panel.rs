@@ -1,15 +1,12 @@
 use annotation_core::history::compare;
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, notify};
 use crate::components::diff_view::DiffView;
-use crate::state::Action;
 use crate::state::editor::EditorState;
-use crate::util::now;
+use crate::state::{Action, Dispatch};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
 }
@@ -24,46 +21,15 @@ pub fn history_panel(props: &Props) -> Html {
     let latest = versions.last().map(|v| v.number);
     let can_roll_back = editor.permissions().rollback && !editor.dirty();
     let on_rollback = {
-        let (db, dispatch, editor, confirm) =
-            (props.db.clone(), props.dispatch.clone(), editor.clone(), confirm.clone());
+        let (dispatch, confirm) = (props.dispatch.clone(), confirm.clone());
+        // The first click asks to confirm; the second rolls back.
         Callback::from(move |number: u32| {
             if *confirm != Some(number) {
                 confirm.set(Some(number));
                 return;
             }
             confirm.set(None);
-            let (Some(target), Some(latest)) = (
-                editor.versions.iter().find(|v| v.number == number).cloned(),
-                editor.versions.last().cloned(),
-            ) else {
-                return;
-            };
-            let (db, dispatch, run, steps, author) = (
-                db.clone(),
-                dispatch.clone(),
-                editor.run.clone(),
-                editor.steps.clone(),
-                editor.user.name.clone(),
-            );
-            yew::platform::spawn_local(async move {
-                match db.0.rollback((&run, &steps), &target, &latest, &author, &now()).await {
-                    Ok(saved) => {
-                        let n = saved.versions.last().map(|v| v.number).unwrap_or_default();
-                        dispatch.dispatch(Action::Saved {
-                            run: Box::new(saved.run),
-                            steps: saved.steps,
-                            versions: saved.versions,
-                            then_select: None,
-                        });
-                        notify(
-                            &dispatch,
-                            true,
-                            format!("Rolled back to version {number}, saved as version {n}."),
-                        );
-                    }
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
+            dispatch.dispatch(Action::Rollback(number));
         })
     };
     let compared = editor.compare.and_then(|(a, b)| {

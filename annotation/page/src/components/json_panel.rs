@@ -2,9 +2,8 @@ use annotation_core::escape;
 use annotation_core::record::Thought;
 use yew::prelude::*;
 
-use crate::components::app::Dispatch;
-use crate::state::Action;
 use crate::state::editor::EditorState;
+use crate::state::{Action, Dispatch};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

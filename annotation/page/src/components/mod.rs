@@ -1,4 +1,5 @@
-//! One component per file. `app` owns the state and storage; the rest render slices of it.
+//! One component per file. `app` owns the state and runs the effect layer; the rest render
+//! slices of it and emit actions, never doing IO themselves.
 
 pub mod analytics_view;
 pub mod app;

@@ -1,31 +1,16 @@
 use annotation_core::history::word_diff;
-use annotation_core::review::{self, Comment, CommentKind, Suggestion, SuggestionState, threads};
-use annotation_core::sync::SyncSettings;
+use annotation_core::review::{Comment, CommentKind, Suggestion, SuggestionState, threads};
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, notify};
 use crate::components::diff_view::DiffText;
-use crate::state::Action;
 use crate::state::editor::EditorState;
+use crate::state::{Action, Dispatch};
 use crate::util::{new_id, now};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
-}
-
-/// Reloads comments and suggestions from storage into the state.
-fn refresh(db: DbHandle, dispatch: Dispatch, run_id: String) {
-    yew::platform::spawn_local(async move {
-        match db.0.review(&run_id).await {
-            Ok((comments, suggestions)) => {
-                dispatch.dispatch(Action::Review { comments, suggestions })
-            }
-            Err(why) => notify(&dispatch, false, why),
-        }
-    });
 }
 
 /// Review (seed §6 Mode B, §7.A): suggestions as tracked changes the author accepts or
@@ -42,169 +27,47 @@ pub fn review_panel(props: &Props) -> Html {
     let editor = &props.editor;
     let Some(step) = editor.current().cloned() else { return html! {} };
     let perms = editor.permissions();
-    let (db, dispatch) = (props.db.clone(), props.dispatch.clone());
-    let run_id = editor.run.id.clone();
-    let user = editor.user.name.clone();
+    let dispatch = props.dispatch.clone();
 
     let submit_suggestion = {
-        let (db, dispatch, run_id, user, step) =
-            (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
-        let suggesting = editor.suggesting.clone();
+        let dispatch = dispatch.clone();
+        let drafted = editor.suggesting.as_ref().map(|(_, text)| text.clone());
         let typed = suggest_field.clone();
         Callback::from(move |_| {
-            let Some((field, after)) = suggesting.clone() else { return };
-            let after =
-                typed.cast::<web_sys::HtmlTextAreaElement>().map_or(after, |area| area.value());
-            let before = step.thoughts.get(field).to_owned();
-            if after == before {
-                notify(
-                    &dispatch,
-                    false,
-                    "The suggestion is the same as the current text; change it first.",
-                );
-                return;
-            }
-            let suggestion = Suggestion {
-                id: new_id(),
-                run_id: run_id.clone(),
-                step_index: step.index,
-                field,
-                before,
-                after,
-                author: user.clone(),
-                note: String::new(),
-                state: SuggestionState::Pending,
-                created_at: now(),
-                resolved_by: None,
-                resolved_at: None,
-                server_id: None,
-            };
-            let (db, dispatch, run_id) = (db.clone(), dispatch.clone(), run_id.clone());
-            yew::platform::spawn_local(async move {
-                match db.0.put_suggestion(&suggestion).await {
-                    Ok(()) => {
-                        dispatch.dispatch(Action::CancelSuggest);
-                        notify(&dispatch, true, "Suggestion sent to the run's author.");
-                        refresh(db, dispatch, run_id);
-                    }
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
+            let Some(drafted) = drafted.clone() else { return };
+            let text =
+                typed.cast::<web_sys::HtmlTextAreaElement>().map_or(drafted, |area| area.value());
+            dispatch.dispatch(Action::SubmitSuggestion { id: new_id(), text, at: now() });
         })
     };
-
-    let resolve = {
-        let (db, dispatch, run_id, user, step) =
-            (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.clone());
-        let sync = use_context::<SyncSettings>().unwrap_or_default();
-        Callback::from(move |(suggestion, accept): (Suggestion, bool)| {
-            let (db, dispatch, run_id, user, step, sync) = (
-                db.clone(),
-                dispatch.clone(),
-                run_id.clone(),
-                user.clone(),
-                step.clone(),
-                sync.clone(),
-            );
-            yew::platform::spawn_local(async move {
-                let at = now();
-                // A suggestion on the server is decided there, where the author's decision
-                // counts; the result then comes in as a local edit like any other.
-                let decided = match (&suggestion.server_id, sync.enabled()) {
-                    (Some(_), true) => {
-                        match crate::sync::decide(&db.0, &sync, &suggestion, accept).await {
-                            Ok((decided, _)) => Ok(decided),
-                            Err(why) => return notify(&dispatch, false, why),
-                        }
-                    }
-                    _ => {
-                        let mut decided = suggestion.clone();
-                        let mut scratch = step.clone();
-                        let result = if accept {
-                            review::accept(&mut decided, &mut scratch, &user, &at)
-                        } else {
-                            review::reject(&mut decided, &user, &at)
-                        };
-                        result.map(|()| decided)
-                    }
-                };
-                let decided = match decided {
-                    Ok(decided) => decided,
-                    Err(why) => return notify(&dispatch, false, why.to_string()),
-                };
-                if accept {
-                    // The accepted text goes in as an edit; saving makes it a version.
-                    let mut changed = step.clone();
-                    *changed.thoughts.get_mut(decided.field) = decided.after.clone();
-                    changed.last_edited_by = user.clone();
-                    changed.last_edited_at = at.clone();
-                    dispatch.dispatch(Action::ReplaceStep(Box::new(changed)));
-                    dispatch.dispatch(Action::Save);
-                }
-                match db.0.put_suggestion(&decided).await {
-                    Ok(()) => {
-                        notify(
-                            &dispatch,
-                            true,
-                            if accept { "Suggestion accepted." } else { "Suggestion rejected." },
-                        );
-                        refresh(db, dispatch, run_id);
-                    }
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
-        })
-    };
-
+    let resolve = dispatch.to_callback().reform(|(suggestion, accept): (Suggestion, bool)| {
+        Action::Resolve { suggestion: Box::new(suggestion), accept, at: now() }
+    });
     let post_comment = {
-        let (db, dispatch, run_id, user, index) =
-            (db.clone(), dispatch.clone(), run_id.clone(), user.clone(), step.index);
+        let dispatch = dispatch.clone();
         let (text, kind, reply_to) = (comment_text.clone(), comment_kind.clone(), reply_to.clone());
         let typed = comment_field.clone();
         Callback::from(move |_| {
             let written = typed
                 .cast::<web_sys::HtmlTextAreaElement>()
                 .map_or_else(|| (*text).clone(), |area| area.value());
+            // A blank comment leaves the form as it is.
             if written.trim().is_empty() {
                 return;
             }
-            let comment = Comment {
+            dispatch.dispatch(Action::PostComment {
                 id: new_id(),
-                run_id: run_id.clone(),
-                step_index: Some(index),
-                parent_id: (*reply_to).clone(),
-                author: user.clone(),
-                text: written.trim().to_owned(),
+                text: written,
                 kind: *kind,
-                resolved: false,
-                created_at: now(),
-                server_id: None,
-            };
+                reply_to: (*reply_to).clone(),
+                at: now(),
+            });
             text.set(String::new());
             reply_to.set(None);
-            let (db, dispatch, run_id) = (db.clone(), dispatch.clone(), run_id.clone());
-            yew::platform::spawn_local(async move {
-                match db.0.put_comment(&comment).await {
-                    Ok(()) => refresh(db, dispatch, run_id),
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
         })
     };
-    let toggle_resolved = {
-        let (db, dispatch, run_id) = (db.clone(), dispatch.clone(), run_id.clone());
-        Callback::from(move |comment: Comment| {
-            let mut comment = comment;
-            comment.resolved = !comment.resolved;
-            let (db, dispatch, run_id) = (db.clone(), dispatch.clone(), run_id.clone());
-            yew::platform::spawn_local(async move {
-                match db.0.put_comment(&comment).await {
-                    Ok(()) => refresh(db, dispatch, run_id),
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
-        })
-    };
+    let toggle_resolved =
+        dispatch.to_callback().reform(|comment: Comment| Action::ToggleResolved(Box::new(comment)));
 
     let here: Vec<&Suggestion> =
         editor.suggestions.iter().filter(|s| s.step_index == step.index).collect();

@@ -1,20 +1,15 @@
-use annotation_core::export::{Format, Options, Screenshots};
 use annotation_core::record::{ReviewStatus, progress};
-use annotation_core::roles::{allowed_targets, transition_label};
+use annotation_core::roles::transition_label;
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, export, load_list, notify, open_run};
-use crate::state::Action;
 use crate::state::editor::EditorState;
-use crate::util::{new_id, now, set_query};
+use crate::state::{Action, Dispatch};
+use crate::util::new_id;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
-    /// Bumped by the Alt+A shortcut.
-    pub approve_key: u32,
 }
 
 /// The run's header (seed §2): status, metadata, progress, and what can be done to it.
@@ -24,85 +19,15 @@ pub fn run_header(props: &Props) -> Html {
     let run = editor.merged_run();
     let steps = editor.merged_steps();
     let pending = annotation_core::review::pending(&editor.suggestions);
-    let mut targets = allowed_targets(&editor.user, run.annotator.as_deref(), run.status);
-    // As on the server: a run is approved only once its author has decided every suggestion.
-    if pending > 0 {
-        targets.retain(|t| *t != ReviewStatus::Approved);
-    }
+    let targets = editor.targets();
     let perms = editor.permissions();
-    {
-        // Alt+A approves when approving is possible now.
-        let dispatch = props.dispatch.clone();
-        let can = targets.contains(&ReviewStatus::Approved);
-        use_effect_with(props.approve_key, move |key| {
-            if *key > 0 {
-                if can {
-                    dispatch.dispatch(Action::Transition(ReviewStatus::Approved));
-                } else {
-                    notify(
-                        &dispatch,
-                        false,
-                        "Approving needs a reviewer or QA manager, and the run in review.",
-                    );
-                }
-            }
-        });
-    }
     let on_move = props.dispatch.to_callback().reform(Action::Transition);
-    let on_export = {
-        let (db, dispatch, id) = (props.db.clone(), props.dispatch.clone(), run.id.clone());
-        Callback::from(move |_| {
-            let options = Options { anonymize: false, screenshots: Screenshots::Files };
-            export(
-                db.0.clone(),
-                dispatch.clone(),
-                Some(vec![id.clone()]),
-                format!("run {id}"),
-                Format::Zip,
-                options,
-            )
-        })
-    };
-    let on_duplicate = {
-        let (db, dispatch, editor) = (props.db.clone(), props.dispatch.clone(), editor.clone());
-        Callback::from(move |_| {
-            let (db, dispatch, user) = (db.clone(), dispatch.clone(), editor.user.clone());
-            let mut run = editor.merged_run().clone();
-            let id = new_id();
-            run.id = id.clone();
-            run.status = ReviewStatus::Draft;
-            run.annotator = Some(user.name.clone());
-            run.reviewed_by = None;
-            run.server_version = None;
-            run.task_prompt = format!("{} (copy)", run.task_prompt);
-            let steps: Vec<_> = editor
-                .merged_steps()
-                .into_iter()
-                .map(|mut s| {
-                    s.run_id = id.clone();
-                    s
-                })
-                .collect();
-            yew::platform::spawn_local(async move {
-                match db.0.import(&[(run, steps)], &user.name, &now()).await {
-                    Ok(()) => {
-                        notify(&dispatch, true, "Duplicated: this is the copy.");
-                        open_run(db.0.clone(), dispatch, id, false, user);
-                    }
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
-        })
-    };
-    let on_back = {
-        let (db, dispatch) = (props.db.clone(), props.dispatch.clone());
-        Callback::from(move |e: MouseEvent| {
-            e.prevent_default();
-            set_query("");
-            dispatch.dispatch(Action::BackToList);
-            load_list(db.0.clone(), dispatch.clone());
-        })
-    };
+    let on_export = props.dispatch.to_callback().reform(|_| Action::ExportRun);
+    let on_duplicate = props.dispatch.to_callback().reform(|_| Action::Duplicate { id: new_id() });
+    let on_back = props.dispatch.to_callback().reform(|e: MouseEvent| {
+        e.prevent_default();
+        Action::LeaveRun
+    });
     let on_tags = {
         let dispatch = props.dispatch.clone();
         Callback::from(move |e: Event| {

@@ -1,20 +1,21 @@
+use annotation_core::templates::Template;
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, listen};
 use crate::components::run_header::RunHeader;
 use crate::components::step_editor::StepEditor;
 use crate::components::step_list::StepList;
 use crate::components::tool_panel::ToolPanel;
-use crate::state::Action;
 use crate::state::editor::EditorState;
-use crate::util::now;
+use crate::state::{Action, Dispatch, GrammarCheck};
+use crate::util::{listen, now};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
     pub grammar: String,
+    pub grammar_check: GrammarCheck,
+    pub starred: Vec<Template>,
 }
 
 /// What a key press means on the run page, if anything. `in_text` is true while typing in
@@ -57,11 +58,10 @@ pub enum Shortcut {
 /// and the tools on the right.
 #[function_component(RunView)]
 pub fn run_view(props: &Props) -> Html {
-    let approve = use_state(|| 0u32);
     let divider = use_state(|| 0u32);
     {
         let dispatch = props.dispatch.clone();
-        let (approve, divider) = (approve.clone(), divider.clone());
+        let divider = divider.clone();
         use_effect_with((), move |_| {
             let guard = listen("keydown", move |event: web_sys::KeyboardEvent| {
                 let target = event
@@ -85,7 +85,7 @@ pub fn run_view(props: &Props) -> Html {
                     Shortcut::Complete => dispatch.dispatch(Action::MarkComplete),
                     Shortcut::Flag => dispatch.dispatch(Action::Flag(String::new(), now())),
                     Shortcut::Save => dispatch.dispatch(Action::Save),
-                    Shortcut::Approve => approve.set(*approve + 1),
+                    Shortcut::Approve => dispatch.dispatch(Action::Approve),
                     Shortcut::Divider => divider.set(*divider + 1),
                     Shortcut::Focus(n) => focus(&format!("[data-testid=thought{n}]")),
                     Shortcut::Zoom => dispatch.dispatch(Action::ToggleZoom),
@@ -104,7 +104,7 @@ pub fn run_view(props: &Props) -> Html {
     html! {
         <div class="run-view" data-testid="run-view" data-qa={editor.qa.to_string()}>
             <aside class="left">
-                <RunHeader db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} approve_key={*approve} />
+                <RunHeader editor={editor.clone()} dispatch={props.dispatch.clone()} />
                 <StepList steps={steps} run={editor.merged_run().clone()} at={editor.at}
                     comments={editor.comments.clone()} suggestions={editor.suggestions.clone()}
                     dispatch={props.dispatch.clone()} />
@@ -113,8 +113,10 @@ pub fn run_view(props: &Props) -> Html {
                 if editor.steps.is_empty() {
                     <p class="empty">{ "This run has no steps: the agent finished without acting in a tab." }</p>
                 } else {
-                    <StepEditor db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} grammar={props.grammar.clone()} />
-                    <ToolPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={*divider} />
+                    <StepEditor editor={editor.clone()} dispatch={props.dispatch.clone()} grammar={props.grammar.clone()}
+                        check={props.grammar_check.clone()} />
+                    <ToolPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={*divider}
+                        starred={props.starred.clone()} />
                 }
             </section>
         </div>

@@ -1,25 +1,21 @@
-use annotation_core::query::{describe, facets};
+use annotation_core::query::facets;
 use annotation_core::record::ReviewStatus;
 use annotation_core::roles::User;
 use yew::prelude::*;
 
 use crate::components::analytics_view::AnalyticsView;
-use crate::components::app::{
-    DbHandle, Dispatch, collect_runs, export, import_file, import_text, open_run, transition_runs,
-};
 use crate::components::export_dialog::ExportDialog;
 use crate::components::run_filters::RunFilters;
 use crate::components::run_row::RunRow;
 use crate::components::virtual_rows::use_window;
-use crate::state::Action;
 use crate::state::list::{ListAction, ListState};
+use crate::state::{Action, Dispatch};
 
 const ROW_PX: f64 = 58.0;
 const VIEW_PX: f64 = 900.0;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub list: ListState,
     pub user: User,
     pub dispatch: Dispatch,
@@ -40,58 +36,34 @@ pub fn runs_list(props: &Props) -> Html {
         let dispatch = props.dispatch.clone();
         Callback::from(move |action: ListAction| dispatch.dispatch(Action::List(action)))
     };
-    let on_open = {
-        let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
-        Callback::from(move |(id, qa): (String, bool)| {
-            open_run(db.0.clone(), dispatch.clone(), id, qa, user.clone())
-        })
-    };
+    let on_open = props
+        .dispatch
+        .to_callback()
+        .reform(|(run_id, qa): (String, bool)| Action::OpenRun { run_id, qa });
     let on_import = {
-        let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
+        let dispatch = props.dispatch.clone();
         Callback::from(move |e: Event| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                import_file(db.0.clone(), dispatch.clone(), file, user.clone());
+                dispatch.dispatch(Action::ImportFile(file));
             }
             input.set_value("");
         })
     };
-    let picked: Vec<String> = list.picked.iter().cloned().collect();
-    let on_batch = {
-        let (db, dispatch, user, picked) =
-            (props.db.clone(), props.dispatch.clone(), props.user.clone(), picked.clone());
-        Callback::from(move |to: ReviewStatus| {
-            transition_runs(db.0.clone(), dispatch.clone(), picked.clone(), to, user.clone())
-        })
-    };
+    let picked = &list.picked;
+    let on_batch = props.dispatch.to_callback().reform(Action::MovePicked);
     let on_collect = {
-        let (db, dispatch, user, picked, name) = (
-            props.db.clone(),
-            props.dispatch.clone(),
-            props.user.clone(),
-            picked.clone(),
-            collection.clone(),
-        );
+        let (dispatch, name) = (props.dispatch.clone(), collection.clone());
         Callback::from(move |_| {
-            collect_runs(
-                db.0.clone(),
-                dispatch.clone(),
-                picked.clone(),
-                name.trim().to_owned(),
-                user.clone(),
-            );
+            dispatch.dispatch(Action::CollectPicked((*name).clone()));
             name.set(String::new());
         })
     };
     let on_export = {
-        let (db, dispatch, exporting) =
-            (props.db.clone(), props.dispatch.clone(), exporting.clone());
-        let shown: Vec<String> = list.shown().map(|s| s.run_id.clone()).collect();
-        let (picked, filter) = (picked.clone(), describe(&list.filter));
+        let (dispatch, exporting) = (props.dispatch.clone(), exporting.clone());
         Callback::from(move |(format, options)| {
             exporting.set(false);
-            let ids = if picked.is_empty() { shown.clone() } else { picked.clone() };
-            export(db.0.clone(), dispatch.clone(), Some(ids), filter.clone(), format, options);
+            dispatch.dispatch(Action::ExportList(format, options));
         })
     };
     let all_shown_picked =
@@ -128,14 +100,10 @@ pub fn runs_list(props: &Props) -> Html {
                 <div class="rejections" data-testid="import-errors" role="alert">
                     <strong>{ "The import was refused; nothing changed. Fix these and import again:" }</strong>
                     <ul>{ for props.rejections.iter().map(|line| html! { <li>{ line }</li> }) }</ul>
-                    if let Some((name, text)) = props.copyable.clone() {
-                        <button data-testid="import-copies" onclick={{
-                            let (db, dispatch, user) = (props.db.clone(), props.dispatch.clone(), props.user.clone());
-                            Callback::from(move |_| {
-                                let (db, dispatch, user, name, text) = (db.0.clone(), dispatch.clone(), user.clone(), name.clone(), text.clone());
-                                yew::platform::spawn_local(import_text(db, dispatch, name, text, user, true));
-                            })
-                        }}>{ "Import them as copies instead" }</button>
+                    if props.copyable.is_some() {
+                        <button data-testid="import-copies" onclick={props.dispatch.to_callback().reform(|_| Action::ImportCopies)}>
+                            { "Import them as copies instead" }
+                        </button>
                     }
                 </div>
             }

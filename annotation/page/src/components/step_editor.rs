@@ -1,18 +1,16 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use annotation_core::grammar;
 use annotation_core::lint::{self, TextIssue};
 use annotation_core::record::{StepAction, StepState, Thought};
 use annotation_core::spelling::Speller;
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, SpellerHandle, notify};
 use crate::components::screenshot_view::ScreenshotView;
 use crate::components::thought_field::ThoughtField;
-use crate::http;
-use crate::state::Action;
+use crate::effects::SpellerHandle;
 use crate::state::editor::EditorState;
+use crate::state::{Action, Dispatch, GrammarCheck};
 use crate::util::now;
 
 /// The action types an annotator picks from; a captured step may carry another of the
@@ -21,11 +19,11 @@ pub const ACTION_TYPES: [&str; 6] = ["click", "type", "scroll", "wait", "select"
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
     /// The LanguageTool-compatible server, empty when grammar checks are off.
     pub grammar: String,
+    pub check: GrammarCheck,
 }
 
 thread_local! {
@@ -45,39 +43,10 @@ fn spelling(speller: &Speller, which: Thought, text: &str) -> Vec<TextIssue> {
     issues
 }
 
-/// Asks the grammar server about each thought; an answer for a text that has changed since
-/// is dropped by the caller.
-async fn check_grammar(
-    endpoint: &str,
-    thoughts: Vec<(Thought, String)>,
-) -> Result<Vec<(Thought, String, Vec<TextIssue>)>, String> {
-    let mut out = Vec::new();
-    for (which, text) in thoughts {
-        if text.trim().is_empty() {
-            continue;
-        }
-        let form = wasm_bindgen::JsValue::from(grammar::request_body(&text, "en-US"));
-        let headers = [("Content-Type", "application/x-www-form-urlencoded")];
-        let response = http::fetch("POST", &grammar::check_url(endpoint), &headers, Some(&form))
-            .await
-            .map_err(|()| format!("The grammar server at {endpoint} does not answer."))?;
-        if !response.ok() {
-            return Err(format!("The grammar server answered {}.", response.status()));
-        }
-        let body = http::text(&response).await;
-        let issues = grammar::parse_response(which, &text, &body)?;
-        out.push((which, text, issues));
-    }
-    Ok(out)
-}
-
 /// The right panel's editor for the selected step (seed §2).
 #[function_component(StepEditor)]
 pub fn step_editor(props: &Props) -> Html {
     let flag_reason = use_state(String::new);
-    // Grammar answers: (step index, thought, the text checked, its issues).
-    let grammar_issues = use_state(Vec::<(u32, Thought, String, Vec<TextIssue>)>::new);
-    let checking = use_state(|| false);
     let speller = use_context::<Option<SpellerHandle>>().flatten();
     let editor = &props.editor;
     let Some(step) = editor.current().cloned() else { return html! {} };
@@ -164,8 +133,8 @@ pub fn step_editor(props: &Props) -> Html {
                 let text = step.thoughts.get(*which).to_owned();
                 let mut issues = speller.as_ref().map(|s| spelling(&s.0, *which, &text)).unwrap_or_default();
                 // Grammar issues count only while the text is what was checked.
-                for (index, thought, checked, found) in grammar_issues.iter() {
-                    if *index == step.index && thought == which && *checked == text {
+                for (run, index, thought, checked, found) in &props.check.found {
+                    if *run == editor.run.id && *index == step.index && thought == which && *checked == text {
                         issues.extend(found.iter().cloned());
                     }
                 }
@@ -180,25 +149,9 @@ pub fn step_editor(props: &Props) -> Html {
                 <button data-testid="prev-step" disabled={position == 0} onclick={dispatch.to_callback().reform(|_| Action::Prev)} title="Alt+↑">{ "← Previous" }</button>
                 <button data-testid="next-step" disabled={position + 1 >= total} onclick={dispatch.to_callback().reform(|_| Action::Next)} title="Alt+↓">{ "Next →" }</button>
                 if !props.grammar.is_empty() {
-                    <button data-testid="check-grammar" disabled={*checking} onclick={{
-                        let (endpoint, results, checking, dispatch) = (props.grammar.clone(), grammar_issues.clone(), checking.clone(), dispatch.clone());
-                        let (index, thoughts) = (step.index, Thought::ALL.iter().map(|t| (*t, step.thoughts.get(*t).to_owned())).collect::<Vec<_>>());
-                        Callback::from(move |_| {
-                            let (endpoint, results, checking, dispatch, thoughts) = (endpoint.clone(), results.clone(), checking.clone(), dispatch.clone(), thoughts.clone());
-                            checking.set(true);
-                            yew::platform::spawn_local(async move {
-                                match check_grammar(&endpoint, thoughts).await {
-                                    Ok(found) => {
-                                        let count: usize = found.iter().map(|(_, _, i)| i.len()).sum();
-                                        results.set(found.into_iter().map(|(t, text, i)| (index, t, text, i)).collect());
-                                        notify(&dispatch, true, format!("Grammar: {count} issue{} found.", if count == 1 { "" } else { "s" }));
-                                    }
-                                    Err(why) => notify(&dispatch, false, why),
-                                }
-                                checking.set(false);
-                            });
-                        })
-                    }}>{ if *checking { "Checking…" } else { "Check grammar" } }</button>
+                    <button data-testid="check-grammar" disabled={props.check.checking} onclick={dispatch.to_callback().reform(|_| Action::CheckGrammar)}>
+                        { if props.check.checking { "Checking…" } else { "Check grammar" } }
+                    </button>
                 }
                 <div class="spacer" />
                 if perms.edit {

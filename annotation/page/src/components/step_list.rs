@@ -4,10 +4,9 @@ use annotation_core::record::{Run, Step, StepState};
 use annotation_core::review::{Comment, Suggestion, SuggestionState, open_threads};
 use yew::prelude::*;
 
-use crate::components::app::Dispatch;
 use crate::components::step_row::StepRow;
 use crate::components::virtual_rows::use_window;
-use crate::state::Action;
+use crate::state::{Action, Dispatch};
 
 const ROW_PX: f64 = 64.0;
 const VIEW_PX: f64 = 1000.0;

@@ -1,9 +1,8 @@
 use annotation_core::record::Subtask;
 use yew::prelude::*;
 
-use crate::components::app::Dispatch;
-use crate::state::Action;
 use crate::state::editor::EditorState;
+use crate::state::{Action, Dispatch};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

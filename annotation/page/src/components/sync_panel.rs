@@ -2,8 +2,7 @@ use annotation_core::sync::{Conflict, SyncSettings, SyncState};
 use serde_json::Value;
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, notify};
-use crate::state::{Action, SyncView};
+use crate::state::{Action, Dispatch, SyncView};
 
 #[derive(Properties, PartialEq)]
 pub struct PillProps {
@@ -24,7 +23,6 @@ pub fn sync_pill(props: &PillProps) -> Html {
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub sync: SyncView,
     pub grammar: String,
     pub dispatch: Dispatch,
@@ -46,14 +44,8 @@ pub fn sync_panel(props: &Props) -> Html {
     }
     .problems();
     let on_save = {
-        let (db, dispatch, endpoint, token, old) = (
-            props.db.clone(),
-            props.dispatch.clone(),
-            endpoint.clone(),
-            token.clone(),
-            props.sync.settings.clone(),
-        );
-        let grammar = grammar.clone();
+        let (dispatch, endpoint, token, grammar) =
+            (props.dispatch.clone(), endpoint.clone(), token.clone(), grammar.clone());
         let fields = fields.clone();
         Callback::from(move |_| {
             let read = |field: &NodeRef, fallback: &str| {
@@ -61,58 +53,16 @@ pub fn sync_panel(props: &Props) -> Html {
                     .cast::<web_sys::HtmlInputElement>()
                     .map_or_else(|| fallback.to_owned(), |input| input.value())
             };
-            let (endpoint, token, grammar) =
-                (read(&fields.0, &endpoint), read(&fields.1, &token), read(&fields.2, &grammar));
-            // An empty token field keeps the stored token.
-            let settings = SyncSettings {
-                endpoint: endpoint.trim().to_owned(),
-                token: if token.is_empty() { old.token.clone() } else { token.trim().to_owned() },
-            };
-            let (db, dispatch, grammar) = (db.clone(), dispatch.clone(), grammar.trim().to_owned());
-            yew::platform::spawn_local(async move {
-                if let Err(why) = db.0.put_grammar_endpoint(&grammar).await {
-                    return notify(&dispatch, false, why);
-                }
-                dispatch.dispatch(Action::Grammar(grammar));
-                match db.0.put_sync_settings(&settings).await {
-                    Ok(()) => {
-                        dispatch.dispatch(Action::SyncSettings(settings));
-                        // The pill shows how it goes from here.
-                        dispatch.dispatch(Action::SyncOpen(false));
-                    }
-                    Err(why) => notify(&dispatch, false, why),
-                }
+            dispatch.dispatch(Action::SaveSyncSettings {
+                endpoint: read(&fields.0, &endpoint),
+                token: read(&fields.1, &token),
+                grammar: read(&fields.2, &grammar),
             });
         })
     };
-    let resolve = {
-        let (db, dispatch) = (props.db.clone(), props.dispatch.clone());
-        Callback::from(move |(conflict, mine_wins): (Conflict, bool)| {
-            let (db, dispatch) = (db.clone(), dispatch.clone());
-            yew::platform::spawn_local(async move {
-                let result = if mine_wins {
-                    crate::sync::keep_mine(&db.0, &conflict).await
-                } else {
-                    crate::sync::take_theirs(&db.0, &conflict).await
-                };
-                match result {
-                    Ok(()) => {
-                        notify(
-                            &dispatch,
-                            true,
-                            if mine_wins {
-                                "Keeping your copy: it goes to the server now."
-                            } else {
-                                "Took the server's copy."
-                            },
-                        );
-                        dispatch.dispatch(Action::SyncKick);
-                    }
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
-        })
-    };
+    let resolve = props.dispatch.to_callback().reform(|(conflict, mine): (Conflict, bool)| {
+        Action::ResolveConflict { conflict: Box::new(conflict), mine }
+    });
     let text_input = |state: &UseStateHandle<String>| {
         let state = state.clone();
         Callback::from(move |e: InputEvent| {
@@ -150,16 +100,8 @@ pub fn sync_panel(props: &Props) -> Html {
                     <p class="muted">{ "These changes stay here, unsent, until the record is fixed and saved again, or you discard the change (your copy in this browser stays as it is)." }</p>
                     <ul class="conflicts">
                         { for props.sync.refused.iter().map(|(pending, why)| {
-                            let (db, dispatch, pending2) = (props.db.clone(), props.dispatch.clone(), pending.clone());
-                            let discard = Callback::from(move |_| {
-                                let (db, dispatch, pending) = (db.clone(), dispatch.clone(), pending2.clone());
-                                yew::platform::spawn_local(async move {
-                                    match crate::sync::discard(&db.0, &pending).await {
-                                        Ok(()) => dispatch.dispatch(Action::SyncKick),
-                                        Err(why) => notify(&dispatch, false, why),
-                                    }
-                                });
-                            });
+                            let pending2 = Box::new(pending.clone());
+                            let discard = props.dispatch.to_callback().reform(move |_| Action::DiscardRefused(pending2.clone()));
                             html! {
                                 <li class="conflict" data-testid="refused">
                                     <strong>{ pending.describe() }</strong>

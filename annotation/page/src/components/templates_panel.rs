@@ -3,35 +3,32 @@ use std::collections::BTreeMap;
 use annotation_core::templates::{self, Template};
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch, notify};
-use crate::state::Action;
 use crate::state::editor::EditorState;
+use crate::state::{Action, Dispatch};
 use crate::util::now;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
+    /// Steps starred as templates, loaded when the panel opens.
+    pub starred: Vec<Template>,
 }
 
 /// Template quick-insert (seed §5.C, §7.F): the bundled templates and starred steps,
 /// those for this step's action first; fill the `<placeholders>`, then insert.
 #[function_component(TemplatesPanel)]
 pub fn templates_panel(props: &Props) -> Html {
-    let starred = use_state(Vec::<Template>::new);
     let chosen = use_state(|| None::<String>);
     let values = use_state(BTreeMap::<String, String>::new);
     {
-        let (db, starred) = (props.db.clone(), starred.clone());
-        use_effect_with((), move |_| {
-            yew::platform::spawn_local(async move { starred.set(db.0.starred().await) });
-        });
+        let dispatch = props.dispatch.clone();
+        use_effect_with((), move |_| dispatch.dispatch(Action::LoadStarred));
     }
     let editor = &props.editor;
     let Some(step) = editor.current().cloned() else { return html! {} };
     let mut library = templates::bundled();
-    library.extend(starred.iter().cloned());
+    library.extend(props.starred.iter().cloned());
     let ordered = templates::suggest(&library, &step.action.kind);
     let template = chosen.as_ref().and_then(|id| library.iter().find(|t| &t.id == id)).cloned();
     let on_choose = {
@@ -55,37 +52,7 @@ pub fn templates_panel(props: &Props) -> Html {
             dispatch.dispatch(Action::ReplaceStep(Box::new(filled)));
         })
     };
-    let on_star = {
-        let (db, dispatch, step, starred, user) = (
-            props.db.clone(),
-            props.dispatch.clone(),
-            step.clone(),
-            starred.clone(),
-            editor.user.name.clone(),
-        );
-        Callback::from(move |_| {
-            let name: String = format!(
-                "{} · {}",
-                step.action.kind,
-                step.thoughts.thought3.chars().take(40).collect::<String>()
-            );
-            let template = templates::star(&step, &name, &user, &now());
-            let (db, dispatch, starred) = (db.clone(), dispatch.clone(), starred.clone());
-            yew::platform::spawn_local(async move {
-                match db.0.put_template(&template).await {
-                    Ok(()) => {
-                        notify(
-                            &dispatch,
-                            true,
-                            "Starred: this step is now in the template library.",
-                        );
-                        starred.set(db.0.starred().await);
-                    }
-                    Err(why) => notify(&dispatch, false, why),
-                }
-            });
-        })
-    };
+    let on_star = props.dispatch.to_callback().reform(|_| Action::StarStep { at: now() });
     let editable = editor.permissions().edit;
     html! {
         <div class="templates">

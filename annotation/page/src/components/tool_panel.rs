@@ -1,22 +1,23 @@
+use annotation_core::templates::Template;
 use yew::prelude::*;
 
-use crate::components::app::{DbHandle, Dispatch};
 use crate::components::checks_panel::ChecksPanel;
 use crate::components::history_panel::HistoryPanel;
 use crate::components::json_panel::JsonPanel;
 use crate::components::review_panel::ReviewPanel;
 use crate::components::subtasks_panel::SubtasksPanel;
 use crate::components::templates_panel::TemplatesPanel;
-use crate::state::Action;
 use crate::state::editor::{EditorState, Tool};
+use crate::state::{Action, Dispatch};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
-    pub db: DbHandle,
     pub editor: EditorState,
     pub dispatch: Dispatch,
     /// Bumped by the Alt+D shortcut.
     pub divider_key: u32,
+    /// Steps starred as templates.
+    pub starred: Vec<Template>,
 }
 
 /// The right panel's tools, one tab at a time (seed §2 "Tools & Options").
@@ -29,16 +30,16 @@ pub fn tool_panel(props: &Props) -> Html {
             html! { <ChecksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
         }
         Tool::Templates => {
-            html! { <TemplatesPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+            html! { <TemplatesPanel starred={props.starred.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
         }
         Tool::Json => {
             html! { <JsonPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
         }
         Tool::Review => {
-            html! { <ReviewPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+            html! { <ReviewPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
         }
         Tool::History => {
-            html! { <HistoryPanel db={props.db.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+            html! { <HistoryPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
         }
         Tool::Subtasks => {
             html! { <SubtasksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={props.divider_key} /> }

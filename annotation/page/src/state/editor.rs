@@ -9,7 +9,7 @@ use annotation_core::record::{
     ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete, flag_issue,
 };
 use annotation_core::review::{Comment, Suggestion};
-use annotation_core::roles::{Permissions, User, move_run, permissions};
+use annotation_core::roles::{Permissions, User, allowed_targets, move_run, permissions};
 
 /// What the right panel's tool area shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -162,18 +162,36 @@ impl EditorState {
         p
     }
 
+    /// Where the run may move now. As on the server, a run is approved only once its author
+    /// has decided every suggestion.
+    pub fn targets(&self) -> Vec<ReviewStatus> {
+        let run = self.merged_run();
+        let mut targets = allowed_targets(&self.user, run.annotator.as_deref(), run.status);
+        if annotation_core::review::pending(&self.suggestions) > 0 {
+            targets.retain(|t| *t != ReviewStatus::Approved);
+        }
+        targets
+    }
+
     fn draft_mut(&mut self) -> Option<&mut Step> {
-        let at = self.at;
-        let saved = self.steps.get(at)?.clone();
-        Some(self.drafts.entry(at).or_insert(saved))
+        self.draft_at(self.at)
+    }
+
+    fn draft_at(&mut self, position: usize) -> Option<&mut Step> {
+        let saved = self.steps.get(position)?.clone();
+        Some(self.drafts.entry(position).or_insert(saved))
     }
 
     /// Drops a draft that no longer differs from what is saved.
     fn tidy(&mut self) {
-        if let Some(draft) = self.drafts.get(&self.at)
-            && self.steps.get(self.at) == Some(draft)
+        self.tidy_at(self.at);
+    }
+
+    fn tidy_at(&mut self, position: usize) {
+        if let Some(draft) = self.drafts.get(&position)
+            && self.steps.get(position) == Some(draft)
         {
-            self.drafts.remove(&self.at);
+            self.drafts.remove(&position);
         }
     }
 
@@ -222,13 +240,18 @@ impl EditorState {
 
     /// Replaces the step with an edited copy (a fix, a template, an escape).
     pub fn replace_step(&mut self, step: Step) {
+        self.replace_step_at(self.at, step);
+    }
+
+    /// Replaces the step at `position`, selected or not (an accepted suggestion).
+    pub fn replace_step_at(&mut self, position: usize, step: Step) {
         if !self.permissions().edit {
             return;
         }
-        if let Some(draft) = self.draft_mut() {
+        if let Some(draft) = self.draft_at(position) {
             *draft = step;
         }
-        self.tidy();
+        self.tidy_at(position);
     }
 
     /// Applies `edit` to every step (a fix across all steps), keeping only real changes.

@@ -1,21 +1,34 @@
-//! The page's state and its pure transitions. Components render it; `app.rs` carries out
-//! the storage work the transitions ask for and reports the results back as actions.
+//! The page's state and its pure transitions. Components render it and emit actions; the
+//! transitions decide, and queue the IO they need as [`Effect`]s, which `crate::effects`
+//! carries out and reports back as actions.
 
 pub mod editor;
+pub mod effect;
 pub mod list;
+mod review;
+mod runs;
+mod sync;
 
 use std::rc::Rc;
 
+use annotation_core::export::{Format, Options};
 use annotation_core::history::Version;
+use annotation_core::lint::TextIssue;
 use annotation_core::query::RunSummary;
 use annotation_core::record::{ReviewStatus, Run, Step, StepAction, Subtask, Thought};
-use annotation_core::review::{Comment, Suggestion};
+use annotation_core::review::{Comment, CommentKind, Suggestion};
 use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
+use annotation_core::templates::Template;
 use yew::Reducible;
 
 use editor::{EditorState, Loaded, Tool};
+pub use effect::Effect;
 use list::ListState;
+pub use sync::RoundDone;
+
+/// How components hand actions to the reducer.
+pub type Dispatch = yew::UseReducerDispatcher<Studio>;
 
 /// The page's URL parameters (seed §3).
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -123,6 +136,8 @@ pub struct SyncView {
     pub failures: u32,
     /// Bumped whenever there is something new to send; a round follows.
     pub kick: u32,
+    /// The kick the last round started for: a kick during a round starts another after it.
+    pub started: u32,
     pub running: bool,
 }
 
@@ -152,6 +167,21 @@ pub struct Studio {
     pub commands: u32,
     /// A refused import that would succeed as copies: (file name, text).
     pub copyable: Option<(String, String)>,
+    /// IO asked for and not yet taken by the effect layer, each with a rising number.
+    pub effects: Vec<(u32, Effect)>,
+    /// The number of the last effect queued.
+    pub queued: u32,
+    /// Steps starred as templates, for the templates panel.
+    pub starred: Vec<Template>,
+    pub grammar_check: GrammarCheck,
+}
+
+/// Grammar answers, each counting only while its text is what was checked.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GrammarCheck {
+    pub checking: bool,
+    /// (run id, step index, thought, the text checked, its issues).
+    pub found: Vec<(String, u32, Thought, String, Vec<TextIssue>)>,
 }
 
 impl Default for Studio {
@@ -169,6 +199,10 @@ impl Default for Studio {
             copyable: None,
             grammar: String::new(),
             commands: 0,
+            effects: Vec::new(),
+            queued: 0,
+            starred: Vec::new(),
+            grammar_check: GrammarCheck::default(),
         }
     }
 }
@@ -176,11 +210,34 @@ impl Default for Studio {
 pub enum Action {
     UserLoaded(User),
     UserChanged(User),
+    /// The person picked another user: it is stored too.
+    ChooseUser(User),
+    /// Load the runs list (the page opened on it).
+    LoadList,
     ListLoaded(Vec<RunSummary>),
     List(list::ListAction),
+    /// Open a run from the list, the URL or a pull.
+    OpenRun {
+        run_id: String,
+        qa: bool,
+    },
     RunLoaded(Box<Loaded>),
     RunMissing(String),
+    /// Back to the list (by the browser's history: the URL already says so).
     BackToList,
+    /// Back to the list by the page's own link.
+    LeaveRun,
+    /// Export the runs picked, or those shown when none are.
+    ExportList(Format, Options),
+    /// Export the open run as a ZIP with its screenshots.
+    ExportRun,
+    ImportFile(web_sys::File),
+    /// Import the refused file again, as copies.
+    ImportCopies,
+    /// Move the picked runs (batch approve or submit).
+    MovePicked(ReviewStatus),
+    /// Add the picked runs to a named collection.
+    CollectPicked(String),
     // ---- the open run ----
     Select(usize),
     Next,
@@ -193,6 +250,8 @@ pub enum Action {
     SetTags(Vec<String>),
     MarkComplete,
     Transition(ReviewStatus),
+    /// Alt+A: approve when approving is possible now.
+    Approve,
     Flag(String, String),
     Save,
     Saved {
@@ -202,17 +261,61 @@ pub enum Action {
         then_select: Option<usize>,
     },
     SaveFailed(String),
+    /// Roll back to version `n`, itself a new version.
+    Rollback(u32),
+    /// Store a copy of the open run under `id`, then open it.
+    Duplicate {
+        id: String,
+    },
     ShowTool(Tool),
     ToggleZoom,
     Escaping(Option<Thought>),
     StartSuggest(Thought),
     SuggestText(String),
     CancelSuggest,
+    /// Send the suggestion being written, as typed (`text`), under a fresh `id`.
+    SubmitSuggestion {
+        id: String,
+        text: String,
+        at: String,
+    },
+    /// The author accepts or rejects a suggestion.
+    Resolve {
+        suggestion: Box<Suggestion>,
+        accept: bool,
+        at: String,
+    },
+    /// The server decided a suggestion.
+    Decided {
+        decided: Box<Suggestion>,
+        accept: bool,
+        at: String,
+    },
+    PostComment {
+        id: String,
+        text: String,
+        kind: CommentKind,
+        reply_to: Option<String>,
+        at: String,
+    },
+    ToggleResolved(Box<Comment>),
     Compare(Option<(u32, u32)>),
     /// Review data changed in storage.
     Review {
         comments: Vec<Comment>,
         suggestions: Vec<Suggestion>,
+    },
+    LoadStarred,
+    Starred(Vec<Template>),
+    /// Star the selected step as a template.
+    StarStep {
+        at: String,
+    },
+    CheckGrammar,
+    GrammarChecked {
+        run_id: String,
+        step_index: u32,
+        result: Result<Vec<(Thought, String, Vec<TextIssue>)>, String>,
     },
     // ---- page-wide ----
     Notify(Notice),
@@ -223,14 +326,23 @@ pub enum Action {
     CopyableImport(Option<(String, String)>),
     Grammar(String),
     SyncSettings(SyncSettings),
+    /// Save the sync dialog as typed; an empty token keeps the stored one.
+    SaveSyncSettings {
+        endpoint: String,
+        token: String,
+        grammar: String,
+    },
     SyncOpen(bool),
     SyncKick,
-    SyncStarted,
-    SyncFinished {
-        state: SyncState,
-        conflicts: Vec<(Conflict, serde_json::Value)>,
-        /// Queued changes the server refused, with why.
-        refused: Vec<(Pending, String)>,
+    RoundDone(Box<RoundDone>),
+    ResolveConflict {
+        conflict: Box<Conflict>,
+        mine: bool,
+    },
+    DiscardRefused(Box<Pending>),
+    /// The effect layer took every effect up to this number.
+    EffectsTaken {
+        up_to: u32,
     },
 }
 
@@ -247,12 +359,12 @@ impl Reducible for Studio {
 impl Studio {
     pub fn apply(&mut self, action: Action) {
         match action {
-            Action::UserLoaded(user) | Action::UserChanged(user) => {
-                if let Some(editor) = &mut self.editor {
-                    editor.user = user.clone();
-                }
-                self.user = user;
+            Action::UserLoaded(user) | Action::UserChanged(user) => self.set_user(user),
+            Action::ChooseUser(user) => {
+                self.set_user(user.clone());
+                self.queue(Effect::PutUser(user));
             }
+            Action::LoadList => self.queue(Effect::LoadList),
             Action::ListLoaded(summaries) => {
                 self.list.load(summaries);
                 if self.editor.is_none() {
@@ -260,6 +372,7 @@ impl Studio {
                 }
             }
             Action::List(action) => self.list.apply(action),
+            Action::OpenRun { run_id, qa } => self.open_run(run_id, qa),
             Action::RunLoaded(loaded) => {
                 let mut editor = EditorState::new(*loaded);
                 editor.issued = self.commands;
@@ -267,9 +380,25 @@ impl Studio {
                 self.screen = Screen::Run;
             }
             Action::RunMissing(id) => self.screen = Screen::Missing(id),
-            Action::BackToList => {
-                self.editor = None;
-                self.screen = Screen::List;
+            Action::BackToList => self.back_to_list(),
+            Action::LeaveRun => {
+                self.queue(Effect::ClearQuery);
+                self.back_to_list();
+            }
+            Action::ExportList(format, options) => self.export_list(format, options),
+            Action::ExportRun => self.export_run(),
+            Action::ImportFile(file) => {
+                self.queue(Effect::ImportFile { file, user: self.user.clone() })
+            }
+            Action::ImportCopies => self.import_copies(),
+            Action::MovePicked(to) => {
+                let ids = self.list.picked.iter().cloned().collect();
+                self.queue(Effect::MoveRuns { ids, to, user: self.user.clone() });
+            }
+            Action::CollectPicked(name) => {
+                let ids = self.list.picked.iter().cloned().collect();
+                let name = name.trim().to_owned();
+                self.queue(Effect::Collect { ids, name, user: self.user.clone() });
             }
             Action::Notify(notice) => self.notice = Some(notice),
             Action::DismissNotice => self.notice = None,
@@ -285,37 +414,96 @@ impl Studio {
                 self.sync.state =
                     if settings.enabled() { SyncState::Syncing } else { SyncState::LocalOnly };
                 self.sync.settings = settings;
-                self.sync.kick += 1;
+                self.kick_sync();
+            }
+            Action::SaveSyncSettings { endpoint, token, grammar } => {
+                self.save_sync_settings(&endpoint, &token, &grammar)
             }
             Action::SyncOpen(open) => self.sync.open = open,
-            Action::SyncKick => self.sync.kick += 1,
-            Action::SyncStarted => self.sync.running = true,
-            Action::SyncFinished { state, conflicts, refused } => {
-                self.sync.refused = refused;
-                self.sync.failures = match state {
-                    SyncState::Offline { .. } | SyncState::Error { .. } => self.sync.failures + 1,
-                    _ => 0,
-                };
-                self.sync.running = false;
-                self.sync.state = state;
-                self.sync.conflicts = conflicts;
+            Action::SyncKick => self.kick_sync(),
+            Action::RoundDone(round) => self.round_done(*round),
+            Action::ResolveConflict { conflict, mine } => {
+                self.queue(Effect::ResolveConflict { conflict, mine })
             }
+            Action::DiscardRefused(pending) => self.queue(Effect::Discard(pending)),
+            Action::LoadStarred => self.queue(Effect::LoadStarred),
+            Action::Starred(templates) => self.starred = templates,
+            Action::GrammarChecked { run_id, step_index, result } => {
+                self.grammar_checked(run_id, step_index, result)
+            }
+            Action::EffectsTaken { up_to } => self.effects.retain(|(n, _)| *n > up_to),
             action => {
                 // A save that made a version has something to send.
                 if let Action::Saved { versions, .. } = &action
                     && !versions.is_empty()
                 {
-                    self.sync.kick += 1;
+                    self.kick_sync();
                 }
                 self.apply_to_run(action);
-                if let Some((n, _)) = self.editor.as_ref().and_then(|e| e.command.as_ref()) {
-                    self.commands = self.commands.max(*n);
-                }
+                self.take_command();
             }
         }
     }
 
+    /// Queues IO for the effect layer.
+    fn queue(&mut self, effect: Effect) {
+        self.queued += 1;
+        self.effects.push((self.queued, effect));
+    }
+
+    fn set_user(&mut self, user: User) {
+        if let Some(editor) = &mut self.editor {
+            editor.user = user.clone();
+        }
+        self.user = user;
+    }
+
+    fn notify(&mut self, ok: bool, text: impl Into<String>) {
+        self.notice = Some(Notice { ok, text: text.into() });
+    }
+
+    /// Turns the editor's newest storage command, if not carried out yet, into an effect.
+    fn take_command(&mut self) {
+        let Some(editor) = &self.editor else { return };
+        let Some((n, editor::Command::Save { run, steps, then_select })) = editor.command.clone()
+        else {
+            return;
+        };
+        if n <= self.commands {
+            return;
+        }
+        self.commands = n;
+        let effect = Effect::Save {
+            before: Box::new((editor.run.clone(), editor.steps.clone())),
+            latest: editor.versions.last().cloned().map(Box::new),
+            run: Box::new(run),
+            steps,
+            author: editor.user.name.clone(),
+            then_select,
+        };
+        self.queue(effect);
+    }
+
     fn apply_to_run(&mut self, action: Action) {
+        match action {
+            Action::Approve => return self.approve(),
+            Action::Rollback(number) => return self.rollback(number),
+            Action::Duplicate { id } => return self.duplicate(id),
+            Action::SubmitSuggestion { id, text, at } => {
+                return self.submit_suggestion(id, text, at);
+            }
+            Action::Resolve { suggestion, accept, at } => {
+                return self.resolve(*suggestion, accept, at);
+            }
+            Action::Decided { decided, accept, at } => return self.decided(*decided, accept, at),
+            Action::PostComment { id, text, kind, reply_to, at } => {
+                return self.post_comment(id, text, kind, reply_to, at);
+            }
+            Action::ToggleResolved(comment) => return self.toggle_resolved(*comment),
+            Action::StarStep { at } => return self.star_step(at),
+            Action::CheckGrammar => return self.check_grammar(),
+            _ => {}
+        }
         let Some(editor) = &mut self.editor else { return };
         match action {
             Action::Select(position) => editor.select(position),
@@ -377,3 +565,6 @@ impl Studio {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod decisions_tests;

@@ -1,0 +1,222 @@
+//! The effect layer: the one place the page does IO. It holds the handles (the open
+//! database, the spelling dictionary), carries out each [`Effect`] the reducer queued, and
+//! reports what happened as actions. It decides nothing a test could check without a
+//! browser; components never reach it except through actions (and `use_screenshot`).
+
+mod hooks;
+mod runs;
+mod screenshots;
+
+use std::rc::Rc;
+
+use annotation_core::grammar;
+use annotation_core::lint::TextIssue;
+use annotation_core::record::Thought;
+use annotation_core::spelling::Speller;
+
+pub use hooks::{use_database, use_effects, use_history, use_speller, use_sync_timer};
+pub use screenshots::use_screenshot;
+
+use crate::db::Db;
+use crate::http;
+use crate::state::{Action, Dispatch, Effect, Notice, RoundDone};
+
+/// The open database, shared by the effects and the screenshots.
+#[derive(Clone)]
+pub struct DbHandle(pub Rc<Db>);
+
+impl PartialEq for DbHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The spelling dictionary, once loaded; until then thoughts show no spelling issues.
+#[derive(Clone)]
+pub struct SpellerHandle(pub Rc<Speller>);
+
+impl PartialEq for SpellerHandle {
+    fn eq(&self, other: &Self) -> bool {
+        Rc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+fn notify(dispatch: &Dispatch, ok: bool, text: impl Into<String>) {
+    dispatch.dispatch(Action::Notify(Notice { ok, text: text.into() }));
+}
+
+/// Carries out one effect, off the current turn.
+pub fn perform(db: Rc<Db>, dispatch: Dispatch, effect: Effect) {
+    yew::platform::spawn_local(async move { run(&db, &dispatch, effect).await });
+}
+
+async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
+    match effect {
+        Effect::LoadList => runs::load_list(db, dispatch).await,
+        Effect::OpenRun { run_id, qa, user } => {
+            runs::open_run(db, dispatch, run_id, qa, user).await
+        }
+        Effect::ClearQuery => crate::util::set_query(""),
+        Effect::Save { before, latest, run, steps, author, then_select } => {
+            let edited = (*run, steps);
+            runs::save(db, dispatch, &before, latest.as_deref(), edited, &author, then_select).await
+        }
+        Effect::Rollback { current, target, latest, author } => {
+            runs::rollback(db, dispatch, &current, &target, &latest, &author).await
+        }
+        Effect::Export { ids, filter, format, options } => {
+            runs::export(db, dispatch, ids, filter, format, options).await
+        }
+        Effect::ImportFile { file, user } => runs::import_file(db, dispatch, file, user).await,
+        Effect::ImportText { name, text, user, as_copies } => {
+            runs::import_text(db, dispatch, name, text, user, as_copies).await
+        }
+        Effect::MoveRuns { ids, to, user } => runs::move_runs(db, dispatch, &ids, to, &user).await,
+        Effect::Collect { ids, name, user } => {
+            runs::collect(db, dispatch, &ids, &name, &user).await
+        }
+        Effect::Duplicate { run, steps, user } => {
+            runs::duplicate(db, dispatch, *run, steps, user).await
+        }
+        Effect::PutUser(user) => {
+            if let Err(why) = db.put_user(&user).await {
+                notify(dispatch, false, why);
+            }
+        }
+        Effect::PutComment(comment) => match db.put_comment(&comment).await {
+            Ok(()) => load_review(db, dispatch, &comment.run_id).await,
+            Err(why) => notify(dispatch, false, why),
+        },
+        Effect::PutSuggestion { suggestion, notice, sent } => {
+            match db.put_suggestion(&suggestion).await {
+                Ok(()) => {
+                    if sent {
+                        dispatch.dispatch(Action::CancelSuggest);
+                    }
+                    notify(dispatch, true, notice);
+                    load_review(db, dispatch, &suggestion.run_id).await;
+                }
+                Err(why) => notify(dispatch, false, why),
+            }
+        }
+        Effect::DecideOnServer { suggestion, accept, settings, at } => {
+            match crate::sync::decide(db, &settings, &suggestion, accept).await {
+                Ok((decided, _)) => {
+                    dispatch.dispatch(Action::Decided { decided: Box::new(decided), accept, at })
+                }
+                Err(why) => notify(dispatch, false, why),
+            }
+        }
+        Effect::LoadStarred => dispatch.dispatch(Action::Starred(db.starred().await)),
+        Effect::PutTemplate(template) => match db.put_template(&template).await {
+            Ok(()) => {
+                notify(dispatch, true, "Starred: this step is now in the template library.");
+                dispatch.dispatch(Action::Starred(db.starred().await));
+            }
+            Err(why) => notify(dispatch, false, why),
+        },
+        Effect::CheckGrammar { endpoint, run_id, step_index, thoughts } => {
+            let result = check_grammar(&endpoint, thoughts).await;
+            dispatch.dispatch(Action::GrammarChecked { run_id, step_index, result });
+        }
+        Effect::SaveSettings { settings, grammar } => {
+            if let Err(why) = db.put_grammar_endpoint(&grammar).await {
+                return notify(dispatch, false, why);
+            }
+            dispatch.dispatch(Action::Grammar(grammar));
+            match db.put_sync_settings(&settings).await {
+                Ok(()) => {
+                    dispatch.dispatch(Action::SyncSettings(settings));
+                    // The pill shows how it goes from here.
+                    dispatch.dispatch(Action::SyncOpen(false));
+                }
+                Err(why) => notify(dispatch, false, why),
+            }
+        }
+        Effect::ResolveConflict { conflict, mine } => {
+            let result = if mine {
+                crate::sync::keep_mine(db, &conflict).await
+            } else {
+                crate::sync::take_theirs(db, &conflict).await
+            };
+            match result {
+                Ok(()) => {
+                    let text = if mine {
+                        "Keeping your copy: it goes to the server now."
+                    } else {
+                        "Took the server's copy."
+                    };
+                    notify(dispatch, true, text);
+                    dispatch.dispatch(Action::SyncKick);
+                }
+                Err(why) => notify(dispatch, false, why),
+            }
+        }
+        Effect::Discard(pending) => match crate::sync::discard(db, &pending).await {
+            Ok(()) => dispatch.dispatch(Action::SyncKick),
+            Err(why) => notify(dispatch, false, why),
+        },
+        Effect::SyncRound { settings, failures, open_run } => {
+            let round = crate::sync::round(db, &settings, failures, open_run.as_deref()).await;
+            dispatch.dispatch(Action::RoundDone(Box::new(RoundDone {
+                open_run,
+                state: round.state,
+                conflicts: round.conflicts,
+                pulled: round.pulled,
+                user: round.user,
+                review: round.review,
+                refused: round.refused,
+            })));
+        }
+    }
+}
+
+/// Reloads a run's comments and suggestions from storage into the state.
+async fn load_review(db: &Db, dispatch: &Dispatch, run_id: &str) {
+    match db.review(run_id).await {
+        Ok((comments, suggestions)) => dispatch.dispatch(Action::Review { comments, suggestions }),
+        Err(why) => notify(dispatch, false, why),
+    }
+}
+
+/// Asks the grammar server about each thought; the reducer keeps an answer only while its
+/// text is unchanged.
+async fn check_grammar(
+    endpoint: &str,
+    thoughts: Vec<(Thought, String)>,
+) -> Result<Vec<(Thought, String, Vec<TextIssue>)>, String> {
+    let mut out = Vec::new();
+    for (which, text) in thoughts {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let form = wasm_bindgen::JsValue::from(grammar::request_body(&text, "en-US"));
+        let headers = [("Content-Type", "application/x-www-form-urlencoded")];
+        let response = http::fetch("POST", &grammar::check_url(endpoint), &headers, Some(&form))
+            .await
+            .map_err(|()| format!("The grammar server at {endpoint} does not answer."))?;
+        if !response.ok() {
+            return Err(format!("The grammar server answered {}.", response.status()));
+        }
+        let body = http::text(&response).await;
+        let issues = grammar::parse_response(which, &text, &body)?;
+        out.push((which, text, issues));
+    }
+    Ok(out)
+}
+
+/// Reads the bundled Hunspell dictionary (`dictionaries/en_US.*`, from Debian's
+/// `hunspell-en-us`) and builds the speller.
+async fn load_speller() -> Result<Speller, String> {
+    async fn text(path: &str) -> Result<String, String> {
+        let response =
+            http::fetch("GET", path, &[], None).await.map_err(|()| format!("{path}: no answer"))?;
+        if !response.ok() {
+            return Err(format!("{path}: HTTP {}", response.status()));
+        }
+        Ok(http::text(&response).await)
+    }
+    let aff = text("dictionaries/en_US.aff").await?;
+    let dic = text("dictionaries/en_US.dic").await?;
+    Speller::new(&aff, &dic)
+}

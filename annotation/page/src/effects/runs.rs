@@ -1,0 +1,332 @@
+//! Runs in storage: the list, opening, saving, rollbacks, exports, imports, batch edits.
+
+use annotation_core::export::{Format, Options};
+use annotation_core::history::Version;
+use annotation_core::import;
+use annotation_core::query::RunSummary;
+use annotation_core::record::{ReviewStatus, Run, Step};
+use annotation_core::roles::User;
+
+use super::notify;
+use crate::db::{Db, Edit};
+use crate::download;
+use crate::state::editor::Loaded;
+use crate::state::list::ListAction;
+use crate::state::{Action, Dispatch, Progress, Route};
+use crate::util::{now, query_string, set_query};
+
+/// Loads the runs list into the state.
+pub async fn load_list(db: &Db, dispatch: &Dispatch) {
+    // What is stored shows at once; the check against the runs follows, and replaces it
+    // only if a run changed since.
+    let shown = db.stored_summaries().await;
+    if let Some(stored) = &shown {
+        dispatch.dispatch(Action::ListLoaded(stored.clone()));
+    }
+    match db.summaries().await {
+        Ok(checked) => {
+            let stamp = |list: &[RunSummary]| {
+                let mut stamps: Vec<(String, String, u32)> = list
+                    .iter()
+                    .map(|s| (s.run_id.clone(), s.updated_at.clone(), s.version))
+                    .collect();
+                stamps.sort();
+                stamps
+            };
+            if shown.as_deref().is_none_or(|stored| stamp(stored) != stamp(&checked)) {
+                dispatch.dispatch(Action::ListLoaded(checked));
+            }
+        }
+        Err(why) => return notify(dispatch, false, why),
+    }
+    // The list is on screen; the search index follows.
+    match db.search_texts().await {
+        Ok(texts) => dispatch.dispatch(Action::List(ListAction::Texts(texts))),
+        Err(why) => notify(dispatch, false, why),
+    }
+}
+
+/// Opens the run `run_id` (review mode when `qa`), or says it is not here.
+pub async fn open_run(db: &Db, dispatch: &Dispatch, run_id: String, qa: bool, user: User) {
+    match db.run(&run_id).await {
+        Ok(Some(data)) => {
+            let route = Route { run_id: Some(run_id), task_id: Some(data.run.task_id.clone()), qa };
+            if query_string() != route.query() {
+                set_query(&route.query());
+            }
+            dispatch.dispatch(Action::RunLoaded(Box::new(Loaded {
+                run: data.run,
+                steps: data.steps,
+                versions: data.versions,
+                comments: data.comments,
+                suggestions: data.suggestions,
+                qa,
+                user,
+            })));
+        }
+        Ok(None) => dispatch.dispatch(Action::RunMissing(run_id)),
+        Err(why) => notify(dispatch, false, why),
+    }
+}
+
+/// Stores the editor's drafts as one version.
+pub async fn save(
+    db: &Db,
+    dispatch: &Dispatch,
+    before: &(Run, Vec<Step>),
+    latest: Option<&Version>,
+    (run, steps): (Run, Vec<Step>),
+    author: &str,
+    then_select: Option<usize>,
+) {
+    match db.save((&before.0, &before.1), latest, run, steps, author, &now()).await {
+        Ok(saved) => dispatch.dispatch(Action::Saved {
+            run: Box::new(saved.run),
+            steps: saved.steps,
+            versions: saved.versions,
+            then_select,
+        }),
+        Err(why) => dispatch.dispatch(Action::SaveFailed(format!(
+            "{why}. Your edits are still here; try saving again."
+        ))),
+    }
+}
+
+pub async fn rollback(
+    db: &Db,
+    dispatch: &Dispatch,
+    current: &(Run, Vec<Step>),
+    target: &Version,
+    latest: &Version,
+    author: &str,
+) {
+    match db.rollback((&current.0, &current.1), target, latest, author, &now()).await {
+        Ok(saved) => {
+            let n = saved.versions.last().map(|v| v.number).unwrap_or_default();
+            dispatch.dispatch(Action::Saved {
+                run: Box::new(saved.run),
+                steps: saved.steps,
+                versions: saved.versions,
+                then_select: None,
+            });
+            let number = target.number;
+            notify(
+                dispatch,
+                true,
+                format!("Rolled back to version {number}, saved as version {n}."),
+            );
+        }
+        Err(why) => notify(dispatch, false, why),
+    }
+}
+
+/// Exports the runs `ids` and hands the file to the browser.
+pub async fn export(
+    db: &Db,
+    dispatch: &Dispatch,
+    ids: Vec<String>,
+    filter: String,
+    format: Format,
+    options: Options,
+) {
+    let label = format!("Exporting {}", format.label());
+    dispatch.dispatch(Action::Progress(Some(Progress { label: label.clone(), done: 0, total: 0 })));
+    let result = async {
+        let mut runs = db.everything().await?;
+        // By position in `ids`, looked up once per run: 20,000 runs stay linear.
+        let order: std::collections::HashMap<&str, usize> =
+            ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
+        runs.retain(|(run, _)| order.contains_key(run.id.as_str()));
+        runs.sort_by_key(|(run, _)| order[run.id.as_str()]);
+        let progress = |done, total| {
+            dispatch.dispatch(Action::Progress(Some(Progress {
+                label: label.clone(),
+                done,
+                total,
+            })))
+        };
+        let built = download::build(db, &runs, format, &options, &filter, &now(), progress).await?;
+        download::save(&built)?;
+        Ok::<_, String>((built.file_name, runs.len(), built.steps))
+    };
+    let result = result.await;
+    dispatch.dispatch(Action::Progress(None));
+    match result {
+        Ok((file, runs, steps)) => {
+            notify(dispatch, true, format!("Exported {runs} runs ({steps} steps) to {file}."))
+        }
+        Err(why) => notify(dispatch, false, format!("Export failed: {why}")),
+    }
+}
+
+/// Imports a file: all of it, or nothing with every problem listed.
+pub async fn import_file(db: &Db, dispatch: &Dispatch, file: web_sys::File, user: User) {
+    let name = file.name();
+    match wasm_bindgen_futures::JsFuture::from(file.text()).await {
+        Ok(text) => {
+            let text = text.as_string().unwrap_or_default();
+            import_text(db, dispatch, name, text, user, false).await
+        }
+        Err(_) => notify(dispatch, false, format!("Could not read {name}.")),
+    }
+}
+
+/// Imports `text`; with `as_copies`, runs whose ids exist here come in under new ids.
+pub async fn import_text(
+    db: &Db,
+    dispatch: &Dispatch,
+    name: String,
+    text: String,
+    user: User,
+    as_copies: bool,
+) {
+    dispatch.dispatch(Action::Rejections(Vec::new()));
+    let existing = match db.run_ids().await {
+        Ok(ids) => ids.into_iter().collect(),
+        Err(why) => return notify(dispatch, false, why),
+    };
+    let parsed = if as_copies {
+        import::read(&name, &text).map(|batch| import::as_copies(batch, crate::util::new_id))
+    } else {
+        import::parse(&name, &text, &existing)
+    };
+    match parsed {
+        Err(rejections) => {
+            let count = rejections.len();
+            // A file whose only fault is ids already here can come in as copies.
+            let copyable = !as_copies && import::read(&name, &text).is_ok();
+            let lines = rejections
+                .into_iter()
+                .map(|r| {
+                    let path =
+                        if r.path.is_empty() { String::new() } else { format!(" · {}", r.path) };
+                    format!("{}{}: {}", r.record, path, r.message)
+                })
+                .collect();
+            dispatch.dispatch(Action::Rejections(lines));
+            if copyable {
+                dispatch.dispatch(Action::CopyableImport(Some((name.clone(), text))));
+            }
+            notify(
+                dispatch,
+                false,
+                format!(
+                    "Nothing was imported from {name}: {count} problem{} found.",
+                    if count == 1 { "" } else { "s" }
+                ),
+            );
+        }
+        Ok(batch) => {
+            let steps: usize = batch.runs.iter().map(|(_, s)| s.len()).sum();
+            let runs = batch.runs.len();
+            match db.import(&batch.runs, &user.name, &now()).await {
+                Ok(()) => {
+                    dispatch.dispatch(Action::CopyableImport(None));
+                    let copies = if as_copies { " as copies" } else { "" };
+                    notify(
+                        dispatch,
+                        true,
+                        format!("Imported {runs} runs ({steps} steps) from {name}{copies}."),
+                    );
+                    load_list(db, dispatch).await;
+                }
+                Err(why) => notify(dispatch, false, format!("Nothing was imported: {why}")),
+            }
+        }
+    }
+}
+
+/// Stores a copy of a run and opens it.
+pub async fn duplicate(db: &Db, dispatch: &Dispatch, run: Run, steps: Vec<Step>, user: User) {
+    let id = run.id.clone();
+    match db.import(&[(run, steps)], &user.name, &now()).await {
+        Ok(()) => {
+            notify(dispatch, true, "Duplicated: this is the copy.");
+            open_run(db, dispatch, id, false, user).await;
+        }
+        Err(why) => notify(dispatch, false, why),
+    }
+}
+
+/// Moves runs to `to` (batch approve), each as a saved version; runs that may not move are
+/// named in the notice.
+pub async fn move_runs(
+    db: &Db,
+    dispatch: &Dispatch,
+    ids: &[String],
+    to: ReviewStatus,
+    user: &User,
+) {
+    let (mut moved, mut refused) = (0, Vec::new());
+    for id in ids {
+        let edited = db
+            .edit_run(id, &user.name, &now(), |run| {
+                let allowed = annotation_core::roles::permitted(
+                    user,
+                    run.annotator.as_deref(),
+                    run.status,
+                    to,
+                );
+                if allowed != Some(true) {
+                    return Edit::Skip(format!(
+                        "{} ({})",
+                        short(&run.task_prompt),
+                        run.status.label()
+                    ));
+                }
+                annotation_core::roles::move_run(run, to, user);
+                Edit::Save
+            })
+            .await;
+        match edited {
+            Ok(Edit::Save) => moved += 1,
+            Ok(Edit::Skip(why)) | Err(why) => refused.push(why),
+        }
+    }
+    let mut text =
+        format!("{moved} run{} moved to {}.", if moved == 1 { "" } else { "s" }, to.label());
+    if !refused.is_empty() {
+        text += &format!(" Not moved: {}.", refused.join("; "));
+    }
+    notify(dispatch, refused.is_empty(), text);
+    dispatch.dispatch(Action::List(ListAction::PickShown(false)));
+    load_list(db, dispatch).await;
+}
+
+/// Adds runs to a named collection (seed §7.D), each change a saved version.
+pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, user: &User) {
+    let mut added = 0;
+    for id in ids {
+        let edited = db
+            .edit_run(id, &user.name, &now(), |run| {
+                if run.collections.iter().any(|c| c == name) {
+                    return Edit::Skip(String::new());
+                }
+                run.collections.push(name.to_owned());
+                Edit::Save
+            })
+            .await;
+        match edited {
+            Ok(Edit::Save) => added += 1,
+            Ok(Edit::Skip(_)) => {}
+            Err(why) => return notify(dispatch, false, why),
+        }
+    }
+    notify(
+        dispatch,
+        true,
+        format!(
+            "Added {added} run{} to the collection “{name}”.",
+            if added == 1 { "" } else { "s" }
+        ),
+    );
+    load_list(db, dispatch).await;
+}
+
+fn short(text: &str) -> String {
+    let mut out: String = text.chars().take(40).collect();
+    if text.chars().count() > 40 {
+        out.push('…');
+    }
+    out
+}

@@ -1,0 +1,341 @@
+//! The decisions moved out of components, and the IO each one asks for.
+
+use annotation_core::export::{Format, Options};
+use annotation_core::query::summarize;
+use annotation_core::record::{ReviewStatus, Run, Step, Thought};
+use annotation_core::review::{CommentKind, Suggestion, SuggestionState};
+use annotation_core::roles::{Role, User};
+use annotation_core::sync::{SyncSettings, SyncState};
+
+use super::editor::Loaded;
+use super::*;
+
+fn user(role: Role) -> User {
+    User { name: "ann".into(), role }
+}
+
+fn opened(role: Role, status: ReviewStatus) -> Studio {
+    let steps = (0..3)
+        .map(|index| {
+            let mut step = Step { run_id: "r".into(), index, ..Step::default() };
+            step.thoughts.thought1 = format!("I see step {index}.");
+            step
+        })
+        .collect();
+    let mut studio = Studio::default();
+    studio.apply(Action::RunLoaded(Box::new(Loaded {
+        run: Run { id: "r".into(), status, ..Run::default() },
+        steps,
+        versions: vec![],
+        comments: vec![],
+        suggestions: vec![],
+        qa: false,
+        user: user(role),
+    })));
+    studio
+}
+
+/// The effects queued and not yet taken, without their numbers.
+fn queued(studio: &Studio) -> Vec<&Effect> {
+    studio.effects.iter().map(|(_, e)| e).collect()
+}
+
+fn suggestion(server_id: Option<&str>) -> Suggestion {
+    Suggestion {
+        id: "s".into(),
+        run_id: "r".into(),
+        step_index: 2,
+        field: Thought::One,
+        before: "I see step 2.".into(),
+        after: "I see the cart.".into(),
+        author: "rev".into(),
+        note: String::new(),
+        state: SuggestionState::Pending,
+        created_at: "t0".into(),
+        resolved_by: None,
+        resolved_at: None,
+        server_id: server_id.map(Into::into),
+    }
+}
+
+fn syncing(studio: &mut Studio) {
+    let settings = SyncSettings { endpoint: "http://127.0.0.1:8787".into(), token: "t".into() };
+    studio.apply(Action::SyncSettings(settings));
+    studio.effects.clear();
+}
+
+#[test]
+fn a_save_is_queued_once_and_gone_once_taken() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    studio.apply(Action::SetThought(Thought::One, "I opened the shop.".into()));
+    studio.apply(Action::Save);
+    let [Effect::Save { steps, latest: None, author, .. }] = queued(&studio)[..] else {
+        panic!("one save expected, got {:?}", studio.effects)
+    };
+    assert_eq!(steps[0].thoughts.thought1, "I opened the shop.");
+    assert_eq!(author, "ann");
+    // Actions after it do not queue it again.
+    studio.apply(Action::Select(2));
+    assert_eq!(studio.effects.len(), 1);
+    let up_to = studio.effects[0].0;
+    studio.apply(Action::EffectsTaken { up_to });
+    assert!(studio.effects.is_empty());
+}
+
+#[test]
+fn a_suggestion_the_server_holds_is_decided_there_while_syncing() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::InReview);
+    syncing(&mut studio);
+    let held = Box::new(suggestion(Some("srv-1")));
+    studio.apply(Action::Resolve { suggestion: held, accept: true, at: "t1".into() });
+    let [Effect::DecideOnServer { accept: true, .. }] = queued(&studio)[..] else {
+        panic!("{:?}", studio.effects)
+    };
+    assert!(!studio.editor.as_ref().unwrap().dirty(), "the text changes once the server says so");
+    // The server's answer goes in like a local decision.
+    let mut decided = suggestion(Some("srv-1"));
+    decided.state = SuggestionState::Accepted;
+    studio.effects.clear();
+    studio.apply(Action::Decided { decided: Box::new(decided), accept: true, at: "t2".into() });
+    let editor = studio.editor.as_ref().unwrap();
+    assert_eq!(editor.merged_steps()[2].thoughts.thought1, "I see the cart.");
+    assert!(matches!(queued(&studio)[..], [Effect::PutSuggestion { .. }, Effect::Save { .. }]));
+}
+
+#[test]
+fn a_suggestion_is_decided_here_when_not_synced_and_the_accepted_text_is_saved() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::InReview);
+    // On the server once, but sync is off now: decided here.
+    let held = Box::new(suggestion(Some("srv-1")));
+    studio.apply(Action::Resolve { suggestion: held, accept: true, at: "t1".into() });
+    let effects = queued(&studio);
+    let [Effect::PutSuggestion { suggestion, notice, sent: false }, Effect::Save { steps, .. }] =
+        &effects[..]
+    else {
+        panic!("{:?}", studio.effects)
+    };
+    assert_eq!(suggestion.state, SuggestionState::Accepted);
+    assert_eq!(suggestion.resolved_by.as_deref(), Some("ann"));
+    assert_eq!(notice, "Suggestion accepted.");
+    assert_eq!(
+        steps[2].thoughts.thought1, "I see the cart.",
+        "the step it is about, not the one shown"
+    );
+    assert_eq!(steps[2].last_edited_by, "ann");
+}
+
+#[test]
+fn a_stale_suggestion_is_refused_with_why_and_nothing_stored() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::InReview);
+    let mut stale = suggestion(None);
+    stale.before = "What the step said before an edit.".into();
+    studio.apply(Action::Resolve { suggestion: Box::new(stale), accept: true, at: "t1".into() });
+    assert!(studio.effects.is_empty());
+    assert!(!studio.notice.as_ref().unwrap().ok);
+    // Rejecting needs no matching text.
+    studio.apply(Action::Resolve {
+        suggestion: Box::new(suggestion(None)),
+        accept: false,
+        at: "t".into(),
+    });
+    let [Effect::PutSuggestion { suggestion, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!(suggestion.state, SuggestionState::Rejected);
+}
+
+#[test]
+fn a_suggestion_that_changes_nothing_is_refused_and_one_that_does_is_sent() {
+    let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
+    studio.apply(Action::StartSuggest(Thought::One));
+    let at = studio.editor.as_ref().unwrap().current().unwrap().thoughts.thought1.clone();
+    studio.apply(Action::SubmitSuggestion { id: "s1".into(), text: at, at: "t".into() });
+    assert!(studio.effects.is_empty());
+    assert!(studio.notice.as_ref().unwrap().text.contains("same as the current text"));
+    studio.apply(Action::SubmitSuggestion {
+        id: "s1".into(),
+        text: "Better.".into(),
+        at: "t".into(),
+    });
+    let [Effect::PutSuggestion { suggestion, sent: true, .. }] = queued(&studio)[..] else {
+        panic!("{:?}", studio.effects)
+    };
+    assert_eq!((suggestion.id.as_str(), suggestion.after.as_str()), ("s1", "Better."));
+    assert_eq!(suggestion.author, "ann");
+    assert_eq!(suggestion.state, SuggestionState::Pending);
+}
+
+#[test]
+fn comments_are_trimmed_blank_ones_dropped_and_resolve_toggles() {
+    let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
+    let post = |text: &str| Action::PostComment {
+        id: "c1".into(),
+        text: text.into(),
+        kind: CommentKind::Question,
+        reply_to: None,
+        at: "t".into(),
+    };
+    studio.apply(post("  "));
+    assert!(studio.effects.is_empty());
+    studio.apply(post("  Why this button? "));
+    let [Effect::PutComment(comment)] = queued(&studio)[..] else { panic!() };
+    assert_eq!(comment.text, "Why this button?");
+    assert_eq!(comment.step_index, Some(0));
+    let comment = comment.clone();
+    studio.apply(Action::ToggleResolved(Box::new(comment)));
+    let Effect::PutComment(toggled) = &studio.effects[1].1 else { panic!() };
+    assert!(toggled.resolved);
+}
+
+#[test]
+fn export_takes_the_picked_runs_or_else_those_shown() {
+    let mut studio = Studio::default();
+    let runs = ["a", "b", "c"].map(|id| Run { id: id.into(), ..Run::default() });
+    studio.apply(Action::ListLoaded(runs.iter().map(|r| summarize(r, &[])).collect()));
+    studio.apply(Action::ExportList(Format::Json, Options::default()));
+    let [Effect::Export { ids, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!(ids.len(), 3);
+    studio.effects.clear();
+    studio.apply(Action::List(list::ListAction::Pick("b".into(), true)));
+    studio.apply(Action::ExportList(Format::Json, Options::default()));
+    let [Effect::Export { ids, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!(ids, &["b"]);
+}
+
+#[test]
+fn alt_a_approves_only_when_the_buttons_would() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::InReview);
+    studio.apply(Action::Approve);
+    assert!(studio.effects.is_empty());
+    assert!(!studio.notice.as_ref().unwrap().ok);
+
+    let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
+    studio.editor.as_mut().unwrap().suggestions = vec![suggestion(None)];
+    studio.apply(Action::Approve);
+    assert!(studio.effects.is_empty(), "a suggestion is still pending");
+
+    let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
+    studio.apply(Action::Approve);
+    let [Effect::Save { run, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!(run.status, ReviewStatus::Approved);
+    assert_eq!(run.reviewed_by.as_deref(), Some("ann"));
+}
+
+#[test]
+fn a_copy_is_a_draft_of_whoever_makes_it_with_the_edits() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Approved);
+    studio.editor.as_mut().unwrap().run.task_prompt = "Buy milk".into();
+    studio.apply(Action::Duplicate { id: "copy".into() });
+    let [Effect::Duplicate { run, steps, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!((run.id.as_str(), run.status), ("copy", ReviewStatus::Draft));
+    assert_eq!(run.task_prompt, "Buy milk (copy)");
+    assert_eq!(run.annotator.as_deref(), Some("ann"));
+    assert!(steps.iter().all(|s| s.run_id == "copy"));
+}
+
+#[test]
+fn leaving_a_run_by_its_link_clears_the_url_and_the_back_button_does_not() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    studio.apply(Action::LeaveRun);
+    assert_eq!(queued(&studio), [&Effect::ClearQuery, &Effect::LoadList]);
+    assert!(studio.editor.is_none());
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    studio.apply(Action::BackToList);
+    assert_eq!(queued(&studio), [&Effect::LoadList]);
+}
+
+#[test]
+fn one_round_at_a_time_and_a_kick_meanwhile_starts_another() {
+    let mut studio = Studio::default();
+    syncing(&mut studio);
+    // `syncing` kicked: the first round is under way.
+    assert!(studio.sync.running);
+    studio.apply(Action::SyncKick);
+    studio.apply(Action::SyncKick);
+    assert!(studio.effects.is_empty(), "no second round while one runs");
+    studio.apply(Action::RoundDone(Box::new(RoundDone {
+        state: SyncState::Offline { queued: 1, retry_in_s: 30 },
+        ..RoundDone::default()
+    })));
+    assert_eq!(studio.sync.failures, 1);
+    let [Effect::SyncRound { failures: 1, .. }] = queued(&studio)[..] else {
+        panic!("{:?}", studio.effects)
+    };
+    studio.effects.clear();
+    studio.apply(Action::RoundDone(Box::default()));
+    assert!(studio.effects.is_empty() && !studio.sync.running, "nothing new since");
+}
+
+#[test]
+fn a_round_reloads_the_open_run_only_when_it_holds_no_edits() {
+    let pulled = || {
+        Action::RoundDone(Box::new(RoundDone {
+            open_run: Some("r".into()),
+            pulled: vec!["r".into()],
+            ..RoundDone::default()
+        }))
+    };
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    studio.apply(pulled());
+    assert!(
+        matches!(queued(&studio)[..], [Effect::OpenRun { run_id, qa: false, .. }] if run_id == "r")
+    );
+
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    studio.apply(Action::SetThought(Thought::Two, "typing".into()));
+    studio.apply(pulled());
+    assert!(studio.effects.is_empty(), "a reload would drop what is being typed");
+
+    let mut studio = Studio::default();
+    studio.apply(Action::ListLoaded(Vec::new()));
+    studio.apply(pulled());
+    assert_eq!(queued(&studio), [&Effect::LoadList]);
+}
+
+#[test]
+fn the_server_naming_another_user_changes_and_stores_the_user() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    let me = User { name: "rita".into(), role: Role::Reviewer };
+    studio.apply(Action::RoundDone(Box::new(RoundDone {
+        user: Some(me.clone()),
+        ..RoundDone::default()
+    })));
+    assert_eq!(studio.user, me);
+    assert_eq!(studio.editor.as_ref().unwrap().user, me);
+    assert_eq!(queued(&studio), [&Effect::PutUser(me)]);
+}
+
+#[test]
+fn an_empty_token_field_keeps_the_stored_token() {
+    let mut studio = Studio::default();
+    syncing(&mut studio);
+    studio.apply(Action::SaveSyncSettings {
+        endpoint: " http://example.test ".into(),
+        token: String::new(),
+        grammar: " http://localhost:8081 ".into(),
+    });
+    let [Effect::SaveSettings { settings, grammar }] = queued(&studio)[..] else { panic!() };
+    assert_eq!((settings.endpoint.as_str(), settings.token.as_str()), ("http://example.test", "t"));
+    assert_eq!(grammar, "http://localhost:8081");
+}
+
+#[test]
+fn a_grammar_check_runs_one_at_a_time_and_reports_its_count() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    studio.apply(Action::CheckGrammar);
+    assert!(studio.effects.is_empty(), "no grammar server set");
+    studio.apply(Action::Grammar("http://localhost:8081".into()));
+    studio.apply(Action::CheckGrammar);
+    studio.apply(Action::CheckGrammar);
+    let [Effect::CheckGrammar { step_index: 0, thoughts, .. }] = queued(&studio)[..] else {
+        panic!("{:?}", studio.effects)
+    };
+    assert_eq!(thoughts.len(), 3);
+    assert!(studio.grammar_check.checking);
+    studio.apply(Action::GrammarChecked {
+        run_id: "r".into(),
+        step_index: 0,
+        result: Ok(vec![(Thought::One, "I see step 0.".into(), Vec::new())]),
+    });
+    assert!(!studio.grammar_check.checking);
+    assert_eq!(studio.notice.as_ref().unwrap().text, "Grammar: 0 issues found.");
+    assert_eq!(studio.grammar_check.found.len(), 1);
+}

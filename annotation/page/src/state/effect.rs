@@ -1,0 +1,118 @@
+//! The IO the reducer asks for, as data. The reducer queues effects in `Studio::effects`;
+//! `crate::effects` carries each out once and reports what happened back as actions. So
+//! what to do is decided (and tested) here, and only how to do it is left to the browser.
+
+use annotation_core::export::{Format, Options};
+use annotation_core::history::Version;
+use annotation_core::record::{ReviewStatus, Run, Step, Thought};
+use annotation_core::review::{Comment, Suggestion};
+use annotation_core::roles::User;
+use annotation_core::sync::{Conflict, Pending, SyncSettings};
+use annotation_core::templates::Template;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Show the runs list: what is stored at once, then the check against the runs.
+    LoadList,
+    /// Open a run (review mode when `qa`), putting it in the URL.
+    OpenRun {
+        run_id: String,
+        qa: bool,
+        user: User,
+    },
+    /// Take the run out of the URL (back to the list by the page's own link).
+    ClearQuery,
+    /// Store the editor's drafts as one version; `before` is the run as saved.
+    Save {
+        before: Box<(Run, Vec<Step>)>,
+        latest: Option<Box<Version>>,
+        run: Box<Run>,
+        steps: Vec<Step>,
+        author: String,
+        then_select: Option<usize>,
+    },
+    /// Store a new version holding `target` again.
+    Rollback {
+        current: Box<(Run, Vec<Step>)>,
+        target: Box<Version>,
+        latest: Box<Version>,
+        author: String,
+    },
+    Export {
+        ids: Vec<String>,
+        filter: String,
+        format: Format,
+        options: Options,
+    },
+    ImportFile {
+        file: web_sys::File,
+        user: User,
+    },
+    /// Import `text`; with `as_copies`, runs whose ids exist here come in under new ids.
+    ImportText {
+        name: String,
+        text: String,
+        user: User,
+        as_copies: bool,
+    },
+    /// Batch move, each run a saved version; runs that may not move are named.
+    MoveRuns {
+        ids: Vec<String>,
+        to: ReviewStatus,
+        user: User,
+    },
+    /// Add runs to a named collection, each change a saved version.
+    Collect {
+        ids: Vec<String>,
+        name: String,
+        user: User,
+    },
+    /// Store a copy of a run and open it.
+    Duplicate {
+        run: Box<Run>,
+        steps: Vec<Step>,
+        user: User,
+    },
+    PutUser(User),
+    /// Store a comment, then reload the run's review.
+    PutComment(Comment),
+    /// Store a suggestion (new when `sent`), say `notice`, then reload the run's review.
+    PutSuggestion {
+        suggestion: Box<Suggestion>,
+        notice: String,
+        sent: bool,
+    },
+    /// A suggestion the server holds is decided there.
+    DecideOnServer {
+        suggestion: Box<Suggestion>,
+        accept: bool,
+        settings: SyncSettings,
+        at: String,
+    },
+    LoadStarred,
+    PutTemplate(Box<Template>),
+    /// Ask the grammar server about the step's thoughts.
+    CheckGrammar {
+        endpoint: String,
+        run_id: String,
+        step_index: u32,
+        thoughts: Vec<(Thought, String)>,
+    },
+    SaveSettings {
+        settings: SyncSettings,
+        grammar: String,
+    },
+    /// Keep my copy of a conflicting record (`mine`) or take the server's.
+    ResolveConflict {
+        conflict: Box<Conflict>,
+        mine: bool,
+    },
+    /// Drop a queued change the server refused.
+    Discard(Box<Pending>),
+    /// One sync round; `open_run` is the run on screen when it starts.
+    SyncRound {
+        settings: SyncSettings,
+        failures: u32,
+        open_run: Option<String>,
+    },
+}

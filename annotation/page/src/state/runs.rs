@@ -1,0 +1,150 @@
+//! What the page does with whole runs: opening, leaving, exporting, importing, batch moves,
+//! copies, rollbacks, approving by shortcut, starring and grammar checks. Each decides here
+//! and queues its IO.
+
+use annotation_core::export::{Format, Options, Screenshots};
+use annotation_core::lint::TextIssue;
+use annotation_core::query::describe;
+use annotation_core::record::{ReviewStatus, Thought};
+use annotation_core::templates;
+
+use super::{Effect, Screen, Studio};
+
+impl Studio {
+    pub(super) fn open_run(&mut self, run_id: String, qa: bool) {
+        self.queue(Effect::OpenRun { run_id, qa, user: self.user.clone() });
+    }
+
+    pub(super) fn back_to_list(&mut self) {
+        self.editor = None;
+        self.screen = Screen::List;
+        self.queue(Effect::LoadList);
+    }
+
+    pub(super) fn export_list(&mut self, format: Format, options: Options) {
+        let ids = if self.list.picked.is_empty() {
+            self.list.shown().map(|s| s.run_id.clone()).collect()
+        } else {
+            self.list.picked.iter().cloned().collect()
+        };
+        let filter = describe(&self.list.filter);
+        self.queue(Effect::Export { ids, filter, format, options });
+    }
+
+    pub(super) fn export_run(&mut self) {
+        let Some(editor) = &self.editor else { return };
+        let id = editor.merged_run().id.clone();
+        let options = Options { anonymize: false, screenshots: Screenshots::Files };
+        let filter = format!("run {id}");
+        self.queue(Effect::Export { ids: vec![id], filter, format: Format::Zip, options });
+    }
+
+    pub(super) fn import_copies(&mut self) {
+        let Some((name, text)) = self.copyable.clone() else { return };
+        self.queue(Effect::ImportText { name, text, user: self.user.clone(), as_copies: true });
+    }
+
+    /// Alt+A approves when the run's buttons would offer it, and says why not otherwise.
+    pub(super) fn approve(&mut self) {
+        let Some(editor) = &mut self.editor else { return };
+        if editor.targets().contains(&ReviewStatus::Approved) {
+            editor.transition(ReviewStatus::Approved);
+        } else {
+            self.notify(false, "Approving needs a reviewer or QA manager, and the run in review.");
+        }
+    }
+
+    pub(super) fn rollback(&mut self, number: u32) {
+        let Some(editor) = &self.editor else { return };
+        let (Some(target), Some(latest)) =
+            (editor.versions.iter().find(|v| v.number == number), editor.versions.last())
+        else {
+            return;
+        };
+        let effect = Effect::Rollback {
+            current: Box::new((editor.run.clone(), editor.steps.clone())),
+            target: Box::new(target.clone()),
+            latest: Box::new(latest.clone()),
+            author: editor.user.name.clone(),
+        };
+        self.queue(effect);
+    }
+
+    /// A copy of the run with its edits, as a new draft of the person making it.
+    pub(super) fn duplicate(&mut self, id: String) {
+        let Some(editor) = &self.editor else { return };
+        let user = editor.user.clone();
+        let mut run = editor.merged_run().clone();
+        run.id = id.clone();
+        run.status = ReviewStatus::Draft;
+        run.annotator = Some(user.name.clone());
+        run.reviewed_by = None;
+        run.server_version = None;
+        run.task_prompt = format!("{} (copy)", run.task_prompt);
+        let steps = editor
+            .merged_steps()
+            .into_iter()
+            .map(|mut s| {
+                s.run_id = id.clone();
+                s
+            })
+            .collect();
+        self.queue(Effect::Duplicate { run: Box::new(run), steps, user });
+    }
+
+    pub(super) fn star_step(&mut self, at: String) {
+        let Some(editor) = &self.editor else { return };
+        let Some(step) = editor.current() else { return };
+        let name = format!(
+            "{} · {}",
+            step.action.kind,
+            step.thoughts.thought3.chars().take(40).collect::<String>()
+        );
+        let template = templates::star(step, &name, &editor.user.name, &at);
+        self.queue(Effect::PutTemplate(Box::new(template)));
+    }
+
+    /// Asks the grammar server about the selected step's thoughts, one check at a time.
+    pub(super) fn check_grammar(&mut self) {
+        let Some(editor) = &self.editor else { return };
+        let Some(step) = editor.current() else { return };
+        if self.grammar.is_empty() || self.grammar_check.checking {
+            return;
+        }
+        let thoughts =
+            Thought::ALL.iter().map(|t| (*t, step.thoughts.get(*t).to_owned())).collect();
+        let effect = Effect::CheckGrammar {
+            endpoint: self.grammar.clone(),
+            run_id: editor.run.id.clone(),
+            step_index: step.index,
+            thoughts,
+        };
+        self.grammar_check.checking = true;
+        self.queue(effect);
+    }
+
+    pub(super) fn grammar_checked(
+        &mut self,
+        run_id: String,
+        step_index: u32,
+        result: Result<Vec<(Thought, String, Vec<TextIssue>)>, String>,
+    ) {
+        self.grammar_check.checking = false;
+        match result {
+            Ok(found) => {
+                let count: usize = found.iter().map(|(_, _, issues)| issues.len()).sum();
+                self.grammar_check.found = found
+                    .into_iter()
+                    .map(|(thought, text, issues)| {
+                        (run_id.clone(), step_index, thought, text, issues)
+                    })
+                    .collect();
+                self.notify(
+                    true,
+                    format!("Grammar: {count} issue{} found.", if count == 1 { "" } else { "s" }),
+                );
+            }
+            Err(why) => self.notify(false, why),
+        }
+    }
+}

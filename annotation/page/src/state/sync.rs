@@ -1,0 +1,91 @@
+//! Sync rounds as the page schedules them: one at a time, another after it when something
+//! new came up meanwhile, and what a finished round changes on screen.
+
+use annotation_core::review::{Comment, Suggestion};
+use annotation_core::roles::User;
+use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
+
+use super::{Effect, Screen, Studio};
+
+/// How a round ended, as the effect layer reports it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RoundDone {
+    /// The run on screen when the round started.
+    pub open_run: Option<String>,
+    pub state: SyncState,
+    pub conflicts: Vec<(Conflict, serde_json::Value)>,
+    /// Runs that changed locally because of the pull.
+    pub pulled: Vec<String>,
+    /// Who the token belongs to, when the server said.
+    pub user: Option<User>,
+    /// The open run's comments and suggestions, when the server changed them.
+    pub review: Option<(Vec<Comment>, Vec<Suggestion>)>,
+    /// Queued changes the server refused, with why.
+    pub refused: Vec<(Pending, String)>,
+}
+
+impl Studio {
+    /// Something new to send: a round now, or after the one under way.
+    pub(super) fn kick_sync(&mut self) {
+        self.sync.kick += 1;
+        self.start_round();
+    }
+
+    fn start_round(&mut self) {
+        if self.sync.running || self.sync.kick <= self.sync.started {
+            return;
+        }
+        self.sync.started = self.sync.kick;
+        self.sync.running = true;
+        self.queue(Effect::SyncRound {
+            settings: self.sync.settings.clone(),
+            failures: self.sync.failures,
+            open_run: self.editor.as_ref().map(|e| e.run.id.clone()),
+        });
+    }
+
+    /// What the round brought shows at once, unless it would drop edits; what is on screen
+    /// now may differ from when the round started.
+    pub(super) fn round_done(&mut self, round: RoundDone) {
+        let open = self.editor.as_ref().map(|e| (e.run.id.clone(), e.qa, e.dirty()));
+        if let (Some((comments, suggestions)), Some(editor)) = (round.review, &mut self.editor)
+            && round.open_run.as_ref() == Some(&editor.run.id)
+        {
+            editor.comments = comments;
+            editor.suggestions = suggestions;
+        }
+        if let Some(me) = round.user.filter(|me| *me != self.user) {
+            self.set_user(me.clone());
+            self.queue(Effect::PutUser(me));
+        }
+        match open {
+            Some((run_id, qa, false)) if round.pulled.contains(&run_id) => {
+                self.open_run(run_id, qa)
+            }
+            None if self.screen == Screen::List && !round.pulled.is_empty() => {
+                self.queue(Effect::LoadList)
+            }
+            _ => {}
+        }
+        self.sync.refused = round.refused;
+        self.sync.failures = match round.state {
+            SyncState::Offline { .. } | SyncState::Error { .. } => self.sync.failures + 1,
+            _ => 0,
+        };
+        self.sync.running = false;
+        self.sync.state = round.state;
+        self.sync.conflicts = round.conflicts;
+        self.start_round();
+    }
+
+    /// The sync dialog as typed: an empty token field keeps the stored token.
+    pub(super) fn save_sync_settings(&mut self, endpoint: &str, token: &str, grammar: &str) {
+        let token = if token.is_empty() {
+            self.sync.settings.token.clone()
+        } else {
+            token.trim().to_owned()
+        };
+        let settings = SyncSettings { endpoint: endpoint.trim().to_owned(), token };
+        self.queue(Effect::SaveSettings { settings, grammar: grammar.trim().to_owned() });
+    }
+}
