@@ -19,7 +19,6 @@ use protocol::settings::Settings;
 use crate::Clock;
 use crate::actions::{Action, ActionOutcome};
 use crate::agents::Claim;
-use crate::capture::{Capture, CaptureError};
 use crate::memory::Budget;
 use crate::prompts::PromptSet;
 use crate::providers::{Http, LlmError, Usage};
@@ -28,6 +27,7 @@ use crate::run::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, Task
 use crate::truncate;
 
 mod ask;
+mod capture;
 mod checkpoint;
 mod control;
 mod gate;
@@ -36,6 +36,7 @@ mod step;
 pub mod stored;
 
 use ask::CallError;
+pub use capture::{Capture, CaptureError};
 pub use checkpoint::{Checkpoint, Counters, EXTRACT_CHARS, LogEntry, Notes};
 use checkpoint::{MAX_EVENTS, MAX_LOG};
 pub use control::Control;

@@ -8,7 +8,6 @@
 pub mod actions;
 pub mod agents;
 pub mod browser;
-pub mod capture;
 pub mod cdp;
 pub mod detector;
 pub mod executor;

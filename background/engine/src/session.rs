@@ -12,7 +12,7 @@ use protocol::TabId;
 use protocol::agent::{Actor, ExecutionState, SessionSummary, TaskStatus};
 use protocol::settings::Settings;
 
-use crate::capture::CaptureError;
+use crate::executor::CaptureError;
 use crate::executor::{Checkpoint, Unreadable};
 
 /// Where checkpoints are stored, by session id. The worker's is IndexedDB.

@@ -30,6 +30,7 @@ struct Worker {
     /// Pages connected over the port right now.
     ports: tasks::Ports,
     tasks: tasks::Tasks,
+    requests: requests::Queue,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -51,6 +52,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         observer: Observer::default(),
         ports: tasks::Ports::default(),
         tasks: tasks::Tasks::default(),
+        requests: requests::Queue::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -86,7 +88,7 @@ pub fn on_port_disconnect(port: Port) {
 /// A message arrived on a page's port.
 #[wasm_bindgen]
 pub fn on_port_message(port: Port, message: JsValue) {
-    tasks::Tasks::enqueue(worker(), port, message);
+    requests::enqueue(worker(), port, message);
 }
 
 /// A `chrome.runtime.sendMessage` request; the returned promise resolves to the answer.

@@ -9,16 +9,56 @@ use agent_engine::screenshot;
 use protocol::{DebugError, DebugRequest, PageStateReply, PanelRequest, WorkerEvent};
 use wasm_bindgen::JsValue;
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
 
 use crate::Worker;
-use crate::chrome::{ChromeTabs, PerformanceClock, to_js};
+use crate::chrome::{ChromeTabs, PerformanceClock, Port, to_js};
 use crate::http::FetchHttp;
 use crate::tasks::SEARCH_URL;
 #[cfg(doc)]
 use crate::tasks::Tasks;
 
-/// Answers one port request, decoded once by [`Tasks::enqueue`]: the page requests here,
+/// Port requests, handled one at a time in arrival order (a follow-up must be applied
+/// before the resume sent right after it).
+#[derive(Default)]
+pub struct Queue {
+    waiting: RefCell<VecDeque<(Port, PanelRequest)>>,
+    draining: Cell<bool>,
+}
+
+/// Decodes a port message once and queues it. A connection test runs beside the queue: it
+/// can take as long as the model's timeout, and a Pause must not wait behind it.
+pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
+    let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
+        Ok(request) => request,
+        Err(error) => {
+            // Without an id there is no one to answer.
+            return crate::chrome::log(&format!("ignored a malformed panel request: {error}"));
+        }
+    };
+    if let PanelRequest::TestConnection { .. } = request {
+        wasm_bindgen_futures::spawn_local(async move {
+            port.post(&handle_panel_request(&worker, request).await);
+        });
+        return;
+    }
+    worker.requests.waiting.borrow_mut().push_back((port, request));
+    if worker.requests.draining.replace(true) {
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        loop {
+            let next = worker.requests.waiting.borrow_mut().pop_front();
+            let Some((port, request)) = next else { break };
+            port.post(&handle_panel_request(&worker, request).await);
+        }
+        worker.requests.draining.set(false);
+    });
+}
+
+/// Answers one port request, decoded once by [`enqueue`]: the page requests here,
 /// the task, session and settings requests through [`Tasks`] (whose rules are the engine's
 /// `session` module). An `Err` from those is the sentence the panel shows.
 pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) -> WorkerEvent {

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::error::Error;
 
-use agent_engine::capture::CaptureError;
+use agent_engine::executor::CaptureError;
 use agent_engine::executor::{Checkpoint, Unreadable, read_checkpoint};
 use agent_engine::run::{AgentRun, LlmTrace, StepRecord};
 use agent_engine::session::{CheckpointStore, SessionRuns};

@@ -6,11 +6,11 @@
 //! die at any moment: a task that was running comes back paused and resumable.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
-use agent_engine::capture::{Capture, CaptureError};
+use agent_engine::executor::{Capture, CaptureError};
 use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
@@ -19,7 +19,7 @@ use agent_engine::session::{self, Cancel, FollowUp, NewTask, Open, Resume, Sessi
 use protocol::TabId;
 use protocol::agent::{SessionSummary, TaskSnapshot, TaskStatus};
 use protocol::settings::Settings;
-use protocol::{Favourite, PanelRequest, WorkerEvent, favourites_problem};
+use protocol::{Favourite, WorkerEvent, favourites_problem};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
@@ -65,10 +65,6 @@ pub struct Tasks {
     stopping: Cell<bool>,
     /// Called when the run under way returns (see [`Tasks::run_returned`]).
     on_return: RefCell<Vec<js_sys::Function>>,
-    /// Port requests, handled one at a time in arrival order (a follow-up must be applied
-    /// before the resume sent right after it).
-    queue: RefCell<VecDeque<(Port, PanelRequest)>>,
-    draining: Cell<bool>,
 }
 
 /// The executor's [`Capture`] in the worker: IndexedDB for records, ports for events.
@@ -213,37 +209,6 @@ impl Tasks {
         if let Err(error) = store.put_checkpoint(cp).await {
             chrome::log(&format!("could not store the reopened checkpoint: {error}"));
         }
-    }
-
-    /// Decodes a port message once and queues it; requests are handled strictly in order.
-    /// A connection test runs beside the queue: it can take as long as the model's timeout,
-    /// and a Pause must not wait behind it.
-    pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
-        let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
-            Ok(request) => request,
-            Err(error) => {
-                // Without an id there is no one to answer.
-                return chrome::log(&format!("ignored a malformed panel request: {error}"));
-            }
-        };
-        if let PanelRequest::TestConnection { .. } = request {
-            wasm_bindgen_futures::spawn_local(async move {
-                port.post(&crate::requests::handle_panel_request(&worker, request).await);
-            });
-            return;
-        }
-        worker.tasks.queue.borrow_mut().push_back((port, request));
-        if worker.tasks.draining.replace(true) {
-            return;
-        }
-        wasm_bindgen_futures::spawn_local(async move {
-            loop {
-                let next = worker.tasks.queue.borrow_mut().pop_front();
-                let Some((port, request)) = next else { break };
-                port.post(&crate::requests::handle_panel_request(&worker, request).await);
-            }
-            worker.tasks.draining.set(false);
-        });
     }
 
     /// The store, or why the request cannot be served.

@@ -4,10 +4,10 @@ use protocol::settings::{ModelConfig, ModelRole, Settings};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::Capture;
 use super::{Browser, Checkpoint, Executor};
 use crate::Clock;
 use crate::agents::{MEMORY_VARS, STATE_VARS};
-use crate::capture::Capture;
 use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, PriceTable, Usage};
 use crate::repair::{RepairLedger, RepairPolicy, StructuredError, ask_structured};
 use crate::run::{Actor, LlmTrace, PromptChars, iso8601, redact};

@@ -3,11 +3,11 @@
 
 use protocol::settings::ModelRole;
 
+use super::Capture;
 use super::ask::CallError;
 use super::{Browser, Checkpoint, Executor};
 use crate::Clock;
 use crate::agents::{self, Claim, PlannerOutput, ThinkingOutput};
-use crate::capture::Capture;
 use crate::providers::Http;
 use crate::repair::RepairLedger;
 use crate::run::{Actor, EventKind, ExecutionState, TaskStatus};

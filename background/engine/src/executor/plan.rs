@@ -2,11 +2,11 @@
 
 use protocol::settings::ModelRole;
 
+use super::Capture;
 use super::ask::CallError;
 use super::{Browser, Checkpoint, Executor};
 use crate::Clock;
 use crate::agents::{self, PlannerOutput};
-use crate::capture::Capture;
 use crate::providers::Http;
 use crate::repair::RepairLedger;
 use crate::run::{Actor, EventDetail, EventKind, ExecutionState, Subtask};

@@ -6,13 +6,13 @@ use serde_json::Value;
 
 use protocol::settings::ModelRole;
 
+use super::Capture;
 use super::ask::CallError;
 use super::checkpoint::{EXTRACT_CHARS, MAX_FINDING};
 use super::{Browser, Checkpoint, Executor, PageView};
 use crate::Clock;
 use crate::actions::{Action, ActionOutcome};
 use crate::agents::{self, LastStep, NavigatorOutput};
-use crate::capture::Capture;
 use crate::memory::StepMemory;
 use crate::providers::Http;
 use crate::repair::{RepairLedger, StructuredError};

@@ -13,7 +13,7 @@ use base64::Engine;
 use serde_json::Value;
 
 use super::*;
-use crate::capture::{Capture, CaptureError};
+use super::{Capture, CaptureError};
 use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
 use crate::run::{AgentRun, LlmTrace, StepRecord};
 use crate::testing::{FakeClock, settings};

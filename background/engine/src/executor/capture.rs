@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::executor::Checkpoint;
+use super::Checkpoint;
 use crate::run::{AgentEvent, AgentRun, LlmTrace, StepRecord};
 
 /// Why a record could not be stored. The kind decides what the executor does: a full
