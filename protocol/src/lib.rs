@@ -17,8 +17,7 @@ pub mod settings;
 /// The name a page gives `chrome.runtime.connect` to reach the agent.
 pub const PANEL_PORT: &str = "alphascout.panel";
 
-/// A browser tab as `chrome.tabs` numbers it.
-pub type TabId = i32;
+pub use run_contract::TabId;
 
 /// What a page asks of the worker over the port. `id` is chosen by the page and echoed in
 /// the answer, so several requests can be in flight at once.

@@ -5,37 +5,14 @@ use axum::extract::FromRequestParts;
 use axum::http::header;
 use axum::http::request::Parts;
 use base64::Engine as _;
+use run_contract::digest::sha256_hex;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::AppState;
 use crate::problem::Problem;
 use crate::store::{Store, get_str};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    Annotator,
-    Reviewer,
-    QaManager,
-    Admin,
-}
-
-impl Role {
-    pub const ALL: [Role; 4] = [Role::Annotator, Role::Reviewer, Role::QaManager, Role::Admin];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Annotator => "annotator",
-            Role::Reviewer => "reviewer",
-            Role::QaManager => "qa_manager",
-            Role::Admin => "admin",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|role| role.as_str() == text)
-    }
-}
+pub use run_contract::Role;
 
 /// The caller, from the `Authorization` header. Extracting it answers `401` by itself.
 #[derive(Debug, Clone)]
@@ -48,7 +25,7 @@ pub struct User {
 impl User {
     /// qa_manager or admin: edit any run, assign annotators.
     pub fn is_manager(&self) -> bool {
-        matches!(self.role, Role::QaManager | Role::Admin)
+        self.role.is_manager()
     }
 
     pub fn to_json(&self) -> Value {
@@ -81,11 +58,7 @@ impl FromRequestParts<AppState> for User {
 }
 
 pub fn hash_token(token: &str) -> String {
-    hex(&Sha256::digest(token.as_bytes()))
-}
-
-pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    sha256_hex(token.as_bytes())
 }
 
 /// A fresh random id (32 lowercase hex digits), for comments.

@@ -173,24 +173,8 @@ pub fn etag(version: i64) -> String {
 
 // ---------------------------------------------------------------------- query strings
 
-fn percent_decode(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(hex, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).ok()
-}
+// A query string is what a form sends: `+` is a space.
+use run_contract::url::form_decode;
 
 /// A parsed query string; each parameter must be taken, and [`Query::finish`] refuses the
 /// rest, so a misspelt filter is a `400` rather than silently ignored.
@@ -203,9 +187,9 @@ impl Query {
         let mut pairs = Vec::new();
         for part in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
             let (key, value) = part.split_once('=').unwrap_or((part, ""));
-            let key = percent_decode(key)
+            let key = form_decode(key)
                 .ok_or_else(|| Problem::bad_request("The query string is not valid."))?;
-            let value = percent_decode(value)
+            let value = form_decode(value)
                 .filter(|v| !v.contains('\0'))
                 .ok_or_else(|| Problem::bad_param(&format!("query.{key}"), "is not valid text"))?;
             pairs.push((key, value));
@@ -312,7 +296,7 @@ pub fn decode_cursor(cursor: Option<String>, filters: &str) -> Result<Option<Val
 
 fn fingerprint(text: &str) -> String {
     use sha2::Digest;
-    crate::auth::hex(&sha2::Sha256::digest(text.as_bytes())[..8])
+    run_contract::digest::hex(&sha2::Sha256::digest(text.as_bytes())[..8])
 }
 
 // ------------------------------------------------------------------------------ reply

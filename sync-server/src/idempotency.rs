@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use sha2::{Digest, Sha256};
 
 use crate::AppState;
-use crate::auth::{User, hex};
+use crate::auth::User;
 use crate::http::Reply;
 use crate::problem::{Problem, Result};
 use crate::store::{get_i64, get_json, get_opt_str, get_str};
@@ -40,7 +40,7 @@ where
     hasher.update(request.as_bytes());
     hasher.update([0]);
     hasher.update(body);
-    let fingerprint = hex(&hasher.finalize());
+    let fingerprint = run_contract::digest::hex(&hasher.finalize());
     let cutoff = crate::time::format_ms(crate::time::now_ms() - KEEP_MS);
     let pool = &state.store.pool;
     let stored = sqlx::query(

@@ -21,7 +21,9 @@
 //! - [`model`]: runs and steps as stored, visibility and the editing table, and the history:
 //!   every save is one run version with who, when and which paths changed, plus snapshots of
 //!   the header and of each saved step, from which versions, diffs and rollbacks are read.
-//! - [`validate`]: the schemas' rules by hand, every problem with its dot path (`422`).
+//! - [`validate`]: the schemas' rules, every problem with its dot path (`422`); an
+//!   engine action is checked against the shared contract's `run_contract::action::SHAPES`,
+//!   and `tests/contract.rs` holds `openapi.yaml` and this validation to the contract.
 //! - [`http`]: bodies under size limits, `If-Match`/`If-None-Match`, queries, cursors.
 //! - [`problem`]: RFC 9457 errors, including the `409` conflict body with the current
 //!   record, the base and current versions and the paths changed in between.

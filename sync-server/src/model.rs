@@ -9,39 +9,8 @@ use crate::http::etag;
 use crate::problem::{FieldError, Problem, Result};
 use crate::store::{Tx, get_i64, get_json, get_str};
 
-/// The review workflow's status (`run::ReviewStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    Draft,
-    InReview,
-    Approved,
-    Rejected,
-    Archived,
-}
-
-impl Status {
-    pub const ALL: [Status; 5] =
-        [Status::Draft, Status::InReview, Status::Approved, Status::Rejected, Status::Archived];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Draft => "draft",
-            Status::InReview => "in-review",
-            Status::Approved => "approved",
-            Status::Rejected => "rejected",
-            Status::Archived => "archived",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Status> {
-        Status::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-
-    /// Draft and in-review runs can be edited; the rest are read only.
-    pub fn editable(self) -> bool {
-        matches!(self, Status::Draft | Status::InReview)
-    }
-}
+/// The review workflow's status, the shared contract's.
+pub use run_contract::ReviewStatus as Status;
 
 /// A run's row. `header` is the header state: the `AgentRun` content plus `status`,
 /// `reviewedBy`, `annotator` and `tags`.

@@ -603,55 +603,10 @@ pub fn step_action(value: &Value, path: &str, c: &mut Check) {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Str(usize),
-    Id,
-    Number,
-    NumberMin0,
-    Int,
-    Bool,
-}
-
-/// A field of an action variant: its name, kind, and whether it is required.
-type ActionField = (&'static str, Kind, bool);
-
-/// `actions::Action`: the variants, their fields, and which are required.
-const ACTIONS: &[(&str, &[ActionField])] = &[
-    ("go_to_url", &[("url", Kind::Str(8192), true)]),
-    ("web_search", &[("query", Kind::Str(2000), true)]),
-    ("back", &[]),
-    ("forward", &[]),
-    ("reload", &[]),
-    ("click", &[("id", Kind::Id, true)]),
-    ("click_at", &[("x", Kind::Number, true), ("y", Kind::Number, true)]),
-    (
-        "type",
-        &[("id", Kind::Id, true), ("text", Kind::Str(20_000), true), ("clear", Kind::Bool, false)],
-    ),
-    ("send_keys", &[("keys", Kind::Str(200), true)]),
-    ("scroll", &[("id", Kind::Id, false), ("screens", Kind::Number, false)]),
-    ("scroll_to_text", &[("text", Kind::Str(2000), true)]),
-    ("hover", &[("id", Kind::Id, true)]),
-    ("list_options", &[("id", Kind::Id, true)]),
-    (
-        "select_option",
-        &[
-            ("id", Kind::Id, true),
-            ("option", Kind::Str(2000), true),
-            ("deselect", Kind::Bool, false),
-        ],
-    ),
-    ("open_tab", &[("url", Kind::Str(8192), true)]),
-    ("switch_tab", &[("tab_id", Kind::Int, true)]),
-    ("close_tab", &[("tab_id", Kind::Int, true)]),
-    ("wait", &[("seconds", Kind::NumberMin0, false)]),
-    ("extract", &[("max_chars", Kind::Id, false)]),
-    ("done", &[("text", Kind::Str(50_000), true), ("success", Kind::Bool, false)]),
-];
-
-/// An engine `Action`, tagged by `action`.
-fn engine_action(value: &Value, path: &str, c: &mut Check) {
+/// An engine `Action`, tagged by `action`: the variants, their fields and limits are the
+/// shared contract's `action::SHAPES`, which a test there holds to the Rust type.
+pub fn engine_action(value: &Value, path: &str, c: &mut Check) {
+    use run_contract::action::{FieldKind, SHAPES};
     let Some(map) = value.as_object() else {
         c.err(path, "must be an object");
         return;
@@ -660,30 +615,30 @@ fn engine_action(value: &Value, path: &str, c: &mut Check) {
         c.err(&join(path, "action"), "is required: the action's name");
         return;
     };
-    let Some((_, fields)) = ACTIONS.iter().find(|(name, _)| *name == tag) else {
-        let names: Vec<&str> = ACTIONS.iter().map(|(name, _)| *name).collect();
+    let Some(shape) = run_contract::action::shape(tag) else {
+        let names: Vec<&str> = SHAPES.iter().map(|s| s.tag).collect();
         c.err(&join(path, "action"), format!("must be one of {}", names.join(", ")));
         return;
     };
     let mut known = vec!["action"];
-    known.extend(fields.iter().map(|(name, ..)| *name));
-    let required: Vec<&str> =
-        fields.iter().filter(|(.., required)| *required).map(|(name, ..)| *name).collect();
+    known.extend(shape.fields.iter().map(|f| f.name));
+    let required: Vec<&str> = shape.fields.iter().filter(|f| f.required).map(|f| f.name).collect();
     let Some(map) = c.object(value, path, &known, &required) else { return };
-    for (name, kind, _) in fields.iter() {
-        match kind {
-            Kind::Str(max) => {
-                c.string(map, path, name, 0, *max);
+    for field in shape.fields {
+        let name = field.name;
+        match field.kind {
+            FieldKind::Text { max_chars } => {
+                c.string(map, path, name, 0, max_chars);
             }
-            Kind::Id => {
+            FieldKind::U32 => {
                 c.integer(map, path, name, 0, i64::from(u32::MAX));
             }
-            Kind::Int => {
+            FieldKind::I32 => {
                 c.integer(map, path, name, i64::from(i32::MIN), i64::from(i32::MAX));
             }
-            Kind::Number => c.number(map, path, name, None),
-            Kind::NumberMin0 => c.number(map, path, name, Some(0.0)),
-            Kind::Bool => {
+            FieldKind::Number => c.number(map, path, name, None),
+            FieldKind::NonNegative => c.number(map, path, name, Some(0.0)),
+            FieldKind::Bool => {
                 c.boolean(map, path, name);
             }
         }

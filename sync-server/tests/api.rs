@@ -7,8 +7,9 @@ mod support;
 use std::io::Write;
 use std::net::TcpStream;
 
+use run_contract::digest::sha256_hex;
 use serde_json::{Value, json};
-use support::{Server, jpeg, run_record, sha256_hex, step_record, trace_record};
+use support::{Server, jpeg, run_record, step_record, trace_record};
 
 on_both_backends!(
     health_auth_and_routing,

@@ -21,26 +21,8 @@ pub fn check_url(server: &str) -> String {
     format!("{}{CHECK_PATH}", server.trim().trim_end_matches('/'))
 }
 
-/// Percent-encodes `value` for `application/x-www-form-urlencoded`: letters, digits and
-/// `*-._` stay, a space becomes `+`, every other byte of the UTF-8 becomes `%XX`.
-pub fn form_encode(value: &str) -> String {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    let mut out = String::with_capacity(value.len() * 3 / 2);
-    for &b in value.as_bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'*' | b'-' | b'.' | b'_' => {
-                out.push(char::from(b))
-            }
-            b' ' => out.push('+'),
-            _ => {
-                out.push('%');
-                out.push(char::from(HEX[usize::from(b >> 4)]));
-                out.push(char::from(HEX[usize::from(b & 0xF)]));
-            }
-        }
-    }
-    out
-}
+/// LanguageTool reads its body as an HTML form sends it: spaces as `+`.
+pub use run_contract::url::form_encode;
 
 /// The form body of a check request: `text=…&language=…`.
 pub fn request_body(text: &str, language: &str) -> String {

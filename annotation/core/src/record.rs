@@ -9,53 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The review status flow: draft → in-review → approved | rejected → archived.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, Default,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum ReviewStatus {
-    #[default]
-    Draft,
-    InReview,
-    Approved,
-    Rejected,
-    Archived,
-}
-
-impl ReviewStatus {
-    pub const ALL: [ReviewStatus; 5] = [
-        ReviewStatus::Draft,
-        ReviewStatus::InReview,
-        ReviewStatus::Approved,
-        ReviewStatus::Rejected,
-        ReviewStatus::Archived,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ReviewStatus::Draft => "draft",
-            ReviewStatus::InReview => "in-review",
-            ReviewStatus::Approved => "approved",
-            ReviewStatus::Rejected => "rejected",
-            ReviewStatus::Archived => "archived",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<ReviewStatus> {
-        ReviewStatus::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-
-    /// What a person reads on the badge.
-    pub fn label(self) -> &'static str {
-        match self {
-            ReviewStatus::Draft => "Draft",
-            ReviewStatus::InReview => "In review",
-            ReviewStatus::Approved => "Approved",
-            ReviewStatus::Rejected => "Rejected",
-            ReviewStatus::Archived => "Archived",
-        }
-    }
-}
+pub use run_contract::ReviewStatus;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]

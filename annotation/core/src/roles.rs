@@ -1,50 +1,12 @@
-//! Who may do what (seed §6, §11). The sync server enforces these rules; the page uses this
-//! copy only to decide which buttons to show, so the two must agree. The transition table
-//! is the server's `routes::workflow::permitted`.
+//! Who may do what (seed §6, §11). The sync server enforces these rules; the page uses them
+//! only to decide which buttons to show. The roles and the transition table are the shared
+//! contract's (`run_contract::roles`), so the two cannot disagree.
 
 use serde::{Deserialize, Serialize};
 
 use crate::record::{ReviewStatus, Run};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    #[default]
-    Annotator,
-    Reviewer,
-    QaManager,
-    Admin,
-}
-
-impl Role {
-    pub const ALL: [Role; 4] = [Role::Annotator, Role::Reviewer, Role::QaManager, Role::Admin];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Annotator => "annotator",
-            Role::Reviewer => "reviewer",
-            Role::QaManager => "qa_manager",
-            Role::Admin => "admin",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Role> {
-        Role::ALL.into_iter().find(|r| r.as_str() == text)
-    }
-
-    pub fn label(self) -> &'static str {
-        match self {
-            Role::Annotator => "Annotator",
-            Role::Reviewer => "Reviewer",
-            Role::QaManager => "QA manager",
-            Role::Admin => "Admin",
-        }
-    }
-
-    pub fn is_manager(self) -> bool {
-        matches!(self, Role::QaManager | Role::Admin)
-    }
-}
+pub use run_contract::Role;
 
 /// The person using the page.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -111,20 +73,7 @@ pub fn permitted(
     from: ReviewStatus,
     to: ReviewStatus,
 ) -> Option<bool> {
-    use ReviewStatus::*;
-    let owner = user.role == Role::Annotator && owns(user, annotator);
-    let manager = user.role.is_manager();
-    let reviewer = user.role == Role::Reviewer;
-    Some(match (from, to) {
-        (Draft, InReview) => owner || manager,
-        (InReview, Draft) => owner || reviewer || manager,
-        (InReview, Approved) | (InReview, Rejected) => reviewer || manager,
-        (Rejected, Draft) => owner || manager,
-        (Approved, InReview) => manager,
-        (Approved, Archived) | (Rejected, Archived) => manager,
-        (Archived, Draft) => user.role == Role::Admin,
-        _ => return None,
-    })
+    run_contract::roles::permitted(user.role, owns(user, annotator), from, to)
 }
 
 /// The statuses `user` may move the run to now, in flow order.

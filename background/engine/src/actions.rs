@@ -10,108 +10,15 @@ use serde_json::{Value, json};
 use crate::Clock;
 use crate::cdp::{Activity, Cdp, CdpError, Sessions};
 use crate::page_agent;
+// A search engine reads its query string as an HTML form sends it: spaces as `+`.
 pub use crate::page_state::TabInfo;
+use run_contract::url::form_encode;
 
 mod input_values;
 use input_values::{Limits, ValueKind};
 
-/// One action, tagged by `action` — the discriminated union the Navigator's schema uses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "action", rename_all = "snake_case")]
-pub enum Action {
-    GoToUrl {
-        url: String,
-    },
-    WebSearch {
-        query: String,
-    },
-    Back,
-    Forward,
-    Reload,
-    /// Click element `id` from the page state.
-    Click {
-        id: u32,
-    },
-    /// Click at viewport coordinates (for vision models reading a screenshot).
-    ClickAt {
-        x: f64,
-        y: f64,
-    },
-    /// Type into element `id`, replacing its content unless `clear` is false. Date, time,
-    /// colour, slider and number inputs take `text` in their own value format (or one a
-    /// person would obviously mean the same by) and are always replaced.
-    Type {
-        id: u32,
-        text: String,
-        #[serde(default = "yes")]
-        clear: bool,
-    },
-    /// Keys such as `Enter`, `Control+A` or `Tab Tab Enter` (space-separated presses).
-    SendKeys {
-        keys: String,
-    },
-    /// Scroll the page, or container `id`, by `screens` (negative scrolls up).
-    Scroll {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        id: Option<u32>,
-        #[serde(default = "one")]
-        screens: f64,
-    },
-    ScrollToText {
-        text: String,
-    },
-    Hover {
-        id: u32,
-    },
-    /// List the options of a native `<select>` or an ARIA combobox/listbox.
-    ListOptions {
-        id: u32,
-    },
-    /// Choose option `option` (its text or value) in a `<select>` or ARIA combobox. In a
-    /// list that allows several choices this adds `option` to those already chosen, or takes
-    /// it away with `deselect`.
-    SelectOption {
-        id: u32,
-        option: String,
-        #[serde(default, skip_serializing_if = "is_false")]
-        deselect: bool,
-    },
-    OpenTab {
-        url: String,
-    },
-    SwitchTab {
-        tab_id: TabId,
-    },
-    CloseTab {
-        tab_id: TabId,
-    },
-    Wait {
-        #[serde(default = "one")]
-        seconds: f64,
-    },
-    /// The page's readable text, for reading and extraction.
-    Extract {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        max_chars: Option<u32>,
-    },
-    Done {
-        text: String,
-        #[serde(default = "yes")]
-        success: bool,
-    },
-}
-
-fn yes() -> bool {
-    true
-}
-
-fn one() -> f64 {
-    1.0
-}
-
-fn is_false(value: &bool) -> bool {
-    !value
-}
+/// The union lives in the shared contract, so the sync server reads what the engine writes.
+pub use run_contract::action::Action;
 
 /// What an action did.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -242,7 +149,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         Ok(match action {
             Action::GoToUrl { url } => self.navigate(tab, url).await?,
             Action::WebSearch { query } => {
-                let url = format!("{}{}", self.search_url, percent_encode(query));
+                let url = format!("{}{}", self.search_url, form_encode(query));
                 self.navigate(tab, &url).await?
             }
             Action::Back => self.history(tab, -1).await?,
@@ -1020,21 +927,6 @@ fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
 }
 
-/// Percent-encodes a query string component.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(byte as char)
-            }
-            b' ' => out.push('+'),
-            _ => out.push_str(&format!("%{byte:02X}")),
-        }
-    }
-    out
-}
-
 /// One key press with its modifiers, as `Input.dispatchKeyEvent` wants it.
 #[derive(Debug, Clone, PartialEq)]
 struct KeyPress {
@@ -1426,7 +1318,7 @@ mod tests {
 
     #[test]
     fn web_search_encodes_the_query_and_bad_urls_are_refused() {
-        assert_eq!(percent_encode("rust & wasm?"), "rust+%26+wasm%3F");
+        assert_eq!(form_encode("rust & wasm?"), "rust+%26+wasm%3F");
         let (outcome, calls) =
             perform(Action::GoToUrl { url: "javascript:alert(1)".into() }, vec![]);
         assert!(!outcome.ok && outcome.message.contains("not a web address"));

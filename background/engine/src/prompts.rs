@@ -206,56 +206,11 @@ mod tests {
         assert!(error.contains("missing variable"), "{error}");
     }
 
-    /// Every action the engine performs, one per variant. The `match` is exhaustive, so a new
-    /// `Action` variant fails to compile here until it is added to the schema check too.
+    /// Every action the engine performs, one per variant (the contract's examples, which its
+    /// tests hold to every variant), plus a scroll of the page rather than a container.
     fn every_action() -> Vec<Action> {
-        let all = vec![
-            Action::GoToUrl { url: "https://x".into() },
-            Action::WebSearch { query: "q".into() },
-            Action::Back,
-            Action::Forward,
-            Action::Reload,
-            Action::Click { id: 1 },
-            Action::ClickAt { x: 1.0, y: 2.0 },
-            Action::Type { id: 1, text: "t".into(), clear: true },
-            Action::SendKeys { keys: "Enter".into() },
-            Action::Scroll { id: Some(2), screens: 1.0 },
-            Action::Scroll { id: None, screens: -1.0 },
-            Action::ScrollToText { text: "t".into() },
-            Action::Hover { id: 1 },
-            Action::ListOptions { id: 1 },
-            Action::SelectOption { id: 1, option: "o".into(), deselect: false },
-            Action::OpenTab { url: "https://x".into() },
-            Action::SwitchTab { tab_id: 3 },
-            Action::CloseTab { tab_id: 3 },
-            Action::Wait { seconds: 1.0 },
-            Action::Extract { max_chars: Some(1000) },
-            Action::Done { text: "d".into(), success: true },
-        ];
-        for action in &all {
-            match action {
-                Action::GoToUrl { .. }
-                | Action::WebSearch { .. }
-                | Action::Back
-                | Action::Forward
-                | Action::Reload
-                | Action::Click { .. }
-                | Action::ClickAt { .. }
-                | Action::Type { .. }
-                | Action::SendKeys { .. }
-                | Action::Scroll { .. }
-                | Action::ScrollToText { .. }
-                | Action::Hover { .. }
-                | Action::ListOptions { .. }
-                | Action::SelectOption { .. }
-                | Action::OpenTab { .. }
-                | Action::SwitchTab { .. }
-                | Action::CloseTab { .. }
-                | Action::Wait { .. }
-                | Action::Extract { .. }
-                | Action::Done { .. } => {}
-            }
-        }
+        let mut all = Action::examples();
+        all.push(Action::Scroll { id: None, screens: -1.0 });
         all
     }
 

@@ -13,17 +13,7 @@ use crate::providers::Usage;
 use crate::repair::Attempt;
 pub use protocol::agent::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, TaskStatus};
 
-/// The annotation workflow's status; every captured run starts as a draft.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum ReviewStatus {
-    #[default]
-    Draft,
-    InReview,
-    Approved,
-    Rejected,
-    Archived,
-}
+pub use run_contract::ReviewStatus;
 
 /// One task carried out by the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,27 +161,10 @@ pub struct LlmTrace {
     pub chars: PromptChars,
 }
 
-/// Milliseconds since the epoch as ISO 8601 UTC (`2026-11-22T06:37:49.123Z`).
+/// Milliseconds since the epoch as ISO 8601 UTC (`2026-11-22T06:37:49.123Z`); a clock
+/// before 1970 reads as the epoch.
 pub fn iso8601(epoch_ms: f64) -> String {
-    let ms = epoch_ms.max(0.0) as i64;
-    let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    )
+    run_contract::time::format_ms(epoch_ms.max(0.0) as i64)
 }
 
 /// Replaces the value at each dot-path of `paths` in `params` with `"[redacted]"`, and

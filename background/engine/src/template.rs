@@ -17,6 +17,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
+use run_contract::digest::hex;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -331,10 +332,6 @@ fn as_text(value: &Value) -> String {
         Value::Null => String::new(),
         other => other.to_string(),
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]

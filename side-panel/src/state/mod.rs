@@ -21,6 +21,8 @@ use protocol::agent::{
     Actor, AgentEvent, EventKind, ExecutionState, Spend, TaskSnapshot, TaskStatus,
 };
 use protocol::{PanelRequest, TabId, WorkerEvent};
+// The annotation page reads its link with `URLSearchParams`; `%20` reads the same anywhere.
+use run_contract::url::component_encode;
 use yew::Reducible;
 
 use chat::{Chat, PendingKind};
@@ -170,21 +172,10 @@ impl TaskView {
         let (run, session) = (self.run_id.as_ref()?, self.session_id.as_ref()?);
         Some(format!(
             "annotation.html?agentRunId={}&taskId={}&qa=false",
-            url_encode(run),
-            url_encode(session)
+            component_encode(run),
+            component_encode(session)
         ))
     }
-}
-
-fn url_encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// What fills the panel below the header.

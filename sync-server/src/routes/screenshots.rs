@@ -6,10 +6,9 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::AppState;
-use crate::auth::{Role, User, hex};
+use crate::auth::{Role, User};
 use crate::http::{JsonBody, Reply, SCREENSHOT_LIMIT, read_limited, require_content_type};
 use crate::problem::{FieldError, Problem, Result};
 use crate::store::{Sql, get_i64, get_str};
@@ -48,7 +47,8 @@ pub async fn put(
     if !bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
         return Err(Problem::unsupported_media_type("The body is not a JPEG (no FF D8 FF start)."));
     }
-    let actual = hex(&Sha256::digest(&bytes));
+    // The key is the screenshot's content address, computed as the worker computes it.
+    let actual = run_contract::digest::sha256_hex(&bytes);
     if actual != sha {
         return Err(Problem::new(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
-use crate::auth::{Role, User};
+use crate::auth::User;
 use crate::http::{JsonBody, Reply, if_match};
 use crate::model::{self, Entry, PathScope, RunRow, Status, changed_since, lock_run, run_json};
 use crate::problem::{Problem, Result};
@@ -13,21 +13,9 @@ use crate::routes::run_id_param;
 use crate::validate::Check;
 
 /// Who may move a run from one status to another: `None` if the pair is not a transition.
+/// The table is the shared contract's; the run is the caller's if they are its annotator.
 pub fn permitted(from: Status, to: Status, user: &User, run: &RunRow) -> Option<bool> {
-    use Status::*;
-    let owner = user.role == Role::Annotator && run.annotator == user.id;
-    let manager = user.is_manager();
-    let reviewer = user.role == Role::Reviewer;
-    Some(match (from, to) {
-        (Draft, InReview) => owner || manager,
-        (InReview, Draft) => owner || reviewer || manager,
-        (InReview, Approved) | (InReview, Rejected) => reviewer || manager,
-        (Rejected, Draft) => owner || manager,
-        (Approved, InReview) => manager,
-        (Approved, Archived) | (Rejected, Archived) => manager,
-        (Archived, Draft) => user.role == Role::Admin,
-        _ => return None,
-    })
+    run_contract::roles::permitted(user.role, run.annotator == user.id, from, to)
 }
 
 /// The targets the caller may move the run to now: approval is left out while

@@ -464,11 +464,6 @@ pub fn jpeg(seed: u8, len: usize) -> Vec<u8> {
     bytes
 }
 
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sync_server::auth::hex(&sha2::Sha256::digest(bytes))
-}
-
 /// Runs `scenario` on SQLite and, when configured, on PostgreSQL.
 #[macro_export]
 macro_rules! on_both_backends {

@@ -21,6 +21,7 @@ use crate::run::{
     StepRecord, Thoughts, iso8601,
 };
 use crate::truncate;
+use run_contract::digest::sha256_hex;
 
 /// The Navigator's `done`: its text and whether it succeeded or gave up.
 pub(super) struct DoneClaim {
@@ -477,10 +478,4 @@ fn step_action(action: &Action, target: &str) -> StepAction {
         Action::Extract { .. } => ("extract", None),
     };
     StepAction { kind: kind.into(), target: target.to_owned(), value }
-}
-
-/// The lowercase hex SHA-256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -364,7 +364,11 @@ fn the_exit_gate_approves_and_everything_is_captured() {
     assert_eq!(first.thoughts.thought3, "Open the next page; expect the product");
     assert_eq!(shot.as_deref(), Some(&[0xFF, 0xD8, 0xFF, 0, 0][..]), "the plain screenshot");
     let key = &first.screenshot.as_ref().unwrap().key;
-    assert_eq!(key, &super::step::sha256_hex(&[0xFF, 0xD8, 0xFF, 0, 0]), "content-addressed");
+    assert_eq!(
+        key,
+        &run_contract::digest::sha256_hex(&[0xFF, 0xD8, 0xFF, 0, 0]),
+        "content-addressed"
+    );
     assert_eq!(first.trace_ids.len(), 1, "the navigator call of step 1");
 
     let traces = world.store.traces.borrow();

@@ -1,0 +1,23 @@
+//! The one contract shared by the agent engine, the annotation page (`annotation-core`) and
+//! the sync server: each fact that more than one of them writes or reads lives here once.
+//!
+//! - [`status`]: the review workflow's [`ReviewStatus`].
+//! - [`roles`]: who a person is ([`Role`]) and the status transitions each may make.
+//! - [`action`]: the Navigator's [`Action`] union, and the shape of each variant on the wire.
+//! - [`time`]: ISO 8601 UTC timestamps as every record stores them.
+//! - [`digest`]: lowercase hex and the SHA-256 content address of screenshots.
+//! - [`url`]: the two percent-encodings in use, form and component.
+//!
+//! It knows serde and nothing else of its users: no browser, no CDP, no storage, no HTTP
+//! server. Whatever is here must build for wasm32 and natively alike.
+
+pub mod action;
+pub mod digest;
+pub mod roles;
+pub mod status;
+pub mod time;
+pub mod url;
+
+pub use action::{Action, TabId};
+pub use roles::Role;
+pub use status::ReviewStatus;

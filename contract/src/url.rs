@@ -1,0 +1,70 @@
+//! The two percent-encodings in use, each for its place:
+//!
+//! - [`form_encode`]/[`form_decode`]: `application/x-www-form-urlencoded`, space as `+`.
+//!   That is what an HTML form sends, so it is what search engines' query strings and
+//!   LanguageTool's bodies read, and what the sync server reads its query strings as.
+//! - [`component_encode`]: RFC 3986 unreserved characters kept, space as `%20`, for a value
+//!   in a URL that anything (`URLSearchParams`, a router) may read.
+
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
+
+/// WHATWG's form set: everything but letters, digits and `*-._` is escaped.
+const FORM: &AsciiSet = &NON_ALPHANUMERIC.remove(b'*').remove(b'-').remove(b'.').remove(b'_');
+
+/// RFC 3986 unreserved: letters, digits and `-._~` are kept.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// `value` as a form field's value: UTF-8, percent-encoded, spaces as `+`.
+pub fn form_encode(value: &str) -> String {
+    // Spaces are encoded as %20 first, then that one sequence becomes `+`: a literal `+`
+    // was already escaped as %2B, so no other `%20` can appear.
+    utf8_percent_encode(value, FORM).to_string().replace("%20", "+")
+}
+
+/// A form-encoded value read back: `+` is a space. `None` if the bytes are not UTF-8 or a
+/// `%` is not followed by two hex digits.
+pub fn form_decode(text: &str) -> Option<String> {
+    let well_formed = text
+        .split('%')
+        .skip(1)
+        .all(|rest| rest.as_bytes().get(..2).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)));
+    if !well_formed {
+        return None;
+    }
+    let spaced = text.replace('+', " ");
+    percent_decode_str(&spaced).decode_utf8().ok().map(|text| text.into_owned())
+}
+
+/// `value` as a URL component: UTF-8, percent-encoded, spaces as `%20`.
+pub fn component_encode(value: &str) -> String {
+    utf8_percent_encode(value, COMPONENT).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_encoding_is_what_an_html_form_sends() {
+        // What a search box sends for this query: spaces as `+`, a literal `+` escaped.
+        assert_eq!(form_encode("rust & wasm? 1+1"), "rust+%26+wasm%3F+1%2B1");
+        assert_eq!(form_encode("naïve*-._~"), "na%C3%AFve*-._%7E");
+    }
+
+    #[test]
+    fn form_decoding_reverses_it_and_refuses_broken_escapes() {
+        for text in ["a b&c=d+e", "Café 😀", "x*-._~/?#%", "100% sure"] {
+            assert_eq!(form_decode(&form_encode(text)).as_deref(), Some(text));
+        }
+        assert_eq!(form_decode("a%20b+c").as_deref(), Some("a b c"));
+        assert_eq!(form_decode("%zz"), None);
+        assert_eq!(form_decode("50%"), None);
+        assert_eq!(form_decode("%FF"), None, "not UTF-8");
+    }
+
+    #[test]
+    fn components_keep_unreserved_characters_and_escape_spaces() {
+        assert_eq!(component_encode("run 1/é~"), "run%201%2F%C3%A9~");
+        assert_eq!(component_encode("a+b"), "a%2Bb");
+    }
+}
