@@ -9,9 +9,16 @@
 //! ("Step 4" is index 3).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+use similar::{Algorithm, DiffTag};
+// The clock similar's deadline is read with: the browser's in the page.
+#[cfg(target_arch = "wasm32")]
+use similar::Instant;
+#[cfg(not(target_arch = "wasm32"))]
+use std::time::Instant;
 
 use crate::record::{Run, Step};
 
@@ -343,78 +350,13 @@ fn tokens(text: &str) -> Vec<&str> {
     out
 }
 
-/// Edit distance beyond which a diff is shown as one removal and one addition: past this
-/// the texts have little in common, and Myers' trace grows with its square.
+/// Changed words, spaces and marks beyond which a diff is shown as one removal and one
+/// addition.
 const MAX_EDITS: usize = 1000;
 
-enum Edit {
-    Same(usize),
-    Removed(usize),
-    Added(usize),
-}
-
-/// Myers' O(ND) shortest edit script between token lists; `None` past `MAX_EDITS`.
-fn myers(a: &[&str], b: &[&str]) -> Option<Vec<Edit>> {
-    let (n, m) = (a.len() as isize, b.len() as isize);
-    let max = (n + m) as usize;
-    let limit = max.min(MAX_EDITS) as isize;
-    let offset = limit + 1;
-    let mut v = vec![0isize; 2 * offset as usize + 1];
-    // v before round d, for backtracking; only k in -d-1..=d+1 is ever read back.
-    let mut trace: Vec<Vec<isize>> = Vec::new();
-    let at = |k: isize| (k + offset) as usize;
-    let mut found = None;
-    'rounds: for d in 0..=limit {
-        trace.push(v[at(-d - 1)..=at(d + 1)].to_vec());
-        let mut k = -d;
-        while k <= d {
-            let mut x = if k == -d || (k != d && v[at(k - 1)] < v[at(k + 1)]) {
-                v[at(k + 1)]
-            } else {
-                v[at(k - 1)] + 1
-            };
-            let mut y = x - k;
-            while x < n && y < m && a[x as usize] == b[y as usize] {
-                x += 1;
-                y += 1;
-            }
-            v[at(k)] = x;
-            if x >= n && y >= m {
-                found = Some(d);
-                break 'rounds;
-            }
-            k += 2;
-        }
-    }
-    let depth = found?;
-    let mut edits = Vec::new();
-    let (mut x, mut y) = (n, m);
-    for d in (0..=depth).rev() {
-        let saved = &trace[d as usize];
-        let base = d + 1; // saved[0] is k = -d - 1
-        let get = |k: isize| saved[(k + base) as usize];
-        let k = x - y;
-        let prev_k = if k == -d || (k != d && get(k - 1) < get(k + 1)) { k + 1 } else { k - 1 };
-        let prev_x = if d == 0 { 0 } else { get(prev_k) };
-        let prev_y = if d == 0 { 0 } else { prev_x - prev_k };
-        while x > prev_x && y > prev_y {
-            x -= 1;
-            y -= 1;
-            edits.push(Edit::Same(x as usize));
-        }
-        if d > 0 {
-            if x == prev_x {
-                edits.push(Edit::Added((y - 1) as usize));
-            } else {
-                edits.push(Edit::Removed((x - 1) as usize));
-            }
-        }
-        x = prev_x;
-        y = prev_y;
-    }
-    edits.reverse();
-    Some(edits)
-}
+/// How long a word diff may search for the shortest edit before it settles for a longer
+/// one: two long texts with little in common would otherwise keep the page busy.
+const DIFF_BUDGET: Duration = Duration::from_millis(50);
 
 fn push_op(ops: &mut Vec<DiffOp>, op: DiffOp) {
     if op.text().is_empty() {
@@ -428,9 +370,10 @@ fn push_op(ops: &mut Vec<DiffOp>, op: DiffOp) {
     }
 }
 
-/// A word-level diff of `before` into `after`: the shortest edit over words, whitespace runs
-/// and punctuation, with neighbouring pieces of one kind merged. Concatenating the `Same`
-/// and `Removed` texts gives `before`; `Same` and `Added`, `after`.
+/// A word-level diff of `before` into `after`: Myers' shortest edit over words, whitespace
+/// runs and punctuation (a longer one when the search outlasts [`DIFF_BUDGET`]), with
+/// neighbouring pieces of one kind merged. Concatenating the `Same` and `Removed` texts
+/// gives `before`; `Same` and `Added`, `after`.
 pub fn word_diff(before: &str, after: &str) -> Vec<DiffOp> {
     let a = tokens(before);
     let b = tokens(after);
@@ -441,22 +384,27 @@ pub fn word_diff(before: &str, after: &str) -> Vec<DiffOp> {
     let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
     let mut ops = Vec::new();
     push_op(&mut ops, DiffOp::Same(a[..prefix].concat()));
-    match myers(mid_a, mid_b) {
-        Some(edits) => {
-            for edit in edits {
-                push_op(
-                    &mut ops,
-                    match edit {
-                        Edit::Same(i) => DiffOp::Same(mid_a[i].to_owned()),
-                        Edit::Removed(i) => DiffOp::Removed(mid_a[i].to_owned()),
-                        Edit::Added(j) => DiffOp::Added(mid_b[j].to_owned()),
-                    },
-                );
+    let deadline = Instant::now().checked_add(DIFF_BUDGET);
+    let edits = similar::capture_diff_slices_deadline(Algorithm::Myers, mid_a, mid_b, deadline);
+    let changed: usize = edits
+        .iter()
+        .filter(|e| e.tag() != DiffTag::Equal)
+        .map(|e| e.old_range().len() + e.new_range().len())
+        .sum();
+    if changed > MAX_EDITS {
+        // Texts this different read better as one removal and one addition than as a
+        // patchwork of the spaces they share.
+        push_op(&mut ops, DiffOp::Removed(mid_a.concat()));
+        push_op(&mut ops, DiffOp::Added(mid_b.concat()));
+    } else {
+        for edit in edits {
+            let (old, new) = (edit.old_range(), edit.new_range());
+            if edit.tag() == DiffTag::Equal {
+                push_op(&mut ops, DiffOp::Same(mid_a[old].concat()));
+            } else {
+                push_op(&mut ops, DiffOp::Removed(mid_a[old].concat()));
+                push_op(&mut ops, DiffOp::Added(mid_b[new].concat()));
             }
-        }
-        None => {
-            push_op(&mut ops, DiffOp::Removed(mid_a.concat()));
-            push_op(&mut ops, DiffOp::Added(mid_b.concat()));
         }
     }
     push_op(&mut ops, DiffOp::Same(a[a.len() - suffix..].concat()));

@@ -164,7 +164,10 @@ fn word_diff_marks_words_and_rebuilds_both_sides() {
     assert_eq!(rebuild(&ops, |op| !matches!(op, DiffOp::Added(_))), before);
     assert_eq!(rebuild(&ops, |op| !matches!(op, DiffOp::Removed(_))), after);
     assert!(ops.contains(&DiffOp::Added("red ".into())), "{ops:?}");
-    assert!(ops.contains(&DiffOp::Removed("but ".into())), "{ops:?}");
+    // Which neighbouring space or comma goes with "but" is a tie between equally short
+    // edits; that the word shows as removed, and nowhere as kept, is what matters.
+    assert!(ops.iter().any(|op| matches!(op, DiffOp::Removed(t) if t.contains("but"))), "{ops:?}");
+    assert!(!ops.iter().any(|op| matches!(op, DiffOp::Same(t) if t.contains("but"))), "{ops:?}");
     assert!(ops.contains(&DiffOp::Added(";".into())), "{ops:?}");
     assert_eq!(ops.first(), Some(&DiffOp::Same("I can see the ".into())));
     // No two neighbours of one kind.
