@@ -216,6 +216,14 @@ impl Tasks {
         self.store().await.map_err(|error| format!("Storage is unavailable: {error}"))
     }
 
+    /// The store, once a run that is returning has returned: for the requests that act on
+    /// the current session.
+    async fn ready(&self) -> Result<Rc<Store>, String> {
+        let store = self.open_store().await?;
+        self.run_returned().await;
+        Ok(store)
+    }
+
     /// Runs `rule` against the sessions as they are now.
     fn check<R>(&self, rule: impl FnOnce(Sessions<'_>) -> Result<R, String>) -> Result<R, String> {
         let current = self.current.borrow();
@@ -253,8 +261,7 @@ impl Tasks {
         task: &str,
         session_id: Option<&str>,
     ) -> Result<WorkerEvent, String> {
-        let store = self.open_store().await?;
-        self.run_returned().await;
+        let store = self.ready().await?;
         self.check(|sessions| sessions.start(task))?;
         let (settings, prompts) = run_settings(&store).await?;
         let (run_id, new_session_id) = (chrome::random_uuid(), chrome::random_uuid());
@@ -282,8 +289,7 @@ impl Tasks {
         session_id: &str,
         text: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.open_store().await?;
-        self.run_returned().await;
+        let store = self.ready().await?;
         if self.check(|sessions| sessions.follow_up(session_id))? == FollowUp::Steer {
             if let Some(control) = self.running.borrow().clone() {
                 control.push_follow_up(text);
@@ -318,8 +324,7 @@ impl Tasks {
         id: u32,
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.open_store().await?;
-        self.run_returned().await;
+        let store = self.ready().await?;
         if self.check(|sessions| sessions.resume(session_id))? == Resume::Run {
             let (settings, prompts) = run_settings(&store).await?;
             Tasks::spawn_run(worker.clone(), store, settings, prompts);
@@ -333,8 +338,7 @@ impl Tasks {
         id: u32,
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.open_store().await?;
-        self.run_returned().await;
+        let store = self.ready().await?;
         if self.check(|sessions| sessions.cancel(session_id))? == Cancel::Interrupt {
             if let Some(control) = self.running.borrow().as_ref() {
                 control.request_cancel();
@@ -370,8 +374,7 @@ impl Tasks {
         id: u32,
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.open_store().await?;
-        self.run_returned().await;
+        let store = self.ready().await?;
         if self.check(|sessions| sessions.open(session_id))? == Open::Load {
             let mut cp = store
                 .checkpoint(session_id)
@@ -397,8 +400,7 @@ impl Tasks {
         id: u32,
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.open_store().await?;
-        self.run_returned().await;
+        let store = self.ready().await?;
         let current = self.check(|sessions| sessions.delete(session_id))?;
         store.delete_checkpoint(session_id).await?;
         if current {
