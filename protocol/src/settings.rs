@@ -333,62 +333,11 @@ impl Settings {
         }
         problems
     }
-
-    /// Whether the agent may visit `url`, or why not.
-    pub fn url_permitted(&self, url: &str) -> Result<(), String> {
-        if !is_http(url) {
-            return Ok(());
-        }
-        if let Some(pattern) = self.deny.iter().find(|p| url_matches(p, url)) {
-            return Err(format!(
-                "{url} is on your deny list ({pattern}). Edit the list in Settings to allow it."
-            ));
-        }
-        if !self.allow.is_empty() && !self.allow.iter().any(|p| url_matches(p, url)) {
-            return Err(format!(
-                "{url} is not on your allow list. Add it in Settings to let the agent go there."
-            ));
-        }
-        Ok(())
-    }
 }
 
 fn is_http(url: &str) -> bool {
-    url.starts_with("http://") || url.starts_with("https://")
-}
-
-/// `pattern` with `*` wildcards against the whole URL, or — without a scheme — against the
-/// URL's host and its subdomains.
-pub fn url_matches(pattern: &str, url: &str) -> bool {
-    let pattern = pattern.trim().to_ascii_lowercase();
     let url = url.to_ascii_lowercase();
-    if pattern.contains("://") {
-        return wildcard(&pattern, &url);
-    }
-    let host = url.split("://").nth(1).unwrap_or("").split(['/', '?', '#']).next().unwrap_or("");
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    let host = host.split(':').next().unwrap_or(host);
-    let pattern = pattern.trim_end_matches('/');
-    wildcard(pattern, host) || host.ends_with(&format!(".{pattern}"))
-}
-
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let (first, last) = (parts[0], parts[parts.len() - 1]);
-    if !text.starts_with(first) || !text[first.len()..].ends_with(last) {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for middle in &parts[1..parts.len() - 1] {
-        match rest.find(middle) {
-            Some(at) => rest = &rest[at + middle.len()..],
-            None => return false,
-        }
-    }
-    true
+    url.starts_with("http://") || url.starts_with("https://")
 }
 
 #[cfg(test)]
@@ -434,19 +383,6 @@ mod tests {
         );
         assert_eq!(key.redact("bad key sk-e2e-secret-key-0123456789!"), "bad key ***!");
         assert_eq!(Secret::new("").redact("no key here"), "no key here");
-    }
-
-    #[test]
-    fn deny_wins_and_hosts_match_subdomains() {
-        let mut s = settings();
-        s.deny = vec!["evil.test".into()];
-        assert!(s.url_permitted("https://shop.evil.test/x").is_err());
-        assert!(s.url_permitted("https://notevil.test/x").is_ok());
-        s.allow = vec!["http://127.0.0.1:*/shop/*".into()];
-        assert!(s.url_permitted("http://127.0.0.1:8080/shop/a.html").is_ok());
-        let refused = s.url_permitted("http://localhost:8080/shop/a.html").unwrap_err();
-        assert!(refused.contains("allow list"), "{refused}");
-        assert!(s.url_permitted("chrome://newtab").is_ok(), "internal pages are not web visits");
     }
 
     #[test]

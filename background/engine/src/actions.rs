@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::Clock;
 use crate::cdp::{Activity, Cdp, CdpError, Sessions};
+use crate::firewall::Firewall;
 use crate::page_agent;
 // A search engine reads its query string as an HTML form sends it: spaces as `+`.
 pub use crate::page_state::TabInfo;
@@ -134,6 +135,8 @@ pub struct Hands<'a, C, K, T> {
     /// `web_search` opens this with the query appended, percent-encoded.
     pub search_url: &'a str,
     pub limits: WaitLimits,
+    /// Checked before every navigation the agent asks for (open, new tab, back, forward).
+    pub firewall: &'a Firewall,
 }
 
 impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
@@ -195,13 +198,9 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             Action::SelectOption { id, option, deselect } => {
                 self.select_option(tab, *id, option, *deselect).await?
             }
-            Action::OpenTab { url } => match self.tabs.open(url).await {
-                Ok(new) => {
-                    let mut outcome = ActionOutcome::ok(format!("Opened tab {new} at {url}"));
-                    outcome.tab = Some(new);
-                    outcome.changed(true)
-                }
-                Err(error) => ActionOutcome::fail(format!("Could not open {url}: {error}")),
+            Action::OpenTab { url } => match self.firewall.check(url) {
+                Err(refusal) => ActionOutcome::fail(refusal),
+                Ok(()) => self.open_tab(url).await,
             },
             Action::SwitchTab { tab_id } => match self.tabs.activate(*tab_id).await {
                 Ok(()) => {
@@ -460,12 +459,20 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         ActionOutcome::ok(message)
     }
 
+    async fn open_tab(&self, url: &str) -> ActionOutcome {
+        match self.tabs.open(url).await {
+            Ok(new) => {
+                let mut outcome = ActionOutcome::ok(format!("Opened tab {new} at {url}"));
+                outcome.tab = Some(new);
+                outcome.changed(true)
+            }
+            Err(error) => ActionOutcome::fail(format!("Could not open {url}: {error}")),
+        }
+    }
+
     async fn navigate(&self, tab: TabId, url: &str) -> Result<ActionOutcome, CdpError> {
-        let lower = url.to_ascii_lowercase();
-        if !["http://", "https://", "file://", "about:"].iter().any(|s| lower.starts_with(s)) {
-            return Ok(ActionOutcome::fail(format!(
-                "{url:?} is not a web address. Give a full URL starting with https://."
-            )));
+        if let Err(refusal) = self.firewall.check(url) {
+            return Ok(ActionOutcome::fail(refusal));
         }
         let before = self.activity(tab);
         let reply = self.sessions.send(tab, "Page.navigate", json!({"url": url})).await?;
@@ -503,12 +510,16 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 "There is no {which} page in this tab's history."
             )));
         };
+        // Going back is a navigation too: the page it returns to must still be allowed.
+        let url = entry["url"].as_str().unwrap_or_default();
+        if let Err(refusal) = self.firewall.check(url) {
+            return Ok(ActionOutcome::fail(refusal));
+        }
         let before = self.activity(tab);
         let entry_id = entry["id"].clone();
         self.sessions
             .send(tab, "Page.navigateToHistoryEntry", json!({"entryId": entry_id}))
             .await?;
-        let url = entry["url"].as_str().unwrap_or_default();
         let did = format!("Went {} to {url}", if step < 0 { "back" } else { "forward" });
         self.after_navigation(tab, &before, &did).await
     }
@@ -1042,6 +1053,7 @@ mod tests {
             tabs,
             search_url: "https://search.example/?q=",
             limits: WaitLimits::default(),
+            firewall: &Firewall::default(),
         };
         let outcome = block_on(hands.perform(1, &action));
         let calls = page.fake.calls.borrow().clone();

@@ -9,6 +9,7 @@ use crate::Clock;
 use crate::actions::{Action, ActionOutcome, Hands, Tabs, WaitLimits};
 use crate::cdp::{Cdp, CdpError, Sessions};
 use crate::executor::{Browser, BrowserError, PageView};
+use crate::firewall::Firewall;
 use crate::observe::{ObserveOptions, Observer};
 use crate::screenshot;
 
@@ -23,6 +24,8 @@ pub struct CdpBrowser<'a, C, K, T> {
     pub clock: &'a K,
     pub tabs: &'a T,
     pub search_url: &'a str,
+    /// Where the agent may go (the run's allow and deny lists).
+    pub firewall: Firewall,
 }
 
 impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
@@ -77,6 +80,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
             tabs: self.tabs,
             search_url: self.search_url,
             limits: WaitLimits::default(),
+            firewall: &self.firewall,
         };
         hands.perform(tab, action).await
     }

@@ -11,6 +11,7 @@ pub mod browser;
 pub mod cdp;
 pub mod detector;
 pub mod executor;
+pub mod firewall;
 pub mod memory;
 pub mod observe;
 pub mod page_agent;

@@ -2,6 +2,7 @@
 
 use agent_engine::actions::{Action, Hands, WaitLimits};
 use agent_engine::cdp::CdpError;
+use agent_engine::firewall::Firewall;
 use agent_engine::observe::{Observation, ObserveOptions};
 use agent_engine::page_info;
 use agent_engine::providers::{self, ChatMessage, ChatRequest, ModelConfig};
@@ -182,6 +183,8 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
                         tabs: &ChromeTabs,
                         search_url: SEARCH_URL,
                         limits: WaitLimits::default(),
+                        // Debug requests come from the extension's own tests and tools.
+                        firewall: &Firewall::default(),
                     };
                     to_js(&hands.perform(tab_id, &action).await)
                 }

@@ -12,6 +12,7 @@ use std::rc::Rc;
 use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::{Capture, CaptureError};
 use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
+use agent_engine::firewall::Firewall;
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
 use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord};
@@ -545,6 +546,7 @@ fn parts<'a>(worker: &'a Worker, store: &'a Store, settings: &Settings) -> Parts
             clock: &PerformanceClock,
             tabs: &ChromeTabs,
             search_url: SEARCH_URL,
+            firewall: Firewall::new(settings),
         },
         capture: WorkerCapture { worker, store },
     }

@@ -13,6 +13,7 @@ use super::{Browser, Checkpoint, Executor, PageView};
 use crate::Clock;
 use crate::actions::{Action, ActionOutcome};
 use crate::agents::{self, LastStep, NavigatorOutput};
+use crate::firewall::Firewall;
 use crate::memory::StepMemory;
 use crate::providers::Http;
 use crate::repair::{RepairLedger, StructuredError};
@@ -48,6 +49,8 @@ struct Look {
     screenshot: Option<Vec<u8>>,
     /// The viewport with the page state's ids drawn on it, for a vision model.
     images: Vec<String>,
+    /// Why the tab's page may not be read or acted on (it stays on it after going back).
+    off_limits: Option<String>,
 }
 
 /// What became of the actions the Navigator asked for.
@@ -110,7 +113,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         );
         let max = self.settings.agent.max_actions_per_step.max(1) as usize;
         let actions: Vec<&Action> = output.actions.iter().take(max).collect();
-        let acted = self.act(cp, &actions, &look.view.url).await;
+        let acted = self.act(cp, &actions, &look.view.url, look.off_limits.as_deref()).await;
         let done = self.record(cp, started, look, &output, &actions, acted).await;
         StepEnd::Finished { done }
     }
@@ -137,8 +140,11 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 return Err(StepEnd::Finished { done: None });
             }
         };
-        // The allow/deny list also covers pages reached by clicking links.
-        if let Err(refusal) = self.settings.url_permitted(&view.url) {
+        // The allow/deny list and the web-only rule also cover pages reached by clicking
+        // links: go back from one, and if that does not leave it, read nothing of it.
+        let firewall = Firewall::new(self.settings);
+        let mut off_limits = None;
+        if let Err(refusal) = firewall.check(&view.url) {
             let _ = self.browser.perform(cp.tab_id, &Action::Back).await;
             cp.last.outcome = format!("Went back: {refusal}");
             self.emit(cp, Actor::System, ExecutionState::ActFail, EventKind::Error, refusal);
@@ -146,11 +152,18 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 Ok(back) => view = back,
                 Err(error) => return Err(StepEnd::Fatal(error.message)),
             }
+            if let Err(refusal) = firewall.check(&view.url) {
+                view = withheld(&view.url, &refusal);
+                off_limits = Some(refusal);
+            }
         }
         if cp.run.start_url.is_empty() {
             cp.run.start_url = view.url.clone();
         }
         cp.detector.record_page(&view.url, &view.hash);
+        if off_limits.is_some() {
+            return Ok(Look { view, screenshot: None, images: Vec::new(), off_limits });
+        }
         let screenshot = self.browser.screenshot(cp.tab_id, false).await;
         let mut images = Vec::new();
         if self.settings.agent.vision
@@ -158,12 +171,18 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         {
             images.push(base64::engine::general_purpose::STANDARD.encode(marked));
         }
-        Ok(Look { view, screenshot, images })
+        Ok(Look { view, screenshot, images, off_limits: None })
     }
 
     /// Carries out the actions in order until one ends the sequence: `done`, a failure, a
     /// navigation or tab change, or (after the first) a target the page changed under.
-    async fn act(&self, cp: &mut Checkpoint, actions: &[&Action], url: &str) -> Acted {
+    async fn act(
+        &self,
+        cp: &mut Checkpoint,
+        actions: &[&Action],
+        url: &str,
+        off_limits: Option<&str>,
+    ) -> Acted {
         let mut acted = Acted::default();
         let mut extract_room = EXTRACT_CHARS;
         for (i, &action) in actions.iter().enumerate() {
@@ -181,7 +200,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 label.clone(),
                 EventDetail::ActionStarted { label: label.clone() },
             );
-            let outcome = match self.refused(action) {
+            let outcome = match self.refused(action, off_limits) {
                 Some(refusal) => {
                     ActionOutcome { ok: false, message: refusal, ..Default::default() }
                 }
@@ -429,13 +448,35 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     }
 
     /// The allow/deny list, checked before going anywhere.
-    fn refused(&self, action: &Action) -> Option<String> {
+    /// Why `action` may not be carried out: a destination the firewall refuses, or any
+    /// action on the page itself while the tab shows one it refuses (`off_limits`).
+    fn refused(&self, action: &Action, off_limits: Option<&str>) -> Option<String> {
         match action {
             Action::GoToUrl { url } | Action::OpenTab { url } => {
-                self.settings.url_permitted(url).err()
+                Firewall::new(self.settings).check(url).err()
             }
-            _ => None,
+            Action::WebSearch { .. }
+            | Action::SwitchTab { .. }
+            | Action::CloseTab { .. }
+            | Action::Back
+            | Action::Forward
+            | Action::Wait { .. }
+            | Action::Done { .. } => None,
+            _ => off_limits.map(|why| format!("Not carried out: this page is off limits ({why})")),
         }
+    }
+}
+
+/// What the Navigator sees of a page it may not read: where it is and why, nothing of it.
+fn withheld(url: &str, refusal: &str) -> PageView {
+    PageView {
+        url: url.to_owned(),
+        title: String::new(),
+        text: format!(
+            "This tab shows {url}, which the agent may not read or act on: {refusal}\nGo to an allowed page with go_to_url, web_search or open_tab, or switch to another tab."
+        ),
+        comparison: String::new(),
+        hash: format!("withheld {url}"),
     }
 }
 

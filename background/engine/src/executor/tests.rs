@@ -97,6 +97,8 @@ struct Pages {
     pause_after: RefCell<Option<usize>>,
     /// What `extract` reads.
     readable: RefCell<String>,
+    /// A page the tab shows whatever is done, until a `go_to_url` (a tab with no history).
+    stuck_at: RefCell<Option<String>>,
 }
 
 impl Browser for Pages {
@@ -106,7 +108,7 @@ impl Browser for Pages {
         }
         let page = *self.page.borrow();
         Ok(PageView {
-            url: format!("http://shop.test/page{page}"),
+            url: self.stuck_at.borrow().clone().unwrap_or(format!("http://shop.test/page{page}")),
             title: format!("Page {page}"),
             text: format!(
                 "Page {page}\n[1]<a>Next\n[2]<button>Stay\n[3]<a>Category\n[4]<a>Reviews\n[99]<button>Broken"
@@ -120,6 +122,9 @@ impl Browser for Pages {
     }
     async fn perform(&self, _: TabId, action: &Action) -> ActionOutcome {
         self.performed.borrow_mut().push(action.clone());
+        if let Action::GoToUrl { .. } = action {
+            self.stuck_at.take();
+        }
         if let Some(n) = *self.pause_after.borrow()
             && self.performed.borrow().len() >= n
         {
@@ -238,6 +243,7 @@ impl World {
                 control: control.clone(),
                 pause_after: RefCell::new(None),
                 readable: RefCell::default(),
+                stuck_at: RefCell::default(),
             },
             store: Memory::default(),
             control,
@@ -827,6 +833,33 @@ fn the_deny_list_refuses_navigation_with_a_clear_message() {
         .unwrap();
     assert!(refusal.details.contains("deny list"), "{}", refusal.details);
     assert!(world.model.prompt(2).contains("deny list"), "the Navigator learns why");
+}
+
+#[test]
+fn a_page_that_is_not_a_web_page_is_never_read_or_acted_on() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(json!([{"action": "click", "id": 2}])),
+        navigate(json!([{"action": "go_to_url", "url": "http://shop.test/page0"}])),
+        navigate(done_action()),
+        think(true, None, "", ""),
+    ]);
+    *world.pages.stuck_at.borrow_mut() = Some("file:///etc/passwd".into());
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    let performed = world.pages.performed.borrow().clone();
+    // Back (which did not leave it), then only the navigation away: never the click.
+    assert_eq!(performed[0], Action::Back);
+    assert!(!performed.contains(&Action::Click { id: 2 }), "{performed:?}");
+    let first = world.model.prompt(1);
+    assert!(first.contains("may not read or act on"), "{first}");
+    assert!(!first.contains("<button>Stay"), "nothing of the page reaches the model");
+    let second = world.model.prompt(2);
+    assert!(second.contains("Not carried out: this page is off limits"), "{second}");
+    let steps = world.store.steps.borrow();
+    assert!(steps[0].1.is_none(), "no screenshot of it is stored");
+    assert!(steps[2].1.is_some(), "the allowed page is captured as usual");
 }
 
 #[test]
