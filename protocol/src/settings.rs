@@ -94,6 +94,20 @@ pub struct ModelConfig {
 }
 
 impl ModelConfig {
+    /// The server a key for this model is sent to: the base URL's origin, or the
+    /// provider's own endpoint when there is none.
+    pub fn server(&self) -> String {
+        let base = self.base_url.trim().to_ascii_lowercase();
+        if base.is_empty() {
+            return format!("{:?}'s endpoint", self.provider);
+        }
+        let (scheme, rest) = base.split_once("://").unwrap_or(("", &base));
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        // No user info: only the host and port say where a request goes.
+        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+        format!("{scheme}://{}", host.trim_end_matches('.'))
+    }
+
     /// Inline problems of this model as `role`'s, as (field path, message): what
     /// [`Settings::problems`] says about it, and what a connection test checks first.
     pub fn problems(&self, role: ModelRole) -> Vec<(String, String)> {
@@ -300,6 +314,34 @@ impl Settings {
         }
     }
 
+    /// Keys left empty in this copy take `previous` ones, but only for a model on the same
+    /// server: a key is never sent to a server it was not entered for. A stored key whose
+    /// server changed is dropped, and the role's key field gets a problem asking for the
+    /// new server's key.
+    pub fn keep_keys_of(&mut self, previous: Option<&Settings>) -> Vec<(String, String)> {
+        let mut problems = Vec::new();
+        let Some(previous) = previous else { return problems };
+        for (role, model) in self.models.each_mut() {
+            let Some(old) = previous.models.get(role) else { continue };
+            if !model.api_key.is_empty() || old.api_key.is_empty() {
+                continue;
+            }
+            if model.server() == old.server() {
+                model.api_key = old.api_key.clone();
+            } else {
+                problems.push((
+                    format!("models.{}.api_key", role.id()),
+                    format!(
+                        "The server changed (from {} to {}): enter the API key for it. The stored key is only sent to the server it was entered for.",
+                        old.server(),
+                        model.server()
+                    ),
+                ));
+            }
+        }
+        problems
+    }
+
     /// Inline problems, as (field path, message).
     pub fn problems(&self) -> Vec<(String, String)> {
         let mut problems = Vec::new();
@@ -383,6 +425,39 @@ mod tests {
         );
         assert_eq!(key.redact("bad key sk-e2e-secret-key-0123456789!"), "bad key ***!");
         assert_eq!(Secret::new("").redact("no key here"), "no key here");
+    }
+
+    #[test]
+    fn a_stored_key_stays_with_its_server() {
+        let mut previous = settings();
+        previous.models.navigator.base_url = "https://api.example/v1".into();
+        previous.models.navigator.api_key = Secret::new("sk-stored");
+        // Same origin, another path: the key is kept.
+        let mut moved_path = previous.clone();
+        moved_path.models.navigator.base_url = "HTTPS://API.EXAMPLE/v2/".into();
+        moved_path.models.navigator.api_key = Secret::new("");
+        assert!(moved_path.keep_keys_of(Some(&previous)).is_empty());
+        assert_eq!(moved_path.models.navigator.api_key.expose(), "sk-stored");
+        // Another host: the key is dropped and asked for.
+        for other in [
+            "https://collector.evil/v1",
+            "https://api.example@collector.evil/v1",
+            "http://api.example/v1",
+        ] {
+            let mut moved = previous.clone();
+            moved.models.navigator.base_url = other.into();
+            moved.models.navigator.api_key = Secret::new("");
+            let problems = moved.keep_keys_of(Some(&previous));
+            assert_eq!(problems.len(), 1, "{other}: {problems:?}");
+            assert_eq!(problems[0].0, "models.navigator.api_key");
+            assert!(moved.models.navigator.api_key.is_empty(), "{other}: the key was kept");
+        }
+        // A key typed anew for the new server is used as typed.
+        let mut retyped = previous.clone();
+        retyped.models.navigator.base_url = "https://collector.evil/v1".into();
+        retyped.models.navigator.api_key = Secret::new("sk-new");
+        assert!(retyped.keep_keys_of(Some(&previous)).is_empty());
+        assert_eq!(retyped.models.navigator.api_key.expose(), "sk-new");
     }
 
     #[test]

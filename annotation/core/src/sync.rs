@@ -57,6 +57,18 @@ impl SyncSettings {
         problems
     }
 
+    /// The settings as edited in the sync dialog. An empty token field keeps the stored
+    /// token, but only for the same server: a token is never sent to a server it was not
+    /// issued by, so moving to another origin asks for a new one.
+    pub fn edited(&self, endpoint: &str, typed_token: &str) -> SyncSettings {
+        let endpoint = endpoint.trim().to_owned();
+        let token = match typed_token.trim() {
+            "" if origin(&endpoint) == origin(&self.endpoint) => self.token.clone(),
+            typed => typed.to_owned(),
+        };
+        SyncSettings { endpoint, token }
+    }
+
     /// The URL of `path` (which starts with `/`) on the server.
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.endpoint.trim().trim_end_matches('/'))
@@ -65,6 +77,15 @@ impl SyncSettings {
     pub fn authorization(&self) -> String {
         format!("Bearer {}", self.token.trim())
     }
+}
+
+/// Where requests to `endpoint` go: its scheme, host and port, lowercase, without user info.
+fn origin(endpoint: &str) -> String {
+    let endpoint = endpoint.trim().to_ascii_lowercase();
+    let (scheme, rest) = endpoint.split_once("://").unwrap_or(("", &endpoint));
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    format!("{scheme}://{}", host.trim_end_matches('.'))
 }
 
 /// What a queued change is about. The record itself is read when the queue drains, so

@@ -167,3 +167,21 @@ fn comments_and_suggestions_map_to_and_from_the_server() {
     let on_action = json!({"id": "s9", "runId": "r1", "stepIndex": 0, "field": "action.target", "state": "pending"});
     assert_eq!(suggestion_from_server(&on_action, &[]), None);
 }
+
+#[test]
+fn a_stored_token_is_kept_only_for_its_server() {
+    let stored = SyncSettings { endpoint: "https://sync.team.example".into(), token: "t-1".into() };
+    assert_eq!(stored.edited("HTTPS://SYNC.TEAM.EXAMPLE/", "").token, "t-1", "same server");
+    assert_eq!(stored.edited("https://sync.team.example/v2", "  ").token, "t-1");
+    for other in [
+        "https://collector.example",
+        "https://sync.team.example@collector.example",
+        "http://sync.team.example",
+        "https://sync.team.example:8443",
+    ] {
+        let moved = stored.edited(other, "");
+        assert_eq!(moved.token, "", "{other}: the token followed the address");
+        assert!(moved.problems().iter().any(|p| p.contains("token is needed")), "{other}");
+    }
+    assert_eq!(stored.edited("https://collector.example", "t-2").token, "t-2");
+}

@@ -25,8 +25,23 @@ pub async fn test(
     }
     let key = match key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()) {
         Some(key) => key,
+        // The stored key goes only to the server it was entered for.
         None => match store.settings().await {
-            Ok(settings) => settings.and_then(|s| s.keys().remove(role.id())).unwrap_or_default(),
+            Ok(Some(stored)) => match stored.models.get(role) {
+                Some(old) if old.server() == model.server() => old.api_key.expose().to_owned(),
+                Some(old) if !old.api_key.is_empty() => {
+                    return answer(
+                        false,
+                        format!(
+                            "Enter the API key for {}: the stored key is for {} and is not sent anywhere else.",
+                            model.server(),
+                            old.server()
+                        ),
+                    );
+                }
+                _ => String::new(),
+            },
+            Ok(None) => String::new(),
             Err(error) => return answer(false, error),
         },
     };

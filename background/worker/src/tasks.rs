@@ -244,11 +244,12 @@ impl Tasks {
     ) -> Result<WorkerEvent, String> {
         let store = self.open_store().await?;
         settings.restore_keys(keys);
-        let problems = settings.problems();
+        let mut problems = settings.problems();
         if problems.is_empty() {
-            if let Ok(Some(previous)) = store.settings().await {
-                settings.restore_keys(&previous.keys());
-            }
+            let previous = store.settings().await.ok().flatten();
+            problems = settings.keep_keys_of(previous.as_ref());
+        }
+        if problems.is_empty() {
             store.put_settings(&settings).await?;
         }
         Ok(WorkerEvent::Settings { id, settings: Some(Box::new(settings)), problems })

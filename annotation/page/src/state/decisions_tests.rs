@@ -304,17 +304,31 @@ fn the_server_naming_another_user_changes_and_stores_the_user() {
 }
 
 #[test]
-fn an_empty_token_field_keeps_the_stored_token() {
+fn an_empty_token_field_keeps_the_stored_token_for_the_same_server_only() {
+    let mut studio = Studio::default();
+    syncing(&mut studio);
+    studio.apply(Action::SaveSyncSettings {
+        endpoint: " http://127.0.0.1:8787/ ".into(),
+        token: String::new(),
+        grammar: " http://localhost:8081 ".into(),
+    });
+    let [Effect::SaveSettings { settings, grammar }] = queued(&studio)[..] else { panic!() };
+    assert_eq!(
+        (settings.endpoint.as_str(), settings.token.as_str()),
+        ("http://127.0.0.1:8787/", "t")
+    );
+    assert_eq!(grammar, "http://localhost:8081");
+
+    // Another server does not get the stored token: it asks for its own.
     let mut studio = Studio::default();
     syncing(&mut studio);
     studio.apply(Action::SaveSyncSettings {
         endpoint: " http://example.test ".into(),
         token: String::new(),
-        grammar: " http://localhost:8081 ".into(),
+        grammar: String::new(),
     });
-    let [Effect::SaveSettings { settings, grammar }] = queued(&studio)[..] else { panic!() };
-    assert_eq!((settings.endpoint.as_str(), settings.token.as_str()), ("http://example.test", "t"));
-    assert_eq!(grammar, "http://localhost:8081");
+    let [Effect::SaveSettings { settings, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!((settings.endpoint.as_str(), settings.token.as_str()), ("http://example.test", ""));
 }
 
 #[test]

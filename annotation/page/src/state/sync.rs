@@ -3,7 +3,7 @@
 
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
-use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
+use annotation_core::sync::{Conflict, Pending, SyncState};
 
 use super::{Effect, Screen, Studio};
 
@@ -78,14 +78,10 @@ impl Studio {
         self.start_round();
     }
 
-    /// The sync dialog as typed: an empty token field keeps the stored token.
+    /// The sync dialog as typed: an empty token field keeps the stored token, for the same
+    /// server only.
     pub(super) fn save_sync_settings(&mut self, endpoint: &str, token: &str, grammar: &str) {
-        let token = if token.is_empty() {
-            self.sync.settings.token.clone()
-        } else {
-            token.trim().to_owned()
-        };
-        let settings = SyncSettings { endpoint: endpoint.trim().to_owned(), token };
+        let settings = self.sync.settings.edited(endpoint, token);
         self.queue(Effect::SaveSettings { settings, grammar: grammar.trim().to_owned() });
     }
 }
