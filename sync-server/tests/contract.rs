@@ -5,7 +5,8 @@
 use run_contract::action::{Action, FieldKind, SHAPES};
 use run_contract::{ReviewStatus, Role};
 use serde_json::{Map, Value, json};
-use sync_server::validate::{Check, engine_action};
+use sync_server::schema::spec;
+use sync_server::validate::Check;
 
 fn openapi() -> Value {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
@@ -111,7 +112,7 @@ fn the_action_union_is_the_contracts() {
 
 fn problems(action: Value) -> Vec<String> {
     let mut c = Check::default();
-    engine_action(&action, "action", &mut c);
+    spec().check("Action", &action, "action", &mut c);
     c.errors.iter().map(|e| e.path.clone()).collect()
 }
 
