@@ -273,20 +273,8 @@ impl<'s> Walk<'s, '_> {
 
     fn string(&self, schema: &Yaml, text: &str, path: &str, c: &mut Check) {
         let len = text.chars().count() as u64;
-        if let Some(min) = schema.get("minLength").and_then(Yaml::as_u64)
-            && len < min
-        {
-            let message = if min == 1 {
-                "must not be empty".into()
-            } else {
-                format!("must have at least {min} characters")
-            };
-            return c.err(path, message);
-        }
-        if let Some(max) = schema.get("maxLength").and_then(Yaml::as_u64)
-            && len > max
-        {
-            return c.err(path, format!("must have at most {max} characters (has {len})"));
+        if !count(schema, ["minLength", "maxLength"], len, "characters", path, c) {
+            return;
         }
         if let Some(pattern) = schema.get("pattern").and_then(Yaml::as_str)
             && !self.spec.patterns[pattern].is_match(text)
@@ -303,21 +291,8 @@ impl<'s> Walk<'s, '_> {
     }
 
     fn array(&self, schema: &'s Yaml, items: &[Value], path: &str, c: &mut Check) {
-        let n = items.len() as u64;
-        if let Some(min) = schema.get("minItems").and_then(Yaml::as_u64)
-            && n < min
-        {
-            let message = if min == 1 {
-                "must not be empty".into()
-            } else {
-                format!("must have at least {min} items (has {n})")
-            };
-            return c.err(path, message);
-        }
-        if let Some(max) = schema.get("maxItems").and_then(Yaml::as_u64)
-            && n > max
-        {
-            return c.err(path, format!("must have at most {max} items (has {n})"));
+        if !count(schema, ["minItems", "maxItems"], items.len() as u64, "items", path, c) {
+            return;
         }
         if let Some(item) = schema.get("items") {
             for (i, value) in items.iter().enumerate() {
@@ -394,6 +369,20 @@ impl<'s> Walk<'s, '_> {
             }
         }
     }
+}
+
+/// A string's length or an array's size within the schema's `[min, max]` keywords;
+/// false when it is not (the one problem is reported).
+fn count(schema: &Yaml, keys: [&str; 2], n: u64, unit: &str, path: &str, c: &mut Check) -> bool {
+    let [min, max] = keys.map(|k| schema.get(k).and_then(Yaml::as_u64));
+    let message = match (min, max) {
+        (Some(1), _) if n == 0 => "must not be empty".to_owned(),
+        (Some(min), _) if n < min => format!("must have at least {min} {unit} (has {n})"),
+        (_, Some(max)) if n > max => format!("must have at most {max} {unit} (has {n})"),
+        _ => return true,
+    };
+    c.err(path, message);
+    false
 }
 
 /// The property a `oneOf`'s variants are told apart by: `discriminator.propertyName`, or
