@@ -1,7 +1,8 @@
 //! The Navigator's actions: what the engine carries out, what a step records, what the sync
 //! server accepts in a step's `actions`. [`SHAPES`] says the same union as data (each
-//! variant's fields, their kinds and limits), for those who check JSON without decoding it;
-//! a test here holds it to serde's own reading of [`Action`].
+//! variant's fields, their kinds and limits), so other statements of it can be held to it
+//! (the sync server's `openapi.yaml`, which the server checks bodies against); a test here
+//! holds it to serde's own reading of [`Action`].
 
 use serde::{Deserialize, Serialize};
 

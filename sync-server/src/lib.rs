@@ -21,9 +21,11 @@
 //! - [`model`]: runs and steps as stored, visibility and the editing table, and the history:
 //!   every save is one run version with who, when and which paths changed, plus snapshots of
 //!   the header and of each saved step, from which versions, diffs and rollbacks are read.
-//! - [`validate`]: the schemas' rules, every problem with its dot path (`422`); an
-//!   engine action is checked against the shared contract's `run_contract::action::SHAPES`,
-//!   and `tests/contract.rs` holds `openapi.yaml` and this validation to the contract.
+//! - [`schema`]: request bodies checked against `openapi.yaml` itself (embedded, parsed at
+//!   start-up), every problem with its dot path (`422`); [`validate`]: what a schema cannot
+//!   say (rules across fields, U+0000, dot-path reads and writes). `tests/contract.rs`
+//!   holds `openapi.yaml` to the shared contract (`run_contract`) and shows the server
+//!   refuses what the schemas refuse.
 //! - [`http`]: bodies under size limits, `If-Match`/`If-None-Match`, queries, cursors.
 //! - [`problem`]: RFC 9457 errors, including the `409` conflict body with the current
 //!   record, the base and current versions and the paths changed in between.
@@ -54,6 +56,7 @@ pub mod idempotency;
 pub mod model;
 pub mod problem;
 mod routes;
+pub mod schema;
 pub mod store;
 pub mod time;
 pub mod validate;
@@ -78,6 +81,8 @@ pub struct AppState {
 }
 
 pub fn router(store: Store, config: Config) -> axum::Router {
+    // A broken openapi.yaml fails here, at start-up, not on the first request.
+    schema::spec();
     routes::router(AppState { store, config: Arc::new(config) })
 }
 

@@ -1,11 +1,16 @@
 //! `openapi.yaml` and the server's validation agree with the shared contract
 //! (`run_contract`): the review statuses, the roles, and the `Action` union with each
-//! variant's fields, kinds, limits and defaults.
+//! variant's fields, kinds, limits and defaults; and the server refuses what
+//! `openapi.yaml`'s request schemas refuse, at the same paths, and accepts what they accept.
+
+mod support;
 
 use run_contract::action::{Action, FieldKind, SHAPES};
 use run_contract::{ReviewStatus, Role};
 use serde_json::{Map, Value, json};
-use sync_server::validate::{Check, engine_action};
+use support::{run_record, step_record, trace_record};
+use sync_server::schema::spec;
+use sync_server::validate::{self, Check};
 
 fn openapi() -> Value {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.yaml"))
@@ -111,7 +116,7 @@ fn the_action_union_is_the_contracts() {
 
 fn problems(action: Value) -> Vec<String> {
     let mut c = Check::default();
-    engine_action(&action, "action", &mut c);
+    spec().check("Action", &action, "action", &mut c);
     c.errors.iter().map(|e| e.path.clone()).collect()
 }
 
@@ -141,4 +146,243 @@ fn the_server_accepts_every_action_the_engine_writes_and_no_other() {
     assert!(serde_json::from_value::<Action>(json!({"action": "teleport"})).is_err());
     assert_eq!(problems(json!({"action": "click", "id": -3})), ["action.id"]);
     assert_eq!(problems(json!({"action": "close_tab", "tab_id": -3})), Vec::<String>::new());
+}
+
+// ------------------------------------------------------------- request schemas vs server
+
+/// The problem paths the server's validation of a `schema` body reports.
+fn server(schema: &str, body: &Value) -> Vec<String> {
+    let mut c = Check::default();
+    match schema {
+        "RunWrite" => drop(validate::run_write(body, &mut c)),
+        "StepWrite" => drop(validate::step_write(body, &mut c)),
+        "LlmTrace" => validate::trace(body, &mut c),
+        "SuggestionCreate" => drop(validate::suggestion_create(body, &mut c)),
+        "SuggestionDecision" => drop(validate::suggestion_decision(Some(body), &mut c)),
+        _ => unreachable!("{schema}"),
+    }
+    c.errors.into_iter().map(|e| e.path).collect()
+}
+
+/// Follows `$ref`s, read here with nothing of the server's code.
+fn resolve<'a>(api: &'a Value, mut schema: &'a Value) -> &'a Value {
+    while let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        schema = api.pointer(&reference[1..]).unwrap_or_else(|| panic!("{reference}"));
+    }
+    schema
+}
+
+/// An object schema's properties, required names and whether unknown fields are refused,
+/// `allOf` parts merged.
+fn object_schema<'a>(api: &'a Value, schema: &'a Value) -> (Map<String, Value>, Vec<String>, bool) {
+    let schema = resolve(api, schema);
+    let mut properties = schema["properties"].as_object().cloned().unwrap_or_default();
+    let mut required: Vec<String> =
+        schema["required"].as_array().into_iter().flatten().map(|r| r.to_string()).collect();
+    let mut closed =
+        schema["additionalProperties"] == false || schema["unevaluatedProperties"] == false;
+    for part in schema["allOf"].as_array().into_iter().flatten() {
+        let (more, also, shut) = object_schema(api, part);
+        properties.extend(more);
+        required.extend(also);
+        closed |= shut;
+    }
+    let required = required.into_iter().map(|r| r.trim_matches('"').to_owned()).collect();
+    (properties, required, closed)
+}
+
+/// One body changed from a valid one, and the path the server must refuse it at (`None`:
+/// it must accept it).
+struct Case {
+    body: Value,
+    refused_at: Option<String>,
+    why: String,
+}
+
+/// Changes `base` at `path` (an object) in every way its schema speaks of: each required
+/// field left out, an unknown field added, and each field's type, enum, bounds, lengths,
+/// pattern, format, item counts and nullability tried on both sides of the line.
+fn cases(api: &Value, schema: &Value, root: &Value, path: &[String], out: &mut Vec<Case>) {
+    let (properties, required, closed) = object_schema(api, schema);
+    let base = pointer(root, path).as_object().expect("an object").clone();
+    let at = |key: &str| [path, &[key.to_owned()]].concat();
+    let case = |key: &str, value: Option<Value>, refused: bool, why: &str| {
+        let mut body = root.clone();
+        let object = pointer_mut(&mut body, path).as_object_mut().unwrap();
+        match value {
+            Some(value) => drop(object.insert(key.to_owned(), value)),
+            None => drop(object.remove(key)),
+        }
+        let refused_at = refused.then(|| at(key).join("."));
+        Case { body, refused_at, why: format!("{}: {why}", at(key).join(".")) }
+    };
+    let read_only = |name: &str| properties.get(name).is_some_and(|p| p["readOnly"] == true);
+    for name in required.iter().filter(|r| !read_only(r)) {
+        out.push(case(name, None, true, "required"));
+    }
+    let extra = resolve(api, schema)["additionalProperties"].clone();
+    if closed {
+        out.push(case("zzUnknown", Some(json!(1)), true, "unknown"));
+    }
+    for (name, value) in &base {
+        let property = match properties.get(name) {
+            Some(property) => property,
+            None if extra.is_object() => &extra,
+            None => continue,
+        };
+        if property["readOnly"] == true {
+            out.push(case(name, Some(json!({"ignored": true})), false, "read-only, ignored"));
+            continue;
+        }
+        let s = resolve(api, property);
+        if let Some(branches) = s["oneOf"].as_array() {
+            // Nullable, or a tagged union (held to the contract by the tests above).
+            let nullable = branches.iter().any(|b| b["type"] == "null");
+            out.push(case(name, Some(Value::Null), !nullable, "null"));
+            out.push(case(name, Some(json!(true)), true, "type"));
+            let others: Vec<&Value> = branches.iter().filter(|b| b["type"] != "null").collect();
+            if let [only] = others.as_slice()
+                && value.is_object()
+            {
+                cases(api, only, root, &at(name), out);
+            }
+            continue;
+        }
+        let types: Vec<&str> = match &s["type"] {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        if types.is_empty() && s.get("enum").is_none() && s.get("const").is_none() {
+            continue;
+        }
+        let wrong = if types.contains(&"boolean") { json!("yes") } else { json!(true) };
+        out.push(case(name, Some(wrong), true, "type"));
+        out.push(case(name, Some(Value::Null), !types.contains(&"null"), "null"));
+        for allowed in s["enum"].as_array().into_iter().flatten() {
+            out.push(case(name, Some(allowed.clone()), false, "listed"));
+        }
+        if s.get("enum").is_some() || s.get("const").is_some() {
+            out.push(case(name, Some(json!("zz-not-listed")), true, "not listed"));
+        }
+        let plain = s.get("pattern").is_none() && s.get("format").is_none();
+        if let Some(max) = s["maxLength"].as_u64() {
+            let max = max as usize;
+            out.push(case(name, Some(json!("é".repeat(max + 1))), true, "too long"));
+            if plain {
+                out.push(case(name, Some(json!("é".repeat(max))), false, "longest"));
+            }
+        }
+        if s["minLength"] == 1 {
+            out.push(case(name, Some(json!("")), true, "empty"));
+        }
+        if s.get("pattern").is_some() {
+            out.push(case(name, Some(json!("!")), true, "pattern"));
+        }
+        if s["format"] == "date-time" {
+            out.push(case(name, Some(json!("yesterday")), true, "format"));
+        }
+        let int = types.contains(&"integer");
+        if let Some(min) = s.get("minimum") {
+            out.push(case(name, Some(min.clone()), false, "minimum"));
+            let below = if int { json!(min.as_i64().unwrap() - 1) } else { json!(-0.5) };
+            out.push(case(name, Some(below), true, "below the minimum"));
+        }
+        if let Some(max) = s.get("maximum") {
+            out.push(case(name, Some(max.clone()), false, "maximum"));
+            let above =
+                max.as_u64().map_or_else(|| json!(max.as_i64().unwrap() + 1), |m| json!(m + 1));
+            out.push(case(name, Some(above), true, "above the maximum"));
+        }
+        if let Some(items) = value.as_array().filter(|items| !items.is_empty()) {
+            if let Some(max) = s["maxItems"].as_u64() {
+                let many = vec![items[0].clone(); max as usize + 1];
+                out.push(case(name, Some(json!(many)), true, "too many items"));
+            }
+            if let Some(min) = s["minItems"].as_u64().filter(|m| *m > 0) {
+                let few = vec![items[0].clone(); min as usize - 1];
+                out.push(case(name, Some(json!(few)), true, "too few items"));
+            }
+            if items[0].is_object() {
+                cases(api, &s["items"], root, &[at(name), vec!["0".into()]].concat(), out);
+            }
+        }
+        if value.is_object() && s.get("properties").is_some() {
+            cases(api, s, root, &at(name), out);
+        }
+    }
+}
+
+fn pointer<'a>(value: &'a Value, path: &[String]) -> &'a Value {
+    path.iter().fold(value, |v, key| match v {
+        Value::Array(items) => &items[key.parse::<usize>().unwrap()],
+        _ => &v[key.as_str()],
+    })
+}
+
+fn pointer_mut<'a>(value: &'a mut Value, path: &[String]) -> &'a mut Value {
+    path.iter().fold(value, |v, key| match v {
+        Value::Array(items) => &mut items[key.parse::<usize>().unwrap()],
+        _ => &mut v[key.as_str()],
+    })
+}
+
+/// Every case drawn from `schema` around `base`, checked against the server.
+fn agree(api: &Value, schema: &str, base: Value) -> usize {
+    assert_eq!(server(schema, &base), Vec::<String>::new(), "{schema}: the base is valid");
+    let mut all = Vec::new();
+    cases(api, &schema_ref(schema), &base, &[], &mut all);
+    for case in &all {
+        let got = server(schema, &case.body);
+        let want: Vec<String> = case.refused_at.iter().cloned().collect();
+        assert_eq!(got, want, "{schema} {}", case.why);
+    }
+    all.len()
+}
+
+fn schema_ref(name: &str) -> Value {
+    json!({"$ref": format!("#/components/schemas/{name}")})
+}
+
+#[test]
+fn the_server_refuses_what_the_request_schemas_refuse_and_no_more() {
+    let api = openapi();
+    let mut run = run_record("r1");
+    run["tags"] = json!(["kitchen", "prices"]);
+    run["annotator"] = json!("alice");
+    run["version"] = json!(3);
+    let mut step = step_record("r1", 0, Some((&"a".repeat(64), 2048)));
+    step["extendedThoughts"] = json!(["The price includes VAT."]);
+    step["issues"] = json!([{"type": "logic", "severity": "minor", "description": "Skips a step.", "suggestion": null}]);
+    let suggestion = json!({"stepIndex": 0, "field": "thoughts.thought2", "baseVersion": 2,
+        "proposed": "The kettles are under Home.", "note": "Renamed."});
+    let counts = [
+        agree(&api, "RunWrite", run),
+        agree(&api, "StepWrite", step),
+        agree(&api, "LlmTrace", trace_record("r1", "trace-0", 0)),
+        agree(&api, "SuggestionCreate", suggestion.clone()),
+        agree(&api, "SuggestionDecision", json!({"note": "Thanks."})),
+    ];
+    // Enough cases that a schema or validation change cannot slip between them.
+    assert!(counts.iter().all(|n| *n >= 5), "{counts:?}");
+
+    // A suggestion's value is held to its step field's schema in the YAML.
+    let proposing = |field: &str, proposed: Value| {
+        let mut body = suggestion.clone();
+        body["field"] = json!(field);
+        body["proposed"] = proposed;
+        server("SuggestionCreate", &body)
+    };
+    let longest = api["components"]["schemas"]["Thoughts"]["properties"]["thought1"]["maxLength"]
+        .as_u64()
+        .unwrap() as usize;
+    assert_eq!(proposing("thoughts.thought1", json!("x".repeat(longest))), Vec::<String>::new());
+    assert_eq!(proposing("thoughts.thought1", json!("x".repeat(longest + 1))), ["proposed"]);
+    assert_eq!(proposing("action", json!({"type": "click"})), ["proposed.target"]);
+    assert_eq!(proposing("action.value", Value::Null), Vec::<String>::new());
+    assert_eq!(proposing("extendedThoughts", json!(["a", 1])), ["proposed.1"]);
+    // Tags are unique items.
+    let mut run = run_record("r1");
+    run["tags"] = json!(["kitchen", "kitchen"]);
+    assert_eq!(server("RunWrite", &run), ["tags.1"]);
 }

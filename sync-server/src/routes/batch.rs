@@ -19,15 +19,15 @@ pub async fn upsert(
     user: User,
     JsonBody(body, _): JsonBody,
 ) -> Result<Reply> {
+    // The envelope only: each item is checked, and may be rejected, on its own.
     let mut c = Check::default();
-    let items = c
-        .object(&body, "", &["items"], &["items"])
-        .and_then(|map| c.array(map, "", "items", 200))
-        .cloned()
-        .unwrap_or_default();
-    if c.ok() && items.is_empty() {
-        c.err("items", "must not be empty");
-    }
+    let spec = crate::schema::spec();
+    let item = |path: &str| {
+        let rest = path.strip_prefix("items.")?;
+        (!rest.contains('.')).then(|| spec.any())
+    };
+    spec.check_with("BatchUpsertRequest", &body, "", &mut c, &item);
+    let items = if c.ok() { body["items"].as_array().cloned().unwrap_or_default() } else { vec![] };
     for (i, item) in items.iter().enumerate() {
         let kind = item.get("kind").and_then(Value::as_str);
         if !matches!(kind, Some("run" | "step" | "trace")) {
@@ -64,43 +64,21 @@ async fn apply_item(state: &AppState, user: &User, i: usize, item: &Value) -> Re
     }
     let prefix = format!("items.{i}");
 
-    // The envelope of the item.
+    // The envelope of the item; its record goes through its own PUT's checks below.
     let mut c = Check::default();
-    let (fields, required): (&[&str], &[&str]) = match kind {
-        "run" => (
-            &["kind", "mutationId", "runId", "baseVersion", "run"],
-            &["kind", "runId", "baseVersion", "run"],
-        ),
-        "step" => (
-            &["kind", "mutationId", "runId", "index", "baseVersion", "step"],
-            &["kind", "runId", "index", "baseVersion", "step"],
-        ),
-        _ => (&["kind", "mutationId", "runId", "trace"], &["kind", "runId", "trace"]),
-    };
-    let map = c.object(item, &prefix, fields, required);
-    let mut mutation = None;
-    let mut run_id = None;
-    let mut index = None;
-    let mut pre = Precondition::Create;
-    if let Some(map) = map {
-        mutation = c.string(map, &prefix, "mutationId", 8, 128).map(str::to_owned);
-        run_id = c.shaped(map, &prefix, "runId", validate::is_id, "an id").map(str::to_owned);
-        if kind == "step" {
-            index = c.integer(map, &prefix, "index", 0, 1999);
-        }
-        match map.get("baseVersion") {
-            None | Some(Value::Null) => {}
-            Some(v) => {
-                if let Some(base) = c.integer_value(v, &join(&prefix, "baseVersion"), 1, i64::MAX) {
-                    pre = Precondition::Match(base);
-                }
-            }
-        }
-    }
+    let record_path = join(&prefix, kind);
+    let record = |path: &str| (path == record_path).then(|| crate::schema::spec().any());
+    crate::schema::spec().check_with("BatchItem", item, &prefix, &mut c, &record);
     if !c.ok() {
         return Ok(rejected(result, Problem::validation(c.errors)));
     }
-    let run_id = run_id.unwrap_or_default();
+    let mutation = validate::text(item, "mutationId");
+    let run_id = validate::text(item, "runId").unwrap_or_default();
+    let index = item.get("index").and_then(Value::as_i64);
+    let pre = match item.get("baseVersion").and_then(Value::as_i64) {
+        Some(base) => Precondition::Match(base),
+        None => Precondition::Create,
+    };
 
     if let Some(mutation) = &mutation {
         let row =

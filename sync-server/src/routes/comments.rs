@@ -18,7 +18,7 @@ use crate::model::{self, RunRow, Status, lock_run};
 use crate::problem::{Problem, Result};
 use crate::routes::run_id_param;
 use crate::store::{Sql, Tx, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
-use crate::validate::{self, Check, Level};
+use crate::validate::{self, Check, Level, text};
 
 const KINDS: [&str; 4] = ["question", "suggestion", "correction", "approval"];
 
@@ -134,16 +134,13 @@ async fn create_comment(
     body: &Value,
 ) -> Result<Reply> {
     let mut c = Check::default();
-    c.no_nul(body, "");
-    let map = c.object(body, "", &["text", "anchor", "kind", "parentId"], &["text"]);
-    let (mut text, mut kind, mut parent) = (None, None, None);
-    if let Some(map) = map {
-        text = c.string(map, "", "text", 1, 10_000).map(str::to_owned);
-        kind = c.enumeration(map, "", "kind", &KINDS).map(str::to_owned);
-        parent = c.shaped(map, "", "parentId", validate::is_id, "an id").map(str::to_owned);
+    c.body("CommentCreate", body);
+    let (text, kind, parent) = (text(body, "text"), text(body, "kind"), text(body, "parentId"));
+    if let Some(map) = body.as_object() {
         if let Some(anchor) = map.get("anchor") {
             validate::anchor(anchor, "anchor", &mut c);
         }
+        // The schema's if/then/else, with a message for each case.
         if map.contains_key("parentId") {
             for key in ["anchor", "kind"] {
                 if map.contains_key(key) {
@@ -279,11 +276,8 @@ pub async fn edit(
     let (run_id, comment_id) = (run_id_param(&run_id)?, comment_id_param(&comment_id)?);
     let base = if_match(&headers)?;
     let mut c = Check::default();
-    c.no_nul(&body, "");
-    let text = c
-        .object(&body, "", &["text"], &["text"])
-        .and_then(|map| c.string(map, "", "text", 1, 10_000))
-        .map(str::to_owned);
+    c.body("CommentEdit", &body);
+    let text = text(&body, "text");
     let (Some(text), true) = (text, c.ok()) else { return Err(Problem::validation(c.errors)) };
     let mut tx = state.store.begin().await?;
     let (run, row) = locked_comment(&mut tx, &user, &run_id, &comment_id).await?;

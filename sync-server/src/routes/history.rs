@@ -285,13 +285,9 @@ async fn apply_rollback(
     body: &Value,
 ) -> Result<Reply> {
     let mut c = Check::default();
-    c.no_nul(body, "");
-    let mut target = None;
-    let mut note = None;
-    if let Some(map) = c.object(body, "", &["toVersion", "note"], &["toVersion"]) {
-        target = c.integer(map, "", "toVersion", 1, i64::MAX);
-        note = c.opt_string(map, "", "note", 2000).map(str::to_owned);
-    }
+    c.body("RollbackRequest", body);
+    let target = body.get("toVersion").and_then(Value::as_i64);
+    let note = validate::text(body, "note");
     let (Some(target), true) = (target, c.ok()) else { return Err(Problem::validation(c.errors)) };
 
     let mut tx = state.store.begin().await?;

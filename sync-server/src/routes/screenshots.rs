@@ -150,25 +150,15 @@ pub async fn missing(
 ) -> Result<Reply> {
     may_upload(&user)?;
     let mut c = Check::default();
-    c.no_nul(&body, "");
-    let mut hashes: Vec<String> = Vec::new();
-    if let Some(map) = c.object(&body, "", &["hashes"], &["hashes"])
-        && let Some(items) = c.array(map, "", "hashes", 2000)
-    {
-        if items.is_empty() {
-            c.err("hashes", "must not be empty");
-        }
-        for (i, item) in items.iter().enumerate() {
-            let path = format!("hashes.{i}");
-            if let Some(sha) = c.shaped_value(item, &path, validate::is_sha256, "a SHA-256")
-                && !hashes.iter().any(|h| h == sha)
-            {
-                hashes.push(sha.to_owned());
-            }
-        }
-    }
+    c.body("MissingRequest", &body);
     if !c.ok() {
         return Err(Problem::validation(c.errors));
+    }
+    let mut hashes: Vec<String> = Vec::new();
+    for sha in body["hashes"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+        if !hashes.iter().any(|h| h == sha) {
+            hashes.push(sha.to_owned());
+        }
     }
     let mut stored: Vec<String> = Vec::new();
     for chunk in hashes.chunks(500) {

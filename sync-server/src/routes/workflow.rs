@@ -67,14 +67,9 @@ async fn apply(
     body: &Value,
 ) -> Result<Reply> {
     let mut c = Check::default();
-    c.no_nul(body, "");
-    let mut to = None;
-    let mut note = None;
-    if let Some(map) = c.object(body, "", &["to", "note"], &["to"]) {
-        let names: Vec<&str> = Status::ALL.iter().map(|s| s.as_str()).collect();
-        to = c.enumeration(map, "", "to", &names).and_then(Status::parse);
-        note = c.opt_string(map, "", "note", 2000).map(str::to_owned);
-    }
+    c.body("TransitionRequest", body);
+    let to = body.get("to").and_then(Value::as_str).and_then(Status::parse);
+    let note = crate::validate::text(body, "note");
     let (Some(to), true) = (to, c.ok()) else { return Err(Problem::validation(c.errors)) };
 
     let mut tx = state.store.begin().await?;
