@@ -11,6 +11,7 @@ use crate::Clock;
 use crate::cdp::{Activity, Cdp, CdpError, Sessions};
 use crate::firewall::Firewall;
 use crate::page_agent;
+use crate::untrusted;
 // A search engine reads its query string as an HTML form sends it: spaces as `+`.
 pub use crate::page_state::TabInfo;
 use run_contract::url::form_encode;
@@ -733,32 +734,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                  the new page state."
             )));
         }
-        let options = listed["options"].as_array().cloned().unwrap_or_default();
-        let lines: Vec<String> = options
-            .iter()
-            .enumerate()
-            .map(|(i, o)| {
-                let mut line = format!("{}. {}", i + 1, o["text"].as_str().unwrap_or_default());
-                if o["selected"] == true {
-                    line.push_str(" (selected)");
-                }
-                if o["disabled"] == true {
-                    line.push_str(" (disabled)");
-                }
-                line
-            })
-            .collect();
-        let how = if listed["multiple"] == true {
-            "several can be selected: select_option adds one, and with deselect true takes one \
-             away"
-        } else {
-            "choose one with select_option"
-        };
-        Ok(ActionOutcome::ok(format!(
-            "[{id}] has {} options; {how}:\n{}",
-            options.len(),
-            lines.join("\n")
-        )))
+        Ok(ActionOutcome::ok(options_listing(id, &listed)))
     }
 
     async fn select_option(
@@ -848,9 +824,11 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             option = find_option(&self.options(tab, id).await?, wanted);
         }
         let Some(option) = option else {
-            let texts: Vec<&str> = listed["options"]
+            let texts: Vec<_> = listed["options"]
                 .as_array()
-                .map(|all| all.iter().filter_map(|o| o["text"].as_str()).collect())
+                .map(|all| {
+                    all.iter().filter_map(|o| o["text"].as_str()).map(untrusted::inline).collect()
+                })
                 .unwrap_or_default();
             return Ok(ActionOutcome::fail(format!(
                 "[{id}] has no option {wanted:?}. Its options: {}",
@@ -894,6 +872,32 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     }
 }
 
+/// What `list_options` tells the model: how to choose, then one numbered line per option.
+pub fn options_listing(id: u32, listed: &Value) -> String {
+    let options = listed["options"].as_array().cloned().unwrap_or_default();
+    let lines: Vec<String> = options
+        .iter()
+        .enumerate()
+        .map(|(i, o)| {
+            let text = untrusted::inline(o["text"].as_str().unwrap_or_default());
+            let mut line = format!("{}. {text}", i + 1);
+            if o["selected"] == true {
+                line.push_str(" (selected)");
+            }
+            if o["disabled"] == true {
+                line.push_str(" (disabled)");
+            }
+            line
+        })
+        .collect();
+    let how = if listed["multiple"] == true {
+        "several can be selected: select_option adds one, and with deselect true takes one away"
+    } else {
+        "choose one with select_option"
+    };
+    format!("[{id}] has {} options; {how}:\n{}", options.len(), lines.join("\n"))
+}
+
 /// The texts of the options `listed` marks selected.
 fn selected_texts(listed: &Value) -> Value {
     let options = listed["options"].as_array().into_iter().flatten();
@@ -914,7 +918,7 @@ fn selected_now(texts: &Value) -> String {
 
 /// The field's own objection to the value it holds, from the page agent's `value()`.
 fn field_verdict(read: &Value) -> Option<String> {
-    let attr = |name: &str| read[name].as_str().unwrap_or("?").to_owned();
+    let attr = |name: &str| untrusted::inline(read[name].as_str().unwrap_or("?")).into_owned();
     Some(match read["invalid"].as_str()? {
         "min" => format!("the field's minimum is {}", attr("min")),
         "max" => format!("the field's maximum is {}", attr("max")),

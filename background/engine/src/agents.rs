@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 
 use crate::actions::Action;
 use crate::memory::{Budget, Memory};
+use crate::untrusted;
 
 /// Seed `001_…`: the Planner's output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,6 +71,9 @@ pub enum Claim<'a> {
     Navigator { text: &'a str, success: bool },
 }
 
+/// The block the Navigator's `done` text is quoted in: it may quote pages.
+const DONE_BLOCK: &str = "navigator_done";
+
 impl Claim<'_> {
     /// The claim as the ThinkingAgent's prompt states it, naming whose it is.
     pub fn describe(&self) -> String {
@@ -86,13 +90,13 @@ impl Claim<'_> {
                 .to_owned(),
             Claim::Navigator { text, success: true } => format!(
                 "The Navigator says it finished the task (its `done` action, success: true). \
-                 Its answer, written by the Navigator and possibly quoting pages:\n\
-                 <navigator_done>\n{text}\n</navigator_done>"
+                 Its answer, written by the Navigator and possibly quoting pages:\n{}",
+                untrusted::block(DONE_BLOCK, "", text)
             ),
             Claim::Navigator { text, success: false } => format!(
                 "The Navigator gave up (its `done` action, success: false), saying the task \
-                 cannot be finished. Its explanation, possibly quoting pages:\n\
-                 <navigator_done>\n{text}\n</navigator_done>"
+                 cannot be finished. Its explanation, possibly quoting pages:\n{}",
+                untrusted::block(DONE_BLOCK, "", text)
             ),
         }
     }

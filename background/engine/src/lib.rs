@@ -25,6 +25,7 @@ pub mod screenshot;
 pub mod session;
 pub mod structured;
 pub mod template;
+pub mod untrusted;
 
 /// `text` cut to `max` characters, with an ellipsis when cut: for messages and labels.
 pub(crate) fn truncate(text: &str, max: usize) -> String {

@@ -12,7 +12,7 @@ use crate::Clock;
 use crate::actions::Tabs;
 use crate::cdp::{Cdp, CdpError, Sessions};
 use crate::page_agent;
-use crate::page_state::{DomComparison, FrameRef, Snapshot};
+use crate::page_state::{DomComparison, FrameRef, Snapshot, origin_of};
 
 /// How much the page agent looks at.
 #[derive(Debug, Clone, Copy)]
@@ -90,6 +90,13 @@ async fn iframe_of<C: Cdp>(sessions: &Sessions<C>, tab: TabId, frame_id: &str) -
     id.pointer("/result/value")?.as_u64().map(|id| id as u32)
 }
 
+/// The origin a cross-site frame's elements are tagged with: its document's, else its
+/// `src`'s; `None` when that is the page's own.
+fn frame_origin(document: &str, src: &str, page: &str) -> Option<String> {
+    let origin = Some(origin_of(document)).filter(|o| !o.is_empty()).unwrap_or(origin_of(src));
+    (!origin.is_empty() && origin != origin_of(page)).then(|| origin.to_owned())
+}
+
 /// Remembers each tab's last snapshot, so the next one can mark what is new, and so ids
 /// keep rising across documents in the same tab.
 #[derive(Default)]
@@ -150,9 +157,11 @@ impl Observer {
             else {
                 continue;
             };
-            let Ok(inner) = parse(value) else { continue };
-            for element in &inner.elements {
+            let Ok(mut inner) = parse(value) else { continue };
+            let origin = frame_origin(&inner.url, &frame.src, &snapshot.url);
+            for element in &mut inner.elements {
                 sessions.set_owner(tab, element.id, &session);
+                element.origin.clone_from(&origin);
             }
             snapshot.next_id = snapshot.next_id.max(inner.next_id);
             snapshot.covered += inner.covered;
@@ -232,5 +241,47 @@ mod tests {
         assert!(second.text.contains("\n+[2]<li>Menu item\n"), "{}", second.text);
         assert_eq!(second.comparison.unwrap().added_elements, ["[2] li \"Menu item\""]);
         assert!(second.timings.total > 0.0);
+    }
+
+    #[test]
+    fn elements_of_another_sites_frame_carry_its_origin() {
+        let top = json!({"url": "http://127.0.0.1:4000/page.html", "title": "T",
+            "viewport": [800, 600], "nextId": 6,
+            "elements": [{"id": 1, "tag": "button", "text": "Top"}],
+            "frames": [{"id": 5, "frame": 1, "src": "http://localhost:4001/ad.html"}]});
+        let framed = json!({"url": "http://localhost:4001/ad.html", "title": "Ad",
+            "viewport": [300, 100], "nextId": 7,
+            "elements": [{"id": 6, "tag": "button", "text": "Confirm payment"}]});
+        let fake = FakeCdp::page()
+            .answer("Runtime.evaluate", Ok(json!({"result": {}}))) // the page's agent
+            .answer("Runtime.evaluate", Ok(json!({"result": {"value": top}})))
+            .answer("Runtime.evaluate", Ok(json!({"result": {}}))) // the frame's agent
+            .answer("Runtime.evaluate", Ok(json!({"result": {"value": framed}})));
+        let sessions = Sessions::new(&fake);
+        block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
+        let attached = json!({"sessionId": "S2", "targetInfo": {"type": "iframe",
+            "targetId": "T2", "url": "http://localhost:4001/ad.html"}});
+        sessions.on_event(1, "Target.attachedToTarget", &attached, 1.0);
+        sessions.update_child(1, "S2", |child| child.iframe_id = Some(5));
+        let clock = FakeClock::default();
+        let seen = block_on(Observer::default().observe(
+            &sessions,
+            &clock,
+            &OneTab,
+            1,
+            Default::default(),
+        ))
+        .unwrap();
+        assert!(seen.text.contains("\n[1]<button>Top\n"), "{}", seen.text);
+        assert!(
+            seen.text.contains("\n[6]<button origin=http://localhost:4001>Confirm payment\n"),
+            "{}",
+            seen.text
+        );
+        assert_eq!(frame_origin("http://h:1/a", "", "http://h:1/b"), None, "the page's own");
+        assert_eq!(
+            frame_origin("about:blank", "http://x:2/f", "http://h:1/"),
+            Some("http://x:2".into())
+        );
     }
 }

@@ -24,6 +24,9 @@
 //!   lossless given the `url` line; other `href`s in full. Values are never cut; text is cut
 //!   at 80 characters. Password values are never included: only `filled` or `empty`.
 //! * Attribute values are bare when they are a single plain word, else JSON-quoted.
+//! * `origin=` names the origin of another site's frame an element is in.
+//! * Page text never starts a line like an element or a prompt heading: such a line is
+//!   escaped with `\`, and names are kept to one line (`crate::untrusted`).
 //! * `pointer`: clickable by cursor style only. `scroll=A/B`: a scrollable container with A
 //!   screens above and B below. `offscreen`: inside the margin below or above the viewport.
 //! * The `view` line says where the viewport is, how many interactive elements lie above and
@@ -34,7 +37,7 @@ use std::fmt::Write;
 
 use serde::{Deserialize, Serialize};
 
-use crate::truncate;
+use crate::{truncate, untrusted};
 
 /// What `alphascout.snapshot()` returns.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -137,6 +140,10 @@ pub struct Element {
     pub offscreen: bool,
     pub shadow: bool,
     pub frame: u32,
+    /// The origin of the cross-origin frame the element is in; `None` in the page's own
+    /// origin. Only the engine sets it, from the frame's own document.
+    #[serde(skip_deserializing)]
+    pub origin: Option<String>,
     pub scroll: Option<ScrollRoom>,
     /// x, y, width, height in the top viewport's CSS pixels.
     #[serde(rename = "box")]
@@ -189,6 +196,10 @@ impl Element {
             out.push('=');
             push_value(out, value);
         };
+        // Another site's frame speaks for that site, not for the page.
+        if let Some(origin) = &self.origin {
+            attr("origin", origin);
+        }
         if let Some(role) = &self.role {
             attr("role", role);
         }
@@ -275,7 +286,7 @@ impl Element {
             if self.inferred && !self.text.is_empty() {
                 out.push('~');
             }
-            out.push_str(&self.text);
+            out.push_str(&untrusted::inline(&self.text));
         }
     }
 
@@ -356,7 +367,7 @@ impl Snapshot {
         let first_new = previous.map_or(u32::MAX, |p| p.next_id);
         let text_chars: usize = self.text.iter().map(|t| t.line.len() + 1).sum();
         let mut out = String::with_capacity(64 + 48 * self.elements.len() + text_chars);
-        out.push_str(&self.title);
+        out.push_str(&untrusted::line(&self.title));
         out.push('\n');
         let _ = writeln!(out, "url: {}", self.url);
         let [_, height] = self.viewport;
@@ -382,7 +393,8 @@ impl Snapshot {
             out.push_str("tabs:");
             for tab in &self.tabs {
                 let mark = if tab.id == self.tab_id { " *" } else { " " };
-                let _ = write!(out, "{mark}[{}] {}", tab.id, truncate(&tab.title, 40));
+                let title = truncate(&untrusted::inline(&tab.title), 40);
+                let _ = write!(out, "{mark}[{}] {title}", tab.id);
             }
             out.push('\n');
         }
@@ -475,7 +487,8 @@ struct TextBudget {
 
 impl TextBudget {
     /// Writes `line`, cut when long, unless the budget is spent. A line that reads like an
-    /// element line is escaped so page text cannot pose as something to act on.
+    /// element line or a prompt heading is escaped so page text cannot pose as something to
+    /// act on or as part of the prompt.
     fn push(&mut self, line: &TextLine, out: &mut String) {
         let whole = line.cut.map_or(line.line.chars().count(), |n| n as usize);
         if self.left == 0 || (self.skipped_lines > 0) {
@@ -484,14 +497,12 @@ impl TextBudget {
             return;
         }
         let shown = LINE_CHARS.min(self.left);
-        if line.line.starts_with('[') || line.line.starts_with("+[") {
-            out.push('\\');
-        }
+        let text = untrusted::line(&line.line);
         if whole <= shown {
-            out.push_str(&line.line);
+            out.push_str(&text);
             self.left = self.left.saturating_sub(whole);
         } else {
-            let cut: String = line.line.chars().take(shown).collect();
+            let cut: String = text.chars().take(shown).collect();
             out.push_str(cut.trim_end());
             let _ = write!(
                 out,

@@ -10,7 +10,7 @@ use crate::agents::{self, PlannerOutput};
 use crate::providers::Http;
 use crate::repair::RepairLedger;
 use crate::run::{Actor, EventDetail, EventKind, ExecutionState, Subtask};
-use crate::truncate;
+use crate::{truncate, untrusted};
 
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     pub(super) async fn plan(
@@ -19,7 +19,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         ledger: &RepairLedger,
     ) -> Result<PlannerOutput, CallError> {
         let page = match self.browser.observe(cp.tab_id).await {
-            Ok(view) => format!("{} — {}", view.title, view.url),
+            Ok(view) => format!("{} — {}", untrusted::line(&view.title), view.url),
             Err(error) => format!("(unavailable: {})", error.message),
         };
         let vars = agents::planner_vars(&cp.memory, self.budget(), &cp.notes.planner, &page);

@@ -472,8 +472,11 @@ fn withheld(url: &str, refusal: &str) -> PageView {
     PageView {
         url: url.to_owned(),
         title: String::new(),
+        // The address is the page's to choose: one line, like any page text.
         text: format!(
-            "This tab shows {url}, which the agent may not read or act on: {refusal}\nGo to an allowed page with go_to_url, web_search or open_tab, or switch to another tab."
+            "This tab shows {}, which the agent may not read or act on: {}\nGo to an allowed page with go_to_url, web_search or open_tab, or switch to another tab.",
+            crate::untrusted::inline(url),
+            crate::untrusted::inline(refusal)
         ),
         comparison: String::new(),
         hash: format!("withheld {url}"),

@@ -99,12 +99,25 @@ struct Pages {
     readable: RefCell<String>,
     /// A page the tab shows whatever is done, until a `go_to_url` (a tab with no history).
     stuck_at: RefCell<Option<String>>,
+    /// A page to show instead of the numbered pages, rendered as the browser renders it.
+    snapshot: RefCell<Option<crate::page_state::Snapshot>>,
+    /// What the page agent answers for `list_options`.
+    options: RefCell<Value>,
 }
 
 impl Browser for Pages {
     async fn observe(&self, _: TabId) -> Result<PageView, BrowserError> {
         if *self.closed.borrow() {
             return Err(BrowserError { fatal: true, message: "The tab was closed.".into() });
+        }
+        if let Some(snapshot) = &*self.snapshot.borrow() {
+            return Ok(PageView {
+                url: snapshot.url.clone(),
+                title: snapshot.title.clone(),
+                text: snapshot.render(None, 6000),
+                comparison: String::new(),
+                hash: "h".into(),
+            });
         }
         let page = *self.page.borrow();
         Ok(PageView {
@@ -165,6 +178,11 @@ impl Browser for Pages {
             Action::Done { text, .. } => {
                 ActionOutcome { ok: true, message: text.clone(), done: true, ..Default::default() }
             }
+            Action::ListOptions { id } => ActionOutcome {
+                ok: true,
+                message: crate::actions::options_listing(*id, &self.options.borrow()),
+                ..Default::default()
+            },
             _ => ActionOutcome { ok: true, message: "ok".into(), ..Default::default() },
         }
     }
@@ -244,6 +262,8 @@ impl World {
                 pause_after: RefCell::new(None),
                 readable: RefCell::default(),
                 stuck_at: RefCell::default(),
+                snapshot: RefCell::default(),
+                options: RefCell::default(),
             },
             store: Memory::default(),
             control,
@@ -1185,3 +1205,5 @@ fn events_carry_their_facts_as_data_for_the_pages() {
     });
     assert!(started.is_some() && started == ended, "{started:?} / {ended:?}");
 }
+
+mod hostile;
