@@ -741,7 +741,11 @@
       return { covered: hit ? brief(hit) : "something" };
     }
     const [ox, oy] = frameOffset(el);
-    return { x: spot[0] + ox, y: spot[1] + oy, mutations };
+    // Where a click would go, resolved as the browser resolves it, for the engine's
+    // allow/deny check before clicking.
+    const anchor = el.closest("a[href], area[href]");
+    const link = anchor && !anchor.href.startsWith("javascript:") ? anchor.href : undefined;
+    return { x: spot[0] + ox, y: spot[1] + oy, mutations, link };
   }
 
   // Suggestions after typing: autocomplete lists often open a few hundred milliseconds after

@@ -3,9 +3,11 @@
 //! Site A is `http://127.0.0.1:<port>`, site B `http://localhost:<port>`. Being different
 //! *sites* (not just ports), a page on A that frames B gets a real out-of-process iframe.
 //! In `.html`, `.js` and `.css` files, `{{SITE_A}}` and `{{SITE_B}}` become those origins.
+//! `/redirect?to=URL` answers 302 to `URL`. Each site logs the paths it was asked for, so a
+//! test can tell that a request never reached it.
 
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use tiny_http::{Header, Response, Server};
@@ -19,6 +21,8 @@ struct Origin {
     base: String,
     server: Arc<Server>,
     worker: Option<JoinHandle<()>>,
+    /// Every request's path and query, in arrival order.
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl FixtureSites {
@@ -36,13 +40,16 @@ impl FixtureSites {
         let origins = Arc::new((site_a.clone(), site_b.clone()));
         let start = |server: Arc<Server>, base: String| {
             let (root, origins, serving) = (root.clone(), origins.clone(), server.clone());
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let logging = log.clone();
             let worker = std::thread::spawn(move || {
                 for request in serving.incoming_requests() {
+                    logging.lock().expect("the log").push(request.url().to_owned());
                     let response = respond(&root, &origins, request.url());
                     let _ = request.respond(response);
                 }
             });
-            Origin { base, server, worker: Some(worker) }
+            Origin { base, server, worker: Some(worker), log }
         };
         FixtureSites { a: start(server_a, site_a), b: start(server_b, site_b) }
     }
@@ -50,6 +57,11 @@ impl FixtureSites {
     /// `path` on site A, `http://127.0.0.1:<port>/path`.
     pub fn url(&self, path: &str) -> String {
         format!("{}/{}", self.a.base, path.trim_start_matches('/'))
+    }
+
+    /// The paths (with queries) site B was asked for so far.
+    pub fn other_requests(&self) -> Vec<String> {
+        self.b.log.lock().expect("the log").clone()
     }
 
     /// `path` on site B, `http://localhost:<port>/path`: cross-site to A.
@@ -75,6 +87,12 @@ fn respond(
     url: &str,
 ) -> Response<std::io::Cursor<Vec<u8>>> {
     let path = url.split(['?', '#']).next().unwrap_or("/").trim_start_matches('/');
+    if path == "redirect" {
+        let to = url.split_once("to=").map_or("/", |(_, to)| to);
+        let to = percent_encoding::percent_decode_str(to).decode_utf8_lossy().into_owned();
+        let header = Header::from_bytes("Location", to).expect("a valid header");
+        return Response::from_string("").with_status_code(302).with_header(header);
+    }
     if path == "generated.html" {
         let n = url.split_once("n=").and_then(|(_, n)| n.parse().ok()).unwrap_or(1000);
         let header = Header::from_bytes("Content-Type", "text/html; charset=utf-8").expect("valid");

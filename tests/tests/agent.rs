@@ -233,3 +233,67 @@ fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
     assert_eq!(steps, [0, 1], "one run, numbered on across the restart");
     assert_eq!(stored["runs"].as_array().unwrap().len(), 1);
 }
+
+/// The deny list holds before a request leaves: a link, a link to a new tab, a script's
+/// navigation and a redirect to a denied site are all stopped, and the denied site never
+/// hears of them (the fixture server logs every request it gets).
+#[test]
+fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/firewall/index.html"));
+    let ids: Vec<u64> =
+        ["Secret by a link", "Secret in a new tab", "Secret by a script", "Secret by a redirect"]
+            .iter()
+            .map(|name| id_of(&mut browser, &page, name))
+            .collect();
+    let click = |id: u64, goal: &str| {
+        navigate("Start: the page lists ways out", goal, json!([{"action": "click", "id": id}]))
+    };
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Try each way out", ""),
+        click(ids[0], "Follow the link"),
+        click(ids[1], "Open the new tab"),
+        click(ids[2], "Press the script button"),
+        click(ids[3], "Follow the redirect"),
+        // Four steps on one page: the stagnation detector asks for a review, and the Planner
+        // plans again from it.
+        verdict(false, "", ""),
+        plan(false, "1. Report that every way out is refused", ""),
+        navigate(
+            "Failure: every way out was stopped",
+            "Report",
+            json!([{"action": "done", "text": "Every way out was stopped"}]),
+        ),
+        verdict(true, "", "Every way out was stopped."),
+    ]);
+    let mut settings = settings(llm.base_url());
+    settings["deny"] = json!(["localhost"]);
+    // Four failures in a row are this test's point, not a streak for the ThinkingAgent.
+    settings["agent"]["max_consecutive_failures"] = json!(10);
+    settings["agent"]["planning_interval"] = json!(50);
+    browser.configure_agent(settings);
+
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
+        "task": "Try to reach the secret page"}));
+    assert_eq!(started["type"], "done", "{started}");
+    browser.wait_for_task("done");
+
+    let secret: Vec<String> =
+        sites.other_requests().into_iter().filter(|path| path.contains("secret")).collect();
+    assert!(secret.is_empty(), "the denied site was asked for {secret:?}");
+    // Each attempt failed with why, for the model.
+    let outcomes: Vec<String> = browser
+        .agent_messages()
+        .into_iter()
+        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
+        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(outcomes.len(), 5, "{outcomes:#?}");
+    for outcome in &outcomes[..2] {
+        assert!(outcome.contains("Not clicked") && outcome.contains("deny list"), "{outcome}");
+    }
+    for outcome in &outcomes[2..4] {
+        assert!(outcome.contains("stopped before the request left"), "{outcome}");
+    }
+}

@@ -185,7 +185,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 }
             }
             Action::Hover { id } => {
-                let (x, y, mutations) = match self.point(tab, *id).await? {
+                let (x, y, mutations, _) = match self.point(tab, *id).await? {
                     Ok(point) => point,
                     Err(outcome) => return Ok(outcome),
                 };
@@ -286,12 +286,13 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         self.sessions.activity(tab).unwrap_or_default()
     }
 
-    /// Where to click element `id`, or the outcome that explains why it cannot be.
+    /// Where to click element `id` (and the link it is in, if any), or the outcome that
+    /// explains why it cannot be.
     async fn point(
         &self,
         tab: TabId,
         id: u32,
-    ) -> Result<Result<(f64, f64, u64), ActionOutcome>, CdpError> {
+    ) -> Result<Result<(f64, f64, u64, Option<String>), ActionOutcome>, CdpError> {
         let point = self.agent_for(tab, id, &format!("alphascout.point({id})")).await?;
         if point.get("gone").is_some() {
             return Ok(Err(ActionOutcome::stale(format!(
@@ -317,7 +318,8 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         };
         let x = point["x"].as_f64().unwrap_or_default() + dx;
         let y = point["y"].as_f64().unwrap_or_default() + dy;
-        Ok(Ok((x, y, point["mutations"].as_u64().unwrap_or_default())))
+        let link = point["link"].as_str().map(str::to_owned);
+        Ok(Ok((x, y, point["mutations"].as_u64().unwrap_or_default(), link)))
     }
 
     async fn mouse(&self, tab: TabId, kind: &str, x: f64, y: f64) -> Result<(), CdpError> {
@@ -334,10 +336,17 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     }
 
     async fn click(&self, tab: TabId, id: u32) -> Result<ActionOutcome, CdpError> {
-        let (x, y, mutations) = match self.point(tab, id).await? {
+        let (x, y, mutations, link) = match self.point(tab, id).await? {
             Ok(point) => point,
             Err(outcome) => return Ok(outcome),
         };
+        // A link's destination is checked before the click, so a refused page (in this tab
+        // or a new one) is never requested.
+        if let Some(link) = link
+            && let Err(refusal) = self.firewall.check(&link)
+        {
+            return Ok(ActionOutcome::fail(format!("Not clicked: [{id}] is a link. {refusal}")));
+        }
         let tabs_before = self.tabs.list().await.unwrap_or_default();
         let before = self.activity(tab);
         self.mouse_click(tab, x, y).await?;

@@ -82,7 +82,16 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
             limits: WaitLimits::default(),
             firewall: &self.firewall,
         };
-        hands.perform(tab, action).await
+        let mut outcome = hands.perform(tab, action).await;
+        // What the action set off is the action's outcome: a navigation the firewall
+        // stopped means it did not do what was meant.
+        for (url, why) in self.sessions.take_blocked(tab) {
+            outcome.ok = false;
+            outcome.message.push_str(&format!(
+                "; it led to {url}, which was stopped before the request left: {why}"
+            ));
+        }
+        outcome
     }
 
     fn describe(&self, tab: TabId, id: u32) -> String {

@@ -9,6 +9,8 @@ use std::fmt;
 use protocol::TabId;
 use serde_json::{Value, json};
 
+use crate::firewall::Firewall;
+
 /// A way to send CDP commands to a tab. The worker implements it over `chrome.debugger`;
 /// tests implement it with a scripted fake.
 // Single-threaded by design (the worker is one JS thread), so no `Send` bounds.
@@ -121,6 +123,8 @@ struct TabSession {
     children: HashMap<String, ChildFrame>,
     /// Which child frame gave out each element id (ids of the main frame are absent).
     owners: HashMap<u32, String>,
+    /// Navigations the firewall stopped since the last action took them: (URL, why).
+    blocked: Vec<(String, String)>,
 }
 
 /// An out-of-process (cross-site) iframe of a tab.
@@ -216,17 +220,28 @@ pub const WATCHED_EVENTS: &[&str] = &[
     "Network.loadingFailed",
     "Target.attachedToTarget",
     "Target.detachedFromTarget",
+    // Answered by `Sessions::on_request_paused`, not `on_event`.
+    "Fetch.requestPaused",
 ];
+
+/// What the firewall pauses: documents (a tab's page or a frame's), before they are
+/// requested, redirects included.
+fn document_requests() -> Value {
+    json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]})
+}
 
 /// The tabs the engine is attached to, so each is attached once and detached on request.
 pub struct Sessions<C> {
     cdp: C,
     tabs: RefCell<HashMap<TabId, TabSession>>,
+    /// While a task runs: where its tabs may go. Every document request in them waits for
+    /// this check, so a refused page is never requested, whatever started the navigation.
+    guard: RefCell<Option<Firewall>>,
 }
 
 impl<C: Cdp> Sessions<C> {
     pub fn new(cdp: C) -> Self {
-        Sessions { cdp, tabs: RefCell::default() }
+        Sessions { cdp, tabs: RefCell::default(), guard: RefCell::default() }
     }
 
     pub fn is_attached(&self, tab: TabId) -> bool {
@@ -274,6 +289,9 @@ impl<C: Cdp> Sessions<C> {
             let children =
                 json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true});
             self.cdp.send(tab, None, "Target.setAutoAttach", children).await?;
+            if self.guard.borrow().is_some() {
+                self.cdp.send(tab, None, "Fetch.enable", document_requests()).await?;
+            }
             self.cdp.send(tab, None, "Page.getFrameTree", json!({})).await
         };
         match setup.await {
@@ -373,6 +391,48 @@ impl<C: Cdp> Sessions<C> {
             self.cdp.detach(tab).await?;
         }
         Ok(())
+    }
+
+    /// Guards the attached tabs (and those attached later) with `firewall` while a task
+    /// runs; `None` lets them go anywhere again, as the person's own browsing may.
+    pub async fn guard(&self, firewall: Option<Firewall>) {
+        let on = firewall.is_some();
+        *self.guard.borrow_mut() = firewall;
+        let tabs: Vec<TabId> = self.tabs.borrow().keys().copied().collect();
+        for tab in tabs {
+            let _ = match on {
+                true => self.cdp.send(tab, None, "Fetch.enable", document_requests()).await,
+                false => self.cdp.send(tab, None, "Fetch.disable", json!({})).await,
+            };
+        }
+    }
+
+    /// A document request paused in `tab`: let it go, or stop it before it leaves when the
+    /// firewall refuses its URL (noted for the action that caused it). Every paused request
+    /// is answered, also one that comes after the guard was lifted.
+    pub async fn on_request_paused(&self, tab: TabId, params: &Value) {
+        let Some(id) = params.get("requestId").and_then(Value::as_str) else { return };
+        let url = params.pointer("/request/url").and_then(Value::as_str).unwrap_or_default();
+        let refusal = self.guard.borrow().as_ref().and_then(|f| f.check(url).err());
+        let answer = match refusal {
+            Some(why) => {
+                if let Some(open) = self.tabs.borrow_mut().get_mut(&tab) {
+                    open.blocked.push((url.to_owned(), why));
+                }
+                ("Fetch.failRequest", json!({"requestId": id, "errorReason": "BlockedByClient"}))
+            }
+            None => ("Fetch.continueRequest", json!({"requestId": id})),
+        };
+        let _ = self.cdp.send(tab, None, answer.0, answer.1).await;
+    }
+
+    /// The navigations the firewall stopped in `tab` since the last call.
+    pub fn take_blocked(&self, tab: TabId) -> Vec<(String, String)> {
+        self.tabs
+            .borrow_mut()
+            .get_mut(&tab)
+            .map(|s| std::mem::take(&mut s.blocked))
+            .unwrap_or_default()
     }
 
     /// Detaches from every tab, so Chrome's "is debugging this browser" bar goes away.
@@ -518,6 +578,45 @@ mod tests {
         assert_eq!(calls[5..7], ["Runtime.evaluate 1", "Runtime.evaluate 1"]);
         assert_eq!(calls[7..12], attach);
         assert_eq!(calls[12..], ["Page.enable 1", "detach 1"]);
+    }
+
+    #[test]
+    fn while_guarded_a_refused_document_is_stopped_before_it_is_requested() {
+        let fake = FakeCdp::default();
+        let sessions = Sessions::new(&fake);
+        block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
+        let settings = protocol::settings::Settings {
+            deny: vec!["evil.test".into()],
+            ..crate::testing::settings()
+        };
+        block_on(sessions.guard(Some(Firewall::new(&settings))));
+        let paused = |id: &str, url: &str| json!({"requestId": id, "request": {"url": url}});
+        block_on(sessions.on_request_paused(1, &paused("r1", "https://shop.test/")));
+        block_on(sessions.on_request_paused(1, &paused("r2", "HTTPS://EVIL.TEST./login")));
+        block_on(sessions.guard(None));
+        // A request paused just before the guard was lifted still gets its answer.
+        block_on(sessions.on_request_paused(1, &paused("r3", "https://evil.test/")));
+        let calls = fake.calls.borrow();
+        assert_eq!(
+            calls[6..],
+            [
+                "Fetch.enable 1",
+                "Fetch.continueRequest 1",
+                "Fetch.failRequest 1",
+                "Fetch.disable 1",
+                "Fetch.continueRequest 1"
+            ]
+        );
+        let blocked = sessions.take_blocked(1);
+        assert_eq!(blocked.len(), 1);
+        assert_eq!(blocked[0].0, "HTTPS://EVIL.TEST./login");
+        assert!(blocked[0].1.contains("deny list"), "{blocked:?}");
+        assert!(sessions.take_blocked(1).is_empty(), "told once");
+        // A tab attached while a task runs is guarded from the start.
+        drop(calls);
+        block_on(sessions.guard(Some(Firewall::new(&settings))));
+        block_on(sessions.send(2, "Page.enable", json!({}))).unwrap();
+        assert!(fake.calls.borrow().contains(&"Fetch.enable 2".to_owned()));
     }
 
     #[test]

@@ -108,6 +108,13 @@ pub fn watched_events() -> Vec<String> {
 #[wasm_bindgen]
 pub fn on_debugger_event(tab_id: TabId, method: String, params: JsValue) {
     let params: serde_json::Value = serde_wasm_bindgen::from_value(params).unwrap_or_default();
+    if method == "Fetch.requestPaused" {
+        // The request waits until it is answered: answer it now, off this callback.
+        wasm_bindgen_futures::spawn_local(async move {
+            worker().sessions.on_request_paused(tab_id, &params).await;
+        });
+        return;
+    }
     worker().sessions.on_event(tab_id, &method, &params, chrome::now_ms());
 }
 

@@ -473,8 +473,11 @@ impl Tasks {
         wasm_bindgen_futures::spawn_local(async move {
             let Some(mut cp) = worker.tasks.current.borrow().clone() else { return };
             worker.tasks.broadcast_snapshot(&worker, None);
+            // The task's tabs go only where its settings allow while it runs.
+            worker.sessions.guard(Some(Firewall::new(&settings))).await;
             let parts = parts(&worker, &store, &settings);
             executor(&parts, &settings, &prompts, &control).run(&mut cp).await;
+            worker.sessions.guard(None).await;
             *worker.tasks.running.borrow_mut() = None;
             worker.tasks.stopping.set(false);
             let finished = cp.status.is_finished();
