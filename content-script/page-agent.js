@@ -234,7 +234,11 @@
       if (type === "checkbox" || type === "radio") {
         d.checked = el.checked;
         if (el.indeterminate) d.mixed = true;
-      } else if (type === "password") d.filled = el.value.length > 0; // never the value
+      } else if (isSecret(el)) {
+        // Never the value: only whether it holds one.
+        d.filled = el.value.length > 0;
+        if (type !== "password") d.secret = true;
+      }
       else if (type !== "submit" && type !== "button" && type !== "reset") d.value = el.value;
       else d.text = d.text || squash(el.value, max);
       if (FORMATS[type]) d.format = FORMATS[type];
@@ -722,6 +726,21 @@
    * Where to click element `id`, in top-viewport pixels: scrolls it into view first if
    * needed. Answers {x, y} or why not: {gone}, {hidden}, {covered: "<what> ..."}.
    */
+  // Fields whose value is a secret, whatever their type: passwords, card numbers and codes,
+  // one-time codes, PINs. Known by type, by their autocomplete tokens, or by their name.
+  const SECRET_AUTOCOMPLETE = new Set(["current-password", "new-password", "one-time-code",
+    "cc-number", "cc-csc", "cc-exp", "cc-exp-month", "cc-exp-year"]);
+  const SECRET_NAME = /passw|passcode|\bpin\b|one.?time|\botp\b|cvc|cvv|csc|security.?code|card.?num|cc.?num|\bexp(iry|iration)?\b|ssn|social.?security|\biban\b/i;
+
+  function isSecret(el) {
+    if (el.tagName !== "INPUT") return false;
+    if (el.type === "password") return true;
+    const tokens = (el.getAttribute("autocomplete") || "").toLowerCase().split(/\s+/);
+    if (tokens.some((t) => SECRET_AUTOCOMPLETE.has(t))) return true;
+    const names = [el.name, el.id, el.getAttribute("aria-label"), el.placeholder].join(" ");
+    return SECRET_NAME.test(names);
+  }
+
   function point(id) {
     const el = element(id);
     if (!el) return { gone: true };
@@ -879,7 +898,7 @@
       } catch (_) { /* email inputs have no selection */ }
     }
     watchForPopups(el);
-    return { ok: true, password: el.type === "password" };
+    return { ok: true, secret: isSecret(el) };
   }
 
   /**

@@ -86,7 +86,7 @@ fn a_modal_hides_what_it_covers_and_says_how_much() {
 }
 
 #[test]
-fn widgets_show_their_current_values_but_never_a_password() {
+fn widgets_show_their_current_values_but_never_a_secret() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
@@ -104,6 +104,13 @@ fn widgets_show_their_current_values_but_never_a_password() {
     assert!(page.contains("<input type=email name=email value=ada@example.org>Email"), "{page}");
     assert!(page.contains("<input type=password name=password filled>Password"), "{page}");
     assert!(!page.contains("hunter2") && !state.to_string().contains("hunter2"));
+    // Card numbers, security and one-time codes are secrets too, whatever their type.
+    assert!(page.contains("<input name=cardnumber secret filled>Card number"), "{page}");
+    assert!(page.contains("<input name=cvc secret filled>Security code"), "{page}");
+    assert!(page.contains("secret filled>Code from your phone"), "{page}");
+    for secret in ["4111111111111111", "737", "918273"] {
+        assert!(!state.to_string().contains(secret), "{secret} is in the state");
+    }
 }
 
 #[test]

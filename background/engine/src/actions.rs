@@ -564,7 +564,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         if let Some(kind) = focus["fill"].as_str().and_then(ValueKind::of) {
             return self.fill(tab, id, kind, text, &focus).await;
         }
-        let secret = focus["password"] == true;
+        let secret = focus["secret"] == true;
         let before = self.activity(tab);
         if text.is_empty() {
             if clear {
@@ -584,12 +584,14 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         };
         let landed = value.contains(text) || squash(value).contains(&squash(text));
         let mut outcome = match (landed, secret) {
-            (true, true) => ActionOutcome::ok(format!("Typed the password into [{id}]")),
+            (true, true) => ActionOutcome::ok(format!(
+                "Typed into the secret field [{id}] (its value is never shown)"
+            )),
             (true, false) => {
                 ActionOutcome::ok(format!("Typed into [{id}]; it now reads {value:?}"))
             }
             (false, true) => {
-                ActionOutcome::fail(format!("The password field [{id}] did not take it."))
+                ActionOutcome::fail(format!("The secret field [{id}] did not take it."))
             }
             (false, false) => ActionOutcome::fail(format!(
                 "Typed into [{id}], but it reads {value:?}: the page reformatted or rejected the \
@@ -1331,7 +1333,7 @@ mod tests {
 
         let answers = vec![
             point,
-            json!({"ok": true, "password": false}),
+            json!({"ok": true, "secret": false}),
             json!({"quiet": true, "popup": true, "mutations": 12}),
             json!({"value": "kettle"}),
         ];

@@ -100,4 +100,12 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
             .and_then(|elements| elements.into_iter().find(|e| e.id == id))
             .map_or_else(|| format!("element {id}"), |e| e.label())
     }
+
+    fn is_secret(&self, tab: TabId, id: u32) -> bool {
+        self.observer.last_elements(tab).is_some_and(|elements| {
+            elements
+                .iter()
+                .any(|e| e.id == id && (e.secret || e.input_type.as_deref() == Some("password")))
+        })
+    }
 }

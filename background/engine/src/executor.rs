@@ -77,6 +77,11 @@ pub trait Browser {
     async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome;
     /// How a person would name element `id` of the latest page state.
     fn describe(&self, tab: TabId, id: u32) -> String;
+    /// Whether element `id` of the latest page state holds a secret (a password, a card
+    /// number, a one-time code), so what is typed into it is masked wherever it is kept.
+    fn is_secret(&self, _tab: TabId, _id: u32) -> bool {
+        false
+    }
 }
 
 /// What the shell asks of a running task; shared between the shell and [`Executor::run`].

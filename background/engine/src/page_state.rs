@@ -109,8 +109,11 @@ pub struct Element {
     pub checked: Option<bool>,
     /// An indeterminate checkbox.
     pub mixed: bool,
-    /// For password fields, instead of the value.
+    /// For password and other secret fields, instead of the value.
     pub filled: Option<bool>,
+    /// A field other than a password whose value is a secret (a card number, a CVC, a
+    /// one-time code): its value is never read, and what is typed into it is masked.
+    pub secret: bool,
     pub options: Option<u32>,
     /// The first options' texts of a native select.
     #[serde(rename = "optionTexts")]
@@ -261,6 +264,7 @@ impl Element {
             (self.mixed, "mixed"),
             (self.required, "required"),
             (self.invalid, "invalid"),
+            (self.secret, "secret"),
             (self.filled == Some(true), "filled"),
             (self.filled == Some(false), "empty"),
             (self.multiple, "multiple"),

@@ -28,17 +28,28 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         vars: Value,
         ledger: &RepairLedger,
     ) -> Result<T, CallError> {
-        self.ask_with_images(cp, role, vars, Vec::new(), ledger).await
+        let (answer, trace) = self.call(cp, role, vars, Vec::new(), ledger).await;
+        self.store_trace(cp, trace.as_ref()).await;
+        answer
     }
 
-    pub(super) async fn ask_with_images<T: DeserializeOwned>(
+    pub(super) async fn store_trace(&self, cp: &mut Checkpoint, trace: Option<&LlmTrace>) {
+        if let Some(trace) = trace {
+            let saved = self.capture.save_trace(trace).await;
+            self.stored(cp, "a trace", saved);
+        }
+    }
+
+    /// [`Executor::ask`] with images, leaving the trace to the caller to store (the
+    /// Navigator's, once it knows which typed texts are secrets to mask in it).
+    pub(super) async fn call<T: DeserializeOwned>(
         &self,
         cp: &mut Checkpoint,
         role: ModelRole,
         vars: Value,
         images: Vec<String>,
         ledger: &RepairLedger,
-    ) -> Result<T, CallError> {
+    ) -> (Result<T, CallError>, Option<LlmTrace>) {
         // Each agent's prompt has the id of its role.
         let prompt_id = role.id();
         let model = self.model(role);
@@ -46,9 +57,9 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let rendered = match self.prompts.render(prompt_id, variant, &vars) {
             Ok(rendered) => rendered,
             Err(error) => {
-                return Err(CallError::Failed(StructuredError::Provider(LlmError::BadRequest {
-                    detail: format!("the prompt could not be rendered: {error}"),
-                })));
+                let detail = format!("the prompt could not be rendered: {error}");
+                let error = StructuredError::Provider(LlmError::BadRequest { detail });
+                return (Err(CallError::Failed(error)), None);
             }
         };
         let prompt = self.prompts.prompt(prompt_id).expect("rendered prompts exist");
@@ -117,9 +128,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             error,
         };
         cp.step_traces.push(trace.id.clone());
-        let saved = self.capture.save_trace(&trace).await;
-        self.stored(cp, "a trace", saved);
-        match result {
+        let answer = match result {
             None => Err(CallError::Interrupted),
             Some(Err(error)) => Err(CallError::Failed(error)),
             // The schema and the types agree (a test holds them together), so this only
@@ -134,7 +143,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                     budget_exhausted: false,
                 })
             }),
-        }
+        };
+        (answer, Some(trace))
     }
 
     fn model(&self, role: ModelRole) -> &ModelConfig {
@@ -151,21 +161,25 @@ fn scrub_keys(params: &mut Value, settings: &Settings) {
     if keys.is_empty() {
         return;
     }
-    fn walk(value: &mut Value, keys: &[String]) {
-        match value {
-            Value::String(text) => {
-                for key in keys {
-                    if text.contains(key.as_str()) {
-                        *text = text.replace(key.as_str(), "***");
-                    }
+    replace_everywhere(params, &keys, "***");
+}
+
+/// Replaces every occurrence of each of `secrets` in the strings of `value` with `mask`.
+pub(super) fn replace_everywhere(value: &mut Value, secrets: &[String], mask: &str) {
+    match value {
+        Value::String(text) => {
+            for secret in secrets.iter().filter(|s| !s.is_empty()) {
+                if text.contains(secret.as_str()) {
+                    *text = text.replace(secret.as_str(), mask);
                 }
             }
-            Value::Array(items) => items.iter_mut().for_each(|v| walk(v, keys)),
-            Value::Object(map) => map.values_mut().for_each(|v| walk(v, keys)),
-            _ => {}
         }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_everywhere(v, secrets, mask)),
+        Value::Object(map) => {
+            map.values_mut().for_each(|v| replace_everywhere(v, secrets, mask));
+        }
+        _ => {}
     }
-    walk(params, &keys);
 }
 
 /// Splits a rendered prompt's size into template, page state and working memory.

@@ -8,6 +8,7 @@ use protocol::settings::ModelRole;
 
 use super::Capture;
 use super::ask::CallError;
+use super::ask::replace_everywhere;
 use super::checkpoint::{EXTRACT_CHARS, MAX_FINDING};
 use super::{Browser, Checkpoint, Executor, PageView};
 use crate::Clock;
@@ -96,12 +97,39 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             self.settings.agent.max_actions_per_step,
         );
         let images = std::mem::take(&mut look.images);
-        let asked = self.ask_with_images(cp, ModelRole::Navigator, vars, images, ledger);
-        let output: NavigatorOutput = match asked.await {
-            Ok(output) => output,
-            Err(CallError::Interrupted) => return StepEnd::Interrupted,
-            Err(CallError::Failed(error)) => return StepEnd::NoAnswer(error),
+        let asked = self.call(cp, ModelRole::Navigator, vars, images, ledger).await;
+        let (output, mut trace): (NavigatorOutput, _) = match asked {
+            (Ok(output), trace) => (output, trace),
+            (Err(error), trace) => {
+                self.store_trace(cp, trace.as_ref()).await;
+                return match error {
+                    CallError::Interrupted => StepEnd::Interrupted,
+                    CallError::Failed(error) => StepEnd::NoAnswer(error),
+                };
+            }
         };
+        // Text typed into a secret field (a password, a card number, a one-time code) is
+        // masked in everything kept of the step: its trace, record, events and memory.
+        let secrets = self.secrets(cp.tab_id, &output.actions);
+        let unmasked = output.actions.clone();
+        let output = if secrets.is_empty() {
+            output
+        } else {
+            // A trace the mask cannot be applied to is not kept rather than kept unmasked.
+            trace = trace.and_then(|t| masked(&t, &secrets));
+            let mut output = output;
+            for action in &mut output.actions {
+                if let Action::Type { id, text, .. } = action
+                    && secrets.iter().any(|(secret, _)| secret == id)
+                {
+                    *text = SECRET_MASK.into();
+                }
+            }
+            // The same text in the thoughts and memory goes too; should masking there break
+            // the answer's shape, the typed fields alone are masked.
+            masked(&output, &secrets).unwrap_or(output)
+        };
+        self.store_trace(cp, trace.as_ref()).await;
         cp.notes.navigator.clear();
         self.emit_detail(
             cp,
@@ -113,7 +141,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         );
         let max = self.settings.agent.max_actions_per_step.max(1) as usize;
         let actions: Vec<&Action> = output.actions.iter().take(max).collect();
-        let acted = self.act(cp, &actions, &look.view.url, look.off_limits.as_deref()).await;
+        let acted =
+            self.act(cp, &actions, &unmasked, &look.view.url, look.off_limits.as_deref()).await;
         let done = self.record(cp, started, look, &output, &actions, acted).await;
         StepEnd::Finished { done }
     }
@@ -176,10 +205,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
 
     /// Carries out the actions in order until one ends the sequence: `done`, a failure, a
     /// navigation or tab change, or (after the first) a target the page changed under.
+    /// `actions` are as recorded (secrets masked); `unmasked` (the same, in order) are what
+    /// is carried out.
     async fn act(
         &self,
         cp: &mut Checkpoint,
         actions: &[&Action],
+        unmasked: &[Action],
         url: &str,
         off_limits: Option<&str>,
     ) -> Acted {
@@ -204,7 +236,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 Some(refusal) => {
                     ActionOutcome { ok: false, message: refusal, ..Default::default() }
                 }
-                None => self.browser.perform(cp.tab_id, action).await,
+                None => self.browser.perform(cp.tab_id, &unmasked[i]).await,
             };
             if i > 0 && outcome.stale {
                 // What the earlier actions did removed, hid or covered this target after the
@@ -447,7 +479,24 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         }
     }
 
-    /// The allow/deny list, checked before going anywhere.
+    /// The texts the Navigator asks to type into secret fields, by field id (longest first,
+    /// so masking one never leaves part of another).
+    fn secrets(&self, tab: TabId, actions: &[Action]) -> Vec<(u32, String)> {
+        let mut secrets: Vec<(u32, String)> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Type { id, text, .. }
+                    if !text.is_empty() && self.browser.is_secret(tab, *id) =>
+                {
+                    Some((*id, text.clone()))
+                }
+                _ => None,
+            })
+            .collect();
+        secrets.sort_by_key(|(_, text)| std::cmp::Reverse(text.len()));
+        secrets
+    }
+
     /// Why `action` may not be carried out: a destination the firewall refuses, or any
     /// action on the page itself while the tab shows one it refuses (`off_limits`).
     fn refused(&self, action: &Action, off_limits: Option<&str>) -> Option<String> {
@@ -465,6 +514,21 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             _ => off_limits.map(|why| format!("Not carried out: this page is off limits ({why})")),
         }
     }
+}
+
+/// What stands in for a secret wherever the step is kept.
+const SECRET_MASK: &str = "[secret]";
+
+/// `value` with every occurrence of `secrets` masked, or `None` if masking a string that
+/// names a variant (a secret that happens to equal one) left it unreadable.
+fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(
+    value: &T,
+    secrets: &[(u32, String)],
+) -> Option<T> {
+    let texts: Vec<String> = secrets.iter().map(|(_, text)| text.clone()).collect();
+    let mut json = serde_json::to_value(value).ok()?;
+    replace_everywhere(&mut json, &texts, SECRET_MASK);
+    serde_json::from_value(json).ok()
 }
 
 /// What the Navigator sees of a page it may not read: where it is and why, nothing of it.

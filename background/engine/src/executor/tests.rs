@@ -99,6 +99,8 @@ struct Pages {
     readable: RefCell<String>,
     /// A page the tab shows whatever is done, until a `go_to_url` (a tab with no history).
     stuck_at: RefCell<Option<String>>,
+    /// Elements that hold secrets (card numbers, one-time codes).
+    secret_ids: RefCell<Vec<u32>>,
     /// A page to show instead of the numbered pages, rendered as the browser renders it.
     snapshot: RefCell<Option<crate::page_state::Snapshot>>,
     /// What the page agent answers for `list_options`.
@@ -189,6 +191,9 @@ impl Browser for Pages {
     fn describe(&self, _: TabId, id: u32) -> String {
         format!("element {id}")
     }
+    fn is_secret(&self, _: TabId, id: u32) -> bool {
+        self.secret_ids.borrow().contains(&id)
+    }
 }
 
 #[derive(Default)]
@@ -262,6 +267,7 @@ impl World {
                 pause_after: RefCell::new(None),
                 readable: RefCell::default(),
                 stuck_at: RefCell::default(),
+                secret_ids: RefCell::default(),
                 snapshot: RefCell::default(),
                 options: RefCell::default(),
             },
@@ -880,6 +886,70 @@ fn a_page_that_is_not_a_web_page_is_never_read_or_acted_on() {
     let steps = world.store.steps.borrow();
     assert!(steps[0].1.is_none(), "no screenshot of it is stored");
     assert!(steps[2].1.is_some(), "the allowed page is captured as usual");
+}
+
+#[test]
+fn what_is_typed_into_a_secret_field_is_typed_but_kept_nowhere() {
+    const CARD: &str = "4111 1111 1111 1111";
+    let typing = Reply::Json(json!({
+        "current_state": {"evaluation_previous_goal": "Success: the payment form is open",
+            "memory": format!("card number is {CARD}"), "next_goal": format!("Pay with {CARD}")},
+        "actions": [{"action": "type", "id": 2, "text": CARD}, {"action": "type", "id": 3, "text": "Ada"}]
+    }));
+    let mut world = World::new(vec![
+        plan(false, ""),
+        typing,
+        navigate(done_action()),
+        think(true, None, "", "Paid"),
+    ]);
+    world.pages.secret_ids.borrow_mut().push(2);
+    let mut cp = world.start("Pay for the kettle");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    // The page got the real number.
+    let performed = world.pages.performed.borrow().clone();
+    assert!(performed.contains(&Action::Type { id: 2, text: CARD.into(), clear: true }));
+    assert!(performed.contains(&Action::Type { id: 3, text: "Ada".into(), clear: true }));
+    // Nothing kept of the run holds it: records, traces, events, the checkpoint, prompts after.
+    let kept = [
+        serde_json::to_string(
+            &*world.store.steps.borrow().iter().map(|s| &s.0).collect::<Vec<_>>(),
+        )
+        .unwrap(),
+        serde_json::to_string(&*world.store.traces.borrow()).unwrap(),
+        serde_json::to_string(&*world.store.events.borrow()).unwrap(),
+        world.store.checkpoints.borrow().join("\n"),
+        world.model.prompt(2),
+        world.model.prompt(3),
+    ];
+    for (i, text) in kept.iter().enumerate() {
+        assert!(!text.contains(CARD), "#{i} holds the card number");
+    }
+    assert!(kept[0].contains("[secret]") && kept[0].contains("Ada"), "{}", kept[0]);
+}
+
+#[test]
+fn a_secret_that_reads_like_part_of_the_answer_is_still_masked_where_it_was_typed() {
+    // A password spelled like an action's name cannot be masked in every string without
+    // breaking the answer's shape; the field it was typed into is masked all the same.
+    let typing = Reply::Json(json!({
+        "current_state": {"evaluation_previous_goal": "Success", "memory": "", "next_goal": "Log in"},
+        "actions": [{"action": "type", "id": 2, "text": "type"}]
+    }));
+    let mut world = World::new(vec![
+        plan(false, ""),
+        typing,
+        navigate(done_action()),
+        think(true, None, "", "In"),
+    ]);
+    world.pages.secret_ids.borrow_mut().push(2);
+    let mut cp = world.start("Log in");
+    world.run(&mut cp);
+    let performed = world.pages.performed.borrow().clone();
+    assert!(performed.contains(&Action::Type { id: 2, text: "type".into(), clear: true }));
+    let steps = world.store.steps.borrow();
+    let typed = &steps[0].0.actions[0].action;
+    assert_eq!(typed, &Action::Type { id: 2, text: "[secret]".into(), clear: true });
 }
 
 #[test]
