@@ -123,6 +123,15 @@ impl ModelConfig {
                 "A base URL starts with http:// or https://.".to_owned(),
             ));
         }
+        if let Some(host) = plain_http_host(base).filter(|_| !self.api_key.is_empty()) {
+            problems.push((
+                format!("models.{role}.base_url"),
+                format!(
+                    "The API key would travel unencrypted to {host}. Use https://, or \
+                     http:// only for a server on this computer."
+                ),
+            ));
+        }
         if self.provider == ProviderKind::OpenAiCompatible && base.is_empty() {
             problems.push((
                 format!("models.{role}.base_url"),
@@ -377,6 +386,26 @@ impl Settings {
     }
 }
 
+/// The host `url` reaches over plain `http://` when that host is another computer: what a
+/// key, a token or a prompt sent there crosses the network unencrypted to. `None` for
+/// https, for this computer (`localhost`, `*.localhost`, 127.0.0.0/8, `[::1]`) and for what
+/// is not a URL at all (other checks report that).
+pub fn plain_http_host(url: &str) -> Option<String> {
+    let url = url::Url::parse(url.trim()).ok()?;
+    if url.scheme() != "http" {
+        return None;
+    }
+    let loopback = match url.host()? {
+        url::Host::Domain(name) => {
+            let name = name.trim_end_matches('.');
+            name == "localhost" || name.ends_with(".localhost")
+        }
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
+    };
+    (!loopback).then(|| url.host_str().unwrap_or_default().to_owned())
+}
+
 fn is_http(url: &str) -> bool {
     let url = url.to_ascii_lowercase();
     url.starts_with("http://") || url.starts_with("https://")
@@ -425,6 +454,45 @@ mod tests {
         );
         assert_eq!(key.redact("bad key sk-e2e-secret-key-0123456789!"), "bad key ***!");
         assert_eq!(Secret::new("").redact("no key here"), "no key here");
+    }
+
+    #[test]
+    fn a_key_goes_over_plain_http_only_to_this_computer() {
+        for local in [
+            "http://localhost:11434",
+            "http://LOCALHOST./v1",
+            "http://models.localhost:8080",
+            "http://127.0.0.1:8000/v1",
+            "http://127.9.9.9",
+            "http://2130706433/",
+            "http://[::1]:1234",
+            "https://api.example/v1",
+        ] {
+            assert_eq!(plain_http_host(local), None, "{local}");
+            let mut ok = settings();
+            ok.models.planner.base_url = local.into();
+            assert!(ok.problems().is_empty(), "{local}: {:?}", ok.problems());
+        }
+        for (remote, host) in [
+            ("http://api.example/v1", "api.example"),
+            ("HTTP://192.168.1.20:11434", "192.168.1.20"),
+            ("http://127.0.0.1.evil.test/", "127.0.0.1.evil.test"),
+            ("http://localhost.evil.test", "localhost.evil.test"),
+            ("http://[2001:db8::1]/", "[2001:db8::1]"),
+        ] {
+            assert_eq!(plain_http_host(remote).as_deref(), Some(host), "{remote}");
+            let mut keyed = settings();
+            keyed.models.planner.base_url = remote.into();
+            let problems = keyed.problems();
+            assert!(
+                problems.iter().any(|(field, message)| field == "models.planner.base_url"
+                    && message.contains("unencrypted")),
+                "{remote}: {problems:?}"
+            );
+            // Without a key (a model server on the local network) only prompts travel: allowed.
+            keyed.models.planner.api_key = Secret::new("");
+            assert!(keyed.problems().is_empty(), "{remote}");
+        }
     }
 
     #[test]

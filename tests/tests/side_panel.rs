@@ -229,6 +229,22 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     );
     assert!(error.contains("http:// or https://"), "{error}");
 
+    // A key never goes over plain http to another computer.
+    s.panel.eval(
+        "{ const f = document.querySelector('[data-testid=settings-navigator-base-url]'); f.focus(); f.select(); true }",
+    );
+    s.panel.call("Input.insertText", json!({"text": "http://192.168.1.20:8000/v1"})).unwrap();
+    s.panel.eval(
+        "{ const f = document.querySelector('[data-testid=settings-navigator-key]'); f.focus(); f.select(); true }",
+    );
+    s.panel.call("Input.insertText", json!({"text": "sk-typed-for-the-lan"})).unwrap();
+    s.panel.click("[data-testid=settings-save]");
+    let error = s.panel.wait_for_text(
+        "[data-testid=settings-error][data-field='models.navigator.base_url']",
+        "unencrypted",
+    );
+    assert!(error.contains("192.168.1.20"), "{error}");
+
     // Fix it, and deny the fixture site's host.
     s.panel.eval(
         "{ const f = document.querySelector('[data-testid=settings-navigator-base-url]'); f.focus(); f.select(); true }",

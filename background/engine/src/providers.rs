@@ -326,6 +326,9 @@ pub fn parse_response(
     let body: Value = serde_json::from_str(&response.body).unwrap_or(Value::Null);
     if !(200..300).contains(&response.status) {
         let detail = error_detail(&body).unwrap_or_else(|| truncate(&response.body, 200));
+        // A provider refusing a key often quotes part of it; the detail reaches the user,
+        // the task's events and its trace.
+        let detail = config.api_key.redact(&detail);
         return Err(match response.status {
             401 | 403 => LlmError::Auth { status: response.status, detail },
             404 => LlmError::ModelNotFound { model: config.model.clone(), detail },
@@ -335,7 +338,7 @@ pub fn parse_response(
         });
     }
     let malformed = |what: &str| LlmError::Malformed {
-        detail: format!("{what} in {}", truncate(&response.body, 200)),
+        detail: config.api_key.redact(&format!("{what} in {}", truncate(&response.body, 200))),
     };
     let (text, usage) = match config.provider {
         ProviderKind::OpenAi | ProviderKind::OpenRouter | ProviderKind::OpenAiCompatible => {
@@ -426,7 +429,9 @@ pub async fn complete(
         let response = match http.post(&request, config.timeout_ms).await {
             Ok(response) => response,
             Err(HttpFailure::Timeout) => return Err(LlmError::Timeout { ms: config.timeout_ms }),
-            Err(HttpFailure::Network(detail)) => return Err(LlmError::Network { detail }),
+            Err(HttpFailure::Network(detail)) => {
+                return Err(LlmError::Network { detail: config.api_key.redact(&detail) });
+            }
         };
         let retriable = response.status == 429 || response.status >= 500;
         if retriable && attempt <= config.max_retries {
@@ -497,6 +502,28 @@ mod tests {
         let config = config(ProviderKind::OpenAi);
         assert!(!format!("{config:?}").contains("sk-secret"));
         assert!(!serde_json::to_string(&config).unwrap().contains("sk-secret"));
+    }
+
+    #[test]
+    fn a_provider_quoting_the_key_it_refused_is_never_repeated() {
+        let config = config(ProviderKind::OpenAi);
+        let refused = HttpResponse {
+            status: 401,
+            headers: vec![],
+            body: json!({"error": {"message":
+                "Incorrect API key provided: sk-secre*****-123. Find your key at example.test."}})
+            .to_string(),
+        };
+        let echoed = HttpResponse {
+            status: 502,
+            headers: vec![],
+            body: "upstream rejected Authorization: Bearer sk-secret-123".into(),
+        };
+        for response in [refused, echoed] {
+            let error = parse_response(&config, &response).unwrap_err();
+            let shown = error.to_string();
+            assert!(!shown.contains("sk-secre") && shown.contains("***"), "{shown}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use yew::prelude::*;
 use crate::components::connection_test::ConnectionTestButton;
 use crate::components::field_errors::FieldErrors;
 use crate::components::settings_field::{InputKind, SettingsField};
-use protocol::settings::ModelRole;
+use protocol::settings::{ModelRole, plain_http_host};
 
 use crate::state::settings::{ConnectionTest, Field, MASKED, ModelDraft, PROVIDERS, provider_id};
 
@@ -36,6 +36,16 @@ pub fn model_fields(props: &ModelFieldsProps) -> Html {
     let selected = provider_id(model.provider);
     let default_url = model.provider.default_base_url();
     let key_stored = model.api_key == MASKED;
+    // With a key, plain http to another computer is a problem of the form; without one,
+    // prompts and page content would still cross the network unencrypted.
+    let base_hint = match plain_http_host(&model.base_url) {
+        Some(host) => Some(AttrValue::from(format!(
+            "Plain http://: prompts and page content travel unencrypted to {host}."
+        ))),
+        None => {
+            (!default_url.is_empty()).then_some(AttrValue::from("Empty: the provider's default."))
+        }
+    };
     html! {
         <fieldset class="model" aria-label={format!("{} model", role.label())}>
             <legend>{ role.label() }</legend>
@@ -59,7 +69,7 @@ pub fn model_fields(props: &ModelFieldsProps) -> Html {
             <SettingsField field={Field::BaseUrl(role)} label="Base URL" kind={InputKind::Url}
                 value={model.base_url.clone()}
                 placeholder={(!default_url.is_empty()).then(|| AttrValue::from(default_url))}
-                hint={(!default_url.is_empty()).then_some(AttrValue::from("Empty: the provider's default."))}
+                hint={base_hint}
                 problems={of(Field::BaseUrl(role))} on_edit={props.on_edit.clone()} />
             <SettingsField field={Field::Timeout(role)} label="Timeout (ms)" kind={InputKind::Number}
                 value={model.timeout_ms.clone()} problems={of(Field::Timeout(role))}
