@@ -888,24 +888,29 @@ fn a_page_that_is_not_a_web_page_is_never_read_or_acted_on() {
     assert!(steps[2].1.is_some(), "the allowed page is captured as usual");
 }
 
+/// A finished task whose first step answered `typing`, on a page where field 2 is secret.
+fn typed_into_field_2_as_secret(typing: Value) -> World {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        Reply::Json(typing),
+        navigate(done_action()),
+        think(true, None, "", "Finished"),
+    ]);
+    world.pages.secret_ids.borrow_mut().push(2);
+    let mut cp = world.start("Use the form");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    world
+}
+
 #[test]
 fn what_is_typed_into_a_secret_field_is_typed_but_kept_nowhere() {
     const CARD: &str = "4111 1111 1111 1111";
-    let typing = Reply::Json(json!({
+    let world = typed_into_field_2_as_secret(json!({
         "current_state": {"evaluation_previous_goal": "Success: the payment form is open",
             "memory": format!("card number is {CARD}"), "next_goal": format!("Pay with {CARD}")},
         "actions": [{"action": "type", "id": 2, "text": CARD}, {"action": "type", "id": 3, "text": "Ada"}]
     }));
-    let mut world = World::new(vec![
-        plan(false, ""),
-        typing,
-        navigate(done_action()),
-        think(true, None, "", "Paid"),
-    ]);
-    world.pages.secret_ids.borrow_mut().push(2);
-    let mut cp = world.start("Pay for the kettle");
-    world.run(&mut cp);
-    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     // The page got the real number.
     let performed = world.pages.performed.borrow().clone();
     assert!(performed.contains(&Action::Type { id: 2, text: CARD.into(), clear: true }));
@@ -932,19 +937,10 @@ fn what_is_typed_into_a_secret_field_is_typed_but_kept_nowhere() {
 fn a_secret_that_reads_like_part_of_the_answer_is_still_masked_where_it_was_typed() {
     // A password spelled like an action's name cannot be masked in every string without
     // breaking the answer's shape; the field it was typed into is masked all the same.
-    let typing = Reply::Json(json!({
+    let world = typed_into_field_2_as_secret(json!({
         "current_state": {"evaluation_previous_goal": "Success", "memory": "", "next_goal": "Log in"},
         "actions": [{"action": "type", "id": 2, "text": "type"}]
     }));
-    let mut world = World::new(vec![
-        plan(false, ""),
-        typing,
-        navigate(done_action()),
-        think(true, None, "", "In"),
-    ]);
-    world.pages.secret_ids.borrow_mut().push(2);
-    let mut cp = world.start("Log in");
-    world.run(&mut cp);
     let performed = world.pages.performed.borrow().clone();
     assert!(performed.contains(&Action::Type { id: 2, text: "type".into(), clear: true }));
     let steps = world.store.steps.borrow();
