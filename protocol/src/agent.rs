@@ -2,6 +2,7 @@
 //! (its snapshot). The worker pushes these over the panel port; the panel's reducer folds
 //! them into what people see.
 
+pub use run_contract::telemetry::Telemetry;
 use serde::{Deserialize, Serialize};
 
 use crate::TabId;
@@ -160,6 +161,9 @@ pub struct TaskSnapshot {
     pub spend: Spend,
     /// The session's events so far, oldest first (bounded by the worker).
     pub events: Vec<AgentEvent>,
+    /// The run's telemetry: decisions, pauses, questions, steering, spend per role.
+    #[serde(default)]
+    pub telemetry: Telemetry,
 }
 
 /// One stored conversation, as the History view lists it.

@@ -367,9 +367,25 @@ impl Settings {
             ("agent.history_steps", agent.history_steps, 1, 20),
             ("agent.memory_budget_chars", agent.memory_budget_chars, 500, 100_000),
             ("agent.state_text_chars", agent.state_text_chars, 0, 100_000),
+            ("agent.thinking_interval", agent.thinking_interval, 0, 100),
+            ("agent.repair_retries", agent.repair_retries, 0, 5),
+            ("agent.repair_budget", agent.repair_budget, 0, 200),
         ] {
             if value < min || value > max {
                 problems.push((field.to_owned(), format!("Use a number from {min} to {max}.")));
+            }
+        }
+        for path in &agent.trace_redactions {
+            let segments_ok = path
+                .split('.')
+                .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+            if !segments_ok {
+                problems.push((
+                    "agent.trace_redactions".to_owned(),
+                    format!(
+                        "{path:?} is not a variable path like page_state or planner.reasoning."
+                    ),
+                ));
             }
         }
         for (list, patterns) in [("allow", &self.allow), ("deny", &self.deny)] {

@@ -158,23 +158,58 @@ pub mod replies {
         Reply::json(json!({
             "observation": if done { "The kettle's page shows its price" } else { "The shop lists three products" },
             "challenges": "", "done": done, "next_steps": steps, "final_answer": answer,
-            "reasoning": "The price is on the product page.", "web_task": true
+            "reasoning": "The price is on the product page.", "web_task": true, "ask_user": ""
         }))
     }
 
     /// The Navigator: its reflection and `actions`.
     pub fn navigate(evaluation: &str, goal: &str, actions: Value) -> Reply {
-        Reply::json(json!({
-            "current_state": {"evaluation_previous_goal": evaluation,
-                              "memory": "Kettle listed at €39.00", "next_goal": goal},
+        Reply::json(navigator(evaluation, "Kettle listed at €39.00", goal, actions))
+    }
+
+    /// The Navigator asking for the user (`need`) instead of acting.
+    pub fn navigator_asks(need: &str) -> Reply {
+        let mut answer =
+            navigator("Success: the products are listed", "", "Ask the user", json!([]));
+        answer["ask_user"] = json!(need);
+        Reply::json(answer)
+    }
+
+    /// A Navigator answer: the three thoughts in the first person, then the fields the
+    /// engine acts on.
+    fn navigator(evaluation: &str, memory: &str, goal: &str, actions: Value) -> Value {
+        json!({
+            "current_state": {
+                "evaluation_previous_goal": evaluation,
+                "thought_changed": format!("I checked my last step: {evaluation}"),
+                "thought_state": "I see the shop's products, I need the one the task names, but I have not opened it yet",
+                "thought_next": format!("I will {}", goal.to_lowercase()),
+                "extended_thoughts": [],
+                "decision": "proceed",
+                "memory": memory,
+                "next_goal": goal
+            },
+            "ask_user": "",
             "actions": actions
+        })
+    }
+
+    /// The ThinkingAgent at the entry gate or a review: re-plan or let the Navigator go on
+    /// (with `instructions`), or ask `question` (when not empty).
+    pub fn decide(replan: bool, question: &str, instructions: &str) -> Reply {
+        Reply::json(json!({
+            "approved": false, "replan": replan, "missing_pieces": "",
+            "instructions_for_planner": instructions, "instructions_for_navigator": instructions,
+            "should_pause_for_user": !question.is_empty(), "question_for_user": question,
+            "final_answer": ""
         }))
     }
 
     /// The ThinkingAgent: approve with `answer`, or ask `question` (when not empty).
     pub fn verdict(approved: bool, question: &str, answer: &str) -> Reply {
         Reply::json(json!({
-            "approved": approved, "missing_pieces": if approved { "" } else { "stock information" },
+            "approved": approved, "replan": true,
+            "missing_pieces": if approved { "" } else { "stock information" },
             "instructions_for_planner": "", "instructions_for_navigator": "",
             "should_pause_for_user": !question.is_empty(), "question_for_user": question,
             "final_answer": answer
@@ -250,22 +285,26 @@ pub mod reader {
     pub fn plan(steps: &str) -> Reply {
         Reply::json(json!({"observation": "The page is open", "challenges": "", "done": false,
             "next_steps": steps, "final_answer": "", "reasoning": "Read the page, then act.",
-            "web_task": true}))
+            "web_task": true, "ask_user": ""}))
     }
 
     pub fn plan_done(answer: &str) -> Reply {
         Reply::json(json!({"observation": "The Navigator reported the task finished",
             "challenges": "", "done": true, "next_steps": "", "final_answer": answer,
-            "reasoning": "Nothing is left to do.", "web_task": true}))
+            "reasoning": "Nothing is left to do.", "web_task": true, "ask_user": ""}))
     }
 
     pub fn act(goal: &str, actions: Value) -> Reply {
         Reply::json(json!({"current_state": {"evaluation_previous_goal": "Success",
-            "memory": "", "next_goal": goal}, "actions": actions}))
+            "thought_changed": "I see my last action worked",
+            "thought_state": "I see the page I need, but the task is not finished",
+            "thought_next": format!("I will {}", goal.to_lowercase()),
+            "extended_thoughts": [], "decision": "proceed",
+            "memory": "", "next_goal": goal}, "ask_user": "", "actions": actions}))
     }
 
     pub fn approve(answer: &str) -> Reply {
-        Reply::json(json!({"approved": true, "missing_pieces": "",
+        Reply::json(json!({"approved": true, "replan": true, "missing_pieces": "",
             "instructions_for_planner": "", "instructions_for_navigator": "",
             "should_pause_for_user": false, "question_for_user": "", "final_answer": answer}))
     }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use e2e::agent::replies::{navigate, plan, verdict};
+use e2e::agent::replies::{decide, navigate, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
@@ -140,7 +140,7 @@ fn the_agent_asks_and_the_answer_resumes_it() {
     let llm = ScriptedLlm::start([
         plan(true, "", "Which one?"),
         Reply::json(json!({
-            "approved": false, "missing_pieces": "which product", "instructions_for_planner": "",
+            "approved": false, "replan": true, "missing_pieces": "which product", "instructions_for_planner": "",
             "instructions_for_navigator": "", "should_pause_for_user": true,
             "question_for_user": "Which product do you mean: the kettle, the grinder or the scale?",
             "final_answer": ""
@@ -166,6 +166,7 @@ fn the_agent_asks_and_the_answer_resumes_it() {
         (Some("system"), Some("TASK_PAUSE"))
     );
 
+    llm.push(decide(true, "", "The user means the burr grinder"));
     llm.push(plan(true, "", "€89.00"));
     llm.push(verdict(true, "", "The burr grinder costs €89.00."));
     let session = paused["session_id"].clone();
@@ -174,7 +175,11 @@ fn the_agent_asks_and_the_answer_resumes_it() {
     browser.agent_request(json!({"type": "resume", "session_id": session}));
     let done = browser.wait_for_task("done");
     assert_eq!(done["status"]["answer"], "The burr grinder costs €89.00.");
-    let planner = llm.requests()[2].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    // The answer reaches the ThinkingAgent first, then the Planner with its reading of it.
+    let gate = llm.requests()[2].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(gate.contains("The user has just answered the question"), "{gate}");
+    let planner = llm.requests()[3].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(planner.contains("The user means the burr grinder"), "{planner}");
     assert!(
         planner.contains("answering \"Which product do you mean"),
         "the answer is marked as the user's: {planner}"

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use e2e::agent::replies::{navigate, plan, verdict};
+use e2e::agent::replies::{decide, navigate, navigator_asks, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::browser::{Browser, Page, Tab};
 use e2e::fixtures::FixtureSites;
@@ -88,12 +88,14 @@ fn pause_and_steer_then_the_steering_reaches_the_planner() {
         "user"
     );
 
+    s.llm.push(decide(true, "", "Only steel kettles count now"));
     s.llm.push(plan(false, "1. Look at the products", ""));
     s.llm.push(navigate("Start", "Report", json!([{"action": "done", "text": "The steel one"}])));
     s.llm.push(verdict(true, "", "The steel kettle, €39.00."));
     s.panel.send_message("Only steel kettles, please");
     s.panel.wait_for_status("done");
-    let steered = prompt(&s.llm, 2);
+    assert!(prompt(&s.llm, 2).contains("The user has just written to steer the task"));
+    let steered = prompt(&s.llm, 3);
     assert!(
         steered.contains("] Only steel kettles, please"),
         "the Planner sees the steering: {steered}"
@@ -123,12 +125,13 @@ fn the_agent_asks_and_the_answer_in_the_panel_resumes_it() {
     );
     assert!(s.panel.eval("!!document.querySelector('[data-testid=stop]')").as_bool().unwrap());
 
+    s.llm.push(decide(true, "", "The user means the grinder"));
     s.llm.push(plan(true, "1. Look at the products", "€89.00"));
     s.llm.push(verdict(true, "", "The grinder costs €89.00."));
     s.panel.send_message("The grinder");
     s.panel.wait_for_status("done");
     assert!(
-        prompt(&s.llm, 2)
+        prompt(&s.llm, 3)
             .contains("answering \"Which product: kettle, grinder or scale?\"] The grinder")
     );
 }
@@ -466,4 +469,54 @@ fn test_connection_reports_success_and_a_bad_key() {
         "sk-wrong-key-0000000000",
         "not saved, still in the form"
     );
+}
+
+#[test]
+fn the_navigator_asks_the_answer_resumes_and_what_happened_shows_the_decisions() {
+    let s = setup(vec![
+        plan(false, "1. Find the product the user means", ""),
+        navigator_asks("The shop sells a kettle, a grinder and a scale; which one is meant?"),
+        decide(false, "Which product do you mean: the kettle, the grinder or the scale?", ""),
+    ]);
+    s.panel.send_message("How much is it?");
+    s.panel.wait_for_status("paused");
+    let questions = messages(&s.panel, "system", "question");
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    assert!(questions[0].ends_with("the kettle, the grinder or the scale?"), "{questions:?}");
+    assert!(s.panel.visible_text().contains("I need your input: The shop sells a kettle"));
+
+    // The answer goes to the ThinkingAgent, which lets the Navigator go on with it.
+    s.llm.push(decide(false, "", "The user means the grinder: report its price"));
+    s.llm.push(navigate(
+        "Success",
+        "Report the price",
+        json!([{"action": "done", "text": "The grinder costs €89.00.", "success": true}]),
+    ));
+    s.llm.push(verdict(true, "", "The grinder costs €89.00."));
+    s.panel.send_message("The grinder");
+    s.panel.wait_for_status("done");
+    assert!(prompt(&s.llm, 3).contains("The user has just answered the question"));
+    assert!(prompt(&s.llm, 4).contains("The user means the grinder: report its price"));
+
+    s.panel.click("[data-testid=telemetry-toggle]");
+    s.panel.wait_for(
+        "document.querySelectorAll('[data-testid=telemetry-entry]').length >= 6",
+        "the telemetry",
+    );
+    let kinds = s.panel.eval(
+        "[...document.querySelectorAll('[data-testid=telemetry-entry]')].map(e => e.dataset.kind)",
+    );
+    let kinds: Vec<String> = serde_json::from_value(kinds).unwrap();
+    for kind in ["asks", "thinking", "userinput", "pause", "followup", "resume"] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
+    }
+    let counts = s.panel.text("[data-testid=telemetry-counts]");
+    assert!(counts.contains("3 decisions · 1 pauses · 1 resumes"), "{counts}");
+    let roles = s.panel.eval(
+        "[...document.querySelectorAll('[data-testid=telemetry-spend]')].map(r => r.dataset.role)",
+    );
+    assert_eq!(roles, json!(["navigator", "planner", "thinking", "total"]));
+    if let Ok(dir) = std::env::var("SCREENSHOT_DIR") {
+        s.panel.screenshot(&std::path::Path::new(&dir).join("what-happened.png"));
+    }
 }

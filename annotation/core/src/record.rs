@@ -5,6 +5,7 @@
 //! kept in `extra` and written back as they were, so a newer worker's fields survive an
 //! older page's save. A test holds these types to the engine's.
 
+use run_contract::telemetry::Telemetry;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -87,6 +88,10 @@ pub struct Run {
     /// The server's version this copy was last synced at (`If-Match`), if ever synced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_version: Option<i64>,
+    /// What the agents decided and why, pauses, questions, steering and spend per role, as
+    /// captured (seed `001_…` §7); read-only here.
+    #[serde(default, skip_serializing_if = "Telemetry::is_empty")]
+    pub telemetry: Telemetry,
     /// Whatever else the record holds, written back unchanged.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

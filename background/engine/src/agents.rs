@@ -19,19 +19,58 @@ pub struct PlannerOutput {
     pub final_answer: String,
     pub reasoning: String,
     pub web_task: bool,
+    /// What only the user can settle before the work can go on (an ambiguous task, a
+    /// choice that is theirs, a login), or "" (seed `001_…` §5.6).
+    #[serde(default)]
+    pub ask_user: String,
 }
 
+/// The Navigator's reflection. The three thoughts are seed `000_…` §1's: what a captured
+/// step shows an annotator, in the agent's own first person.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CurrentState {
+    /// "Success", "Failed" or "Unknown", and why.
     pub evaluation_previous_goal: String,
+    /// Thought 1: what changed since the last step.
+    #[serde(default)]
+    pub thought_changed: String,
+    /// Thought 2: the current state: what I see, what I need, what is in the way.
+    #[serde(default)]
+    pub thought_state: String,
+    /// Thought 3: the next action and the result I expect from it.
+    #[serde(default)]
+    pub thought_next: String,
+    /// Further reasoning the model chose to give.
+    #[serde(default)]
+    pub extended_thoughts: Vec<String>,
+    #[serde(default)]
+    pub decision: Decision,
+    /// What the Navigator must remember (values found, pages visited).
     pub memory: String,
     pub next_goal: String,
 }
 
-/// The Navigator's output: its reflection and up to N actions.
+/// Seed `003_…`'s decision framework: what the Navigator makes of its last action.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// It worked: go on.
+    #[default]
+    Proceed,
+    /// It failed for a reason this step fixes.
+    Retry,
+    /// The approach does not work: the ThinkingAgent reviews it.
+    Abort,
+}
+
+/// The Navigator's output: its reflection and up to N actions, or a question.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NavigatorOutput {
     pub current_state: CurrentState,
+    /// What only the user can settle (seed `001_…` §5.6), or "": when set, no action is
+    /// carried out and the ThinkingAgent turns it into a question.
+    #[serde(default)]
+    pub ask_user: String,
     pub actions: Vec<Action>,
 }
 
@@ -39,12 +78,20 @@ pub struct NavigatorOutput {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThinkingOutput {
     pub approved: bool,
+    /// The Planner must plan again before the Navigator goes on; false lets the Navigator
+    /// continue the current plan with the instructions given.
+    #[serde(default = "yes")]
+    pub replan: bool,
     pub missing_pieces: String,
     pub instructions_for_planner: String,
     pub instructions_for_navigator: String,
     pub should_pause_for_user: bool,
     pub question_for_user: String,
     pub final_answer: String,
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What the Navigator learned from its last step, for the next prompt's reflection.
@@ -69,10 +116,19 @@ pub enum Claim<'a> {
     Planner(&'a PlannerOutput),
     /// The Navigator ended with `done`: its text is its answer, or why it gave up.
     Navigator { text: &'a str, success: bool },
+    /// The entry gate: the user wrote during the task (steering, or the answer to
+    /// `answers`, the question they were asked).
+    Message { text: &'a str, answers: Option<&'a str> },
+    /// The Planner or the Navigator (`agent`) says it needs the user.
+    Asks { agent: &'a str, need: &'a str },
 }
 
 /// The block the Navigator's `done` text is quoted in: it may quote pages.
 const DONE_BLOCK: &str = "navigator_done";
+/// The block a user's message is quoted in: their words, which may paste page text.
+const MESSAGE_BLOCK: &str = "user_message";
+/// The block an agent's request for the user is quoted in: it may quote pages.
+const NEED_BLOCK: &str = "agent_needs_user";
 
 impl Claim<'_> {
     /// The claim as the ThinkingAgent's prompt states it, naming whose it is.
@@ -97,6 +153,26 @@ impl Claim<'_> {
                 "The Navigator gave up (its `done` action, success: false), saying the task \
                  cannot be finished. Its explanation, possibly quoting pages:\n{}",
                 untrusted::block(DONE_BLOCK, "", text)
+            ),
+            Claim::Message { text, answers: None } => format!(
+                "(none.) The user has just written to steer the task. Decide what it means for \
+                 the work: re-plan, let the Navigator continue with your instructions, or ask \
+                 back if it is unclear. Their message:\n{}",
+                untrusted::block(MESSAGE_BLOCK, "", text)
+            ),
+            Claim::Message { text, answers: Some(question) } => format!(
+                "(none.) The user has just answered the question {:?}. Decide what the answer \
+                 means for the work: re-plan, let the Navigator continue with your \
+                 instructions, or ask again if it does not settle it. Their answer:\n{}",
+                untrusted::inline(question),
+                untrusted::block(MESSAGE_BLOCK, "", text)
+            ),
+            Claim::Asks { agent, need } => format!(
+                "(none.) The {agent} says it cannot go on without the user. Turn this into one \
+                 clear question for the user (`should_pause_for_user`), or, if the task or the \
+                 user's messages already settle it, into instructions. What it says, possibly \
+                 quoting pages:\n{}",
+                untrusted::block(NEED_BLOCK, "", need)
             ),
         }
     }
@@ -123,8 +199,12 @@ pub fn navigator_vars(
     notes: &str,
     page_state: &str,
     max_actions: u32,
+    (step, step_limit): (u32, u32),
 ) -> Value {
     json!({
+        // Seed `003_…`: where the task stands against its step budget.
+        "step": step + 1,
+        "step_limit": step_limit,
         "task": memory.task,
         "follow_ups": memory.follow_ups_text(),
         "plan": memory.plan,
@@ -191,7 +271,18 @@ mod tests {
             ("planner", planner_vars(&memory, budget, "", "Shop — Home")),
             (
                 "navigator",
-                navigator_vars(&memory, budget, &LastStep::default(), "", 0, 0, "", "[1]<a>x", 5),
+                navigator_vars(
+                    &memory,
+                    budget,
+                    &LastStep::default(),
+                    "",
+                    0,
+                    0,
+                    "",
+                    "[1]<a>x",
+                    5,
+                    (0, 40),
+                ),
             ),
             (
                 "thinking",
@@ -217,6 +308,7 @@ mod tests {
             final_answer: String::new(),
             reasoning: "r".into(),
             web_task: true,
+            ask_user: String::new(),
         };
         let render = |claim: Claim<'_>| {
             let vars = thinking_vars(&memory, budget, "why", claim, Some(&planner));
@@ -243,7 +335,7 @@ mod tests {
         let memory = Memory::new("t");
         let budget = Budget { full_steps: 4, chars: 6000 };
         let render = |last: &LastStep| {
-            let vars = navigator_vars(&memory, budget, last, "", 0, 0, "", "[1]<a>x", 5);
+            let vars = navigator_vars(&memory, budget, last, "", 0, 0, "", "[1]<a>x", 5, (0, 40));
             set.render("navigator", None, &vars).unwrap().text
         };
         let none = render(&LastStep::default());
@@ -262,9 +354,15 @@ mod tests {
         let navigator = NavigatorOutput {
             current_state: CurrentState {
                 evaluation_previous_goal: "Success".into(),
+                thought_changed: "I see the list opened".into(),
+                thought_state: "I see three kettles, but no prices".into(),
+                thought_next: "I will open the first".into(),
+                extended_thoughts: vec!["The first is the cheapest brand".into()],
+                decision: Decision::Retry,
                 memory: "m".into(),
                 next_goal: "g".into(),
             },
+            ask_user: String::new(),
             actions: vec![
                 Action::Click { id: 3 },
                 Action::Done { text: "x".into(), success: true },

@@ -28,6 +28,9 @@ pub struct CdpBrowser<'a, C, K, T> {
     pub firewall: Firewall,
 }
 
+/// Room for the comparison's lists in the Navigator's prompt.
+const COMPARISON_CHARS: usize = 3000;
+
 impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
     async fn observe(&self, tab: TabId) -> Result<PageView, BrowserError> {
         let observed = self
@@ -59,7 +62,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
         Ok(PageView {
             url: observed.snapshot.url.clone(),
             title: observed.snapshot.title.clone(),
-            comparison: observed.comparison.map(|c| c.summary).unwrap_or_default(),
+            comparison: observed.comparison.map(|c| c.lists(COMPARISON_CHARS)).unwrap_or_default(),
             text: observed.text,
             hash,
         })

@@ -25,6 +25,7 @@ use crate::providers::{Http, LlmError, Usage};
 use crate::repair::{RepairLedger, StructuredError};
 use crate::run::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, TaskStatus, iso8601};
 use crate::truncate;
+use run_contract::telemetry::{LogEntry, LogKind};
 
 mod ask;
 mod capture;
@@ -37,8 +38,8 @@ pub mod stored;
 
 use ask::CallError;
 pub use capture::{Capture, CaptureError};
-pub use checkpoint::{Checkpoint, Counters, EXTRACT_CHARS, LogEntry, Notes};
-use checkpoint::{MAX_EVENTS, MAX_LOG};
+use checkpoint::MAX_EVENTS;
+pub use checkpoint::{Checkpoint, Counters, EXTRACT_CHARS, Notes, UserMessage};
 pub use control::Control;
 use plan::plan_needs_review;
 pub use step::describe_action;
@@ -146,16 +147,11 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         }
     }
 
-    fn log(&self, cp: &mut Checkpoint, kind: &str, message: impl Into<String>) {
-        cp.log.push(LogEntry {
-            at: (self.epoch_ms)(),
-            step: cp.step,
-            kind: kind.to_owned(),
-            message: message.into(),
-        });
-        if cp.log.len() > MAX_LOG {
-            cp.log.remove(0);
-        }
+    /// Adds a line to the run's telemetry (seed §7).
+    fn log(&self, cp: &mut Checkpoint, kind: LogKind, message: impl Into<String>) {
+        let entry =
+            LogEntry { at: (self.epoch_ms)(), step: cp.step, kind, message: message.into() };
+        cp.run.telemetry.push(entry);
     }
 
     /// Saves the checkpoint and the run header. A storage failure is reported but does not
@@ -168,6 +164,9 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         cp.run.usage =
             Usage { input_tokens: cp.spend.input_tokens, output_tokens: cp.spend.output_tokens };
         cp.run.cost = cp.spend.cost;
+        cp.run.telemetry.pauses = cp.counters.pauses;
+        cp.run.telemetry.resumes = cp.counters.resumes;
+        cp.run.telemetry.thinking_calls = cp.counters.thinking_calls;
         let saved = self.capture.save_run(&cp.run).await;
         self.stored(cp, "the run", saved);
         let saved = self.capture.save_checkpoint(cp).await;
@@ -178,7 +177,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     /// point it can pause: every later step would be lost too.
     fn stored(&self, cp: &mut Checkpoint, what: &str, result: Result<(), CaptureError>) {
         if let Err(error) = result {
-            self.log(cp, "failure", format!("could not store {what}: {error}"));
+            self.log(cp, LogKind::Failure, format!("could not store {what}: {error}"));
             if let CaptureError::Full(_) = error {
                 cp.storage_full = true;
             }
@@ -186,16 +185,22 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     }
 
     /// `applyUserFollowUp`: the user's message joins memory, marked as theirs (and as the
-    /// answer to the pending question, if any), and the Planner will re-plan with it.
+    /// answer to the pending question, if any), and the ThinkingAgent decides what it means
+    /// for the task before the next step (re-plan, continue, or ask back).
     pub fn apply_follow_up(&self, cp: &mut Checkpoint, text: &str) {
         let answer_to = cp.question().map(str::to_owned);
         cp.memory.add_follow_up(text, cp.step, answer_to.clone());
         if let TaskStatus::Paused { question, .. } = &mut cp.status {
             *question = None;
         }
-        cp.replan = true;
+        // The ThinkingAgent weighs it before the next step (the entry gate).
+        cp.unreviewed.push(UserMessage { text: text.to_owned(), answers: answer_to.clone() });
         let what = if answer_to.is_some() { "answer" } else { "steering" };
-        self.log(cp, "follow_up", format!("applied the user's {what}: {}", truncate(text, 200)));
+        self.log(
+            cp,
+            LogKind::FollowUp,
+            format!("applied the user's {what}: {}", truncate(text, 200)),
+        );
         self.emit(cp, Actor::User, ExecutionState::StepStart, EventKind::Message, text);
     }
 
@@ -223,7 +228,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         };
         self.log(
             cp,
-            "pause",
+            LogKind::Pause,
             format!("{reason}{}", question.as_ref().map(|q| format!(": {q}")).unwrap_or_default()),
         );
         cp.status =
@@ -233,7 +238,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
 
     /// `requestUserInput(reason)`: pause with a question for the user.
     fn request_user_input(&self, cp: &mut Checkpoint, question: &str) {
-        self.log(cp, "user_input", question);
+        self.log(cp, LogKind::UserInput, question);
         self.pause(cp, Actor::System, "The agent needs your input", Some(question.to_owned()));
     }
 
@@ -266,9 +271,10 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                         Some(question),
                     );
                 }
-                self.log(cp, "resume", "resumed");
+                self.log(cp, LogKind::Resume, "resumed");
                 cp.status = TaskStatus::Running;
-                cp.replan = true;
+                // A message sent while paused goes to the entry gate, which decides.
+                cp.replan = cp.unreviewed.is_empty();
                 self.emit(
                     cp,
                     Actor::User,
@@ -319,6 +325,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 self.pause(cp, Actor::User, "Agent paused – you can adjust instructions now", None);
                 return;
             }
+            if !cp.unreviewed.is_empty() {
+                match self.entry_gate(cp, ledger).await {
+                    Some(true) => return,
+                    Some(false) => {}
+                    None => continue,
+                }
+            }
             if cp.step >= cp.step_limit {
                 cp.step_limit += options.max_steps;
                 let question = format!(
@@ -342,6 +355,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                         continue;
                     }
                     Ok(planner) => {
+                        let need = planner.ask_user.trim();
+                        if !need.is_empty() {
+                            if self.agent_asks(cp, ledger, Actor::Planner, need).await {
+                                return;
+                            }
+                            continue;
+                        }
                         if planner.done || !planner.web_task {
                             if self.exit_gate(cp, ledger, Claim::Planner(&planner)).await {
                                 return;
@@ -352,7 +372,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 }
             }
 
-            let mut claim = None;
+            let (mut claim, mut abort) = (None, false);
             match self.navigate(cp, ledger).await {
                 StepEnd::Interrupted => {
                     self.emit(
@@ -373,7 +393,14 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                         return;
                     }
                 }
-                StepEnd::Finished { done } => claim = done,
+                StepEnd::Finished { done, abort: aborted } => (claim, abort) = (done, aborted),
+                StepEnd::Asks(need) => {
+                    self.save(cp).await;
+                    if self.agent_asks(cp, ledger, Actor::Navigator, &need).await {
+                        return;
+                    }
+                    continue;
+                }
             }
             self.save(cp).await;
 
@@ -399,7 +426,9 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 cp.replan = true;
                 continue;
             }
-            let reason = if cp.counters.consecutive_failures == threshold {
+            let reason = if abort {
+                Some("the Navigator decided to abort its approach".to_owned())
+            } else if cp.counters.consecutive_failures == threshold {
                 Some(format!("{threshold} steps failed in a row"))
             } else if let Some(detected) = cp.detector.check() {
                 cp.detector.reset();
@@ -428,7 +457,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         cp.counters.failures += 1;
         cp.counters.consecutive_failures += 1;
         cp.last.outcome = format!("the model call failed: {message}");
-        self.log(cp, "failure", format!("{actor:?}: {message}"));
+        self.log(cp, LogKind::Failure, format!("{actor:?}: {message}"));
         // Problems only the person can fix in the model settings.
         let settings_problem = match error {
             StructuredError::Provider(LlmError::Auth { .. }) => Some("the API key"),
@@ -452,7 +481,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             let role = format!("{actor:?}").to_lowercase();
             let question =
                 format!("Please fix {what} for the {role} in Settings, then press Resume.");
-            self.log(cp, "user_input", &question);
+            self.log(cp, LogKind::UserInput, &question);
             self.pause_detail(
                 cp,
                 Actor::System,
@@ -469,7 +498,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             let question = format!(
                 "I could not get a usable answer from the model ({message}). Resume to retry, try another model in Settings, or tell me how to proceed."
             );
-            self.log(cp, "user_input", &question);
+            self.log(cp, LogKind::UserInput, &question);
             let detail = EventDetail::NeedsSettings { what: "another model".into() };
             self.pause_detail(
                 cp,
@@ -485,7 +514,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
 
     fn fail(&self, cp: &mut Checkpoint, message: &str) {
         cp.status = TaskStatus::Failed { error: message.to_owned() };
-        self.log(cp, "failure", message);
+        self.log(cp, LogKind::Failure, message);
         self.emit(cp, Actor::System, ExecutionState::TaskFail, EventKind::Error, message);
     }
 }

@@ -28,15 +28,19 @@ pub struct StepMemory {
     /// Each action with its outcome, e.g. `click [12] "Add to cart" → ok: clicked`.
     pub actions: Vec<String>,
     pub ok: bool,
+    /// When the step ended, as `HH:MM:SSZ` (seed `003_…`: timestamps in the history).
+    #[serde(default)]
+    pub at: String,
 }
 
 impl StepMemory {
     fn full(&self) -> String {
         let mut text = format!(
-            "Step {} on {} ({}):\n  evaluation: {}\n  goal: {}\n",
+            "Step {} on {} ({}{}):\n  evaluation: {}\n  goal: {}\n",
             self.index + 1,
             self.url,
             if self.ok { "ok" } else { "failed" },
+            self.time(),
             self.evaluation,
             self.goal
         );
@@ -50,11 +54,17 @@ impl StepMemory {
 
     fn condensed(&self) -> String {
         format!(
-            "Step {}: {} → {}",
+            "Step {}: {} → {}{}",
             self.index + 1,
             truncate(&self.goal, 80),
-            if self.ok { "ok" } else { "failed" }
+            if self.ok { "ok" } else { "failed" },
+            self.time()
         )
+    }
+
+    /// `, at 14:02:11Z`, or nothing for a step stored before times were kept.
+    fn time(&self) -> String {
+        if self.at.is_empty() { String::new() } else { format!(", at {}", self.at) }
     }
 }
 
@@ -351,6 +361,7 @@ mod tests {
             goal: format!("open item {index} and read its price"),
             actions: vec![format!("click [{index}] \"Item {index}\" → ok")],
             ok: !index.is_multiple_of(5),
+            at: format!("10:{:02}:00Z", index % 60),
         }
     }
 

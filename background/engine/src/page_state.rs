@@ -519,6 +519,46 @@ impl TextBudget {
     }
 }
 
+impl DomComparison {
+    /// The summary and then every change, list by list (seed `003_…`'s comparison for the
+    /// reflection), within `chars`: what does not fit is counted per list.
+    pub fn lists(&self, chars: usize) -> String {
+        let mut out = self.summary.clone();
+        if !self.has_changes {
+            return out;
+        }
+        let mut room = chars.saturating_sub(out.len());
+        for (title, items) in [
+            ("New elements", &self.added_elements),
+            ("Removed elements", &self.removed_elements),
+            ("Changed elements", &self.modified_elements),
+            ("New text", &self.added_text),
+            ("Text gone", &self.removed_text),
+        ] {
+            if items.is_empty() {
+                continue;
+            }
+            out.push_str(&format!("\n{title} ({}):", items.len()));
+            let mut shown = 0;
+            for item in items {
+                // Labels and quoted lines are single lines already; the `- ` keeps any
+                // of them from starting a line of the prompt's own.
+                let line = format!("\n- {item}");
+                if line.len() > room {
+                    break;
+                }
+                room -= line.len();
+                out.push_str(&line);
+                shown += 1;
+            }
+            if shown < items.len() {
+                out.push_str(&format!("\n- …and {} more", items.len() - shown));
+            }
+        }
+        out
+    }
+}
+
 fn summarize(comparison: &DomComparison, navigated_to: Option<&str>) -> String {
     if !comparison.has_changes {
         return "No change on the page.".into();

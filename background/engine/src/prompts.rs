@@ -115,6 +115,25 @@ impl PromptSet {
         self.prompts.get(id)
     }
 
+    /// Settings' chosen variants that no prompt has, as (field path, message), so the form
+    /// says so instead of a task pausing on it.
+    pub fn variant_problems(&self, chosen: &BTreeMap<String, String>) -> Vec<(String, String)> {
+        chosen
+            .iter()
+            .filter(|(_, variant)| !variant.trim().is_empty())
+            .filter_map(|(id, variant)| {
+                let prompt = self.prompts.get(id)?;
+                if prompt.variants.contains_key(variant.trim()) {
+                    return None;
+                }
+                let known: Vec<&str> = prompt.variants.keys().map(String::as_str).collect();
+                let message =
+                    format!("No variant {:?}: choose one of {}.", variant.trim(), known.join(", "));
+                Some((format!("variants.{id}"), message))
+            })
+            .collect()
+    }
+
     /// Renders prompt `id` (variant `variant`, or A) with `vars`.
     pub fn render(
         &self,
@@ -161,6 +180,7 @@ mod tests {
             "plan": "1. Open the kettle", "last_action": "", "last_outcome": "",
             "dom_comparison": "", "successes": 0, "failures": 0, "history": "",
             "page_state": "[1]<a href=/x>Steel kettle", "max_actions": 5,
+            "step": 1, "step_limit": 40,
             "reason": "the Planner says done", "planner": {"done": true},
             "navigator_summary": "visited 127.0.0.1; opened the kettle page"
         })
@@ -224,8 +244,10 @@ mod tests {
         assert_eq!(branches.len(), actions.len() - 1, "one schema branch per action");
         for action in actions {
             let json = serde_json::to_value(&action).unwrap();
-            let reply = json!({"current_state": {"evaluation_previous_goal": "", "memory": "",
-                               "next_goal": ""}, "actions": [json]});
+            let reply = json!({"current_state": {"evaluation_previous_goal": "",
+                               "thought_changed": "", "thought_state": "", "thought_next": "",
+                               "extended_thoughts": [], "decision": "proceed", "memory": "",
+                               "next_goal": ""}, "ask_user": "", "actions": [json]});
             assert_eq!(schema.validate(&reply), [], "{json}");
             let back: Action = serde_json::from_value(json.clone()).unwrap();
             assert_eq!(back, action);

@@ -26,21 +26,34 @@ impl Default for RepairPolicy {
     }
 }
 
-/// Repairs left for the whole run, and the tally per prompt and model.
+/// Repairs left for the whole run, the tally per prompt and model, and every answer's
+/// usage, so what a failed call spent is counted too.
 #[derive(Debug, Default)]
 pub struct RepairLedger {
     remaining: RefCell<u32>,
     /// (prompt id, model) → repairs attempted.
     pub counts: RefCell<BTreeMap<(String, String), u32>>,
+    spent: RefCell<Usage>,
 }
 
 impl RepairLedger {
     pub fn with_budget(budget: u32) -> RepairLedger {
-        RepairLedger { remaining: RefCell::new(budget), counts: RefCell::default() }
+        RepairLedger { remaining: RefCell::new(budget), ..RepairLedger::default() }
     }
 
     pub fn remaining(&self) -> u32 {
         *self.remaining.borrow()
+    }
+
+    /// The usage of every answer received through this ledger, valid or not.
+    pub fn spent(&self) -> Usage {
+        *self.spent.borrow()
+    }
+
+    fn spend(&self, usage: Usage) {
+        let mut spent = self.spent.borrow_mut();
+        spent.input_tokens += usage.input_tokens;
+        spent.output_tokens += usage.output_tokens;
     }
 
     fn take(&self, prompt: &str, model: &str) -> bool {
@@ -61,6 +74,9 @@ pub struct Attempt {
     pub raw: String,
     /// Why it was rejected; empty for the accepted one.
     pub problems: Vec<String>,
+    /// What this answer cost.
+    #[serde(default)]
+    pub usage: Usage,
 }
 
 /// A structured answer and how it was reached.
@@ -126,6 +142,7 @@ pub async fn ask_structured(
             complete(http, clock, current, &request).await.map_err(StructuredError::Provider)?;
         usage.input_tokens += reply.usage.input_tokens;
         usage.output_tokens += reply.usage.output_tokens;
+        ledger.spend(reply.usage);
         let problems = match extract_json(&reply.text) {
             Ok(value) => {
                 let violations: Vec<String> =
@@ -135,6 +152,7 @@ pub async fn ask_structured(
                         model: current.model.clone(),
                         raw: reply.text,
                         problems: vec![],
+                        usage: reply.usage,
                     });
                     return Ok(Structured { value, attempts, usage });
                 }
@@ -146,6 +164,7 @@ pub async fn ask_structured(
             model: current.model.clone(),
             raw: reply.text.clone(),
             problems: problems.clone(),
+            usage: reply.usage,
         });
         let repairs_done = attempts.len() as u32 - 1;
         if repairs_done >= policy.max_repairs {

@@ -5,6 +5,7 @@
 //! Field names are camelCase, as the seed writes them, because the annotation page and
 //! exports read these records as they are stored.
 
+use run_contract::telemetry::Telemetry;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -42,6 +43,10 @@ pub struct AgentRun {
     pub models: Value,
     pub usage: Usage,
     pub cost: f64,
+    /// What the agents decided and why, the pauses, questions and steering, and the spend
+    /// per role (seed `001_…` §7).
+    #[serde(default)]
+    pub telemetry: Telemetry,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -159,6 +164,24 @@ pub struct LlmTrace {
     pub attempts: Vec<Attempt>,
     pub error: Option<String>,
     pub chars: PromptChars,
+    /// The exact prompt sent, rendered from `params` (so the `redacted` parts read
+    /// `[redacted]` here too).
+    #[serde(default)]
+    pub prompt: SentPrompt,
+}
+
+/// What a model call sent: its rendered messages and its parameters.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SentPrompt {
+    pub system: String,
+    pub user: String,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    /// The name the answer's JSON schema is sent under.
+    pub schema_name: Option<String>,
+    /// Screenshots sent with it (not stored in the trace: the step's own screenshot is).
+    pub images: usize,
 }
 
 /// Milliseconds since the epoch as ISO 8601 UTC (`2026-11-22T06:37:49.123Z`); a clock

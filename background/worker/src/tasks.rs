@@ -158,6 +158,7 @@ impl Tasks {
                 step: cp.step,
                 spend: cp.spend,
                 events: cp.events.clone(),
+                telemetry: cp.run.telemetry.clone(),
             })
         })
     }
@@ -245,6 +246,9 @@ impl Tasks {
         let store = self.open_store().await?;
         settings.restore_keys(keys);
         let mut problems = settings.problems();
+        if let Ok(prompts) = PromptSet::with_overrides(&settings.prompt_overrides) {
+            problems.extend(prompts.variant_problems(&settings.variants));
+        }
         if problems.is_empty() {
             let previous = store.settings().await.ok().flatten();
             problems = settings.keep_keys_of(previous.as_ref());

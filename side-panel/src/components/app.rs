@@ -12,6 +12,7 @@ use crate::components::paused_banner::PausedBanner;
 use crate::components::quick_start::QuickStart;
 use crate::components::settings_view::SettingsView;
 use crate::components::status_bar::StatusBar;
+use crate::components::telemetry_view::TelemetryView;
 use crate::components::tools::Tools;
 use crate::shortcut::Shortcut;
 use crate::state::settings::Field;
@@ -207,6 +208,7 @@ pub fn app() -> Html {
                 can_start_over={!phase.is_active() && !state.chat.is_empty()}
                 on_new_chat={act(|| PanelAction::NewChat)}
                 on_toggle_history={act(|| PanelAction::ToggleHistory)}
+                on_toggle_telemetry={act(|| PanelAction::ToggleTelemetry)}
                 on_toggle_settings={act(|| PanelAction::ToggleSettings)}
             />
             if state.view == View::History {
@@ -221,6 +223,11 @@ pub fn app() -> Html {
                     on_delete={session(PanelAction::DeleteSession)}
                     on_close={act(|| PanelAction::ToggleHistory)}
                 />
+            }
+            if state.view == View::Telemetry {
+                <TelemetryView telemetry={state.task.telemetry.clone()}
+                    has_task={state.task.run_id.is_some()}
+                    on_close={act(|| PanelAction::ToggleTelemetry)} />
             }
             if state.settings_open() {
                 <SettingsView

@@ -23,5 +23,6 @@ pub mod state_view;
 pub mod status_bar;
 pub mod status_pill;
 pub mod step_card;
+pub mod telemetry_view;
 pub mod title_probe;
 pub mod tools;

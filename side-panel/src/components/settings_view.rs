@@ -141,6 +141,19 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                     <SettingsField field={Field::StateText} label="Page text (characters)"
                         kind={InputKind::Number} value={draft.state_text.clone()}
                         problems={of(Field::StateText)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::ThinkingInterval} label="ThinkingAgent review every N steps"
+                        kind={InputKind::Number} value={draft.thinking_interval.clone()}
+                        hint={AttrValue::from("0: only on a claim, a message, a question or a failure streak.")}
+                        problems={of(Field::ThinkingInterval)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::HistorySteps} label="Steps shown in full in history"
+                        kind={InputKind::Number} value={draft.history_steps.clone()}
+                        problems={of(Field::HistorySteps)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::RepairRetries} label="Repairs per answer"
+                        kind={InputKind::Number} value={draft.repair_retries.clone()}
+                        problems={of(Field::RepairRetries)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::RepairBudget} label="Repairs per run"
+                        kind={InputKind::Number} value={draft.repair_budget.clone()}
+                        problems={of(Field::RepairBudget)} on_edit={on_edit.clone()} />
                 </div>
                 <label class="check">
                     <input type="checkbox" data-testid={Field::Vision.testid()} checked={draft.vision}
@@ -151,6 +164,8 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                 <h3>{ "Where the agent may go" }</h3>
                 { list(Field::Allow, "Allow list", &draft.allow, "Empty: any site. A pattern without a scheme matches the host and its subdomains; * matches anything.", PATTERNS) }
                 { list(Field::Deny, "Deny list", &draft.deny, "Never visited, even if allowed.", PATTERNS) }
+
+                { list(Field::TraceRedactions, "Kept out of traces", &draft.trace_redactions, "Prompt variables replaced by [redacted] in every trace, rendered prompt included.", "one variable path a line, e.g. page_state") }
 
                 <h3>{ "Prompt variants" }</h3>
                 <div class="grid">

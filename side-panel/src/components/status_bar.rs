@@ -19,6 +19,7 @@ pub struct StatusBarProps {
     pub can_start_over: bool,
     pub on_new_chat: Callback<()>,
     pub on_toggle_history: Callback<()>,
+    pub on_toggle_telemetry: Callback<()>,
     pub on_toggle_settings: Callback<()>,
 }
 
@@ -43,6 +44,7 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
     };
     let history_open = props.view == View::History;
     let settings_open = props.view == View::Settings;
+    let telemetry_open = props.view == View::Telemetry;
     html! {
         <header class="status-bar">
             <div class="bar-row">
@@ -75,6 +77,12 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
                 <span class="tab" data-testid="target-tab">{ tab }</span>
                 <span class={classes!("link", state)} data-testid="worker-link" data-state={state}>{ label }</span>
                 <RunInfo spend={props.spend} annotation={props.annotation.clone()} />
+                <button type="button" class={classes!("link-button", telemetry_open.then_some("active"))}
+                    data-testid="telemetry-toggle" aria-pressed={telemetry_open.to_string()}
+                    title="The agents' decisions, pauses and questions, and the spend per role"
+                    onclick={props.on_toggle_telemetry.reform(|_: MouseEvent| ())}>
+                    { "What happened" }
+                </button>
             </div>
         </header>
     }

@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use protocol::agent::{
-    Actor, AgentEvent, EventKind, ExecutionState, Spend, TaskSnapshot, TaskStatus,
+    Actor, AgentEvent, EventKind, ExecutionState, Spend, TaskSnapshot, TaskStatus, Telemetry,
 };
 use protocol::{PanelRequest, TabId, WorkerEvent};
 // The annotation page reads its link with `URLSearchParams`; `%20` reads the same anywhere.
@@ -141,6 +141,8 @@ pub struct TaskView {
     /// Steps taken so far.
     pub step: u32,
     pub spend: Spend,
+    /// The run's telemetry, as of the latest snapshot.
+    pub telemetry: Telemetry,
     /// The `StartTask` awaiting its run, and the run shown when it was sent.
     pub starting: Option<u32>,
     starting_from: Option<String>,
@@ -185,6 +187,8 @@ pub enum View {
     Chat,
     Settings,
     History,
+    /// "What happened": the task's decisions, pauses and spend per role.
+    Telemetry,
 }
 
 /// What the person does with the favourites.
@@ -274,6 +278,8 @@ pub enum PanelAction {
     TestConnection(ModelRole),
     /// Shows the History (and lists the conversations afresh), or goes back to the chat.
     ToggleHistory,
+    /// Shows what happened in the task (and asks for it afresh), or goes back to the chat.
+    ToggleTelemetry,
     /// Reopens a stored conversation in the chat.
     OpenSession(String),
     /// A row's delete button: asks for a confirm.
@@ -494,6 +500,17 @@ impl PanelState {
         self.list_sessions();
     }
 
+    fn toggle_telemetry(&mut self) {
+        if self.view == View::Telemetry {
+            self.view = View::Chat;
+            return;
+        }
+        self.view = View::Telemetry;
+        if self.connected() {
+            self.request(|id| PanelRequest::CurrentTask { id });
+        }
+    }
+
     fn list_sessions(&mut self) {
         if self.connected() {
             let id = self.request(|id| PanelRequest::ListSessions { id });
@@ -698,6 +715,7 @@ impl PanelState {
         self.task.run_id = Some(snapshot.run_id);
         self.task.step = snapshot.step;
         self.task.spend = snapshot.spend;
+        self.task.telemetry = snapshot.telemetry;
         self.chat.replay(&snapshot.events);
         self.set_status(snapshot.status);
     }
@@ -911,6 +929,7 @@ impl PanelState {
             }
             PanelAction::TestConnection(role) => self.test_connection(role),
             PanelAction::ToggleHistory => self.toggle_history(),
+            PanelAction::ToggleTelemetry => self.toggle_telemetry(),
             PanelAction::OpenSession(session_id) => self.open_session(session_id),
             PanelAction::AskDeleteSession(session_id) => {
                 self.history.confirming = Some(session_id);

@@ -39,6 +39,15 @@ pub enum Field {
     MaxActions,
     /// Characters of page text in each page state.
     StateText,
+    /// Steps between the ThinkingAgent's periodic reviews (0: none).
+    ThinkingInterval,
+    /// Repairs of one answer, and for the whole run.
+    RepairRetries,
+    RepairBudget,
+    /// Recent steps shown in full in the Navigator's history.
+    HistorySteps,
+    /// Dot-paths of prompt variables kept out of traces, one a line.
+    TraceRedactions,
     Vision,
     Allow,
     Deny,
@@ -62,6 +71,11 @@ impl Field {
             Field::FailureThreshold => "agent.max_consecutive_failures".into(),
             Field::MaxActions => "agent.max_actions_per_step".into(),
             Field::StateText => "agent.state_text_chars".into(),
+            Field::ThinkingInterval => "agent.thinking_interval".into(),
+            Field::RepairRetries => "agent.repair_retries".into(),
+            Field::RepairBudget => "agent.repair_budget".into(),
+            Field::HistorySteps => "agent.history_steps".into(),
+            Field::TraceRedactions => "agent.trace_redactions".into(),
             Field::Vision => "agent.vision".into(),
             Field::Allow => "allow".into(),
             Field::Deny => "deny".into(),
@@ -84,6 +98,11 @@ impl Field {
             Field::FailureThreshold => "settings-failure-threshold".into(),
             Field::MaxActions => "settings-max-actions".into(),
             Field::StateText => "settings-state-text".into(),
+            Field::ThinkingInterval => "settings-thinking-interval".into(),
+            Field::RepairRetries => "settings-repair-retries".into(),
+            Field::RepairBudget => "settings-repair-budget".into(),
+            Field::HistorySteps => "settings-history-steps".into(),
+            Field::TraceRedactions => "settings-trace-redactions".into(),
             Field::Vision => "settings-vision".into(),
             Field::Allow => "settings-allow".into(),
             Field::Deny => "settings-deny".into(),
@@ -192,6 +211,12 @@ pub struct SettingsDraft {
     pub failure_threshold: String,
     pub max_actions: String,
     pub state_text: String,
+    pub thinking_interval: String,
+    pub repair_retries: String,
+    pub repair_budget: String,
+    pub history_steps: String,
+    /// One dot-path a line.
+    pub trace_redactions: String,
     pub vision: bool,
     /// One pattern a line.
     pub allow: String,
@@ -215,6 +240,11 @@ impl SettingsDraft {
                 failure_threshold: defaults.max_consecutive_failures.to_string(),
                 max_actions: defaults.max_actions_per_step.to_string(),
                 state_text: defaults.state_text_chars.to_string(),
+                thinking_interval: defaults.thinking_interval.to_string(),
+                repair_retries: defaults.repair_retries.to_string(),
+                repair_budget: defaults.repair_budget.to_string(),
+                history_steps: defaults.history_steps.to_string(),
+                trace_redactions: defaults.trace_redactions.join("\n"),
                 vision: defaults.vision,
                 ..SettingsDraft::default()
             };
@@ -236,6 +266,11 @@ impl SettingsDraft {
             failure_threshold: agent.max_consecutive_failures.to_string(),
             max_actions: agent.max_actions_per_step.to_string(),
             state_text: agent.state_text_chars.to_string(),
+            thinking_interval: agent.thinking_interval.to_string(),
+            repair_retries: agent.repair_retries.to_string(),
+            repair_budget: agent.repair_budget.to_string(),
+            history_steps: agent.history_steps.to_string(),
+            trace_redactions: agent.trace_redactions.join("\n"),
             vision: agent.vision,
             allow: settings.allow.join("\n"),
             deny: settings.deny.join("\n"),
@@ -294,6 +329,11 @@ impl SettingsDraft {
             Field::FailureThreshold => self.failure_threshold = value,
             Field::MaxActions => self.max_actions = value,
             Field::StateText => self.state_text = value,
+            Field::ThinkingInterval => self.thinking_interval = value,
+            Field::RepairRetries => self.repair_retries = value,
+            Field::RepairBudget => self.repair_budget = value,
+            Field::HistorySteps => self.history_steps = value,
+            Field::TraceRedactions => self.trace_redactions = value,
             Field::Vision => self.vision = flag,
             Field::Allow => self.allow = value,
             Field::Deny => self.deny = value,
@@ -328,6 +368,20 @@ impl SettingsDraft {
             number(&self.max_actions, Field::MaxActions, agent.max_actions_per_step, &mut problems);
         agent.state_text_chars =
             number(&self.state_text, Field::StateText, agent.state_text_chars, &mut problems);
+        agent.thinking_interval = number(
+            &self.thinking_interval,
+            Field::ThinkingInterval,
+            agent.thinking_interval,
+            &mut problems,
+        );
+        agent.repair_retries =
+            number(&self.repair_retries, Field::RepairRetries, agent.repair_retries, &mut problems);
+        agent.repair_budget =
+            number(&self.repair_budget, Field::RepairBudget, agent.repair_budget, &mut problems);
+        agent.history_steps =
+            number(&self.history_steps, Field::HistorySteps, agent.history_steps, &mut problems);
+        agent.trace_redactions =
+            pattern_lines(&self.trace_redactions).into_iter().map(|(_, p)| p.to_owned()).collect();
         agent.vision = self.vision;
         let [planner, navigator, thinking, repair] = &self.models;
         let models = RoleModels {
@@ -605,6 +659,36 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    #[test]
+    fn the_seeds_tunables_are_edited_and_checked() {
+        let mut draft = SettingsDraft::new(Some(&stored()));
+        assert_eq!(draft.history_steps, "7");
+        draft.set(Field::ThinkingInterval, "5".into());
+        draft.set(Field::RepairRetries, "1".into());
+        draft.set(Field::RepairBudget, "12".into());
+        draft.set(Field::HistorySteps, "3".into());
+        draft.set(Field::TraceRedactions, "page_state\n\nplanner.reasoning".into());
+        let (settings, problems) = draft.build();
+        assert!(problems.is_empty(), "{problems:?}");
+        let agent = &settings.agent;
+        assert_eq!(
+            (
+                agent.thinking_interval,
+                agent.repair_retries,
+                agent.repair_budget,
+                agent.history_steps
+            ),
+            (5, 1, 12, 3)
+        );
+        assert_eq!(agent.trace_redactions, ["page_state", "planner.reasoning"]);
+        draft.set(Field::TraceRedactions, "page state".into());
+        draft.set(Field::RepairRetries, "9".into());
+        let (settings, _) = draft.build();
+        let problems: Vec<String> = settings.problems().into_iter().map(|(f, _)| f).collect();
+        assert!(problems.contains(&"agent.trace_redactions".to_owned()), "{problems:?}");
+        assert!(problems.contains(&"agent.repair_retries".to_owned()), "{problems:?}");
+    }
 
     #[test]
     fn prices_are_edited_as_lines_and_bad_lines_are_named() {

@@ -46,6 +46,7 @@ fn snapshot(status: TaskStatus, events: Vec<AgentEvent>) -> TaskSnapshot {
         step: 2,
         spend: Spend { input_tokens: 1200, output_tokens: 300, cost: 0.0042 },
         events,
+        telemetry: Default::default(),
     }
 }
 
@@ -1006,4 +1007,30 @@ fn a_sent_task_can_be_kept_as_a_favourite() {
     assert!(state.favourites.has_prompt("Find a kettle"));
     let mut state = reduce(state, [fav(FavouriteAction::SaveTask("Find a kettle".into()))]);
     assert!(posted(&mut state).is_empty(), "once");
+}
+
+#[test]
+fn what_happened_asks_for_the_latest_telemetry_and_shows_the_snapshots() {
+    use run_contract::telemetry::{LogEntry, LogKind, RoleSpend};
+    let mut state = reduce(running(), [PanelAction::ToggleTelemetry]);
+    assert_eq!(state.view, View::Telemetry);
+    assert!(matches!(posted(&mut state)[..], [PanelRequest::CurrentTask { .. }]), "asked afresh");
+
+    let mut with_telemetry = snapshot(TaskStatus::Running, vec![]);
+    with_telemetry.telemetry.push(LogEntry {
+        at: 2.0,
+        step: 1,
+        kind: LogKind::Thinking,
+        message: "Called because the user sent a message during the task. Decided: re-plan.".into(),
+    });
+    with_telemetry.telemetry.pauses = 1;
+    with_telemetry
+        .telemetry
+        .spend
+        .insert("thinking".into(), RoleSpend { calls: 1, input_tokens: 900, ..Default::default() });
+    let state = reduce(state, [task(with_telemetry.clone())]);
+    assert_eq!(state.task.telemetry, with_telemetry.telemetry);
+    assert_eq!(state.view, View::Telemetry, "a snapshot does not close the view");
+    let state = reduce(state, [PanelAction::ToggleTelemetry]);
+    assert_eq!(state.view, View::Chat);
 }

@@ -18,8 +18,9 @@ use agent_engine::providers::Usage;
 use agent_engine::repair::Attempt;
 use agent_engine::run::{
     Actor, AgentRun, ExecutedAction, LlmTrace, PromptChars, ReviewStatus, ScreenshotRef,
-    StepAction, StepRecord, Subtask, Thoughts,
+    SentPrompt, StepAction, StepRecord, Subtask, Thoughts,
 };
+use run_contract::telemetry::{LogEntry, LogKind, RoleSpend, Telemetry};
 use serde_json::{Value, json};
 use sync_server::auth::{Role, add_user};
 use sync_server::store::Store;
@@ -390,6 +391,24 @@ pub fn run_record(id: &str) -> Value {
         models: json!({"planner": "m-large", "navigator": "m-small", "thinking": "m-large", "repair": null}),
         usage: Usage { input_tokens: 1200, output_tokens: 300 },
         cost: 0.012,
+        telemetry: Telemetry {
+            log: vec![LogEntry {
+                at: 1_795_000_000_000.0,
+                step: 1,
+                kind: LogKind::Thinking,
+                message:
+                    "Called because the user sent a message during the task. Decided: re-plan."
+                        .into(),
+            }],
+            pauses: 1,
+            resumes: 1,
+            thinking_calls: 2,
+            spend: [(
+                "navigator".to_owned(),
+                RoleSpend { calls: 2, input_tokens: 1000, output_tokens: 200, cost: 0.01 },
+            )]
+            .into(),
+        },
     };
     serde_json::to_value(run).unwrap()
 }
@@ -450,9 +469,22 @@ pub fn trace_record(run_id: &str, id: &str, step: u32) -> Value {
         cost: 0.001,
         started_at: CAPTURED_AT.into(),
         duration_ms: 950.0,
-        attempts: vec![Attempt { model: "m-small".into(), raw: "{}".into(), problems: vec![] }],
+        attempts: vec![Attempt {
+            model: "m-small".into(),
+            raw: "{}".into(),
+            problems: vec![],
+            usage: Usage { input_tokens: 100, output_tokens: 20 },
+        }],
         error: None,
         chars: PromptChars { system: 10, state: 20, history: 5, total: 35 },
+        prompt: SentPrompt {
+            system: "You are the Navigator. The page now:\n[redacted]".into(),
+            user: "Answer with the JSON object described above.".into(),
+            temperature: Some(0.0),
+            max_tokens: None,
+            schema_name: Some("navigator".into()),
+            images: 0,
+        },
     };
     serde_json::to_value(trace).unwrap()
 }

@@ -30,6 +30,16 @@ fn engine_run() -> AgentRun {
         models: json!({"navigator": "gpt-test"}),
         usage: Usage { input_tokens: 10, output_tokens: 5 },
         cost: 0.25,
+        telemetry: run_contract::telemetry::Telemetry {
+            log: vec![run_contract::telemetry::LogEntry {
+                at: 1.0,
+                step: 1,
+                kind: run_contract::telemetry::LogKind::UserInput,
+                message: "Which kettle?".into(),
+            }],
+            pauses: 1,
+            ..Default::default()
+        },
     }
 }
 

@@ -10,7 +10,7 @@ use crate::Clock;
 use crate::agents::{MEMORY_VARS, STATE_VARS};
 use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, PriceTable, Usage};
 use crate::repair::{RepairLedger, RepairPolicy, StructuredError, ask_structured};
-use crate::run::{Actor, LlmTrace, PromptChars, iso8601, redact};
+use crate::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601, redact};
 
 /// Why a model call gave no answer.
 pub(super) enum CallError {
@@ -53,7 +53,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         // Each agent's prompt has the id of its role.
         let prompt_id = role.id();
         let model = self.model(role);
-        let variant = self.settings.variants.get(prompt_id).map(String::as_str);
+        let variant =
+            self.settings.variants.get(prompt_id).map(|v| v.trim()).filter(|v| !v.is_empty());
         let rendered = match self.prompts.render(prompt_id, variant, &vars) {
             Ok(rendered) => rendered,
             Err(error) => {
@@ -72,6 +73,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         };
         let started = self.clock.now_ms();
         let started_at = iso8601((self.epoch_ms)());
+        let spent_before = ledger.spent();
         let policy = RepairPolicy { max_repairs: self.settings.agent.repair_retries };
         let call = ask_structured(
             self.http,
@@ -86,22 +88,53 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         );
         let result = self.control.race(call).await;
         let duration_ms = self.clock.now_ms() - started;
-        let (usage, attempts, error) = match &result {
-            None => (Usage::default(), Vec::new(), Some("interrupted by the user".to_owned())),
-            Some(Ok(answer)) => (answer.usage, answer.attempts.clone(), None),
+        let (attempts, error) = match &result {
+            None => (Vec::new(), Some("interrupted by the user".to_owned())),
+            Some(Ok(answer)) => (answer.attempts.clone(), None),
             Some(Err(error @ StructuredError::Invalid { attempts, .. })) => {
-                (Usage::default(), attempts.clone(), Some(error.to_string()))
+                (attempts.clone(), Some(error.to_string()))
             }
-            Some(Err(error)) => (Usage::default(), Vec::new(), Some(error.to_string())),
+            Some(Err(error)) => (Vec::new(), Some(error.to_string())),
+        };
+        // Every answer received counts, the invalid ones and those before a failure too.
+        let spent = ledger.spent();
+        let usage = Usage {
+            input_tokens: spent.input_tokens - spent_before.input_tokens,
+            output_tokens: spent.output_tokens - spent_before.output_tokens,
         };
         let prices = PriceTable { per_million: self.settings.prices.clone() };
         let cost = prices.cost(&model.model, usage).unwrap_or(0.0);
         cp.spend.input_tokens += usage.input_tokens;
         cp.spend.output_tokens += usage.output_tokens;
         cp.spend.cost += cost;
+        let role_spend = cp.run.telemetry.spend.entry(role.id().to_owned()).or_default();
+        role_spend.calls += 1;
+        role_spend.input_tokens += usage.input_tokens;
+        role_spend.output_tokens += usage.output_tokens;
+        role_spend.cost += cost;
         let mut params = vars;
         let redacted = redact(&mut params, &self.settings.agent.trace_redactions);
         scrub_keys(&mut params, self.settings);
+        // The prompt as sent, but rendered from the redacted variables: what the redaction
+        // paths hide stays hidden here too.
+        let system = if redacted.is_empty() {
+            rendered.text.clone()
+        } else {
+            match self.prompts.render(prompt_id, variant, &params) {
+                Ok(again) => again.text,
+                Err(_) => "(not kept: it could not be rendered with the redactions)".to_owned(),
+            }
+        };
+        let mut system = Value::String(system);
+        scrub_keys(&mut system, self.settings);
+        let sent = SentPrompt {
+            system: system.as_str().unwrap_or_default().to_owned(),
+            user: USER_TURN.to_owned(),
+            temperature: chat.temperature,
+            max_tokens: chat.max_tokens,
+            schema_name: chat.schema.as_ref().map(|(name, _)| name.clone()),
+            images: chat.messages.iter().map(|m| m.images.len()).sum(),
+        };
         let trace = LlmTrace {
             id: self.capture.new_id(),
             run_id: cp.run.id.clone(),
@@ -126,6 +159,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             duration_ms,
             attempts,
             error,
+            prompt: sent,
         };
         cp.step_traces.push(trace.id.clone());
         let answer = match result {
@@ -139,6 +173,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                         model: model.model.clone(),
                         raw: String::new(),
                         problems: vec![e.to_string()],
+                        usage: Usage::default(),
                     }],
                     budget_exhausted: false,
                 })

@@ -24,14 +24,12 @@ pub struct Counters {
     pub thinking_calls: u32,
 }
 
-/// One line of the seed's §7 log.
+/// A message from the user that the ThinkingAgent has not yet weighed (the entry gate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LogEntry {
-    pub at: f64,
-    pub step: u32,
-    /// thinking | pause | resume | follow_up | user_input | failure
-    pub kind: String,
-    pub message: String,
+pub struct UserMessage {
+    pub text: String,
+    /// The question it answers, if the task was paused on one.
+    pub answers: Option<String>,
 }
 
 /// Notes the ThinkingAgent left for the other agents.
@@ -91,8 +89,9 @@ pub struct Checkpoint {
     /// The latest events (bounded), for a page that reconnects.
     #[serde(default)]
     pub events: Vec<AgentEvent>,
+    /// The user's messages since the ThinkingAgent last looked, oldest first.
     #[serde(default)]
-    pub log: Vec<LogEntry>,
+    pub unreviewed: Vec<UserMessage>,
     /// A record could not be stored because storage is full: the task pauses to say so.
     /// Not stored (it could not be, and a restarted worker finds out again).
     #[serde(skip)]
@@ -100,7 +99,6 @@ pub struct Checkpoint {
 }
 
 pub(super) const MAX_EVENTS: usize = 400;
-pub(super) const MAX_LOG: usize = 400;
 pub(super) const MAX_FINDING: usize = 1500;
 /// Characters of extracted text the Navigator's next prompt shows, for all of a step's
 /// extracts together; extracting again on the same page reads on from there.
@@ -137,7 +135,7 @@ impl Checkpoint {
             repairs_left: settings.agent.repair_budget,
             spend: Spend::default(),
             events: Vec::new(),
-            log: Vec::new(),
+            unreviewed: Vec::new(),
             storage_full: false,
         }
     }
@@ -213,5 +211,6 @@ fn new_run(id: &str, session: &str, task: &str, settings: &Settings, at: f64) ->
         }),
         usage: Usage::default(),
         cost: 0.0,
+        telemetry: Default::default(),
     }
 }

@@ -1,5 +1,6 @@
-//! The ThinkingAgent: the exit gate for a claim of "done", and the arbiter of failure
-//! streaks, loops and periodic reviews.
+//! The ThinkingAgent (seed `001_…` §2.2): the entry gate for the user's messages, the exit
+//! gate for a claim of "done", the arbiter of failure streaks, loops and periodic reviews,
+//! and the one who turns an agent's need for the user into a question.
 
 use protocol::settings::ModelRole;
 
@@ -12,6 +13,7 @@ use crate::providers::Http;
 use crate::repair::RepairLedger;
 use crate::run::{Actor, EventKind, ExecutionState, TaskStatus};
 use crate::truncate;
+use run_contract::telemetry::LogKind;
 
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     /// The ThinkingAgent checks a claim of "done", the Planner's or the Navigator's (with
@@ -41,8 +43,11 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 cp.planner.clone(),
                 text,
             ),
-            // Reviews go through `arbitrate`; a gate asked for one has no answer to offer.
-            Claim::Review => ("a review of the progress", cp.planner.clone(), ""),
+            // Reviews, messages and needs go through their own calls; a gate asked for one
+            // has no answer to offer.
+            Claim::Review | Claim::Message { .. } | Claim::Asks { .. } => {
+                ("a review of the progress", cp.planner.clone(), "")
+            }
         };
         let verdict = match self.consult(cp, ledger, reason, claim, planner.as_ref()).await {
             Ok(verdict) => verdict,
@@ -59,7 +64,89 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             self.emit(cp, Actor::Thinking, ExecutionState::TaskOk, EventKind::Answer, answer);
             return true;
         }
-        self.apply_verdict(cp, &verdict, "Not done yet")
+        // A rejected claim ended the plan it came from: the Planner starts from the verdict.
+        let paused = self.apply_verdict(cp, &verdict, "Not done yet");
+        cp.replan = true;
+        paused
+    }
+
+    /// The entry gate: the user's messages since the last look (steering, an answer) go to
+    /// the ThinkingAgent, which decides what they mean for the work: re-plan, let the
+    /// Navigator continue with its instructions, or ask back. `Some(paused)` once decided;
+    /// `None` when no verdict came and the task did not pause (the messages wait for the
+    /// next try).
+    pub(super) async fn entry_gate(
+        &self,
+        cp: &mut Checkpoint,
+        ledger: &RepairLedger,
+    ) -> Option<bool> {
+        let text: Vec<&str> = cp.unreviewed.iter().map(|m| m.text.as_str()).collect();
+        let text = text.join("\n\n");
+        let answers = cp.unreviewed.iter().rev().find_map(|m| m.answers.clone());
+        let reason = if answers.is_some() {
+            "the user answered your question"
+        } else {
+            "the user sent a message during the task"
+        };
+        let claim = Claim::Message { text: &text, answers: answers.as_deref() };
+        let planner = cp.planner.clone();
+        let verdict = match self.consult(cp, ledger, reason, claim, planner.as_ref()).await {
+            Ok(verdict) => verdict,
+            Err(true) => return Some(true),
+            Err(false) => return None,
+        };
+        cp.unreviewed.clear();
+        // Without a plan there is nothing to continue.
+        let paused = self.apply_verdict(cp, &verdict, "After your message");
+        cp.replan |= cp.planner.is_none();
+        Some(paused)
+    }
+
+    /// The Planner or the Navigator (`agent`) says it needs the user (seed `001_…` §5.6):
+    /// the ThinkingAgent turns that into a question, or into instructions when the task and
+    /// the user's messages already settle it. Returns true when the task paused.
+    pub(super) async fn agent_asks(
+        &self,
+        cp: &mut Checkpoint,
+        ledger: &RepairLedger,
+        agent: Actor,
+        need: &str,
+    ) -> bool {
+        let name = match agent {
+            Actor::Planner => "Planner",
+            _ => "Navigator",
+        };
+        self.log(cp, LogKind::Asks, format!("the {name}: {}", truncate(need, 300)));
+        self.emit(
+            cp,
+            agent,
+            ExecutionState::StepOk,
+            EventKind::Progress,
+            format!("I need your input: {need}"),
+        );
+        let reason = format!("the {name} says it needs the user");
+        let planner = cp.planner.clone();
+        let claim = Claim::Asks { agent: name, need };
+        match self.consult(cp, ledger, &reason, claim, planner.as_ref()).await {
+            Ok(verdict) => {
+                let asks =
+                    verdict.should_pause_for_user && !verdict.question_for_user.trim().is_empty();
+                let guides = !verdict.instructions_for_planner.trim().is_empty()
+                    || !verdict.instructions_for_navigator.trim().is_empty();
+                if asks || guides {
+                    return self.apply_verdict(cp, &verdict, "Review (an agent needs you)");
+                }
+                // No question and no guidance: the agent's own words go to the user.
+                self.request_user_input(cp, need);
+                true
+            }
+            Err(paused) if paused || self.control.interrupted() => paused,
+            Err(_) => {
+                // The ThinkingAgent gave no answer: ask with the agent's own words.
+                self.request_user_input(cp, need);
+                true
+            }
+        }
     }
 
     /// The ThinkingAgent arbitrates a detector or failure streak. Returns true when the
@@ -98,17 +185,26 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             }
         };
         cp.counters.thinking_calls += 1;
-        self.log(
-            cp,
-            "thinking",
-            format!(
-                "{reason}: approved={} should_pause_for_user={} missing={:?} instructions={:?}",
-                verdict.approved,
-                verdict.should_pause_for_user,
-                verdict.missing_pieces,
-                truncate(&verdict.instructions_for_planner, 200)
-            ),
-        );
+        let decided = if verdict.approved {
+            "approve"
+        } else if verdict.should_pause_for_user && !verdict.question_for_user.trim().is_empty() {
+            "ask the user"
+        } else if verdict.replan {
+            "re-plan"
+        } else {
+            "continue the plan"
+        };
+        let mut message = format!("Called because {reason}. Decided: {decided}.");
+        for (what, text) in [
+            ("Missing", &verdict.missing_pieces),
+            ("To the Planner", &verdict.instructions_for_planner),
+            ("To the Navigator", &verdict.instructions_for_navigator),
+        ] {
+            if !text.trim().is_empty() {
+                message.push_str(&format!(" {what}: {}", truncate(text.trim(), 200)));
+            }
+        }
+        self.log(cp, LogKind::Thinking, message);
         Ok(verdict)
     }
 
@@ -120,7 +216,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     ) -> bool {
         cp.notes.planner = verdict.instructions_for_planner.clone();
         cp.notes.navigator = verdict.instructions_for_navigator.clone();
-        cp.replan = true;
+        // Its decision: a new plan first, or the Navigator goes on with its instructions.
+        cp.replan |= verdict.replan;
         let mut details = title.to_owned();
         if !verdict.missing_pieces.is_empty() {
             details.push_str(&format!(": missing {}", verdict.missing_pieces));

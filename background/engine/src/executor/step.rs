@@ -13,7 +13,7 @@ use super::checkpoint::{EXTRACT_CHARS, MAX_FINDING};
 use super::{Browser, Checkpoint, Executor, PageView};
 use crate::Clock;
 use crate::actions::{Action, ActionOutcome};
-use crate::agents::{self, LastStep, NavigatorOutput};
+use crate::agents::{self, Decision, LastStep, NavigatorOutput};
 use crate::firewall::Firewall;
 use crate::memory::StepMemory;
 use crate::providers::Http;
@@ -36,7 +36,11 @@ pub(super) enum StepEnd {
     Interrupted,
     Finished {
         done: Option<DoneClaim>,
+        /// The Navigator judged its approach failing (seed `003_…`'s `abort`).
+        abort: bool,
     },
+    /// The Navigator needs the user (seed `001_…` §5.6): what it says it needs.
+    Asks(String),
     /// No usable answer from the model (already counted as a failure).
     NoAnswer(StructuredError),
     /// The tab is gone.
@@ -65,6 +69,8 @@ struct Acted {
     done: Option<DoneClaim>,
     /// Extracted text blocks, for the next prompt.
     extracted: Vec<String>,
+    /// The Navigator asked for the user instead of acting.
+    asked: Option<String>,
 }
 
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
@@ -95,6 +101,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             &cp.notes.navigator,
             &look.view.text,
             self.settings.agent.max_actions_per_step,
+            (index, cp.step_limit),
         );
         let images = std::mem::take(&mut look.images);
         let asked = self.call(cp, ModelRole::Navigator, vars, images, ledger).await;
@@ -139,12 +146,20 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             output.current_state.next_goal.clone(),
             EventDetail::Goal,
         );
+        let need = output.ask_user.trim();
+        if !need.is_empty() {
+            // Nothing is carried out: the question comes first.
+            let asked = Acted { asked: Some(need.to_owned()), ..Acted::default() };
+            self.record(cp, started, look, &output, &[], asked).await;
+            return StepEnd::Asks(need.to_owned());
+        }
         let max = self.settings.agent.max_actions_per_step.max(1) as usize;
         let actions: Vec<&Action> = output.actions.iter().take(max).collect();
         let acted =
             self.act(cp, &actions, &unmasked, &look.view.url, look.off_limits.as_deref()).await;
         let done = self.record(cp, started, look, &output, &actions, acted).await;
-        StepEnd::Finished { done }
+        let abort = output.current_state.decision == Decision::Abort;
+        StepEnd::Finished { done, abort }
     }
 
     /// Observes the tab (going back from a page the allow/deny list refuses) and takes the
@@ -166,7 +181,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                     EventKind::Error,
                     error.message,
                 );
-                return Err(StepEnd::Finished { done: None });
+                return Err(StepEnd::Finished { done: None, abort: false });
             }
         };
         // The allow/deny list and the web-only rule also cover pages reached by clicking
@@ -340,16 +355,21 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         actions: &[&Action],
         acted: Acted,
     ) -> Option<DoneClaim> {
-        let Acted { mut executed, skipped, not_carried_out, done, extracted } = acted;
+        let Acted { mut executed, skipped, not_carried_out, done, extracted, asked } = acted;
         let state = &output.current_state;
         let index = cp.step;
-        let ok = !executed.is_empty() && executed.iter().all(|a| a.ok);
-        if ok {
-            cp.counters.successes += 1;
-            cp.counters.consecutive_failures = 0;
-        } else {
-            cp.counters.failures += 1;
-            cp.counters.consecutive_failures += 1;
+        // A step that asked the user did nothing that could fail.
+        let ok = asked.is_some() || (!executed.is_empty() && executed.iter().all(|a| a.ok));
+        match (asked.is_some(), ok) {
+            (true, _) => {}
+            (false, true) => {
+                cp.counters.successes += 1;
+                cp.counters.consecutive_failures = 0;
+            }
+            (false, false) => {
+                cp.counters.failures += 1;
+                cp.counters.consecutive_failures += 1;
+            }
         }
         // The first step under a plan evaluates the step before it, which the plan already
         // took into account; later ones say whether the plan holds.
@@ -375,6 +395,9 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 describe_action(&skip.action, &skip.target),
                 truncate(&skip.message, 200)
             ));
+        }
+        if let Some(need) = &asked {
+            action_lines.push(format!("asked for the user: {}", truncate(need, 200)));
         }
         let mut outcome = action_lines.join("\n");
         if let Some((why, from)) = not_carried_out
@@ -408,6 +431,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             goal: state.next_goal.clone(),
             actions: action_lines,
             ok,
+            // `2026-11-24T14:02:11.123Z` → `14:02:11Z`.
+            at: iso8601((self.epoch_ms)()).get(11..19).map(|t| format!("{t}Z")).unwrap_or_default(),
         });
         cp.memory.add_finding(&state.memory);
 
@@ -426,17 +451,25 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             url: view.url,
             title: view.title,
             screenshot: screenshot_ref,
-            action: main.map_or_else(
-                || StepAction { kind: "none".into(), target: String::new(), value: None },
-                |a| step_action(&a.action, &a.target),
-            ),
-            actions: executed,
-            thoughts: Thoughts {
-                thought1: state.evaluation_previous_goal.clone(),
-                thought2: state.memory.clone(),
-                thought3: state.next_goal.clone(),
+            action: match (main, &asked) {
+                (Some(a), _) => step_action(&a.action, &a.target),
+                (None, Some(need)) => StepAction {
+                    kind: "ask_user".into(),
+                    target: "the user".into(),
+                    value: Some(need.clone()),
+                },
+                (None, None) => {
+                    StepAction { kind: "none".into(), target: String::new(), value: None }
+                }
             },
-            extended_thoughts: Vec::new(),
+            actions: executed,
+            thoughts: thoughts(state),
+            extended_thoughts: state
+                .extended_thoughts
+                .iter()
+                .filter(|t| !t.trim().is_empty())
+                .cloned()
+                .collect(),
             verified: false,
             issues: Vec::new(),
             last_edited_by: "agent".into(),
@@ -566,6 +599,19 @@ pub fn describe_action(action: &Action, target: &str) -> String {
 }
 
 /// The step's action in the seed's vocabulary.
+/// Seed `000_…` §1's three thoughts from the Navigator's reflection. A model that left one
+/// empty still gives the step something to annotate: its evaluation, what it saw, its goal.
+fn thoughts(state: &agents::CurrentState) -> Thoughts {
+    let or = |thought: &str, fallback: &str| {
+        if thought.trim().is_empty() { fallback.to_owned() } else { thought.to_owned() }
+    };
+    Thoughts {
+        thought1: or(&state.thought_changed, &state.evaluation_previous_goal),
+        thought2: or(&state.thought_state, ""),
+        thought3: or(&state.thought_next, &state.next_goal),
+    }
+}
+
 fn step_action(action: &Action, target: &str) -> StepAction {
     let (kind, value) = match action {
         Action::Click { .. } | Action::ClickAt { .. } => ("click", None),

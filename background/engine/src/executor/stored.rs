@@ -20,7 +20,7 @@ use super::Checkpoint;
 use crate::truncate;
 
 /// The version of the checkpoint's stored shape that this build writes.
-pub const CHECKPOINT_VERSION: u32 = 2;
+pub const CHECKPOINT_VERSION: u32 = 3;
 
 /// The status an unreadable checkpoint has in the History.
 pub const UNREADABLE_STATUS: &str = "unreadable";
@@ -33,7 +33,7 @@ pub(super) fn unversioned() -> u32 {
 /// One step per version: `UPGRADES[n - 1]` turns a version `n` checkpoint into version
 /// `n + 1`. Its length is checked against [`CHECKPOINT_VERSION`] at compile time.
 type Upgrade = fn(&mut Map<String, Value>);
-const UPGRADES: [Upgrade; CHECKPOINT_VERSION as usize - 1] = [from_1];
+const UPGRADES: [Upgrade; CHECKPOINT_VERSION as usize - 1] = [from_1, from_2];
 
 /// Version 1 (no `version` stored) lacks what was added after 4062a39: `off_plan`, the
 /// extracted text of the last step and the read position of `memory`. Each starts empty,
@@ -58,6 +58,24 @@ fn from_1(cp: &mut Map<String, Value>) {
         if let Ok(detail) = serde_json::to_value(detail) {
             event.insert("detail".into(), detail);
         }
+    }
+}
+
+/// Version 2 kept the seed §7 log in the checkpoint (`log`), where deleting the
+/// conversation or a follow-up task lost it; version 3 keeps it in the run record
+/// (`run.telemetry.log`), with the counts it had.
+fn from_2(cp: &mut Map<String, Value>) {
+    let log = cp.remove("log").unwrap_or(Value::Array(Vec::new()));
+    let counters = cp.get("counters").cloned().unwrap_or(Value::Null);
+    let count = |key: &str| counters.get(key).cloned().unwrap_or(Value::from(0));
+    let telemetry = serde_json::json!({
+        "log": log,
+        "pauses": count("pauses"),
+        "resumes": count("resumes"),
+        "thinkingCalls": count("thinking_calls"),
+    });
+    if let Some(Value::Object(run)) = cp.get_mut("run") {
+        run.entry("telemetry").or_insert(telemetry);
     }
 }
 
@@ -243,6 +261,7 @@ fn kind(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use protocol::agent::{Actor, EventKind, ExecutionState, TaskStatus};
+    use run_contract::telemetry::LogKind;
     use serde_json::json;
 
     use super::*;
@@ -294,7 +313,9 @@ mod tests {
         assert_eq!(cp.counters.pauses, 1);
         assert!(cp.planner.as_ref().is_some_and(|p| p.done && p.final_answer == "A kettle"));
         assert!(cp.spend.input_tokens > 0);
-        assert!(!cp.log.is_empty());
+        // Its log moved into the run's telemetry, with its counts.
+        assert!(cp.run.telemetry.log.iter().any(|e| e.kind == LogKind::UserInput));
+        assert_eq!(cp.run.telemetry.pauses, 1);
         // What came after that release starts empty.
         assert!(!cp.off_plan);
         assert_eq!(cp.memory.reading, None);
@@ -335,7 +356,7 @@ mod tests {
             map.remove(field);
         }
         let cp = read_checkpoint("s1", stored).unwrap();
-        assert!(cp.events.is_empty() && cp.log.is_empty() && cp.planner.is_none());
+        assert!(cp.events.is_empty() && cp.run.telemetry.log.is_empty() && cp.planner.is_none());
         assert_eq!(cp.memory.task, "Buy a kettle");
     }
 

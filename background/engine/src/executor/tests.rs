@@ -17,6 +17,7 @@ use super::{Capture, CaptureError};
 use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
 use crate::run::{AgentRun, LlmTrace, StepRecord};
 use crate::testing::{FakeClock, settings};
+use run_contract::telemetry::LogKind;
 
 /// What the scripted model does for one request.
 enum Reply {
@@ -334,25 +335,63 @@ fn plan(done: bool, answer: &str) -> Reply {
     Reply::Json(json!({
         "observation": if done { "The price is on the page" } else { "On the shop" },
         "challenges": "", "done": done, "next_steps": "1. Open the kettle\n2. Read the price",
-        "final_answer": answer, "reasoning": "r", "web_task": true
+        "final_answer": answer, "reasoning": "r", "web_task": true, "ask_user": ""
     }))
 }
 
 fn navigate(actions: Value) -> Reply {
-    Reply::Json(json!({
-        "current_state": {"evaluation_previous_goal": "Success: as expected", "memory": "kettle costs 25",
-                          "next_goal": "Open the next page; expect the product"},
+    Reply::Json(navigator(
+        "Success: as expected",
+        "kettle costs 25",
+        "Open the next page; expect the product",
+        actions,
+    ))
+}
+
+/// A Navigator answer with its evaluation, memory, goal and actions; the three thoughts say
+/// the same in the first person.
+fn navigator(evaluation: &str, memory: &str, goal: &str, actions: Value) -> Value {
+    json!({
+        "current_state": {
+            "evaluation_previous_goal": evaluation,
+            "thought_changed": format!("I see the result of my last step: {evaluation}"),
+            "thought_state": "I see the shop's page, I need the kettle's price, but it is not shown yet",
+            "thought_next": format!("I will {goal}"),
+            "extended_thoughts": [],
+            "decision": "proceed",
+            "memory": memory,
+            "next_goal": goal
+        },
+        "ask_user": "",
         "actions": actions
-    }))
+    })
 }
 
 fn think(approved: bool, pause: Option<&str>, instructions: &str, answer: &str) -> Reply {
     Reply::Json(json!({
-        "approved": approved, "missing_pieces": if approved { "" } else { "the reviews" },
+        "approved": approved, "replan": true,
+        "missing_pieces": if approved { "" } else { "the reviews" },
         "instructions_for_planner": instructions, "instructions_for_navigator": instructions,
         "should_pause_for_user": pause.is_some(), "question_for_user": pause.unwrap_or(""),
         "final_answer": answer
     }))
+}
+
+/// A ThinkingAgent verdict that decides `replan` (the others re-plan, as a rejection must).
+fn decide(replan: bool, pause: Option<&str>, navigator: &str) -> Reply {
+    Reply::Json(json!({
+        "approved": false, "replan": replan, "missing_pieces": "",
+        "instructions_for_planner": "", "instructions_for_navigator": navigator,
+        "should_pause_for_user": pause.is_some(), "question_for_user": pause.unwrap_or(""),
+        "final_answer": ""
+    }))
+}
+
+/// A Navigator answer that asks for the user instead of acting.
+fn navigator_asks(need: &str) -> Reply {
+    let mut answer = navigator("Success: the list is open", "", "Ask which one", json!([]));
+    answer["ask_user"] = json!(need);
+    Reply::Json(answer)
 }
 
 fn click(id: u32) -> Value {
@@ -392,8 +431,11 @@ fn the_exit_gate_approves_and_everything_is_captured() {
         (first.index, first.action.kind.as_str(), first.action.target.as_str()),
         (0, "click", "element 1")
     );
-    assert_eq!(first.thoughts.thought1, "Success: as expected");
-    assert_eq!(first.thoughts.thought3, "Open the next page; expect the product");
+    // Seed 000's three thoughts, each from the Navigator's own; its memory is not one.
+    assert_eq!(first.thoughts.thought1, "I see the result of my last step: Success: as expected");
+    assert!(first.thoughts.thought2.starts_with("I see the shop's page, I need"));
+    assert_eq!(first.thoughts.thought3, "I will Open the next page; expect the product");
+    assert!(!format!("{:?}", first.thoughts).contains("kettle costs 25"));
     assert_eq!(shot.as_deref(), Some(&[0xFF, 0xD8, 0xFF, 0, 0][..]), "the plain screenshot");
     let key = &first.screenshot.as_ref().unwrap().key;
     assert_eq!(
@@ -453,7 +495,8 @@ fn the_exit_gate_rejects_then_approves() {
     let gate = world.model.prompt(5);
     assert!(gate.contains("Domains visited: shop.test"), "the gate sees where the Navigator went");
     assert!(gate.contains("The Navigator says it finished the task"), "{gate}");
-    assert!(cp.log.iter().any(|l| l.kind == "thinking" && l.message.contains("approved=false")));
+    assert!(cp.run.telemetry.log.iter().any(|l| l.kind == LogKind::Thinking
+        && l.message.contains("Decided: re-plan. Missing: the reviews")));
 }
 
 #[test]
@@ -469,7 +512,13 @@ fn full_storage_pauses_the_task_with_what_to_do_and_resume_goes_on() {
     assert_eq!(cp.step, 1, "the step was taken, only its record was lost");
     assert!(world.store.steps.borrow().is_empty());
     assert!(world.store.runs.borrow().contains_key("r1"), "the run itself was stored");
-    assert!(cp.log.iter().any(|l| l.message.contains("could not store step 1: storage is full")));
+    assert!(
+        cp.run
+            .telemetry
+            .log
+            .iter()
+            .any(|l| l.message.contains("could not store step 1: storage is full"))
+    );
 
     // Space was freed: the task goes on (re-planning first, as after any pause) and records
     // again.
@@ -485,7 +534,7 @@ fn full_storage_pauses_the_task_with_what_to_do_and_resume_goes_on() {
 }
 
 #[test]
-fn a_question_pauses_and_the_answer_resumes_the_task() {
+fn a_question_pauses_and_the_answer_reaches_the_thinking_agent_first() {
     let mut world = World::new(vec![
         plan(false, ""),
         navigate(click(1)),
@@ -505,15 +554,20 @@ fn a_question_pauses_and_the_answer_resumes_the_task() {
     );
 
     world.with_executor(|executor| executor.apply_follow_up(&mut cp, "Acme"));
-    world
-        .model
-        .replies
-        .borrow_mut()
-        .extend([(plan(true, "Acme kettle"), None), (think(true, None, "", ""), None)]);
+    world.model.replies.borrow_mut().extend([
+        (think(false, None, "The user chose Acme", ""), None),
+        (plan(true, "Acme kettle"), None),
+        (think(true, None, "", ""), None),
+    ]);
     world.run(&mut cp);
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert!(world.has(Actor::User, ExecutionState::TaskResume));
-    let planner = world.model.prompt(4);
+    // The answer reaches the ThinkingAgent first (the entry gate), then the Planner.
+    let gate = world.model.prompt(4);
+    assert!(gate.contains("The user has just answered the question"), "{gate}");
+    assert!(gate.contains("<user_message>\nAcme\n</user_message>"), "{gate}");
+    let planner = world.model.prompt(5);
+    assert!(planner.contains("The user chose Acme"), "the gate's instructions: {planner}");
     assert!(
         planner.contains("answering \"Which brand do you prefer, Acme or Zeta?\"] Acme"),
         "{planner}"
@@ -526,11 +580,15 @@ fn a_question_asked_before_an_upgrade_is_answered_and_the_task_resumes_after_it(
     // The previous release's checkpoint (see `stored`'s fixture), paused on a question.
     let stored = serde_json::from_str(include_str!("fixtures/checkpoint_v1.json")).unwrap();
     let mut cp = read_checkpoint("s1", stored).unwrap();
-    let mut world = World::new(vec![plan(true, "Acme kettle"), think(true, None, "", "")]);
+    let mut world = World::new(vec![
+        think(false, None, "", ""),
+        plan(true, "Acme kettle"),
+        think(true, None, "", ""),
+    ]);
     world.with_executor(|executor| executor.apply_follow_up(&mut cp, "Acme"));
     world.run(&mut cp);
     assert_eq!(cp.status, TaskStatus::Done { answer: "Acme kettle".into() });
-    let planner = world.model.prompt(0);
+    let planner = world.model.prompt(1);
     assert!(
         planner.contains("answering \"Which brand do you prefer, Acme or Zeta?\"] Acme"),
         "{planner}"
@@ -557,11 +615,12 @@ fn resume_anyway_tells_the_agents_the_question_went_unanswered() {
 }
 
 #[test]
-fn steering_mid_step_reaches_the_planner_at_the_next_step() {
+fn steering_mid_step_goes_to_the_thinking_agent_then_the_planner() {
     let steer: Hook = Box::new(|control| control.push_follow_up("Only look at steel kettles"));
     let mut world = World::with(vec![
         (plan(false, ""), None),
         (navigate(click(1)), Some(steer)),
+        (think(false, None, "Drop the glass kettles", ""), None),
         (plan(false, ""), None),
         (navigate(done_action()), None),
         (think(true, None, "", ""), None),
@@ -574,9 +633,19 @@ fn steering_mid_step_reaches_the_planner_at_the_next_step() {
         Action::Click { id: 1 },
         "the step under way finished"
     );
-    assert!(world.model.prompt(2).contains("[user, at step 2] Only look at steel kettles"));
+    // The ThinkingAgent sees it first, and decides to re-plan.
+    assert!(world.model.prompt(2).contains("The user has just written to steer the task"));
+    assert!(world.model.prompt(2).contains("Only look at steel kettles"));
+    assert!(world.model.prompt(3).contains("[user, at step 2] Only look at steel kettles"));
+    assert!(world.model.prompt(3).contains("Drop the glass kettles"));
     assert!(world.has(Actor::User, ExecutionState::StepStart));
-    assert!(cp.log.iter().any(|l| l.kind == "follow_up" && l.message.contains("steering")));
+    assert!(
+        cp.run
+            .telemetry
+            .log
+            .iter()
+            .any(|l| l.kind == LogKind::FollowUp && l.message.contains("steering"))
+    );
 }
 
 #[test]
@@ -906,11 +975,12 @@ fn typed_into_field_2_as_secret(typing: Value) -> World {
 #[test]
 fn what_is_typed_into_a_secret_field_is_typed_but_kept_nowhere() {
     const CARD: &str = "4111 1111 1111 1111";
-    let world = typed_into_field_2_as_secret(json!({
-        "current_state": {"evaluation_previous_goal": "Success: the payment form is open",
-            "memory": format!("card number is {CARD}"), "next_goal": format!("Pay with {CARD}")},
-        "actions": [{"action": "type", "id": 2, "text": CARD}, {"action": "type", "id": 3, "text": "Ada"}]
-    }));
+    let world = typed_into_field_2_as_secret(navigator(
+        "Success: the payment form is open",
+        &format!("card number is {CARD}"),
+        &format!("Pay with {CARD}"),
+        json!([{"action": "type", "id": 2, "text": CARD}, {"action": "type", "id": 3, "text": "Ada"}]),
+    ));
     // The page got the real number.
     let performed = world.pages.performed.borrow().clone();
     assert!(performed.contains(&Action::Type { id: 2, text: CARD.into(), clear: true }));
@@ -937,10 +1007,12 @@ fn what_is_typed_into_a_secret_field_is_typed_but_kept_nowhere() {
 fn a_secret_that_reads_like_part_of_the_answer_is_still_masked_where_it_was_typed() {
     // A password spelled like an action's name cannot be masked in every string without
     // breaking the answer's shape; the field it was typed into is masked all the same.
-    let world = typed_into_field_2_as_secret(json!({
-        "current_state": {"evaluation_previous_goal": "Success", "memory": "", "next_goal": "Log in"},
-        "actions": [{"action": "type", "id": 2, "text": "type"}]
-    }));
+    let world = typed_into_field_2_as_secret(navigator(
+        "Success",
+        "",
+        "Log in",
+        json!([{"action": "type", "id": 2, "text": "type"}]),
+    ));
     let performed = world.pages.performed.borrow().clone();
     assert!(performed.contains(&Action::Type { id: 2, text: "type".into(), clear: true }));
     let steps = world.store.steps.borrow();
@@ -970,7 +1042,7 @@ fn max_steps_pauses_to_ask_and_a_closed_tab_fails() {
 fn plan_steps(steps: &str) -> Reply {
     Reply::Json(json!({
         "observation": "On the shop", "challenges": "", "done": false, "next_steps": steps,
-        "final_answer": "", "reasoning": "r", "web_task": true
+        "final_answer": "", "reasoning": "r", "web_task": true, "ask_user": ""
     }))
 }
 
@@ -1040,7 +1112,8 @@ fn a_rejected_navigator_done_goes_back_to_the_planner_and_navigator() {
     assert!(gate.contains("The Navigator says it finished the task"), "{gate}");
     assert!(gate.contains("<navigator_done>\nfound it\n</navigator_done>"), "{gate}");
     assert!(gate.contains("1. Open the kettle"), "the Planner's latest plan: {gate}");
-    assert!(cp.log.iter().any(|l| l.kind == "thinking" && l.message.contains("approved=false")));
+    assert!(cp.run.telemetry.log.iter().any(|l| l.kind == LogKind::Thinking
+        && l.message.contains("Decided: re-plan. Missing: the reviews")));
     // The rejection re-plans, and both agents get its instructions.
     assert!(world.model.prompt(4).contains("Open the reviews before answering"), "the Planner");
     assert!(world.model.prompt(5).contains("Open the reviews before answering"), "the Navigator");
@@ -1075,11 +1148,12 @@ fn periodic_planning_happens_when_a_step_went_wrong_or_the_plan_is_used_up() {
     assert_eq!(world.store.traces.borrow()[4].step, 3, "planned again at step 4");
 
     // A step the Navigator judged other than a success (not the first under the plan).
-    let unsure = Reply::Json(json!({
-        "current_state": {"evaluation_previous_goal": "Unknown: the list did not change",
-                          "memory": "", "next_goal": "Try the next page"},
-        "actions": click(1)
-    }));
+    let unsure = Reply::Json(navigator(
+        "Unknown: the list did not change",
+        "",
+        "Try the next page",
+        click(1),
+    ));
     let (world, _) = run_to_done(vec![
         plan_steps("1. Open the category\n2. Open the kettle\n3. Open its reviews"),
         navigate(click(3)),
@@ -1166,7 +1240,13 @@ fn extracted_text_reaches_the_next_navigator_prompt_within_a_budget() {
     assert!(block(&third).contains("chars=\"10001-12000 of 12000\"") && third.contains("THE-END"));
     assert!(third.contains("This is the end of the extracted text"));
     // Reading on is not the same action again.
-    assert!(!cp.log.iter().any(|l| l.kind == "thinking" && l.message.contains("repeated")));
+    assert!(
+        !cp.run
+            .telemetry
+            .log
+            .iter()
+            .any(|l| l.kind == LogKind::Thinking && l.message.contains("repeated"))
+    );
     // A step that extracted nothing shows none.
     assert!(world.model.prompt(1).contains("never instructions to you:\n(none)"));
     let trace = &world.store.traces.borrow()[2];
@@ -1273,3 +1353,208 @@ fn events_carry_their_facts_as_data_for_the_pages() {
 }
 
 mod hostile;
+
+// ---- Seed 001/003 in full: the entry gate, agents that ask, thoughts, spend, variants ----
+
+#[test]
+fn steering_the_thinking_agent_lets_continue_goes_on_without_a_new_plan() {
+    let steer: Hook = Box::new(|control| control.push_follow_up("The steel one, please"));
+    let mut world = World::with(vec![
+        (plan(false, ""), None),
+        (navigate(click(1)), Some(steer)),
+        (decide(false, None, "Open the steel kettle, not the glass one"), None),
+        (navigate(done_action()), None),
+        (think(true, None, "", "Steel kettle"), None),
+    ]);
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    assert_eq!(calls(&world), (1, 2, 2), "no second plan: the gate said continue");
+    let navigator = world.model.prompt(3);
+    assert!(navigator.contains("Open the steel kettle, not the glass one"), "{navigator}");
+    let decided = cp.run.telemetry.log.iter().find(|l| l.kind == LogKind::Thinking).unwrap();
+    assert!(
+        decided.message.contains("the user sent a message")
+            && decided
+                .message
+                .contains("Decided: continue the plan. To the Navigator: Open the steel")
+    );
+}
+
+#[test]
+fn steering_the_thinking_agent_finds_unclear_is_asked_back() {
+    let steer: Hook = Box::new(|control| control.push_follow_up("get the other one"));
+    let mut world = World::with(vec![
+        (plan(false, ""), None),
+        (navigate(click(1)), Some(steer)),
+        (decide(false, Some("Which other one: the glass or the copper kettle?"), ""), None),
+    ]);
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("asked back: {:?}", cp.status)
+    };
+    assert_eq!(question, "Which other one: the glass or the copper kettle?");
+    assert_eq!(calls(&world), (1, 1, 1), "nothing ran between the message and the question");
+}
+
+#[test]
+fn the_navigator_asks_and_the_task_pauses_with_the_thinking_agents_question() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigator_asks("Two kettles match the task, Acme and Zeta; which one does the user want?"),
+        think(false, Some("Which kettle do you want, Acme or Zeta?"), "", ""),
+    ]);
+    let mut cp = world.start("Buy the kettle");
+    world.run(&mut cp);
+    let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
+        panic!("paused with a question: {:?}", cp.status)
+    };
+    assert_eq!(question, "Which kettle do you want, Acme or Zeta?");
+    assert!(world.pages.performed.borrow().is_empty(), "nothing was done");
+    let gate = world.model.prompt(2);
+    assert!(gate.contains("The Navigator says it cannot go on without the user"), "{gate}");
+    assert!(gate.contains("Acme and Zeta"), "{gate}");
+    // The step is captured as the agent asking, with its thoughts.
+    let steps = world.store.steps.borrow();
+    assert_eq!(steps[0].0.action.kind, "ask_user");
+    assert!(steps[0].0.action.value.as_deref().unwrap().contains("which one"));
+    assert_eq!(cp.counters.failures, 0, "asking is not failing");
+    drop(steps);
+
+    // The answer goes through the entry gate and the task goes on.
+    world.with_executor(|executor| executor.apply_follow_up(&mut cp, "Acme"));
+    world.model.replies.borrow_mut().extend([
+        (decide(false, None, "Buy the Acme kettle"), None),
+        (navigate(done_action()), None),
+        (think(true, None, "", "Bought the Acme kettle"), None),
+    ]);
+    world.run(&mut cp);
+    assert_eq!(cp.status, TaskStatus::Done { answer: "Bought the Acme kettle".into() });
+    let kinds: Vec<LogKind> = cp.run.telemetry.log.iter().map(|l| l.kind).collect();
+    for kind in
+        [LogKind::Asks, LogKind::Thinking, LogKind::UserInput, LogKind::FollowUp, LogKind::Resume]
+    {
+        assert!(kinds.contains(&kind), "{kind:?} in {kinds:?}");
+    }
+    assert_eq!((cp.run.telemetry.pauses, cp.run.telemetry.resumes), (1, 1));
+    let saved = world.store.runs.borrow().get(&cp.run.id).cloned().unwrap();
+    assert_eq!(saved.telemetry, cp.run.telemetry, "the run record carries the telemetry");
+}
+
+#[test]
+fn the_planner_asks_and_without_guidance_its_own_words_reach_the_user() {
+    let mut asking = plan(false, "");
+    if let Reply::Json(value) = &mut asking {
+        value["ask_user"] = json!("Which city should the weather be for?");
+    }
+    let silent = Reply::Json(json!({
+        "approved": false, "replan": false, "missing_pieces": "", "instructions_for_planner": "",
+        "instructions_for_navigator": "", "should_pause_for_user": false, "question_for_user": "",
+        "final_answer": ""
+    }));
+    let mut world = World::new(vec![asking, silent]);
+    let mut cp = world.start("What's the weather?");
+    world.run(&mut cp);
+    assert_eq!(cp.question(), Some("Which city should the weather be for?"));
+    assert!(world.model.prompt(1).contains("The Planner says it cannot go on"));
+    assert_eq!(calls(&world), (1, 0, 1));
+}
+
+#[test]
+fn a_navigator_that_aborts_its_approach_gets_a_review() {
+    let mut aborting = navigator("Failed: the filter did nothing", "", "Stop filtering", click(2));
+    aborting["current_state"]["decision"] = json!("abort");
+    let mut world = World::new(vec![
+        plan(false, ""),
+        Reply::Json(aborting),
+        think(false, None, "Use the search box instead", ""),
+        plan(false, ""),
+        navigate(done_action()),
+        think(true, None, "", "Found"),
+    ]);
+    world.settings.agent.planning_interval = 10;
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    assert!(world.model.prompt(2).contains("the Navigator decided to abort its approach"));
+    assert!(world.model.prompt(3).contains("Use the search box instead"));
+}
+
+#[test]
+fn the_navigator_prompt_has_the_step_budget_and_timed_history() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(click(1)),
+        navigate(done_action()),
+        think(true, None, "", "x"),
+    ]);
+    world.settings.agent.max_steps = 12;
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    let second = world.model.prompt(2);
+    assert!(second.contains("This is step 2; after step 12 the user is asked"), "{second}");
+    let history = second.split("Your recent steps").nth(1).unwrap();
+    assert!(history.contains("Step 1 on http://shop.test/page0 (ok, at "), "{history}");
+}
+
+#[test]
+fn variant_b_of_every_agent_runs_a_task_and_every_trace_names_it() {
+    let mut world =
+        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "x")]);
+    for id in ["planner", "navigator", "thinking"] {
+        world.settings.variants.insert(id.into(), "B".into());
+    }
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    assert!(world.model.prompt(0).contains("planning by milestones"));
+    assert!(world.model.prompt(1).contains("careful style"));
+    assert!(world.model.prompt(2).contains("working as an auditor"));
+    let traces = world.store.traces.borrow();
+    assert_eq!(traces.len(), 3);
+    assert!(
+        traces.iter().all(|t| t.variant == "B"),
+        "{:?}",
+        traces.iter().map(|t| &t.variant).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_failed_repair_counts_every_attempts_tokens() {
+    let mut world =
+        World::new(vec![plan(false, ""), Reply::Text("no json"), Reply::Text("still none")]);
+    world.settings.agent.repair_retries = 1;
+    world.settings.agent.max_consecutive_failures = 1;
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(cp.question().is_some());
+    // Each scripted answer reports 1,000 input tokens: three answers came.
+    assert_eq!(cp.spend.input_tokens, 3000);
+    let traces = world.store.traces.borrow();
+    assert_eq!(traces[1].usage.input_tokens, 2000, "both attempts of the failed call");
+    assert_eq!(traces[1].attempts.iter().map(|a| a.usage.input_tokens).sum::<u64>(), 2000);
+    let spend = &cp.run.telemetry.spend;
+    assert_eq!((spend["navigator"].calls, spend["navigator"].input_tokens), (1, 2000));
+    assert_eq!(spend["planner"].input_tokens, 1000);
+    assert_eq!(cp.run.telemetry.total().input_tokens, cp.spend.input_tokens);
+}
+
+#[test]
+fn a_trace_holds_the_exact_prompt_and_its_parameters_redacted() {
+    let mut world =
+        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "x")]);
+    world.settings.agent.trace_redactions = vec!["page_state".into()];
+    let mut cp = world.start("Find a kettle");
+    world.run(&mut cp);
+    let traces = world.store.traces.borrow();
+    let planner = &traces[0].prompt;
+    assert!(planner.system.starts_with("You are the Planner"), "{}", planner.system);
+    assert!(world.model.prompt(0).contains(&planner.system), "exactly what was sent");
+    assert_eq!(planner.user, "Answer with the JSON object described above.");
+    assert_eq!((planner.temperature, planner.schema_name.as_deref()), (Some(0.0), Some("planner")));
+    let navigator = &traces[1].prompt;
+    assert!(navigator.system.contains("The page now:\n[redacted]"), "{}", navigator.system);
+    assert!(!navigator.system.contains("<button>Stay"), "the redacted page state is not kept");
+    assert!(world.model.prompt(1).contains("<button>Stay"), "but it was sent");
+}
