@@ -99,7 +99,11 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
         "{}",
         steps[0]["action"]
     );
-    assert_eq!(steps[0]["thoughts"]["thought1"], "Start: the shop's home page lists the kettle");
+    // Seed 000's thought 1 is the Navigator's own "what changed", not its memory.
+    assert_eq!(
+        steps[0]["thoughts"]["thought1"],
+        "I checked my last step: Start: the shop's home page lists the kettle"
+    );
     assert_eq!(steps[1]["url"].as_str().map(|u| u.contains("sku=kettle")), Some(true));
     let shots = stored["screenshots"].as_array().unwrap();
     assert_eq!(shots.len(), 2);

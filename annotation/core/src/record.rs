@@ -90,7 +90,11 @@ pub struct Run {
     pub server_version: Option<i64>,
     /// What the agents decided and why, pauses, questions, steering and spend per role, as
     /// captured (seed `001_…` §7); read-only here.
-    #[serde(default, skip_serializing_if = "Telemetry::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "Telemetry::is_empty"
+    )]
     pub telemetry: Telemetry,
     /// Whatever else the record holds, written back unchanged.
     #[serde(flatten)]
@@ -272,6 +276,15 @@ pub fn flag_issue(description: &str, author: &str, at: &str) -> Value {
         "flaggedBy": author,
         "flaggedAt": at,
     })
+}
+
+/// A field a server may send as `null` when it has none: read as its default.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -127,3 +127,12 @@ fn first_incomplete_step_and_progress() {
     assert_eq!(first_incomplete(&steps), Some(0));
     assert_eq!(progress(&steps), 100);
 }
+
+#[test]
+fn a_server_run_without_telemetry_reads_and_writes_none() {
+    let run: Run = serde_json::from_value(json!({"id": "r1", "telemetry": null})).unwrap();
+    assert!(run.telemetry.is_empty());
+    assert!(serde_json::to_value(&run).unwrap().get("telemetry").is_none());
+    let engine: Run = serde_json::from_value(serde_json::to_value(engine_run()).unwrap()).unwrap();
+    assert_eq!(engine.telemetry.pauses, 1, "the captured telemetry is kept");
+}
