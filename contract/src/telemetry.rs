@@ -94,11 +94,6 @@ impl Telemetry {
         }
     }
 
-    /// The entries logged before step `index` was taken (and after the one before it).
-    pub fn at_step(&self, index: u32) -> impl Iterator<Item = &LogEntry> {
-        self.log.iter().filter(move |e| e.step == index)
-    }
-
     pub fn total(&self) -> RoleSpend {
         self.spend.values().fold(RoleSpend::default(), |sum, role| RoleSpend {
             calls: sum.calls + role.calls,

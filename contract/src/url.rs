@@ -5,6 +5,8 @@
 //!   LanguageTool's bodies read, and what the sync server reads its query strings as.
 //! - [`component_encode`]: RFC 3986 unreserved characters kept, space as `%20`, for a value
 //!   in a URL that anything (`URLSearchParams`, a router) may read.
+//!
+//! And [`origin`]: where a request to a URL really goes, for binding a secret to its server.
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
@@ -40,9 +42,37 @@ pub fn component_encode(value: &str) -> String {
     utf8_percent_encode(value, COMPONENT).to_string()
 }
 
+/// The origin a request to `endpoint` goes to, as a browser reads the URL (WHATWG: `\`
+/// as `/`, user info dropped, host lowercased and IDNA-mapped, default port dropped), with
+/// a host's trailing dot removed. A string that is no URL is compared as itself, trimmed
+/// and lowercased, so it only ever matches the same string.
+pub fn origin(endpoint: &str) -> String {
+    let endpoint = endpoint.trim();
+    let Ok(url) = url::Url::parse(endpoint) else { return endpoint.to_ascii_lowercase() };
+    let host = url.host_str().unwrap_or_default().trim_end_matches('.');
+    match url.port() {
+        Some(port) => format!("{}://{host}:{port}", url.scheme()),
+        None => format!("{}://{host}", url.scheme()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_origin_is_where_the_browser_sends_the_request() {
+        for (url, expected) in [
+            ("HTTPS://API.Example./v1?x#y", "https://api.example"),
+            ("https://api.example:443/v1", "https://api.example"),
+            ("http://localhost:8080", "http://localhost:8080"),
+            ("https://api.example@collector.evil/v1", "https://collector.evil"),
+            ("https://collector.evil\\@api.example/", "https://collector.evil"),
+            ("not a url", "not a url"),
+        ] {
+            assert_eq!(origin(url), expected, "{url}");
+        }
+    }
 
     #[test]
     fn form_encoding_is_what_an_html_form_sends() {

@@ -97,15 +97,10 @@ impl ModelConfig {
     /// The server a key for this model is sent to: the base URL's origin, or the
     /// provider's own endpoint when there is none.
     pub fn server(&self) -> String {
-        let base = self.base_url.trim().to_ascii_lowercase();
-        if base.is_empty() {
+        if self.base_url.trim().is_empty() {
             return format!("{:?}'s endpoint", self.provider);
         }
-        let (scheme, rest) = base.split_once("://").unwrap_or(("", &base));
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        // No user info: only the host and port say where a request goes.
-        let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-        format!("{scheme}://{}", host.trim_end_matches('.'))
+        run_contract::url::origin(&self.base_url)
     }
 
     /// Inline problems of this model as `role`'s, as (field path, message): what

@@ -8,6 +8,7 @@
 //! Pulling replaces local records only where nothing is queued, so unsent work is never
 //! overwritten either.
 
+use run_contract::url::origin;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -77,15 +78,6 @@ impl SyncSettings {
     pub fn authorization(&self) -> String {
         format!("Bearer {}", self.token.trim())
     }
-}
-
-/// Where requests to `endpoint` go: its scheme, host and port, lowercase, without user info.
-fn origin(endpoint: &str) -> String {
-    let endpoint = endpoint.trim().to_ascii_lowercase();
-    let (scheme, rest) = endpoint.split_once("://").unwrap_or(("", &endpoint));
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
-    format!("{scheme}://{}", host.trim_end_matches('.'))
 }
 
 /// What a queued change is about. The record itself is read when the queue drains, so

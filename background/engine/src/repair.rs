@@ -84,7 +84,16 @@ pub struct Attempt {
 pub struct Structured {
     pub value: Value,
     pub attempts: Vec<Attempt>,
-    pub usage: Usage,
+}
+
+impl Structured {
+    /// What every attempt cost together.
+    pub fn usage(&self) -> Usage {
+        self.attempts.iter().fold(Usage::default(), |sum, a| Usage {
+            input_tokens: sum.input_tokens + a.usage.input_tokens,
+            output_tokens: sum.output_tokens + a.usage.output_tokens,
+        })
+    }
 }
 
 /// Why no valid answer came.
@@ -134,14 +143,11 @@ pub async fn ask_structured(
     ledger: &RepairLedger,
 ) -> Result<Structured, StructuredError> {
     let mut attempts = Vec::new();
-    let mut usage = Usage::default();
     let mut request = chat.clone();
     let mut current = model;
     loop {
         let reply =
             complete(http, clock, current, &request).await.map_err(StructuredError::Provider)?;
-        usage.input_tokens += reply.usage.input_tokens;
-        usage.output_tokens += reply.usage.output_tokens;
         ledger.spend(reply.usage);
         let problems = match extract_json(&reply.text) {
             Ok(value) => {
@@ -154,7 +160,7 @@ pub async fn ask_structured(
                         problems: vec![],
                         usage: reply.usage,
                     });
-                    return Ok(Structured { value, attempts, usage });
+                    return Ok(Structured { value, attempts });
                 }
                 violations
             }
@@ -279,7 +285,7 @@ mod tests {
         let ledger = RepairLedger::with_budget(5);
         let answer = ask(&http, None, RepairPolicy::default(), &ledger).unwrap();
         assert_eq!(answer.attempts.len(), 2);
-        assert_eq!(answer.usage.input_tokens, 20, "usage adds up across attempts");
+        assert_eq!(answer.usage().input_tokens, 20, "usage adds up across attempts");
         let second = &http.seen.borrow()[1].body["messages"];
         let messages = second.as_array().unwrap();
         assert_eq!(messages[messages.len() - 2]["content"], "{\"done\": \"yes\"}");

@@ -607,7 +607,7 @@ fn thoughts(state: &agents::CurrentState) -> Thoughts {
     };
     Thoughts {
         thought1: or(&state.thought_changed, &state.evaluation_previous_goal),
-        thought2: or(&state.thought_state, ""),
+        thought2: state.thought_state.clone(),
         thought3: or(&state.thought_next, &state.next_goal),
     }
 }
