@@ -50,14 +50,27 @@ pub fn run() -> Result<(), String> {
 /// a module of that name (xtask's own `postgres` module has its tests here, for that).
 const PG_TESTS: &str = "postgres::";
 
-/// `cargo test -p sync-server` again, on a throwaway PostgreSQL (stopped afterwards, also
-/// when the tests fail), for the PostgreSQL scenarios only; fails unless some really ran.
+/// The sync server's scenario binaries again, on a throwaway PostgreSQL (stopped afterwards,
+/// also when the tests fail), for the PostgreSQL scenarios only; fails unless some really
+/// ran. The package selection matches the workspace run's, so features unify the same way
+/// and nothing is compiled twice (`-p sync-server` alone rebuilt every dependency).
 fn sync_server_on_postgres(tally: &mut Tally) -> Result<(), String> {
     let cluster = Cluster::start()?;
     println!("sync-server integration tests: PostgreSQL at {} ({})", cluster.url, cluster.version);
     let before = tally.postgres_ok;
     tally.cargo_test_with_env(
-        &["test", "-p", "sync-server", "--", PG_TESTS],
+        &[
+            "test",
+            "--workspace",
+            "--exclude",
+            "e2e",
+            "--test",
+            "api",
+            "--test",
+            "suggestions",
+            "--",
+            PG_TESTS,
+        ],
         &[("SYNC_TEST_POSTGRES_URL", &cluster.url)],
     )?;
     let ran = tally.postgres_ok - before;
