@@ -7,6 +7,7 @@ use axum::http::request::Parts;
 use base64::Engine as _;
 use run_contract::digest::sha256_hex;
 use serde_json::{Value, json};
+use sqlx::AnyConnection;
 
 use crate::AppState;
 use crate::problem::Problem;
@@ -97,10 +98,12 @@ pub async fn add_user(store: &Store, id: &str, name: &str, role: Role) -> Result
     }
 }
 
-pub async fn user_exists(store: &Store, id: &str) -> Result<bool, sqlx::Error> {
+/// Whether a user exists, read on `conn` (a write's own transaction, so it needs no second
+/// connection from the pool while it holds one).
+pub async fn user_exists(conn: &mut AnyConnection, id: &str) -> Result<bool, sqlx::Error> {
     let row = sqlx::query("SELECT id FROM users WHERE id = $1")
         .bind(id.to_owned())
-        .fetch_optional(&store.pool)
+        .fetch_optional(conn)
         .await?;
     Ok(row.is_some())
 }

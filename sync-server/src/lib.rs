@@ -63,15 +63,25 @@ pub mod validate;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use routes::NOT_IMPLEMENTED;
 use store::Store;
 
 /// What the server is started with besides the database.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// Allowed CORS origins; empty means any `chrome-extension://` origin.
     pub cors_origins: Vec<String>,
+    /// How often expired replay records are pruned ([`Store::prune`]); the first time is one
+    /// period after start.
+    pub prune_every: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { cors_origins: Vec::new(), prune_every: Duration::from_secs(600) }
+    }
 }
 
 #[derive(Clone)]
@@ -93,5 +103,21 @@ pub async fn serve(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(store, config)).with_graceful_shutdown(shutdown).await
+    let pruning = tokio::spawn(prune_forever(store.clone(), config.prune_every));
+    let served =
+        axum::serve(listener, router(store, config)).with_graceful_shutdown(shutdown).await;
+    pruning.abort();
+    served
+}
+
+/// Prunes expired replay records every `period`, beside the requests rather than inside a
+/// write (an error is reported and tried again next period).
+async fn prune_forever(store: Store, period: Duration) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    loop {
+        ticks.tick().await;
+        if let Err(e) = store.prune().await {
+            eprintln!("sync-server: pruning replay records failed: {e}");
+        }
+    }
 }

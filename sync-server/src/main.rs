@@ -73,7 +73,7 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
             let addr = listener.local_addr().map_err(|e| e.to_string())?;
             eprintln!("sync-server: listening on http://{addr} ({})", store.backend.name());
-            let config = Config { cors_origins: cli.cors_origins };
+            let config = Config { cors_origins: cli.cors_origins, ..Config::default() };
             let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;
             };

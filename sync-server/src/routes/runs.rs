@@ -17,7 +17,7 @@ use crate::model::{
 };
 use crate::problem::{Problem, Result};
 use crate::routes::run_id_param;
-use crate::store::{Sql, get_str, like_escape};
+use crate::store::{Sql, Tx, get_str, like_escape};
 use crate::validate::{self, Check};
 
 pub async fn list(
@@ -155,17 +155,15 @@ pub async fn put(
 ) -> Result<Reply> {
     let run_id = run_id_param(&run_id)?;
     let pre = write_precondition(&headers)?;
-    put_run(&state, &user, &run_id, pre, &body).await
+    let write = check_run(&user, &run_id, &body)?;
+    let mut tx = state.store.begin().await?;
+    let reply = write_run(&mut tx, &user, &run_id, pre, &write).await?;
+    tx.commit().await?;
+    Ok(reply)
 }
 
-/// Creates or updates a run header (also a batch item's work).
-pub async fn put_run(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    pre: Precondition,
-    body: &Value,
-) -> Result<Reply> {
+/// What a run write can be refused for without the database: the role, and the body.
+pub fn check_run(user: &User, run_id: &str, body: &Value) -> Result<validate::RunWrite> {
     if user.role == Role::Reviewer {
         return Err(Problem::forbidden(
             "Reviewers do not edit runs directly: comment or suggest instead.",
@@ -177,23 +175,26 @@ pub async fn put_run(
     if write.content.get("id").and_then(Value::as_str) != Some(run_id) {
         return Err(Problem::invalid("id", "must equal the runId in the path"));
     }
+    Ok(write)
+}
+
+/// Creates or updates a run header (checked by [`check_run`]) in `tx`, whose first
+/// statement this is (it locks the run). Like every write here, it refuses only before it
+/// writes anything, so a refused write leaves `tx` as it found it (the batch relies on it).
+pub async fn write_run(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    pre: Precondition,
+    write: &validate::RunWrite,
+) -> Result<Reply> {
     let now = crate::time::now();
-    let mut tx = state.store.begin().await?;
-    let current = lock_run(&mut tx, run_id).await?;
+    let current = lock_run(tx, run_id).await?;
 
     let Precondition::Match(base) = pre else {
         // Create.
         if let Some(existing) = current {
-            let existing = model::visible(user, Some(existing))?;
-            let record = run_json(&mut tx, &existing).await?;
-            return Err(Problem::conflict(
-                "already-exists",
-                "run",
-                None,
-                Some(existing.version),
-                record,
-                None,
-            ));
+            return Err(already_exists(tx, user, existing).await);
         }
         let annotator = match &write.annotator {
             Some(other) if *other != user.id => {
@@ -203,7 +204,7 @@ pub async fn put_run(
                         vec!["annotator".into()],
                     ));
                 }
-                if !user_exists(&state.store, other).await? {
+                if !user_exists(tx, other).await? {
                     return Err(Problem::invalid("annotator", "no such user"));
                 }
                 other.clone()
@@ -217,7 +218,8 @@ pub async fn put_run(
         let inserted = sqlx::query(
             "INSERT INTO runs (id, task_id, annotator, status, tags, created_at, updated_at, \
              updated_by, version, header_version, header, search) \
-             VALUES ($1, $2, $3, 'draft', $4, $5, $6, $7, 1, 1, $8, $9)",
+             VALUES ($1, $2, $3, 'draft', $4, $5, $6, $7, 1, 1, $8, $9) \
+             ON CONFLICT (id) DO NOTHING",
         )
         .bind(run_id.to_owned())
         .bind(write.content.get("taskId").and_then(Value::as_str).unwrap_or("").to_owned())
@@ -228,33 +230,21 @@ pub async fn put_run(
         .bind(user.id.clone())
         .bind(text.clone())
         .bind(model::run_search_text(&header))
-        .execute(&mut *tx)
-        .await;
-        if let Err(sqlx::Error::Database(e)) = &inserted
-            && e.is_unique_violation()
-        {
-            // Created by someone else since the lock found nothing (PostgreSQL).
-            drop(tx);
-            let mut conn = state.store.pool.acquire().await?;
-            let existing = model::visible_run(&mut conn, user, run_id).await?;
-            let record = run_json(&mut conn, &existing).await?;
-            return Err(Problem::conflict(
-                "already-exists",
-                "run",
-                None,
-                Some(existing.version),
-                record,
-                None,
-            ));
+        .execute(&mut **tx)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            // Created by someone else since the lock found nothing (PostgreSQL, whose row
+            // locks cannot lock a row that is not there yet; read committed, so it is seen).
+            let existing = model::load_run(tx, run_id)
+                .await?
+                .ok_or_else(|| Problem::internal("a run both exists and does not"))?;
+            return Err(already_exists(tx, user, existing).await);
         }
-        inserted?;
-        model::insert_header_snapshot(&mut tx, run_id, 1, &text).await?;
+        model::insert_header_snapshot(tx, run_id, 1, &text).await?;
         let entry = Entry::new("run-created", None, Vec::new(), "Uploaded the run".into());
-        model::insert_entry(&mut tx, run_id, 1, &now, &user.id, entry).await?;
-        let run =
-            lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-        let record = run_json(&mut tx, &run).await?;
-        tx.commit().await?;
+        model::insert_entry(tx, run_id, 1, &now, &user.id, entry).await?;
+        let run = lock_run(tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
+        let record = run_json(tx, &run).await?;
         return Ok(Reply::ok(record)
             .status(StatusCode::CREATED)
             .version(1)
@@ -282,13 +272,13 @@ pub async fn put_run(
                 vec!["annotator".into()],
             ));
         }
-        if !user_exists(&state.store, &annotator).await? {
+        if !user_exists(tx, &annotator).await? {
             return Err(Problem::invalid("annotator", "no such user"));
         }
     }
     if run.header_version > base || base > run.version {
-        let record = run_json(&mut tx, &run).await?;
-        let paths = changed_since(&mut tx, run_id, base, PathScope::Header).await?;
+        let record = run_json(tx, &run).await?;
+        let paths = changed_since(tx, run_id, base, PathScope::Header).await?;
         return Err(Problem::conflict(
             "conflict",
             "run",
@@ -303,15 +293,27 @@ pub async fn put_run(
     let header = header_state(&write.content, run.status, reviewed_by, &annotator, &tags);
     let changes = diff_maps(&run.header, &header, "");
     if changes.is_empty() {
-        let record = run_json(&mut tx, &run).await?;
-        tx.commit().await?;
+        let record = run_json(tx, &run).await?;
         return Ok(Reply::ok(record).version(run.version));
     }
     let summary = format!("Edited {} of the run", model::describe_paths(&changes, ""));
     let entry = Entry::new("run-edited", None, changes, summary);
-    let version = model::commit_version(&mut tx, &run, user, &now, entry, Some(&header)).await?;
-    let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-    let record = run_json(&mut tx, &run).await?;
-    tx.commit().await?;
+    let version = model::commit_version(tx, &run, user, &now, entry, Some(&header)).await?;
+    let run = lock_run(tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
+    let record = run_json(tx, &run).await?;
     Ok(Reply::ok(record).version(version))
+}
+
+/// A create that found the run: `409 already-exists` with the run when the caller may see
+/// it, else `404`.
+async fn already_exists(tx: &mut Tx, user: &User, existing: model::RunRow) -> Problem {
+    if !model::can_see(user, &existing) {
+        return Problem::not_found("run");
+    }
+    match run_json(tx, &existing).await {
+        Ok(record) => {
+            Problem::conflict("already-exists", "run", None, Some(existing.version), record, None)
+        }
+        Err(problem) => problem,
+    }
 }

@@ -58,6 +58,7 @@ pub async fn put(
         .detail(format!("The body's SHA-256 is {actual}, not the one in the path."))
         .errors(vec![FieldError::new("path.sha256", format!("the body's SHA-256 is {actual}"))]));
     }
+    let mut tx = state.store.begin().await?;
     let inserted = sqlx::query(
         "INSERT INTO screenshots (sha256, bytes, created_at, data) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (sha256) DO NOTHING",
@@ -66,12 +67,13 @@ pub async fn put(
     .bind(bytes.len() as i64)
     .bind(crate::time::now())
     .bind(bytes.to_vec())
-    .execute(&state.store.pool)
+    .execute(&mut *tx)
     .await?;
     let row = sqlx::query("SELECT bytes, created_at FROM screenshots WHERE sha256 = $1")
         .bind(sha.clone())
-        .fetch_one(&state.store.pool)
+        .fetch_one(&mut *tx)
         .await?;
+    tx.commit().await?;
     let body = blob_json(&sha, get_i64(&row, "bytes")?, &get_str(&row, "created_at")?);
     let mut reply = Reply::ok(body);
     reply.etag = Some(format!("\"{sha}\""));
