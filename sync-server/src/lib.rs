@@ -15,6 +15,8 @@
 //! # Layout
 //!
 //! - `main.rs`: the CLI (`serve`, the default, and `user add`).
+//! - `connections.rs`: accepting connections under a cap, with head (and so idle) and body
+//!   timeouts, so slow or silent clients cannot hold the server ([`Config`]).
 //! - [`store`]: the `sqlx::Any` pool over SQLite or PostgreSQL, the embedded migrations
 //!   (`migrations/*.sql`, portable SQL), and the write lock on a run's row that serializes
 //!   writers (its module doc says why `Any` and how).
@@ -51,6 +53,7 @@
 //!   several share a PostgreSQL database.
 
 pub mod auth;
+mod connections;
 pub mod http;
 pub mod idempotency;
 pub mod model;
@@ -76,11 +79,25 @@ pub struct Config {
     /// How often expired replay records are pruned ([`Store::prune`]); the first time is one
     /// period after start.
     pub prune_every: Duration,
+    /// How long a connection waiting for a request (new, or idle after an answer) has to send
+    /// the request's whole head before it is closed: the idle timeout too.
+    pub head_timeout: Duration,
+    /// How long a request's body may take to arrive, from when the handler starts reading
+    /// it (`408` and the connection closed past it).
+    pub body_timeout: Duration,
+    /// Connections open at once; one more is answered `503` (`Retry-After: 1`) and closed.
+    pub max_connections: usize,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { cors_origins: Vec::new(), prune_every: Duration::from_secs(600) }
+        Config {
+            cors_origins: Vec::new(),
+            prune_every: Duration::from_secs(600),
+            head_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            max_connections: 512,
+        }
     }
 }
 
@@ -104,8 +121,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let pruning = tokio::spawn(prune_forever(store.clone(), config.prune_every));
-    let served =
-        axum::serve(listener, router(store, config)).with_graceful_shutdown(shutdown).await;
+    let app = router(store, config.clone());
+    let served = connections::serve(listener, app, &config, shutdown).await;
     pruning.abort();
     served
 }

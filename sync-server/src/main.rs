@@ -1,6 +1,8 @@
 //! `sync-server`: serve the sync API, or manage its users. The crate's layout is described
 //! in `lib.rs`; the REST contract is `openapi.yaml`.
 
+use std::time::Duration;
+
 use clap::{Parser, Subcommand};
 use sync_server::auth::{Role, add_user};
 use sync_server::store::Store;
@@ -18,6 +20,16 @@ struct Cli {
     /// An allowed CORS origin (repeat for several); by default any chrome-extension:// origin.
     #[arg(long = "cors-origin")]
     cors_origins: Vec<String>,
+    /// Seconds a connection may wait before its request's head has arrived, kept-alive ones
+    /// between requests too (so also the idle timeout).
+    #[arg(long, default_value_t = Config::default().head_timeout.as_secs())]
+    head_timeout_secs: u64,
+    /// Seconds a request body may take to arrive.
+    #[arg(long, default_value_t = Config::default().body_timeout.as_secs())]
+    body_timeout_secs: u64,
+    /// Connections open at once; more are answered 503 and closed.
+    #[arg(long, default_value_t = Config::default().max_connections)]
+    max_connections: usize,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -73,7 +85,13 @@ async fn run(cli: Cli) -> Result<(), String> {
                 .map_err(|e| format!("cannot listen on {}: {e}", cli.addr))?;
             let addr = listener.local_addr().map_err(|e| e.to_string())?;
             eprintln!("sync-server: listening on http://{addr} ({})", store.backend.name());
-            let config = Config { cors_origins: cli.cors_origins, ..Config::default() };
+            let config = Config {
+                cors_origins: cli.cors_origins,
+                head_timeout: Duration::from_secs(cli.head_timeout_secs.max(1)),
+                body_timeout: Duration::from_secs(cli.body_timeout_secs.max(1)),
+                max_connections: cli.max_connections.max(1),
+                ..Config::default()
+            };
             let shutdown = async {
                 let _ = tokio::signal::ctrl_c().await;
             };

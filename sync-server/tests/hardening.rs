@@ -5,8 +5,13 @@
 
 mod support;
 
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
 use serde_json::json;
-use support::{Server, run_record};
+use support::{Backend, Server, run_record};
+use sync_server::Config;
 use sync_server::store::{REPLAY_TABLES, prune_sql};
 
 on_both_backends!(
@@ -106,4 +111,81 @@ fn a_retry_after_a_crash_finds_the_write_and_its_answer_together(s: &Server) {
     );
     let again = transition();
     assert_eq!((again.status, again.json()["version"].as_i64()), (200, Some(2)));
+}
+
+/// Silent sockets, request heads cut off and bodies that never finish are all closed once
+/// their timeouts pass (a body that never finished is answered `408` first), and while they
+/// are open an authenticated request is still answered. Connections do not depend on the
+/// database, so this runs on SQLite only. The margins are wide: the timeouts are 1 and 2 s,
+/// the sockets get 30 s to be closed.
+#[test]
+fn idle_and_half_sent_connections_are_closed_and_others_still_served() {
+    let config = Config {
+        head_timeout: Duration::from_secs(1),
+        body_timeout: Duration::from_secs(2),
+        ..Config::default()
+    };
+    let s = Server::start_with(Backend::Sqlite, config).expect("a SQLite server");
+    let half_body = format!(
+        "POST /runs:batchUpsert HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"items\":",
+        s.token("carol")
+    );
+    let mut sockets: Vec<(usize, TcpStream)> = (0..90)
+        .map(|i| {
+            let mut stream = TcpStream::connect(s.addr).expect("connect");
+            let sent = match i % 3 {
+                0 => String::new(),
+                1 => "GET /users/me HTTP/1.1\r\nHost: test\r\nAuthor".to_owned(),
+                _ => half_body.clone(),
+            };
+            stream.write_all(sent.as_bytes()).expect("send");
+            (i, stream)
+        })
+        .collect();
+
+    let me = s.req("alice", "GET", "/users/me").send();
+    assert_eq!((me.status, me.json()["id"].as_str()), (200, Some("alice")));
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    for (i, stream) in &mut sockets {
+        let left = deadline.saturating_duration_since(Instant::now());
+        stream.set_read_timeout(Some(left.max(Duration::from_millis(10)))).unwrap();
+        let mut answer = Vec::new();
+        match stream.read_to_end(&mut answer) {
+            Ok(_) => {}
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => {}
+            Err(e) => panic!("socket {i} is still open after 30 s ({e})"),
+        }
+        if *i % 3 == 2 {
+            let answer = String::from_utf8_lossy(&answer);
+            assert!(answer.starts_with("HTTP/1.1 408"), "socket {i}: {answer}");
+        }
+    }
+    let me = s.req("alice", "GET", "/users/me").send();
+    assert_eq!(me.status, 200);
+}
+
+/// Past the connection cap, a connection is answered `503` with `Retry-After` at once
+/// instead of waiting; once a slot frees, requests are served again.
+#[test]
+fn connections_over_the_cap_are_told_to_retry() {
+    let config = Config { max_connections: 8, ..Config::default() };
+    let s = Server::start_with(Backend::Sqlite, config).expect("a SQLite server");
+    let mut held: Vec<TcpStream> =
+        (0..8).map(|_| TcpStream::connect(s.addr).expect("connect")).collect();
+    let busy = s.req("alice", "GET", "/users/me").send();
+    let body = busy.problem(503, "unavailable");
+    assert_eq!(busy.header("retry-after"), Some("1"), "{body}");
+
+    held.pop();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let me = s.req("alice", "GET", "/users/me").send();
+        if me.status == 200 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no slot freed: {}", me.status);
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

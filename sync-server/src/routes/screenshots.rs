@@ -43,7 +43,7 @@ pub async fn put(
     let sha = sha_param(&sha)?;
     may_upload(&user)?;
     require_content_type(&headers, "image/jpeg")?;
-    let bytes = read_limited(&headers, body, SCREENSHOT_LIMIT).await?;
+    let bytes = read_limited(&headers, body, SCREENSHOT_LIMIT, state.config.body_timeout).await?;
     if !bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
         return Err(Problem::unsupported_media_type("The body is not a JPEG (no FF D8 FF start)."));
     }

@@ -73,6 +73,11 @@ fn unique() -> String {
 impl Server {
     /// Starts a server, or `None` (with a note) for PostgreSQL when it is not configured.
     pub fn start(backend: Backend) -> Option<Server> {
+        Server::start_with(backend, sync_server::Config::default())
+    }
+
+    /// [`Server::start`] with another configuration.
+    pub fn start_with(backend: Backend, config: sync_server::Config) -> Option<Server> {
         let (url, dir, schema) = match backend {
             Backend::Sqlite => {
                 let dir = std::env::temp_dir().join(format!("sync-server-test-{}", unique()));
@@ -114,7 +119,6 @@ impl Server {
                 let shutdown = async {
                     let _ = shutdown_rx.await;
                 };
-                let config = sync_server::Config::default();
                 sync_server::serve(listener, store.clone(), config, shutdown).await.unwrap();
                 if let Some(schema) = &schema {
                     let drop = format!("DROP SCHEMA {schema} CASCADE");
