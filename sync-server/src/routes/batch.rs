@@ -10,7 +10,7 @@ use crate::http::{JsonBody, Precondition, Reply};
 use crate::model::lock_run;
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::{runs, steps, traces};
-use crate::store::{Tx, get_json};
+use crate::store::{Sql, Tx, get_json, get_str};
 use crate::validate::{self, Check, join};
 
 pub async fn upsert(
@@ -45,8 +45,8 @@ pub async fn upsert(
     // writes nothing (`runs::write_run`); a server error fails the request, and the items
     // of earlier runs stay written (their mutation ids answer the retry).
     let mut results = Vec::with_capacity(prepared.len());
-    let mut open: Option<(String, Tx)> = None;
-    for item in prepared {
+    let mut prepared = prepared.into_iter().peekable();
+    while let Some(item) = prepared.next() {
         let (result, write) = match item {
             Prepared::Rejected(result) => {
                 results.push(result);
@@ -54,24 +54,73 @@ pub async fn upsert(
             }
             Prepared::Write { result, write } => (result, write),
         };
-        let tx = match open.take() {
-            Some((run_id, tx)) if run_id == write.run_id => &mut open.insert((run_id, tx)).1,
-            previous => {
-                if let Some((_, tx)) = previous {
-                    tx.commit().await?;
-                }
-                let mut tx = state.store.begin().await?;
-                // The run's lock is the transaction's first statement (see `store`).
-                lock_run(&mut tx, &write.run_id).await?;
-                &mut open.insert((write.run_id.clone(), tx)).1
-            }
-        };
-        results.push(apply(tx, &user, result, write).await?);
-    }
-    if let Some((_, tx)) = open {
-        tx.commit().await?;
+        let mut group = vec![(result, write)];
+        while let Some(Prepared::Write { write: next, .. }) = prepared.peek()
+            && next.run_id == group[0].1.run_id
+        {
+            let Some(Prepared::Write { result, write }) = prepared.next() else { unreachable!() };
+            group.push((result, write));
+        }
+        results.extend(apply_group(&state, &user, group).await?);
     }
     Ok(Reply::ok(json!({"results": results})))
+}
+
+/// Applies items on one run in one transaction: the run's lock first, then the results kept
+/// for any of their mutation ids, then each item (its kept result if it was applied before),
+/// then the new results under their mutation ids, then the commit.
+async fn apply_group(
+    state: &AppState,
+    user: &User,
+    group: Vec<(Map<String, Value>, Write)>,
+) -> Result<Vec<Value>> {
+    let mut tx = state.store.begin().await?;
+    // The run's lock is the transaction's first statement (see `store`).
+    lock_run(&mut tx, &group[0].1.run_id).await?;
+    let ids: Vec<&str> = group.iter().filter_map(|(_, w)| w.mutation.as_deref()).collect();
+    let mut kept: Vec<(String, Value)> = Vec::new();
+    if !ids.is_empty() {
+        let mut sql = Sql::new("SELECT mutation_id, result FROM mutations WHERE user_id = ");
+        sql.text(&user.id).push(" AND mutation_id IN (");
+        for (i, id) in ids.iter().enumerate() {
+            sql.push(if i == 0 { "" } else { ", " }).text(*id);
+        }
+        for row in sql.push(")").query().fetch_all(&mut *tx).await? {
+            kept.push((get_str(&row, "mutation_id")?, get_json(&row, "result")?));
+        }
+    }
+    let mut results = Vec::with_capacity(group.len());
+    let mut new = Vec::new();
+    for (result, write) in group {
+        let replay = write.mutation.as_ref().and_then(|m| kept.iter().find(|(id, _)| id == m));
+        if let Some((_, stored)) = replay {
+            let mut stored = stored.clone();
+            stored["item"] = result.get("item").cloned().unwrap_or(Value::Null);
+            results.push(stored);
+            continue;
+        }
+        let mutation = write.mutation.clone();
+        let out = apply(&mut tx, user, result, write).await?;
+        if let Some(mutation) = mutation.filter(|_| out["outcome"] == "ok") {
+            // A second item with the same id in this batch is a replay of this one.
+            kept.push((mutation.clone(), out.clone()));
+            new.push((mutation, out.to_string()));
+        }
+        results.push(out);
+    }
+    if !new.is_empty() {
+        let now = crate::time::now();
+        let mut sql =
+            Sql::new("INSERT INTO mutations (user_id, mutation_id, result, created_at) VALUES ");
+        for (i, (mutation, result)) in new.into_iter().enumerate() {
+            sql.push(if i == 0 { "(" } else { ", (" }).text(&user.id).push(", ").text(mutation);
+            sql.push(", ").text(result).push(", ").text(&now).push(")");
+        }
+        sql.push(" ON CONFLICT (user_id, mutation_id) DO NOTHING");
+        sql.query().execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok(results)
 }
 
 /// One item after the checks that need no database.
@@ -86,7 +135,8 @@ struct Write {
     run_id: String,
     mutation: Option<String>,
     /// The record's checks: the write to make, or why it is refused. A refused item with a
-    /// `mutationId` may still be a replay, so this is read after the mutation is looked up.
+    /// `mutationId` may still be a replay, so this is read after its kept result is looked
+    /// up.
     what: Result<What>,
 }
 
@@ -145,8 +195,7 @@ fn prepare(user: &User, i: usize, item: &Value) -> Prepared {
     Prepared::Write { result, write: Write { run_id, mutation, what } }
 }
 
-/// Applies one item in `tx`: its kept result if its `mutationId` was applied before, else
-/// the write, kept under its `mutationId` in the same transaction when it is `ok`.
+/// Applies one item in `tx` and says how it went.
 async fn apply(
     tx: &mut Tx,
     user: &User,
@@ -155,19 +204,6 @@ async fn apply(
 ) -> Result<Value> {
     let i = result.get("item").cloned().unwrap_or(Value::Null);
     let kind = result.get("kind").and_then(Value::as_str).unwrap_or("").to_owned();
-    if let Some(mutation) = &write.mutation {
-        let row =
-            sqlx::query("SELECT result FROM mutations WHERE user_id = $1 AND mutation_id = $2")
-                .bind(user.id.clone())
-                .bind(mutation.clone())
-                .fetch_optional(&mut **tx)
-                .await?;
-        if let Some(row) = row {
-            let mut stored = get_json(&row, "result")?;
-            stored["item"] = i;
-            return Ok(stored);
-        }
-    }
     let run_id = write.run_id.as_str();
     let outcome = match write.what {
         Ok(What::Run(pre, w)) => runs::write_run(tx, user, run_id, pre, &w).await,
@@ -182,20 +218,7 @@ async fn apply(
                 result.insert("version".into(), version.clone());
             }
             result.insert("record".into(), reply.body);
-            let result = Value::Object(result);
-            if let Some(mutation) = write.mutation {
-                sqlx::query(
-                    "INSERT INTO mutations (user_id, mutation_id, result, created_at) \
-                     VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, mutation_id) DO NOTHING",
-                )
-                .bind(user.id.clone())
-                .bind(mutation)
-                .bind(result.to_string())
-                .bind(crate::time::now())
-                .execute(&mut **tx)
-                .await?;
-            }
-            Ok(result)
+            Ok(Value::Object(result))
         }
         Err(problem) if problem.status.is_server_error() => Err(problem),
         Err(problem) if problem.status == 409 => {

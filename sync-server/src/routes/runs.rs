@@ -243,8 +243,8 @@ pub async fn write_run(
         model::insert_header_snapshot(tx, run_id, 1, &text).await?;
         let entry = Entry::new("run-created", None, Vec::new(), "Uploaded the run".into());
         model::insert_entry(tx, run_id, 1, &now, &user.id, entry).await?;
-        let run = lock_run(tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-        let record = run_json(tx, &run).await?;
+        // A new run has no steps, threads or suggestions yet: each needs the run first.
+        let record = model::run_output(&header, 1, 1, &now, &user.id, Default::default());
         return Ok(Reply::ok(record)
             .status(StatusCode::CREATED)
             .version(1)

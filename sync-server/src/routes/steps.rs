@@ -164,7 +164,8 @@ pub async fn write_step(
         let version = model::commit_version(tx, &run, user, &now, entry, None).await?;
         model::save_step(tx, run_id, index, version, &record, true).await?;
         let step = model::StepRow { index, version, body: record };
-        let out = step_json(tx, run_id, &step).await?;
+        // Threads and suggestions need the step to exist, and steps are never deleted.
+        let out = model::step_output(&step, (0, 0));
         return Ok(Reply::ok(out).status(StatusCode::CREATED).version(version).location(location));
     };
 
