@@ -9,7 +9,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use annotation_core::sync::{self, SyncSettings};
+use serde_json::{Value, json};
 use support::{Backend, Server, run_record};
 use sync_server::Config;
 use sync_server::store::{REPLAY_TABLES, prune_sql};
@@ -17,6 +18,7 @@ use sync_server::store::{REPLAY_TABLES, prune_sql};
 on_both_backends!(
     replay_records_are_indexed_and_pruned_off_the_write_path,
     a_retry_after_a_crash_finds_the_write_and_its_answer_together,
+    a_client_whose_clock_is_an_hour_ahead_still_pulls_others_updates,
 );
 
 /// Batch results and `Idempotency-Key` answers are kept for replays, then pruned; the
@@ -188,4 +190,42 @@ fn connections_over_the_cap_are_told_to_retry() {
         assert!(Instant::now() < deadline, "no slot freed: {}", me.status);
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The page asks for the runs changed since its last pull with the cursor the server gave
+/// it, not its own clock. Before, it asked for `updatedSince` its clock's "now" a minute
+/// back: a browser an hour ahead asked for a time the server had not reached, and missed
+/// every other user's changes. Here rita's page pulls the way the page does
+/// (`annotation_core::sync`), carol saves a run, and rita's next pull has it.
+fn a_client_whose_clock_is_an_hour_ahead_still_pulls_others_updates(s: &Server) {
+    let settings =
+        SyncSettings { endpoint: format!("http://{}", s.addr), token: s.token("rita").into() };
+    s.create_run("carol", "before-1");
+    let first = s.get_json("rita", &sync::pull_path(None, &settings, "rita"));
+    assert_eq!(ids(&first), ["before-1"]);
+    let mark = sync::pull_mark(&first, &settings, "rita").expect("a pull cursor");
+
+    s.create_run("carol", "after-1");
+    // What the page asked before, an hour ahead: nothing, though carol's run is new.
+    let ahead = sync_server::time::format_ms(sync_server::time::now_ms() + 3_600_000 - 60_000);
+    let old_way = s.get_json("rita", &format!("/runs?sort=updatedAt&updatedSince={ahead}"));
+    assert_eq!(ids(&old_way), Vec::<String>::new());
+    // What it asks now: carol's run (and, within the overlap, the one it had).
+    let next = s.get_json("rita", &sync::pull_path(Some(&mark), &settings, "rita"));
+    assert!(ids(&next).contains(&"after-1".to_owned()), "{next}");
+
+    // Every page of a listing carries the same cursor; another user's is refused.
+    let page = s.get_json("rita", "/runs?sort=updatedAt&limit=1");
+    let cursor = page["nextCursor"].as_str().unwrap();
+    let second = s.get_json("rita", &format!("/runs?sort=updatedAt&limit=1&cursor={cursor}"));
+    assert_eq!(page["pullCursor"], second["pullCursor"]);
+    let stolen = format!("/runs?pullCursor={}", mark.cursor);
+    let resp = s.req("quinn", "GET", &stolen).send();
+    assert_eq!(resp.problem(400, "bad-request")["errors"][0]["path"], "query.pullCursor");
+    s.req("rita", "GET", "/runs?pullCursor=nope").send().problem(400, "bad-request");
+}
+
+fn ids(page: &Value) -> Vec<String> {
+    let items = page["items"].as_array().expect("a page");
+    items.iter().map(|run| run["id"].as_str().unwrap().to_owned()).collect()
 }

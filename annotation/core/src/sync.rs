@@ -309,6 +309,41 @@ pub fn step_from_server(record: Value) -> Result<Step, String> {
     Ok(step)
 }
 
+/// Where the last pull got to: the server's own cursor from it (`pullCursor`), with the
+/// server and the user it was issued for. The page keeps it and sends it back, so which
+/// changes it asks for never depends on this browser's clock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullMark {
+    pub endpoint: String,
+    pub user: String,
+    pub cursor: String,
+}
+
+/// The first page of a pull by `user`: every run changed since `mark`, or every run when
+/// there is no mark for this server and user.
+pub fn pull_path(mark: Option<&PullMark>, settings: &SyncSettings, user: &str) -> String {
+    let mark = mark.filter(|m| origin(&m.endpoint) == origin(&settings.endpoint) && m.user == user);
+    match mark {
+        Some(mark) => format!(
+            "/runs?sort=updatedAt&pullCursor={}",
+            run_contract::url::component_encode(&mark.cursor)
+        ),
+        None => "/runs?sort=updatedAt".to_owned(),
+    }
+}
+
+/// The mark to keep once every page of a pull has been applied: the cursor the server
+/// issued with it, if it issued one.
+pub fn pull_mark(page: &Value, settings: &SyncSettings, user: &str) -> Option<PullMark> {
+    let cursor = page["pullCursor"].as_str().filter(|c| !c.is_empty())?;
+    Some(PullMark {
+        endpoint: settings.endpoint.trim().to_owned(),
+        user: user.to_owned(),
+        cursor: cursor.to_owned(),
+    })
+}
+
 /// A conflict waiting for a person: what is queued here and what the server has now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -185,3 +185,21 @@ fn a_stored_token_is_kept_only_for_its_server() {
     }
     assert_eq!(stored.edited("https://collector.example", "t-2").token, "t-2");
 }
+
+#[test]
+fn a_pull_asks_with_the_servers_cursor_and_never_the_browsers_clock() {
+    let settings = SyncSettings { endpoint: "http://127.0.0.1:8787/".into(), token: "t".into() };
+    assert_eq!(pull_path(None, &settings, "rita"), "/runs?sort=updatedAt");
+    let page = json!({"items": [], "nextCursor": null, "pullCursor": "eyJ2IjoxfQ"});
+    let mark = pull_mark(&page, &settings, "rita").unwrap();
+    assert_eq!(
+        pull_path(Some(&mark), &settings, "rita"),
+        "/runs?sort=updatedAt&pullCursor=eyJ2IjoxfQ"
+    );
+    // Another server's cursor, or another user's, is not sent: that pull starts over.
+    let other = SyncSettings { endpoint: "https://sync.example".into(), token: "t".into() };
+    assert_eq!(pull_path(Some(&mark), &other, "rita"), "/runs?sort=updatedAt");
+    assert_eq!(pull_path(Some(&mark), &settings, "quinn"), "/runs?sort=updatedAt");
+    // A server that issues no cursor leaves nothing to keep.
+    assert_eq!(pull_mark(&json!({"items": []}), &settings, "rita"), None);
+}

@@ -2,8 +2,9 @@
 //! read the answers and what to show are `annotation_core::sync`'s.
 //!
 //! One round: push (runs never sent, then the queue: screenshots the server lacks first,
-//! then `runs:batchUpsert`), then pull (runs changed on the server since the last pull,
-//! except runs with changes still queued here). Conflicts and refusals stay queued until a
+//! then `runs:batchUpsert`), then pull (runs changed on
+//! the server since the last pull, by the server's cursor, except runs with changes still
+//! queued here). Conflicts and refusals stay queued until a
 //! person decides; network trouble leaves everything queued for the next round.
 
 use annotation_core::record::{ReviewStatus, Step};
@@ -144,7 +145,8 @@ pub async fn round(
             .zip(me["role"].as_str().and_then(Role::parse))
             .map(|(id, role)| User { name: id.to_owned(), role });
         push(db, settings, &mut out).await?;
-        pull(db, settings, &mut out).await?;
+        let user = me["id"].as_str().unwrap_or_default();
+        pull(db, settings, user, &mut out).await?;
         match open_run {
             Some(run_id) => review(db, settings, run_id, &mut out).await,
             None => Ok(()),
@@ -344,6 +346,12 @@ async fn upload_screenshots(
 
 /// Every item of a paged list, following `nextCursor`.
 async fn all_pages(settings: &SyncSettings, path: &str) -> Result<Vec<Value>, Failure> {
+    Ok(pages(settings, path).await?.0)
+}
+
+/// Every item of a paged list, and its last page (which carries what the list says of
+/// itself, such as a pull's `pullCursor`).
+async fn pages(settings: &SyncSettings, path: &str) -> Result<(Vec<Value>, Value), Failure> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -352,11 +360,11 @@ async fn all_pages(settings: &SyncSettings, path: &str) -> Result<Vec<Value>, Fa
             Some(c) => format!("{path}{joiner}limit=200&cursor={}", encode(c)),
             None => format!("{path}{joiner}limit=200"),
         };
-        let (_, answer) = request(settings, "GET", &page, None).await?;
-        items.extend(answer["items"].as_array().cloned().unwrap_or_default());
+        let (_, mut answer) = request(settings, "GET", &page, None).await?;
+        items.extend(answer["items"].as_array_mut().map(std::mem::take).unwrap_or_default());
         match answer["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_owned()),
-            None => return Ok(items),
+            None => return Ok((items, answer)),
         }
     }
 }
@@ -365,16 +373,27 @@ fn encode(text: &str) -> String {
     String::from(js_sys::encode_uri_component(text))
 }
 
-async fn pull(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), Failure> {
+/// Runs changed on the server since the last pull, by the server's cursor: this browser's
+/// clock never decides what is asked for.
+async fn pull(
+    db: &Db,
+    settings: &SyncSettings,
+    user: &str,
+    out: &mut Round,
+) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
-    let since = db.pulled_at().await;
-    let started = now();
-    let path = match &since {
-        Some(at) => format!("/runs?sort=updatedAt&updatedSince={}", encode(&a_minute_before(at))),
-        None => "/runs?sort=updatedAt".to_owned(),
+    let path = sync::pull_path(db.pull_mark().await.as_ref(), settings, user);
+    let everything = sync::pull_path(None, settings, user);
+    let (headers, last) = match pages(settings, &path).await {
+        // A cursor the server does not take (its database was replaced, say): start over.
+        Err(Failure::Refused(why)) if path != everything => {
+            web_sys::console::warn_1(&format!("sync: pulling everything again: {why}").into());
+            pages(settings, &everything).await?
+        }
+        other => other?,
     };
     let queued = db.queued().await.map_err(refused)?;
-    for header in all_pages(settings, &path).await? {
+    for header in headers {
         let Some(id) = header["id"].as_str().map(str::to_owned) else { continue };
         // Unsent work here wins until it is sent (or its conflict is resolved).
         if queued.iter().any(|(_, q)| q.pending.run_id() == id) {
@@ -399,7 +418,9 @@ async fn pull(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         db.put_synced(Some(&run), &steps).await.map_err(refused)?;
         out.pulled.push(id);
     }
-    db.put_pulled_at(&started).await.map_err(refused)?;
+    if let Some(mark) = sync::pull_mark(&last, settings, user) {
+        db.put_pull_mark(&mark).await.map_err(refused)?;
+    }
     Ok(())
 }
 
@@ -420,15 +441,6 @@ async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result
     }
     let blob = http::blob(&response).await.ok_or_else(unreachable)?;
     db.put_screenshot(key, &blob).await.map_err(Failure::Refused)
-}
-
-/// Pull overlaps a minute, since commits can land slightly out of order.
-fn a_minute_before(at: &str) -> String {
-    let ms = js_sys::Date::parse(at);
-    if ms.is_nan() {
-        return at.to_owned();
-    }
-    String::from(js_sys::Date::new(&JsValue::from_f64(ms - 60_000.0)).to_iso_string())
 }
 
 /// Sends this page's new comments and suggestions on `run_id` and its thread resolutions,

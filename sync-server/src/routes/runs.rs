@@ -45,6 +45,10 @@ pub async fn list(
     if task_id.as_deref().is_some_and(|id| !validate::is_id(id)) {
         return Err(Problem::bad_param("query.taskId", "must be an id"));
     }
+    let changed_since = match query.one("pullCursor")? {
+        Some(cursor) => Some(pull::decode(&cursor, &user)?),
+        None => None,
+    };
     let updated_since = match query.one("updatedSince")? {
         Some(text) => Some(crate::time::normalize(&text).ok_or_else(|| {
             Problem::bad_param("query.updatedSince", "must be an RFC 3339 date-time")
@@ -73,8 +77,15 @@ pub async fn list(
     };
     query.finish()?;
 
-    let filters = json!([statuses, annotator, task_id, updated_since, tags, q, sort]).to_string();
+    let filters =
+        json!([statuses, annotator, task_id, updated_since, tags, q, sort, changed_since])
+            .to_string();
     let after = decode_cursor(cursor, &filters)?;
+    // When this listing began, by the server's clock; a page cursor carries its first page's.
+    let began = match after.as_ref().map(|after| &after[2]) {
+        Some(Value::Number(ms)) => ms.as_i64().unwrap_or_default(),
+        _ => crate::time::now_ms(),
+    };
 
     let mut sql = Sql::new(&format!(
         "SELECT r.id, r.annotator, r.status, r.version, r.header_version, r.updated_at, \
@@ -102,6 +113,9 @@ pub async fn list(
     if let Some(since) = &updated_since {
         sql.push(" AND r.updated_at >= ").text(since);
     }
+    if let Some(since) = &changed_since {
+        sql.push(" AND r.updated_at >= ").text(since);
+    }
     for tag in &tags {
         sql.push(" AND r.tags LIKE ")
             .text(format!("%\"{}\"%", like_escape(tag)))
@@ -126,8 +140,57 @@ pub async fn list(
     sql.push(&format!(" ORDER BY r.{column} {order}, r.id {order} LIMIT ")).int(limit + 1);
 
     let rows = sql.query().fetch_all(&state.store.pool).await?;
-    let key = |last: &_| Ok(json!([get_str(last, "sort_key")?, get_str(last, "id")?]));
-    page(&rows, limit, &filters, key, model::run_json_from_row)
+    let key = |last: &_| Ok(json!([get_str(last, "sort_key")?, get_str(last, "id")?, began]));
+    let mut reply = page(&rows, limit, &filters, key, model::run_json_from_row)?;
+    reply.body["pullCursor"] = json!(pull::encode(began, &user));
+    Ok(reply)
+}
+
+/// The pull cursor: where a client's next pull of changed runs starts, issued by the server
+/// with every listing so that no client clock is involved (one an hour fast would ask for
+/// changes since a time the server has not reached, and miss everyone else's).
+mod pull {
+    use base64::Engine as _;
+    use serde_json::{Value, json};
+
+    use crate::auth::User;
+    use crate::problem::{Problem, Result};
+
+    /// How far before a listing began the next pull starts. A write takes its `updatedAt`
+    /// before it commits, so one in flight when a listing began can commit after it with an
+    /// earlier time; re-reading a minute's changes is harmless (the client skips versions it
+    /// holds).
+    pub const OVERLAP_MS: i64 = 60_000;
+
+    /// The cursor for a listing that began at `began_ms`, for `user`.
+    pub fn encode(began_ms: i64, user: &User) -> String {
+        let since = crate::time::format_ms(began_ms - OVERLAP_MS);
+        let body = json!({"v": 1, "u": user.id, "since": since});
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(body.to_string())
+    }
+
+    /// The time a cursor starts at; `400` for one this server did not make for `user`.
+    pub fn decode(cursor: &str, user: &User) -> Result<String> {
+        let bad =
+            || Problem::bad_param("query.pullCursor", "is not a pull cursor this server made");
+        if cursor.len() > 512 {
+            return Err(bad());
+        }
+        let bytes =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
+        let body: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+        if body["v"] != 1 {
+            return Err(bad());
+        }
+        if body["u"].as_str() != Some(user.id.as_str()) {
+            // Another user's pull saw other runs; starting from it could skip some of yours.
+            return Err(Problem::bad_param(
+                "query.pullCursor",
+                "was issued to another user; pull without it",
+            ));
+        }
+        body["since"].as_str().and_then(crate::time::normalize).ok_or_else(bad)
+    }
 }
 
 pub async fn get(
