@@ -7,12 +7,14 @@
 //! - [`time`]: ISO 8601 UTC timestamps as every record stores them.
 //! - [`digest`]: lowercase hex and the SHA-256 content address of screenshots.
 //! - [`url`]: the two percent-encodings in use, form and component.
+//! - [`limits`]: the sync server's request limits its clients split their queue by.
 //!
 //! It knows serde and nothing else of its users: no browser, no CDP, no storage, no HTTP
 //! server. Whatever is here must build for wasm32 and natively alike.
 
 pub mod action;
 pub mod digest;
+pub mod limits;
 pub mod roles;
 pub mod status;
 pub mod time;

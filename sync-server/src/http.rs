@@ -13,8 +13,8 @@ use serde_json::Value;
 use crate::AppState;
 use crate::problem::{Problem, Result};
 
-/// JSON request bodies: 10 MiB.
-pub const JSON_LIMIT: usize = 10 * 1024 * 1024;
+/// JSON request bodies: 10 MiB, the shared contract's (clients split batches by it).
+pub const JSON_LIMIT: usize = run_contract::limits::JSON_BODY_BYTES;
 /// Screenshots: 5 MiB.
 pub const SCREENSHOT_LIMIT: usize = 5 * 1024 * 1024;
 

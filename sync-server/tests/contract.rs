@@ -427,3 +427,16 @@ fn the_runs_listing_takes_and_answers_what_the_yaml_says() {
     assert_eq!(answered, declared);
     assert_eq!(strings(&run_page["required"]).len(), declared.len(), "all of them, always");
 }
+
+/// The limits the page splits its queue by are the ones the YAML states and the server
+/// enforces.
+#[test]
+fn the_queue_limits_are_the_contracts() {
+    let api = openapi();
+    let items = &api["components"]["schemas"]["BatchUpsertRequest"]["properties"]["items"];
+    assert_eq!(items["maxItems"].as_u64(), Some(run_contract::limits::BATCH_ITEMS as u64));
+    let mib = run_contract::limits::JSON_BODY_BYTES / (1024 * 1024);
+    let description = api["info"]["description"].as_str().unwrap();
+    assert!(description.contains(&format!("| JSON request body | {mib} MiB (`413`) |")));
+    assert_eq!(sync_server::http::JSON_LIMIT, run_contract::limits::JSON_BODY_BYTES);
+}

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use annotation_core::sync::{self, SyncSettings};
 use serde_json::{Value, json};
-use support::{Backend, Server, run_record};
+use support::{Backend, Server, run_record, step_record};
 use sync_server::Config;
 use sync_server::store::{REPLAY_TABLES, prune_sql};
 
@@ -19,6 +19,7 @@ on_both_backends!(
     replay_records_are_indexed_and_pruned_off_the_write_path,
     a_retry_after_a_crash_finds_the_write_and_its_answer_together,
     a_client_whose_clock_is_an_hour_ahead_still_pulls_others_updates,
+    a_queue_goes_in_batches_under_the_body_limit_and_a_giant_alone_is_held_back,
 );
 
 /// Batch results and `Idempotency-Key` answers are kept for replays, then pruned; the
@@ -228,4 +229,49 @@ fn a_client_whose_clock_is_an_hour_ahead_still_pulls_others_updates(s: &Server) 
 fn ids(page: &Value) -> Vec<String> {
     let items = page["items"].as_array().expect("a page");
     items.iter().map(|run| run["id"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The page splits its queue by the size of each `runs:batchUpsert` body, not by count. Before,
+/// 200 items went in one request whatever their size: one large step made it `413`, and the
+/// whole queue stopped behind it. Here a queue with one step too big for any request goes
+/// out in batches the server takes, and only that step is held back.
+fn a_queue_goes_in_batches_under_the_body_limit_and_a_giant_alone_is_held_back(s: &Server) {
+    let mut giant = step_record("q1", 2, None);
+    giant["thoughts"]["thought1"] = json!("x".repeat(sync::JSON_BODY_BYTES));
+    let item = |i: u32, step: Value| {
+        json!({"kind": "step", "mutationId": format!("mut-q1-{i}"), "runId": "q1", "index": i,
+            "baseVersion": null, "step": step})
+    };
+    let mut items = vec![json!({"kind": "run", "mutationId": "mut-q1-run", "runId": "q1",
+        "baseVersion": null, "run": run_record("q1")})];
+    items.extend([item(0, step_record("q1", 0, None)), item(1, step_record("q1", 1, None))]);
+    items.push(item(2, giant));
+    items.extend((3..6).map(|i| item(i, step_record("q1", i, None))));
+
+    // The old way, every item in one body: refused whole.
+    let whole = json!({"items": items}).to_string().len();
+    let head = format!(
+        "POST /runs:batchUpsert HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {whole}\r\nConnection: close\r\n\r\n",
+        s.token("alice")
+    );
+    support::exchange(s.addr, head.as_bytes()).problem(413, "payload-too-large");
+
+    let plan = sync::batches(&items, sync::JSON_BODY_BYTES, sync::BATCH_ITEMS);
+    assert_eq!(plan.too_big, [3], "the giant is held back, alone");
+    let mut applied = Vec::new();
+    for batch in &plan.batches {
+        let body = json!({"items": batch.iter().map(|&i| items[i].clone()).collect::<Vec<_>>()});
+        let resp = s.req("alice", "POST", "/runs:batchUpsert").json(&body).send();
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        for result in resp.json()["results"].as_array().unwrap() {
+            assert_eq!(result["outcome"], "ok", "{result}");
+            applied.push(result["mutationId"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(applied.len(), items.len() - 1);
+    let steps = s.get_json("alice", "/runs/q1/steps");
+    let indexes: Vec<i64> =
+        steps["items"].as_array().unwrap().iter().map(|s| s["index"].as_i64().unwrap()).collect();
+    assert_eq!(indexes, [0, 1, 3, 4, 5], "the steps after the giant went too");
 }

@@ -11,6 +11,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+pub use run_contract::limits::{BATCH_ITEMS, JSON_BODY_BYTES};
+
 use crate::record::{ReviewStatus, Run, Step, Thought};
 use crate::review::{Comment, CommentKind, Suggestion, SuggestionState};
 use crate::roles::{Role, User, permitted};
@@ -213,6 +215,54 @@ pub fn batch_item(
             }))
         }
     }
+}
+
+/// How a queue goes out: batches of item indexes, in order, each of whose
+/// `runs:batchUpsert` bodies stays within the server's limits, and the items too big to go
+/// in any (each alone makes a body over the byte limit).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Batches {
+    pub batches: Vec<Vec<usize>>,
+    pub too_big: Vec<usize>,
+}
+
+/// Splits `items` into `runs:batchUpsert` bodies (`{"items":[…]}`, as `to_string` writes
+/// them) of at most `max_bytes` and `max_items` each, in order. An item too big for a body
+/// of its own is left out, so the rest still go.
+pub fn batches(items: &[Value], max_bytes: usize, max_items: usize) -> Batches {
+    const ENVELOPE: usize = r#"{"items":[]}"#.len();
+    let mut out = Batches::default();
+    let mut current: Vec<usize> = Vec::new();
+    let mut bytes = ENVELOPE;
+    for (i, item) in items.iter().enumerate() {
+        let size = item.to_string().len();
+        if ENVELOPE + size > max_bytes {
+            out.too_big.push(i);
+            continue;
+        }
+        let comma = usize::from(!current.is_empty());
+        if !current.is_empty() && (bytes + comma + size > max_bytes || current.len() >= max_items) {
+            out.batches.push(std::mem::take(&mut current));
+            bytes = ENVELOPE;
+        }
+        bytes += usize::from(!current.is_empty()) + size;
+        current.push(i);
+    }
+    if !current.is_empty() {
+        out.batches.push(current);
+    }
+    out
+}
+
+/// Why an item of `bytes` cannot be sent, for a person.
+pub fn too_big_text(bytes: usize, max_bytes: usize) -> String {
+    let mb = |b: usize| b as f64 / (1024.0 * 1024.0);
+    format!(
+        "it is {:.1} MB, and the server takes {:.0} MB in one request; shorten it, or discard \
+         the change",
+        mb(bytes),
+        mb(max_bytes)
+    )
 }
 
 /// What the server did with one item.
