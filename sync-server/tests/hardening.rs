@@ -20,6 +20,7 @@ on_both_backends!(
     a_retry_after_a_crash_finds_the_write_and_its_answer_together,
     a_client_whose_clock_is_an_hour_ahead_still_pulls_others_updates,
     a_queue_goes_in_batches_under_the_body_limit_and_a_giant_alone_is_held_back,
+    health_says_the_database_is_down_but_not_why,
 );
 
 /// Batch results and `Idempotency-Key` answers are kept for replays, then pruned; the
@@ -274,4 +275,14 @@ fn a_queue_goes_in_batches_under_the_body_limit_and_a_giant_alone_is_held_back(s
     let indexes: Vec<i64> =
         steps["items"].as_array().unwrap().iter().map(|s| s["index"].as_i64().unwrap()).collect();
     assert_eq!(indexes, [0, 1, 3, 4, 5], "the steps after the giant went too");
+}
+
+/// `/healthz` needs no token, so when the database fails it says so and nothing more: the
+/// error's text (which can name hosts, users, files) is only in the server's log.
+fn health_says_the_database_is_down_but_not_why(s: &Server) {
+    assert_eq!(s.anon("GET", "/healthz").send().status, 200);
+    s.db(|store| async move { store.pool.close().await });
+    let resp = s.anon("GET", "/healthz").send();
+    let body = resp.problem(503, "unavailable");
+    assert_eq!(body["detail"], "The database is unreachable.", "{body}");
 }
