@@ -21,6 +21,7 @@ on_both_backends!(
     a_client_whose_clock_is_an_hour_ahead_still_pulls_others_updates,
     a_queue_goes_in_batches_under_the_body_limit_and_a_giant_alone_is_held_back,
     health_says_the_database_is_down_but_not_why,
+    creating_a_run_with_someone_elses_id_is_refused_without_saying_so,
 );
 
 /// Batch results and `Idempotency-Key` answers are kept for replays, then pruned; the
@@ -285,4 +286,31 @@ fn health_says_the_database_is_down_but_not_why(s: &Server) {
     let resp = s.anon("GET", "/healthz").send();
     let body = resp.problem(503, "unavailable");
     assert_eq!(body["detail"], "The database is unreachable.", "{body}");
+}
+
+/// A create whose run id another annotator's run already has is refused like any write the
+/// caller may not make (`403`), without saying whose the run is or that it exists; it used to
+/// be `404`, "no such run", for a create, which only a run that exists could get.
+fn creating_a_run_with_someone_elses_id_is_refused_without_saying_so(s: &Server) {
+    s.create_run("alice", "taken-1");
+    let resp = s.req("carol", "PUT", "/runs/taken-1").create().json(&run_record("taken-1")).send();
+    let body = resp.problem(403, "forbidden");
+    let text = body.to_string();
+    assert!(!text.contains("alice") && !text.contains("exist"), "{text}");
+    let batch = json!({"items": [{"kind": "run", "mutationId": "mut-taken-1", "runId": "taken-1",
+        "baseVersion": null, "run": run_record("taken-1")}]});
+    let resp = s.req("carol", "POST", "/runs:batchUpsert").json(&batch).send();
+    let result = &resp.json()["results"][0];
+    assert_eq!(
+        (result["outcome"].as_str(), result["problem"]["status"].as_i64()),
+        (Some("rejected"), Some(403))
+    );
+    assert_eq!(s.get_json("alice", "/runs/taken-1")["version"], 1, "nothing was written");
+    // Who may see it still gets the conflict with the run to merge.
+    let resp = s.req("quinn", "PUT", "/runs/taken-1").create().json(&run_record("taken-1")).send();
+    resp.problem(409, "already-exists");
+    assert_eq!(
+        s.req("carol", "PUT", "/runs/free-1").create().json(&run_record("free-1")).send().status,
+        201
+    );
 }

@@ -241,6 +241,12 @@ pub fn check_run(user: &User, run_id: &str, body: &Value) -> Result<validate::Ru
     Ok(write)
 }
 
+/// The answer to a write on a run that exists but that the caller may not see: the same as
+/// any refused write, and it says nothing of whose the run is, or that it exists.
+fn not_yours() -> Problem {
+    Problem::forbidden("This run id cannot be written with your role and token.")
+}
+
 /// Creates or updates a run header (checked by [`check_run`]) in `tx`, whose first
 /// statement this is (it locks the run). Like every write here, it refuses only before it
 /// writes anything, so a refused write leaves `tx` as it found it (the batch relies on it).
@@ -368,10 +374,10 @@ pub async fn write_run(
 }
 
 /// A create that found the run: `409 already-exists` with the run when the caller may see
-/// it, else `404`.
+/// it, else the refusal any write to a run they may not see gets.
 async fn already_exists(tx: &mut Tx, user: &User, existing: model::RunRow) -> Problem {
     if !model::can_see(user, &existing) {
-        return Problem::not_found("run");
+        return not_yours();
     }
     match run_json(tx, &existing).await {
         Ok(record) => {
