@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use annotation_core::sync::{self, SyncSettings};
 use serde_json::{Value, json};
-use support::{Backend, Server, run_record, step_record};
+use support::{Backend, Server, run_record, step_record, trace_record};
 use sync_server::Config;
 use sync_server::store::{REPLAY_TABLES, prune_sql};
 
@@ -22,6 +22,7 @@ on_both_backends!(
     a_queue_goes_in_batches_under_the_body_limit_and_a_giant_alone_is_held_back,
     health_says_the_database_is_down_but_not_why,
     creating_a_run_with_someone_elses_id_is_refused_without_saying_so,
+    an_approved_run_takes_no_traces,
 );
 
 /// Batch results and `Idempotency-Key` answers are kept for replays, then pruned; the
@@ -313,4 +314,26 @@ fn creating_a_run_with_someone_elses_id_is_refused_without_saying_so(s: &Server)
         s.req("carol", "PUT", "/runs/free-1").create().json(&run_record("free-1")).send().status,
         201
     );
+}
+
+/// Traces are refused on a run that is approved (or rejected, or archived), as every other
+/// write to it is, with the same answer; they used to be taken until the run was archived.
+fn an_approved_run_takes_no_traces(s: &Server) {
+    s.create_run("alice", "t1");
+    assert_eq!(s.transition("alice", "t1", "in-review").status, 200);
+    assert_eq!(s.transition("rita", "t1", "approved").status, 200);
+    let trace = trace_record("t1", "trace-late", 0);
+    let resp = s.req("alice", "PUT", "/runs/t1/traces/trace-late").json(&trace).send();
+    let refused = resp.problem(403, "forbidden");
+    let step =
+        s.req("alice", "PUT", "/runs/t1/steps/0").create().json(&step_record("t1", 0, None)).send();
+    assert_eq!(refused["detail"], step.problem(403, "forbidden")["detail"], "the same refusal");
+    let batch = json!({"items": [{"kind": "trace", "runId": "t1", "trace": trace}]});
+    let resp = s.req("alice", "POST", "/runs:batchUpsert").json(&batch).send();
+    assert_eq!(resp.json()["results"][0]["problem"]["status"], 403);
+    assert_eq!(s.get_json("alice", "/runs/t1/traces")["items"], json!([]));
+    // Moved back into review, it takes them again.
+    assert_eq!(s.transition("quinn", "t1", "in-review").status, 200);
+    let resp = s.req("alice", "PUT", "/runs/t1/traces/trace-late").json(&trace).send();
+    assert_eq!(resp.status, 201, "{}", resp.text());
 }

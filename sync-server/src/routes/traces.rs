@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::auth::{Role, User};
 use crate::http::{JsonBody, Query, Reply, decode_cursor, page};
-use crate::model::{self, Status, lock_run};
+use crate::model::{self, lock_run};
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::run_id_param;
 use crate::store::{Sql, Tx, get_json, get_str};
@@ -116,9 +116,9 @@ pub async fn write_trace(
     body: &Value,
 ) -> Result<Reply> {
     let run = model::visible(user, lock_run(tx, run_id).await?)?;
-    if run.status == Status::Archived {
-        return Err(Problem::forbidden("The run is archived."));
-    }
+    // A trace is part of what was reviewed: once approved (or rejected, archived), the run
+    // takes none, as it takes no other write.
+    model::require_editable(&run)?;
     let existing = |row: sqlx::any::AnyRow| -> Result<Reply> {
         let stored = get_json(&row, "body")?;
         if stored == *body {
