@@ -35,6 +35,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../migrations/0001_init.sql")),
     (2, include_str!("../migrations/0002_suggestions.sql")),
     (3, include_str!("../migrations/0003_replay_indexes.sql")),
+    (4, include_str!("../migrations/0004_screenshot_access.sql")),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +148,9 @@ impl Store {
             for statement in statements(sql) {
                 sqlx::query(&statement.replace("{blob}", blob)).execute(&mut *tx).await?;
             }
+            if *version == 4 {
+                backfill_run_screenshots(&mut tx).await?;
+            }
             sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
                 .bind(*version)
                 .bind(crate::time::now())
@@ -196,6 +200,29 @@ pub const REPLAY_TABLES: [(&str, i64); 2] =
 /// The statement that prunes `table`, with the cutoff time as `$1`.
 pub fn prune_sql(table: &str) -> String {
     format!("DELETE FROM {table} WHERE created_at < $1")
+}
+
+/// Migration 4's rows for the steps already stored: which runs show which screenshots (a
+/// step's screenshot is fixed once it exists, so its current row says it).
+async fn backfill_run_screenshots(
+    tx: &mut sqlx::Transaction<'static, Any>,
+) -> Result<(), sqlx::Error> {
+    let rows = sqlx::query("SELECT run_id, body FROM steps").fetch_all(&mut **tx).await?;
+    for row in rows {
+        let body = get_json(&row, "body")?;
+        let Some(key) = body.pointer("/screenshot/key").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        sqlx::query(
+            "INSERT INTO run_screenshots (sha256, run_id) VALUES ($1, $2) \
+             ON CONFLICT (sha256, run_id) DO NOTHING",
+        )
+        .bind(key.to_owned())
+        .bind(get_str(&row, "run_id")?)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// A SQLite URL with `mode=rwc` (create if missing), its folder created.
@@ -333,5 +360,37 @@ mod tests {
         assert_eq!(redact_url("postgres://u:pw@h/db"), "postgres://u:***@h/db");
         assert_eq!(statements("-- c\nCREATE x;\n\nCREATE y (a);\n"), ["CREATE x", "CREATE y (a)"]);
         assert_eq!(like_escape("a_b%c"), "a\\_b\\%c");
+    }
+
+    /// Migration 4 gives the runs stored before it their screenshots, read from their steps.
+    #[tokio::test]
+    async fn migration_4_finds_the_screenshots_of_steps_stored_before_it() {
+        let dir = std::env::temp_dir().join(format!("sync-store-test-{}", std::process::id()));
+        let url = format!("sqlite://{}/sync.db", dir.display());
+        let store = Store::connect(&url).await.unwrap();
+        let before = [
+            "DROP TABLE run_screenshots",
+            "DROP TABLE screenshot_uploads",
+            "DELETE FROM schema_migrations WHERE version = 4",
+            "INSERT INTO steps (run_id, idx, version, body, search) VALUES \
+             ('r1', 0, 2, '{\"screenshot\": {\"key\": \"ab12\"}}', ''), \
+             ('r1', 1, 3, '{\"screenshot\": null}', '')",
+        ];
+        for sql in before {
+            sqlx::query(sql).execute(&store.pool).await.unwrap();
+        }
+        store.pool.close().await;
+        let store = Store::connect(&url).await.unwrap();
+        let rows = sqlx::query("SELECT sha256, run_id FROM run_screenshots")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap();
+        let found: Vec<(String, String)> = rows
+            .iter()
+            .map(|row| (get_str(row, "sha256").unwrap(), get_str(row, "run_id").unwrap()))
+            .collect();
+        assert_eq!(found, [("ab12".to_owned(), "r1".to_owned())]);
+        store.pool.close().await;
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use annotation_core::sync::{self, SyncSettings};
 use serde_json::{Value, json};
-use support::{Backend, Server, run_record, step_record, trace_record};
+use support::{Backend, Server, jpeg, run_record, step_record, trace_record};
 use sync_server::Config;
 use sync_server::store::{REPLAY_TABLES, prune_sql};
 
@@ -23,6 +23,7 @@ on_both_backends!(
     health_says_the_database_is_down_but_not_why,
     creating_a_run_with_someone_elses_id_is_refused_without_saying_so,
     an_approved_run_takes_no_traces,
+    screenshots_are_read_through_runs_one_may_see_and_say_nothing_else,
 );
 
 /// Batch results and `Idempotency-Key` answers are kept for replays, then pruned; the
@@ -336,4 +337,55 @@ fn an_approved_run_takes_no_traces(s: &Server) {
     assert_eq!(s.transition("quinn", "t1", "in-review").status, 200);
     let resp = s.req("alice", "PUT", "/runs/t1/traces/trace-late").json(&trace).send();
     assert_eq!(resp.status, 201, "{}", resp.text());
+}
+
+/// A screenshot is read by whoever uploaded it and whoever may see a run that shows it. To
+/// anyone else it is absent on every route, so its existence does not leak either: `GET` and
+/// `HEAD` are `404`, `screenshots:missing` lists it, and an upload of the same image is
+/// answered as a first upload. Every answer carries `X-Content-Type-Options: nosniff`.
+fn screenshots_are_read_through_runs_one_may_see_and_say_nothing_else(s: &Server) {
+    let shot = jpeg(9, 2000);
+    let sha = run_contract::digest::sha256_hex(&shot);
+    let path = format!("/screenshots/{sha}");
+    let put = |user: &str| s.req(user, "PUT", &path).bytes("image/jpeg", shot.clone()).send();
+    assert_eq!(put("alice").status, 201);
+    s.create_run("alice", "a1");
+    let step = step_record("a1", 0, Some((&sha, 2000)));
+    let resp = s.req("alice", "PUT", "/runs/a1/steps/0").create().json(&step).send();
+    assert_eq!(resp.status, 201, "{}", resp.text());
+
+    // carol sees neither the run nor the image.
+    s.req("carol", "GET", &path).send().problem(404, "not-found");
+    assert_eq!(s.req("carol", "HEAD", &path).send().status, 404);
+    let missing = s.req("carol", "POST", "/screenshots:missing").json(&json!({"hashes": [sha]}));
+    assert_eq!(missing.send().json(), json!({"missing": [sha]}));
+    // Nor may her own run point at it without uploading it.
+    s.create_run("carol", "c1");
+    let step = step_record("c1", 0, Some((&sha, 2000)));
+    let resp = s.req("carol", "PUT", "/runs/c1/steps/0").create().json(&step).send();
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "screenshot.key");
+    // Uploading it (she holds the bytes) is a first upload, like any other.
+    let resp = put("carol");
+    assert_eq!((resp.status, resp.json()["bytes"].as_i64()), (201, Some(2000)));
+    assert_eq!(s.req("carol", "GET", &path).send().status, 200);
+
+    // Reviewers and managers see every run, and so its screenshots.
+    assert_eq!(s.req("rita", "GET", &path).send().body, shot);
+    // An image no run shows yet is its uploader's alone.
+    let orphan = jpeg(10, 1500);
+    let orphan_path = format!("/screenshots/{}", run_contract::digest::sha256_hex(&orphan));
+    let resp = s.req("alice", "PUT", &orphan_path).bytes("image/jpeg", orphan).send();
+    assert_eq!(resp.status, 201);
+    assert_eq!(s.req("alice", "GET", &orphan_path).send().status, 200);
+    s.req("quinn", "GET", &orphan_path).send().problem(404, "not-found");
+
+    for resp in [
+        s.req("alice", "GET", &path).send(),
+        s.req("alice", "GET", "/runs/a1").send(),
+        s.req("carol", "GET", "/runs/a1").send(),
+        s.anon("GET", "/healthz").send(),
+        s.anon("GET", "/nowhere").send(),
+    ] {
+        assert_eq!(resp.header("x-content-type-options"), Some("nosniff"), "{}", resp.status);
+    }
 }

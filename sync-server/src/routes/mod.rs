@@ -13,7 +13,7 @@ mod workflow;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde_json::json;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -69,7 +69,16 @@ pub fn router(state: AppState) -> Router {
                 .detail("This path does not answer that method.")
         })
         .layer(cors(&state.config.cors_origins))
+        .layer(axum::middleware::map_response(nosniff))
         .with_state(state)
+}
+
+/// Every answer says its `Content-Type` is the truth: a browser must not guess another (a
+/// screenshot read as HTML, say) from the bytes.
+async fn nosniff(mut response: Response) -> Response {
+    let nosniff = HeaderValue::from_static("nosniff");
+    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, nosniff);
+    response
 }
 
 /// CORS for the annotation page: the configured origins, or any `chrome-extension://` one.

@@ -149,7 +149,7 @@ pub async fn write_step(
         if scope == EditScope::ReviewFields {
             return Err(Problem::forbidden("Reviewers do not upload steps."));
         }
-        check_screenshot(tx, &record).await?;
+        check_screenshot(tx, user, run_id, &record).await?;
         let entry = Entry::new(
             "step-created",
             Some(index),
@@ -232,22 +232,38 @@ pub async fn write_step(
     Ok(Reply::ok(out).version(version))
 }
 
-/// A step's screenshot must be stored, with the size it claims.
-async fn check_screenshot(tx: &mut Tx, record: &Map<String, Value>) -> Result<()> {
+/// A step's screenshot must be stored and the caller's to read (theirs, or shown in a run
+/// they may see), with the size it claims; the run then shows it, to whoever may see the run.
+async fn check_screenshot(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    record: &Map<String, Value>,
+) -> Result<()> {
     let Some(shot) = record.get("screenshot").and_then(Value::as_object) else { return Ok(()) };
     let key = shot.get("key").and_then(Value::as_str).unwrap_or("");
-    let row = sqlx::query("SELECT bytes FROM screenshots WHERE sha256 = $1")
-        .bind(key.to_owned())
-        .fetch_optional(&mut **tx)
-        .await?;
-    match row {
-        None => Err(Problem::invalid(
-            "screenshot.key",
-            "no stored screenshot has this hash; upload it first (PUT /screenshots/{sha256})",
-        )),
-        Some(row) if Some(get_i64(&row, "bytes")?) != shot.get("bytes").and_then(Value::as_i64) => {
-            Err(Problem::invalid("screenshot.bytes", "differs from the stored screenshot's size"))
+    match super::screenshots::readable_size(tx, user, key).await? {
+        None => {
+            return Err(Problem::invalid(
+                "screenshot.key",
+                "no stored screenshot has this hash; upload it first (PUT /screenshots/{sha256})",
+            ));
         }
-        Some(_) => Ok(()),
+        Some(bytes) if Some(bytes) != shot.get("bytes").and_then(Value::as_i64) => {
+            return Err(Problem::invalid(
+                "screenshot.bytes",
+                "differs from the stored screenshot's size",
+            ));
+        }
+        Some(_) => {}
     }
+    sqlx::query(
+        "INSERT INTO run_screenshots (sha256, run_id) VALUES ($1, $2) \
+         ON CONFLICT (sha256, run_id) DO NOTHING",
+    )
+    .bind(key.to_owned())
+    .bind(run_id.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }
