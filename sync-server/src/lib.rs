@@ -7,6 +7,7 @@
 //! cargo run -p sync-server                                  # 127.0.0.1:8787, SQLite ./data/sync.db
 //! cargo run -p sync-server -- --database-url postgres://…   # PostgreSQL
 //! cargo run -p sync-server -- user add alice annotator      # prints alice's bearer token
+//! cargo run -p sync-server -- user token rotate alice         # a new one; the old one ends
 //! cargo test -p sync-server                                 # SQLite; PostgreSQL too with
 //!                                                           # SYNC_TEST_POSTGRES_URL=postgres://…
 //! cargo xtask test                                          # the gate runs both
@@ -14,7 +15,8 @@
 //!
 //! # Layout
 //!
-//! - `main.rs`: the CLI (`serve`, the default, and `user add`).
+//! - `main.rs`: the CLI (`serve`, the default; `user add`, `user list`, `user token rotate`
+//!   and `user token revoke`).
 //! - `connections.rs`: accepting connections under a cap, with head (and so idle) and body
 //!   timeouts, so slow or silent clients cannot hold the server ([`Config`]).
 //! - [`store`]: the `sqlx::Any` pool over SQLite or PostgreSQL, the embedded migrations

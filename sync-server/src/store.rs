@@ -36,6 +36,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (2, include_str!("../migrations/0002_suggestions.sql")),
     (3, include_str!("../migrations/0003_replay_indexes.sql")),
     (4, include_str!("../migrations/0004_screenshot_access.sql")),
+    (5, include_str!("../migrations/0005_token_lifetime.sql")),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use annotation_core::sync::{self, SyncSettings};
 use serde_json::{Value, json};
 use support::{Backend, Server, jpeg, run_record, step_record, trace_record};
-use sync_server::Config;
 use sync_server::store::{REPLAY_TABLES, prune_sql};
+use sync_server::{Config, auth};
 
 on_both_backends!(
     replay_records_are_indexed_and_pruned_off_the_write_path,
@@ -24,6 +24,7 @@ on_both_backends!(
     creating_a_run_with_someone_elses_id_is_refused_without_saying_so,
     an_approved_run_takes_no_traces,
     screenshots_are_read_through_runs_one_may_see_and_say_nothing_else,
+    tokens_expire_and_can_be_rotated_and_revoked,
 );
 
 /// Batch results and `Idempotency-Key` answers are kept for replays, then pruned; the
@@ -388,4 +389,82 @@ fn screenshots_are_read_through_runs_one_may_see_and_say_nothing_else(s: &Server
     ] {
         assert_eq!(resp.header("x-content-type-options"), Some("nosniff"), "{}", resp.status);
     }
+}
+
+/// A token can expire, be rotated (the old one stops at once) and be revoked; each takes
+/// effect on the next request. Before, a token worked for as long as its user existed.
+fn tokens_expire_and_can_be_rotated_and_revoked(s: &Server) {
+    let as_token = |token: &str| {
+        s.anon("GET", "/users/me").header("Authorization", &format!("Bearer {token}")).send()
+    };
+    let old = s.token("alice").to_owned();
+    assert_eq!(as_token(&old).status, 200);
+    let new = s.db(|store| async move { auth::rotate_token(&store, "alice", None).await.unwrap() });
+    assert_eq!(as_token(&old).problem(401, "unauthorized")["detail"], "Unknown token.");
+    assert_eq!(as_token(&new).json()["id"], "alice");
+
+    s.db(|store| async move { auth::revoke_token(&store, "alice").await.unwrap() });
+    let detail = as_token(&new).problem(401, "unauthorized")["detail"].to_string();
+    assert!(detail.contains("revoked"), "{detail}");
+    let back = s.db(|store| async move {
+        let in_an_hour = sync_server::time::now_ms() + 3_600_000;
+        auth::rotate_token(&store, "alice", Some(in_an_hour)).await.unwrap()
+    });
+    assert_eq!(as_token(&back).status, 200);
+
+    let lapsed = s.db(|store| async move {
+        let a_second_ago = sync_server::time::now_ms() - 1_000;
+        auth::rotate_token(&store, "carol", Some(a_second_ago)).await.unwrap()
+    });
+    let detail = as_token(&lapsed).problem(401, "unauthorized")["detail"].to_string();
+    assert!(detail.contains("expired"), "{detail}");
+    let users = s.db(|store| async move { auth::list_users(&store).await.unwrap() });
+    let now = sync_server::time::now();
+    let state = |id: &str| users.iter().find(|u| u.id == id).unwrap().token_state(&now);
+    assert!(state("carol").starts_with("expired"), "{}", state("carol"));
+    assert!(state("alice").starts_with("valid until"), "{}", state("alice"));
+    assert_eq!(state("rita"), "valid, no expiry");
+}
+
+/// The CLI that creates users also lists them and rotates and revokes their tokens, on the
+/// database a server may be using at the same time.
+#[test]
+fn the_cli_rotates_revokes_and_lists_tokens() {
+    let dir = std::env::temp_dir().join(format!("sync-cli-test-{}", std::process::id()));
+    let url = format!("sqlite://{}/sync.db", dir.display());
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_sync-server"))
+            .args(["--database-url", &url])
+            .args(args)
+            .output()
+            .expect("sync-server runs");
+        let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).trim().to_owned();
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        (text(&out.stdout), text(&out.stderr))
+    };
+    let (first, said) = cli(&["user", "add", "bob", "annotator", "--expires-in-days", "30"]);
+    assert!(first.starts_with("as_") && said.contains("valid until"), "{first} / {said}");
+    let (second, _) = cli(&["user", "token", "rotate", "bob", "--no-expiry"]);
+    assert!(second.starts_with("as_") && second != first);
+    let (list, _) = cli(&["user", "list"]);
+    assert_eq!(list, "bob\tannotator\tbob\ttoken valid, no expiry");
+    cli(&["user", "token", "revoke", "bob"]);
+    let (list, _) = cli(&["user", "list"]);
+    assert!(list.contains("token revoked"), "{list}");
+
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let store = sync_server::store::Store::connect(&url).await.unwrap();
+        for token in [&first, &second] {
+            assert_eq!(auth::user_for_token(&store, token).await.unwrap_err().status, 401);
+        }
+        store.pool.close().await;
+    });
+    let (third, _) = cli(&["user", "token", "rotate", "bob"]);
+    runtime.block_on(async {
+        let store = sync_server::store::Store::connect(&url).await.unwrap();
+        assert_eq!(auth::user_for_token(&store, &third).await.unwrap().id, "bob");
+        store.pool.close().await;
+    });
+    let _ = std::fs::remove_dir_all(dir);
 }
