@@ -53,6 +53,11 @@
 //!   `instance`.
 //! - Migrations run at start-up without a cross-process lock: start one server first when
 //!   several share a PostgreSQL database.
+//! - Tokens are rotated and revoked with the CLI only; there is no route for a user to
+//!   rotate their own.
+//! - A response a client never reads is not timed out: the head and body timeouts bound what
+//!   the server waits to receive, and the connection cap bounds how many such clients there
+//!   can be.
 
 pub mod auth;
 mod connections;
