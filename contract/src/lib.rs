@@ -7,6 +7,7 @@
 //! - [`time`]: ISO 8601 UTC timestamps as every record stores them.
 //! - [`digest`]: lowercase hex and the SHA-256 content address of screenshots.
 //! - [`url`]: the two percent-encodings in use, form and component.
+//! - [`limits`]: the sync server's request limits its clients split their queue by.
 //! - [`telemetry`]: a run's log of decisions, pauses and questions, and spend per role.
 //!
 //! It knows serde and nothing else of its users: no browser, no CDP, no storage, no HTTP
@@ -14,6 +15,7 @@
 
 pub mod action;
 pub mod digest;
+pub mod limits;
 pub mod roles;
 pub mod status;
 pub mod telemetry;

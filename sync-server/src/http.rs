@@ -1,6 +1,8 @@
 //! HTTP plumbing shared by the routes: bodies read under a size limit, preconditions
 //! (`If-Match`, `If-None-Match`), query strings, opaque cursors, and the reply type.
 
+use std::time::Duration;
+
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, Request};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -11,18 +13,26 @@ use serde_json::Value;
 use crate::AppState;
 use crate::problem::{Problem, Result};
 
-/// JSON request bodies: 10 MiB.
-pub const JSON_LIMIT: usize = 10 * 1024 * 1024;
+/// JSON request bodies: 10 MiB, the shared contract's (clients split batches by it).
+pub const JSON_LIMIT: usize = run_contract::limits::JSON_BODY_BYTES;
 /// Screenshots: 5 MiB.
 pub const SCREENSHOT_LIMIT: usize = 5 * 1024 * 1024;
 
-/// Reads a body of at most `limit` bytes (`413` past it, by `Content-Length` or as read).
-pub async fn read_limited(headers: &HeaderMap, body: Body, limit: usize) -> Result<Bytes> {
+/// Reads a body of at most `limit` bytes (`413` past it, by `Content-Length` or as read)
+/// within `deadline` (`408` past it, and the connection is closed).
+pub async fn read_limited(
+    headers: &HeaderMap,
+    body: Body,
+    limit: usize,
+    deadline: Duration,
+) -> Result<Bytes> {
     let declared = headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
     if declared.and_then(|v| v.parse::<u64>().ok()).is_some_and(|n| n > limit as u64) {
         return Err(Problem::payload_too_large(limit));
     }
-    axum::body::to_bytes(body, limit).await.map_err(|e| {
+    let read = tokio::time::timeout(deadline, axum::body::to_bytes(body, limit));
+    let read = read.await.map_err(|_| Problem::request_timeout(deadline))?;
+    read.map_err(|e| {
         if e.into_inner().is::<http_body_util::LengthLimitError>() {
             Problem::payload_too_large(limit)
         } else {
@@ -44,13 +54,14 @@ pub struct JsonBody(pub Value, pub Bytes);
 impl FromRequest<AppState> for JsonBody {
     type Rejection = Problem;
 
-    async fn from_request(req: Request, _: &AppState) -> Result<Self> {
+    async fn from_request(req: Request, state: &AppState) -> Result<Self> {
         let (parts, body) = req.into_parts();
         let kind = content_type(&parts.headers);
         if kind != "application/json" && !kind.ends_with("+json") {
             return Err(Problem::unsupported_media_type("Send the body as application/json."));
         }
-        let bytes = read_limited(&parts.headers, body, JSON_LIMIT).await?;
+        let deadline = state.config.body_timeout;
+        let bytes = read_limited(&parts.headers, body, JSON_LIMIT, deadline).await?;
         if bytes.is_empty() {
             return Err(Problem::bad_request("A JSON body is required."));
         }

@@ -7,6 +7,7 @@
 //! cargo run -p sync-server                                  # 127.0.0.1:8787, SQLite ./data/sync.db
 //! cargo run -p sync-server -- --database-url postgres://…   # PostgreSQL
 //! cargo run -p sync-server -- user add alice annotator      # prints alice's bearer token
+//! cargo run -p sync-server -- user token rotate alice         # a new one; the old one ends
 //! cargo test -p sync-server                                 # SQLite; PostgreSQL too with
 //!                                                           # SYNC_TEST_POSTGRES_URL=postgres://…
 //! cargo xtask test                                          # the gate runs both
@@ -14,7 +15,10 @@
 //!
 //! # Layout
 //!
-//! - `main.rs`: the CLI (`serve`, the default, and `user add`).
+//! - `main.rs`: the CLI (`serve`, the default; `user add`, `user list`, `user token rotate`
+//!   and `user token revoke`).
+//! - `connections.rs`: accepting connections under a cap, with head (and so idle) and body
+//!   timeouts, so slow or silent clients cannot hold the server ([`Config`]).
 //! - [`store`]: the `sqlx::Any` pool over SQLite or PostgreSQL, the embedded migrations
 //!   (`migrations/*.sql`, portable SQL), and the write lock on a run's row that serializes
 //!   writers (its module doc says why `Any` and how).
@@ -49,8 +53,14 @@
 //!   `instance`.
 //! - Migrations run at start-up without a cross-process lock: start one server first when
 //!   several share a PostgreSQL database.
+//! - Tokens are rotated and revoked with the CLI only; there is no route for a user to
+//!   rotate their own.
+//! - A response a client never reads is not timed out: the head and body timeouts bound what
+//!   the server waits to receive, and the connection cap bounds how many such clients there
+//!   can be.
 
 pub mod auth;
+mod connections;
 pub mod http;
 pub mod idempotency;
 pub mod model;
@@ -63,15 +73,39 @@ pub mod validate;
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use routes::NOT_IMPLEMENTED;
 use store::Store;
 
 /// What the server is started with besides the database.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Config {
     /// Allowed CORS origins; empty means any `chrome-extension://` origin.
     pub cors_origins: Vec<String>,
+    /// How often expired replay records are pruned ([`Store::prune`]); the first time is one
+    /// period after start.
+    pub prune_every: Duration,
+    /// How long a connection waiting for a request (new, or idle after an answer) has to send
+    /// the request's whole head before it is closed: the idle timeout too.
+    pub head_timeout: Duration,
+    /// How long a request's body may take to arrive, from when the handler starts reading
+    /// it (`408` and the connection closed past it).
+    pub body_timeout: Duration,
+    /// Connections open at once; one more is answered `503` (`Retry-After: 1`) and closed.
+    pub max_connections: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            cors_origins: Vec::new(),
+            prune_every: Duration::from_secs(600),
+            head_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            max_connections: 512,
+        }
+    }
 }
 
 #[derive(Clone)]
@@ -93,5 +127,21 @@ pub async fn serve(
     config: Config,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(store, config)).with_graceful_shutdown(shutdown).await
+    let pruning = tokio::spawn(prune_forever(store.clone(), config.prune_every));
+    let app = router(store, config.clone());
+    let served = connections::serve(listener, app, &config, shutdown).await;
+    pruning.abort();
+    served
+}
+
+/// Prunes expired replay records every `period`, beside the requests rather than inside a
+/// write (an error is reported and tried again next period).
+async fn prune_forever(store: Store, period: Duration) {
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+    loop {
+        ticks.tick().await;
+        if let Err(e) = store.prune().await {
+            eprintln!("sync-server: pruning replay records failed: {e}");
+        }
+    }
 }

@@ -83,12 +83,7 @@ pub enum EditScope {
 }
 
 pub fn edit_scope(user: &User, run: &RunRow) -> Result<EditScope> {
-    if !run.status.editable() {
-        return Err(Problem::forbidden(format!(
-            "The run is {}, so it is read only; transition it back first.",
-            run.status.as_str()
-        )));
-    }
+    require_editable(run)?;
     match user.role {
         Role::QaManager | Role::Admin => Ok(EditScope::Full),
         Role::Annotator if run.annotator == user.id => Ok(EditScope::Full),
@@ -99,6 +94,18 @@ pub fn edit_scope(user: &User, run: &RunRow) -> Result<EditScope> {
              while the run is in review.",
         )),
     }
+}
+
+/// `403` unless the run's status lets anything in it change (draft, in review): the same
+/// refusal for every write to an approved, rejected or archived run.
+pub fn require_editable(run: &RunRow) -> Result<()> {
+    if run.status.editable() {
+        return Ok(());
+    }
+    Err(Problem::forbidden(format!(
+        "The run is {}, so it is read only; transition it back first.",
+        run.status.as_str()
+    )))
 }
 
 /// Full edit rights or `403`.

@@ -104,6 +104,12 @@ impl Problem {
             .detail(format!("The body is over {limit} bytes."))
     }
 
+    /// A body that did not arrive in time; the connection is closed after the answer.
+    pub fn request_timeout(deadline: std::time::Duration) -> Self {
+        Self::new(StatusCode::REQUEST_TIMEOUT, "request-timeout", "Request timeout")
+            .detail(format!("The body did not arrive within {} s.", deadline.as_secs()))
+    }
+
     pub fn unsupported_media_type(detail: impl Into<String>) -> Self {
         let (status, kind) = (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported-media-type");
         Self::new(status, kind, "Unsupported media type").detail(detail)
@@ -199,6 +205,10 @@ impl IntoResponse for Problem {
         headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
         if self.status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if self.status == StatusCode::REQUEST_TIMEOUT {
+            // The rest of the body may still come: the connection cannot carry another request.
+            headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
         }
         response
     }

@@ -12,17 +12,31 @@
 //! anything is read (so a deferred transaction never has to upgrade a stale read snapshot)
 //! and PostgreSQL's row lock, so the version check and the write that follows it cannot
 //! interleave with another writer's, whichever server process it runs in.
+//!
+//! SQLite has one writer at a time. Writers that find its lock taken poll for it (sleeping
+//! 1, 2, 5, 10… ms between tries), which under load wastes most of the time the lock is
+//! free, so on SQLite [`Store::begin`] first queues on an in-process gate: a server's
+//! write transactions take turns in arrival order and never poll. Every write goes through
+//! a [`Tx`]; readers use the pool directly and are not held up (WAL).
+//!
+//! [`lock_run`]: crate::model::lock_run
 
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
+use std::sync::Arc;
 
 use sqlx::any::{AnyArguments, AnyPoolOptions, AnyRow};
 use sqlx::query::Query;
-use sqlx::{Any, AnyPool, Row};
+use sqlx::{Any, AnyConnection, AnyPool, Row};
+use tokio::sync::{Mutex, OwnedMutexGuard};
 
 /// Embedded migrations, applied in order at start-up and recorded in `schema_migrations`.
 const MIGRATIONS: &[(i64, &str)] = &[
     (1, include_str!("../migrations/0001_init.sql")),
     (2, include_str!("../migrations/0002_suggestions.sql")),
+    (3, include_str!("../migrations/0003_replay_indexes.sql")),
+    (4, include_str!("../migrations/0004_screenshot_access.sql")),
+    (5, include_str!("../migrations/0005_token_lifetime.sql")),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,9 +58,37 @@ impl Backend {
 pub struct Store {
     pub pool: AnyPool,
     pub backend: Backend,
+    /// SQLite's write gate (see the module doc); `None` on PostgreSQL, whose writers lock
+    /// rows, not the database.
+    gate: Option<Arc<Mutex<()>>>,
 }
 
-pub type Tx = sqlx::Transaction<'static, Any>;
+/// A write transaction: it derefs to its connection, like a sqlx transaction, and on
+/// SQLite holds the write gate until it commits or is dropped (which rolls it back).
+pub struct Tx {
+    inner: sqlx::Transaction<'static, Any>,
+    _gate: Option<OwnedMutexGuard<()>>,
+}
+
+impl Tx {
+    pub async fn commit(self) -> Result<(), sqlx::Error> {
+        self.inner.commit().await
+    }
+}
+
+impl Deref for Tx {
+    type Target = AnyConnection;
+
+    fn deref(&self) -> &AnyConnection {
+        &self.inner
+    }
+}
+
+impl DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut AnyConnection {
+        &mut self.inner
+    }
+}
 
 impl Store {
     /// Connects (creating a SQLite file and its folder if needed) and migrates.
@@ -76,7 +118,8 @@ impl Store {
                 .await
                 .map_err(|e| e.to_string())?;
         }
-        let store = Store { pool, backend };
+        let gate = (backend == Backend::Sqlite).then(|| Arc::new(Mutex::new(())));
+        let store = Store { pool, backend, gate };
         store.migrate().await.map_err(|e| format!("migration failed: {e}"))?;
         Ok(store)
     }
@@ -106,6 +149,9 @@ impl Store {
             for statement in statements(sql) {
                 sqlx::query(&statement.replace("{blob}", blob)).execute(&mut *tx).await?;
             }
+            if *version == 4 {
+                backfill_run_screenshots(&mut tx).await?;
+            }
             sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
                 .bind(*version)
                 .bind(crate::time::now())
@@ -116,9 +162,68 @@ impl Store {
         Ok(())
     }
 
+    /// Begins a write transaction (after the write gate, on SQLite).
     pub async fn begin(&self) -> Result<Tx, sqlx::Error> {
-        self.pool.begin().await
+        let gate = match &self.gate {
+            Some(gate) => Some(gate.clone().lock_owned().await),
+            None => None,
+        };
+        Ok(Tx { inner: self.pool.begin().await?, _gate: gate })
     }
+
+    /// Deletes replay records past their keeping time ([`REPLAY_TABLES`]), one short write
+    /// per table. Returns how many rows went. `serve` runs it in the background, never
+    /// inside a request's write.
+    pub async fn prune(&self) -> Result<u64, sqlx::Error> {
+        let now = crate::time::now_ms();
+        let mut deleted = 0;
+        for (table, keep) in REPLAY_TABLES {
+            let mut tx = self.begin().await?;
+            let cutoff = crate::time::format_ms(now - keep);
+            let sql = prune_sql(table);
+            deleted += sqlx::query(&sql).bind(cutoff).execute(&mut *tx).await?.rows_affected();
+            tx.commit().await?;
+        }
+        Ok(deleted)
+    }
+}
+
+/// How long a batch item's result is kept for replays of its `mutationId`: 7 days.
+pub const MUTATIONS_KEEP_MS: i64 = 7 * 24 * 3600 * 1000;
+/// How long an answer is kept for retries with its `Idempotency-Key`: 24 hours.
+pub const IDEMPOTENCY_KEEP_MS: i64 = 24 * 3600 * 1000;
+
+/// The replay records and how long each is kept; both are indexed on `created_at`
+/// (migration 3), which is what [`Store::prune`] reads.
+pub const REPLAY_TABLES: [(&str, i64); 2] =
+    [("mutations", MUTATIONS_KEEP_MS), ("idempotency", IDEMPOTENCY_KEEP_MS)];
+
+/// The statement that prunes `table`, with the cutoff time as `$1`.
+pub fn prune_sql(table: &str) -> String {
+    format!("DELETE FROM {table} WHERE created_at < $1")
+}
+
+/// Migration 4's rows for the steps already stored: which runs show which screenshots (a
+/// step's screenshot is fixed once it exists, so its current row says it).
+async fn backfill_run_screenshots(
+    tx: &mut sqlx::Transaction<'static, Any>,
+) -> Result<(), sqlx::Error> {
+    let rows = sqlx::query("SELECT run_id, body FROM steps").fetch_all(&mut **tx).await?;
+    for row in rows {
+        let body = get_json(&row, "body")?;
+        let Some(key) = body.pointer("/screenshot/key").and_then(serde_json::Value::as_str) else {
+            continue;
+        };
+        sqlx::query(
+            "INSERT INTO run_screenshots (sha256, run_id) VALUES ($1, $2) \
+             ON CONFLICT (sha256, run_id) DO NOTHING",
+        )
+        .bind(key.to_owned())
+        .bind(get_str(&row, "run_id")?)
+        .execute(&mut **tx)
+        .await?;
+    }
+    Ok(())
 }
 
 /// A SQLite URL with `mode=rwc` (create if missing), its folder created.
@@ -256,5 +361,37 @@ mod tests {
         assert_eq!(redact_url("postgres://u:pw@h/db"), "postgres://u:***@h/db");
         assert_eq!(statements("-- c\nCREATE x;\n\nCREATE y (a);\n"), ["CREATE x", "CREATE y (a)"]);
         assert_eq!(like_escape("a_b%c"), "a\\_b\\%c");
+    }
+
+    /// Migration 4 gives the runs stored before it their screenshots, read from their steps.
+    #[tokio::test]
+    async fn migration_4_finds_the_screenshots_of_steps_stored_before_it() {
+        let dir = std::env::temp_dir().join(format!("sync-store-test-{}", std::process::id()));
+        let url = format!("sqlite://{}/sync.db", dir.display());
+        let store = Store::connect(&url).await.unwrap();
+        let before = [
+            "DROP TABLE run_screenshots",
+            "DROP TABLE screenshot_uploads",
+            "DELETE FROM schema_migrations WHERE version = 4",
+            "INSERT INTO steps (run_id, idx, version, body, search) VALUES \
+             ('r1', 0, 2, '{\"screenshot\": {\"key\": \"ab12\"}}', ''), \
+             ('r1', 1, 3, '{\"screenshot\": null}', '')",
+        ];
+        for sql in before {
+            sqlx::query(sql).execute(&store.pool).await.unwrap();
+        }
+        store.pool.close().await;
+        let store = Store::connect(&url).await.unwrap();
+        let rows = sqlx::query("SELECT sha256, run_id FROM run_screenshots")
+            .fetch_all(&store.pool)
+            .await
+            .unwrap();
+        let found: Vec<(String, String)> = rows
+            .iter()
+            .map(|row| (get_str(row, "sha256").unwrap(), get_str(row, "run_id").unwrap()))
+            .collect();
+        assert_eq!(found, [("ab12".to_owned(), "r1".to_owned())]);
+        store.pool.close().await;
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -415,18 +415,11 @@ fn screenshots_are_content_addressed(s: &Server) {
     let resp = s.req("alice", "PUT", &path).bytes("image/jpeg", shot.clone()).send();
     assert_eq!(resp.status, 201, "{}", resp.text());
     assert_eq!(resp.json()["bytes"], 3000);
-    let resp = s.req("carol", "PUT", &path).bytes("image/jpeg", shot.clone()).send();
+    let resp = s.req("alice", "PUT", &path).bytes("image/jpeg", shot.clone()).send();
     assert_eq!(resp.status, 200, "uploading again is harmless");
-
-    let resp = s.req("rita", "GET", &path).send();
-    assert_eq!(resp.status, 200);
-    assert_eq!(resp.body, shot);
-    assert_eq!(resp.header("content-type"), Some("image/jpeg"));
-    assert_eq!(resp.header("cache-control"), Some("private, max-age=31536000, immutable"));
-    assert_eq!(resp.header("etag"), Some(format!("\"{sha}\"").as_str()));
-    let head = s.req("rita", "HEAD", &path).send();
-    assert_eq!((head.status, head.body.len()), (200, 0));
-    assert_eq!(head.header("content-length"), Some("3000"));
+    // Another user's upload of the same image is their first: it says nothing of alice's.
+    let resp = s.req("carol", "PUT", &path).bytes("image/jpeg", shot.clone()).send();
+    assert_eq!(resp.status, 201);
     assert_eq!(s.anon("HEAD", &path).send().status, 401);
 
     let missing = s
@@ -447,6 +440,17 @@ fn screenshots_are_content_addressed(s: &Server) {
     let resp = s.req("alice", "PUT", "/runs/r1/steps/0").create().json(&step).send();
     assert_eq!(resp.status, 201, "{}", resp.text());
     assert_eq!(resp.header("location"), Some("/runs/r1/steps/0"));
+
+    // Whoever sees the run reads its screenshots.
+    let resp = s.req("rita", "GET", &path).send();
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, shot);
+    assert_eq!(resp.header("content-type"), Some("image/jpeg"));
+    assert_eq!(resp.header("cache-control"), Some("private, max-age=31536000, immutable"));
+    assert_eq!(resp.header("etag"), Some(format!("\"{sha}\"").as_str()));
+    let head = s.req("rita", "HEAD", &path).send();
+    assert_eq!((head.status, head.body.len()), (200, 0));
+    assert_eq!(head.header("content-length"), Some("3000"));
 }
 
 fn ids(page: &Value) -> Vec<String> {

@@ -386,3 +386,57 @@ fn the_server_refuses_what_the_request_schemas_refuse_and_no_more() {
     run["tags"] = json!(["kitchen", "kitchen"]);
     assert_eq!(server("RunWrite", &run), ["tags.1"]);
 }
+
+/// `GET /runs` takes exactly the query parameters the YAML lists (the server refuses any
+/// other as "not a parameter here"), and answers the `RunPage` the YAML describes: the pull
+/// cursor the page keeps is in both or neither.
+#[test]
+fn the_runs_listing_takes_and_answers_what_the_yaml_says() {
+    let api = openapi();
+    let server = support::Server::start(support::Backend::Sqlite).expect("a SQLite server");
+    server.create_run("alice", "r1");
+    let params = api["paths"]["/runs"]["get"]["parameters"].as_array().unwrap();
+    let names: Vec<String> = params
+        .iter()
+        .map(|p| match p["$ref"].as_str() {
+            Some(reference) => {
+                let name = reference.rsplit('/').next().unwrap();
+                api["components"]["parameters"][name]["name"].as_str().unwrap().to_owned()
+            }
+            None => p["name"].as_str().unwrap().to_owned(),
+        })
+        .collect();
+    assert!(names.iter().any(|n| n == "pullCursor"), "{names:?}");
+    let not_here = |name: &str| {
+        let resp = server.req("alice", "GET", &format!("/runs?{name}=%21")).send();
+        resp.status == 400
+            && resp.json()["errors"][0]["message"].as_str() == Some("is not a parameter here")
+    };
+    for name in &names {
+        assert!(!not_here(name), "{name} is in the YAML but the server does not take it");
+    }
+    assert!(not_here("updatedAfter"), "the server refuses a parameter the YAML lacks");
+
+    let page = server.get_json("alice", "/runs");
+    let run_page = &api["components"]["schemas"]["RunPage"];
+    let mut declared: Vec<&str> =
+        run_page["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+    let mut answered: Vec<&str> = page.as_object().unwrap().keys().map(String::as_str).collect();
+    declared.sort_unstable();
+    answered.sort_unstable();
+    assert_eq!(answered, declared);
+    assert_eq!(strings(&run_page["required"]).len(), declared.len(), "all of them, always");
+}
+
+/// The limits the page splits its queue by are the ones the YAML states and the server
+/// enforces.
+#[test]
+fn the_queue_limits_are_the_contracts() {
+    let api = openapi();
+    let items = &api["components"]["schemas"]["BatchUpsertRequest"]["properties"]["items"];
+    assert_eq!(items["maxItems"].as_u64(), Some(run_contract::limits::BATCH_ITEMS as u64));
+    let mib = run_contract::limits::JSON_BODY_BYTES / (1024 * 1024);
+    let description = api["info"]["description"].as_str().unwrap();
+    assert!(description.contains(&format!("| JSON request body | {mib} MiB (`413`) |")));
+    assert_eq!(sync_server::http::JSON_LIMIT, run_contract::limits::JSON_BODY_BYTES);
+}

@@ -7,6 +7,7 @@ mod postgres;
 mod setup;
 mod shell;
 mod stamp;
+mod sync_bench;
 
 use std::process::ExitCode;
 
@@ -17,6 +18,8 @@ usage: cargo xtask <command>
   test                       set up, then the whole gate: fmt, clippy, unit tests, dist, e2e
   dist [--dev]               build the unpacked extension into dist/ (release unless --dev)
   bench <startup|state|action|prompt|calls|studio>  build dist/ and print measured figures
+  bench sync [--no-baseline] the sync server (SQLite) under batch load and idle sockets, against
+                             the commit before issue 13's fixes
   setup                      install what is missing: wasm32 target, wasm-bindgen-cli, Chromium
 ";
 
@@ -39,6 +42,8 @@ fn main() -> ExitCode {
                     shell::cargo(&["run", "--quiet", "-p", "e2e", "--bin", "bench", "--", what])
                 })
             }
+            // The server alone: no extension, so no dist/.
+            Some("sync") => sync_bench::run(!flag("--no-baseline")),
             _ => Err(format!("bench what?\n\n{USAGE}")),
         },
         _ => Err(USAGE.to_owned()),

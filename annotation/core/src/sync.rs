@@ -12,6 +12,8 @@ use run_contract::url::origin;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+pub use run_contract::limits::{BATCH_ITEMS, JSON_BODY_BYTES};
+
 use crate::record::{ReviewStatus, Run, Step, Thought};
 use crate::review::{Comment, CommentKind, Suggestion, SuggestionState};
 use crate::roles::{Role, User, permitted};
@@ -207,6 +209,54 @@ pub fn batch_item(
     }
 }
 
+/// How a queue goes out: batches of item indexes, in order, each of whose
+/// `runs:batchUpsert` bodies stays within the server's limits, and the items too big to go
+/// in any (each alone makes a body over the byte limit).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Batches {
+    pub batches: Vec<Vec<usize>>,
+    pub too_big: Vec<usize>,
+}
+
+/// Splits `items` into `runs:batchUpsert` bodies (`{"items":[…]}`, as `to_string` writes
+/// them) of at most `max_bytes` and `max_items` each, in order. An item too big for a body
+/// of its own is left out, so the rest still go.
+pub fn batches(items: &[Value], max_bytes: usize, max_items: usize) -> Batches {
+    const ENVELOPE: usize = r#"{"items":[]}"#.len();
+    let mut out = Batches::default();
+    let mut current: Vec<usize> = Vec::new();
+    let mut bytes = ENVELOPE;
+    for (i, item) in items.iter().enumerate() {
+        let size = item.to_string().len();
+        if ENVELOPE + size > max_bytes {
+            out.too_big.push(i);
+            continue;
+        }
+        let comma = usize::from(!current.is_empty());
+        if !current.is_empty() && (bytes + comma + size > max_bytes || current.len() >= max_items) {
+            out.batches.push(std::mem::take(&mut current));
+            bytes = ENVELOPE;
+        }
+        bytes += usize::from(!current.is_empty()) + size;
+        current.push(i);
+    }
+    if !current.is_empty() {
+        out.batches.push(current);
+    }
+    out
+}
+
+/// Why an item of `bytes` cannot be sent, for a person.
+pub fn too_big_text(bytes: usize, max_bytes: usize) -> String {
+    let mb = |b: usize| b as f64 / (1024.0 * 1024.0);
+    format!(
+        "it is {:.1} MB, and the server takes {:.0} MB in one request; shorten it, or discard \
+         the change",
+        mb(bytes),
+        mb(max_bytes)
+    )
+}
+
 /// What the server did with one item.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -299,6 +349,41 @@ pub fn step_from_server(record: Value) -> Result<Step, String> {
         .map_err(|e| format!("the server's step: {e}"))?;
     step.server_version = version;
     Ok(step)
+}
+
+/// Where the last pull got to: the server's own cursor from it (`pullCursor`), with the
+/// server and the user it was issued for. The page keeps it and sends it back, so which
+/// changes it asks for never depends on this browser's clock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PullMark {
+    pub endpoint: String,
+    pub user: String,
+    pub cursor: String,
+}
+
+/// The first page of a pull by `user`: every run changed since `mark`, or every run when
+/// there is no mark for this server and user.
+pub fn pull_path(mark: Option<&PullMark>, settings: &SyncSettings, user: &str) -> String {
+    let mark = mark.filter(|m| origin(&m.endpoint) == origin(&settings.endpoint) && m.user == user);
+    match mark {
+        Some(mark) => format!(
+            "/runs?sort=updatedAt&pullCursor={}",
+            run_contract::url::component_encode(&mark.cursor)
+        ),
+        None => "/runs?sort=updatedAt".to_owned(),
+    }
+}
+
+/// The mark to keep once every page of a pull has been applied: the cursor the server
+/// issued with it, if it issued one.
+pub fn pull_mark(page: &Value, settings: &SyncSettings, user: &str) -> Option<PullMark> {
+    let cursor = page["pullCursor"].as_str().filter(|c| !c.is_empty())?;
+    Some(PullMark {
+        endpoint: settings.endpoint.trim().to_owned(),
+        user: user.to_owned(),
+        cursor: cursor.to_owned(),
+    })
 }
 
 /// A conflict waiting for a person: what is queued here and what the server has now.

@@ -185,3 +185,42 @@ fn a_stored_token_is_kept_only_for_its_server() {
     }
     assert_eq!(stored.edited("https://collector.example", "t-2").token, "t-2");
 }
+
+#[test]
+fn a_pull_asks_with_the_servers_cursor_and_never_the_browsers_clock() {
+    let settings = SyncSettings { endpoint: "http://127.0.0.1:8787/".into(), token: "t".into() };
+    assert_eq!(pull_path(None, &settings, "rita"), "/runs?sort=updatedAt");
+    let page = json!({"items": [], "nextCursor": null, "pullCursor": "eyJ2IjoxfQ"});
+    let mark = pull_mark(&page, &settings, "rita").unwrap();
+    assert_eq!(
+        pull_path(Some(&mark), &settings, "rita"),
+        "/runs?sort=updatedAt&pullCursor=eyJ2IjoxfQ"
+    );
+    // Another server's cursor, or another user's, is not sent: that pull starts over.
+    let other = SyncSettings { endpoint: "https://sync.example".into(), token: "t".into() };
+    assert_eq!(pull_path(Some(&mark), &other, "rita"), "/runs?sort=updatedAt");
+    assert_eq!(pull_path(Some(&mark), &settings, "quinn"), "/runs?sort=updatedAt");
+    // A server that issues no cursor leaves nothing to keep.
+    assert_eq!(pull_mark(&json!({"items": []}), &settings, "rita"), None);
+}
+
+#[test]
+fn batches_stay_under_the_servers_limits_and_a_lone_giant_is_left_out() {
+    let item = |chars: usize| json!({"kind": "step", "text": "x".repeat(chars)});
+    let size = |v: &Value| v.to_string().len();
+    let items = vec![item(300), item(300), item(5_000), item(300), item(300), item(300)];
+    let max = 900;
+    let plan = batches(&items, max, 200);
+    assert_eq!(plan.too_big, [2]);
+    assert_eq!(plan.batches, [vec![0, 1], vec![3, 4], vec![5]]);
+    for batch in &plan.batches {
+        let body = json!({"items": batch.iter().map(|&i| items[i].clone()).collect::<Vec<_>>()});
+        assert!(size(&body) <= max, "{} bytes", size(&body));
+    }
+    // A body exactly at the limit goes; the count limit splits too.
+    let exact = r#"{"items":[]}"#.len() + size(&items[0]) * 2 + 1;
+    assert_eq!(batches(&items[..2], exact, 200).batches, [vec![0, 1]]);
+    assert_eq!(batches(&items[..2], exact - 1, 200).batches, [vec![0], vec![1]]);
+    assert_eq!(batches(&items, 100_000, 2).batches, [vec![0, 1], vec![2, 3], vec![4, 5]]);
+    assert!(too_big_text(12 * 1024 * 1024, 10 * 1024 * 1024).contains("12.0 MB"));
+}

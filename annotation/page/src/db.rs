@@ -11,7 +11,7 @@ use annotation_core::query::{self, RunSummary};
 use annotation_core::record::{Run, Step};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
-use annotation_core::sync::{self, Pending, SyncSettings};
+use annotation_core::sync::{self, Pending, PullMark, SyncSettings};
 use annotation_core::templates::Template;
 use capture_db::*;
 use indexed_db_futures::database::Database;
@@ -27,7 +27,9 @@ type Cause = Box<dyn Error>;
 
 const USER_KEY: &str = "user";
 const SYNC_KEY: &str = "sync";
-const PULLED_KEY: &str = "pulledAt";
+/// The last pull's cursor from the server (`annotation_core::sync::PullMark`). The key
+/// `pulledAt` that held this browser's clock before is no longer read.
+const PULL_MARK_KEY: &str = "pullMark";
 const GRAMMAR_KEY: &str = "grammar";
 
 /// A change waiting for the server, with the id that makes a replay harmless.
@@ -575,12 +577,12 @@ impl Db {
             .map_err(failed("store the grammar server"))
     }
 
-    pub async fn pulled_at(&self) -> Option<String> {
-        self.setting(PULLED_KEY).await
+    pub async fn pull_mark(&self) -> Option<PullMark> {
+        self.setting(PULL_MARK_KEY).await
     }
 
-    pub async fn put_pulled_at(&self, at: &str) -> Result<(), String> {
-        self.put_keyed(ANNOTATION, PULLED_KEY, &at).await.map_err(failed("store the pull time"))
+    pub async fn put_pull_mark(&self, mark: &PullMark) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, PULL_MARK_KEY, mark).await.map_err(failed("store the pull mark"))
     }
 
     /// The queue, oldest first, with each entry's key.

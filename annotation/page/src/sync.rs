@@ -2,14 +2,17 @@
 //! read the answers and what to show are `annotation_core::sync`'s.
 //!
 //! One round: push (runs never sent, then the queue: screenshots the server lacks first,
-//! then `runs:batchUpsert`), then pull (runs changed on the server since the last pull,
-//! except runs with changes still queued here). Conflicts and refusals stay queued until a
-//! person decides; network trouble leaves everything queued for the next round.
+//! then `runs:batchUpsert` in batches under the server's limits), then pull (runs changed on
+//! the server since the last pull, by the server's cursor, except runs with changes still
+//! queued here). Conflicts and refusals stay queued until a person decides; network trouble
+//! leaves everything queued for the next round.
 
 use annotation_core::record::{ReviewStatus, Step};
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::{Role, User};
-use annotation_core::sync::{self, Conflict, Outcome, Pending, SyncSettings, SyncState};
+use annotation_core::sync::{
+    self, BATCH_ITEMS, Conflict, JSON_BODY_BYTES, Outcome, Pending, SyncSettings, SyncState,
+};
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
@@ -37,6 +40,8 @@ enum Failure {
     Unreachable { retry_after: Option<u32>, why: String },
     /// The server answered and refused (401, 403, 4xx): a person must act.
     Refused(String),
+    /// `413`: the body is over what the server takes; smaller requests may still go.
+    TooLarge(String),
 }
 
 type Answer = Result<(u16, Value), Failure>;
@@ -93,6 +98,7 @@ async fn request_with(
         401 => Err(Failure::Refused(
             "the server does not accept this token; check it in Sync settings".into(),
         )),
+        413 => Err(Failure::TooLarge(format!("{} ({status})", sync::problem_text(&body)))),
         _ => Err(Failure::Refused(format!("{} ({status})", sync::problem_text(&body)))),
     }
 }
@@ -144,7 +150,8 @@ pub async fn round(
             .zip(me["role"].as_str().and_then(Role::parse))
             .map(|(id, role)| User { name: id.to_owned(), role });
         push(db, settings, &mut out).await?;
-        pull(db, settings, &mut out).await?;
+        let user = me["id"].as_str().unwrap_or_default();
+        pull(db, settings, user, &mut out).await?;
         match open_run {
             Some(run_id) => review(db, settings, run_id, &mut out).await,
             None => Ok(()),
@@ -158,7 +165,7 @@ pub async fn round(
             web_sys::console::warn_1(&format!("sync: {why}").into());
             SyncState::Offline { queued, retry_in_s: sync::backoff(attempt + 1, retry_after) }
         }
-        Err(Failure::Refused(message)) => SyncState::Error { message },
+        Err(Failure::Refused(message) | Failure::TooLarge(message)) => SyncState::Error { message },
     };
     out
 }
@@ -210,14 +217,39 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         db.dequeue(&dead).await.map_err(refused)?;
     }
     upload_screenshots(db, settings, hashes).await?;
-    for chunk in items.chunks(200) {
-        let body =
-            json!({"items": chunk.iter().map(|(_, _, item, _)| item.clone()).collect::<Vec<_>>()});
-        let (_, answer) =
-            request(settings, "POST", "/runs:batchUpsert", Some(RequestBody::Json(body))).await?;
-        let outcomes = sync::read_batch(&answer, chunk.len()).map_err(refused)?;
+    // Batches by the server's limits, bytes and items; an item too big for any is refused on
+    // its own and the rest still go. A server that takes less than it should (a proxy's
+    // limit) answers 413: that batch is halved until its items fit or stand alone.
+    let (max_bytes, max_items) = (JSON_BODY_BYTES, BATCH_ITEMS);
+    let bodies: Vec<Value> = items.iter().map(|(_, _, item, _)| item.clone()).collect();
+    let plan = sync::batches(&bodies, max_bytes, max_items);
+    for i in plan.too_big {
+        let why = sync::too_big_text(bodies[i].to_string().len(), max_bytes);
+        out.refused.push((items[i].1.pending.clone(), why));
+    }
+    let mut waiting: std::collections::VecDeque<Vec<usize>> = plan.batches.into();
+    while let Some(batch) = waiting.pop_front() {
+        let body = json!({"items": batch.iter().map(|&i| bodies[i].clone()).collect::<Vec<_>>()});
+        let answer =
+            request(settings, "POST", "/runs:batchUpsert", Some(RequestBody::Json(body))).await;
+        let answer = match answer {
+            Ok((_, answer)) => answer,
+            Err(Failure::TooLarge(why)) => {
+                if batch.len() > 1 {
+                    let (first, second) = batch.split_at(batch.len() / 2);
+                    waiting.push_front(second.to_vec());
+                    waiting.push_front(first.to_vec());
+                } else {
+                    out.refused.push((items[batch[0]].1.pending.clone(), why));
+                }
+                continue;
+            }
+            Err(other) => return Err(other),
+        };
+        let outcomes = sync::read_batch(&answer, batch.len()).map_err(refused)?;
         let mut sent = Vec::new();
-        for ((key, change, _, mine), outcome) in chunk.iter().zip(outcomes) {
+        for (&i, outcome) in batch.iter().zip(outcomes) {
+            let (key, change, _, mine) = &items[i];
             match outcome {
                 Outcome::Ok { version, record } => {
                     let version = match &change.pending {
@@ -329,13 +361,17 @@ async fn upload_screenshots(
                 .await?;
         for key in answer["missing"].as_array().into_iter().flatten().filter_map(Value::as_str) {
             if let Some(blob) = db.screenshot(key).await {
-                request(
-                    settings,
-                    "PUT",
-                    &format!("/screenshots/{key}"),
-                    Some(RequestBody::Jpeg(blob)),
-                )
-                .await?;
+                let path = format!("/screenshots/{key}");
+                match request(settings, "PUT", &path, Some(RequestBody::Jpeg(blob))).await {
+                    // Too big for the server: the steps that show it are refused on their own
+                    // ("no stored screenshot"), and the rest of the queue still goes.
+                    Err(Failure::TooLarge(why)) => {
+                        web_sys::console::warn_1(&format!("sync: screenshot {key}: {why}").into());
+                    }
+                    other => {
+                        other?;
+                    }
+                }
             }
         }
     }
@@ -344,6 +380,12 @@ async fn upload_screenshots(
 
 /// Every item of a paged list, following `nextCursor`.
 async fn all_pages(settings: &SyncSettings, path: &str) -> Result<Vec<Value>, Failure> {
+    Ok(pages(settings, path).await?.0)
+}
+
+/// Every item of a paged list, and its last page (which carries what the list says of
+/// itself, such as a pull's `pullCursor`).
+async fn pages(settings: &SyncSettings, path: &str) -> Result<(Vec<Value>, Value), Failure> {
     let mut items = Vec::new();
     let mut cursor: Option<String> = None;
     loop {
@@ -352,11 +394,11 @@ async fn all_pages(settings: &SyncSettings, path: &str) -> Result<Vec<Value>, Fa
             Some(c) => format!("{path}{joiner}limit=200&cursor={}", encode(c)),
             None => format!("{path}{joiner}limit=200"),
         };
-        let (_, answer) = request(settings, "GET", &page, None).await?;
-        items.extend(answer["items"].as_array().cloned().unwrap_or_default());
+        let (_, mut answer) = request(settings, "GET", &page, None).await?;
+        items.extend(answer["items"].as_array_mut().map(std::mem::take).unwrap_or_default());
         match answer["nextCursor"].as_str() {
             Some(next) => cursor = Some(next.to_owned()),
-            None => return Ok(items),
+            None => return Ok((items, answer)),
         }
     }
 }
@@ -365,16 +407,27 @@ fn encode(text: &str) -> String {
     String::from(js_sys::encode_uri_component(text))
 }
 
-async fn pull(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), Failure> {
+/// Runs changed on the server since the last pull, by the server's cursor: this browser's
+/// clock never decides what is asked for.
+async fn pull(
+    db: &Db,
+    settings: &SyncSettings,
+    user: &str,
+    out: &mut Round,
+) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
-    let since = db.pulled_at().await;
-    let started = now();
-    let path = match &since {
-        Some(at) => format!("/runs?sort=updatedAt&updatedSince={}", encode(&a_minute_before(at))),
-        None => "/runs?sort=updatedAt".to_owned(),
+    let path = sync::pull_path(db.pull_mark().await.as_ref(), settings, user);
+    let everything = sync::pull_path(None, settings, user);
+    let (headers, last) = match pages(settings, &path).await {
+        // A cursor the server does not take (its database was replaced, say): start over.
+        Err(Failure::Refused(why)) if path != everything => {
+            web_sys::console::warn_1(&format!("sync: pulling everything again: {why}").into());
+            pages(settings, &everything).await?
+        }
+        other => other?,
     };
     let queued = db.queued().await.map_err(refused)?;
-    for header in all_pages(settings, &path).await? {
+    for header in headers {
         let Some(id) = header["id"].as_str().map(str::to_owned) else { continue };
         // Unsent work here wins until it is sent (or its conflict is resolved).
         if queued.iter().any(|(_, q)| q.pending.run_id() == id) {
@@ -399,7 +452,9 @@ async fn pull(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         db.put_synced(Some(&run), &steps).await.map_err(refused)?;
         out.pulled.push(id);
     }
-    db.put_pulled_at(&started).await.map_err(refused)?;
+    if let Some(mark) = sync::pull_mark(&last, settings, user) {
+        db.put_pull_mark(&mark).await.map_err(refused)?;
+    }
     Ok(())
 }
 
@@ -420,15 +475,6 @@ async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result
     }
     let blob = http::blob(&response).await.ok_or_else(unreachable)?;
     db.put_screenshot(key, &blob).await.map_err(Failure::Refused)
-}
-
-/// Pull overlaps a minute, since commits can land slightly out of order.
-fn a_minute_before(at: &str) -> String {
-    let ms = js_sys::Date::parse(at);
-    if ms.is_nan() {
-        return at.to_owned();
-    }
-    String::from(js_sys::Date::new(&JsValue::from_f64(ms - 60_000.0)).to_iso_string())
 }
 
 /// Sends this page's new comments and suggestions on `run_id` and its thread resolutions,
@@ -569,7 +615,7 @@ pub async fn decide(
         Failure::Unreachable { why, .. } => {
             format!("Deciding needs the server, and {why}; try again when it answers.")
         }
-        Failure::Refused(why) => why,
+        Failure::Refused(why) | Failure::TooLarge(why) => why,
     })?;
     if status == 409 {
         return Err(format!("The server refused: {}", sync::problem_text(&answer)));

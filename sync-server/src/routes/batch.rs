@@ -1,5 +1,5 @@
 //! `POST /runs:batchUpsert`: the offline queue, item by item, each through the same code
-//! (and so the same checks and transaction) as its single-record PUT.
+//! (and so the same checks and writes) as its single-record PUT.
 
 use axum::extract::State;
 use serde_json::{Map, Value, json};
@@ -7,12 +7,11 @@ use serde_json::{Map, Value, json};
 use crate::AppState;
 use crate::auth::User;
 use crate::http::{JsonBody, Precondition, Reply};
+use crate::model::lock_run;
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::{runs, steps, traces};
-use crate::store::get_json;
+use crate::store::{Sql, Tx, get_json, get_str};
 use crate::validate::{self, Check, join};
-
-const KEEP_MS: i64 = 7 * 24 * 3600 * 1000;
 
 pub async fn upsert(
     State(state): State<AppState>,
@@ -37,19 +36,117 @@ pub async fn upsert(
     if !c.ok() {
         return Err(Problem::validation(c.errors));
     }
-    let cutoff = crate::time::format_ms(crate::time::now_ms() - KEEP_MS);
-    sqlx::query("DELETE FROM mutations WHERE created_at < $1")
-        .bind(cutoff)
-        .execute(&state.store.pool)
-        .await?;
-    let mut results = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        results.push(apply_item(&state, &user, i, item).await?);
+    // Every item is checked before the first is written, so no transaction waits on that.
+    let prepared: Vec<Prepared> =
+        items.iter().enumerate().map(|(i, item)| prepare(&user, i, item)).collect();
+
+    // Consecutive items on one run share a transaction, and so one commit: a queue sends a
+    // run and then its steps. Each item is still all or nothing, since a refused write
+    // writes nothing (`runs::write_run`); a server error fails the request, and the items
+    // of earlier runs stay written (their mutation ids answer the retry).
+    let mut results = Vec::with_capacity(prepared.len());
+    let mut prepared = prepared.into_iter().peekable();
+    while let Some(item) = prepared.next() {
+        let (result, write) = match item {
+            Prepared::Rejected(result) => {
+                results.push(result);
+                continue;
+            }
+            Prepared::Write { result, write } => (result, write),
+        };
+        let mut group = vec![(result, write)];
+        while let Some(Prepared::Write { write: next, .. }) = prepared.peek()
+            && next.run_id == group[0].1.run_id
+        {
+            let Some(Prepared::Write { result, write }) = prepared.next() else { unreachable!() };
+            group.push((result, write));
+        }
+        results.extend(apply_group(&state, &user, group).await?);
     }
     Ok(Reply::ok(json!({"results": results})))
 }
 
-async fn apply_item(state: &AppState, user: &User, i: usize, item: &Value) -> Result<Value> {
+/// Applies items on one run in one transaction: the run's lock first, then the results kept
+/// for any of their mutation ids, then each item (its kept result if it was applied before),
+/// then the new results under their mutation ids, then the commit.
+async fn apply_group(
+    state: &AppState,
+    user: &User,
+    group: Vec<(Map<String, Value>, Write)>,
+) -> Result<Vec<Value>> {
+    let mut tx = state.store.begin().await?;
+    // The run's lock is the transaction's first statement (see `store`).
+    lock_run(&mut tx, &group[0].1.run_id).await?;
+    let ids: Vec<&str> = group.iter().filter_map(|(_, w)| w.mutation.as_deref()).collect();
+    let mut kept: Vec<(String, Value)> = Vec::new();
+    if !ids.is_empty() {
+        let mut sql = Sql::new("SELECT mutation_id, result FROM mutations WHERE user_id = ");
+        sql.text(&user.id).push(" AND mutation_id IN (");
+        for (i, id) in ids.iter().enumerate() {
+            sql.push(if i == 0 { "" } else { ", " }).text(*id);
+        }
+        for row in sql.push(")").query().fetch_all(&mut *tx).await? {
+            kept.push((get_str(&row, "mutation_id")?, get_json(&row, "result")?));
+        }
+    }
+    let mut results = Vec::with_capacity(group.len());
+    let mut new = Vec::new();
+    for (result, write) in group {
+        let replay = write.mutation.as_ref().and_then(|m| kept.iter().find(|(id, _)| id == m));
+        if let Some((_, stored)) = replay {
+            let mut stored = stored.clone();
+            stored["item"] = result.get("item").cloned().unwrap_or(Value::Null);
+            results.push(stored);
+            continue;
+        }
+        let mutation = write.mutation.clone();
+        let out = apply(&mut tx, user, result, write).await?;
+        if let Some(mutation) = mutation.filter(|_| out["outcome"] == "ok") {
+            // A second item with the same id in this batch is a replay of this one.
+            kept.push((mutation.clone(), out.clone()));
+            new.push((mutation, out.to_string()));
+        }
+        results.push(out);
+    }
+    if !new.is_empty() {
+        let now = crate::time::now();
+        let mut sql =
+            Sql::new("INSERT INTO mutations (user_id, mutation_id, result, created_at) VALUES ");
+        for (i, (mutation, result)) in new.into_iter().enumerate() {
+            sql.push(if i == 0 { "(" } else { ", (" }).text(&user.id).push(", ").text(mutation);
+            sql.push(", ").text(result).push(", ").text(&now).push(")");
+        }
+        sql.push(" ON CONFLICT (user_id, mutation_id) DO NOTHING");
+        sql.query().execute(&mut *tx).await?;
+    }
+    tx.commit().await?;
+    Ok(results)
+}
+
+/// One item after the checks that need no database.
+enum Prepared {
+    /// Refused already: its result.
+    Rejected(Value),
+    /// To apply: the result so far (`item`, `kind` and the ids) and the write.
+    Write { result: Map<String, Value>, write: Write },
+}
+
+struct Write {
+    run_id: String,
+    mutation: Option<String>,
+    /// The record's checks: the write to make, or why it is refused. A refused item with a
+    /// `mutationId` may still be a replay, so this is read after its kept result is looked
+    /// up.
+    what: Result<What>,
+}
+
+enum What {
+    Run(Precondition, validate::RunWrite),
+    Step(Precondition, i64, Map<String, Value>),
+    Trace(String, Value),
+}
+
+fn prepare(user: &User, i: usize, item: &Value) -> Prepared {
     let kind = item.get("kind").and_then(Value::as_str).unwrap_or("");
     let mut result = Map::new();
     result.insert("item".into(), json!(i));
@@ -70,42 +167,49 @@ async fn apply_item(state: &AppState, user: &User, i: usize, item: &Value) -> Re
     let record = |path: &str| (path == record_path).then(|| crate::schema::spec().any());
     crate::schema::spec().check_with("BatchItem", item, &prefix, &mut c, &record);
     if !c.ok() {
-        return Ok(rejected(result, Problem::validation(c.errors)));
+        return Prepared::Rejected(rejected(result, Problem::validation(c.errors)));
     }
     let mutation = validate::text(item, "mutationId");
     let run_id = validate::text(item, "runId").unwrap_or_default();
-    let index = item.get("index").and_then(Value::as_i64);
     let pre = match item.get("baseVersion").and_then(Value::as_i64) {
         Some(base) => Precondition::Match(base),
         None => Precondition::Create,
     };
-
-    if let Some(mutation) = &mutation {
-        let row =
-            sqlx::query("SELECT result FROM mutations WHERE user_id = $1 AND mutation_id = $2")
-                .bind(user.id.clone())
-                .bind(mutation.clone())
-                .fetch_optional(&state.store.pool)
-                .await?;
-        if let Some(row) = row {
-            let mut stored = get_json(&row, "result")?;
-            stored["item"] = json!(i);
-            return Ok(stored);
-        }
-    }
-
     let record = item.get(kind).cloned().unwrap_or(Value::Null);
-    let outcome = match kind {
-        "run" => runs::put_run(state, user, &run_id, pre, &record).await,
-        "step" => steps::put_step(state, user, &run_id, index.unwrap_or(0), pre, &record).await,
+    let what = match kind {
+        "run" => runs::check_run(user, &run_id, &record).map(|w| What::Run(pre, w)),
+        "step" => {
+            let index = item.get("index").and_then(Value::as_i64).unwrap_or(0);
+            steps::check_step(&run_id, index, &record).map(|r| What::Step(pre, index, r))
+        }
         _ => {
             let trace_id = record.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
             if !validate::is_id(&trace_id) {
                 let problem = Problem::invalid(&format!("{prefix}.trace.id"), "must be an id");
-                return Ok(rejected(result, problem));
+                return Prepared::Rejected(rejected(result, problem));
             }
-            traces::put_trace(state, user, &run_id, &trace_id, &record).await
+            traces::check_trace(user, &run_id, &trace_id, &record)
+                .map(|()| What::Trace(trace_id, record))
         }
+    };
+    Prepared::Write { result, write: Write { run_id, mutation, what } }
+}
+
+/// Applies one item in `tx` and says how it went.
+async fn apply(
+    tx: &mut Tx,
+    user: &User,
+    mut result: Map<String, Value>,
+    write: Write,
+) -> Result<Value> {
+    let i = result.get("item").cloned().unwrap_or(Value::Null);
+    let kind = result.get("kind").and_then(Value::as_str).unwrap_or("").to_owned();
+    let run_id = write.run_id.as_str();
+    let outcome = match write.what {
+        Ok(What::Run(pre, w)) => runs::write_run(tx, user, run_id, pre, &w).await,
+        Ok(What::Step(pre, index, r)) => steps::write_step(tx, user, run_id, index, pre, r).await,
+        Ok(What::Trace(id, body)) => traces::write_trace(tx, user, run_id, &id, &body).await,
+        Err(problem) => Err(problem),
     };
     match outcome {
         Ok(reply) => {
@@ -114,20 +218,7 @@ async fn apply_item(state: &AppState, user: &User, i: usize, item: &Value) -> Re
                 result.insert("version".into(), version.clone());
             }
             result.insert("record".into(), reply.body);
-            let result = Value::Object(result);
-            if let Some(mutation) = mutation {
-                sqlx::query(
-                    "INSERT INTO mutations (user_id, mutation_id, result, created_at) \
-                     VALUES ($1, $2, $3, $4) ON CONFLICT (user_id, mutation_id) DO NOTHING",
-                )
-                .bind(user.id.clone())
-                .bind(mutation)
-                .bind(result.to_string())
-                .bind(crate::time::now())
-                .execute(&state.store.pool)
-                .await?;
-            }
-            Ok(result)
+            Ok(Value::Object(result))
         }
         Err(problem) if problem.status.is_server_error() => Err(problem),
         Err(problem) if problem.status == 409 => {
@@ -136,7 +227,7 @@ async fn apply_item(state: &AppState, user: &User, i: usize, item: &Value) -> Re
             Ok(Value::Object(result))
         }
         Err(mut problem) => {
-            let record_prefix = format!("{prefix}.{kind}");
+            let record_prefix = format!("items.{i}.{kind}");
             problem.errors = problem
                 .errors
                 .into_iter()

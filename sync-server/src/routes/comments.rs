@@ -14,6 +14,7 @@ use crate::auth::{Role, User, new_id};
 use crate::http::{
     JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, if_match, optional_if_match, page,
 };
+use crate::idempotency::Replay;
 use crate::model::{self, RunRow, Status, lock_run};
 use crate::problem::{Problem, Result};
 use crate::routes::run_id_param;
@@ -123,7 +124,7 @@ pub async fn create(
 ) -> Result<Reply> {
     let run_id = run_id_param(&run_id)?;
     let request = format!("POST /runs/{run_id}/comments");
-    let act = create_comment(&state, &user, &run_id, &body);
+    let act = |replay| create_comment(&state, &user, &run_id, &body, replay);
     crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
 }
 
@@ -132,6 +133,7 @@ async fn create_comment(
     user: &User,
     run_id: &str,
     body: &Value,
+    replay: Replay,
 ) -> Result<Reply> {
     let mut c = Check::default();
     c.body("CommentCreate", body);
@@ -216,8 +218,7 @@ async fn create_comment(
     let row =
         load(&mut tx, run_id, &id).await?.ok_or_else(|| Problem::internal("comment vanished"))?;
     let out = comment_json(&row)?;
-    tx.commit().await?;
-    Ok(Reply::ok(out).status(StatusCode::CREATED).version(1))
+    replay.commit(tx, Reply::ok(out).status(StatusCode::CREATED).version(1)).await
 }
 
 /// A thread's anchor must point at a step that exists and a field the record has.

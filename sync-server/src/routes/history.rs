@@ -10,6 +10,7 @@ use sqlx::any::AnyRow;
 use crate::AppState;
 use crate::auth::User;
 use crate::http::{JsonBody, Query, Reply, decode_cursor, if_match, page};
+use crate::idempotency::Replay;
 use crate::model::{
     self, Change, Entry, PathScope, StepRow, changed_since, diff, lock_run, require_full_edit,
     run_json,
@@ -273,7 +274,7 @@ pub async fn rollback(
     let run_id = run_id_param(&run_id)?;
     let base = if_match(&headers)?;
     let request = format!("POST /runs/{run_id}/rollback {base}");
-    let act = apply_rollback(&state, &user, &run_id, base, &body);
+    let act = |replay| apply_rollback(&state, &user, &run_id, base, &body, replay);
     crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
 }
 
@@ -283,6 +284,7 @@ async fn apply_rollback(
     run_id: &str,
     base: i64,
     body: &Value,
+    replay: Replay,
 ) -> Result<Reply> {
     let mut c = Check::default();
     c.body("RollbackRequest", body);
@@ -362,6 +364,5 @@ async fn apply_rollback(
     }
     let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
     let record = run_json(&mut tx, &run).await?;
-    tx.commit().await?;
-    Ok(Reply::ok(record).version(version))
+    replay.commit(tx, Reply::ok(record).version(version)).await
 }

@@ -13,7 +13,7 @@ mod workflow;
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderValue, Method, StatusCode, header};
-use axum::response::IntoResponse;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
 use serde_json::json;
 use tower_http::cors::{AllowOrigin, CorsLayer};
@@ -69,7 +69,16 @@ pub fn router(state: AppState) -> Router {
                 .detail("This path does not answer that method.")
         })
         .layer(cors(&state.config.cors_origins))
+        .layer(axum::middleware::map_response(nosniff))
         .with_state(state)
+}
+
+/// Every answer says its `Content-Type` is the truth: a browser must not guess another (a
+/// screenshot read as HTML, say) from the bytes.
+async fn nosniff(mut response: Response) -> Response {
+    let nosniff = HeaderValue::from_static("nosniff");
+    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, nosniff);
+    response
 }
 
 /// CORS for the annotation page: the configured origins, or any `chrome-extension://` one.
@@ -105,10 +114,11 @@ fn cors(origins: &[String]) -> CorsLayer {
 }
 
 async fn health(State(state): State<AppState>) -> Result<Reply> {
-    sqlx::query("SELECT 1 AS one")
-        .fetch_one(&state.store.pool)
-        .await
-        .map_err(|e| Problem::unavailable(format!("The database is unreachable: {e}")))?;
+    // Anyone may call it, so the database's own words (hosts, users, paths) stay in the log.
+    sqlx::query("SELECT 1 AS one").fetch_one(&state.store.pool).await.map_err(|e| {
+        eprintln!("sync-server: /healthz: the database is unreachable: {e}");
+        Problem::unavailable("The database is unreachable.")
+    })?;
     Ok(Reply::ok(json!({
         "status": "ok",
         "database": state.store.backend.name(),

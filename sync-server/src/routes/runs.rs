@@ -17,7 +17,7 @@ use crate::model::{
 };
 use crate::problem::{Problem, Result};
 use crate::routes::run_id_param;
-use crate::store::{Sql, get_str, like_escape};
+use crate::store::{Sql, Tx, get_str, like_escape};
 use crate::validate::{self, Check};
 
 pub async fn list(
@@ -45,6 +45,10 @@ pub async fn list(
     if task_id.as_deref().is_some_and(|id| !validate::is_id(id)) {
         return Err(Problem::bad_param("query.taskId", "must be an id"));
     }
+    let changed_since = match query.one("pullCursor")? {
+        Some(cursor) => Some(pull::decode(&cursor, &user)?),
+        None => None,
+    };
     let updated_since = match query.one("updatedSince")? {
         Some(text) => Some(crate::time::normalize(&text).ok_or_else(|| {
             Problem::bad_param("query.updatedSince", "must be an RFC 3339 date-time")
@@ -73,8 +77,15 @@ pub async fn list(
     };
     query.finish()?;
 
-    let filters = json!([statuses, annotator, task_id, updated_since, tags, q, sort]).to_string();
+    let filters =
+        json!([statuses, annotator, task_id, updated_since, tags, q, sort, changed_since])
+            .to_string();
     let after = decode_cursor(cursor, &filters)?;
+    // When this listing began, by the server's clock; a page cursor carries its first page's.
+    let began = match after.as_ref().map(|after| &after[2]) {
+        Some(Value::Number(ms)) => ms.as_i64().unwrap_or_default(),
+        _ => crate::time::now_ms(),
+    };
 
     let mut sql = Sql::new(&format!(
         "SELECT r.id, r.annotator, r.status, r.version, r.header_version, r.updated_at, \
@@ -102,6 +113,9 @@ pub async fn list(
     if let Some(since) = &updated_since {
         sql.push(" AND r.updated_at >= ").text(since);
     }
+    if let Some(since) = &changed_since {
+        sql.push(" AND r.updated_at >= ").text(since);
+    }
     for tag in &tags {
         sql.push(" AND r.tags LIKE ")
             .text(format!("%\"{}\"%", like_escape(tag)))
@@ -126,8 +140,57 @@ pub async fn list(
     sql.push(&format!(" ORDER BY r.{column} {order}, r.id {order} LIMIT ")).int(limit + 1);
 
     let rows = sql.query().fetch_all(&state.store.pool).await?;
-    let key = |last: &_| Ok(json!([get_str(last, "sort_key")?, get_str(last, "id")?]));
-    page(&rows, limit, &filters, key, model::run_json_from_row)
+    let key = |last: &_| Ok(json!([get_str(last, "sort_key")?, get_str(last, "id")?, began]));
+    let mut reply = page(&rows, limit, &filters, key, model::run_json_from_row)?;
+    reply.body["pullCursor"] = json!(pull::encode(began, &user));
+    Ok(reply)
+}
+
+/// The pull cursor: where a client's next pull of changed runs starts, issued by the server
+/// with every listing so that no client clock is involved (one an hour fast would ask for
+/// changes since a time the server has not reached, and miss everyone else's).
+mod pull {
+    use base64::Engine as _;
+    use serde_json::{Value, json};
+
+    use crate::auth::User;
+    use crate::problem::{Problem, Result};
+
+    /// How far before a listing began the next pull starts. A write takes its `updatedAt`
+    /// before it commits, so one in flight when a listing began can commit after it with an
+    /// earlier time; re-reading a minute's changes is harmless (the client skips versions it
+    /// holds).
+    pub const OVERLAP_MS: i64 = 60_000;
+
+    /// The cursor for a listing that began at `began_ms`, for `user`.
+    pub fn encode(began_ms: i64, user: &User) -> String {
+        let since = crate::time::format_ms(began_ms - OVERLAP_MS);
+        let body = json!({"v": 1, "u": user.id, "since": since});
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(body.to_string())
+    }
+
+    /// The time a cursor starts at; `400` for one this server did not make for `user`.
+    pub fn decode(cursor: &str, user: &User) -> Result<String> {
+        let bad =
+            || Problem::bad_param("query.pullCursor", "is not a pull cursor this server made");
+        if cursor.len() > 512 {
+            return Err(bad());
+        }
+        let bytes =
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?;
+        let body: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+        if body["v"] != 1 {
+            return Err(bad());
+        }
+        if body["u"].as_str() != Some(user.id.as_str()) {
+            // Another user's pull saw other runs; starting from it could skip some of yours.
+            return Err(Problem::bad_param(
+                "query.pullCursor",
+                "was issued to another user; pull without it",
+            ));
+        }
+        body["since"].as_str().and_then(crate::time::normalize).ok_or_else(bad)
+    }
 }
 
 pub async fn get(
@@ -155,17 +218,15 @@ pub async fn put(
 ) -> Result<Reply> {
     let run_id = run_id_param(&run_id)?;
     let pre = write_precondition(&headers)?;
-    put_run(&state, &user, &run_id, pre, &body).await
+    let write = check_run(&user, &run_id, &body)?;
+    let mut tx = state.store.begin().await?;
+    let reply = write_run(&mut tx, &user, &run_id, pre, &write).await?;
+    tx.commit().await?;
+    Ok(reply)
 }
 
-/// Creates or updates a run header (also a batch item's work).
-pub async fn put_run(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    pre: Precondition,
-    body: &Value,
-) -> Result<Reply> {
+/// What a run write can be refused for without the database: the role, and the body.
+pub fn check_run(user: &User, run_id: &str, body: &Value) -> Result<validate::RunWrite> {
     if user.role == Role::Reviewer {
         return Err(Problem::forbidden(
             "Reviewers do not edit runs directly: comment or suggest instead.",
@@ -177,23 +238,32 @@ pub async fn put_run(
     if write.content.get("id").and_then(Value::as_str) != Some(run_id) {
         return Err(Problem::invalid("id", "must equal the runId in the path"));
     }
+    Ok(write)
+}
+
+/// The answer to a write on a run that exists but that the caller may not see: the same as
+/// any refused write, and it says nothing of whose the run is, or that it exists.
+fn not_yours() -> Problem {
+    Problem::forbidden("This run id cannot be written with your role and token.")
+}
+
+/// Creates or updates a run header (checked by [`check_run`]) in `tx`, whose first
+/// statement this is (it locks the run). Like every write here, it refuses only before it
+/// writes anything, so a refused write leaves `tx` as it found it (the batch relies on it).
+pub async fn write_run(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    pre: Precondition,
+    write: &validate::RunWrite,
+) -> Result<Reply> {
     let now = crate::time::now();
-    let mut tx = state.store.begin().await?;
-    let current = lock_run(&mut tx, run_id).await?;
+    let current = lock_run(tx, run_id).await?;
 
     let Precondition::Match(base) = pre else {
         // Create.
         if let Some(existing) = current {
-            let existing = model::visible(user, Some(existing))?;
-            let record = run_json(&mut tx, &existing).await?;
-            return Err(Problem::conflict(
-                "already-exists",
-                "run",
-                None,
-                Some(existing.version),
-                record,
-                None,
-            ));
+            return Err(already_exists(tx, user, existing).await);
         }
         let annotator = match &write.annotator {
             Some(other) if *other != user.id => {
@@ -203,7 +273,7 @@ pub async fn put_run(
                         vec!["annotator".into()],
                     ));
                 }
-                if !user_exists(&state.store, other).await? {
+                if !user_exists(tx, other).await? {
                     return Err(Problem::invalid("annotator", "no such user"));
                 }
                 other.clone()
@@ -217,7 +287,8 @@ pub async fn put_run(
         let inserted = sqlx::query(
             "INSERT INTO runs (id, task_id, annotator, status, tags, created_at, updated_at, \
              updated_by, version, header_version, header, search) \
-             VALUES ($1, $2, $3, 'draft', $4, $5, $6, $7, 1, 1, $8, $9)",
+             VALUES ($1, $2, $3, 'draft', $4, $5, $6, $7, 1, 1, $8, $9) \
+             ON CONFLICT (id) DO NOTHING",
         )
         .bind(run_id.to_owned())
         .bind(write.content.get("taskId").and_then(Value::as_str).unwrap_or("").to_owned())
@@ -228,33 +299,21 @@ pub async fn put_run(
         .bind(user.id.clone())
         .bind(text.clone())
         .bind(model::run_search_text(&header))
-        .execute(&mut *tx)
-        .await;
-        if let Err(sqlx::Error::Database(e)) = &inserted
-            && e.is_unique_violation()
-        {
-            // Created by someone else since the lock found nothing (PostgreSQL).
-            drop(tx);
-            let mut conn = state.store.pool.acquire().await?;
-            let existing = model::visible_run(&mut conn, user, run_id).await?;
-            let record = run_json(&mut conn, &existing).await?;
-            return Err(Problem::conflict(
-                "already-exists",
-                "run",
-                None,
-                Some(existing.version),
-                record,
-                None,
-            ));
+        .execute(&mut **tx)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            // Created by someone else since the lock found nothing (PostgreSQL, whose row
+            // locks cannot lock a row that is not there yet; read committed, so it is seen).
+            let existing = model::load_run(tx, run_id)
+                .await?
+                .ok_or_else(|| Problem::internal("a run both exists and does not"))?;
+            return Err(already_exists(tx, user, existing).await);
         }
-        inserted?;
-        model::insert_header_snapshot(&mut tx, run_id, 1, &text).await?;
+        model::insert_header_snapshot(tx, run_id, 1, &text).await?;
         let entry = Entry::new("run-created", None, Vec::new(), "Uploaded the run".into());
-        model::insert_entry(&mut tx, run_id, 1, &now, &user.id, entry).await?;
-        let run =
-            lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-        let record = run_json(&mut tx, &run).await?;
-        tx.commit().await?;
+        model::insert_entry(tx, run_id, 1, &now, &user.id, entry).await?;
+        // A new run has no steps, threads or suggestions yet: each needs the run first.
+        let record = model::run_output(&header, 1, 1, &now, &user.id, Default::default());
         return Ok(Reply::ok(record)
             .status(StatusCode::CREATED)
             .version(1)
@@ -282,13 +341,13 @@ pub async fn put_run(
                 vec!["annotator".into()],
             ));
         }
-        if !user_exists(&state.store, &annotator).await? {
+        if !user_exists(tx, &annotator).await? {
             return Err(Problem::invalid("annotator", "no such user"));
         }
     }
     if run.header_version > base || base > run.version {
-        let record = run_json(&mut tx, &run).await?;
-        let paths = changed_since(&mut tx, run_id, base, PathScope::Header).await?;
+        let record = run_json(tx, &run).await?;
+        let paths = changed_since(tx, run_id, base, PathScope::Header).await?;
         return Err(Problem::conflict(
             "conflict",
             "run",
@@ -303,15 +362,27 @@ pub async fn put_run(
     let header = header_state(&write.content, run.status, reviewed_by, &annotator, &tags);
     let changes = diff_maps(&run.header, &header, "");
     if changes.is_empty() {
-        let record = run_json(&mut tx, &run).await?;
-        tx.commit().await?;
+        let record = run_json(tx, &run).await?;
         return Ok(Reply::ok(record).version(run.version));
     }
     let summary = format!("Edited {} of the run", model::describe_paths(&changes, ""));
     let entry = Entry::new("run-edited", None, changes, summary);
-    let version = model::commit_version(&mut tx, &run, user, &now, entry, Some(&header)).await?;
-    let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-    let record = run_json(&mut tx, &run).await?;
-    tx.commit().await?;
+    let version = model::commit_version(tx, &run, user, &now, entry, Some(&header)).await?;
+    let run = lock_run(tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
+    let record = run_json(tx, &run).await?;
     Ok(Reply::ok(record).version(version))
+}
+
+/// A create that found the run: `409 already-exists` with the run when the caller may see
+/// it, else the refusal any write to a run they may not see gets.
+async fn already_exists(tx: &mut Tx, user: &User, existing: model::RunRow) -> Problem {
+    if !model::can_see(user, &existing) {
+        return not_yours();
+    }
+    match run_json(tx, &existing).await {
+        Ok(record) => {
+            Problem::conflict("already-exists", "run", None, Some(existing.version), record, None)
+        }
+        Err(problem) => problem,
+    }
 }

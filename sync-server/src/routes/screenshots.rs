@@ -1,5 +1,11 @@
 //! `PUT/GET/HEAD /screenshots/{sha256}`, `POST /screenshots:missing`: content-addressed
 //! JPEG blobs, shared across runs.
+//!
+//! A blob is stored once, but read only by who may: whoever uploaded it, and whoever may see
+//! a run one of whose steps shows it (migration 4's `screenshot_uploads` and
+//! `run_screenshots`). To anyone else it is not there, on every route: `GET` and `HEAD` are
+//! `404`, `missing` lists it, and their upload is answered as a first upload is, so nothing
+//! says whether someone else stored the same image.
 
 use axum::body::Body;
 use axum::extract::{Path, State};
@@ -43,7 +49,7 @@ pub async fn put(
     let sha = sha_param(&sha)?;
     may_upload(&user)?;
     require_content_type(&headers, "image/jpeg")?;
-    let bytes = read_limited(&headers, body, SCREENSHOT_LIMIT).await?;
+    let bytes = read_limited(&headers, body, SCREENSHOT_LIMIT, state.config.body_timeout).await?;
     if !bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
         return Err(Problem::unsupported_media_type("The body is not a JPEG (no FF D8 FF start)."));
     }
@@ -58,7 +64,8 @@ pub async fn put(
         .detail(format!("The body's SHA-256 is {actual}, not the one in the path."))
         .errors(vec![FieldError::new("path.sha256", format!("the body's SHA-256 is {actual}"))]));
     }
-    let inserted = sqlx::query(
+    let mut tx = state.store.begin().await?;
+    sqlx::query(
         "INSERT INTO screenshots (sha256, bytes, created_at, data) VALUES ($1, $2, $3, $4) \
          ON CONFLICT (sha256) DO NOTHING",
     )
@@ -66,19 +73,66 @@ pub async fn put(
     .bind(bytes.len() as i64)
     .bind(crate::time::now())
     .bind(bytes.to_vec())
-    .execute(&state.store.pool)
+    .execute(&mut *tx)
     .await?;
-    let row = sqlx::query("SELECT bytes, created_at FROM screenshots WHERE sha256 = $1")
-        .bind(sha.clone())
-        .fetch_one(&state.store.pool)
-        .await?;
-    let body = blob_json(&sha, get_i64(&row, "bytes")?, &get_str(&row, "created_at")?);
+    // The answer is about this user's upload, never about the blob's other uploaders.
+    let uploaded = sqlx::query(
+        "INSERT INTO screenshot_uploads (sha256, user_id, created_at) VALUES ($1, $2, $3) \
+         ON CONFLICT (sha256, user_id) DO NOTHING",
+    )
+    .bind(sha.clone())
+    .bind(user.id.clone())
+    .bind(crate::time::now())
+    .execute(&mut *tx)
+    .await?;
+    let row =
+        sqlx::query("SELECT created_at FROM screenshot_uploads WHERE sha256 = $1 AND user_id = $2")
+            .bind(sha.clone())
+            .bind(user.id.clone())
+            .fetch_one(&mut *tx)
+            .await?;
+    tx.commit().await?;
+    let body = blob_json(&sha, bytes.len() as i64, &get_str(&row, "created_at")?);
     let mut reply = Reply::ok(body);
     reply.etag = Some(format!("\"{sha}\""));
-    if inserted.rows_affected() == 1 {
+    if uploaded.rows_affected() == 1 {
         reply = reply.status(StatusCode::CREATED).location(format!("/screenshots/{sha}"));
     }
     Ok(reply)
+}
+
+/// Ends a query over screenshots aliased `b` with the condition that `user` may read them.
+pub fn readable_by(sql: &mut Sql, user: &User) {
+    sql.push(
+        " AND (EXISTS (SELECT 1 FROM screenshot_uploads u WHERE u.sha256 = b.sha256 \
+         AND u.user_id = ",
+    )
+    .text(&user.id)
+    .push(
+        ") OR EXISTS (SELECT 1 FROM run_screenshots x JOIN runs r ON r.id = x.run_id \
+         WHERE x.sha256 = b.sha256",
+    );
+    if user.role == Role::Annotator {
+        sql.push(" AND r.annotator = ").text(&user.id);
+    }
+    sql.push("))");
+}
+
+/// The stored size of a screenshot `user` may read, or `None` (absent or not theirs to read,
+/// which nobody may tell apart).
+pub async fn readable_size(
+    conn: &mut sqlx::AnyConnection,
+    user: &User,
+    sha: &str,
+) -> Result<Option<i64>> {
+    let mut sql = Sql::new("SELECT b.bytes FROM screenshots b WHERE b.sha256 = ");
+    sql.text(sha);
+    readable_by(&mut sql, user);
+    let row = sql.query().fetch_optional(conn).await?;
+    Ok(match row {
+        Some(row) => Some(get_i64(&row, "bytes")?),
+        None => None,
+    })
 }
 
 fn blob_headers(response: &mut Response, sha: &str, len: i64) {
@@ -96,12 +150,15 @@ fn blob_headers(response: &mut Response, sha: &str, len: i64) {
 
 pub async fn get(
     State(state): State<AppState>,
-    _user: User,
+    user: User,
     Path(sha): Path<String>,
 ) -> Result<Response> {
     let sha = sha_param(&sha)?;
-    let row = sqlx::query("SELECT bytes, data FROM screenshots WHERE sha256 = $1")
-        .bind(sha.clone())
+    let mut sql = Sql::new("SELECT b.bytes, b.data FROM screenshots b WHERE b.sha256 = ");
+    sql.text(&sha);
+    readable_by(&mut sql, &user);
+    let row = sql
+        .query()
         .fetch_optional(&state.store.pool)
         .await?
         .ok_or_else(|| Problem::not_found("screenshot"))?;
@@ -120,19 +177,19 @@ pub async fn head(
     let status = match (user, validate::is_sha256(&sha)) {
         (Err(problem), _) => problem.status,
         (Ok(_), false) => StatusCode::NOT_FOUND,
-        (Ok(_), true) => {
-            let row = sqlx::query("SELECT bytes FROM screenshots WHERE sha256 = $1")
-                .bind(sha.clone())
-                .fetch_optional(&state.store.pool)
-                .await;
-            match row {
-                Ok(Some(row)) => {
+        (Ok(user), true) => {
+            let size = match state.store.pool.acquire().await {
+                Ok(mut conn) => readable_size(&mut conn, &user, &sha).await,
+                Err(e) => Err(Problem::from(e)),
+            };
+            match size {
+                Ok(Some(bytes)) => {
                     let mut response = StatusCode::OK.into_response();
-                    blob_headers(&mut response, &sha, get_i64(&row, "bytes").unwrap_or(0));
+                    blob_headers(&mut response, &sha, bytes);
                     return response;
                 }
                 Ok(None) => StatusCode::NOT_FOUND,
-                Err(e) => Problem::from(e).status,
+                Err(problem) => problem.status,
             }
         }
     };
@@ -162,7 +219,7 @@ pub async fn missing(
     }
     let mut stored: Vec<String> = Vec::new();
     for chunk in hashes.chunks(500) {
-        let mut sql = Sql::new("SELECT sha256 FROM screenshots WHERE sha256 IN (");
+        let mut sql = Sql::new("SELECT b.sha256 FROM screenshots b WHERE b.sha256 IN (");
         for (i, sha) in chunk.iter().enumerate() {
             if i > 0 {
                 sql.push(", ");
@@ -170,6 +227,9 @@ pub async fn missing(
             sql.text(sha);
         }
         sql.push(")");
+        // One stored but not theirs to read is missing to them: they upload it, which
+        // proves they hold it.
+        readable_by(&mut sql, &user);
         for row in sql.query().fetch_all(&state.store.pool).await? {
             stored.push(get_str(&row, "sha256")?);
         }

@@ -17,7 +17,7 @@ use crate::model::{
 };
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::{index_param, run_id_param};
-use crate::store::{Sql, get_i64};
+use crate::store::{Sql, Tx, get_i64};
 use crate::validate::{self, Check, STEP_EDITABLE, STEP_FIXED};
 
 pub async fn list(
@@ -92,20 +92,17 @@ pub async fn put(
 ) -> Result<Reply> {
     let (run_id, index) = (run_id_param(&run_id)?, index_param(&index)?);
     let pre = write_precondition(&headers)?;
-    put_step(&state, &user, &run_id, index, pre, &body).await
+    let record = check_step(&run_id, index, &body)?;
+    let mut tx = state.store.begin().await?;
+    let reply = write_step(&mut tx, &user, &run_id, index, pre, record).await?;
+    tx.commit().await?;
+    Ok(reply)
 }
 
-/// Creates or updates one step (also a batch item's work).
-pub async fn put_step(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    index: i64,
-    pre: Precondition,
-    body: &Value,
-) -> Result<Reply> {
+/// What a step write can be refused for without the database: the body.
+pub fn check_step(run_id: &str, index: i64, body: &Value) -> Result<Map<String, Value>> {
     let mut check = Check::default();
-    let Some(mut record) = validate::step_write(body, &mut check) else {
+    let Some(record) = validate::step_write(body, &mut check) else {
         return Err(Problem::validation(check.errors));
     };
     let mut errors = Vec::new();
@@ -118,16 +115,28 @@ pub async fn put_step(
     if !errors.is_empty() {
         return Err(Problem::validation(errors));
     }
+    Ok(record)
+}
+
+/// Creates or updates one step (checked by [`check_step`]) in `tx`, locking its run first;
+/// refuses only before it writes (see `runs::write_run`).
+pub async fn write_step(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    index: i64,
+    pre: Precondition,
+    mut record: Map<String, Value>,
+) -> Result<Reply> {
     let now = crate::time::now();
-    let mut tx = state.store.begin().await?;
-    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    let run = model::visible(user, lock_run(tx, run_id).await?)?;
     let scope = edit_scope(user, &run)?;
-    let current = model::load_step(&mut tx, run_id, index).await?;
+    let current = model::load_step(tx, run_id, index).await?;
     let location = format!("/runs/{run_id}/steps/{index}");
 
     let Precondition::Match(base) = pre else {
         if let Some(step) = current {
-            let record = step_json(&mut tx, run_id, &step).await?;
+            let record = step_json(tx, run_id, &step).await?;
             return Err(Problem::conflict(
                 "already-exists",
                 "step",
@@ -140,7 +149,7 @@ pub async fn put_step(
         if scope == EditScope::ReviewFields {
             return Err(Problem::forbidden("Reviewers do not upload steps."));
         }
-        check_screenshot(&mut tx, &record).await?;
+        check_screenshot(tx, user, run_id, &record).await?;
         let entry = Entry::new(
             "step-created",
             Some(index),
@@ -152,11 +161,11 @@ pub async fn put_step(
             }],
             format!("Uploaded step {index}"),
         );
-        let version = model::commit_version(&mut tx, &run, user, &now, entry, None).await?;
-        model::save_step(&mut tx, run_id, index, version, &record, true).await?;
+        let version = model::commit_version(tx, &run, user, &now, entry, None).await?;
+        model::save_step(tx, run_id, index, version, &record, true).await?;
         let step = model::StepRow { index, version, body: record };
-        let out = step_json(&mut tx, run_id, &step).await?;
-        tx.commit().await?;
+        // Threads and suggestions need the step to exist, and steps are never deleted.
+        let out = model::step_output(&step, (0, 0));
         return Ok(Reply::ok(out).status(StatusCode::CREATED).version(version).location(location));
     };
 
@@ -170,8 +179,8 @@ pub async fn put_step(
         return Err(Problem::validation(fixed));
     }
     if step.version > base || base > run.version {
-        let out = step_json(&mut tx, run_id, &step).await?;
-        let paths = changed_since(&mut tx, run_id, base, PathScope::Step(index)).await?;
+        let out = step_json(tx, run_id, &step).await?;
+        let paths = changed_since(tx, run_id, base, PathScope::Step(index)).await?;
         return Err(Problem::conflict(
             "conflict",
             "step",
@@ -190,8 +199,7 @@ pub async fn put_step(
     let mut changes = Vec::new();
     diff(&Value::Object(editable(&step.body)), &Value::Object(editable(&record)), "", &mut changes);
     if changes.is_empty() {
-        let out = step_json(&mut tx, run_id, &step).await?;
-        tx.commit().await?;
+        let out = step_json(tx, run_id, &step).await?;
         return Ok(Reply::ok(out).version(step.version));
     }
     if scope == EditScope::ReviewFields {
@@ -217,30 +225,45 @@ pub async fn put_step(
         model::describe_paths(&changes, &format!("steps.{index}."))
     );
     let entry = Entry::new("step-edited", Some(index), changes, summary);
-    let version = model::commit_version(&mut tx, &run, user, &now, entry, None).await?;
-    model::save_step(&mut tx, run_id, index, version, &record, false).await?;
+    let version = model::commit_version(tx, &run, user, &now, entry, None).await?;
+    model::save_step(tx, run_id, index, version, &record, false).await?;
     let step = model::StepRow { index, version, body: record };
-    let out = step_json(&mut tx, run_id, &step).await?;
-    tx.commit().await?;
+    let out = step_json(tx, run_id, &step).await?;
     Ok(Reply::ok(out).version(version))
 }
 
-/// A step's screenshot must be stored, with the size it claims.
-async fn check_screenshot(tx: &mut crate::store::Tx, record: &Map<String, Value>) -> Result<()> {
+/// A step's screenshot must be stored and the caller's to read (theirs, or shown in a run
+/// they may see), with the size it claims; the run then shows it, to whoever may see the run.
+async fn check_screenshot(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    record: &Map<String, Value>,
+) -> Result<()> {
     let Some(shot) = record.get("screenshot").and_then(Value::as_object) else { return Ok(()) };
     let key = shot.get("key").and_then(Value::as_str).unwrap_or("");
-    let row = sqlx::query("SELECT bytes FROM screenshots WHERE sha256 = $1")
-        .bind(key.to_owned())
-        .fetch_optional(&mut **tx)
-        .await?;
-    match row {
-        None => Err(Problem::invalid(
-            "screenshot.key",
-            "no stored screenshot has this hash; upload it first (PUT /screenshots/{sha256})",
-        )),
-        Some(row) if Some(get_i64(&row, "bytes")?) != shot.get("bytes").and_then(Value::as_i64) => {
-            Err(Problem::invalid("screenshot.bytes", "differs from the stored screenshot's size"))
+    match super::screenshots::readable_size(tx, user, key).await? {
+        None => {
+            return Err(Problem::invalid(
+                "screenshot.key",
+                "no stored screenshot has this hash; upload it first (PUT /screenshots/{sha256})",
+            ));
         }
-        Some(_) => Ok(()),
+        Some(bytes) if Some(bytes) != shot.get("bytes").and_then(Value::as_i64) => {
+            return Err(Problem::invalid(
+                "screenshot.bytes",
+                "differs from the stored screenshot's size",
+            ));
+        }
+        Some(_) => {}
     }
+    sqlx::query(
+        "INSERT INTO run_screenshots (sha256, run_id) VALUES ($1, $2) \
+         ON CONFLICT (sha256, run_id) DO NOTHING",
+    )
+    .bind(key.to_owned())
+    .bind(run_id.to_owned())
+    .execute(&mut **tx)
+    .await?;
+    Ok(())
 }

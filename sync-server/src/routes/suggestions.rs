@@ -19,6 +19,7 @@ use sqlx::any::AnyRow;
 use crate::AppState;
 use crate::auth::{Role, User, new_id};
 use crate::http::{JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, if_match, page};
+use crate::idempotency::Replay;
 use crate::model::{self, Entry, PathScope, RunRow, Status, changed_since, lock_run, step_json};
 use crate::problem::{Problem, Result};
 use crate::routes::run_id_param;
@@ -136,7 +137,7 @@ pub async fn create(
 ) -> Result<Reply> {
     let run_id = run_id_param(&run_id)?;
     let request = format!("POST /runs/{run_id}/suggestions");
-    let act = create_suggestion(&state, &user, &run_id, &body);
+    let act = |replay| create_suggestion(&state, &user, &run_id, &body, replay);
     crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
 }
 
@@ -157,6 +158,7 @@ async fn create_suggestion(
     user: &User,
     run_id: &str,
     body: &Value,
+    replay: Replay,
 ) -> Result<Reply> {
     let mut c = Check::default();
     let Some(input) = validate::suggestion_create(body, &mut c) else {
@@ -220,8 +222,7 @@ async fn create_suggestion(
     .execute(&mut *tx)
     .await?;
     let out = reload(&mut tx, run_id, &id).await?;
-    tx.commit().await?;
-    Ok(Reply::ok(out).status(StatusCode::CREATED))
+    replay.commit(tx, Reply::ok(out).status(StatusCode::CREATED)).await
 }
 
 /// The suggestion, if the run is visible and holds it, with the run locked.
@@ -296,7 +297,7 @@ pub async fn reject(
 ) -> Result<Reply> {
     let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
     let request = format!("POST /runs/{run_id}/suggestions/{id}/reject");
-    let act = reject_suggestion(&state, &user, &run_id, &id, body.as_ref());
+    let act = |replay| reject_suggestion(&state, &user, &run_id, &id, body.as_ref(), replay);
     crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
 }
 
@@ -306,6 +307,7 @@ async fn reject_suggestion(
     run_id: &str,
     id: &str,
     body: Option<&Value>,
+    replay: Replay,
 ) -> Result<Reply> {
     let mut c = Check::default();
     let note = validate::suggestion_decision(body, &mut c);
@@ -328,8 +330,7 @@ async fn reject_suggestion(
     .execute(&mut *tx)
     .await?;
     let out = reload(&mut tx, run_id, id).await?;
-    tx.commit().await?;
-    Ok(Reply::ok(json!({"suggestion": out, "step": null})))
+    replay.commit(tx, Reply::ok(json!({"suggestion": out, "step": null}))).await
 }
 
 pub async fn accept(
@@ -342,7 +343,7 @@ pub async fn accept(
     let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
     let base = if_match(&headers)?;
     let request = format!("POST /runs/{run_id}/suggestions/{id}/accept {base}");
-    let act = accept_suggestion(&state, &user, &run_id, &id, base, body.as_ref());
+    let act = |replay| accept_suggestion(&state, &user, &run_id, &id, base, body.as_ref(), replay);
     crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
 }
 
@@ -353,6 +354,7 @@ async fn accept_suggestion(
     id: &str,
     base: i64,
     body: Option<&Value>,
+    replay: Replay,
 ) -> Result<Reply> {
     let mut c = Check::default();
     let note = validate::suggestion_decision(body, &mut c);
@@ -427,6 +429,6 @@ async fn accept_suggestion(
     let step = model::StepRow { index, version, body: record };
     let step = step_json(&mut tx, run_id, &step).await?;
     let suggestion = reload(&mut tx, run_id, id).await?;
-    tx.commit().await?;
-    Ok(Reply::ok(json!({"suggestion": suggestion, "step": step})).version(version))
+    let reply = Reply::ok(json!({"suggestion": suggestion, "step": step})).version(version);
+    replay.commit(tx, reply).await
 }

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 use crate::AppState;
 use crate::auth::{Role, User};
 use crate::http::{JsonBody, Query, Reply, decode_cursor, page};
-use crate::model::{self, Status};
+use crate::model::{self, lock_run};
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::run_id_param;
-use crate::store::{Sql, get_json, get_str};
+use crate::store::{Sql, Tx, get_json, get_str};
 use crate::validate::{self, Check};
 
 fn trace_id_param(id: &str) -> Result<String> {
@@ -80,17 +80,15 @@ pub async fn put(
     JsonBody(body, _): JsonBody,
 ) -> Result<Reply> {
     let (run_id, trace_id) = (run_id_param(&run_id)?, trace_id_param(&trace_id)?);
-    put_trace(&state, &user, &run_id, &trace_id, &body).await
+    check_trace(&user, &run_id, &trace_id, &body)?;
+    let mut tx = state.store.begin().await?;
+    let reply = write_trace(&mut tx, &user, &run_id, &trace_id, &body).await?;
+    tx.commit().await?;
+    Ok(reply)
 }
 
-/// Stores a trace once (also a batch item's work).
-pub async fn put_trace(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    trace_id: &str,
-    body: &Value,
-) -> Result<Reply> {
+/// What a trace write can be refused for without the database: the role, and the body.
+pub fn check_trace(user: &User, run_id: &str, trace_id: &str, body: &Value) -> Result<()> {
     if user.role == Role::Reviewer {
         return Err(Problem::forbidden("Reviewers do not upload traces."));
     }
@@ -105,11 +103,22 @@ pub async fn put_trace(
     if !c.ok() {
         return Err(Problem::validation(c.errors));
     }
-    let mut conn = state.store.pool.acquire().await?;
-    let run = model::visible_run(&mut conn, user, run_id).await?;
-    if run.status == Status::Archived {
-        return Err(Problem::forbidden("The run is archived."));
-    }
+    Ok(())
+}
+
+/// Stores a trace (checked by [`check_trace`]) once, in `tx`, locking its run first;
+/// refuses only before it writes (see `runs::write_run`).
+pub async fn write_trace(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    trace_id: &str,
+    body: &Value,
+) -> Result<Reply> {
+    let run = model::visible(user, lock_run(tx, run_id).await?)?;
+    // A trace is part of what was reviewed: once approved (or rejected, archived), the run
+    // takes none, as it takes no other write.
+    model::require_editable(&run)?;
     let existing = |row: sqlx::any::AnyRow| -> Result<Reply> {
         let stored = get_json(&row, "body")?;
         if stored == *body {
@@ -123,7 +132,7 @@ pub async fn put_trace(
     let row = sqlx::query(select)
         .bind(run_id.to_owned())
         .bind(trace_id.to_owned())
-        .fetch_optional(&mut *conn)
+        .fetch_optional(&mut **tx)
         .await?;
     if let Some(row) = row {
         return existing(row);
@@ -138,15 +147,11 @@ pub async fn put_trace(
     .bind(body.get("step").and_then(Value::as_i64).unwrap_or(0))
     .bind(crate::time::normalize(started_at).unwrap_or_default())
     .bind(body.to_string())
-    .execute(&mut *conn)
+    .execute(&mut **tx)
     .await?;
     if inserted.rows_affected() == 0 {
-        let row = sqlx::query(select)
-            .bind(run_id.to_owned())
-            .bind(trace_id.to_owned())
-            .fetch_one(&mut *conn)
-            .await?;
-        return existing(row);
+        let query = sqlx::query(select).bind(run_id.to_owned()).bind(trace_id.to_owned());
+        return existing(query.fetch_one(&mut **tx).await?);
     }
     Ok(Reply::ok(body.clone())
         .status(StatusCode::CREATED)

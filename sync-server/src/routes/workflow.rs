@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 use crate::AppState;
 use crate::auth::User;
 use crate::http::{JsonBody, Reply, if_match};
+use crate::idempotency::Replay;
 use crate::model::{self, Entry, PathScope, RunRow, Status, changed_since, lock_run, run_json};
 use crate::problem::{Problem, Result};
 use crate::routes::run_id_param;
@@ -55,7 +56,7 @@ pub async fn transition(
     let run_id = run_id_param(&run_id)?;
     let base = if_match(&headers)?;
     let request = format!("POST /runs/{run_id}/transitions {base}");
-    let act = apply(&state, &user, &run_id, base, &body);
+    let act = |replay| apply(&state, &user, &run_id, base, &body, replay);
     crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
 }
 
@@ -65,6 +66,7 @@ async fn apply(
     run_id: &str,
     base: i64,
     body: &Value,
+    replay: Replay,
 ) -> Result<Reply> {
     let mut c = Check::default();
     c.body("TransitionRequest", body);
@@ -149,6 +151,5 @@ async fn apply(
     let version = model::commit_version(&mut tx, &run, user, &now, entry, Some(&header)).await?;
     let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
     let record = run_json(&mut tx, &run).await?;
-    tx.commit().await?;
-    Ok(Reply::ok(record).version(version))
+    replay.commit(tx, Reply::ok(record).version(version)).await
 }

@@ -54,6 +54,9 @@ pub struct Server {
     pub addr: SocketAddr,
     pub backend: Backend,
     tokens: HashMap<String, String>,
+    /// The server's own store and runtime, for looking into the database behind it.
+    store: Store,
+    runtime: tokio::runtime::Handle,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
     dir: Option<PathBuf>,
@@ -71,6 +74,11 @@ fn unique() -> String {
 impl Server {
     /// Starts a server, or `None` (with a note) for PostgreSQL when it is not configured.
     pub fn start(backend: Backend) -> Option<Server> {
+        Server::start_with(backend, sync_server::Config::default())
+    }
+
+    /// [`Server::start`] with another configuration.
+    pub fn start_with(backend: Backend, config: sync_server::Config) -> Option<Server> {
         let (url, dir, schema) = match backend {
             Backend::Sqlite => {
                 let dir = std::env::temp_dir().join(format!("sync-server-test-{}", unique()));
@@ -94,6 +102,7 @@ impl Server {
                 .enable_all()
                 .build()
                 .expect("runtime");
+            let handle = runtime.handle().clone();
             runtime.block_on(async move {
                 let url = match &schema {
                     Some(schema) => isolate_schema(&url, schema).await,
@@ -106,11 +115,11 @@ impl Server {
                         .insert(name.to_owned(), add_user(&store, name, name, role).await.unwrap());
                 }
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                ready_tx.send((listener.local_addr().unwrap(), tokens)).unwrap();
+                let ready = (listener.local_addr().unwrap(), tokens, store.clone(), handle);
+                ready_tx.send(ready).unwrap();
                 let shutdown = async {
                     let _ = shutdown_rx.await;
                 };
-                let config = sync_server::Config::default();
                 sync_server::serve(listener, store.clone(), config, shutdown).await.unwrap();
                 if let Some(schema) = &schema {
                     let drop = format!("DROP SCHEMA {schema} CASCADE");
@@ -119,15 +128,98 @@ impl Server {
                 store.pool.close().await;
             });
         });
-        let (addr, tokens) = ready_rx.recv_timeout(Duration::from_secs(60)).expect("server start");
+        let (addr, tokens, store, runtime) =
+            ready_rx.recv_timeout(Duration::from_secs(60)).expect("server start");
         Some(Server {
             addr,
             backend,
             tokens,
+            store,
+            runtime,
             shutdown: Some(shutdown_tx),
             thread: Some(thread),
             dir,
         })
+    }
+
+    /// Runs `work` on the server's store, on its runtime.
+    pub fn db<T, F: std::future::Future<Output = T>>(&self, work: impl FnOnce(Store) -> F) -> T {
+        self.runtime.block_on(work(self.store.clone()))
+    }
+
+    /// Runs one statement on the server's database.
+    pub fn execute(&self, sql: &str) {
+        self.db(|store| async move { sqlx::query(sql).execute(&store.pool).await.unwrap() });
+    }
+
+    /// How many rows `sql` (a `SELECT COUNT(*) AS n …`) counts.
+    pub fn count(&self, sql: &str) -> i64 {
+        self.db(|store| async move {
+            let row = sqlx::query(sql).fetch_one(&store.pool).await.unwrap();
+            sync_server::store::get_i64(&row, "n").unwrap()
+        })
+    }
+
+    /// How the database would run `sql` (binding `args`): SQLite's `EXPLAIN QUERY PLAN`
+    /// details, or PostgreSQL's `EXPLAIN` with sequential scans discouraged (on a table this
+    /// small its planner would scan it whatever the indexes), one line each.
+    pub fn plan(&self, sql: &str, args: &[&str]) -> String {
+        let backend = self.backend;
+        self.db(|store| async move {
+            let mut conn = store.pool.acquire().await.unwrap();
+            let explain = match backend {
+                Backend::Sqlite => format!("EXPLAIN QUERY PLAN {sql}"),
+                Backend::Postgres => {
+                    sqlx::query("SET enable_seqscan = off").execute(&mut *conn).await.unwrap();
+                    format!("EXPLAIN {sql}")
+                }
+            };
+            let mut query = sqlx::query(&explain);
+            for arg in args {
+                query = query.bind(arg.to_string());
+            }
+            let rows = query.fetch_all(&mut *conn).await.unwrap();
+            if backend == Backend::Postgres {
+                sqlx::query("RESET enable_seqscan").execute(&mut *conn).await.unwrap();
+            }
+            let column = match backend {
+                Backend::Sqlite => "detail",
+                Backend::Postgres => "QUERY PLAN",
+            };
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|row| sqlx::Row::try_get::<String, _>(row, column).unwrap())
+                .collect();
+            lines.join("\n")
+        })
+    }
+
+    /// Makes every insert into `table` fail, as a crash just before it would: a trigger.
+    pub fn fail_inserts(&self, table: &str) {
+        match self.backend {
+            Backend::Sqlite => self.execute(&format!(
+                "CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} \
+                 BEGIN SELECT RAISE(ABORT, 'simulated crash'); END"
+            )),
+            Backend::Postgres => {
+                self.execute(
+                    "CREATE OR REPLACE FUNCTION fail_insert() RETURNS trigger LANGUAGE plpgsql \
+                     AS $$ BEGIN RAISE EXCEPTION 'simulated crash'; END $$",
+                );
+                self.execute(&format!(
+                    "CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} \
+                     FOR EACH ROW EXECUTE FUNCTION fail_insert()"
+                ));
+            }
+        }
+    }
+
+    /// Undoes [`Server::fail_inserts`].
+    pub fn allow_inserts(&self, table: &str) {
+        match self.backend {
+            Backend::Sqlite => self.execute(&format!("DROP TRIGGER fail_{table}")),
+            Backend::Postgres => self.execute(&format!("DROP TRIGGER fail_{table} ON {table}")),
+        }
     }
 
     pub fn token(&self, user: &str) -> &str {

@@ -11,8 +11,10 @@ use serde_json::Value;
 mod coverage;
 #[path = "bench/studio.rs"]
 mod studio;
+#[path = "bench/sync.rs"]
+mod sync;
 
-const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio>";
+const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
@@ -23,6 +25,7 @@ fn main() {
         // Only the model calls per fixture task, e.g. on an earlier build through BENCH_DIST.
         Some("calls") => model_calls(&FixtureSites::serve(), &mut launch()),
         Some("studio") => studio::run(),
+        Some("sync") => sync::run(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);
