@@ -332,11 +332,23 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "outcome",
 ];
 
+/// Characters a spreadsheet may skip before reading a cell as a formula: whitespace (tab,
+/// CR, no-break spaces…), control characters (NUL…) and invisible ones (zero-width spaces,
+/// a byte-order mark).
+fn skipped(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
+}
+
 /// One cell, RFC 4180: quoted when it holds a quote, comma or line break (quotes doubled).
-/// Text a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR)
-/// gets a leading `'`.
+/// Text a spreadsheet would run as a formula gets a leading `'`: starting with `=`, `+`,
+/// `-` or `@`, also after characters it may skip ([`skipped`]), or starting with a control
+/// character (tab, CR, NUL…).
 fn cell(out: &mut String, text: &str) {
-    let guarded = matches!(text.chars().next(), Some('=' | '+' | '-' | '@' | '\t' | '\r'));
+    let lead = text.trim_start_matches(skipped);
+    let guarded = text.starts_with(char::is_control)
+        || matches!(lead.chars().next(), Some('=' | '+' | '-' | '@'));
     let quote =
         text.contains([',', '"', '\n', '\r']) || text.starts_with(' ') || text.ends_with(' ');
     if quote {

@@ -527,3 +527,31 @@ fn exports_of_a_thousand_runs_are_fast() {
         started.elapsed()
     );
 }
+
+#[test]
+fn csv_cells_that_a_spreadsheet_would_run_are_defused() {
+    for text in [
+        "\0=1+1",
+        "\0\0+1",
+        " =1+1",
+        "\u{a0}=1+1",
+        "\u{feff}=1+1",
+        "\u{200b}@SUM(A1)",
+        "\n@SUM(A1)",
+        "\r=1",
+        "\t=1",
+        " \t-2+3",
+        "\u{1}=1",
+        "\u{0}cmd",
+        "\u{7f}x",
+    ] {
+        let mut out = String::new();
+        cell(&mut out, text);
+        let read = read_csv(&format!("{out}\r\n"));
+        assert!(read[0][0].starts_with('\''), "{text:?} → {out:?}");
+        assert_eq!(&read[0][0][1..], text, "the text itself is kept");
+    }
+    let mut out = String::new();
+    cell(&mut out, "a =1");
+    assert_eq!(out, "a =1", "only a cell's start counts");
+}
