@@ -55,6 +55,13 @@ impl Route {
         route
     }
 
+    /// The link a runs list row opens `run_id` by (a click opens it in place; a middle click
+    /// opens a tab). The id is percent-encoded: an imported one may hold `&`, `#` or quotes.
+    pub fn link(run_id: &str) -> String {
+        let route = Route { run_id: Some(run_id.to_owned()), ..Route::default() };
+        format!("annotation.html{}", route.query())
+    }
+
     pub fn query(&self) -> String {
         match &self.run_id {
             None => String::new(),
@@ -67,6 +74,21 @@ impl Route {
             }
         }
     }
+}
+
+/// The link to a captured page, `url` (a step's, which an import may have made anything),
+/// if it is a web page's: `http:` or `https:` as the browser reads it (ignoring the spaces,
+/// control characters, tabs and line breaks it ignores). A `javascript:` or `data:` URL
+/// is no link.
+pub fn web_link(url: &str) -> Option<&str> {
+    let read: String = url
+        .trim_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .take(8)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    (read.starts_with("http://") || read.starts_with("https://")).then_some(url)
 }
 
 fn decode(text: &str) -> String {
