@@ -25,6 +25,7 @@ use yew::Reducible;
 use editor::{EditorState, Loaded, Tool};
 pub use effect::Effect;
 use list::ListState;
+pub use runs::rejection_line;
 pub use sync::RoundDone;
 
 /// How components hand actions to the reducer.
@@ -253,7 +254,13 @@ pub enum Action {
     ExportList(Format, Options),
     /// Export the open run as a ZIP with its screenshots.
     ExportRun,
-    ImportFile(web_sys::File),
+    /// Import a picked file: its name and size in bytes (known before it is read), and the
+    /// file.
+    ImportFile {
+        name: String,
+        bytes: u64,
+        file: web_sys::File,
+    },
     /// Import the refused file again, as copies.
     ImportCopies,
     /// Move the picked runs (batch approve or submit).
@@ -409,9 +416,7 @@ impl Studio {
             }
             Action::ExportList(format, options) => self.export_list(format, options),
             Action::ExportRun => self.export_run(),
-            Action::ImportFile(file) => {
-                self.queue(Effect::ImportFile { file, user: self.user.clone() })
-            }
+            Action::ImportFile { name, bytes, file } => self.import_file(name, bytes, file),
             Action::ImportCopies => self.import_copies(),
             Action::MovePicked(to) => {
                 let ids = self.list.picked.iter().cloned().collect();

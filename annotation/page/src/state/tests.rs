@@ -159,3 +159,40 @@ fn a_run_reopened_after_a_save_still_gets_its_saves_carried_out() {
     let next = studio.editor.as_ref().unwrap().command.as_ref().unwrap().0;
     assert!(next > first, "{next} after {first}");
 }
+
+/// A picked file as the reducer gets it. Natively a stand-in: the reducer only hands it on.
+fn picked_file() -> web_sys::File {
+    use wasm_bindgen::JsCast;
+    wasm_bindgen::JsValue::NULL.unchecked_into()
+}
+
+#[test]
+fn a_file_over_the_import_cap_is_refused_before_it_is_read() {
+    use annotation_core::import::MAX_IMPORT_BYTES;
+    let mut studio = Studio::default();
+    let stored = Run { id: "stored".into(), ..Run::default() };
+    studio.apply(Action::ListLoaded(vec![annotation_core::query::summarize(&stored, &[])]));
+    studio.copyable = Some(("earlier.json".into(), "[]".into()));
+    let (list, queued) = (studio.list.clone(), studio.queued);
+
+    let bytes = MAX_IMPORT_BYTES + 1;
+    studio.apply(Action::ImportFile { name: "huge.json".into(), bytes, file: picked_file() });
+    assert_eq!(studio.queued, queued, "no IO: the file is not read and nothing is stored");
+    assert_eq!(studio.list, list, "the runs stored stay listed");
+    let notice = studio.notice.clone().unwrap();
+    assert!(!notice.ok);
+    assert_eq!(
+        notice.text,
+        "Nothing was imported from huge.json: the file is 100.1 MB; imports take at most \
+         100 MB, so export fewer runs at a time."
+    );
+    assert_eq!(studio.rejections.len(), 1);
+    assert_eq!(studio.copyable, None, "the earlier file is no longer offered as copies");
+
+    studio.apply(Action::ImportFile {
+        name: "big.json".into(),
+        bytes: MAX_IMPORT_BYTES,
+        file: picked_file(),
+    });
+    assert!(matches!(studio.effects.last(), Some((_, Effect::ImportFile { .. }))));
+}
