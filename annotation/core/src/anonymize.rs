@@ -15,8 +15,8 @@
 //!   (`+44 20 7946 0958`, `0049 30 1234567`), North American (`(415) 555-2671`) and national
 //!   forms with a trunk `0` (`020 7946 0958`, `06 12 34 56 78`). Other digits stay: prices,
 //!   dates, step numbers, ids.
-//! - **URLs** keep scheme, host, port and path; a user name and password, the query string
-//!   and the fragment go, and a path segment that looks like a token (16 or more letters and
+//! - **URLs** (`http:`, `https:`, or starting `www.`) keep scheme, host, port and path; a
+//!   user name and password, the query string and the fragment go, and a path segment that looks like a token (16 or more letters and
 //!   digits mixed, between `-`, `_`, `.` or `~`) becomes `[token]`.
 //! - **Times**: every timestamp field is emptied or dropped.
 //!
@@ -598,23 +598,36 @@ fn balanced(s: &str) -> bool {
     }
 }
 
-/// `text` with every http(s) URL trimmed (see the module doc).
+/// `text` with every http(s) URL, and every address starting `www.`, trimmed (see the module
+/// doc).
 fn urls(text: &str) -> String {
-    if !text.contains("://") {
+    let www = |w: &[u8]| w.eq_ignore_ascii_case(b"www.");
+    if !text.contains("://") && !text.as_bytes().windows(4).any(www) {
         return text.to_owned();
     }
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     let mut from = 0;
-    while let Some(found) = lower[from..].find("http").map(|i| from + i) {
+    let next = |from: usize| {
+        let http = lower[from..].find("http");
+        let www = lower[from..].find("www.");
+        http.into_iter().chain(www).min().map(|i| from + i)
+    };
+    while let Some(found) = next(from) {
         let rest = &lower[found..];
+        let after_word = lower[..found]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric() || ".-/@".contains(c));
         let scheme = if rest.starts_with("https://") {
             8
         } else if rest.starts_with("http://") {
             7
+        } else if rest.starts_with("www.") && !after_word {
+            0
         } else {
-            from = found + 4;
+            from = found + 1;
             continue;
         };
         let end = found
@@ -627,7 +640,7 @@ fn urls(text: &str) -> String {
         out.push_str(&text[copied..found]);
         out.push_str(&url(&text[found..end], scheme));
         copied = end;
-        from = end.max(found + scheme);
+        from = end.max(found + scheme.max(4));
     }
     out.push_str(&text[copied..]);
     out

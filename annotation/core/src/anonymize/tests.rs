@@ -72,6 +72,8 @@ fn urls_keep_host_and_path_only() {
             "https://shop.test/p/acme-super-kettle-2000/123456789/550e8400-e29b-41d4-a716-446655440000",
         ),
         ("about:blank and httpx://a?b", "about:blank and httpx://a?b"),
+        ("Go to WWW.shop.test/reset?token=abc#x, then", "Go to WWW.shop.test/reset, then"),
+        ("awww.nope?x and a.www.b?c", "awww.nope?x and a.www.b?c"),
     ] {
         assert_eq!(scrub(text), expected, "{text}");
     }
