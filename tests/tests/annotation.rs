@@ -450,6 +450,81 @@ print(json.dumps([z.testzip(), z.namelist(), len(doc['runs']), all(f in z.nameli
 }
 
 #[test]
+fn an_anonymized_export_holds_no_personal_data_and_no_screenshot() {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    let mut run = run_record("r7", "Email jane.doe@example.com or call +44 20 7946 0958", 1);
+    run["createdBy"] = json!("erin.author");
+    run["annotator"] = json!("erin.author");
+    run["reviewedBy"] = json!("frank.reviewer");
+    run["userId"] = json!("u-48151623");
+    run["startUrl"] = json!("https://shop.test/login?session=abc123");
+    let mut step = step_record(
+        "r7",
+        0,
+        ["erin.author asked for it.", "The field is empty.", "I type Rosebud Lane 12 in."],
+    );
+    step["url"] = json!("https://shop.test/account/sess_9f8e7d6c5b4a39281706?id=5#top");
+    step["action"] =
+        json!({"type": "type", "target": "Security answer", "value": "Rosebud Lane 12"});
+    step["actions"] = json!([{"action": {"action": "type", "id": 4, "text": "Rosebud Lane 12"},
+        "target": "Security answer", "ok": true, "message": "Typed into [4]; it now reads \"Rosebud Lane 12\""}]);
+    seed(&page, &[run], &[step]);
+    navigate(&browser, &page, "?");
+    page.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
+    let dir = allow_downloads(&browser, "anonymized");
+    let personal = [
+        "jane.doe",
+        "7946",
+        "erin.author",
+        "frank.reviewer",
+        "u-48151623",
+        "session=",
+        "abc123",
+        "sess_9f8e7d6c5b4a39281706",
+        "?id=5",
+        "Rosebud",
+        "09:00:00.000Z",
+        "09:01:00.000Z",
+    ];
+
+    for format in ["zip", "jsonl", "csv", "md", "json"] {
+        page.click("[data-testid=export-open]");
+        choose(&page, "[data-testid=export-format]", format);
+        page.click("[data-testid=export-anonymize]");
+        let scope = page.wait_for_text(
+            "[data-testid=export-anonymize-scope]",
+            "cannot find a name it was never given",
+        );
+        assert!(scope.contains("[typed text]") && scope.contains("screenshots"), "{scope}");
+        page.click("[data-testid=export-go]");
+        let file = wait_for_download(&dir, &format!(".{format}"));
+        page.wait_for_text("[data-testid=notice]", "Exported 1 runs (1 steps)");
+        page.click("[data-testid=notice] button");
+        let text = if format == "zip" {
+            // Every entry's name and text, CRCs checked.
+            let read = "import zipfile,sys,json
+z=zipfile.ZipFile(sys.argv[1])
+assert z.testzip() is None
+print(json.dumps([z.namelist(), ''.join(z.read(n).decode() for n in z.namelist())]))";
+            let out = Command::new("python3").args(["-c", read]).arg(&file).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let listing: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(listing[0], json!(["README.txt", "runs.json", "runs.jsonl"]), "no image");
+            listing[1].as_str().unwrap().to_owned()
+        } else {
+            std::fs::read_to_string(&file).unwrap()
+        };
+        for secret in personal {
+            assert!(!text.contains(secret), "the {format} export holds {secret:?}: {text}");
+        }
+        // (Markdown escapes the brackets.)
+        assert!(text.contains("typed text") && text.contains("email 1"), "{text}");
+        std::fs::remove_file(&file).unwrap();
+    }
+}
+
+#[test]
 fn a_corrupt_import_is_refused_whole_with_every_problem_named() {
     let mut browser = Browser::launch();
     let page = open_annotation(&mut browser, "");
@@ -492,4 +567,17 @@ fn a_corrupt_import_is_refused_whole_with_every_problem_named() {
     assert!(page.text("[data-testid=import-errors]").contains("line 1"));
     assert_eq!(stored(&page, "runs").len(), 1);
     assert_eq!(page.text("[data-testid=runs-count]"), "1 of 1 runs");
+
+    // A file over the cap is refused before it is read (sparse: 101 MB on paper only).
+    let huge = dir.join("huge.json");
+    std::fs::File::create(&huge).unwrap().set_len(101 * 1024 * 1024).unwrap();
+    choose_file(&page, "[data-testid=import-file]", &huge);
+    page.wait_for_text(
+        "[data-testid=notice]",
+        "Nothing was imported from huge.json: the file is 101 MB; imports take at most 100 MB",
+    );
+    assert!(page.text("[data-testid=import-errors]").contains("export fewer runs at a time"));
+    assert_eq!(stored(&page, "runs").len(), 1, "what was stored stays");
+    assert_eq!(page.text("[data-testid=runs-count]"), "1 of 1 runs");
+    std::fs::remove_file(&huge).unwrap();
 }

@@ -8,9 +8,13 @@
 //! Screenshots are either left out, referenced by their key (the SHA-256 the sync server
 //! serves them under) or, in a ZIP, stored as files at [`screenshot_path`].
 
+use std::borrow::Cow;
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::anonymize::Anonymizer;
 use crate::record::{Run, ScreenshotRef, Step};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,7 +73,7 @@ pub enum Screenshots {
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Options {
-    /// Remove names and timestamps (see [`anonymize`]).
+    /// Replace or remove what identifies people (see [`crate::anonymize`]).
     pub anonymize: bool,
     pub screenshots: Screenshots,
 }
@@ -85,51 +89,10 @@ pub fn file_name(format: Format, at: &str) -> String {
     format!("alphascout-runs{stamp}.{}", format.extension())
 }
 
-/// Whether a key someone added names a person or a time, by its name: `author`, `user`,
-/// `email`, `timestamp`, or a camelCase `…By`/`…At` (`flaggedBy`, `resolvedAt`).
-fn personal_key(key: &str) -> bool {
-    let lower = key.to_lowercase();
-    matches!(lower.as_str(), "author" | "user" | "username" | "email" | "timestamp" | "by" | "at")
-        || lower.contains("email")
-        || lower.contains("author")
-        || key.ends_with("By")
-        || key.ends_with("At")
-}
-
-fn scrub(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            map.retain(|k, _| !personal_key(k));
-            map.values_mut().for_each(scrub);
-        }
-        Value::Array(items) => items.iter_mut().for_each(scrub),
-        _ => {}
-    }
-}
-
-/// Removes author names and timestamps (seed §7.D "Anonymize"): who created, reviewed,
-/// annotated and last edited; every timestamp (`createdAt`, `updatedAt`, `lastEditedAt`, the
-/// screenshot's); and, in issues and in fields this crate does not know (`extra`), every key
-/// that names a person or a time (see `personal_key`). Ids stay as they are: they identify
-/// runs, not people.
+/// Anonymizes `run` and its steps on their own (see [`crate::anonymize`]); an export of
+/// many runs goes through one [`Export`], so placeholders agree across its runs.
 pub fn anonymize(run: &mut Run, steps: &mut [Step]) {
-    run.created_by.clear();
-    run.reviewed_by = None;
-    run.annotator = None;
-    run.created_at.clear();
-    run.updated_at.clear();
-    run.extra.retain(|k, _| !personal_key(k));
-    run.extra.values_mut().for_each(scrub);
-    for step in steps {
-        step.last_edited_by.clear();
-        step.last_edited_at.clear();
-        if let Some(shot) = &mut step.screenshot {
-            shot.timestamp.clear();
-        }
-        step.issues.iter_mut().for_each(scrub);
-        step.extra.retain(|k, _| !personal_key(k));
-        step.extra.values_mut().for_each(scrub);
-    }
+    Anonymizer::new().apply(run, steps);
 }
 
 /// A run id made safe as a path segment: no separators, no "..", nothing a ZIP reader could
@@ -160,20 +123,129 @@ fn screenshot_text(step: &Step, opts: &Options) -> Option<String> {
     }
 }
 
-/// The run and steps to write: anonymized copies when asked, else borrowed as they are.
+/// The run and steps to write: copies through `anonymizer` when there is one, else
+/// borrowed as they are.
 fn prepared<'a>(
     run: &'a Run,
     steps: &'a [Step],
+    anonymizer: Option<&mut Anonymizer>,
+) -> (Cow<'a, Run>, Cow<'a, [Step]>) {
+    match anonymizer {
+        Some(anonymizer) => {
+            let (mut run, mut steps) = (run.clone(), steps.to_vec());
+            anonymizer.apply(&mut run, &mut steps);
+            (Cow::Owned(run), Cow::Owned(steps))
+        }
+        None => (Cow::Borrowed(run), Cow::Borrowed(steps)),
+    }
+}
+
+/// A piece written on its own: anonymized, when asked, with an anonymizer of its own.
+fn alone(
+    run: &Run,
+    steps: &[Step],
     opts: &Options,
-) -> (std::borrow::Cow<'a, Run>, std::borrow::Cow<'a, [Step]>) {
-    use std::borrow::Cow;
-    if opts.anonymize {
-        let mut run = run.clone();
-        let mut steps = steps.to_vec();
-        anonymize(&mut run, &mut steps);
-        (Cow::Owned(run), Cow::Owned(steps))
-    } else {
-        (Cow::Borrowed(run), Cow::Borrowed(steps))
+    write: fn(&Run, &[Step], &Options) -> String,
+) -> String {
+    let (run, steps) = prepared(run, steps, opts.anonymize.then(Anonymizer::new).as_mut());
+    write(&run, &steps, opts)
+}
+
+/// The options a ZIP's documents are written with: screenshots as files, except when
+/// anonymizing, where they are left out, since text inside an image cannot be removed.
+pub fn zip_options(opts: &Options) -> Options {
+    let screenshots = if opts.anonymize { Screenshots::Omit } else { Screenshots::Files };
+    Options { screenshots, ..opts.clone() }
+}
+
+/// One export being written, a run at a time: its format, its options and, when
+/// anonymizing, the one [`Anonymizer`] every run goes through, so a person, address or
+/// number keeps one placeholder in every run of it.
+pub struct Export {
+    format: Format,
+    opts: Options,
+    anonymizer: Option<Anonymizer>,
+    /// Runs written so far (JSON puts a separator before all but the first).
+    written: usize,
+    /// Screenshots already in the ZIP: an image many steps share is stored once.
+    images: HashSet<String>,
+}
+
+/// What a ZIP export gets of one run: its pieces of `runs.json` and `runs.jsonl`, and the
+/// screenshots to store, each as (path in the archive, key in storage), each once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ZipRun {
+    pub json: String,
+    pub jsonl: String,
+    pub screenshots: Vec<(String, String)>,
+}
+
+impl Export {
+    /// An export in `format` of `runs`, which are all learned first when anonymizing (a
+    /// reviewer of the last run named in the first is replaced too).
+    pub fn new<'a>(
+        format: Format,
+        opts: &Options,
+        runs: impl IntoIterator<Item = (&'a Run, &'a [Step])>,
+    ) -> Export {
+        let opts = if format == Format::Zip { zip_options(opts) } else { opts.clone() };
+        let anonymizer = opts.anonymize.then(|| {
+            let mut anonymizer = Anonymizer::new();
+            runs.into_iter().for_each(|(run, steps)| anonymizer.learn(run, steps));
+            anonymizer
+        });
+        Export { format, opts, anonymizer, written: 0, images: HashSet::new() }
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.opts
+    }
+
+    /// The filter line as the export states it: anonymized too, as it may name an annotator.
+    pub fn filter(&mut self, filter: &str) -> String {
+        match &mut self.anonymizer {
+            Some(anonymizer) => anonymizer.text(filter),
+            None => filter.to_owned(),
+        }
+    }
+
+    /// One run's piece in a text format, JSON's with the separator it needs.
+    pub fn run(&mut self, run: &Run, steps: &[Step]) -> String {
+        let first = self.written == 0;
+        self.written += 1;
+        let (run, steps) = prepared(run, steps, self.anonymizer.as_mut());
+        let opts = &self.opts;
+        match self.format {
+            Format::Json | Format::Zip if !first => {
+                format!("{}{}", json_separator(), write_json(&run, &steps, opts))
+            }
+            Format::Json | Format::Zip => write_json(&run, &steps, opts),
+            Format::Jsonl => write_jsonl(&run, &steps, opts),
+            Format::Csv => write_csv(&run, &steps, opts),
+            Format::Markdown => write_markdown(&run, &steps, opts),
+        }
+    }
+
+    /// One run's part of a ZIP export (see [`ZipRun`]).
+    pub fn zip_run(&mut self, run: &Run, steps: &[Step]) -> ZipRun {
+        let (run, steps) = prepared(run, steps, self.anonymizer.as_mut());
+        let separator = if self.written == 0 { "" } else { json_separator() };
+        self.written += 1;
+        let mut screenshots = Vec::new();
+        if self.opts.screenshots == Screenshots::Files {
+            for step in steps.iter() {
+                if let (Some(path), Some(shot)) = (screenshot_path(step), &step.screenshot)
+                    && self.images.insert(shot.key.clone())
+                {
+                    screenshots.push((path, shot.key.clone()));
+                }
+            }
+        }
+        ZipRun {
+            json: format!("{separator}{}", write_json(&run, &steps, &self.opts)),
+            jsonl: write_jsonl(&run, &steps, &self.opts),
+            screenshots,
+        }
     }
 }
 
@@ -208,7 +280,10 @@ fn screenshot_object(step: &Step, shot: &ScreenshotRef) -> Value {
 /// One run as a JSON object with its steps in `"steps"`. Screenshots: `null` when omitted,
 /// else the stored reference plus `"file"`, its path in a ZIP export.
 pub fn json_run(run: &Run, steps: &[Step], opts: &Options) -> String {
-    let (run, steps) = prepared(run, steps, opts);
+    alone(run, steps, opts, write_json)
+}
+
+fn write_json(run: &Run, steps: &[Step], opts: &Options) -> String {
     let steps: Vec<Value> = steps
         .iter()
         .map(|step| {
@@ -225,7 +300,7 @@ pub fn json_run(run: &Run, steps: &[Step], opts: &Options) -> String {
             value
         })
         .collect();
-    let mut value = serde_json::to_value(&*run).unwrap_or(Value::Null);
+    let mut value = serde_json::to_value(run).unwrap_or(Value::Null);
     if let Value::Object(map) = &mut value {
         map.insert("steps".into(), Value::Array(steps));
     }
@@ -277,6 +352,10 @@ struct Line<'a> {
 /// The run's steps, a JSON object a line, each line ending "\n". `totalSteps` is the number
 /// of steps exported, so a reader can tell a complete run.
 pub fn jsonl_lines(run: &Run, steps: &[Step], opts: &Options) -> String {
+    alone(run, steps, opts, write_jsonl)
+}
+
+fn write_jsonl(run: &Run, steps: &[Step], opts: &Options) -> String {
     let mut out = String::with_capacity(steps.len() * 1024);
     for step in steps {
         let line = Line {
@@ -300,7 +379,7 @@ pub fn jsonl_lines(run: &Run, steps: &[Step], opts: &Options) -> String {
             quality: run.quality,
             tags: &run.tags,
             screenshot: screenshot_text(step, opts),
-            annotator: if opts.anonymize { None } else { run.annotator.as_deref() },
+            annotator: run.annotator.as_deref(),
         };
         // Serializing borrowed fields cannot fail.
         if let Ok(text) = serde_json::to_string(&line) {
@@ -332,11 +411,23 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "outcome",
 ];
 
+/// Characters a spreadsheet may skip before reading a cell as a formula: whitespace (tab,
+/// CR, no-break spaces…), control characters (NUL…) and invisible ones (zero-width spaces,
+/// a byte-order mark).
+fn skipped(c: char) -> bool {
+    c.is_whitespace()
+        || c.is_control()
+        || matches!(c, '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}')
+}
+
 /// One cell, RFC 4180: quoted when it holds a quote, comma or line break (quotes doubled).
-/// Text a spreadsheet would run as a formula (starting with `=`, `+`, `-`, `@`, tab or CR)
-/// gets a leading `'`.
+/// Text a spreadsheet would run as a formula gets a leading `'`: starting with `=`, `+`,
+/// `-` or `@`, also after characters it may skip ([`skipped`]), or starting with a control
+/// character (tab, CR, NUL…).
 fn cell(out: &mut String, text: &str) {
-    let guarded = matches!(text.chars().next(), Some('=' | '+' | '-' | '@' | '\t' | '\r'));
+    let lead = text.trim_start_matches(skipped);
+    let guarded = text.starts_with(char::is_control)
+        || matches!(lead.chars().next(), Some('=' | '+' | '-' | '@'));
     let quote =
         text.contains([',', '"', '\n', '\r']) || text.starts_with(' ') || text.ends_with(' ');
     if quote {
@@ -372,9 +463,13 @@ pub fn csv_header() -> String {
 
 /// A row per step, each ending CRLF.
 pub fn csv_rows(run: &Run, steps: &[Step], opts: &Options) -> String {
+    alone(run, steps, opts, write_csv)
+}
+
+fn write_csv(run: &Run, steps: &[Step], opts: &Options) -> String {
     let mut out = String::with_capacity(steps.len() * 1024);
     let quality = run.quality.map(|q| q.to_string()).unwrap_or_default();
-    let annotator = if opts.anonymize { "" } else { run.annotator.as_deref().unwrap_or("") };
+    let annotator = run.annotator.as_deref().unwrap_or("");
     for step in steps {
         let index = step.index.to_string();
         let shot = screenshot_text(step, opts).unwrap_or_default();
@@ -475,7 +570,10 @@ pub fn markdown_start(exported_at: &str, filter: &str, runs: usize, steps: usize
 /// A run: heading with the prompt, its status and quality, then each step's action and
 /// thoughts.
 pub fn markdown_run(run: &Run, steps: &[Step], opts: &Options) -> String {
-    let (run, steps) = prepared(run, steps, opts);
+    alone(run, steps, opts, write_markdown)
+}
+
+fn write_markdown(run: &Run, steps: &[Step], opts: &Options) -> String {
     let mut out = String::with_capacity(256 + steps.len() * 1200);
     let prompt = run.task_prompt.split_whitespace().collect::<Vec<_>>().join(" ");
     let prompt = if prompt.is_empty() { "(no prompt)".to_owned() } else { markdown_text(&prompt) };
@@ -739,7 +837,9 @@ impl ZipWriter {
     }
 }
 
-/// The entry names of a ZIP export, in the order the page writes them.
+/// The entry names of a ZIP export, in the order the page writes them (screenshots come
+/// between the README and the documents).
+pub const ZIP_README: &str = "README.txt";
 pub const ZIP_DOCUMENT: &str = "runs.json";
 pub const ZIP_LINES: &str = "runs.jsonl";
 
@@ -752,6 +852,9 @@ pub fn zip_readme(
     opts: &Options,
 ) -> String {
     let shots = match opts.screenshots {
+        Screenshots::Omit if opts.anonymize => {
+            "left out, as the export is anonymized and text inside an image cannot be removed"
+        }
         Screenshots::Omit => "not included",
         Screenshots::Reference => "referenced by key (SHA-256), not included",
         Screenshots::Files => {
@@ -760,13 +863,21 @@ pub fn zip_readme(
     };
     let when =
         if exported_at.is_empty() { String::new() } else { format!("Exported {exported_at}.\n") };
-    format!(
+    let mut readme = format!(
         "AlphaScout runs\n{when}Filter: {filter}\n{runs} runs, {steps} steps{}.\n\n\
          runs.json   the full runs (format \"{DOCUMENT_FORMAT}\", version {DOCUMENT_VERSION}); import this\n\
          runs.jsonl  one step a line, for training pipelines\n\
          Screenshots: {shots}.\n",
         if opts.anonymize { ", anonymized" } else { "" }
-    )
+    );
+    if opts.anonymize {
+        readme.push_str("\nAnonymized: removed or replaced\n");
+        for item in crate::anonymize::REMOVES {
+            readme.push_str(&format!("- {item}\n"));
+        }
+        readme.push_str(&format!("{}\n", crate::anonymize::CANNOT));
+    }
+    readme
 }
 
 #[cfg(test)]

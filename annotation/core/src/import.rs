@@ -50,6 +50,37 @@ pub const MAX_THOUGHT_CHARS: usize = 20_000;
 /// The longest of any other text field.
 pub const MAX_TEXT_CHARS: usize = 100_000;
 const MAX_ID_CHARS: usize = 200;
+/// The largest file imported, in bytes (100 MB: a JSON export of about 3,000 runs of 20
+/// steps). The page holds the text, its parse and the records at once, about six times the
+/// file; past this a tab's memory runs short.
+pub const MAX_IMPORT_BYTES: u64 = 100 * 1024 * 1024;
+
+/// `bytes` in MB (of 1024 × 1024 bytes), rounded up to a tenth, so a file just over the cap
+/// never reads as the cap itself; whole numbers without the tenth.
+fn megabytes(bytes: u64) -> String {
+    let tenths = (bytes as f64 / (1024.0 * 1024.0) * 10.0).ceil() as u64;
+    if tenths.is_multiple_of(10) {
+        format!("{} MB", tenths / 10)
+    } else {
+        format!("{}.{} MB", tenths / 10, tenths % 10)
+    }
+}
+
+/// The rejection for a file of `bytes` bytes, if it is too big to import. The page asks
+/// before reading the file; [`parse`] and [`read`] ask again of the text.
+pub fn too_big(bytes: u64) -> Option<Vec<Rejection>> {
+    (bytes > MAX_IMPORT_BYTES).then(|| {
+        one(
+            "file",
+            format!(
+                "the file is {}; imports take at most {}, so export fewer runs at a time",
+                megabytes(bytes),
+                megabytes(MAX_IMPORT_BYTES)
+            ),
+        )
+    })
+}
+
 /// A broken file can hold a problem per line; past this many, only a count is kept.
 const MAX_REJECTIONS: usize = 200;
 
@@ -815,6 +846,9 @@ fn read_with(
     text: &str,
     existing: Option<&HashSet<String>>,
 ) -> Result<Batch, Vec<Rejection>> {
+    if let Some(rejection) = too_big(text.len() as u64) {
+        return Err(rejection);
+    }
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.starts_with("PK\u{3}\u{4}") || text.starts_with("PK\u{5}\u{6}") {
         return Err(one("file", "this is a ZIP archive; unzip it and import its runs.json"));

@@ -20,9 +20,12 @@
 //! - [`quality`]: per-step and per-run quality scores (seed §7.H).
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
+//! - [`anonymize`]: names, addresses, phone numbers, URL tokens, typed text and times
+//!   replaced or removed before an anonymized export is written.
 //! - [`sync`]: the queue, bodies, answers, conflicts and state of syncing with the server.
 //! - [`import`]: validated, all-or-nothing import with a reason for every rejected record.
 
+pub mod anonymize;
 pub mod checklist;
 pub mod escape;
 pub mod export;

@@ -3,7 +3,7 @@
 //! page yields every [`SLICE_MS`] of work so a 20,000-step export keeps the page responsive
 //! and its progress bar moving.
 
-use annotation_core::export::{self, Format, Options, Screenshots, ZipWriter};
+use annotation_core::export::{self, Export, Format, Options, ZipWriter};
 use annotation_core::record::{Run, Step};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -50,6 +50,9 @@ pub async fn build(
     let total = runs.len();
     let steps: usize = runs.iter().map(|(_, s)| s.len()).sum();
     let text = |s: String| JsValue::from(s);
+    // One export, one anonymizer: a person keeps one placeholder in every run.
+    let mut export = Export::new(format, options, runs.iter().map(|(r, s)| (r, s.as_slice())));
+    let filter = export.filter(filter);
     let mut zip = (format == Format::Zip).then(ZipWriter::new);
     // In a ZIP the JSON and JSONL documents are entries of their own; they are built as
     // text first, then stored with their CRC.
@@ -57,69 +60,36 @@ pub async fn build(
     let mut jsonl = String::new();
     match format {
         Format::Json => {
-            parts.push(&text(export::json_start(now, filter, total)));
+            parts.push(&text(export::json_start(now, &filter, total)));
         }
         Format::Csv => {
             parts.push(&text(export::csv_header()));
         }
         Format::Markdown => {
-            parts.push(&text(export::markdown_start(now, filter, total, steps)));
+            parts.push(&text(export::markdown_start(now, &filter, total, steps)));
         }
-        Format::Zip => json.push_str(&export::json_start(now, filter, total)),
+        Format::Zip => {
+            let readme = export::zip_readme(now, &filter, total, steps, export.options());
+            let writer = zip.as_mut().expect("a zip writer for zip exports");
+            parts.push(&bytes(writer.entry(export::ZIP_README, readme.as_bytes())));
+            json.push_str(&export::json_start(now, &filter, total));
+        }
         Format::Jsonl => {}
     };
-    let zip_options = Options { screenshots: Screenshots::Files, ..options.clone() };
     let mut slice_start = clock();
-    let mut written = std::collections::HashSet::new();
     for (i, (run, run_steps)) in runs.iter().enumerate() {
-        // Only anonymizing changes the records: otherwise they are written as read, uncopied.
-        let anonymized = options.anonymize.then(|| {
-            let (mut run, mut run_steps) = (run.clone(), run_steps.clone());
-            export::anonymize(&mut run, &mut run_steps);
-            (run, run_steps)
-        });
-        let (run, run_steps) = match &anonymized {
-            Some((run, run_steps)) => (run, run_steps.as_slice()),
-            None => (run, run_steps.as_slice()),
-        };
-        match format {
-            Format::Json => {
-                if i > 0 {
-                    parts.push(&text(export::json_separator().into()));
-                }
-                parts.push(&text(export::json_run(run, run_steps, options)));
-            }
-            Format::Jsonl => {
-                parts.push(&text(export::jsonl_lines(run, run_steps, options)));
-            }
-            Format::Csv => {
-                parts.push(&text(export::csv_rows(run, run_steps, options)));
-            }
-            Format::Markdown => {
-                parts.push(&text(export::markdown_run(run, run_steps, options)));
-            }
-            Format::Zip => {
-                if i > 0 {
-                    json.push_str(export::json_separator());
-                }
-                json.push_str(&export::json_run(run, run_steps, &zip_options));
-                jsonl.push_str(&export::jsonl_lines(run, run_steps, &zip_options));
-                let writer = zip.as_mut().expect("a zip writer for zip exports");
-                for step in run_steps {
-                    let (Some(path), Some(shot)) =
-                        (export::screenshot_path(step), &step.screenshot)
-                    else {
-                        continue;
-                    };
-                    // Files are named by content: an image many steps share is written once.
-                    // Anonymizing never changes the key.
-                    if !written.insert(shot.key.clone()) {
-                        continue;
-                    }
-                    if let Some(data) = db.screenshot(&shot.key).await {
-                        let data = blob_bytes(&data).await?;
-                        parts.push(&bytes(writer.entry(&path, &data)));
-                    }
+        if format != Format::Zip {
+            parts.push(&text(export.run(run, run_steps)));
+        } else {
+            let part = export.zip_run(run, run_steps);
+            json.push_str(&part.json);
+            jsonl.push_str(&part.jsonl);
+            let writer = zip.as_mut().expect("a zip writer for zip exports");
+            // None when anonymizing: text inside an image cannot be removed.
+            for (path, key) in part.screenshots {
+                if let Some(data) = db.screenshot(&key).await {
+                    let data = blob_bytes(&data).await?;
+                    parts.push(&bytes(writer.entry(&path, &data)));
                 }
             }
         }
@@ -136,8 +106,8 @@ pub async fn build(
         Format::Zip => {
             json.push_str(export::json_end());
             let writer = zip.as_mut().expect("a zip writer for zip exports");
-            parts.push(&bytes(writer.entry("runs.json", json.as_bytes())));
-            parts.push(&bytes(writer.entry("runs.jsonl", jsonl.as_bytes())));
+            parts.push(&bytes(writer.entry(export::ZIP_DOCUMENT, json.as_bytes())));
+            parts.push(&bytes(writer.entry(export::ZIP_LINES, jsonl.as_bytes())));
             parts.push(&bytes(zip.take().expect("a zip writer").finish()));
         }
         _ => {}

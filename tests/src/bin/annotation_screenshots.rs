@@ -1,9 +1,9 @@
 //! Captures the annotation page as PNGs under `target/screenshots/`, 1280 px wide in light and
 //! dark mode, in each mode a person meets: the runs list (with analytics), the editor with its
 //! checks, templates, JSON escaping, history with a diff, review mode with a suggestion and a
-//! comment thread, the export dialog, the help overlay, an import refused, the sync settings,
-//! and the editor at a narrow width. `cargo run -p e2e --bin annotation_screenshots` (after
-//! `cargo xtask dist`).
+//! comment thread, the export dialog (and what anonymizing removes), the help overlay, an
+//! import refused, the sync settings, and the editor at a narrow width.
+//! `cargo run -p e2e --bin annotation_screenshots` (after `cargo xtask dist`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -70,6 +70,12 @@ fn main() {
     shoot("list-analytics");
     page.click("[data-testid=export-open]");
     shoot("export-dialog");
+    page.click("[data-testid=export-anonymize]");
+    page.wait_for(
+        "document.querySelector('[data-testid=export-anonymize-scope]')",
+        "what anonymizing removes",
+    );
+    shoot("export-dialog-anonymized");
 
     navigate(&browser, &page, "?agentRunId=run-00&qa=false");
     page.wait_for(

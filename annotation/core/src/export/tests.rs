@@ -322,11 +322,16 @@ fn anonymized_exports_name_nobody_and_no_time() {
     for secret in [AUTHOR, REVIEWER, "bob@example.test", "2026-11-22"] {
         assert!(plain.contains(secret), "{secret}");
     }
-    // Anonymizing keeps the content.
+    // Anonymizing keeps the content, except what the agent typed ("kettle"), wherever it is.
     let (mut r, mut s) = (run(), steps());
     anonymize(&mut r, &mut s);
-    assert_eq!(r.task_prompt, run().task_prompt);
-    assert_eq!(s[0].thoughts, steps()[0].thoughts);
+    assert_eq!(r.task_prompt, "Find a [typed text], under 30 €");
+    assert_eq!(s[0].thoughts.thought2, steps()[0].thoughts.thought2);
+    assert_eq!(
+        s[0].thoughts.thought3,
+        "I should type \"[typed text]\" into it,\nthen press Enter."
+    );
+    assert_eq!(s[1].url, "http://shop.test/search");
     assert_eq!(s[0].issues[0]["description"], "check");
     assert_eq!(r.extra["meta"]["source"], "capture");
 }
@@ -508,6 +513,24 @@ fn exports_of_a_thousand_runs_are_fast() {
             started.elapsed()
         );
     }
+    // Anonymized, every step typing a value of its own: 20,000 values to look for in every
+    // text, most starting with the same word.
+    let mut runs = runs;
+    for (i, (_, steps)) in runs.iter_mut().enumerate() {
+        for step in steps.iter_mut() {
+            step.action.value = Some(format!("kettle {i} {}", step.index));
+        }
+    }
+    let anonymous = opts(Screenshots::Reference, true);
+    let started = Instant::now();
+    let mut export =
+        Export::new(Format::Jsonl, &anonymous, runs.iter().map(|(r, s)| (r, s.as_slice())));
+    let bytes: usize = runs.iter().map(|(r, s)| export.run(r, s).len()).sum();
+    eprintln!(
+        "JSONL anonymized: 1,000 runs × 20 steps, {:.1} MB in {:?}",
+        bytes as f64 / 1e6,
+        started.elapsed()
+    );
     let started = Instant::now();
     let mut zip = ZipWriter::new();
     let data = vec![7u8; 50_000];
@@ -526,4 +549,352 @@ fn exports_of_a_thousand_runs_are_fast() {
         "ZIP: 20,000 screenshot entries of 50 kB (headers {total} bytes, CRCs included) in {:?}",
         started.elapsed()
     );
+}
+
+/// One of a step's `actions` as the engine stores it (`agent_engine::run::ExecutedAction`).
+fn executed(action: agent_engine::actions::Action, target: &str, message: &str) -> Value {
+    serde_json::to_value(agent_engine::run::ExecutedAction {
+        action,
+        target: target.into(),
+        ok: true,
+        message: message.into(),
+    })
+    .unwrap()
+}
+
+/// A run full of what an anonymized export must not hold: people named in fields and in
+/// text, addresses, phone numbers, URLs with sessions and queries, typed and chosen text
+/// (in the engine's shapes, and repeated in the action's result and in thoughts), unknown
+/// keys that name people. It also holds what must stay: the engine's author `agent` and its
+/// `[secret]` mask, prices, dates, ids.
+fn personal_run() -> (Run, Vec<Step>) {
+    use agent_engine::actions::Action as Engine;
+    let mut extra = serde_json::Map::new();
+    extra.insert("created_by".into(), json!("carol.owner"));
+    extra.insert("userId".into(), json!("u-48151623"));
+    extra.insert("meta".into(), json!({"lastEditedBy": "dave.editor", "source": "capture"}));
+    let run = Run {
+        id: "run-7".into(),
+        task_id: "task-7".into(),
+        task_prompt: "Email Jane at jane.doe@example.com or call +44 20 7946 0958 about the \
+                      kettle under 30 €; carol.owner asked for it"
+            .into(),
+        follow_ups: vec!["Also ping (415) 555-2671 and dave.editor".into()],
+        final_answer: Some("Sent to JANE.DOE@EXAMPLE.COM; order 123456789 costs 25.99 €".into()),
+        created_by: "erin.author".into(),
+        reviewed_by: Some("frank.reviewer".into()),
+        annotator: Some("erin.author".into()),
+        start_url: "https://shop.example.com/login?session=abc123&user=jane".into(),
+        created_at: "2026-11-22T10:00:00.000Z".into(),
+        extra,
+        ..Run::default()
+    };
+    let steps = vec![
+        Step {
+            run_id: "run-7".into(),
+            index: 0,
+            url: "https://shop.example.com/account/sess_9f8e7d6c5b4a39281706/orders?id=5#top"
+                .into(),
+            title: "Account of frank.reviewer".into(),
+            screenshot: Some(ScreenshotRef {
+                key: "cd".repeat(32),
+                timestamp: "2026-11-22T10:00:31.000Z".into(),
+                mime: "image/jpeg".into(),
+                bytes: 10,
+            }),
+            action: StepAction {
+                kind: "type".into(),
+                target: "Security answer".into(),
+                value: Some("Rosebud Lane 12".into()),
+            },
+            actions: vec![
+                executed(
+                    Engine::Type { id: 4, text: "Rosebud Lane 12".into(), clear: true },
+                    "Security answer",
+                    "Typed into [4]; it now reads \"Rosebud Lane 12\"",
+                ),
+                executed(
+                    Engine::SelectOption { id: 5, option: "Mrs Jane Doe".into(), deselect: false },
+                    "Title",
+                    "Selected \"Mrs Jane Doe\" in [5]",
+                ),
+            ],
+            thoughts: Thoughts {
+                thought1: "Step 2 of 5: the cart shows 2 items for 49.90 € on 2026-11-22.".into(),
+                thought2: "erin.author said to use 020 7946 0958 or 06 12 34 56 78.".into(),
+                thought3: "See http://help.example.com/faq?email=jane.doe@example.com.".into(),
+            },
+            issues: vec![json!({"description": "ask erin.author", "reviewed_by": "gina.qa"})],
+            last_edited_by: "erin.author".into(),
+            outcome: "ok".into(),
+            ..Step::default()
+        },
+        Step {
+            run_id: "run-7".into(),
+            index: 1,
+            url: "https://shop.example.com/cart".into(),
+            action: StepAction {
+                kind: "select".into(),
+                target: "Title".into(),
+                value: Some("Mrs Jane Doe".into()),
+            },
+            thoughts: Thoughts {
+                thought1: "Run id run-0123-4567-8901 is fine, so is v2.0.10. The field reads \
+                           rosebud lane 12 now."
+                    .into(),
+                thought2: "Write to jane.doe@example.com again.".into(),
+                thought3: "gina.qa checks it.".into(),
+            },
+            extended_thoughts: vec!["The agent chose Mrs Jane Doe as the title.".into()],
+            ..Step::default()
+        },
+        Step {
+            run_id: "run-7".into(),
+            index: 2,
+            url: "https://shop.example.com/login".into(),
+            action: StepAction {
+                kind: "type".into(),
+                target: "Password".into(),
+                value: Some("[secret]".into()),
+            },
+            actions: vec![
+                executed(
+                    Engine::Type { id: 6, text: "[secret]".into(), clear: true },
+                    "Password",
+                    "Typed the password into [6]",
+                ),
+                executed(
+                    Engine::WebSearch { query: "Jane Doe Rosebud Lane".into() },
+                    "",
+                    "Searched",
+                ),
+            ],
+            thoughts: Thoughts {
+                thought1: "I typed [secret] into the password field.".into(),
+                ..Thoughts::default()
+            },
+            last_edited_by: "agent".into(),
+            ..Step::default()
+        },
+    ];
+    (run, steps)
+}
+
+/// Strings of [`personal_run`] no anonymized export may hold.
+const PERSONAL: [&str; 25] = [
+    "jane.doe",
+    "JANE.DOE",
+    "Jane Doe",
+    "7946",
+    "555-2671",
+    "12 34 56 78",
+    "session=",
+    "abc123",
+    "user=jane",
+    "sess_9f8e7d6c5b4a39281706",
+    "?id=5",
+    "#top",
+    "email=",
+    "Rosebud",
+    "rosebud",
+    "carol.owner",
+    "u-48151623",
+    "dave.editor",
+    "erin.author",
+    "frank.reviewer",
+    "gina.qa",
+    "10:00:31",
+    // As keys: the README may name them to say they go.
+    "\"userId\"",
+    "\"created_by\"",
+    "2026-11-22T",
+];
+
+/// What anonymizing keeps of [`personal_run`].
+const KEPT: [&str; 12] = [
+    "shop.example.com/account/",
+    "/orders",
+    "https://shop.example.com/cart",
+    "123456789",
+    "25.99",
+    "49.90",
+    "Step 2 of 5",
+    "run-0123-4567-8901",
+    "v2.0.10",
+    "The agent chose [selected option] as the title.",
+    "I typed [secret] into the password field.",
+    "\"text\":\"[secret]\"",
+];
+
+fn assert_anonymous(format: &str, text: &str) {
+    for secret in PERSONAL {
+        assert!(!text.contains(secret), "{format} export leaks {secret:?}: {text}");
+    }
+}
+
+#[test]
+fn anonymized_exports_hold_no_personal_data() {
+    let (r, s) = personal_run();
+    for screenshots in [Screenshots::Reference, Screenshots::Omit, Screenshots::Files] {
+        let o = opts(screenshots, true);
+        let json = document(&[(r.clone(), s.clone())], &o);
+        let outputs = [
+            ("json", json.clone()),
+            ("jsonl", jsonl_lines(&r, &s, &o)),
+            ("csv", csv_rows(&r, &s, &o)),
+            ("markdown", markdown_run(&r, &s, &o)),
+        ];
+        for (format, text) in &outputs {
+            assert_anonymous(format, text);
+        }
+        for kept in KEPT {
+            assert!(json.contains(kept), "the JSON export lost {kept:?}: {json}");
+        }
+        // The same address is the same placeholder wherever it is.
+        let doc: Value = serde_json::from_str(&json).unwrap();
+        let prompt = doc["runs"][0]["taskPrompt"].as_str().unwrap();
+        assert!(prompt.contains("[email 1]") && prompt.contains("[phone 1]"), "{prompt}");
+        assert!(prompt.contains("[person "), "{prompt}");
+        assert_eq!(doc["runs"][0]["steps"][1]["thoughts"]["thought2"], "Write to [email 1] again.");
+        assert_eq!(doc["runs"][0]["steps"][0]["action"]["value"], "[typed text]");
+        assert_eq!(doc["runs"][0]["steps"][1]["action"]["value"], "[selected option]");
+        let step0 = &doc["runs"][0]["steps"][0];
+        assert_eq!(step0["actions"][0]["message"], "Typed into [4]; it now reads \"[typed text]\"");
+        assert_eq!(step0["actions"][1]["action"]["option"], "[selected option]");
+        // The engine's mask is no typed text of anyone's: it stays as captured.
+        // Every placeholder the file holds is one the export dialog explains.
+        let said = crate::anonymize::REMOVES.join(" ");
+        for placeholder in json.split('[').skip(1).filter_map(|p| p.split(']').next()) {
+            let kind = placeholder.trim_end_matches(|c: char| c.is_ascii_digit() || c == ' ');
+            if kind.chars().all(|c| c.is_ascii_lowercase() || c == ' ') {
+                assert!(said.contains(&format!("[{kind}")), "[{placeholder}] is not explained");
+            }
+        }
+        let step2 = &doc["runs"][0]["steps"][2];
+        assert_eq!(step2["action"]["value"], "[secret]");
+        assert_eq!(step2["actions"][1]["action"]["query"], "[typed text]");
+    }
+    // Every format the export dialog offers, written as the page writes it (one export, the
+    // filter line too).
+    let runs = [(r.clone(), s.clone())];
+    for format in Format::ALL {
+        let o = opts(Screenshots::Reference, true);
+        let mut export = Export::new(format, &o, runs.iter().map(|(r, s)| (r, s.as_slice())));
+        let mut text = export.filter("annotator erin.author, text “jane.doe@example.com”");
+        text += &export.run(&r, &s);
+        let part = export.zip_run(&r, &s);
+        text += &format!("{}{}{:?}", part.json, part.jsonl, part.screenshots);
+        assert_anonymous(&format!("{format:?}"), &text);
+    }
+    // A plain export holds them all, so the searches above mean something.
+    let plain = document(&[(r, s)], &opts(Screenshots::Reference, false));
+    for secret in PERSONAL {
+        assert!(plain.contains(secret), "{secret}");
+    }
+}
+
+#[test]
+fn csv_cells_that_a_spreadsheet_would_run_are_defused() {
+    for text in [
+        "\0=1+1",
+        "\0\0+1",
+        " =1+1",
+        "\u{a0}=1+1",
+        "\u{feff}=1+1",
+        "\u{200b}@SUM(A1)",
+        "\n@SUM(A1)",
+        "\r=1",
+        "\t=1",
+        " \t-2+3",
+        "\u{1}=1",
+        "\u{0}cmd",
+        "\u{7f}x",
+    ] {
+        let mut out = String::new();
+        cell(&mut out, text);
+        let read = read_csv(&format!("{out}\r\n"));
+        assert!(read[0][0].starts_with('\''), "{text:?} → {out:?}");
+        assert_eq!(&read[0][0][1..], text, "the text itself is kept");
+    }
+    let mut out = String::new();
+    cell(&mut out, "a =1");
+    assert_eq!(out, "a =1", "only a cell's start counts");
+}
+
+/// A ZIP export put together as the page does it, read back.
+fn zip_export(runs: &[(Run, Vec<Step>)], opts: &Options) -> Vec<(String, Vec<u8>)> {
+    let mut export = Export::new(Format::Zip, opts, runs.iter().map(|(r, s)| (r, s.as_slice())));
+    let filter = export.filter("annotator erin.author");
+    let mut zip = ZipWriter::new();
+    let readme = zip_readme("t", &filter, runs.len(), 3, export.options());
+    let mut bytes = zip.entry(ZIP_README, readme.as_bytes());
+    let (mut json, mut jsonl) = (json_start("t", &filter, runs.len()), String::new());
+    for (run, steps) in runs {
+        let part = export.zip_run(run, steps);
+        json.push_str(&part.json);
+        jsonl.push_str(&part.jsonl);
+        for (path, key) in part.screenshots {
+            bytes.extend(zip.entry(&path, key.as_bytes()));
+        }
+    }
+    json.push_str(json_end());
+    bytes.extend(zip.entry(ZIP_DOCUMENT, json.as_bytes()));
+    bytes.extend(zip.entry(ZIP_LINES, jsonl.as_bytes()));
+    bytes.extend(zip.finish());
+    check_zip(&bytes)
+}
+
+#[test]
+fn anonymized_zip_exports_leave_screenshots_out() {
+    let (r, s) = personal_run();
+    let second = (Run { id: "run-8".into(), ..r.clone() }, s.clone());
+    let runs = [(r, s), second];
+    let plain = zip_export(&runs, &opts(Screenshots::Files, false));
+    let names: Vec<&str> = plain.iter().map(|(name, _)| name.as_str()).collect();
+    let shot = format!("screenshots/{}.jpg", "cd".repeat(32));
+    assert_eq!(names, [ZIP_README, shot.as_str(), ZIP_DOCUMENT, ZIP_LINES], "shared image once");
+
+    let anonymous = zip_export(&runs, &opts(Screenshots::Files, true));
+    let names: Vec<&str> = anonymous.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(names, [ZIP_README, ZIP_DOCUMENT, ZIP_LINES]);
+    for (name, data) in &anonymous {
+        let text = String::from_utf8(data.clone()).unwrap();
+        assert_anonymous(name, &text);
+        assert!(!text.contains("screenshots/"), "{name} names an image it does not hold");
+    }
+    let readme = String::from_utf8(anonymous[0].1.clone()).unwrap();
+    assert!(readme.contains("annotator [person 1]") && readme.contains("anonymized"), "{readme}");
+    assert!(readme.contains("text inside an image cannot be removed"), "{readme}");
+    // It says what was removed and what could not be, as the export dialog does.
+    for item in crate::anonymize::REMOVES {
+        assert!(readme.contains(item), "{readme}");
+    }
+    assert!(readme.contains(crate::anonymize::CANNOT), "{readme}");
+    let plain = String::from_utf8(plain[0].1.clone()).unwrap();
+    assert!(!plain.contains("Anonymized"), "{plain}");
+}
+
+#[test]
+fn one_export_gives_a_person_one_placeholder_in_every_run() {
+    let (r, s) = personal_run();
+    let mut later = Run { id: "run-9".into(), ..r.clone() };
+    later.reviewed_by = Some("zed.reviewer".into());
+    let mut first_steps = s.clone();
+    first_steps[1].thoughts.thought3 = "zed.reviewer will check jane.doe@example.com".into();
+    let runs = [(r, first_steps), (later, s)];
+    let o = opts(Screenshots::Reference, true);
+    let mut export = Export::new(Format::Json, &o, runs.iter().map(|(r, s)| (r, s.as_slice())));
+    let mut text = json_start("t", "all runs", 2);
+    for (run, steps) in &runs {
+        text.push_str(&export.run(run, steps));
+    }
+    text.push_str(json_end());
+    let doc: Value = serde_json::from_str(&text).expect(&text);
+    assert!(!text.contains("zed.reviewer"), "a reviewer of a later run is known from the start");
+    let thought = |run: usize, step: usize, key: &str| {
+        doc["runs"][run]["steps"][step]["thoughts"][key].as_str().unwrap().to_owned()
+    };
+    assert!(thought(0, 1, "thought3").ends_with("will check [email 1]"));
+    assert_eq!(thought(1, 1, "thought2"), "Write to [email 1] again.");
+    assert_eq!(thought(0, 0, "thought2"), thought(1, 0, "thought2"), "same people, same text");
 }

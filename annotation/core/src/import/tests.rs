@@ -387,3 +387,17 @@ fn rejections_read_as_sentences() {
     };
     assert_eq!(r.to_string(), "line 3, thoughts.thought1: missing; expected text");
 }
+
+#[test]
+fn files_over_the_size_cap_are_refused_saying_their_size() {
+    let big = " ".repeat(100 * 1024 * 1024 + 1);
+    let r = rejections("huge.json", &big);
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(
+        r[0].to_string(),
+        "file: the file is 100.1 MB; imports take at most 100 MB, so export fewer runs at a time"
+    );
+    assert!(too_big(MAX_IMPORT_BYTES).is_none(), "a file of the cap itself comes in");
+    let r = too_big(250 * 1024 * 1024 + 5).unwrap();
+    assert!(r[0].message.starts_with("the file is 250.1 MB;"), "{r:?}");
+}

@@ -1,3 +1,4 @@
+use annotation_core::anonymize;
 use annotation_core::export::{Format, Options, Screenshots};
 use yew::prelude::*;
 
@@ -68,13 +69,24 @@ pub fn export_dialog(props: &Props) -> Html {
                             <option value="omit" selected={*shots == Screenshots::Omit}>{ "Leave out" }</option>
                         </select>
                     </label>
+                } else if *anonymize {
+                    <p class="muted">{ "The ZIP holds a README, runs.json and runs.jsonl. Screenshots are left out: text inside an image cannot be removed." }</p>
                 } else {
-                    <p class="muted">{ "The ZIP holds runs.json, runs.jsonl and every screenshot as a JPEG file." }</p>
+                    <p class="muted">{ "The ZIP holds a README, runs.json, runs.jsonl and every screenshot as a JPEG file." }</p>
                 }
                 <label class="check">
                     <input type="checkbox" data-testid="export-anonymize" checked={*anonymize} onchange={on_anon} />
-                    { "Anonymize: leave out names and timestamps" }
+                    { "Anonymize: names, contact details, typed text, URL secrets and times" }
                 </label>
+                if *anonymize {
+                    <div class="muted" data-testid="export-anonymize-scope">
+                        <p>{ "Removes or replaces, in every format:" }</p>
+                        <ul>
+                            { for anonymize::REMOVES.iter().map(|item| html! { <li>{ *item }</li> }) }
+                        </ul>
+                        <p>{ anonymize::CANNOT }</p>
+                    </div>
+                }
                 <p class="muted">{ "The runs are the ones the list shows, so set the filters first (status, dates, annotator, quality…)." }</p>
                 <div class="row">
                     <button class="primary" data-testid="export-go" onclick={go}>{ "Export" }</button>

@@ -1,6 +1,7 @@
 use annotation_core::query::RunSummary;
 use yew::prelude::*;
 
+use crate::state::Route;
 use crate::state::list::ListAction;
 
 #[derive(Properties, PartialEq)]
@@ -36,7 +37,7 @@ pub fn run_row(props: &Props) -> Html {
         <div class="run-row" data-testid="run-row" data-run={id.clone()}>
             <input type="checkbox" aria-label="Pick" checked={props.picked} onchange={pick} />
             <span class="task">
-                <a href={format!("annotation.html?agentRunId={id}&qa=false")} onclick={open} data-testid="open-run">{ &s.task_prompt }</a>
+                <a href={Route::link(&id)} onclick={open} data-testid="open-run">{ &s.task_prompt }</a>
                 <span class="tags">
                     { for s.tags.iter().map(|t| html! { <span class="tag">{ t }</span> }) }
                     { for s.action_types.iter().take(4).map(|t| html! { <span class="chip">{ t }</span> }) }

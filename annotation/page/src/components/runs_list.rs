@@ -45,7 +45,9 @@ pub fn runs_list(props: &Props) -> Html {
         Callback::from(move |e: Event| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                dispatch.dispatch(Action::ImportFile(file));
+                // The size is known before the file is read: the reducer refuses one too big.
+                let (name, bytes) = (file.name(), file.size() as u64);
+                dispatch.dispatch(Action::ImportFile { name, bytes, file });
             }
             input.set_value("");
         })

@@ -10,7 +10,7 @@ use crate::components::screenshot_view::ScreenshotView;
 use crate::components::thought_field::ThoughtField;
 use crate::effects::SpellerHandle;
 use crate::state::editor::EditorState;
-use crate::state::{Action, Dispatch, GrammarCheck};
+use crate::state::{Action, Dispatch, GrammarCheck, web_link};
 use crate::util::now;
 
 /// The action types an annotator picks from; a captured step may carry another of the
@@ -109,7 +109,7 @@ pub fn step_editor(props: &Props) -> Html {
             <div class="editor-head">
                 <h2 data-testid="step-heading">{ format!("Step {} of {}", position + 1, total) }</h2>
                 <span class="muted" data-testid="step-state">{ state }</span>
-                <a class="muted url" href={step.url.clone()} target="_blank" rel="noopener noreferrer">{ &step.title }</a>
+                <a class="muted url" href={web_link(&step.url).map(str::to_owned)} target="_blank" rel="noopener noreferrer">{ &step.title }</a>
             </div>
             <ScreenshotView shot={step.screenshot.clone()} zoomed={editor.zoom} on_zoom={dispatch.to_callback().reform(|_| Action::ToggleZoom)} />
             <div class="action-fields">

@@ -195,14 +195,7 @@ pub async fn import_text(
             let count = rejections.len();
             // A file whose only fault is ids already here can come in as copies.
             let copyable = !as_copies && import::read(&name, &text).is_ok();
-            let lines = rejections
-                .into_iter()
-                .map(|r| {
-                    let path =
-                        if r.path.is_empty() { String::new() } else { format!(" · {}", r.path) };
-                    format!("{}{}: {}", r.record, path, r.message)
-                })
-                .collect();
+            let lines = rejections.iter().map(crate::state::rejection_line).collect();
             dispatch.dispatch(Action::Rejections(lines));
             if copyable {
                 dispatch.dispatch(Action::CopyableImport(Some((name.clone(), text))));

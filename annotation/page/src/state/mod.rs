@@ -25,6 +25,7 @@ use yew::Reducible;
 use editor::{EditorState, Loaded, Tool};
 pub use effect::Effect;
 use list::ListState;
+pub use runs::rejection_line;
 pub use sync::RoundDone;
 
 /// How components hand actions to the reducer.
@@ -55,6 +56,13 @@ impl Route {
         route
     }
 
+    /// The link a runs list row opens `run_id` by (a click opens it in place; a middle click
+    /// opens a tab). The id is percent-encoded: an imported one may hold `&`, `#` or quotes.
+    pub fn link(run_id: &str) -> String {
+        let route = Route { run_id: Some(run_id.to_owned()), ..Route::default() };
+        format!("annotation.html{}", route.query())
+    }
+
     pub fn query(&self) -> String {
         match &self.run_id {
             None => String::new(),
@@ -67,6 +75,21 @@ impl Route {
             }
         }
     }
+}
+
+/// The link to a captured page, `url` (a step's, which an import may have made anything),
+/// if it is a web page's: `http:` or `https:` as the browser reads it (ignoring the spaces,
+/// control characters, tabs and line breaks it ignores). A `javascript:` or `data:` URL
+/// is no link.
+pub fn web_link(url: &str) -> Option<&str> {
+    let read: String = url
+        .trim_matches(|c: char| c <= ' ')
+        .chars()
+        .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+        .take(8)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    (read.starts_with("http://") || read.starts_with("https://")).then_some(url)
 }
 
 fn decode(text: &str) -> String {
@@ -231,7 +254,13 @@ pub enum Action {
     ExportList(Format, Options),
     /// Export the open run as a ZIP with its screenshots.
     ExportRun,
-    ImportFile(web_sys::File),
+    /// Import a picked file: its name and size in bytes (known before it is read), and the
+    /// file.
+    ImportFile {
+        name: String,
+        bytes: u64,
+        file: web_sys::File,
+    },
     /// Import the refused file again, as copies.
     ImportCopies,
     /// Move the picked runs (batch approve or submit).
@@ -387,9 +416,7 @@ impl Studio {
             }
             Action::ExportList(format, options) => self.export_list(format, options),
             Action::ExportRun => self.export_run(),
-            Action::ImportFile(file) => {
-                self.queue(Effect::ImportFile { file, user: self.user.clone() })
-            }
+            Action::ImportFile { name, bytes, file } => self.import_file(name, bytes, file),
             Action::ImportCopies => self.import_copies(),
             Action::MovePicked(to) => {
                 let ids = self.list.picked.iter().cloned().collect();

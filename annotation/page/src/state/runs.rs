@@ -3,12 +3,19 @@
 //! and queues its IO.
 
 use annotation_core::export::{Format, Options, Screenshots};
+use annotation_core::import::{self, Rejection};
 use annotation_core::lint::TextIssue;
 use annotation_core::query::describe;
 use annotation_core::record::{ReviewStatus, Thought};
 use annotation_core::templates;
 
 use super::{Effect, Screen, Studio};
+
+/// One import problem as the runs list shows it: "run 2 (id r2) · steps[1].url: why".
+pub fn rejection_line(r: &Rejection) -> String {
+    let path = if r.path.is_empty() { String::new() } else { format!(" · {}", r.path) };
+    format!("{}{}: {}", r.record, path, r.message)
+}
 
 impl Studio {
     pub(super) fn open_run(&mut self, run_id: String, qa: bool) {
@@ -37,6 +44,20 @@ impl Studio {
         let options = Options { anonymize: false, screenshots: Screenshots::Files };
         let filter = format!("run {id}");
         self.queue(Effect::Export { ids: vec![id], filter, format: Format::Zip, options });
+    }
+
+    /// Reads a picked file unless it is over the import cap: then it is refused before it is
+    /// read, so nothing stored changes, and an earlier refused file is no longer offered as
+    /// copies.
+    pub(super) fn import_file(&mut self, name: String, bytes: u64, file: web_sys::File) {
+        let Some(refused) = import::too_big(bytes) else {
+            self.queue(Effect::ImportFile { file, user: self.user.clone() });
+            return;
+        };
+        self.rejections = refused.iter().map(rejection_line).collect();
+        self.copyable = None;
+        let why: Vec<&str> = refused.iter().map(|r| r.message.as_str()).collect();
+        self.notify(false, format!("Nothing was imported from {name}: {}.", why.join("; ")));
     }
 
     pub(super) fn import_copies(&mut self) {

@@ -32,6 +32,56 @@ fn the_url_names_the_run_and_the_mode() {
 }
 
 #[test]
+fn a_run_link_carries_any_id_intact() {
+    // An imported id is anyone's text. Resolved by the browser from the page, the link must
+    // open this page with that id as the one value of agentRunId: no other path, parameter
+    // or fragment, and the page reads the same id back.
+    let page = url::Url::parse("chrome-extension://abcdefghijklmnop/annotation.html").unwrap();
+    for id in [
+        "x\"><script>alert(1)</script>",
+        "../../",
+        "..",
+        "?a=b#c",
+        "a&qa=true",
+        "50% off #1",
+        "run/../../x?y",
+        "%2e%2e%2f",
+        "naïve id+1",
+        "javascript:alert(1)",
+    ] {
+        let link = Route::link(id);
+        let opened = page.join(&link).unwrap();
+        assert_eq!(opened.path(), "/annotation.html", "{link}");
+        assert_eq!(opened.fragment(), None, "{link}");
+        let pairs: Vec<(String, String)> = opened.query_pairs().into_owned().collect();
+        let expected = [("agentRunId".to_owned(), id.to_owned()), ("qa".into(), "false".into())];
+        assert_eq!(pairs, expected, "{link}");
+        let route = Route::parse(&format!("?{}", opened.query().unwrap()));
+        assert_eq!(route.run_id.as_deref(), Some(id), "{link}");
+        assert!(!route.qa, "{link}");
+    }
+}
+
+#[test]
+fn only_web_pages_are_linked_from_a_step() {
+    for url in ["https://shop.test/a?b=c", "http://10.0.0.1:8080/", " HTTPS://x.test/"] {
+        assert_eq!(web_link(url), Some(url));
+    }
+    for url in [
+        "javascript:alert(1)",
+        " JavaScript:alert(1)",
+        "java\tscript:alert(1)",
+        "\u{1}javascript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "chrome-extension://abcdefghijklmnop/annotation.html",
+        "annotation.html?agentRunId=x",
+        "",
+    ] {
+        assert_eq!(web_link(url), None, "{url:?}");
+    }
+}
+
+#[test]
 fn opening_a_run_selects_its_first_incomplete_step() {
     let mut studio = Studio::default();
     studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
@@ -108,4 +158,41 @@ fn a_run_reopened_after_a_save_still_gets_its_saves_carried_out() {
     studio.apply(Action::Transition(annotation_core::record::ReviewStatus::InReview));
     let next = studio.editor.as_ref().unwrap().command.as_ref().unwrap().0;
     assert!(next > first, "{next} after {first}");
+}
+
+/// A picked file as the reducer gets it. Natively a stand-in: the reducer only hands it on.
+fn picked_file() -> web_sys::File {
+    use wasm_bindgen::JsCast;
+    wasm_bindgen::JsValue::NULL.unchecked_into()
+}
+
+#[test]
+fn a_file_over_the_import_cap_is_refused_before_it_is_read() {
+    use annotation_core::import::MAX_IMPORT_BYTES;
+    let mut studio = Studio::default();
+    let stored = Run { id: "stored".into(), ..Run::default() };
+    studio.apply(Action::ListLoaded(vec![annotation_core::query::summarize(&stored, &[])]));
+    studio.copyable = Some(("earlier.json".into(), "[]".into()));
+    let (list, queued) = (studio.list.clone(), studio.queued);
+
+    let bytes = MAX_IMPORT_BYTES + 1;
+    studio.apply(Action::ImportFile { name: "huge.json".into(), bytes, file: picked_file() });
+    assert_eq!(studio.queued, queued, "no IO: the file is not read and nothing is stored");
+    assert_eq!(studio.list, list, "the runs stored stay listed");
+    let notice = studio.notice.clone().unwrap();
+    assert!(!notice.ok);
+    assert_eq!(
+        notice.text,
+        "Nothing was imported from huge.json: the file is 100.1 MB; imports take at most \
+         100 MB, so export fewer runs at a time."
+    );
+    assert_eq!(studio.rejections.len(), 1);
+    assert_eq!(studio.copyable, None, "the earlier file is no longer offered as copies");
+
+    studio.apply(Action::ImportFile {
+        name: "big.json".into(),
+        bytes: MAX_IMPORT_BYTES,
+        file: picked_file(),
+    });
+    assert!(matches!(studio.effects.last(), Some((_, Effect::ImportFile { .. }))));
 }
