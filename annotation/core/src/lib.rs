@@ -9,6 +9,7 @@
 //! - [`roles`]: roles, what each may do, and the review status flow (mirroring the sync
 //!   server, which is the real judge).
 //! - [`review`]: comments, suggestions (tracked changes) and their resolution.
+//! - [`issues`]: the Issue Tracker: issues flagged on steps, resolved, counted per run.
 //! - [`history`]: versions, what changed between two, word diffs, rollback.
 //! - [`checklist`]: the live structure checklist (seed §5.D).
 //! - [`patterns`]: missing-pattern detection with one-click fixes (seed §7.B).
@@ -18,6 +19,7 @@
 //! - [`spelling`]: offline spelling over a Hunspell dictionary.
 //! - [`grammar`]: a LanguageTool-compatible endpoint's request and answer.
 //! - [`quality`]: per-step and per-run quality scores (seed §7.H).
+//! - [`metrics`]: per-run metrics (seed §7.H): time spent annotating, review iterations, issues.
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
 //! - [`sync`]: the queue, bodies, answers, conflicts and state of syncing with the server.
@@ -29,7 +31,9 @@ pub mod export;
 pub mod grammar;
 pub mod history;
 pub mod import;
+pub mod issues;
 pub mod lint;
+pub mod metrics;
 pub mod patterns;
 pub mod quality;
 pub mod query;
