@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::error::Error;
 
 use annotation_core::history::{self, Version};
-use annotation_core::quality::run_quality;
+use annotation_core::quality::{run_quality, run_quality_counted};
 use annotation_core::query::{self, RunSummary};
 use annotation_core::record::{Run, Step};
 use annotation_core::review::{Comment, Suggestion};
@@ -20,6 +20,7 @@ use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::state::drafts::{self, StoredDraft};
 use crate::util::new_id;
 use wasm_bindgen::JsValue;
 
@@ -158,7 +159,11 @@ impl Db {
             let values = tx.object_store(SUMMARIES)?.get_all::<JsValue>().await?;
             let summaries: Vec<RunSummary> =
                 decode(values.collect::<Result<Vec<_>, _>>()?, "summary");
-            Ok::<_, Cause>((runs as usize == summaries.len() && runs > 0).then_some(summaries))
+            // Summaries of an older shape lack what the list now shows: not shown as they are.
+            let current = summaries.iter().all(|s| s.format == query::SUMMARY_FORMAT);
+            Ok::<_, Cause>(
+                (runs as usize == summaries.len() && runs > 0 && current).then_some(summaries),
+            )
         };
         read.await.ok().flatten()
     }
@@ -177,7 +182,11 @@ impl Db {
             let mut stale = Vec::new();
             for run in runs {
                 match stored.remove(&run.id) {
-                    Some(s) if s.updated_at == run.updated_at && s.version == run.version => {
+                    Some(s)
+                        if s.updated_at == run.updated_at
+                            && s.version == run.version
+                            && s.format == query::SUMMARY_FORMAT =>
+                    {
                         out.push(s)
                     }
                     _ => stale.push(run),
@@ -263,6 +272,7 @@ impl Db {
         mut steps: Vec<Step>,
         author: &str,
         now: &str,
+        text_issues: &[usize],
     ) -> Result<SaveResult, String> {
         let write = async {
             let mut first = None;
@@ -298,7 +308,7 @@ impl Db {
             };
             run.version = version.number;
             run.updated_at = now.to_owned();
-            run.quality = Some(run_quality(&steps));
+            run.quality = Some(run_quality_counted(&steps, text_issues));
             self.write_run(&run, &steps, before.1, first.iter().chain([&version])).await?;
             Ok(SaveResult { run, steps, versions: first.into_iter().chain([version]).collect() })
         };
@@ -391,8 +401,17 @@ impl Db {
         match edit(&mut run) {
             Edit::Save => {
                 let before = (&data.run, &data.steps[..]);
-                self.save(before, data.versions.last(), run, data.steps.clone(), author, now)
+                // A header edit leaves the thoughts, so the quality stored with them stays.
+                let kept = data.run.quality;
+                let mut saved = self
+                    .save(before, data.versions.last(), run, data.steps.clone(), author, now, &[])
                     .await?;
+                if let Some(quality) = kept
+                    && saved.run.quality != Some(quality)
+                {
+                    saved.run.quality = Some(quality);
+                    self.put_synced(Some(&saved.run), &[]).await?;
+                }
                 Ok(Edit::Save)
             }
             skip => Ok(skip),
@@ -462,6 +481,27 @@ impl Db {
             Ok::<_, Cause>(())
         };
         write.await.map_err(failed("store the server's comments"))
+    }
+
+    /// The run's stored unsaved edits, if any and readable.
+    pub async fn draft(&self, run_id: &str) -> Option<StoredDraft> {
+        self.setting(&drafts::key(run_id)).await
+    }
+
+    pub async fn put_draft(&self, draft: &StoredDraft) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, &drafts::key(&draft.run_id), draft)
+            .await
+            .map_err(failed("keep your unsaved edits"))
+    }
+
+    pub async fn delete_draft(&self, run_id: &str) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[ANNOTATION])?;
+            tx.object_store(ANNOTATION)?.delete(drafts::key(run_id).as_str()).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("drop the saved edits' draft"))
     }
 
     pub async fn starred(&self) -> Vec<Template> {
@@ -661,7 +701,23 @@ impl Db {
         let write = async {
             let tx = self.writer(&[RUNS, STEPS, SUMMARIES])?;
             if let Some(run) = run {
-                tx.object_store(RUNS)?.put(encode(run)?).await?;
+                let store = tx.object_store(RUNS)?;
+                // What only this browser keeps of a run (collections, the quality it scored,
+                // time spent, review rounds) is not the server's to replace.
+                let stored: Option<Run> = match store.get::<JsValue, _, _>(run.id.as_str()).await? {
+                    Some(value) => serde_wasm_bindgen::from_value(value).ok(),
+                    None => None,
+                };
+                let mut run = run.clone();
+                if let Some(stored) = stored {
+                    if run.collections.is_empty() {
+                        run.collections = stored.collections;
+                    }
+                    run.quality = run.quality.or(stored.quality);
+                    run.active_ms = run.active_ms.max(stored.active_ms);
+                    run.review_rounds = run.review_rounds.max(stored.review_rounds);
+                }
+                store.put(encode(&run)?).await?;
             }
             let store = tx.object_store(STEPS)?;
             for step in steps {

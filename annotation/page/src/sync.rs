@@ -17,6 +17,9 @@ use crate::db::{Db, QueuedChange};
 use crate::http;
 use crate::util::now;
 
+mod fetch;
+pub use fetch::fetch_run;
+
 /// How one round ended.
 pub struct Round {
     pub state: SyncState,
