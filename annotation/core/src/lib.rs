@@ -22,12 +22,14 @@
 //! - [`metrics`]: per-run metrics (seed §7.H): time spent annotating, review iterations, issues.
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
+//! - [`finetune`]: chat-format training data for the Navigator, a step an example, with a card.
 //! - [`sync`]: the queue, bodies, answers, conflicts and state of syncing with the server.
 //! - [`import`]: validated, all-or-nothing import with a reason for every rejected record.
 
 pub mod checklist;
 pub mod escape;
 pub mod export;
+pub mod finetune;
 pub mod grammar;
 pub mod history;
 pub mod import;
