@@ -249,31 +249,34 @@ pub struct Build<'a> {
     pub image: &'a dyn Fn(&Step) -> Option<String>,
 }
 
-/// The examples of one run's steps as JSON lines (each ending in a newline), counted in
-/// `tally` under its split.
+/// One run's examples, before the split.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunExamples {
+    pub run_id: String,
+    /// JSON lines, each ending in a newline.
+    pub lines: String,
+    pub count: usize,
+}
+
+/// The examples of one run's steps; steps left out, the prompts used and the images are
+/// counted in `tally`.
 pub fn run_examples(
     run: &Run,
     steps: &[Step],
     calls: &BTreeMap<u32, NavigatorCall>,
     build: &Build,
-    validation: bool,
     tally: &mut Tally,
-) -> String {
-    let mut out = String::new();
-    let mut made = 0;
+) -> RunExamples {
+    let mut out = RunExamples { run_id: run.id.clone(), lines: String::new(), count: 0 };
     for step in steps {
-        let made_one = (|| {
+        let made = (|| {
             let call = calls.get(&step.index).ok_or(Skip::NoPrompt)?;
             let target = target(step)?;
             let rendered = (build.render)(call).map_err(|_| Skip::PromptFailed)?;
             let image = if build.options.screenshots { (build.image)(step) } else { None };
-            let mut line = example(
-                &rendered.text,
-                build.user_turn,
-                image.as_deref(),
-                &target,
-                build.options.screenshots,
-            );
+            let parts = build.options.screenshots;
+            let mut line =
+                example(&rendered.text, build.user_turn, image.as_deref(), &target, parts);
             mask(&mut line, build.secrets);
             let key = (call.prompt_id.clone(), call.variant.clone(), call.revision_hash.clone());
             let entry = tally.prompts.entry(key).or_default();
@@ -282,26 +285,36 @@ pub fn run_examples(
             tally.images += usize::from(image.is_some());
             Ok::<_, Skip>(line)
         })();
-        match made_one {
+        match made {
             Ok(line) => {
-                out.push_str(&line.to_string());
-                out.push('\n');
-                made += 1;
+                out.lines.push_str(&line.to_string());
+                out.lines.push('\n');
+                out.count += 1;
             }
             Err(why) => *tally.skipped.entry(why).or_default() += 1,
         }
     }
-    let _ = run;
-    if made > 0 {
-        if validation {
+    out
+}
+
+/// Splits the runs that gave examples into train and validation (see [`validation_runs`])
+/// and counts each side; returns (train, validation) as JSON lines.
+pub fn split(runs: Vec<RunExamples>, options: &Options, tally: &mut Tally) -> (String, String) {
+    let ids: Vec<String> = runs.iter().filter(|r| r.count > 0).map(|r| r.run_id.clone()).collect();
+    let held_out = validation_runs(&ids, options.validation_percent, options.seed);
+    let (mut train, mut validation) = (String::new(), String::new());
+    for run in runs.into_iter().filter(|r| r.count > 0) {
+        if held_out.contains(&run.run_id) {
             tally.validation_runs += 1;
-            tally.validation_examples += made;
+            tally.validation_examples += run.count;
+            validation.push_str(&run.lines);
         } else {
             tally.train_runs += 1;
-            tally.train_examples += made;
+            tally.train_examples += run.count;
+            train.push_str(&run.lines);
         }
     }
-    out
+    (train, validation)
 }
 
 /// What the dataset card reports.

@@ -504,6 +504,44 @@ impl Db {
         write.await.map_err(failed("drop the saved edits' draft"))
     }
 
+    /// The traces of a run's model calls (the worker's `LlmTrace` records), as stored.
+    pub async fn traces(&self, run_id: &str) -> Result<Vec<serde_json::Value>, String> {
+        let read = async {
+            let values = self.of_run(TRACES, run_id).await?;
+            Ok::<_, Cause>(decode(values, "trace"))
+        };
+        read.await.map_err(failed("read the run's traces"))
+    }
+
+    /// The agent's settings as the worker stores them (keys masked), or null before any.
+    pub async fn agent_settings(&self) -> serde_json::Value {
+        let read = async {
+            let tx = self.db.transaction(SETTINGS).build()?;
+            let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>("settings").await?;
+            Ok::<_, Cause>(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
+        };
+        read.await.ok().flatten().unwrap_or_default()
+    }
+
+    /// Every secret this browser holds: the agent's API keys and the sync token. Exports
+    /// mask them wherever they appear.
+    pub async fn secrets(&self) -> Vec<String> {
+        let read =
+            async {
+                let tx = self.db.transaction(SETTINGS).build()?;
+                let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>("keys").await?;
+                Ok::<_, Cause>(value.and_then(|v| {
+                    serde_wasm_bindgen::from_value::<BTreeMap<String, String>>(v).ok()
+                }))
+            };
+        let mut out: Vec<String> =
+            read.await.ok().flatten().unwrap_or_default().into_values().collect();
+        let token = self.sync_settings().await.token;
+        out.push(token);
+        out.retain(|s| !s.trim().is_empty());
+        out
+    }
+
     pub async fn starred(&self) -> Vec<Template> {
         match self.all(TEMPLATES).await {
             Ok(values) => decode(values, "template"),

@@ -36,6 +36,7 @@ mod step;
 pub mod stored;
 
 use ask::CallError;
+pub use ask::USER_TURN;
 pub use capture::{Capture, CaptureError};
 pub use checkpoint::{Checkpoint, Counters, EXTRACT_CHARS, LogEntry, Notes};
 use checkpoint::{MAX_EVENTS, MAX_LOG};

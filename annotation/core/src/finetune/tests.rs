@@ -66,8 +66,9 @@ fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
     };
     let mut tally = Tally::default();
     let run = Run { id: "r".into(), status: ReviewStatus::Approved, ..Run::default() };
-    let lines = run_examples(&run, &steps, &calls, &build, false, &mut tally);
-    let examples: Vec<Value> = lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let made = run_examples(&run, &steps, &calls, &build, &mut tally);
+    let examples: Vec<Value> =
+        made.lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(examples.len(), 2, "the third step has no recorded call");
     assert_eq!(tally.skipped.get(&Skip::NoPrompt), Some(&1));
     let messages = examples[0]["messages"].as_array().unwrap();
@@ -81,7 +82,17 @@ fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
     assert_eq!(answer["actions"], json!([{"action": "click", "id": 4}]));
     // Rendered again from the trace, the prompt is byte for byte what the Navigator got.
     assert_eq!(tally.prompts.values().next(), Some(&(2, 2)));
-    assert_eq!((tally.train_runs, tally.train_examples), (1, 2));
+    let empty = RunExamples { run_id: "none".into(), lines: String::new(), count: 0 };
+    let other = RunExamples { run_id: "r2".into(), ..made.clone() };
+    let (train, validation) =
+        split(vec![made, empty, other], &Options { validation_percent: 50, ..options }, &mut tally);
+    assert_eq!(
+        (tally.train_runs, tally.train_examples),
+        (1, 2),
+        "a run without examples is no run of the split"
+    );
+    assert_eq!((tally.validation_runs, tally.validation_examples), (1, 2));
+    assert_eq!((train.lines().count(), validation.lines().count()), (2, 2));
 }
 
 #[test]

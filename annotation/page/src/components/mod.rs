@@ -6,6 +6,7 @@ pub mod app;
 pub mod checks_panel;
 pub mod diff_view;
 pub mod export_dialog;
+pub mod finetune_dialog;
 pub mod help_overlay;
 pub mod history_panel;
 pub mod issues_panel;

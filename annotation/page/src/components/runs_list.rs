@@ -5,6 +5,7 @@ use yew::prelude::*;
 
 use crate::components::analytics_view::AnalyticsView;
 use crate::components::export_dialog::ExportDialog;
+use crate::components::finetune_dialog::FinetuneDialog;
 use crate::components::run_filters::RunFilters;
 use crate::components::run_row::RunRow;
 use crate::components::virtual_rows::use_window;
@@ -27,6 +28,7 @@ pub struct Props {
 #[function_component(RunsList)]
 pub fn runs_list(props: &Props) -> Html {
     let exporting = use_state(|| false);
+    let finetuning = use_state(|| false);
     let analytics = use_state(|| false);
     let collection = use_state(String::new);
     let window = use_window(props.list.shown.len(), ROW_PX, VIEW_PX);
@@ -66,6 +68,13 @@ pub fn runs_list(props: &Props) -> Html {
             dispatch.dispatch(Action::ExportList(format, options));
         })
     };
+    let on_finetune = {
+        let (dispatch, finetuning) = (props.dispatch.clone(), finetuning.clone());
+        Callback::from(move |options| {
+            finetuning.set(false);
+            dispatch.dispatch(Action::ExportFinetune(options));
+        })
+    };
     let all_shown_picked =
         !list.shown.is_empty() && list.shown().all(|s| list.picked.contains(&s.run_id));
     let manager_or_reviewer = props.user.role != annotation_core::roles::Role::Annotator;
@@ -88,6 +97,8 @@ pub fn runs_list(props: &Props) -> Html {
                     <button class={classes!((*analytics).then_some("toggle on"))} data-testid="analytics-toggle"
                         onclick={let a = analytics.clone(); move |_| a.set(!*a)}>{ "Analytics" }</button>
                 }
+                <button data-testid="finetune-open" title="Chat-format training data for the Navigator, a step an example"
+                    onclick={let f = finetuning.clone(); move |_| f.set(true)}>{ "Fine-tuning data…" }</button>
                 <button data-testid="export-open" onclick={let e = exporting.clone(); move |_| e.set(true)}>
                     { if picked.is_empty() { "Export shown…".to_owned() } else { format!("Export {} picked…", picked.len()) } }
                 </button>
@@ -146,6 +157,10 @@ pub fn runs_list(props: &Props) -> Html {
                         <div style={format!("height:{}px", window.after)} />
                     </div>
                 </div>
+            }
+            if *finetuning {
+                <FinetuneDialog count={if picked.is_empty() { list.shown.len() } else { picked.len() }}
+                    on_export={on_finetune} on_cancel={let f = finetuning.clone(); Callback::from(move |()| f.set(false))} />
             }
             if *exporting {
                 <ExportDialog count={if picked.is_empty() { list.shown.len() } else { picked.len() }}

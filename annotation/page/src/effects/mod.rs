@@ -3,6 +3,7 @@
 //! reports what happened as actions. It decides nothing a test could check without a
 //! browser; components never reach it except through actions (and `use_screenshot`).
 
+mod finetune;
 mod hooks;
 mod runs;
 mod screenshots;
@@ -124,6 +125,9 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         }
         Effect::Export { ids, filter, format, options } => {
             runs::export(db, dispatch, ids, filter, format, options).await
+        }
+        Effect::Finetune { ids, filter, options } => {
+            finetune::export(db, dispatch, ids, filter, options).await
         }
         Effect::ImportFile { file, user } => runs::import_file(db, dispatch, file, user).await,
         Effect::ImportText { name, text, user, as_copies } => {

@@ -312,8 +312,10 @@ fn leaving_with_unsaved_edits_asks_and_each_answer_does_what_it_says() {
     let Some(Effect::Save { run, steps, .. }) = queued(&studio).last().cloned().cloned() else {
         panic!()
     };
+    studio.effects.clear();
     studio.apply(Action::Saved { run, steps, versions: vec![], then_select: None });
     assert!(studio.editor.is_none() && studio.screen == Screen::List);
+    assert_eq!(drafts(&studio), [&Effect::DeleteDraft("r".into())], "the saved draft goes");
 }
 
 #[test]

@@ -72,10 +72,18 @@ pub fn restore(
     if stored.run_id != run.id {
         return (BTreeMap::new(), None, None);
     }
+    // Who last edited a step and when is stamped by the save itself: a draft that differs
+    // only there was saved already.
+    let content = |step: &Step| Step {
+        last_edited_by: String::new(),
+        last_edited_at: String::new(),
+        server_version: None,
+        ..step.clone()
+    };
     let mut drafts = BTreeMap::new();
     for step in stored.steps {
         if let Some(position) = steps.iter().position(|s| s.index == step.index)
-            && steps[position] != step
+            && content(&steps[position]) != content(&step)
         {
             drafts.insert(position, step);
         }
@@ -128,6 +136,7 @@ mod tests {
         assert!(restore(&run, &saved[..1], stored.clone()).2.is_none());
         let mut caught_up = saved.clone();
         caught_up[1] = edited;
+        caught_up[1].last_edited_by = "ann".into();
         assert!(restore(&run, &caught_up, stored).0.is_empty());
         assert_eq!(to_store(&run, &BTreeMap::new(), &None), None);
     }

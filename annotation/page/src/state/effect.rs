@@ -57,6 +57,12 @@ pub enum Effect {
         format: Format,
         options: Options,
     },
+    /// The fine-tuning export of the runs `ids` (those in the chosen statuses).
+    Finetune {
+        ids: Vec<String>,
+        filter: String,
+        options: annotation_core::finetune::Options,
+    },
     ImportFile {
         file: web_sys::File,
         user: User,

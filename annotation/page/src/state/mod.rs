@@ -274,6 +274,8 @@ pub enum Action {
     ExportList(Format, Options),
     /// Export the open run as a ZIP with its screenshots.
     ExportRun,
+    /// The fine-tuning export of the runs picked, or those shown when none are.
+    ExportFinetune(annotation_core::finetune::Options),
     ImportFile(web_sys::File),
     /// Import the refused file again, as copies.
     ImportCopies,
@@ -470,6 +472,7 @@ impl Studio {
             Action::ConfirmLeave(choice) => self.confirm_leave(choice),
             Action::ExportList(format, options) => self.export_list(format, options),
             Action::ExportRun => self.export_run(),
+            Action::ExportFinetune(options) => self.export_finetune(options),
             Action::ImportFile(file) => {
                 self.queue(Effect::ImportFile { file, user: self.user.clone() })
             }
@@ -529,6 +532,10 @@ impl Studio {
                 self.apply_to_run(action);
                 self.take_command();
                 if saved && let Some(leave) = self.after_save.take() {
+                    // Stored: the draft goes now, as the editor does.
+                    if let Some(editor) = self.editor.as_ref().filter(|e| !e.dirty()) {
+                        self.queue(Effect::DeleteDraft(editor.run.id.clone()));
+                    }
                     self.leave(leave);
                 }
             }

@@ -126,6 +126,17 @@ impl Studio {
         self.queue(Effect::Export { ids, filter, format, options });
     }
 
+    /// Fine-tuning data from the runs picked, or those shown (the list's filter).
+    pub(super) fn export_finetune(&mut self, options: annotation_core::finetune::Options) {
+        let ids = if self.list.picked.is_empty() {
+            self.list.shown().map(|s| s.run_id.clone()).collect()
+        } else {
+            self.list.picked.iter().cloned().collect()
+        };
+        let filter = describe(&self.list.filter);
+        self.queue(Effect::Finetune { ids, filter, options });
+    }
+
     pub(super) fn export_run(&mut self) {
         let Some(editor) = &self.editor else { return };
         let id = editor.merged_run().id.clone();
