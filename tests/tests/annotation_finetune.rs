@@ -7,7 +7,7 @@
 
 use std::process::Command;
 
-use e2e::agent::replies::{navigate, plan, verdict};
+use e2e::agent::replies::{navigate as answer, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::annotation::*;
 use e2e::browser::Browser;
@@ -35,12 +35,12 @@ fn the_fine_tuning_export_loads_in_datasets_passes_a_chat_format_check_and_leaks
     let password = id_of(&mut browser, &tab, "Password");
     let llm = ScriptedLlm::start([
         plan(false, "1. Fill in the password\n2. Report it is done", ""),
-        navigate(
+        answer(
             "Start: the widgets page is open",
             "Type the password; I expect the field to hold it",
             json!([{"action": "type", "id": password, "text": TYPED_PASSWORD, "clear": true}]),
         ),
-        navigate(
+        answer(
             "Success: the password field is filled",
             "Report that the password is in",
             json!([{"action": "done", "text": "The password is filled in.", "success": true}]),

@@ -89,7 +89,7 @@ fn reload_answering_leave(page: &Page) -> bool {
 }
 
 #[test]
-fn unsaved_edits_ask_before_leaving_and_come_back_after_a_reload_or_a_crash() {
+fn unsaved_edits_ask_before_leaving_and_come_back_after_a_reload_or_the_tab_closing() {
     let mut browser = Browser::launch();
     let page = open_annotation(&mut browser, "");
     seed(
@@ -159,14 +159,16 @@ fn unsaved_edits_ask_before_leaving_and_come_back_after_a_reload_or_a_crash() {
         "true"
     );
 
-    // A crash of the tab loses nothing typed either.
+    // Nor does the tab going away at once, as in a crash: nothing runs on the way out.
     replace_text(&page, "[data-testid=thought3]", "I should open the steel kettle's page.");
     wait_stored(
         &page,
         "get('annotation', 'draft:w1').then(d => d && d.steps.some(s => s.thoughts.thought3.includes('steel kettle')))",
         "the second draft",
     );
-    let _ = page.call("Page.crash", json!({}));
+    browser
+        .call("Target.closeTarget", json!({"targetId": page.target_id}))
+        .expect("the tab closes");
     let again = open_annotation(&mut browser, "?agentRunId=w1&qa=false");
     again.wait_for_text("[data-testid=step-heading]", "Step 2 of 3");
     assert_eq!(thought(&again, 3), "I should open the steel kettle's page.");

@@ -12,6 +12,7 @@
 //! - [`issues`]: the Issue Tracker: issues flagged on steps, resolved, counted per run.
 //! - [`history`]: versions, what changed between two, word diffs, rollback.
 //! - [`checklist`]: the live structure checklist (seed §5.D).
+//! - [`collections`]: named run collections with a description and metadata (seed §7.D).
 //! - [`patterns`]: missing-pattern detection with one-click fixes (seed §7.B).
 //! - [`escape`]: JSON bracket escaping with validation before and after (seed §5.B).
 //! - [`templates`]: the template files (seed §5.C), placeholders, filling, starred steps.
@@ -27,6 +28,7 @@
 //! - [`import`]: validated, all-or-nothing import with a reason for every rejected record.
 
 pub mod checklist;
+pub mod collections;
 pub mod escape;
 pub mod export;
 pub mod finetune;

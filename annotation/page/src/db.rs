@@ -30,6 +30,7 @@ const USER_KEY: &str = "user";
 const SYNC_KEY: &str = "sync";
 const PULLED_KEY: &str = "pulledAt";
 const GRAMMAR_KEY: &str = "grammar";
+const COLLECTIONS_KEY: &str = "collections";
 
 /// A change waiting for the server, with the id that makes a replay harmless.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -483,6 +484,20 @@ impl Db {
         write.await.map_err(failed("store the server's comments"))
     }
 
+    /// What is said of each collection (`annotation` store, key `collections`).
+    pub async fn collections(&self) -> Vec<annotation_core::collections::Collection> {
+        self.setting(COLLECTIONS_KEY).await.unwrap_or_default()
+    }
+
+    pub async fn put_collections(
+        &self,
+        collections: &[annotation_core::collections::Collection],
+    ) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, COLLECTIONS_KEY, &collections)
+            .await
+            .map_err(failed("store the collection"))
+    }
+
     /// The run's stored unsaved edits, if any and readable.
     pub async fn draft(&self, run_id: &str) -> Option<StoredDraft> {
         self.setting(&drafts::key(run_id)).await
@@ -550,7 +565,17 @@ impl Db {
     }
 
     pub async fn put_template(&self, template: &Template) -> Result<(), String> {
-        self.put(TEMPLATES, template).await.map_err(failed("star the step"))
+        self.put(TEMPLATES, template).await.map_err(failed("store the template"))
+    }
+
+    pub async fn delete_template(&self, id: &str) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[TEMPLATES])?;
+            tx.object_store(TEMPLATES)?.delete(id).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("delete the template"))
     }
 
     /// The screenshot blob stored under `key`.

@@ -37,7 +37,8 @@ pub fn app() -> Html {
         }
         (Screen::List, true) => html! {
             <RunsList list={state.list.clone()} user={state.user.clone()}
-                dispatch={state.dispatcher()} rejections={state.rejections.clone()} copyable={state.copyable.clone()} />
+                dispatch={state.dispatcher()} rejections={state.rejections.clone()} copyable={state.copyable.clone()}
+                collections={state.collections.clone()} />
         },
         (Screen::Run, true) => match &state.editor {
             Some(editor) => html! {

@@ -4,6 +4,7 @@
 pub mod analytics_view;
 pub mod app;
 pub mod checks_panel;
+pub mod collection_panel;
 pub mod diff_view;
 pub mod export_dialog;
 pub mod finetune_dialog;

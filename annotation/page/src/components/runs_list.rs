@@ -4,6 +4,7 @@ use annotation_core::roles::User;
 use yew::prelude::*;
 
 use crate::components::analytics_view::AnalyticsView;
+use crate::components::collection_panel::CollectionPanel;
 use crate::components::export_dialog::ExportDialog;
 use crate::components::finetune_dialog::FinetuneDialog;
 use crate::components::run_filters::RunFilters;
@@ -22,6 +23,7 @@ pub struct Props {
     pub dispatch: Dispatch,
     pub rejections: Vec<String>,
     pub copyable: Option<(String, String)>,
+    pub collections: Vec<annotation_core::collections::Collection>,
 }
 
 /// Every captured run: search, filters, batch actions, export and import (seed §7.E, §8).
@@ -104,6 +106,12 @@ pub fn runs_list(props: &Props) -> Html {
                 </button>
             </div>
             <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} on_change={on_list.clone()} />
+            if let Some(name) = list.filter.collection.clone().filter(|c| !c.is_empty()) {
+                <CollectionPanel name={name.clone()} collection={props.collections.iter().find(|c| c.name == name).cloned()}
+                    meta={annotation_core::collections::metadata(&list.summaries, &name)}
+                    on_describe={{ let (dispatch, name) = (props.dispatch.clone(), name.clone());
+                        Callback::from(move |description| dispatch.dispatch(Action::DescribeCollection { name: name.clone(), description })) }} />
+            }
             if *analytics {
                 <AnalyticsView summaries={list.shown().cloned().collect::<Vec<_>>()} />
             }

@@ -177,6 +177,38 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
             }
             Err(why) => notify(dispatch, false, why),
         },
+        Effect::PutCollection(collection) => {
+            runs::put_collection(db, dispatch, |all| {
+                match all.iter_mut().find(|c| c.name == collection.name) {
+                    Some(stored) => stored.description = collection.description.clone(),
+                    None => all.push(collection.clone()),
+                }
+            })
+            .await
+        }
+        Effect::CollectionExported(name) => {
+            let at = crate::util::now();
+            runs::put_collection(db, dispatch, |all| {
+                if let Some(stored) = all.iter_mut().find(|c| c.name == name) {
+                    stored.exported_at = Some(at.clone());
+                }
+            })
+            .await
+        }
+        Effect::SaveTemplate(template) => match db.put_template(&template).await {
+            Ok(()) => {
+                notify(dispatch, true, format!("Template “{}” saved.", template.name));
+                dispatch.dispatch(Action::Starred(db.starred().await));
+            }
+            Err(why) => notify(dispatch, false, why),
+        },
+        Effect::DeleteTemplate(id) => match db.delete_template(&id).await {
+            Ok(()) => {
+                notify(dispatch, true, "Template deleted from the library.");
+                dispatch.dispatch(Action::Starred(db.starred().await));
+            }
+            Err(why) => notify(dispatch, false, why),
+        },
         Effect::CheckGrammar { endpoint, run_id, step_index, thoughts } => {
             let result = check_grammar(&endpoint, thoughts).await;
             dispatch.dispatch(Action::GrammarChecked { run_id, step_index, result });

@@ -40,6 +40,7 @@ pub async fn load_list(db: &Db, dispatch: &Dispatch) {
         }
         Err(why) => return notify(dispatch, false, why),
     }
+    dispatch.dispatch(Action::Collections(db.collections().await));
     // The list is on screen; the search index follows.
     match db.search_texts().await {
         Ok(texts) => dispatch.dispatch(Action::List(ListAction::Texts(texts))),
@@ -367,6 +368,11 @@ pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, u
             Err(why) => return notify(dispatch, false, why),
         }
     }
+    let at = now();
+    put_collection(db, dispatch, |all| {
+        annotation_core::collections::ensure(all, name, &user.name, &at)
+    })
+    .await;
     notify(
         dispatch,
         true,
@@ -376,6 +382,20 @@ pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, u
         ),
     );
     load_list(db, dispatch).await;
+}
+
+/// Changes the stored collections with `edit`, then shows them.
+pub async fn put_collection(
+    db: &Db,
+    dispatch: &Dispatch,
+    edit: impl FnOnce(&mut Vec<annotation_core::collections::Collection>),
+) {
+    let mut all = db.collections().await;
+    edit(&mut all);
+    match db.put_collections(&all).await {
+        Ok(()) => dispatch.dispatch(Action::Collections(all)),
+        Err(why) => notify(dispatch, false, why),
+    }
 }
 
 fn short(text: &str) -> String {

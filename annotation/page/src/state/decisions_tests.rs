@@ -471,3 +471,36 @@ fn a_grammar_check_runs_one_at_a_time_and_reports_its_count() {
     assert_eq!(studio.notice.as_ref().unwrap().text, "Grammar: 0 issues found.");
     assert_eq!(studio.grammar_check.found.len(), 1);
 }
+
+#[test]
+fn only_starred_templates_are_edited_or_deleted_and_collections_keep_a_description() {
+    use annotation_core::templates::{self, Template};
+    let mut studio = Studio::default();
+    let bundled: Template = templates::bundled().remove(0);
+    studio.apply(Action::SaveTemplate(Box::new(bundled.clone())));
+    studio.apply(Action::DeleteTemplate(bundled.id.clone()));
+    assert!(queued(&studio).is_empty(), "the bundled files are not the library's to change");
+    let step = Step { run_id: "r".into(), index: 1, ..Step::default() };
+    let mut starred = templates::star(&step, "Mine", "ann", "t");
+    studio.apply(Action::Starred(vec![starred.clone()]));
+    starred.name = "Renamed".into();
+    studio.apply(Action::SaveTemplate(Box::new(starred.clone())));
+    studio.apply(Action::DeleteTemplate(starred.id.clone()));
+    assert!(
+        matches!(queued(&studio)[..], [Effect::SaveTemplate(t), Effect::DeleteTemplate(id)] if t.name == "Renamed" && *id == starred.id)
+    );
+
+    let mut studio = Studio::default();
+    studio.apply(Action::DescribeCollection {
+        name: "batch".into(),
+        description: " For the shop model. ".into(),
+    });
+    let [Effect::PutCollection(c)] = queued(&studio)[..] else { panic!() };
+    assert_eq!((c.name.as_str(), c.description.as_str()), ("batch", "For the shop model."));
+    let mut studio = Studio::default();
+    studio.list.filter.collection = Some("batch".into());
+    studio.apply(Action::ExportList(Format::Jsonl, Options::default()));
+    assert!(
+        matches!(queued(&studio)[..], [Effect::Export { .. }, Effect::CollectionExported(n)] if n == "batch")
+    );
+}

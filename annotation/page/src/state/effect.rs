@@ -86,6 +86,10 @@ pub enum Effect {
         name: String,
         user: User,
     },
+    /// Store what is said of a collection.
+    PutCollection(annotation_core::collections::Collection),
+    /// Note now as when the collection was last exported.
+    CollectionExported(String),
     /// Store a copy of a run and open it.
     Duplicate {
         run: Box<Run>,
@@ -110,6 +114,10 @@ pub enum Effect {
     },
     LoadStarred,
     PutTemplate(Box<Template>),
+    /// Store an edited starred template.
+    SaveTemplate(Box<Template>),
+    /// Take a starred template out of the library.
+    DeleteTemplate(String),
     /// Ask the grammar server about the step's thoughts.
     CheckGrammar {
         endpoint: String,

@@ -206,6 +206,8 @@ pub struct Studio {
     pub wanted: Option<(String, bool)>,
     /// The URL's `taskId`, while the run it came with is open or missing.
     pub task: Option<String>,
+    /// What is said of each collection (description, when made and exported).
+    pub collections: Vec<annotation_core::collections::Collection>,
 }
 
 /// Grammar answers, each counting only while its text is what was checked.
@@ -239,6 +241,7 @@ impl Default for Studio {
             after_save: None,
             wanted: None,
             task: None,
+            collections: Vec::new(),
         }
     }
 }
@@ -283,6 +286,12 @@ pub enum Action {
     MovePicked(ReviewStatus),
     /// Add the picked runs to a named collection.
     CollectPicked(String),
+    Collections(Vec<annotation_core::collections::Collection>),
+    /// A collection's description as edited.
+    DescribeCollection {
+        name: String,
+        description: String,
+    },
     // ---- the open run ----
     Select(usize),
     Next,
@@ -368,6 +377,9 @@ pub enum Action {
     StarStep {
         at: String,
     },
+    /// A starred template as edited.
+    SaveTemplate(Box<Template>),
+    DeleteTemplate(String),
     CheckGrammar,
     GrammarChecked {
         run_id: String,
@@ -486,6 +498,19 @@ impl Studio {
                 let name = name.trim().to_owned();
                 self.queue(Effect::Collect { ids, name, user: self.user.clone() });
             }
+            Action::Collections(collections) => self.collections = collections,
+            Action::DescribeCollection { name, description } => {
+                let mut collection =
+                    self.collections.iter().find(|c| c.name == name).cloned().unwrap_or_else(
+                        || annotation_core::collections::Collection {
+                            name: name.clone(),
+                            created_by: self.user.name.clone(),
+                            ..Default::default()
+                        },
+                    );
+                collection.description = description.trim().to_owned();
+                self.queue(Effect::PutCollection(collection));
+            }
             Action::Notify(notice) => self.notice = Some(notice),
             Action::DismissNotice => self.notice = None,
             Action::Help(open) => self.help = open,
@@ -514,6 +539,17 @@ impl Studio {
             Action::DiscardRefused(pending) => self.queue(Effect::Discard(pending)),
             Action::LoadStarred => self.queue(Effect::LoadStarred),
             Action::Starred(templates) => self.starred = templates,
+            Action::SaveTemplate(template) => {
+                // Only starred steps are the library's to change; bundled files are not.
+                if template.starred_from.is_some() && !template.name.trim().is_empty() {
+                    self.queue(Effect::SaveTemplate(template));
+                }
+            }
+            Action::DeleteTemplate(id) => {
+                if self.starred.iter().any(|t| t.id == id) {
+                    self.queue(Effect::DeleteTemplate(id));
+                }
+            }
             Action::GrammarChecked { run_id, step_index, result } => {
                 self.grammar_checked(run_id, step_index, result)
             }

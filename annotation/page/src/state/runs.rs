@@ -124,6 +124,14 @@ impl Studio {
         };
         let filter = describe(&self.list.filter);
         self.queue(Effect::Export { ids, filter, format, options });
+        self.exported_collection();
+    }
+
+    /// An export of a collection (the list filtered by it) is noted on the collection.
+    fn exported_collection(&mut self) {
+        if let Some(name) = self.list.filter.collection.clone().filter(|c| !c.is_empty()) {
+            self.queue(Effect::CollectionExported(name));
+        }
     }
 
     /// Fine-tuning data from the runs picked, or those shown (the list's filter).
@@ -135,6 +143,7 @@ impl Studio {
         };
         let filter = describe(&self.list.filter);
         self.queue(Effect::Finetune { ids, filter, options });
+        self.exported_collection();
     }
 
     pub(super) fn export_run(&mut self) {
