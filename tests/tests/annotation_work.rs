@@ -275,6 +275,9 @@ fn a_flagged_issue_reaches_the_reviewer_on_the_step_and_in_the_list_filter() {
         "document.querySelector('[data-testid=issue]')?.dataset.state === 'resolved'",
         "resolved",
     );
+    // Resolving saves at once.
+    page.wait_for_text("[data-testid=notice]", "Saved as version");
+    page.wait_for("!document.querySelector('[data-testid=unsaved]')", "nothing unsaved");
     page.wait_for_text("[data-testid=run-issues]", "0 open issues · 1 resolved");
     page.wait_for_text("[data-testid=run-metrics]", "issues flagged 1 · resolved 1");
     assert!(page.text("[data-testid=run-metrics]").contains("review rounds 1"));
