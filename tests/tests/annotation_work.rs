@@ -241,7 +241,7 @@ fn a_flagged_issue_reaches_the_reviewer_on_the_step_and_in_the_list_filter() {
         (json!(true), Some(1))
     );
     page.click("[data-testid=to-in-review]");
-    page.wait_for_text("[data-testid=run-status]", "In review");
+    page.wait_for_text("[data-testid=notice]", "The run is now in review");
 
     // The reviewer finds it from the list's filter …
     set_user(&page, "rev", "reviewer");

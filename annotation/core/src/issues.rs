@@ -104,7 +104,7 @@ pub fn raise(step: &Step, draft: &Draft, by: &str, at: &str) -> Value {
 /// whether anything changed.
 pub fn set_resolved(step: &mut Step, position: usize, resolved: bool, by: &str, at: &str) -> bool {
     let Some(value) = step.issues.get_mut(position) else { return false };
-    if value_is_open(value) == !resolved {
+    if value_is_open(value) != resolved {
         return false;
     }
     let mut issue = read(value);

@@ -263,16 +263,16 @@ impl Db {
         read.await.map_err(failed("read the run"))
     }
 
-    /// Saves `run` and `steps` as the next version. The first save also records the run as
-    /// captured (version 1), so the agent's own words can always be rolled back to.
+    /// Saves `run` and `steps` as the next version, by `author` at `now`, its quality counting
+    /// `text_issues` per step. The first save also records the run as captured (version 1),
+    /// so the agent's own words can always be rolled back to.
     pub async fn save(
         &self,
         before: (&Run, &[Step]),
         latest: Option<&Version>,
         mut run: Run,
         mut steps: Vec<Step>,
-        author: &str,
-        now: &str,
+        (author, now): (&str, &str),
         text_issues: &[usize],
     ) -> Result<SaveResult, String> {
         let write = async {
@@ -405,7 +405,7 @@ impl Db {
                 // A header edit leaves the thoughts, so the quality stored with them stays.
                 let kept = data.run.quality;
                 let mut saved = self
-                    .save(before, data.versions.last(), run, data.steps.clone(), author, now, &[])
+                    .save(before, data.versions.last(), run, data.steps.clone(), (author, now), &[])
                     .await?;
                 if let Some(quality) = kept
                     && saved.run.quality != Some(quality)

@@ -135,7 +135,8 @@ pub async fn save(
     how: Save<'_>,
 ) {
     let Save { latest, author, then_select, issues } = how;
-    match db.save((&before.0, &before.1), latest, run, steps, author, &now(), &issues).await {
+    let at = now();
+    match db.save((&before.0, &before.1), latest, run, steps, (author, &at), &issues).await {
         Ok(saved) => dispatch.dispatch(Action::Saved {
             run: Box::new(saved.run),
             steps: saved.steps,

@@ -64,6 +64,9 @@ impl Tool {
     }
 }
 
+/// Steps (1-based) that still hold template placeholders, each with the names left.
+pub type Unfilled = Vec<(u32, Vec<String>)>;
+
 /// What the page must do in storage; the app carries it out and reports back.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
@@ -106,7 +109,7 @@ pub struct EditorState {
     pub flag: IssueDraft,
     /// A save held back because edited steps still hold template placeholders: the save,
     /// and for each such step its number (1-based) and the placeholders left.
-    pub blocked: Option<(Command, Vec<(u32, Vec<String>)>)>,
+    pub blocked: Option<(Command, Unfilled)>,
     /// Unsaved edits brought back from storage when the run opened.
     pub restored: Option<Restored>,
 }
@@ -238,7 +241,7 @@ impl EditorState {
         update_subtasks(&mut run, &steps);
         let command = Command::Save { run, steps, then_select };
         // Placeholders left in an edited step would go into the training data as `<name>`.
-        let unfilled: Vec<(u32, Vec<String>)> = self
+        let unfilled: Unfilled = self
             .drafts
             .values()
             .filter_map(|step| {
