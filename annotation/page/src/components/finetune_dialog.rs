@@ -51,7 +51,7 @@ pub fn finetune_dialog(props: &Props) -> Html {
     };
     html! {
         <div class="overlay">
-            <div class="dialog" role="dialog" aria-label="Fine-tuning export" data-testid="finetune-dialog">
+            <div class="dialog finetune" role="dialog" aria-label="Fine-tuning export" data-testid="finetune-dialog">
                 <h2>{ "Fine-tuning data for the Navigator" }</h2>
                 <p class="muted">{ format!(
                     "From the {} run{} the list offers (set its filters, or pick runs, first): one chat example per step, the Navigator's prompt as it saw it and its answer with your thoughts. A ZIP of train.jsonl, validation.jsonl and a dataset card.",
