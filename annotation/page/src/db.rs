@@ -264,7 +264,7 @@ impl Db {
     }
 
     /// Saves `run` and `steps` as the next version, by `author` at `now`, its quality counting
-    /// `text_issues` per step. The first save also records the run as captured (version 1),
+    /// `text_issues` per step (`None`: the steps are as before, and so is the quality). The first save also records the run as captured (version 1),
     /// so the agent's own words can always be rolled back to.
     pub async fn save(
         &self,
@@ -273,7 +273,7 @@ impl Db {
         mut run: Run,
         mut steps: Vec<Step>,
         (author, now): (&str, &str),
-        text_issues: &[usize],
+        text_issues: Option<&[usize]>,
     ) -> Result<SaveResult, String> {
         let write = async {
             let mut first = None;
@@ -309,7 +309,11 @@ impl Db {
             };
             run.version = version.number;
             run.updated_at = now.to_owned();
-            run.quality = Some(run_quality_counted(&steps, text_issues));
+            run.quality = match (text_issues, before.0.quality) {
+                (Some(issues), _) => Some(run_quality_counted(&steps, issues)),
+                (None, Some(kept)) => Some(kept),
+                (None, None) => Some(run_quality(&steps)),
+            };
             self.write_run(&run, &steps, before.1, first.iter().chain([&version])).await?;
             Ok(SaveResult { run, steps, versions: first.into_iter().chain([version]).collect() })
         };
@@ -403,16 +407,15 @@ impl Db {
             Edit::Save => {
                 let before = (&data.run, &data.steps[..]);
                 // A header edit leaves the thoughts, so the quality stored with them stays.
-                let kept = data.run.quality;
-                let mut saved = self
-                    .save(before, data.versions.last(), run, data.steps.clone(), (author, now), &[])
-                    .await?;
-                if let Some(quality) = kept
-                    && saved.run.quality != Some(quality)
-                {
-                    saved.run.quality = Some(quality);
-                    self.put_synced(Some(&saved.run), &[]).await?;
-                }
+                self.save(
+                    before,
+                    data.versions.last(),
+                    run,
+                    data.steps.clone(),
+                    (author, now),
+                    None,
+                )
+                .await?;
                 Ok(Edit::Save)
             }
             skip => Ok(skip),

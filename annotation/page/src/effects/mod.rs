@@ -50,17 +50,28 @@ thread_local! {
     /// The dictionary once loaded, for the effects that count spelling issues (a save's
     /// quality) as well as for the components, which get it as context.
     static SPELLER: RefCell<Option<Rc<Speller>>> = const { RefCell::new(None) };
+    static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Time spent on the open run since its last save (seed §7.H).
     static ACTIVE: RefCell<(String, annotation_core::metrics::ActiveTime)> =
         RefCell::new((String::new(), Default::default()));
 }
 
-/// The dictionary, loading it first if nothing has yet.
+/// The dictionary, loading it first if nothing has yet; a load under way is waited for,
+/// not started again.
 async fn speller() -> Result<Rc<Speller>, String> {
-    if let Some(loaded) = SPELLER.with(|s| s.borrow().clone()) {
-        return Ok(loaded);
+    loop {
+        if let Some(loaded) = SPELLER.with(|s| s.borrow().clone()) {
+            return Ok(loaded);
+        }
+        if !LOADING.with(std::cell::Cell::get) {
+            break;
+        }
+        crate::util::yield_now().await;
     }
-    let loaded = Rc::new(load_speller().await?);
+    LOADING.with(|l| l.set(true));
+    let loaded = load_speller().await.map(Rc::new);
+    LOADING.with(|l| l.set(false));
+    let loaded = loaded?;
     SPELLER.with(|s| *s.borrow_mut() = Some(loaded.clone()));
     Ok(loaded)
 }
@@ -114,7 +125,11 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         }
         Effect::Save { before, latest, mut run, steps, author, then_select, grammar } => {
             run.active_ms += take_active(&run.id);
-            let issues = runs::text_issues(&steps, &grammar).await;
+            // A save that changes no step (a status move, tags) keeps the quality it had.
+            let issues = match steps == before.1 {
+                true => None,
+                false => Some(runs::text_issues(&steps, &grammar).await),
+            };
             let edited = (*run, steps);
             let save =
                 runs::Save { latest: latest.as_deref(), author: &author, then_select, issues };

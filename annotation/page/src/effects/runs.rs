@@ -97,8 +97,9 @@ pub struct Save<'a> {
     pub latest: Option<&'a Version>,
     pub author: &'a str,
     pub then_select: Option<usize>,
-    /// Spelling and grammar issues per step, in order, for the run's quality.
-    pub issues: Vec<usize>,
+    /// Spelling and grammar issues per step, in order, for the run's quality; `None` when
+    /// no step changed, and the quality stays.
+    pub issues: Option<Vec<usize>>,
 }
 
 /// Spelling issues (against the bundled dictionary) plus the grammar issues the page knows
@@ -136,7 +137,10 @@ pub async fn save(
 ) {
     let Save { latest, author, then_select, issues } = how;
     let at = now();
-    match db.save((&before.0, &before.1), latest, run, steps, (author, &at), &issues).await {
+    match db
+        .save((&before.0, &before.1), latest, run, steps, (author, &at), issues.as_deref())
+        .await
+    {
         Ok(saved) => dispatch.dispatch(Action::Saved {
             run: Box::new(saved.run),
             steps: saved.steps,
