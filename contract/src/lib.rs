@@ -4,6 +4,7 @@
 //! - [`status`]: the review workflow's [`ReviewStatus`].
 //! - [`roles`]: who a person is ([`Role`]) and the status transitions each may make.
 //! - [`action`]: the Navigator's [`Action`] union, and the shape of each variant on the wire.
+//! - [`issue`]: a problem flagged on a step ([`Issue`]), with its type, severity and status.
 //! - [`time`]: ISO 8601 UTC timestamps as every record stores them.
 //! - [`digest`]: lowercase hex and the SHA-256 content address of screenshots.
 //! - [`url`]: the two percent-encodings in use, form and component.
@@ -15,6 +16,7 @@
 
 pub mod action;
 pub mod digest;
+pub mod issue;
 pub mod limits;
 pub mod roles;
 pub mod status;
@@ -23,5 +25,6 @@ pub mod time;
 pub mod url;
 
 pub use action::{Action, TabId};
+pub use issue::{Issue, IssueKind, IssueStatus, Severity};
 pub use roles::Role;
 pub use status::ReviewStatus;

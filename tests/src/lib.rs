@@ -26,6 +26,7 @@ pub mod cdp;
 pub mod fixtures;
 pub mod http;
 pub mod llm;
+pub mod python;
 pub mod tasks;
 
 use std::path::PathBuf;

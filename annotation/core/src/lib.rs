@@ -9,8 +9,10 @@
 //! - [`roles`]: roles, what each may do, and the review status flow (mirroring the sync
 //!   server, which is the real judge).
 //! - [`review`]: comments, suggestions (tracked changes) and their resolution.
+//! - [`issues`]: the Issue Tracker: issues flagged on steps, resolved, counted per run.
 //! - [`history`]: versions, what changed between two, word diffs, rollback.
 //! - [`checklist`]: the live structure checklist (seed §5.D).
+//! - [`collections`]: named run collections with a description and metadata (seed §7.D).
 //! - [`patterns`]: missing-pattern detection with one-click fixes (seed §7.B).
 //! - [`escape`]: JSON bracket escaping with validation before and after (seed §5.B).
 //! - [`templates`]: the template files (seed §5.C), placeholders, filling, starred steps.
@@ -18,8 +20,10 @@
 //! - [`spelling`]: offline spelling over a Hunspell dictionary.
 //! - [`grammar`]: a LanguageTool-compatible endpoint's request and answer.
 //! - [`quality`]: per-step and per-run quality scores (seed §7.H).
+//! - [`metrics`]: per-run metrics (seed §7.H): time spent annotating, review iterations, issues.
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
+//! - [`finetune`]: chat-format training data for the Navigator, a step an example, with a card.
 //! - [`anonymize`]: names, addresses, phone numbers, URL tokens, typed text and times
 //!   replaced or removed before an anonymized export is written.
 //! - [`sync`]: the queue, bodies, answers, conflicts and state of syncing with the server.
@@ -27,12 +31,16 @@
 
 pub mod anonymize;
 pub mod checklist;
+pub mod collections;
 pub mod escape;
 pub mod export;
+pub mod finetune;
 pub mod grammar;
 pub mod history;
 pub mod import;
+pub mod issues;
 pub mod lint;
+pub mod metrics;
 pub mod patterns;
 pub mod quality;
 pub mod query;

@@ -9,8 +9,9 @@
 //! | Readability | 20 | sentences of 4–20 words, words of ≤ 6 letters on average | very long sentences or very long words |
 //! | Language | 20 | no spelling or grammar issues | 10 or more per 100 words |
 //!
-//! An empty step scores 0 on every part. The run score is the mean of its steps' scores; it
-//! counts no text issues, since spelling needs a dictionary the stored run does not carry.
+//! An empty step scores 0 on every part. The run score is the mean of its steps' scores,
+//! each counting the spelling and grammar issues the page found in it when it saved
+//! ([`run_quality_counted`]; the page holds the dictionary, the stored run does not).
 //!
 //! Speed: the runs list scores many runs, so scoring reads each thought once without
 //! allocating ([`crate::checklist`]'s scan) and skips the checklist's wording. 1,000 runs of 20
@@ -95,15 +96,27 @@ fn readability(a: &Analysis, words: usize) -> u8 {
     clamp(score)
 }
 
-/// The run's quality: the mean of its steps' scores, the last step judged as final; 0 for a
-/// run without steps.
+/// The run's quality without counting text issues: the mean of its steps' scores, the last
+/// step judged as final; 0 for a run without steps.
 pub fn run_quality(steps: &[Step]) -> u8 {
+    run_quality_counted(steps, &[])
+}
+
+/// The run's quality with `text_issues[i]` spelling and grammar issues in step `i` (missing
+/// entries count none), so misspelled thoughts lower the Language part and the score.
+pub fn run_quality_counted(steps: &[Step], text_issues: &[usize]) -> u8 {
     if steps.is_empty() {
         return 0;
     }
     let last = steps.len() - 1;
-    let sum: u64 =
-        steps.iter().enumerate().map(|(i, s)| u64::from(step_quality(s, i == last, 0).score)).sum();
+    let sum: u64 = steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let issues = text_issues.get(i).copied().unwrap_or(0);
+            u64::from(step_quality(s, i == last, issues).score)
+        })
+        .sum();
     clamp(sum as f64 / steps.len() as f64)
 }
 

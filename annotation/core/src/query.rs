@@ -31,6 +31,22 @@ pub struct RunSummary {
     pub done: u32,
     /// Steps flagged for review.
     pub flagged: u32,
+    /// Issues still open, and resolved, over every step (seed §2 Issue Tracker, §7.H).
+    #[serde(default)]
+    pub open_issues: u32,
+    #[serde(default)]
+    pub resolved_issues: u32,
+    /// Kinds of the open issues (`logic`, `missing-context`, …), sorted.
+    #[serde(default)]
+    pub issue_kinds: Vec<String>,
+    /// Time spent annotating (ms) and times submitted for review (seed §7.H).
+    #[serde(default)]
+    pub active_ms: u64,
+    #[serde(default)]
+    pub review_rounds: u32,
+    /// Which summary shape this is; a stored summary of an older shape is made again.
+    #[serde(default)]
+    pub format: u32,
     /// Distinct, sorted.
     pub action_types: Vec<String>,
     /// Lowercased: ids, prompt, follow-ups, final answer, every step's thoughts, extended
@@ -38,6 +54,9 @@ pub struct RunSummary {
     pub search_text: String,
     pub version: u32,
 }
+
+/// The summary shape [`summarize`] makes now (1: issues and per-run metrics).
+pub const SUMMARY_FORMAT: u32 = 1;
 
 /// Reduces a run to what the list needs.
 pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
@@ -84,6 +103,7 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
             StepState::NeedsAnnotation => {}
         }
     }
+    let tally = crate::issues::tally(steps);
     RunSummary {
         run_id: run.id.clone(),
         task_id: run.task_id.clone(),
@@ -99,6 +119,12 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
         steps: steps.len() as u32,
         done,
         flagged,
+        open_issues: tally.open,
+        resolved_issues: tally.resolved,
+        issue_kinds: tally.open_kinds.iter().map(|k| k.as_str().to_owned()).collect(),
+        active_ms: run.active_ms,
+        review_rounds: run.review_rounds,
+        format: SUMMARY_FORMAT,
         action_types: action_types.into_iter().collect(),
         search_text: text.to_lowercase(),
         version: run.version,
@@ -123,7 +149,12 @@ pub struct Filter {
     pub tags: Vec<String>,
     pub action_type: Option<String>,
     pub collection: Option<String>,
+    /// `open`: runs with an open issue; an issue type (`logic`, …): an open issue of it.
+    pub issue: Option<String>,
 }
+
+/// The filter's value for runs with any open issue.
+pub const OPEN_ISSUES: &str = "open";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Sort {
@@ -247,6 +278,12 @@ impl<'a> Compiled<'a> {
         {
             return false;
         }
+        match f.issue.as_deref().filter(|i| !i.is_empty()) {
+            Some(OPEN_ISSUES) if s.open_issues == 0 => return false,
+            Some(OPEN_ISSUES) | None => {}
+            Some(kind) if !s.issue_kinds.iter().any(|k| k == kind) => return false,
+            Some(_) => {}
+        }
         self.terms.iter().all(|term| s.search_text.contains(term.as_str()))
     }
 }
@@ -368,6 +405,11 @@ pub fn describe(filter: &Filter) -> String {
     if let Some(c) = nonempty(&filter.collection) {
         parts.push(format!("collection {c}"));
     }
+    match nonempty(&filter.issue).as_deref() {
+        Some(OPEN_ISSUES) => parts.push("open issues".into()),
+        Some(kind) => parts.push(format!("open {kind} issues")),
+        None => {}
+    }
     if parts.is_empty() { "all runs".into() } else { parts.join(" · ") }
 }
 
@@ -456,6 +498,12 @@ mod analytics_tests {
             steps: 10,
             done: 4,
             flagged: 1,
+            open_issues: 0,
+            resolved_issues: 0,
+            issue_kinds: vec![],
+            active_ms: 0,
+            review_rounds: 0,
+            format: SUMMARY_FORMAT,
             action_types: vec![],
             search_text: String::new(),
             version: 0,

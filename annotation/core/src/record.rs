@@ -96,9 +96,20 @@ pub struct Run {
         skip_serializing_if = "Telemetry::is_empty"
     )]
     pub telemetry: Telemetry,
+    /// Time spent annotating the run in this browser, in ms, added at every save (seed §7.H
+    /// "time to annotate"). Local, like `collections`: sync neither sends nor replaces it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub active_ms: u64,
+    /// How many times the run was submitted for review here (seed §7.H "review iterations").
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub review_rounds: u32,
     /// Whatever else the record holds, written back unchanged.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -220,7 +231,8 @@ pub struct Step {
     /// Marked complete by an annotator.
     #[serde(default)]
     pub verified: bool,
-    /// Issues flagged on the step (seed §1 `Issue`); a non-empty list flags it for review.
+    /// Issues flagged on the step (seed §1 `Issue`, see [`crate::issues`]); an open one flags
+    /// it for review.
     #[serde(default)]
     pub issues: Vec<Value>,
     #[serde(default)]
@@ -242,8 +254,10 @@ pub struct Step {
 }
 
 impl Step {
+    /// Flagged while an issue is open (marking it complete keeps its issues); done once
+    /// marked complete; else it needs annotation.
     pub fn state(&self) -> StepState {
-        if !self.issues.is_empty() {
+        if self.issues.iter().any(crate::issues::value_is_open) {
             StepState::Flagged
         } else if self.verified {
             StepState::Done
@@ -262,20 +276,36 @@ pub fn progress(steps: &[Step]) -> u8 {
     (done * 100 / steps.len()) as u8
 }
 
+/// Subtask statuses (seed §2 "pending → annotated → reviewed").
+pub const SUBTASK_PENDING: &str = "pending";
+pub const SUBTASK_ANNOTATED: &str = "annotated";
+pub const SUBTASK_REVIEWED: &str = "reviewed";
+
+/// Where a subtask stands: pending while a step in it is not complete (or has an open
+/// issue), annotated once every one is, reviewed once the run is also approved.
+pub fn subtask_status(subtask: &Subtask, steps: &[Step], run_status: ReviewStatus) -> &'static str {
+    let [first, last] = subtask.step_range;
+    let mut inside = steps.iter().filter(|s| s.index >= first && s.index <= last).peekable();
+    if inside.peek().is_none() || inside.any(|s| s.state() != StepState::Done) {
+        SUBTASK_PENDING
+    } else if matches!(run_status, ReviewStatus::Approved | ReviewStatus::Archived) {
+        SUBTASK_REVIEWED
+    } else {
+        SUBTASK_ANNOTATED
+    }
+}
+
+/// Sets every subtask's status from its steps (see [`subtask_status`]); saves do this.
+pub fn update_subtasks(run: &mut Run, steps: &[Step]) {
+    let status = run.status;
+    for subtask in &mut run.subtasks {
+        subtask.status = subtask_status(subtask, steps, status).to_owned();
+    }
+}
+
 /// The step to open first: the first not marked complete, else the first.
 pub fn first_incomplete(steps: &[Step]) -> Option<u32> {
     steps.iter().find(|s| s.state() != StepState::Done).or(steps.first()).map(|s| s.index)
-}
-
-/// A flag raised on a step by "Save & flag for review".
-pub fn flag_issue(description: &str, author: &str, at: &str) -> Value {
-    serde_json::json!({
-        "type": "logic",
-        "severity": "major",
-        "description": description,
-        "flaggedBy": author,
-        "flaggedAt": at,
-    })
 }
 
 /// A field a server may send as `null` when it has none: read as its default.

@@ -99,6 +99,9 @@ pub fn move_run(run: &mut Run, to: ReviewStatus, user: &User) {
     if to == ReviewStatus::InReview && run.annotator.is_none() {
         run.annotator = Some(user.name.clone());
     }
+    if to == ReviewStatus::InReview {
+        run.review_rounds += 1;
+    }
 }
 
 /// The button text for moving to `to`.

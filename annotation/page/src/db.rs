@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::error::Error;
 
 use annotation_core::history::{self, Version};
-use annotation_core::quality::run_quality;
+use annotation_core::quality::{run_quality, run_quality_counted};
 use annotation_core::query::{self, RunSummary};
 use annotation_core::record::{Run, Step};
 use annotation_core::review::{Comment, Suggestion};
@@ -20,6 +20,7 @@ use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::state::drafts::{self, StoredDraft};
 use crate::util::new_id;
 use wasm_bindgen::JsValue;
 
@@ -31,6 +32,7 @@ const SYNC_KEY: &str = "sync";
 /// `pulledAt` that held this browser's clock before is no longer read.
 const PULL_MARK_KEY: &str = "pullMark";
 const GRAMMAR_KEY: &str = "grammar";
+const COLLECTIONS_KEY: &str = "collections";
 
 /// A change waiting for the server, with the id that makes a replay harmless.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -160,7 +162,11 @@ impl Db {
             let values = tx.object_store(SUMMARIES)?.get_all::<JsValue>().await?;
             let summaries: Vec<RunSummary> =
                 decode(values.collect::<Result<Vec<_>, _>>()?, "summary");
-            Ok::<_, Cause>((runs as usize == summaries.len() && runs > 0).then_some(summaries))
+            // Summaries of an older shape lack what the list now shows: not shown as they are.
+            let current = summaries.iter().all(|s| s.format == query::SUMMARY_FORMAT);
+            Ok::<_, Cause>(
+                (runs as usize == summaries.len() && runs > 0 && current).then_some(summaries),
+            )
         };
         read.await.ok().flatten()
     }
@@ -179,7 +185,11 @@ impl Db {
             let mut stale = Vec::new();
             for run in runs {
                 match stored.remove(&run.id) {
-                    Some(s) if s.updated_at == run.updated_at && s.version == run.version => {
+                    Some(s)
+                        if s.updated_at == run.updated_at
+                            && s.version == run.version
+                            && s.format == query::SUMMARY_FORMAT =>
+                    {
                         out.push(s)
                     }
                     _ => stale.push(run),
@@ -255,16 +265,17 @@ impl Db {
         read.await.map_err(failed("read the run"))
     }
 
-    /// Saves `run` and `steps` as the next version. The first save also records the run as
-    /// captured (version 1), so the agent's own words can always be rolled back to.
+    /// Saves `run` and `steps` as the next version, by `author` at `now`, its quality counting
+    /// `text_issues` per step (`None`: the steps are as before, and so is the quality). The first save also records the run as captured (version 1),
+    /// so the agent's own words can always be rolled back to.
     pub async fn save(
         &self,
         before: (&Run, &[Step]),
         latest: Option<&Version>,
         mut run: Run,
         mut steps: Vec<Step>,
-        author: &str,
-        now: &str,
+        (author, now): (&str, &str),
+        text_issues: Option<&[usize]>,
     ) -> Result<SaveResult, String> {
         let write = async {
             let mut first = None;
@@ -300,7 +311,11 @@ impl Db {
             };
             run.version = version.number;
             run.updated_at = now.to_owned();
-            run.quality = Some(run_quality(&steps));
+            run.quality = match (text_issues, before.0.quality) {
+                (Some(issues), _) => Some(run_quality_counted(&steps, issues)),
+                (None, Some(kept)) => Some(kept),
+                (None, None) => Some(run_quality(&steps)),
+            };
             self.write_run(&run, &steps, before.1, first.iter().chain([&version])).await?;
             Ok(SaveResult { run, steps, versions: first.into_iter().chain([version]).collect() })
         };
@@ -393,8 +408,16 @@ impl Db {
         match edit(&mut run) {
             Edit::Save => {
                 let before = (&data.run, &data.steps[..]);
-                self.save(before, data.versions.last(), run, data.steps.clone(), author, now)
-                    .await?;
+                // A header edit leaves the thoughts, so the quality stored with them stays.
+                self.save(
+                    before,
+                    data.versions.last(),
+                    run,
+                    data.steps.clone(),
+                    (author, now),
+                    None,
+                )
+                .await?;
                 Ok(Edit::Save)
             }
             skip => Ok(skip),
@@ -466,6 +489,79 @@ impl Db {
         write.await.map_err(failed("store the server's comments"))
     }
 
+    /// What is said of each collection (`annotation` store, key `collections`).
+    pub async fn collections(&self) -> Vec<annotation_core::collections::Collection> {
+        self.setting(COLLECTIONS_KEY).await.unwrap_or_default()
+    }
+
+    pub async fn put_collections(
+        &self,
+        collections: &[annotation_core::collections::Collection],
+    ) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, COLLECTIONS_KEY, &collections)
+            .await
+            .map_err(failed("store the collection"))
+    }
+
+    /// The run's stored unsaved edits, if any and readable.
+    pub async fn draft(&self, run_id: &str) -> Option<StoredDraft> {
+        self.setting(&drafts::key(run_id)).await
+    }
+
+    pub async fn put_draft(&self, draft: &StoredDraft) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, &drafts::key(&draft.run_id), draft)
+            .await
+            .map_err(failed("keep your unsaved edits"))
+    }
+
+    pub async fn delete_draft(&self, run_id: &str) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[ANNOTATION])?;
+            tx.object_store(ANNOTATION)?.delete(drafts::key(run_id).as_str()).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("drop the saved edits' draft"))
+    }
+
+    /// The traces of a run's model calls (the worker's `LlmTrace` records), as stored.
+    pub async fn traces(&self, run_id: &str) -> Result<Vec<serde_json::Value>, String> {
+        let read = async {
+            let values = self.of_run(TRACES, run_id).await?;
+            Ok::<_, Cause>(decode(values, "trace"))
+        };
+        read.await.map_err(failed("read the run's traces"))
+    }
+
+    /// The agent's settings as the worker stores them (keys masked), or null before any.
+    pub async fn agent_settings(&self) -> serde_json::Value {
+        let read = async {
+            let tx = self.db.transaction(SETTINGS).build()?;
+            let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>("settings").await?;
+            Ok::<_, Cause>(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
+        };
+        read.await.ok().flatten().unwrap_or_default()
+    }
+
+    /// Every secret this browser holds: the agent's API keys and the sync token. Exports
+    /// mask them wherever they appear.
+    pub async fn secrets(&self) -> Vec<String> {
+        let read =
+            async {
+                let tx = self.db.transaction(SETTINGS).build()?;
+                let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>("keys").await?;
+                Ok::<_, Cause>(value.and_then(|v| {
+                    serde_wasm_bindgen::from_value::<BTreeMap<String, String>>(v).ok()
+                }))
+            };
+        let mut out: Vec<String> =
+            read.await.ok().flatten().unwrap_or_default().into_values().collect();
+        let token = self.sync_settings().await.token;
+        out.push(token);
+        out.retain(|s| !s.trim().is_empty());
+        out
+    }
+
     pub async fn starred(&self) -> Vec<Template> {
         match self.all(TEMPLATES).await {
             Ok(values) => decode(values, "template"),
@@ -474,7 +570,17 @@ impl Db {
     }
 
     pub async fn put_template(&self, template: &Template) -> Result<(), String> {
-        self.put(TEMPLATES, template).await.map_err(failed("star the step"))
+        self.put(TEMPLATES, template).await.map_err(failed("store the template"))
+    }
+
+    pub async fn delete_template(&self, id: &str) -> Result<(), String> {
+        let write = async {
+            let tx = self.writer(&[TEMPLATES])?;
+            tx.object_store(TEMPLATES)?.delete(id).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("delete the template"))
     }
 
     /// The screenshot blob stored under `key`.
@@ -663,7 +769,23 @@ impl Db {
         let write = async {
             let tx = self.writer(&[RUNS, STEPS, SUMMARIES])?;
             if let Some(run) = run {
-                tx.object_store(RUNS)?.put(encode(run)?).await?;
+                let store = tx.object_store(RUNS)?;
+                // What only this browser keeps of a run (collections, the quality it scored,
+                // time spent, review rounds) is not the server's to replace.
+                let stored: Option<Run> = match store.get::<JsValue, _, _>(run.id.as_str()).await? {
+                    Some(value) => serde_wasm_bindgen::from_value(value).ok(),
+                    None => None,
+                };
+                let mut run = run.clone();
+                if let Some(stored) = stored {
+                    if run.collections.is_empty() {
+                        run.collections = stored.collections;
+                    }
+                    run.quality = run.quality.or(stored.quality);
+                    run.active_ms = run.active_ms.max(stored.active_ms);
+                    run.review_rounds = run.review_rounds.max(stored.review_rounds);
+                }
+                store.put(encode(&run)?).await?;
             }
             let store = tx.object_store(STEPS)?;
             for step in steps {

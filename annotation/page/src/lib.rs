@@ -12,6 +12,7 @@ pub mod db;
 pub mod download;
 pub mod effects;
 pub mod http;
+pub mod language;
 pub mod state;
 pub mod sync;
 pub mod util;

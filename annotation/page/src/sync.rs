@@ -20,6 +20,9 @@ use crate::db::{Db, QueuedChange};
 use crate::http;
 use crate::util::now;
 
+mod fetch;
+pub use fetch::fetch_run;
+
 /// How one round ended.
 pub struct Round {
     pub state: SyncState,
@@ -42,6 +45,17 @@ enum Failure {
     Refused(String),
     /// `413`: the body is over what the server takes; smaller requests may still go.
     TooLarge(String),
+}
+
+impl Failure {
+    /// What a person is told.
+    fn message(self) -> String {
+        match self {
+            Failure::Unreachable { why, .. } | Failure::Refused(why) | Failure::TooLarge(why) => {
+                why
+            }
+        }
+    }
 }
 
 type Answer = Result<(u16, Value), Failure>;

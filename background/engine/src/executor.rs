@@ -37,6 +37,7 @@ mod step;
 pub mod stored;
 
 use ask::CallError;
+pub use ask::USER_TURN;
 pub use capture::{Capture, CaptureError};
 use checkpoint::MAX_EVENTS;
 pub use checkpoint::{Checkpoint, Counters, EXTRACT_CHARS, Notes, UserMessage};

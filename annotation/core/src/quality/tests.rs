@@ -84,6 +84,16 @@ fn run_quality_is_the_mean_with_the_last_step_final() {
     assert_eq!(run_quality(&runs), mean.round() as u8);
 }
 
+#[test]
+fn a_misspelled_step_lowers_the_run_score() {
+    let steps = [good(), good()];
+    let clean = run_quality_counted(&steps, &[0, 0]);
+    assert_eq!(clean, run_quality(&steps));
+    let misspelled = run_quality_counted(&steps, &[0, 2]);
+    assert!(misspelled < clean, "{misspelled} < {clean}");
+    assert_eq!(run_quality_counted(&steps, &[0]), clean, "a missing count is no issue");
+}
+
 /// Prints the time only: timed checks belong in `cargo xtask bench`, not in tests.
 #[test]
 fn run_quality_scores_many_runs() {

@@ -116,14 +116,20 @@ fn first_incomplete_step_and_progress() {
     assert_eq!(first_incomplete(&steps), Some(0));
     steps[0].verified = true;
     steps[1].verified = true;
-    steps[2].issues.push(flag_issue("unclear", "ann", "now"));
+    let draft = crate::issues::Draft { description: "unclear".into(), ..Default::default() };
+    let issue = crate::issues::raise(&steps[2], &draft, "ann", "now");
+    steps[2].issues.push(issue);
     assert_eq!(steps[2].state(), StepState::Flagged);
+    steps[2].verified = true;
+    assert_eq!(steps[2].state(), StepState::Flagged, "complete, but an issue is still open");
+    assert_eq!(first_incomplete(&steps), Some(2));
+    steps[2].verified = false;
     assert_eq!(first_incomplete(&steps), Some(2));
     assert_eq!(progress(&steps), 50);
     for step in &mut steps {
         step.verified = true;
-        step.issues.clear();
     }
+    assert!(crate::issues::set_resolved(&mut steps[2], 0, true, "rev", "later"));
     assert_eq!(first_incomplete(&steps), Some(0));
     assert_eq!(progress(&steps), 100);
 }
@@ -135,4 +141,30 @@ fn a_server_run_without_telemetry_reads_and_writes_none() {
     assert!(serde_json::to_value(&run).unwrap().get("telemetry").is_none());
     let engine: Run = serde_json::from_value(serde_json::to_value(engine_run()).unwrap()).unwrap();
     assert_eq!(engine.telemetry.pauses, 1, "the captured telemetry is kept");
+}
+
+#[test]
+fn subtasks_go_from_pending_to_annotated_to_reviewed() {
+    let mut steps: Vec<Step> =
+        (0..4).map(|index| Step { run_id: "r".into(), index, ..Step::default() }).collect();
+    let mut run = Run {
+        subtasks: vec![
+            Subtask { step_range: [0, 1], ..Subtask::default() },
+            Subtask { step_range: [2, 3], ..Subtask::default() },
+        ],
+        ..Run::default()
+    };
+    steps[0].verified = true;
+    steps[1].verified = true;
+    update_subtasks(&mut run, &steps);
+    assert_eq!(run.subtasks[0].status, SUBTASK_ANNOTATED);
+    assert_eq!(run.subtasks[1].status, SUBTASK_PENDING);
+    run.status = ReviewStatus::Approved;
+    update_subtasks(&mut run, &steps);
+    assert_eq!(run.subtasks[0].status, SUBTASK_REVIEWED);
+    let draft = crate::issues::Draft::default();
+    let issue = crate::issues::raise(&steps[1], &draft, "rev", "t");
+    steps[1].issues.push(issue);
+    update_subtasks(&mut run, &steps);
+    assert_eq!(run.subtasks[0].status, SUBTASK_PENDING, "an open issue reopens it");
 }

@@ -4,13 +4,15 @@
 use yew::prelude::*;
 
 use crate::components::help_overlay::HelpOverlay;
+use crate::components::leave_dialog::LeaveDialog;
 use crate::components::notice_bar::NoticeBar;
 use crate::components::run_view::RunView;
 use crate::components::runs_list::RunsList;
 use crate::components::sync_panel::{SyncPanel, SyncPill};
 use crate::components::user_bar::UserBar;
 use crate::effects::{
-    DbHandle, SpellerHandle, use_database, use_effects, use_history, use_speller, use_sync_timer,
+    DbHandle, SpellerHandle, use_activity, use_database, use_effects, use_history, use_speller,
+    use_sync_timer, use_unload_guard,
 };
 use crate::state::{Action, Screen, Studio};
 
@@ -24,6 +26,8 @@ pub fn app() -> Html {
     use_effects(&state, db.clone());
     use_history(state.dispatcher(), db.is_some());
     use_sync_timer(state.dispatcher(), &state.sync);
+    use_unload_guard(state.editor.as_ref().is_some_and(|e| e.dirty()));
+    use_activity(state.editor.as_ref().map(|e| e.run.id.clone()));
 
     let on_user = state.dispatcher().to_callback().reform(Action::ChooseUser);
 
@@ -33,7 +37,8 @@ pub fn app() -> Html {
         }
         (Screen::List, true) => html! {
             <RunsList list={state.list.clone()} user={state.user.clone()}
-                dispatch={state.dispatcher()} rejections={state.rejections.clone()} copyable={state.copyable.clone()} />
+                dispatch={state.dispatcher()} rejections={state.rejections.clone()} copyable={state.copyable.clone()}
+                collections={state.collections.clone()} />
         },
         (Screen::Run, true) => match &state.editor {
             Some(editor) => html! {
@@ -45,7 +50,18 @@ pub fn app() -> Html {
         (Screen::Missing(id), true) => html! {
             <div class="missing" data-testid="missing">
                 <h2>{ "This run is not stored in this browser" }</h2>
-                <p>{ format!("No captured run has the id {id}. It may have been captured in another Chrome profile, or not synced here yet.") }</p>
+                <p>{
+                    if state.sync.settings.enabled() {
+                        format!("No captured run has the id {id} here, and the sync server does not have it either (or not for you). It opens as soon as a sync brings it.")
+                    } else {
+                        format!("No captured run has the id {id}. It may have been captured in another Chrome profile: set a sync server in Sync & checks to fetch it from there.")
+                    }
+                }</p>
+                if let Some(task) = &state.task {
+                    <p><a data-testid="task-runs" href={format!("annotation.html?taskId={}", js_sys::encode_uri_component(task))}>
+                        { format!("Show the runs of task {task}") }
+                    </a></p>
+                }
                 <a href="annotation.html">{ "Show all runs" }</a>
             </div>
         },
@@ -78,6 +94,11 @@ pub fn app() -> Html {
             }
             if state.sync.open && db.is_some() {
                 <SyncPanel sync={state.sync.clone()} grammar={state.grammar.clone()} dispatch={state.dispatcher()} />
+            }
+            if let (Some(_), Some(editor)) = (&state.leaving, &state.editor) {
+                <LeaveDialog steps={editor.drafts.values().map(|s| s.index + 1).collect::<Vec<_>>()}
+                    can_save={editor.permissions().edit}
+                    on_choice={state.dispatcher().to_callback().reform(Action::ConfirmLeave)} />
             }
             if state.help {
                 <HelpOverlay on_close={on_help.reform(|_| false)} />

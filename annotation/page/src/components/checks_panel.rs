@@ -3,26 +3,33 @@ use annotation_core::patterns;
 use annotation_core::quality::step_quality;
 use yew::prelude::*;
 
+use crate::effects::SpellerHandle;
+use crate::language;
 use crate::state::editor::EditorState;
-use crate::state::{Action, Dispatch};
+use crate::state::{Action, Dispatch, GrammarCheck};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub editor: EditorState,
     pub dispatch: Dispatch,
+    pub grammar_check: GrammarCheck,
 }
 
 /// The live structure checklist (seed §5.D), missing patterns with their fixes (seed §7.B)
-/// and the step's quality score (seed §7.H), recomputed on every keystroke.
+/// and the step's quality score (seed §7.H), recomputed on every keystroke; its Language
+/// part counts the spelling and grammar issues marked in the thoughts.
 #[function_component(ChecksPanel)]
 pub fn checks_panel(props: &Props) -> Html {
     let editor = &props.editor;
+    let speller = use_context::<Option<SpellerHandle>>().flatten();
     let Some(step) = editor.current().cloned() else { return html! {} };
     let is_final = editor.is_final(editor.at);
     let checks = checklist::check(&step, is_final);
     let (ok, applicable) = passed(&checks);
     let misses = patterns::detect(&step);
-    let quality = step_quality(&step, is_final, 0);
+    let speller = speller.as_ref().map(|s| &*s.0);
+    let text_issues = language::count(speller, &props.grammar_check, &editor.run.id, &step);
+    let quality = step_quality(&step, is_final, text_issues);
     let editable = editor.permissions().edit;
     html! {
         <div class="checks">

@@ -12,7 +12,8 @@ pub struct Props {
 }
 
 /// JSON bracket escaping (seed §5.B): which thoughts hold brackets, JSON found before and
-/// after, a preview, and the change only when confirmed.
+/// after, a preview, and the change only when confirmed; pasted JSON can be indented
+/// (`escape::format_json`), escaped or not.
 #[function_component(JsonPanel)]
 pub fn json_panel(props: &Props) -> Html {
     let editor = &props.editor;
@@ -41,6 +42,17 @@ pub fn json_panel(props: &Props) -> Html {
                             <button class="small" data-testid={format!("escape-preview{n}")} onclick={dispatch.to_callback().reform(move |_| Action::Escaping(Some(which)))}>{ "Escape brackets…" }</button>
                         }
                         if !needs { <span class="ok">{ "escaped" }</span> }
+                        if editable && blobs.iter().any(|b| b.valid) && escape::format_json(&text) != text {
+                            <button class="small" data-testid={format!("format-json{n}")} title="Indent the valid JSON in this thought"
+                                onclick={{
+                                    let (dispatch, step, formatted) = (dispatch.clone(), step.clone(), escape::format_json(&text));
+                                    Callback::from(move |_| {
+                                        let mut changed = step.clone();
+                                        *changed.thoughts.get_mut(which) = formatted.clone();
+                                        dispatch.dispatch(Action::ReplaceStep(Box::new(changed)));
+                                    })
+                                }}>{ "Format JSON" }</button>
+                        }
                         if previewing {
                             { preview(&text, which, &step, &dispatch) }
                         }

@@ -4,11 +4,15 @@
 pub mod analytics_view;
 pub mod app;
 pub mod checks_panel;
+pub mod collection_panel;
 pub mod diff_view;
 pub mod export_dialog;
+pub mod finetune_dialog;
 pub mod help_overlay;
 pub mod history_panel;
+pub mod issues_panel;
 pub mod json_panel;
+pub mod leave_dialog;
 pub mod notice_bar;
 pub mod review_panel;
 pub mod run_filters;

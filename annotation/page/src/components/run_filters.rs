@@ -1,4 +1,5 @@
-use annotation_core::query::{Facets, Filter, Sort};
+use annotation_core::issues::IssueKind;
+use annotation_core::query::{Facets, Filter, OPEN_ISSUES, Sort};
 use annotation_core::record::ReviewStatus;
 use yew::prelude::*;
 
@@ -85,6 +86,13 @@ pub fn run_filters(props: &Props) -> Html {
             </select>
             <select data-testid="filter-action" onchange={set(|f, v| f.action_type = some(v))}>
                 { options(&props.facets.action_types, &f.action_type, "Any action") }
+            </select>
+            <select data-testid="filter-issue" onchange={set(|f, v| f.issue = some(v))}>
+                <option value="" selected={f.issue.is_none()}>{ "Any issues" }</option>
+                <option value={OPEN_ISSUES} selected={f.issue.as_deref() == Some(OPEN_ISSUES)}>{ "With open issues" }</option>
+                { for IssueKind::ALL.iter().map(|k| html! {
+                    <option value={k.as_str()} selected={f.issue.as_deref() == Some(k.as_str())}>{ format!("Open {} issues", k.label().to_lowercase()) }</option>
+                }) }
             </select>
             <label>{ "Quality ≥" }
                 <input type="number" min="0" max="100" step="5" data-testid="filter-quality" size="3"

@@ -42,6 +42,9 @@ pub fn run_header(props: &Props) -> Html {
         })
     };
     let percent = progress(&steps);
+    let metrics = annotation_core::metrics::run_metrics(run, &steps);
+    let open_issues = metrics.issues_flagged - metrics.issues_resolved;
+    let on_discard = props.dispatch.to_callback().reform(|_| Action::DiscardDrafts);
     html! {
         <div class="run-header" data-testid="run-header">
             <a href="annotation.html" class="back" onclick={on_back} data-testid="back-to-list">{ "← All runs" }</a>
@@ -49,14 +52,31 @@ pub fn run_header(props: &Props) -> Html {
             <div class="meta">
                 <span class={classes!("badge", run.status.as_str())} data-testid="run-status">{ run.status.label() }</span>
                 if editor.qa { <span class="badge review" data-testid="qa-badge">{ "Review mode" }</span> }
-                if editor.dirty() { <span class="badge unsaved" data-testid="unsaved">{ "Unsaved edits" }</span> }
+                if editor.dirty() {
+                    <span class="badge unsaved" data-testid="unsaved">{ "Unsaved edits" }</span>
+                    if let Some(restored) = &editor.restored {
+                        <span class="muted" data-testid="restored">{ format!("restored from a draft of {}", restored.saved_at.get(..16).unwrap_or(&restored.saved_at).replace('T', " ")) }</span>
+                    }
+                    <button class="small ghost" data-testid="discard-drafts" onclick={on_discard} title="Forget the unsaved edits">{ "Discard" }</button>
+                }
                 <span>{ format!("agent: {}", run.agent_status) }</span>
                 <span>{ format!("annotator: {}", run.annotator.clone().unwrap_or_else(|| "unassigned".into())) }</span>
                 if let Some(reviewer) = &run.reviewed_by { <span>{ format!("reviewed by {reviewer}") }</span> }
                 <span>{ format!("updated {}", run.updated_at.get(..16).unwrap_or(&run.updated_at).replace('T', " ")) }</span>
                 <span>{ if run.version == 0 { "not edited yet".to_owned() } else { format!("version {}", run.version) } }</span>
                 if let Some(q) = run.quality { <span data-testid="run-quality">{ format!("quality {q}") }</span> }
+                if metrics.issues_flagged > 0 {
+                    <span class={classes!("badge", "issues", (open_issues > 0).then_some("open"))} data-testid="run-issues"
+                        title="Issues flagged on the run's steps">
+                        { format!("{open_issues} open issue{} · {} resolved", if open_issues == 1 { "" } else { "s" }, metrics.issues_resolved) }
+                    </span>
+                }
                 if pending > 0 { <span class="badge suggestion" data-testid="pending-count">{ format!("{pending} suggestion{} pending", if pending == 1 { "" } else { "s" }) }</span> }
+            </div>
+            <div class="metrics muted" data-testid="run-metrics" title="Per-run metrics (time spent annotating here, review rounds, issues)">
+                <span>{ format!("time annotating {}", annotation_core::metrics::duration(metrics.active_ms)) }</span>
+                <span>{ format!("review rounds {}", metrics.review_rounds) }</span>
+                <span>{ format!("issues flagged {} · resolved {}", metrics.issues_flagged, metrics.issues_resolved) }</span>
             </div>
             <div class="progress-line" title="Steps marked complete">
                 <span class="bar"><span style={format!("width:{percent}%")} /></span>

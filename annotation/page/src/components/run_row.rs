@@ -39,6 +39,11 @@ pub fn run_row(props: &Props) -> Html {
             <span class="task">
                 <a href={Route::link(&id)} onclick={open} data-testid="open-run">{ &s.task_prompt }</a>
                 <span class="tags">
+                    if s.open_issues > 0 {
+                        <span class="count issues" data-testid="run-issues" title={format!("{} open issue(s): {}", s.open_issues, s.issue_kinds.join(", "))}>
+                            { format!("⚑ {}", s.open_issues) }
+                        </span>
+                    }
                     { for s.tags.iter().map(|t| html! { <span class="tag">{ t }</span> }) }
                     { for s.action_types.iter().take(4).map(|t| html! { <span class="chip">{ t }</span> }) }
                 </span>

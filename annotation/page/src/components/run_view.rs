@@ -83,7 +83,7 @@ pub fn run_view(props: &Props) -> Html {
                     Shortcut::Next => dispatch.dispatch(Action::Next),
                     Shortcut::Prev => dispatch.dispatch(Action::Prev),
                     Shortcut::Complete => dispatch.dispatch(Action::MarkComplete),
-                    Shortcut::Flag => dispatch.dispatch(Action::Flag(String::new(), now())),
+                    Shortcut::Flag => dispatch.dispatch(Action::Flag(now())),
                     Shortcut::Save => dispatch.dispatch(Action::Save),
                     Shortcut::Approve => dispatch.dispatch(Action::Approve),
                     Shortcut::Divider => divider.set(*divider + 1),
@@ -106,6 +106,7 @@ pub fn run_view(props: &Props) -> Html {
             <aside class="left">
                 <RunHeader editor={editor.clone()} dispatch={props.dispatch.clone()} />
                 <StepList steps={steps} run={editor.merged_run().clone()} at={editor.at}
+                    drafted={editor.drafts.values().map(|s| s.index).collect::<Vec<_>>()}
                     comments={editor.comments.clone()} suggestions={editor.suggestions.clone()}
                     dispatch={props.dispatch.clone()} />
             </aside>
@@ -116,7 +117,7 @@ pub fn run_view(props: &Props) -> Html {
                     <StepEditor editor={editor.clone()} dispatch={props.dispatch.clone()} grammar={props.grammar.clone()}
                         check={props.grammar_check.clone()} />
                     <ToolPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={*divider}
-                        starred={props.starred.clone()} />
+                        starred={props.starred.clone()} grammar_check={props.grammar_check.clone()} />
                 }
             </section>
         </div>

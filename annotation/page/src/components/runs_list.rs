@@ -4,7 +4,9 @@ use annotation_core::roles::User;
 use yew::prelude::*;
 
 use crate::components::analytics_view::AnalyticsView;
+use crate::components::collection_panel::CollectionPanel;
 use crate::components::export_dialog::ExportDialog;
+use crate::components::finetune_dialog::FinetuneDialog;
 use crate::components::run_filters::RunFilters;
 use crate::components::run_row::RunRow;
 use crate::components::virtual_rows::use_window;
@@ -21,12 +23,14 @@ pub struct Props {
     pub dispatch: Dispatch,
     pub rejections: Vec<String>,
     pub copyable: Option<(String, String)>,
+    pub collections: Vec<annotation_core::collections::Collection>,
 }
 
 /// Every captured run: search, filters, batch actions, export and import (seed §7.E, §8).
 #[function_component(RunsList)]
 pub fn runs_list(props: &Props) -> Html {
     let exporting = use_state(|| false);
+    let finetuning = use_state(|| false);
     let analytics = use_state(|| false);
     let collection = use_state(String::new);
     let window = use_window(props.list.shown.len(), ROW_PX, VIEW_PX);
@@ -68,6 +72,13 @@ pub fn runs_list(props: &Props) -> Html {
             dispatch.dispatch(Action::ExportList(format, options));
         })
     };
+    let on_finetune = {
+        let (dispatch, finetuning) = (props.dispatch.clone(), finetuning.clone());
+        Callback::from(move |options| {
+            finetuning.set(false);
+            dispatch.dispatch(Action::ExportFinetune(options));
+        })
+    };
     let all_shown_picked =
         !list.shown.is_empty() && list.shown().all(|s| list.picked.contains(&s.run_id));
     let manager_or_reviewer = props.user.role != annotation_core::roles::Role::Annotator;
@@ -90,11 +101,19 @@ pub fn runs_list(props: &Props) -> Html {
                     <button class={classes!((*analytics).then_some("toggle on"))} data-testid="analytics-toggle"
                         onclick={let a = analytics.clone(); move |_| a.set(!*a)}>{ "Analytics" }</button>
                 }
+                <button data-testid="finetune-open" title="Chat-format training data for the Navigator, a step an example"
+                    onclick={let f = finetuning.clone(); move |_| f.set(true)}>{ "Fine-tuning data…" }</button>
                 <button data-testid="export-open" onclick={let e = exporting.clone(); move |_| e.set(true)}>
                     { if picked.is_empty() { "Export shown…".to_owned() } else { format!("Export {} picked…", picked.len()) } }
                 </button>
             </div>
             <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} on_change={on_list.clone()} />
+            if let Some(name) = list.filter.collection.clone().filter(|c| !c.is_empty()) {
+                <CollectionPanel name={name.clone()} collection={props.collections.iter().find(|c| c.name == name).cloned()}
+                    meta={annotation_core::collections::metadata(&list.summaries, &name)}
+                    on_describe={{ let (dispatch, name) = (props.dispatch.clone(), name.clone());
+                        Callback::from(move |description| dispatch.dispatch(Action::DescribeCollection { name: name.clone(), description })) }} />
+            }
             if *analytics {
                 <AnalyticsView summaries={list.shown().cloned().collect::<Vec<_>>()} />
             }
@@ -148,6 +167,10 @@ pub fn runs_list(props: &Props) -> Html {
                         <div style={format!("height:{}px", window.after)} />
                     </div>
                 </div>
+            }
+            if *finetuning {
+                <FinetuneDialog count={if picked.is_empty() { list.shown.len() } else { picked.len() }}
+                    on_export={on_finetune} on_cancel={let f = finetuning.clone(); Callback::from(move |()| f.set(false))} />
             }
             if *exporting {
                 <ExportDialog count={if picked.is_empty() { list.shown.len() } else { picked.len() }}

@@ -1,14 +1,12 @@
-use std::cell::RefCell;
-use std::collections::HashMap;
-
+use annotation_core::issues::{Draft as IssueDraft, IssueKind, Severity};
 use annotation_core::lint::{self, TextIssue};
 use annotation_core::record::{StepAction, StepState, Thought};
-use annotation_core::spelling::Speller;
 use yew::prelude::*;
 
 use crate::components::screenshot_view::ScreenshotView;
 use crate::components::thought_field::ThoughtField;
 use crate::effects::SpellerHandle;
+use crate::language;
 use crate::state::editor::EditorState;
 use crate::state::{Action, Dispatch, GrammarCheck, web_link};
 use crate::util::now;
@@ -26,27 +24,9 @@ pub struct Props {
     pub check: GrammarCheck,
 }
 
-thread_local! {
-    /// Spelling suggestions by word: finding them is the slow part, and words repeat.
-    static SUGGESTIONS: RefCell<HashMap<String, Vec<String>>> = RefCell::new(HashMap::new());
-}
-
-/// Misspellings of `text`, each with its replacements (from the cache when known).
-fn spelling(speller: &Speller, which: Thought, text: &str) -> Vec<TextIssue> {
-    let mut issues = speller.check_only(which, text);
-    for issue in &mut issues {
-        let word = text.get(issue.start..issue.end).unwrap_or_default().to_owned();
-        issue.replacements = SUGGESTIONS.with(|cache| {
-            cache.borrow_mut().entry(word.clone()).or_insert_with(|| speller.suggest(&word)).clone()
-        });
-    }
-    issues
-}
-
 /// The right panel's editor for the selected step (seed §2).
 #[function_component(StepEditor)]
 pub fn step_editor(props: &Props) -> Html {
-    let flag_reason = use_state(String::new);
     let speller = use_context::<Option<SpellerHandle>>().flatten();
     let editor = &props.editor;
     let Some(step) = editor.current().cloned() else { return html! {} };
@@ -79,18 +59,23 @@ pub fn step_editor(props: &Props) -> Html {
             dispatch.dispatch(Action::SetAction(action));
         })
     };
-    let on_flag = {
-        let (dispatch, reason) = (dispatch.clone(), flag_reason.clone());
-        Callback::from(move |_| {
-            dispatch.dispatch(Action::Flag((*reason).clone(), now()));
-            reason.set(String::new());
+    let on_flag = dispatch.to_callback().reform(|_| Action::Flag(now()));
+    let edit_flag = |edit: fn(&mut IssueDraft, String)| {
+        let (dispatch, draft) = (dispatch.clone(), editor.flag.clone());
+        Callback::from(move |e: Event| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let mut draft = draft.clone();
+            edit(&mut draft, input.value());
+            dispatch.dispatch(Action::EditFlag(draft));
         })
     };
-    let on_reason = {
-        let reason = flag_reason.clone();
+    let type_flag = |edit: fn(&mut IssueDraft, String)| {
+        let (dispatch, draft) = (dispatch.clone(), editor.flag.clone());
         Callback::from(move |e: InputEvent| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            reason.set(input.value());
+            let mut draft = draft.clone();
+            edit(&mut draft, input.value());
+            dispatch.dispatch(Action::EditFlag(draft));
         })
     };
     let mut kinds: Vec<String> = ACTION_TYPES.iter().map(|k| (*k).to_owned()).collect();
@@ -131,13 +116,9 @@ pub fn step_editor(props: &Props) -> Html {
             }
             { for Thought::ALL.iter().map(|which| {
                 let text = step.thoughts.get(*which).to_owned();
-                let mut issues = speller.as_ref().map(|s| spelling(&s.0, *which, &text)).unwrap_or_default();
+                let mut issues = speller.as_ref().map(|s| language::spelling(&s.0, *which, &text)).unwrap_or_default();
                 // Grammar issues count only while the text is what was checked.
-                for (run, index, thought, checked, found) in &props.check.found {
-                    if *run == editor.run.id && *index == step.index && thought == which && *checked == text {
-                        issues.extend(found.iter().cloned());
-                    }
-                }
+                issues.extend(language::grammar(&props.check, &editor.run.id, &step, *which).cloned());
                 issues.sort_by_key(|i| i.start);
                 html! {
                     <ThoughtField which={*which} text={text} editable={perms.edit} issues={issues}
@@ -158,11 +139,32 @@ pub fn step_editor(props: &Props) -> Html {
                     <button data-testid="save" disabled={!editor.dirty() || editor.saving} onclick={dispatch.to_callback().reform(|_| Action::Save)} title="Ctrl+S">{ "Save" }</button>
                 }
                 if perms.mark {
-                    <input class="flag-reason" data-testid="flag-reason" placeholder="Why flag? (optional)" value={(*flag_reason).clone()} oninput={on_reason} />
-                    <button data-testid="flag" disabled={editor.saving} onclick={on_flag} title="Alt+F">{ "Save & flag for review" }</button>
                     <button class="primary" data-testid="mark-complete" disabled={editor.saving} onclick={dispatch.to_callback().reform(|_| Action::MarkComplete)} title="Ctrl+Enter">{ "Save & mark complete" }</button>
                 }
             </div>
+            if let Some((_, unfilled)) = &editor.blocked {
+                <div class="blocked" role="alert" data-testid="unfilled">
+                    <span>{ format!("Not saved yet: {} still hold{} template placeholders ({}). Fill them in, or save as it is.",
+                        unfilled.iter().map(|(n, _)| format!("step {n}")).collect::<Vec<_>>().join(", "),
+                        if unfilled.len() == 1 { "s" } else { "" },
+                        unfilled.iter().flat_map(|(_, names)| names.iter().map(|n| format!("<{n}>"))).collect::<Vec<_>>().join(", ")) }</span>
+                    <button class="small" data-testid="save-anyway" onclick={dispatch.to_callback().reform(|_| Action::SaveAnyway)}>{ "Save anyway" }</button>
+                    <button class="small ghost" data-testid="cancel-save" onclick={dispatch.to_callback().reform(|_| Action::CancelBlocked)}>{ "Keep editing" }</button>
+                </div>
+            }
+            if perms.mark {
+                <div class="flag-bar" data-testid="flag-bar">
+                    <select data-testid="flag-type" aria-label="Issue type" onchange={edit_flag(|d, v| if let Some(k) = IssueKind::parse(&v) { d.kind = k })}>
+                        { for IssueKind::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={*k == editor.flag.kind}>{ k.label() }</option> }) }
+                    </select>
+                    <select data-testid="flag-severity" aria-label="Severity" onchange={edit_flag(|d, v| if let Some(s) = Severity::parse(&v) { d.severity = s })}>
+                        { for Severity::ALL.iter().map(|s| html! { <option value={s.as_str()} selected={*s == editor.flag.severity}>{ s.as_str() }</option> }) }
+                    </select>
+                    <input class="flag-reason" data-testid="flag-reason" placeholder="What is wrong? (Alt+F keeps it)" value={editor.flag.description.clone()} oninput={type_flag(|d, v| d.description = v)} />
+                    <input class="flag-suggestion" data-testid="flag-suggestion" placeholder="Suggested fix (optional)" value={editor.flag.suggestion.clone()} oninput={type_flag(|d, v| d.suggestion = v)} />
+                    <button data-testid="flag" disabled={editor.saving} onclick={on_flag} title="Alt+F">{ "Save & flag for review" }</button>
+                </div>
+            }
         </div>
     }
 }

@@ -1,6 +1,6 @@
 use std::collections::BTreeSet;
 
-use annotation_core::record::{Run, Step, StepState};
+use annotation_core::record::{Run, Step, StepState, subtask_status};
 use annotation_core::review::{Comment, Suggestion, SuggestionState, open_threads};
 use yew::prelude::*;
 
@@ -18,6 +18,8 @@ pub struct Props {
     pub at: usize,
     pub comments: Vec<Comment>,
     pub suggestions: Vec<Suggestion>,
+    /// Indexes of the steps with unsaved edits.
+    pub drafted: Vec<u32>,
     pub dispatch: Dispatch,
 }
 
@@ -84,6 +86,8 @@ pub fn step_list(props: &Props) -> Html {
             None => ("Steps in no subtask".into(), String::new(), Vec::new()),
         };
         let done = steps.iter().filter(|s| s.state() == StepState::Done).count();
+        let status =
+            subtask.map(|i| subtask_status(&props.run.subtasks[i], &props.steps, props.run.status));
         let percent = if steps.is_empty() { 0 } else { done * 100 / steps.len() };
         let is_folded = folded.contains(&subtask);
         let toggle = {
@@ -102,6 +106,9 @@ pub fn step_list(props: &Props) -> Html {
                 <span class="title">{ title }</span>
                 <span class="muted">{ range }</span>
                 if subtask.is_some() { <span class="muted">{ format!("{percent}%") }</span> }
+                if let Some(status) = status {
+                    <span class={classes!("badge", "subtask-status", status)} data-testid="subtask-status" data-state={status}>{ status }</span>
+                }
             </button>
         }
     };
@@ -117,6 +124,7 @@ pub fn step_list(props: &Props) -> Html {
                         .count();
                     html! {
                         <StepRow key={step.index} step={step.clone()} position={pos} selected={pos == props.at}
+                            drafted={props.drafted.contains(&step.index)}
                             threads={open_threads(&props.comments, Some(step.index))} pending={pending}
                             on_select={on_select.clone()} />
                     }

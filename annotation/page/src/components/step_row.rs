@@ -12,6 +12,8 @@ pub struct Props {
     pub threads: usize,
     /// Pending suggestions.
     pub pending: usize,
+    /// Edited and not saved yet.
+    pub drafted: bool,
     pub on_select: Callback<usize>,
 }
 
@@ -41,10 +43,11 @@ pub fn step_row(props: &Props) -> Html {
         StepState::NeedsAnnotation => ("todo", "Needs annotation"),
     };
     let preview: String = step.thoughts.thought1.chars().take(50).collect();
+    let open_issues = annotation_core::issues::open_count(step);
     let position = props.position;
     html! {
         <button class={classes!("step-row", props.selected.then_some("selected"))} data-testid="step-row"
-            data-index={step.index.to_string()} data-state={state_class}
+            data-index={step.index.to_string()} data-state={state_class} data-draft={props.drafted.to_string()}
             onclick={props.on_select.reform(move |_| position)} aria-current={props.selected.then_some("step")}>
             <span class="number">{ step.index + 1 }</span>
             <span class="icon" title={step.action.kind.clone()}>{ action_icon(&step.action.kind) }</span>
@@ -54,6 +57,8 @@ pub fn step_row(props: &Props) -> Html {
                 <span class="muted">{ if preview.is_empty() { "(no thought 1 yet)".to_owned() } else { preview } }</span>
             </span>
             <span class="badges">
+                if props.drafted { <span class="count unsaved" title="Unsaved edits">{ "unsaved" }</span> }
+                if open_issues > 0 { <span class="count issues" data-testid="step-issues" title="Open issues">{ format!("⚑ {open_issues}") }</span> }
                 if props.threads > 0 { <span class="count comments" title="Open comment threads">{ format!("✉ {}", props.threads) }</span> }
                 if props.pending > 0 { <span class="count suggestions" title="Pending suggestions">{ format!("✎ {}", props.pending) }</span> }
                 <span class={classes!("state-dot", state_class)} title={state_label} aria-label={state_label} />

@@ -1,5 +1,6 @@
 use std::collections::BTreeMap;
 
+use annotation_core::record::Thought;
 use annotation_core::templates::{self, Template};
 use yew::prelude::*;
 
@@ -21,6 +22,8 @@ pub struct Props {
 pub fn templates_panel(props: &Props) -> Html {
     let chosen = use_state(|| None::<String>);
     let values = use_state(BTreeMap::<String, String>::new);
+    // A starred template being edited: its name and three thoughts as typed.
+    let editing = use_state(|| None::<Template>);
     {
         let dispatch = props.dispatch.clone();
         use_effect_with((), move |_| dispatch.dispatch(Action::LoadStarred));
@@ -32,12 +35,13 @@ pub fn templates_panel(props: &Props) -> Html {
     let ordered = templates::suggest(&library, &step.action.kind);
     let template = chosen.as_ref().and_then(|id| library.iter().find(|t| &t.id == id)).cloned();
     let on_choose = {
-        let (chosen, values) = (chosen.clone(), values.clone());
+        let (chosen, values, editing) = (chosen.clone(), values.clone(), editing.clone());
         Callback::from(move |e: Event| {
             let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
             let id = select.value();
             chosen.set((!id.is_empty()).then_some(id));
             values.set(BTreeMap::new());
+            editing.set(None);
         })
     };
     let on_insert = {
@@ -53,6 +57,28 @@ pub fn templates_panel(props: &Props) -> Html {
         })
     };
     let on_star = props.dispatch.to_callback().reform(|_| Action::StarStep { at: now() });
+    let starred = template.as_ref().filter(|t| t.starred_from.is_some()).cloned();
+    let edit_field = |which: Option<Thought>| {
+        let editing = editing.clone();
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let Some(mut next) = (*editing).clone() else { return };
+            match which {
+                Some(thought) => *next.thoughts.get_mut(thought) = input.value(),
+                None => next.name = input.value(),
+            }
+            editing.set(Some(next));
+        })
+    };
+    let on_save_template = {
+        let (dispatch, editing) = (props.dispatch.clone(), editing.clone());
+        Callback::from(move |_| {
+            if let Some(edited) = (*editing).clone() {
+                dispatch.dispatch(Action::SaveTemplate(Box::new(edited)));
+                editing.set(None);
+            }
+        })
+    };
     let editable = editor.permissions().edit;
     html! {
         <div class="templates">
@@ -68,6 +94,28 @@ pub fn templates_panel(props: &Props) -> Html {
                     }) }
                 </select>
             </label>
+            if let Some(t) = &starred {
+                <div class="row starred-actions">
+                    <span class="muted">{ "A step starred from a run: yours to rename, reword or remove." }</span>
+                    <button class="small" data-testid="template-edit" onclick={{ let (editing, t) = (editing.clone(), t.clone()); move |_| editing.set(Some(t.clone())) }}>{ "Edit" }</button>
+                    <button class="small danger" data-testid="template-delete" onclick={{ let (dispatch, chosen, id) = (props.dispatch.clone(), chosen.clone(), t.id.clone()); move |_| { dispatch.dispatch(Action::DeleteTemplate(id.clone())); chosen.set(None); } }}>{ "Delete" }</button>
+                </div>
+            }
+            if let Some(edited) = &*editing {
+                <div class="template-editor" data-testid="template-editor">
+                    <label>{ "Name" }<input data-testid="template-name" value={edited.name.clone()} oninput={edit_field(None)} /></label>
+                    { for Thought::ALL.iter().map(|which| html! {
+                        <label>{ format!("Thought {}", which.number()) }
+                            <textarea data-testid={format!("template-thought{}", which.number())} rows="3"
+                                value={edited.thoughts.get(*which).to_owned()} oninput={edit_field(Some(*which))} />
+                        </label>
+                    }) }
+                    <div class="row">
+                        <button class="primary small" data-testid="template-save" disabled={edited.name.trim().is_empty()} onclick={on_save_template}>{ "Save template" }</button>
+                        <button class="small" onclick={{ let editing = editing.clone(); move |_| editing.set(None) }}>{ "Cancel" }</button>
+                    </div>
+                </div>
+            }
             if let Some(t) = &template {
                 <div class="template-preview" data-testid="template-preview">
                     { for [&t.thoughts.thought1, &t.thoughts.thought2, &t.thoughts.thought3].iter().enumerate().map(|(i, text)| html! {

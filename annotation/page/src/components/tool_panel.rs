@@ -3,12 +3,13 @@ use yew::prelude::*;
 
 use crate::components::checks_panel::ChecksPanel;
 use crate::components::history_panel::HistoryPanel;
+use crate::components::issues_panel::IssuesPanel;
 use crate::components::json_panel::JsonPanel;
 use crate::components::review_panel::ReviewPanel;
 use crate::components::subtasks_panel::SubtasksPanel;
 use crate::components::templates_panel::TemplatesPanel;
 use crate::state::editor::{EditorState, Tool};
-use crate::state::{Action, Dispatch};
+use crate::state::{Action, Dispatch, GrammarCheck};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -18,6 +19,8 @@ pub struct Props {
     pub divider_key: u32,
     /// Steps starred as templates.
     pub starred: Vec<Template>,
+    /// Grammar answers, which count in the step's quality.
+    pub grammar_check: GrammarCheck,
 }
 
 /// The right panel's tools, one tab at a time (seed §2 "Tools & Options").
@@ -27,7 +30,10 @@ pub fn tool_panel(props: &Props) -> Html {
     let tool = editor.tool;
     let body = match tool {
         Tool::Checks => {
-            html! { <ChecksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
+            html! { <ChecksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} grammar_check={props.grammar_check.clone()} /> }
+        }
+        Tool::Issues => {
+            html! { <IssuesPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
         }
         Tool::Templates => {
             html! { <TemplatesPanel starred={props.starred.clone()} editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
@@ -50,10 +56,15 @@ pub fn tool_panel(props: &Props) -> Html {
             <div class="tabs" role="tablist">
                 { for Tool::ALL.iter().map(|t| {
                     let t = *t;
+                    let count = match t {
+                        Tool::Issues => editor.current().map_or(0, annotation_core::issues::open_count),
+                        _ => 0,
+                    };
                     html! {
                         <button role="tab" class={classes!("tab", (t == tool).then_some("on"))} aria-selected={(t == tool).to_string()}
                             data-testid={format!("tab-{}", t.id())} onclick={props.dispatch.to_callback().reform(move |_| Action::ShowTool(t))}>
                             { t.label() }
+                            if count > 0 { <span class="count issues" data-testid="tab-issues-count">{ count }</span> }
                         </button>
                     }
                 }) }

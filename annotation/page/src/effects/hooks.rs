@@ -7,7 +7,7 @@ use annotation_core::sync::SyncState;
 use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
-use super::{DbHandle, SpellerHandle, load_speller, notify, perform};
+use super::{DbHandle, SpellerHandle, notify, perform, touch};
 use crate::db::Db;
 use crate::state::{Action, Dispatch, Route, Studio, SyncView};
 use crate::util::{listen, query_string};
@@ -26,11 +26,7 @@ pub fn use_database(dispatch: Dispatch) -> Option<DbHandle> {
                         dispatch.dispatch(Action::SyncSettings(opened.sync_settings().await));
                         dispatch.dispatch(Action::Grammar(opened.grammar_endpoint().await));
                         dispatch.dispatch(Action::UserLoaded(user));
-                        let route = Route::parse(&query_string());
-                        dispatch.dispatch(match route.run_id {
-                            Some(run_id) => Action::OpenRun { run_id, qa: route.qa },
-                            None => Action::LoadList,
-                        });
+                        dispatch.dispatch(Action::OpenRoute(Route::parse(&query_string())));
                         db.set(Some(DbHandle(Rc::new(opened))));
                     }
                     Err(why) => notify(&dispatch, false, why),
@@ -90,8 +86,8 @@ pub fn use_speller(shown: bool) -> Option<SpellerHandle> {
         use_effect_with(shown, move |shown| {
             if *shown && speller.is_none() {
                 yew::platform::spawn_local(async move {
-                    match load_speller().await {
-                        Ok(loaded) => speller.set(Some(SpellerHandle(Rc::new(loaded)))),
+                    match super::speller().await {
+                        Ok(loaded) => speller.set(Some(SpellerHandle(loaded))),
                         // Spelling is a help, not a gate: say so once and go on without it.
                         Err(why) => {
                             web_sys::console::warn_1(&format!("spelling is off: {why}").into())
@@ -124,5 +120,40 @@ pub fn use_sync_timer(dispatch: Dispatch, sync: &SyncView) {
             drop(timer);
             drop(online);
         }
+    });
+}
+
+/// While there are unsaved edits, closing or reloading the tab asks first (the browser's
+/// own "Leave site?"). The edits are stored as drafts anyway; the question is the promise
+/// that nothing goes without the person knowing.
+#[hook]
+pub fn use_unload_guard(dirty: bool) {
+    use_effect_with(dirty, move |dirty| {
+        let guard = dirty.then(|| {
+            listen("beforeunload", |event: web_sys::BeforeUnloadEvent| {
+                event.prevent_default();
+                event.set_return_value("You have unsaved edits.");
+            })
+        });
+        move || drop(guard)
+    });
+}
+
+/// Counts the time spent on the open run: every key and click on the page is activity
+/// (`annotation_core::metrics::ActiveTime` says what counts), added to the run at its next
+/// save.
+#[hook]
+pub fn use_activity(run_id: Option<String>) {
+    use_effect_with(run_id, move |run_id| {
+        let guards = run_id.clone().map(|run_id| {
+            let now = || web_sys::window().and_then(|w| w.performance()).map_or(0.0, |p| p.now());
+            touch(&run_id, now());
+            let (a, b) = (run_id.clone(), run_id);
+            (
+                listen("keydown", move |_: web_sys::Event| touch(&a, now())),
+                listen("pointerdown", move |_: web_sys::Event| touch(&b, now())),
+            )
+        });
+        move || drop(guards)
     });
 }

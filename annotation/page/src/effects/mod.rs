@@ -3,10 +3,12 @@
 //! reports what happened as actions. It decides nothing a test could check without a
 //! browser; components never reach it except through actions (and `use_screenshot`).
 
+mod finetune;
 mod hooks;
 mod runs;
 mod screenshots;
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use annotation_core::grammar;
@@ -14,7 +16,10 @@ use annotation_core::lint::TextIssue;
 use annotation_core::record::Thought;
 use annotation_core::spelling::Speller;
 
-pub use hooks::{use_database, use_effects, use_history, use_speller, use_sync_timer};
+pub use hooks::{
+    use_activity, use_database, use_effects, use_history, use_speller, use_sync_timer,
+    use_unload_guard,
+};
 pub use screenshots::use_screenshot;
 
 use crate::db::Db;
@@ -41,6 +46,55 @@ impl PartialEq for SpellerHandle {
     }
 }
 
+thread_local! {
+    /// The dictionary once loaded, for the effects that count spelling issues (a save's
+    /// quality) as well as for the components, which get it as context.
+    static SPELLER: RefCell<Option<Rc<Speller>>> = const { RefCell::new(None) };
+    static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Time spent on the open run since its last save (seed §7.H).
+    static ACTIVE: RefCell<(String, annotation_core::metrics::ActiveTime)> =
+        RefCell::new((String::new(), Default::default()));
+}
+
+/// The dictionary, loading it first if nothing has yet; a load under way is waited for,
+/// not started again.
+async fn speller() -> Result<Rc<Speller>, String> {
+    loop {
+        if let Some(loaded) = SPELLER.with(|s| s.borrow().clone()) {
+            return Ok(loaded);
+        }
+        if !LOADING.with(std::cell::Cell::get) {
+            break;
+        }
+        crate::util::yield_now().await;
+    }
+    LOADING.with(|l| l.set(true));
+    let loaded = load_speller().await.map(Rc::new);
+    LOADING.with(|l| l.set(false));
+    let loaded = loaded?;
+    SPELLER.with(|s| *s.borrow_mut() = Some(loaded.clone()));
+    Ok(loaded)
+}
+
+/// A person's action on `run_id` now: counts towards the time spent annotating it.
+fn touch(run_id: &str, now_ms: f64) {
+    ACTIVE.with(|active| {
+        let mut active = active.borrow_mut();
+        if active.0 != run_id {
+            *active = (run_id.to_owned(), Default::default());
+        }
+        active.1.touch(now_ms);
+    });
+}
+
+/// The time spent on `run_id` since the last call, in ms.
+fn take_active(run_id: &str) -> u64 {
+    ACTIVE.with(|active| {
+        let mut active = active.borrow_mut();
+        if active.0 == run_id { active.1.take() } else { 0 }
+    })
+}
+
 fn notify(dispatch: &Dispatch, ok: bool, text: impl Into<String>) {
     dispatch.dispatch(Action::Notify(Notice { ok, text: text.into() }));
 }
@@ -53,19 +107,42 @@ pub fn perform(db: Rc<Db>, dispatch: Dispatch, effect: Effect) {
 async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
     match effect {
         Effect::LoadList => runs::load_list(db, dispatch).await,
-        Effect::OpenRun { run_id, qa, user } => {
-            runs::open_run(db, dispatch, run_id, qa, user).await
+        Effect::OpenRun { run_id, qa, user, sync } => {
+            runs::open_run(db, dispatch, run_id, qa, user, &sync).await
         }
         Effect::ClearQuery => crate::util::set_query(""),
-        Effect::Save { before, latest, run, steps, author, then_select } => {
+        Effect::SetQuery(query) => crate::util::set_query(&query),
+        Effect::PutDraft(mut draft) => {
+            draft.saved_at = crate::util::now();
+            if let Err(why) = db.put_draft(&draft).await {
+                notify(dispatch, false, why);
+            }
+        }
+        Effect::DeleteDraft(run_id) => {
+            if let Err(why) = db.delete_draft(&run_id).await {
+                notify(dispatch, false, why);
+            }
+        }
+        Effect::Save { before, latest, mut run, steps, author, then_select, grammar } => {
+            run.active_ms += take_active(&run.id);
+            // A save that changes no step (a status move, tags) keeps the quality it had.
+            let issues = match steps == before.1 {
+                true => None,
+                false => Some(runs::text_issues(&steps, &grammar).await),
+            };
             let edited = (*run, steps);
-            runs::save(db, dispatch, &before, latest.as_deref(), edited, &author, then_select).await
+            let save =
+                runs::Save { latest: latest.as_deref(), author: &author, then_select, issues };
+            runs::save(db, dispatch, &before, edited, save).await
         }
         Effect::Rollback { current, target, latest, author } => {
             runs::rollback(db, dispatch, &current, &target, &latest, &author).await
         }
         Effect::Export { ids, filter, format, options } => {
             runs::export(db, dispatch, ids, filter, format, options).await
+        }
+        Effect::Finetune { ids, filter, options } => {
+            finetune::export(db, dispatch, ids, filter, options).await
         }
         Effect::ImportFile { file, user } => runs::import_file(db, dispatch, file, user).await,
         Effect::ImportText { name, text, user, as_copies } => {
@@ -111,6 +188,38 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         Effect::PutTemplate(template) => match db.put_template(&template).await {
             Ok(()) => {
                 notify(dispatch, true, "Starred: this step is now in the template library.");
+                dispatch.dispatch(Action::Starred(db.starred().await));
+            }
+            Err(why) => notify(dispatch, false, why),
+        },
+        Effect::PutCollection(collection) => {
+            runs::put_collection(db, dispatch, |all| {
+                match all.iter_mut().find(|c| c.name == collection.name) {
+                    Some(stored) => stored.description = collection.description.clone(),
+                    None => all.push(collection.clone()),
+                }
+            })
+            .await
+        }
+        Effect::CollectionExported(name) => {
+            let at = crate::util::now();
+            runs::put_collection(db, dispatch, |all| {
+                if let Some(stored) = all.iter_mut().find(|c| c.name == name) {
+                    stored.exported_at = Some(at.clone());
+                }
+            })
+            .await
+        }
+        Effect::SaveTemplate(template) => match db.put_template(&template).await {
+            Ok(()) => {
+                notify(dispatch, true, format!("Template “{}” saved.", template.name));
+                dispatch.dispatch(Action::Starred(db.starred().await));
+            }
+            Err(why) => notify(dispatch, false, why),
+        },
+        Effect::DeleteTemplate(id) => match db.delete_template(&id).await {
+            Ok(()) => {
+                notify(dispatch, true, "Template deleted from the library.");
                 dispatch.dispatch(Action::Starred(db.starred().await));
             }
             Err(why) => notify(dispatch, false, why),

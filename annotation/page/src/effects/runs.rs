@@ -4,8 +4,9 @@ use annotation_core::export::{Format, Options};
 use annotation_core::history::Version;
 use annotation_core::import;
 use annotation_core::query::RunSummary;
-use annotation_core::record::{ReviewStatus, Run, Step};
+use annotation_core::record::{ReviewStatus, Run, Step, Thought};
 use annotation_core::roles::User;
+use annotation_core::sync::SyncSettings;
 
 use super::notify;
 use crate::db::{Db, Edit};
@@ -39,6 +40,7 @@ pub async fn load_list(db: &Db, dispatch: &Dispatch) {
         }
         Err(why) => return notify(dispatch, false, why),
     }
+    dispatch.dispatch(Action::Collections(db.collections().await));
     // The list is on screen; the search index follows.
     match db.search_texts().await {
         Ok(texts) => dispatch.dispatch(Action::List(ListAction::Texts(texts))),
@@ -46,14 +48,34 @@ pub async fn load_list(db: &Db, dispatch: &Dispatch) {
     }
 }
 
-/// Opens the run `run_id` (review mode when `qa`), or says it is not here.
-pub async fn open_run(db: &Db, dispatch: &Dispatch, run_id: String, qa: bool, user: User) {
-    match db.run(&run_id).await {
+/// Opens the run `run_id` (review mode when `qa`) with its stored unsaved edits. A run not
+/// stored here is fetched from the sync server when one is set (seed §3: the backend first,
+/// else what is local); otherwise, or if the server has none either, it is missing.
+pub async fn open_run(
+    db: &Db,
+    dispatch: &Dispatch,
+    run_id: String,
+    qa: bool,
+    user: User,
+    sync: &SyncSettings,
+) {
+    let mut found = db.run(&run_id).await;
+    if matches!(found, Ok(None)) && sync.enabled() {
+        match crate::sync::fetch_run(db, sync, &run_id).await {
+            Ok(true) => found = db.run(&run_id).await,
+            Ok(false) => {}
+            Err(why) => {
+                notify(dispatch, false, format!("The sync server could not be asked: {why}"))
+            }
+        }
+    }
+    match found {
         Ok(Some(data)) => {
             let route = Route { run_id: Some(run_id), task_id: Some(data.run.task_id.clone()), qa };
             if query_string() != route.query() {
                 set_query(&route.query());
             }
+            let draft = db.draft(&data.run.id).await;
             dispatch.dispatch(Action::RunLoaded(Box::new(Loaded {
                 run: data.run,
                 steps: data.steps,
@@ -62,6 +84,7 @@ pub async fn open_run(db: &Db, dispatch: &Dispatch, run_id: String, qa: bool, us
                 suggestions: data.suggestions,
                 qa,
                 user,
+                draft,
             })));
         }
         Ok(None) => dispatch.dispatch(Action::RunMissing(run_id)),
@@ -69,17 +92,55 @@ pub async fn open_run(db: &Db, dispatch: &Dispatch, run_id: String, qa: bool, us
     }
 }
 
+/// How a save goes besides what it stores.
+pub struct Save<'a> {
+    pub latest: Option<&'a Version>,
+    pub author: &'a str,
+    pub then_select: Option<usize>,
+    /// Spelling and grammar issues per step, in order, for the run's quality; `None` when
+    /// no step changed, and the quality stays.
+    pub issues: Option<Vec<usize>>,
+}
+
+/// Spelling issues (against the bundled dictionary) plus the grammar issues the page knows
+/// of, per step in order. Without a dictionary, spelling counts none.
+pub async fn text_issues(steps: &[Step], grammar: &[(u32, usize)]) -> Vec<usize> {
+    let speller = match super::speller().await {
+        Ok(speller) => Some(speller),
+        Err(why) => {
+            web_sys::console::warn_1(&format!("spelling is off: {why}").into());
+            None
+        }
+    };
+    steps
+        .iter()
+        .map(|step| {
+            let spelling: usize = speller.as_ref().map_or(0, |speller| {
+                Thought::ALL
+                    .iter()
+                    .map(|which| speller.check_only(*which, step.thoughts.get(*which)).len())
+                    .sum()
+            });
+            let found = grammar.iter().find(|(index, _)| *index == step.index);
+            spelling + found.map_or(0, |(_, n)| *n)
+        })
+        .collect()
+}
+
 /// Stores the editor's drafts as one version.
 pub async fn save(
     db: &Db,
     dispatch: &Dispatch,
     before: &(Run, Vec<Step>),
-    latest: Option<&Version>,
     (run, steps): (Run, Vec<Step>),
-    author: &str,
-    then_select: Option<usize>,
+    how: Save<'_>,
 ) {
-    match db.save((&before.0, &before.1), latest, run, steps, author, &now()).await {
+    let Save { latest, author, then_select, issues } = how;
+    let at = now();
+    match db
+        .save((&before.0, &before.1), latest, run, steps, (author, &at), issues.as_deref())
+        .await
+    {
         Ok(saved) => dispatch.dispatch(Action::Saved {
             run: Box::new(saved.run),
             steps: saved.steps,
@@ -235,7 +296,7 @@ pub async fn duplicate(db: &Db, dispatch: &Dispatch, run: Run, steps: Vec<Step>,
     match db.import(&[(run, steps)], &user.name, &now()).await {
         Ok(()) => {
             notify(dispatch, true, "Duplicated: this is the copy.");
-            open_run(db, dispatch, id, false, user).await;
+            open_run(db, dispatch, id, false, user, &SyncSettings::default()).await;
         }
         Err(why) => notify(dispatch, false, why),
     }
@@ -305,6 +366,11 @@ pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, u
             Err(why) => return notify(dispatch, false, why),
         }
     }
+    let at = now();
+    put_collection(db, dispatch, |all| {
+        annotation_core::collections::ensure(all, name, &user.name, &at)
+    })
+    .await;
     notify(
         dispatch,
         true,
@@ -314,6 +380,20 @@ pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, u
         ),
     );
     load_list(db, dispatch).await;
+}
+
+/// Changes the stored collections with `edit`, then shows them.
+pub async fn put_collection(
+    db: &Db,
+    dispatch: &Dispatch,
+    edit: impl FnOnce(&mut Vec<annotation_core::collections::Collection>),
+) {
+    let mut all = db.collections().await;
+    edit(&mut all);
+    match db.put_collections(&all).await {
+        Ok(()) => dispatch.dispatch(Action::Collections(all)),
+        Err(why) => notify(dispatch, false, why),
+    }
 }
 
 fn short(text: &str) -> String {

@@ -31,13 +31,30 @@ fn opened(role: Role, status: ReviewStatus) -> Studio {
         suggestions: vec![],
         qa: false,
         user: user(role),
+        draft: None,
     })));
     studio
 }
 
-/// The effects queued and not yet taken, without their numbers.
+/// The effects queued and not yet taken, without their numbers, leaving out the drafts
+/// stored as edits are typed (`drafts` has those).
 fn queued(studio: &Studio) -> Vec<&Effect> {
-    studio.effects.iter().map(|(_, e)| e).collect()
+    studio
+        .effects
+        .iter()
+        .map(|(_, e)| e)
+        .filter(|e| !matches!(e, Effect::PutDraft(_) | Effect::DeleteDraft(_)))
+        .collect()
+}
+
+/// The drafts stored or dropped, in order.
+fn drafts(studio: &Studio) -> Vec<&Effect> {
+    studio
+        .effects
+        .iter()
+        .map(|(_, e)| e)
+        .filter(|e| matches!(e, Effect::PutDraft(_) | Effect::DeleteDraft(_)))
+        .collect()
 }
 
 fn suggestion(server_id: Option<&str>) -> Suggestion {
@@ -76,8 +93,8 @@ fn a_save_is_queued_once_and_gone_once_taken() {
     assert_eq!(author, "ann");
     // Actions after it do not queue it again.
     studio.apply(Action::Select(2));
-    assert_eq!(studio.effects.len(), 1);
-    let up_to = studio.effects[0].0;
+    assert_eq!(queued(&studio).len(), 1);
+    let up_to = studio.effects.last().unwrap().0;
     studio.apply(Action::EffectsTaken { up_to });
     assert!(studio.effects.is_empty());
 }
@@ -243,6 +260,107 @@ fn leaving_a_run_by_its_link_clears_the_url_and_the_back_button_does_not() {
 }
 
 #[test]
+fn edits_are_stored_as_drafts_while_typed_and_dropped_once_saved() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    studio.apply(Action::SetThought(Thought::One, "I typed this.".into()));
+    let [Effect::PutDraft(draft)] = drafts(&studio)[..] else { panic!("{:?}", studio.effects) };
+    assert_eq!(draft.steps[0].thoughts.thought1, "I typed this.");
+    studio.effects.clear();
+    studio.apply(Action::Select(1));
+    assert!(studio.effects.is_empty(), "moving between steps stores nothing");
+    studio.apply(Action::Save);
+    let Some(Effect::Save { run, steps, .. }) = queued(&studio).last().cloned().cloned() else {
+        panic!()
+    };
+    studio.effects.clear();
+    studio.apply(Action::Saved { run, steps, versions: vec![], then_select: None });
+    assert_eq!(drafts(&studio), [&Effect::DeleteDraft("r".into())]);
+}
+
+#[test]
+fn leaving_with_unsaved_edits_asks_and_each_answer_does_what_it_says() {
+    let edited = || {
+        let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+        studio.apply(Action::SetThought(Thought::Two, "I can see the cart.".into()));
+        studio.effects.clear();
+        studio
+    };
+    let mut studio = edited();
+    studio.apply(Action::LeaveRun);
+    assert_eq!(studio.leaving, Some(Leave::List));
+    assert!(studio.editor.is_some() && studio.effects.is_empty(), "nothing happens yet");
+    studio.apply(Action::ConfirmLeave(LeaveChoice::Stay));
+    assert!(studio.leaving.is_none() && studio.editor.is_some());
+
+    // Back: the URL went to the list already, so the run's URL is put back meanwhile.
+    studio.apply(Action::BackToList);
+    assert!(matches!(queued(&studio)[..], [Effect::SetQuery(q)] if q.contains("agentRunId=r")));
+    studio.effects.clear();
+    studio.apply(Action::ConfirmLeave(LeaveChoice::Keep));
+    assert_eq!(queued(&studio), [&Effect::ClearQuery, &Effect::LoadList], "the draft stays stored");
+    assert!(studio.editor.is_none());
+
+    let mut studio = edited();
+    studio.apply(Action::LeaveRun);
+    studio.apply(Action::ConfirmLeave(LeaveChoice::Discard));
+    assert_eq!(drafts(&studio), [&Effect::DeleteDraft("r".into())]);
+
+    let mut studio = edited();
+    studio.apply(Action::LeaveRun);
+    studio.apply(Action::ConfirmLeave(LeaveChoice::Save));
+    assert!(studio.editor.is_some(), "still here until it is stored");
+    let Some(Effect::Save { run, steps, .. }) = queued(&studio).last().cloned().cloned() else {
+        panic!()
+    };
+    studio.effects.clear();
+    studio.apply(Action::Saved { run, steps, versions: vec![], then_select: None });
+    assert!(studio.editor.is_none() && studio.screen == Screen::List);
+    assert_eq!(drafts(&studio), [&Effect::DeleteDraft("r".into())], "the saved draft goes");
+}
+
+#[test]
+fn a_task_id_alone_lists_its_runs_and_a_run_of_another_task_says_so() {
+    let mut studio = Studio::default();
+    studio.apply(Action::OpenRoute(Route::parse("?taskId=session-9")));
+    assert_eq!(studio.list.filter.text, "session-9");
+    assert_eq!(queued(&studio), [&Effect::LoadList]);
+
+    let mut studio = Studio::default();
+    studio.apply(Action::OpenRoute(Route::parse("?agentRunId=r&taskId=other&qa=false")));
+    let steps = vec![Step { run_id: "r".into(), index: 0, ..Step::default() }];
+    studio.apply(Action::RunLoaded(Box::new(Loaded {
+        run: Run { id: "r".into(), task_id: "session-1".into(), ..Run::default() },
+        steps,
+        versions: vec![],
+        comments: vec![],
+        suggestions: vec![],
+        qa: false,
+        user: user(Role::Annotator),
+        draft: None,
+    })));
+    assert!(studio.notice.as_ref().is_some_and(|n| n.text.contains("task session-1")));
+}
+
+#[test]
+fn a_missing_run_opens_when_a_sync_round_brings_it() {
+    let mut studio = Studio::default();
+    studio.apply(Action::OpenRoute(Route::parse("?agentRunId=far&qa=true")));
+    studio.apply(Action::RunMissing("far".into()));
+    studio.effects.clear();
+    studio.apply(Action::RoundDone(Box::new(RoundDone {
+        pulled: vec!["far".into()],
+        ..RoundDone::default()
+    })));
+    assert!(
+        queued(&studio)
+            .iter()
+            .any(|e| matches!(e, Effect::OpenRun { run_id, qa: true, .. } if run_id == "far")),
+        "{:?}",
+        studio.effects
+    );
+}
+
+#[test]
 fn one_round_at_a_time_and_a_kick_meanwhile_starts_another() {
     let mut studio = Studio::default();
     syncing(&mut studio);
@@ -282,7 +400,7 @@ fn a_round_reloads_the_open_run_only_when_it_holds_no_edits() {
     let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
     studio.apply(Action::SetThought(Thought::Two, "typing".into()));
     studio.apply(pulled());
-    assert!(studio.effects.is_empty(), "a reload would drop what is being typed");
+    assert!(queued(&studio).is_empty(), "a reload would drop what is being typed");
 
     let mut studio = Studio::default();
     studio.apply(Action::ListLoaded(Vec::new()));
@@ -352,4 +470,37 @@ fn a_grammar_check_runs_one_at_a_time_and_reports_its_count() {
     assert!(!studio.grammar_check.checking);
     assert_eq!(studio.notice.as_ref().unwrap().text, "Grammar: 0 issues found.");
     assert_eq!(studio.grammar_check.found.len(), 1);
+}
+
+#[test]
+fn only_starred_templates_are_edited_or_deleted_and_collections_keep_a_description() {
+    use annotation_core::templates::{self, Template};
+    let mut studio = Studio::default();
+    let bundled: Template = templates::bundled().remove(0);
+    studio.apply(Action::SaveTemplate(Box::new(bundled.clone())));
+    studio.apply(Action::DeleteTemplate(bundled.id.clone()));
+    assert!(queued(&studio).is_empty(), "the bundled files are not the library's to change");
+    let step = Step { run_id: "r".into(), index: 1, ..Step::default() };
+    let mut starred = templates::star(&step, "Mine", "ann", "t");
+    studio.apply(Action::Starred(vec![starred.clone()]));
+    starred.name = "Renamed".into();
+    studio.apply(Action::SaveTemplate(Box::new(starred.clone())));
+    studio.apply(Action::DeleteTemplate(starred.id.clone()));
+    assert!(
+        matches!(queued(&studio)[..], [Effect::SaveTemplate(t), Effect::DeleteTemplate(id)] if t.name == "Renamed" && *id == starred.id)
+    );
+
+    let mut studio = Studio::default();
+    studio.apply(Action::DescribeCollection {
+        name: "batch".into(),
+        description: " For the shop model. ".into(),
+    });
+    let [Effect::PutCollection(c)] = queued(&studio)[..] else { panic!() };
+    assert_eq!((c.name.as_str(), c.description.as_str()), ("batch", "For the shop model."));
+    let mut studio = Studio::default();
+    studio.list.filter.collection = Some("batch".into());
+    studio.apply(Action::ExportList(Format::Jsonl, Options::default()));
+    assert!(
+        matches!(queued(&studio)[..], [Effect::Export { .. }, Effect::CollectionExported(n)] if n == "batch")
+    );
 }

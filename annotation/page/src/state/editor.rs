@@ -5,17 +5,22 @@
 use std::collections::BTreeMap;
 
 use annotation_core::history::Version;
+use annotation_core::issues::{self, Draft as IssueDraft};
 use annotation_core::record::{
-    ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete, flag_issue,
+    ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete, update_subtasks,
 };
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::{Permissions, User, allowed_targets, move_run, permissions};
+use annotation_core::templates;
+
+use super::drafts::{Restored, StoredDraft, restore};
 
 /// What the right panel's tool area shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Tool {
     #[default]
     Checks,
+    Issues,
     Templates,
     Json,
     Review,
@@ -24,12 +29,20 @@ pub enum Tool {
 }
 
 impl Tool {
-    pub const ALL: [Tool; 6] =
-        [Tool::Checks, Tool::Templates, Tool::Json, Tool::Review, Tool::History, Tool::Subtasks];
+    pub const ALL: [Tool; 7] = [
+        Tool::Checks,
+        Tool::Issues,
+        Tool::Templates,
+        Tool::Json,
+        Tool::Review,
+        Tool::History,
+        Tool::Subtasks,
+    ];
 
     pub fn label(self) -> &'static str {
         match self {
             Tool::Checks => "Checks",
+            Tool::Issues => "Issues",
             Tool::Templates => "Templates",
             Tool::Json => "JSON",
             Tool::Review => "Review",
@@ -41,6 +54,7 @@ impl Tool {
     pub fn id(self) -> &'static str {
         match self {
             Tool::Checks => "checks",
+            Tool::Issues => "issues",
             Tool::Templates => "templates",
             Tool::Json => "json",
             Tool::Review => "review",
@@ -49,6 +63,9 @@ impl Tool {
         }
     }
 }
+
+/// Steps (1-based) that still hold template placeholders, each with the names left.
+pub type Unfilled = Vec<(u32, Vec<String>)>;
 
 /// What the page must do in storage; the app carries it out and reports back.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,6 +105,13 @@ pub struct EditorState {
     /// runs, so a command of a run opened later is never taken for one already carried out.
     pub issued: u32,
     pub saving: bool,
+    /// The flag form: the issue "Save & flag for review" (or Alt+F) will raise.
+    pub flag: IssueDraft,
+    /// A save held back because edited steps still hold template placeholders: the save,
+    /// and for each such step its number (1-based) and the placeholders left.
+    pub blocked: Option<(Command, Unfilled)>,
+    /// Unsaved edits brought back from storage when the run opened.
+    pub restored: Option<Restored>,
 }
 
 pub struct Loaded {
@@ -98,18 +122,27 @@ pub struct Loaded {
     pub suggestions: Vec<Suggestion>,
     pub qa: bool,
     pub user: User,
+    /// Unsaved edits stored for this run, if any.
+    pub draft: Option<StoredDraft>,
 }
 
 impl EditorState {
     pub fn new(loaded: Loaded) -> EditorState {
-        let at = first_incomplete(&loaded.steps)
-            .and_then(|index| loaded.steps.iter().position(|s| s.index == index))
-            .unwrap_or(0);
+        let (drafts, run_draft, restored) = match loaded.draft {
+            Some(stored) => restore(&loaded.run, &loaded.steps, stored),
+            None => (BTreeMap::new(), None, None),
+        };
+        // Back where the edits were, else the first step not complete.
+        let at = drafts.keys().next().copied().unwrap_or_else(|| {
+            first_incomplete(&loaded.steps)
+                .and_then(|index| loaded.steps.iter().position(|s| s.index == index))
+                .unwrap_or(0)
+        });
         EditorState {
             run: loaded.run,
             steps: loaded.steps,
-            drafts: BTreeMap::new(),
-            run_draft: None,
+            drafts,
+            run_draft,
             at,
             qa: loaded.qa,
             user: loaded.user,
@@ -124,6 +157,9 @@ impl EditorState {
             command: None,
             issued: 0,
             saving: false,
+            flag: IssueDraft::default(),
+            blocked: None,
+            restored,
         }
     }
 
@@ -200,13 +236,41 @@ impl EditorState {
     }
 
     fn save(&mut self, then_select: Option<usize>) {
-        let command = Command::Save {
-            run: self.merged_run().clone(),
-            steps: self.merged_steps(),
-            then_select,
-        };
+        let mut run = self.merged_run().clone();
+        let steps = self.merged_steps();
+        update_subtasks(&mut run, &steps);
+        let command = Command::Save { run, steps, then_select };
+        // Placeholders left in an edited step would go into the training data as `<name>`.
+        let unfilled: Unfilled = self
+            .drafts
+            .values()
+            .filter_map(|step| {
+                let left = templates::unfilled(&step.thoughts);
+                (!left.is_empty()).then_some((step.index + 1, left))
+            })
+            .collect();
+        if unfilled.is_empty() {
+            self.issue(command);
+        } else {
+            self.blocked = Some((command, unfilled));
+        }
+    }
+
+    fn issue(&mut self, command: Command) {
+        self.blocked = None;
         self.command = Some((self.next_command(), command));
         self.saving = true;
+    }
+
+    /// "Save anyway": the save held back for placeholders goes ahead.
+    pub fn save_anyway(&mut self) {
+        if let Some((command, _)) = self.blocked.take() {
+            self.issue(command);
+        }
+    }
+
+    pub fn cancel_blocked(&mut self) {
+        self.blocked = None;
     }
 
     pub fn select(&mut self, position: usize) {
@@ -280,7 +344,8 @@ impl EditorState {
         self.run_draft = (run != self.run).then_some(run);
     }
 
-    /// Save & mark complete: the step is done; then the next step that is not.
+    /// Save & mark complete: the step is done (its issues stay, open or not); then the next
+    /// step that is not.
     pub fn mark_complete(&mut self) {
         if !self.permissions().mark {
             return;
@@ -288,27 +353,53 @@ impl EditorState {
         let at = self.at;
         if let Some(step) = self.draft_mut() {
             step.verified = true;
-            step.issues.clear();
         }
         let merged = self.merged_steps();
         let next = (at + 1..merged.len())
             .chain(0..at)
-            .find(|i| !merged[*i].verified || !merged[*i].issues.is_empty());
+            .find(|i| !merged[*i].verified || issues::open_count(&merged[*i]) > 0);
         self.save(next.or(Some(at)));
     }
 
-    /// Save & flag for review: the step carries an issue saying why.
-    pub fn flag(&mut self, why: &str, at_time: &str) {
+    /// Save & flag for review: the step gets an open issue from the flag form, whose
+    /// description and suggestion then clear (its type and severity stay for the next).
+    pub fn flag(&mut self, at_time: &str) {
         if !self.permissions().mark {
             return;
         }
         let who = self.user.name.clone();
-        let why = if why.trim().is_empty() { "Flagged for review" } else { why.trim() };
+        let draft = self.flag.clone();
         if let Some(step) = self.draft_mut() {
+            let issue = issues::raise(step, &draft, &who, at_time);
             step.verified = false;
-            step.issues.push(flag_issue(why, &who, at_time));
+            step.issues.push(issue);
         }
+        self.flag.description.clear();
+        self.flag.suggestion.clear();
         self.save(None);
+    }
+
+    /// Resolves (or reopens) the selected step's issue at `position`, saving at once.
+    pub fn resolve_issue(&mut self, position: usize, resolved: bool, at_time: &str) {
+        if !self.permissions().mark {
+            return;
+        }
+        let who = self.user.name.clone();
+        let changed = self
+            .draft_mut()
+            .is_some_and(|step| issues::set_resolved(step, position, resolved, &who, at_time));
+        self.tidy();
+        if changed {
+            self.save(None);
+        }
+    }
+
+    /// Forgets the unsaved edits: the run as last saved.
+    pub fn discard(&mut self) {
+        self.drafts.clear();
+        self.run_draft = None;
+        self.blocked = None;
+        self.restored = None;
     }
 
     /// Moves the run to `to`, saving it (with any edits) as one version. The buttons offer
@@ -339,6 +430,7 @@ impl EditorState {
         self.drafts.clear();
         self.run_draft = None;
         self.saving = false;
+        self.restored = None;
         self.versions.extend(versions);
         if let Some(position) = then_select {
             self.select(position);

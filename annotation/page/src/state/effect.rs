@@ -10,18 +10,28 @@ use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncSettings};
 use annotation_core::templates::Template;
 
+use super::drafts::StoredDraft;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Show the runs list: what is stored at once, then the check against the runs.
     LoadList,
-    /// Open a run (review mode when `qa`), putting it in the URL.
+    /// Open a run (review mode when `qa`), putting it in the URL; with its unsaved edits if
+    /// any are stored. A run not stored here is asked of the sync server, when there is one.
     OpenRun {
         run_id: String,
         qa: bool,
         user: User,
+        sync: SyncSettings,
     },
     /// Take the run out of the URL (back to the list by the page's own link).
     ClearQuery,
+    /// Put this query in the URL (the run stays on screen while a leave is decided).
+    SetQuery(String),
+    /// Store the open run's unsaved edits (stamped with the time).
+    PutDraft(Box<StoredDraft>),
+    /// Forget a run's stored unsaved edits.
+    DeleteDraft(String),
     /// Store the editor's drafts as one version; `before` is the run as saved.
     Save {
         before: Box<(Run, Vec<Step>)>,
@@ -30,6 +40,9 @@ pub enum Effect {
         steps: Vec<Step>,
         author: String,
         then_select: Option<usize>,
+        /// Grammar issues found in the text being saved, by step index: they count in the
+        /// run's quality beside the spelling the effect layer checks.
+        grammar: Vec<(u32, usize)>,
     },
     /// Store a new version holding `target` again.
     Rollback {
@@ -43,6 +56,12 @@ pub enum Effect {
         filter: String,
         format: Format,
         options: Options,
+    },
+    /// The fine-tuning export of the runs `ids` (those in the chosen statuses).
+    Finetune {
+        ids: Vec<String>,
+        filter: String,
+        options: annotation_core::finetune::Options,
     },
     ImportFile {
         file: web_sys::File,
@@ -67,6 +86,10 @@ pub enum Effect {
         name: String,
         user: User,
     },
+    /// Store what is said of a collection.
+    PutCollection(annotation_core::collections::Collection),
+    /// Note now as when the collection was last exported.
+    CollectionExported(String),
     /// Store a copy of a run and open it.
     Duplicate {
         run: Box<Run>,
@@ -91,6 +114,10 @@ pub enum Effect {
     },
     LoadStarred,
     PutTemplate(Box<Template>),
+    /// Store an edited starred template.
+    SaveTemplate(Box<Template>),
+    /// Take a starred template out of the library.
+    DeleteTemplate(String),
     /// Ask the grammar server about the step's thoughts.
     CheckGrammar {
         endpoint: String,

@@ -2,6 +2,7 @@
 //! transitions decide, and queue the IO they need as [`Effect`]s, which `crate::effects`
 //! carries out and reports back as actions.
 
+pub mod drafts;
 pub mod editor;
 pub mod effect;
 pub mod list;
@@ -9,10 +10,12 @@ mod review;
 mod runs;
 mod sync;
 
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use annotation_core::export::{Format, Options};
 use annotation_core::history::Version;
+use annotation_core::issues::Draft as IssueDraft;
 use annotation_core::lint::TextIssue;
 use annotation_core::query::RunSummary;
 use annotation_core::record::{ReviewStatus, Run, Step, StepAction, Subtask, Thought};
@@ -40,7 +43,9 @@ pub struct Route {
 }
 
 impl Route {
-    /// Reads `?agentRunId=…&taskId=…&qa=true|false`; anything else is ignored.
+    /// Reads `?agentRunId=…&taskId=…&qa=true|false`; anything else is ignored. `taskId`
+    /// names the chat session the run belongs to: with no run it shows that session's runs,
+    /// and a run it does not match, or one not found, is said so.
     pub fn parse(query: &str) -> Route {
         let mut route = Route::default();
         for pair in query.trim_start_matches('?').split('&') {
@@ -164,6 +169,25 @@ pub struct SyncView {
     pub running: bool,
 }
 
+/// Where the person asked to go from a run with unsaved edits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Leave {
+    List,
+    Run { run_id: String, qa: bool },
+}
+
+/// The answer to "leave with unsaved edits?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaveChoice {
+    /// Save them as a version, then go.
+    Save,
+    /// Go; they stay as a draft in this browser and come back when the run opens again.
+    Keep,
+    /// Throw them away, then go.
+    Discard,
+    Stay,
+}
+
 /// An export or import under way.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Progress {
@@ -197,6 +221,16 @@ pub struct Studio {
     /// Steps starred as templates, for the templates panel.
     pub starred: Vec<Template>,
     pub grammar_check: GrammarCheck,
+    /// The leave dialog, open while the person decides.
+    pub leaving: Option<Leave>,
+    /// Where to go once the save asked for in the leave dialog is stored.
+    pub after_save: Option<Leave>,
+    /// The run (and mode) the URL asked for, until it opens: a pull that brings it opens it.
+    pub wanted: Option<(String, bool)>,
+    /// The URL's `taskId`, while the run it came with is open or missing.
+    pub task: Option<String>,
+    /// What is said of each collection (description, when made and exported).
+    pub collections: Vec<annotation_core::collections::Collection>,
 }
 
 /// Grammar answers, each counting only while its text is what was checked.
@@ -226,6 +260,11 @@ impl Default for Studio {
             queued: 0,
             starred: Vec::new(),
             grammar_check: GrammarCheck::default(),
+            leaving: None,
+            after_save: None,
+            wanted: None,
+            task: None,
+            collections: Vec::new(),
         }
     }
 }
@@ -244,16 +283,25 @@ pub enum Action {
         run_id: String,
         qa: bool,
     },
+    /// Open the URL: its run (checked against its `taskId`), or with only a `taskId`, the
+    /// list of that session's runs.
+    OpenRoute(Route),
     RunLoaded(Box<Loaded>),
     RunMissing(String),
     /// Back to the list (by the browser's history: the URL already says so).
     BackToList,
     /// Back to the list by the page's own link.
     LeaveRun,
+    /// The answer to the leave dialog.
+    ConfirmLeave(LeaveChoice),
+    /// Forget the open run's unsaved edits.
+    DiscardDrafts,
     /// Export the runs picked, or those shown when none are.
     ExportList(Format, Options),
     /// Export the open run as a ZIP with its screenshots.
     ExportRun,
+    /// The fine-tuning export of the runs picked, or those shown when none are.
+    ExportFinetune(annotation_core::finetune::Options),
     /// Import a picked file: its name and size in bytes (known before it is read), and the
     /// file.
     ImportFile {
@@ -267,6 +315,12 @@ pub enum Action {
     MovePicked(ReviewStatus),
     /// Add the picked runs to a named collection.
     CollectPicked(String),
+    Collections(Vec<annotation_core::collections::Collection>),
+    /// A collection's description as edited.
+    DescribeCollection {
+        name: String,
+        description: String,
+    },
     // ---- the open run ----
     Select(usize),
     Next,
@@ -281,8 +335,20 @@ pub enum Action {
     Transition(ReviewStatus),
     /// Alt+A: approve when approving is possible now.
     Approve,
-    Flag(String, String),
+    /// The flag form as typed and chosen.
+    EditFlag(IssueDraft),
+    /// Save & flag for review (Alt+F) with the flag form, at this time.
+    Flag(String),
+    /// Resolve (or reopen) the selected step's issue at `position`.
+    ResolveIssue {
+        position: usize,
+        resolved: bool,
+        at: String,
+    },
     Save,
+    /// Save although edited steps still hold template placeholders.
+    SaveAnyway,
+    CancelBlocked,
     Saved {
         run: Box<Run>,
         steps: Vec<Step>,
@@ -340,6 +406,9 @@ pub enum Action {
     StarStep {
         at: String,
     },
+    /// A starred template as edited.
+    SaveTemplate(Box<Template>),
+    DeleteTemplate(String),
     CheckGrammar,
     GrammarChecked {
         run_id: String,
@@ -387,6 +456,29 @@ impl Reducible for Studio {
 
 impl Studio {
     pub fn apply(&mut self, action: Action) {
+        let before =
+            self.editor.as_ref().map(|e| (e.run.id.clone(), e.drafts.clone(), e.run_draft.clone()));
+        self.decide(action);
+        self.persist_drafts(before);
+    }
+
+    /// Stores the open run's unsaved edits whenever they change (or drops the stored ones
+    /// once there are none), so a reload or a crash loses nothing typed. A run just opened
+    /// has nothing new to store: its drafts came from storage.
+    fn persist_drafts(&mut self, before: Option<(String, BTreeMap<usize, Step>, Option<Run>)>) {
+        let Some(editor) = &self.editor else { return };
+        let Some((run_id, drafts, run)) = before else { return };
+        if run_id != editor.run.id || (drafts == editor.drafts && run == editor.run_draft) {
+            return;
+        }
+        let effect = match drafts::to_store(&editor.run, &editor.drafts, &editor.run_draft) {
+            Some(draft) => Effect::PutDraft(Box::new(draft)),
+            None => Effect::DeleteDraft(editor.run.id.clone()),
+        };
+        self.queue(effect);
+    }
+
+    fn decide(&mut self, action: Action) {
         match action {
             Action::UserLoaded(user) | Action::UserChanged(user) => self.set_user(user),
             Action::ChooseUser(user) => {
@@ -401,22 +493,28 @@ impl Studio {
                 }
             }
             Action::List(action) => self.list.apply(action),
-            Action::OpenRun { run_id, qa } => self.open_run(run_id, qa),
-            Action::RunLoaded(loaded) => {
-                let mut editor = EditorState::new(*loaded);
-                editor.issued = self.commands;
-                self.editor = Some(editor);
-                self.screen = Screen::Run;
-            }
+            Action::OpenRun { run_id, qa } => match &self.editor {
+                Some(editor) if editor.dirty() && (editor.run.id != run_id || editor.qa != qa) => {
+                    self.ask_to_leave(Leave::Run { run_id, qa }, true)
+                }
+                _ => self.open_run(run_id, qa),
+            },
+            Action::OpenRoute(route) => self.open_route(route),
+            Action::RunLoaded(loaded) => self.run_loaded(*loaded),
             Action::RunMissing(id) => self.screen = Screen::Missing(id),
-            Action::BackToList => self.back_to_list(),
-            Action::LeaveRun => {
-                self.queue(Effect::ClearQuery);
-                self.back_to_list();
-            }
+            Action::BackToList => match &self.editor {
+                Some(editor) if editor.dirty() => self.ask_to_leave(Leave::List, true),
+                _ => self.back_to_list(),
+            },
+            Action::LeaveRun => match &self.editor {
+                Some(editor) if editor.dirty() => self.ask_to_leave(Leave::List, false),
+                _ => self.leave(Leave::List),
+            },
+            Action::ConfirmLeave(choice) => self.confirm_leave(choice),
             Action::ExportList(format, options) => self.export_list(format, options),
             Action::ExportRun => self.export_run(),
             Action::ImportFile { name, bytes, file } => self.import_file(name, bytes, file),
+            Action::ExportFinetune(options) => self.export_finetune(options),
             Action::ImportCopies => self.import_copies(),
             Action::MovePicked(to) => {
                 let ids = self.list.picked.iter().cloned().collect();
@@ -426,6 +524,19 @@ impl Studio {
                 let ids = self.list.picked.iter().cloned().collect();
                 let name = name.trim().to_owned();
                 self.queue(Effect::Collect { ids, name, user: self.user.clone() });
+            }
+            Action::Collections(collections) => self.collections = collections,
+            Action::DescribeCollection { name, description } => {
+                let mut collection =
+                    self.collections.iter().find(|c| c.name == name).cloned().unwrap_or_else(
+                        || annotation_core::collections::Collection {
+                            name: name.clone(),
+                            created_by: self.user.name.clone(),
+                            ..Default::default()
+                        },
+                    );
+                collection.description = description.trim().to_owned();
+                self.queue(Effect::PutCollection(collection));
             }
             Action::Notify(notice) => self.notice = Some(notice),
             Action::DismissNotice => self.notice = None,
@@ -455,19 +566,41 @@ impl Studio {
             Action::DiscardRefused(pending) => self.queue(Effect::Discard(pending)),
             Action::LoadStarred => self.queue(Effect::LoadStarred),
             Action::Starred(templates) => self.starred = templates,
+            Action::SaveTemplate(template) => {
+                // Only starred steps are the library's to change; bundled files are not.
+                if template.starred_from.is_some() && !template.name.trim().is_empty() {
+                    self.queue(Effect::SaveTemplate(template));
+                }
+            }
+            Action::DeleteTemplate(id) => {
+                if self.starred.iter().any(|t| t.id == id) {
+                    self.queue(Effect::DeleteTemplate(id));
+                }
+            }
             Action::GrammarChecked { run_id, step_index, result } => {
                 self.grammar_checked(run_id, step_index, result)
             }
             Action::EffectsTaken { up_to } => self.effects.retain(|(n, _)| *n > up_to),
             action => {
                 // A save that made a version has something to send.
+                let saved = matches!(action, Action::Saved { .. });
                 if let Action::Saved { versions, .. } = &action
                     && !versions.is_empty()
                 {
                     self.kick_sync();
                 }
+                if matches!(action, Action::SaveFailed(_) | Action::CancelBlocked) {
+                    self.after_save = None;
+                }
                 self.apply_to_run(action);
                 self.take_command();
+                if saved && let Some(leave) = self.after_save.take() {
+                    // Stored: the draft goes now, as the editor does.
+                    if let Some(editor) = self.editor.as_ref().filter(|e| !e.dirty()) {
+                        self.queue(Effect::DeleteDraft(editor.run.id.clone()));
+                    }
+                    self.leave(leave);
+                }
             }
         }
     }
@@ -500,6 +633,20 @@ impl Studio {
             return;
         }
         self.commands = n;
+        // Grammar answers still about the text being saved count in its quality.
+        let grammar = steps
+            .iter()
+            .map(|step| {
+                let found =
+                    self.grammar_check.found.iter().filter(|(run_id, index, which, text, _)| {
+                        *run_id == run.id
+                            && *index == step.index
+                            && step.thoughts.get(*which) == text
+                    });
+                (step.index, found.map(|(.., issues)| issues.len()).sum())
+            })
+            .filter(|(_, count)| *count > 0)
+            .collect();
         let effect = Effect::Save {
             before: Box::new((editor.run.clone(), editor.steps.clone())),
             latest: editor.versions.last().cloned().map(Box::new),
@@ -507,6 +654,7 @@ impl Studio {
             steps,
             author: editor.user.name.clone(),
             then_select,
+            grammar,
         };
         self.queue(effect);
     }
@@ -544,8 +692,21 @@ impl Studio {
             Action::SetTags(tags) => editor.set_tags(tags),
             Action::MarkComplete => editor.mark_complete(),
             Action::Transition(to) => editor.transition(to),
-            Action::Flag(why, at) => editor.flag(&why, &at),
+            Action::EditFlag(draft) => editor.flag = draft,
+            Action::Flag(at) => editor.flag(&at),
+            Action::ResolveIssue { position, resolved, at } => {
+                editor.resolve_issue(position, resolved, &at)
+            }
             Action::Save => editor.save_now(),
+            Action::SaveAnyway => editor.save_anyway(),
+            Action::CancelBlocked => editor.cancel_blocked(),
+            Action::DiscardDrafts => {
+                editor.discard();
+                self.notice = Some(Notice {
+                    ok: true,
+                    text: "Unsaved edits discarded: this is the run as last saved.".into(),
+                });
+            }
             Action::Saved { run, steps, versions, then_select } => {
                 let number = versions.last().map(|v| v.number);
                 let moved = (run.status != editor.run.status).then_some(run.status);

@@ -9,7 +9,9 @@ use annotation_core::query::describe;
 use annotation_core::record::{ReviewStatus, Thought};
 use annotation_core::templates;
 
-use super::{Effect, Screen, Studio};
+use super::editor::{EditorState, Loaded};
+use super::list::ListAction;
+use super::{Effect, Leave, LeaveChoice, Route, Screen, Studio};
 
 /// One import problem as the runs list shows it: "run 2 (id r2) · steps[1].url: why".
 pub fn rejection_line(r: &Rejection) -> String {
@@ -19,13 +21,106 @@ pub fn rejection_line(r: &Rejection) -> String {
 
 impl Studio {
     pub(super) fn open_run(&mut self, run_id: String, qa: bool) {
-        self.queue(Effect::OpenRun { run_id, qa, user: self.user.clone() });
+        self.wanted = Some((run_id.clone(), qa));
+        let sync = self.sync.settings.clone();
+        self.queue(Effect::OpenRun { run_id, qa, user: self.user.clone(), sync });
+    }
+
+    /// The page's URL: its run, or with only a `taskId`, the runs of that chat session.
+    pub(super) fn open_route(&mut self, route: Route) {
+        self.task = route.task_id.clone();
+        match (route.run_id, route.task_id) {
+            (Some(run_id), _) => self.open_run(run_id, route.qa),
+            (None, Some(task)) => {
+                self.list.apply(ListAction::Text(task));
+                self.queue(Effect::LoadList);
+            }
+            (None, None) => self.queue(Effect::LoadList),
+        }
+    }
+
+    pub(super) fn run_loaded(&mut self, loaded: Loaded) {
+        if let Some(task) = self.task.take()
+            && task != loaded.run.task_id
+        {
+            self.notify(
+                false,
+                format!(
+                    "The link names task {task}, but this run belongs to task {}.",
+                    loaded.run.task_id
+                ),
+            );
+        }
+        self.wanted = None;
+        let mut editor = EditorState::new(loaded);
+        editor.issued = self.commands;
+        if let Some(restored) = &editor.restored {
+            let steps: Vec<String> = restored.steps.iter().map(|n| n.to_string()).collect();
+            let mut text = format!(
+                "Unsaved edits restored (step{} {}). Save them, or discard them in the run header.",
+                if steps.len() == 1 { "" } else { "s" },
+                steps.join(", ")
+            );
+            if restored.stale {
+                text += " The run was saved again after these edits were made: check them first.";
+            }
+            self.notify(!restored.stale, text);
+        }
+        self.editor = Some(editor);
+        self.screen = Screen::Run;
     }
 
     pub(super) fn back_to_list(&mut self) {
         self.editor = None;
         self.screen = Screen::List;
         self.queue(Effect::LoadList);
+    }
+
+    /// Opens the leave dialog. After back or forward (`by_history`) the URL already moved,
+    /// so it is put back on the run while the person decides.
+    pub(super) fn ask_to_leave(&mut self, to: Leave, by_history: bool) {
+        if by_history && let Some(editor) = &self.editor {
+            let task = (!editor.run.task_id.is_empty()).then(|| editor.run.task_id.clone());
+            let route = Route { run_id: Some(editor.run.id.clone()), task_id: task, qa: editor.qa };
+            self.queue(Effect::SetQuery(route.query()));
+        }
+        self.leaving = Some(to);
+    }
+
+    pub(super) fn confirm_leave(&mut self, choice: LeaveChoice) {
+        let Some(to) = self.leaving.take() else { return };
+        match choice {
+            LeaveChoice::Stay => {}
+            LeaveChoice::Keep => self.leave(to),
+            LeaveChoice::Discard => {
+                if let Some(editor) = &self.editor {
+                    self.queue(Effect::DeleteDraft(editor.run.id.clone()));
+                }
+                self.leave(to);
+            }
+            LeaveChoice::Save => match &mut self.editor {
+                Some(editor) if editor.dirty() && editor.permissions().edit => {
+                    self.after_save = Some(to);
+                    editor.save_now();
+                    self.take_command();
+                }
+                _ => self.leave(to),
+            },
+        }
+    }
+
+    /// Goes where `to` says, dropping the editor (its stored draft stays).
+    pub(super) fn leave(&mut self, to: Leave) {
+        match to {
+            Leave::List => {
+                self.queue(Effect::ClearQuery);
+                self.back_to_list();
+            }
+            Leave::Run { run_id, qa } => {
+                self.editor = None;
+                self.open_run(run_id, qa);
+            }
+        }
     }
 
     pub(super) fn export_list(&mut self, format: Format, options: Options) {
@@ -36,6 +131,26 @@ impl Studio {
         };
         let filter = describe(&self.list.filter);
         self.queue(Effect::Export { ids, filter, format, options });
+        self.exported_collection();
+    }
+
+    /// An export of a collection (the list filtered by it) is noted on the collection.
+    fn exported_collection(&mut self) {
+        if let Some(name) = self.list.filter.collection.clone().filter(|c| !c.is_empty()) {
+            self.queue(Effect::CollectionExported(name));
+        }
+    }
+
+    /// Fine-tuning data from the runs picked, or those shown (the list's filter).
+    pub(super) fn export_finetune(&mut self, options: annotation_core::finetune::Options) {
+        let ids = if self.list.picked.is_empty() {
+            self.list.shown().map(|s| s.run_id.clone()).collect()
+        } else {
+            self.list.picked.iter().cloned().collect()
+        };
+        let filter = describe(&self.list.filter);
+        self.queue(Effect::Finetune { ids, filter, options });
+        self.exported_collection();
     }
 
     pub(super) fn export_run(&mut self) {

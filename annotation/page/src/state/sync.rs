@@ -65,6 +65,12 @@ impl Studio {
             None if self.screen == Screen::List && !round.pulled.is_empty() => {
                 self.queue(Effect::LoadList)
             }
+            // The run the URL asked for was not here: the pull brought it.
+            None if matches!(&self.screen, Screen::Missing(id) if round.pulled.contains(id)) => {
+                if let Some((run_id, qa)) = self.wanted.clone() {
+                    self.open_run(run_id, qa);
+                }
+            }
             _ => {}
         }
         self.sync.refused = round.refused;

@@ -16,6 +16,7 @@ fn loaded(qa: bool, role: Role) -> Loaded {
         suggestions: vec![],
         qa,
         user: User { name: "ann".into(), role },
+        draft: None,
     }
 }
 

@@ -188,7 +188,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     }
 }
 
-const USER_TURN: &str = "Answer with the JSON object described above.";
+/// The turn every model call sends after its prompt (exports of training data reuse it).
+pub const USER_TURN: &str = "Answer with the JSON object described above.";
 
 /// Replaces any API key that appears in `params` (say, pasted into a task) with `***`.
 fn scrub_keys(params: &mut Value, settings: &Settings) {

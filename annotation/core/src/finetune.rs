@@ -1,0 +1,438 @@
+//! The fine-tuning export: the annotated runs as chat-format training data for the
+//! Navigator, one example per step.
+//!
+//! An example is one JSON line, `{"messages": [system, user, assistant]}`:
+//!
+//! - **system**: the Navigator's prompt exactly as it was rendered for that step's call: the
+//!   prompt file (its variant) filled with the variables the step's trace recorded (the
+//!   task, follow-ups, plan, last action and outcome, history, the page state). The trace
+//!   keeps the rendered prompt's SHA-256; when the render here gives the same hash the
+//!   example is *exact*, and the dataset card counts how many are.
+//! - **user**: the turn the Navigator is sent after it, and, with screenshots chosen, the
+//!   step's screenshot as an image part (a `data:image/jpeg;base64,…` URL).
+//! - **assistant** (the target): the Navigator's answer in its own schema
+//!   (`prompts/navigator/schema.json`): `{"current_state": {"evaluation_previous_goal":
+//!   thought 1, "memory": thought 2, "next_goal": thought 3}, "actions": [...]}`, with the
+//!   thoughts as annotated and the actions the step carried out (`run_contract::Action`).
+//!
+//! Without screenshots every `content` is a string; with them every `content` is a list of
+//! parts (`{"type": "text", "text": …}`, and `{"type": "image_url", "image_url": {"url":
+//! …}}` in the user turn only), so each file has one shape and loads as a table. Steps
+//! without a recorded Navigator call (runs imported, or synced from another browser, carry
+//! no traces) or without an action in the schema are left out, and the card says how many
+//! and why. Runs are split into train and validation whole, by a seeded shuffle.
+//!
+//! Secrets: the engine already writes `[secret]` for what was typed into secret fields and
+//! `***` for keys; [`mask`] also replaces every secret the caller knows (API keys, the sync
+//! token) wherever it appears.
+
+use std::collections::BTreeMap;
+
+use run_contract::Action;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::record::{ReviewStatus, Run, Step};
+
+/// What stands in for a secret in the export.
+pub const MASK: &str = "[secret]";
+/// The Navigator's answer allows at most this many actions (its schema's `maxItems`).
+pub const MAX_ACTIONS: usize = 5;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Options {
+    /// Runs in these review statuses go in.
+    pub statuses: Vec<ReviewStatus>,
+    /// The step's screenshot as an image part of the user turn.
+    pub screenshots: bool,
+    /// Share of the runs (0–50 %) set aside for validation.
+    pub validation_percent: u8,
+    pub seed: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            statuses: vec![ReviewStatus::Approved],
+            screenshots: false,
+            validation_percent: 10,
+            seed: 42,
+        }
+    }
+}
+
+/// The Navigator's model call at a step, as its trace recorded it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NavigatorCall {
+    pub step: u32,
+    pub prompt_id: String,
+    pub variant: String,
+    /// SHA-256 of the prompt as rendered for the call.
+    pub prompt_hash: String,
+    /// SHA-256 over the prompt file and shared rules it was rendered from.
+    pub revision_hash: String,
+    /// The prompt's variables.
+    pub params: Value,
+}
+
+/// The Navigator's call of each step of a run, from its traces (`LlmTrace` records, read
+/// leniently): the last call of a step that did not fail.
+pub fn navigator_calls(traces: &[Value]) -> BTreeMap<u32, NavigatorCall> {
+    let mut calls = BTreeMap::new();
+    let mut ordered: Vec<&Value> = traces
+        .iter()
+        .filter(|t| t["role"] == "navigator" && t["promptId"] == "navigator")
+        .filter(|t| t["error"].is_null())
+        .collect();
+    ordered.sort_by(|a, b| a["startedAt"].as_str().cmp(&b["startedAt"].as_str()));
+    for trace in ordered {
+        let Some(step) = trace["step"].as_u64().and_then(|s| u32::try_from(s).ok()) else {
+            continue;
+        };
+        let text = |key: &str| trace[key].as_str().unwrap_or_default().to_owned();
+        calls.insert(
+            step,
+            NavigatorCall {
+                step,
+                prompt_id: text("promptId"),
+                variant: text("variant"),
+                prompt_hash: text("promptHash"),
+                revision_hash: text("revisionHash"),
+                params: trace["params"].clone(),
+            },
+        );
+    }
+    calls
+}
+
+/// A prompt rendered again: its text and the SHA-256 of that text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rendered {
+    pub text: String,
+    pub hash: String,
+}
+
+/// Why a step gave no example.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Skip {
+    /// No Navigator call recorded for it (imported, or synced from another browser).
+    NoPrompt,
+    /// Its prompt could not be rendered again (a prompt file changed shape since).
+    PromptFailed,
+    /// It carried out no action the Navigator's schema knows.
+    NoAction,
+}
+
+impl Skip {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Skip::NoPrompt => {
+                "no Navigator call recorded (imported, or synced from another browser)"
+            }
+            Skip::PromptFailed => "its prompt could not be rendered again",
+            Skip::NoAction => "no action in the Navigator's schema",
+        }
+    }
+}
+
+/// The target: the Navigator's answer in its schema, from the annotated thoughts and the
+/// actions the step carried out (at most [`MAX_ACTIONS`]).
+pub fn target(step: &Step) -> Result<Value, Skip> {
+    let actions: Vec<Value> = step
+        .actions
+        .iter()
+        .filter_map(|executed| {
+            let action: Action = serde_json::from_value(executed["action"].clone()).ok()?;
+            serde_json::to_value(action).ok()
+        })
+        .take(MAX_ACTIONS)
+        .collect();
+    if actions.is_empty() {
+        return Err(Skip::NoAction);
+    }
+    Ok(json!({
+        "current_state": {
+            "evaluation_previous_goal": step.thoughts.thought1,
+            "memory": step.thoughts.thought2,
+            "next_goal": step.thoughts.thought3,
+        },
+        "actions": actions,
+    }))
+}
+
+/// One example: the prompt the Navigator saw (`system`, then `user` with the screenshot
+/// as an image part when given) and the target.
+pub fn example(
+    system: &str,
+    user: &str,
+    image: Option<&str>,
+    target: &Value,
+    parts: bool,
+) -> Value {
+    let answer = target.to_string();
+    if !parts {
+        return json!({"messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": user},
+            {"role": "assistant", "content": answer},
+        ]});
+    }
+    let text = |t: &str| json!({"type": "text", "text": t});
+    let mut turn = vec![text(user)];
+    if let Some(url) = image {
+        turn.push(json!({"type": "image_url", "image_url": {"url": url}}));
+    }
+    json!({"messages": [
+        {"role": "system", "content": [text(system)]},
+        {"role": "user", "content": turn},
+        {"role": "assistant", "content": [text(&answer)]},
+    ]})
+}
+
+/// Replaces every occurrence of each secret (of 8 characters or more) in the strings of
+/// `value` with [`MASK`].
+pub fn mask(value: &mut Value, secrets: &[String]) {
+    match value {
+        Value::String(text) => {
+            for secret in secrets.iter().filter(|s| s.chars().count() >= 8) {
+                if text.contains(secret.as_str()) {
+                    *text = text.replace(secret.as_str(), MASK);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| mask(v, secrets)),
+        Value::Object(map) => map.values_mut().for_each(|v| mask(v, secrets)),
+        _ => {}
+    }
+}
+
+/// A stable 64-bit hash (FNV-1a), so the same seed splits the same runs on every machine.
+fn fnv(seed: u64, text: &str) -> u64 {
+    let mut hash = 0xcbf2_9ce4_8422_2325u64 ^ seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    for byte in text.bytes() {
+        hash ^= u64::from(byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+/// The runs set aside for validation: `percent` of them (rounded, at least one when asked
+/// for and there are two or more runs, never all), chosen by a shuffle seeded with `seed`.
+pub fn validation_runs(run_ids: &[String], percent: u8, seed: u64) -> Vec<String> {
+    let percent = usize::from(percent.min(50));
+    if percent == 0 || run_ids.len() < 2 {
+        return Vec::new();
+    }
+    let mut shuffled: Vec<&String> = run_ids.iter().collect();
+    shuffled.sort_by_key(|id| (fnv(seed, id), (*id).clone()));
+    let count = ((run_ids.len() * percent + 50) / 100).clamp(1, run_ids.len() - 1);
+    let mut chosen: Vec<String> = shuffled.into_iter().take(count).cloned().collect();
+    chosen.sort();
+    chosen
+}
+
+/// Which runs go in: those whose status was chosen.
+pub fn chosen(run: &Run, options: &Options) -> bool {
+    options.statuses.contains(&run.status)
+}
+
+/// How a run's steps become examples.
+pub struct Build<'a> {
+    pub options: &'a Options,
+    /// The turn the Navigator is sent after its prompt.
+    pub user_turn: &'a str,
+    /// Secrets to mask wherever they appear.
+    pub secrets: &'a [String],
+    /// Renders a recorded call's prompt again.
+    pub render: &'a dyn Fn(&NavigatorCall) -> Result<Rendered, String>,
+    /// A step's screenshot as a data URL, when screenshots are chosen and it has one.
+    pub image: &'a dyn Fn(&Step) -> Option<String>,
+}
+
+/// One run's examples, before the split.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunExamples {
+    pub run_id: String,
+    /// JSON lines, each ending in a newline.
+    pub lines: String,
+    pub count: usize,
+}
+
+/// The examples of one run's steps; steps left out, the prompts used and the images are
+/// counted in `tally`.
+pub fn run_examples(
+    run: &Run,
+    steps: &[Step],
+    calls: &BTreeMap<u32, NavigatorCall>,
+    build: &Build,
+    tally: &mut Tally,
+) -> RunExamples {
+    let mut out = RunExamples { run_id: run.id.clone(), lines: String::new(), count: 0 };
+    for step in steps {
+        let made = (|| {
+            let call = calls.get(&step.index).ok_or(Skip::NoPrompt)?;
+            let target = target(step)?;
+            let rendered = (build.render)(call).map_err(|_| Skip::PromptFailed)?;
+            let image = if build.options.screenshots { (build.image)(step) } else { None };
+            let parts = build.options.screenshots;
+            let mut line =
+                example(&rendered.text, build.user_turn, image.as_deref(), &target, parts);
+            mask(&mut line, build.secrets);
+            let key = (call.prompt_id.clone(), call.variant.clone(), call.revision_hash.clone());
+            let entry = tally.prompts.entry(key).or_default();
+            entry.0 += 1;
+            entry.1 += usize::from(rendered.hash == call.prompt_hash);
+            tally.images += usize::from(image.is_some());
+            Ok::<_, Skip>(line)
+        })();
+        match made {
+            Ok(line) => {
+                out.lines.push_str(&line.to_string());
+                out.lines.push('\n');
+                out.count += 1;
+            }
+            Err(why) => *tally.skipped.entry(why).or_default() += 1,
+        }
+    }
+    out
+}
+
+/// Splits the runs that gave examples into train and validation (see [`validation_runs`])
+/// and counts each side; returns (train, validation) as JSON lines.
+pub fn split(runs: Vec<RunExamples>, options: &Options, tally: &mut Tally) -> (String, String) {
+    let ids: Vec<String> = runs.iter().filter(|r| r.count > 0).map(|r| r.run_id.clone()).collect();
+    let held_out = validation_runs(&ids, options.validation_percent, options.seed);
+    let (mut train, mut validation) = (String::new(), String::new());
+    for run in runs.into_iter().filter(|r| r.count > 0) {
+        if held_out.contains(&run.run_id) {
+            tally.validation_runs += 1;
+            tally.validation_examples += run.count;
+            validation.push_str(&run.lines);
+        } else {
+            tally.train_runs += 1;
+            tally.train_examples += run.count;
+            train.push_str(&run.lines);
+        }
+    }
+    (train, validation)
+}
+
+/// What the dataset card reports.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Tally {
+    /// Runs and examples per split.
+    pub train_runs: usize,
+    pub train_examples: usize,
+    pub validation_runs: usize,
+    pub validation_examples: usize,
+    /// Steps left out, by why.
+    pub skipped: BTreeMap<Skip, usize>,
+    /// Per (prompt id, variant, revision hash): examples, and how many rendered exactly as
+    /// the Navigator saw them.
+    pub prompts: BTreeMap<(String, String, String), (usize, usize)>,
+    /// Examples with a screenshot.
+    pub images: usize,
+}
+
+impl Tally {
+    pub fn examples(&self) -> usize {
+        self.train_examples + self.validation_examples
+    }
+}
+
+/// Facts about the export for its card.
+pub struct CardFacts<'a> {
+    pub exported_at: &'a str,
+    /// The runs list's filter, in words.
+    pub filter: &'a str,
+    pub options: &'a Options,
+}
+
+/// The dataset card (`README.md`): YAML front matter naming the splits for the Hugging Face
+/// `datasets` loader, then counts, the selection, the prompts with their hashes, what was
+/// left out, and the format.
+pub fn card(tally: &Tally, facts: &CardFacts) -> String {
+    let options = facts.options;
+    let mut out = String::from("---\npretty_name: AlphaScout Navigator steps\n");
+    out.push_str("tags:\n- browser-agent\n- chain-of-thought\n- alphascout\n");
+    out.push_str("configs:\n- config_name: default\n  data_files:\n");
+    if tally.train_examples > 0 {
+        out.push_str("  - split: train\n    path: train.jsonl\n");
+    }
+    if tally.validation_examples > 0 {
+        out.push_str("  - split: validation\n    path: validation.jsonl\n");
+    }
+    out.push_str("---\n\n# AlphaScout Navigator fine-tuning data\n\n");
+    out.push_str(&format!(
+        "Annotated steps of the AlphaScout browser agent, one chat example per step: the \
+         Navigator's prompt as it saw it, and its answer with the annotated chain of thought. \
+         Exported {}.\n\n",
+        facts.exported_at
+    ));
+    out.push_str("## Counts\n\n| split | runs | examples |\n|---|---|---|\n");
+    out.push_str(&format!("| train | {} | {} |\n", tally.train_runs, tally.train_examples));
+    out.push_str(&format!(
+        "| validation | {} | {} |\n",
+        tally.validation_runs, tally.validation_examples
+    ));
+    out.push_str(&format!(
+        "| all | {} | {} |\n\n",
+        tally.train_runs + tally.validation_runs,
+        tally.examples()
+    ));
+    let statuses: Vec<&str> = options.statuses.iter().map(|s| s.as_str()).collect();
+    out.push_str("## Selection\n\n");
+    out.push_str(&format!("- Run statuses: {}\n", statuses.join(", ")));
+    out.push_str(&format!("- Runs list filter: {}\n", facts.filter));
+    out.push_str(&format!(
+        "- Screenshots: {}\n",
+        if options.screenshots {
+            format!("in the user turn as image parts ({} examples have one)", tally.images)
+        } else {
+            "not included".to_owned()
+        }
+    ));
+    out.push_str(&format!(
+        "- Split: {} % of the runs to validation, whole runs, seed {}\n\n",
+        options.validation_percent.min(50),
+        options.seed
+    ));
+    out.push_str("## Prompts\n\n| prompt | variant | revision hash | examples | exact |\n|---|---|---|---|---|\n");
+    for ((id, variant, revision), (examples, exact)) in &tally.prompts {
+        out.push_str(&format!("| {id} | {variant} | `{revision}` | {examples} | {exact} |\n"));
+    }
+    out.push_str(
+        "\n*Exact*: the system message hashes to the SHA-256 the step's trace recorded for \
+         the prompt the Navigator was sent. Others differ from it (a field redacted in the \
+         trace, or a prompt file changed since).\n\n",
+    );
+    out.push_str("## Left out\n\n");
+    if tally.skipped.is_empty() {
+        out.push_str("No step was left out.\n\n");
+    } else {
+        out.push_str("| why | steps |\n|---|---|\n");
+        for (why, count) in &tally.skipped {
+            out.push_str(&format!("| {} | {count} |\n", why.describe()));
+        }
+        out.push('\n');
+    }
+    out.push_str(
+        "## Format\n\nJSON Lines, one example per line: `{\"messages\": [system, user, \
+         assistant]}`. The assistant's content is the Navigator's answer as a JSON string: \
+         `{\"current_state\": {\"evaluation_previous_goal\", \"memory\", \"next_goal\"}, \
+         \"actions\": [...]}` (thoughts 1–3 and the actions carried out). ",
+    );
+    out.push_str(if options.screenshots {
+        "Every `content` is a list of parts; the user turn's image is a `data:image/jpeg;base64` URL.\n"
+    } else {
+        "Every `content` is a string.\n"
+    });
+    out.push_str(
+        "\nSecrets: text typed into password and other secret fields is `[secret]`, and API \
+         keys and the sync token are masked wherever they appeared.\n",
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,174 @@
+use agent_engine::prompts::PromptSet;
+use serde_json::json;
+
+use super::*;
+
+/// A Navigator trace as the engine stores it, rendered with the bundled prompts.
+fn trace(step: u32, params: Value) -> Value {
+    let rendered = PromptSet::bundled().render("navigator", None, &params).unwrap();
+    json!({
+        "id": format!("t{step}"), "runId": "r", "step": step, "role": "navigator",
+        "promptId": "navigator", "variant": rendered.variant, "promptHash": rendered.prompt_hash,
+        "revisionHash": rendered.revision_hash, "params": params, "error": null,
+        "startedAt": format!("2026-11-20T09:0{step}:00.000Z"),
+    })
+}
+
+fn params(task: &str, page: &str) -> Value {
+    json!({"task": task, "follow_ups": "", "plan": "1. Open the kettle", "reviewer_notes": "",
+           "last_action": "", "last_outcome": "", "dom_comparison": "", "successes": 0,
+           "failures": 0, "history": "", "extracted": null, "page_state": page, "max_actions": 3})
+}
+
+fn render(call: &NavigatorCall) -> Result<Rendered, String> {
+    let rendered =
+        PromptSet::bundled().render(&call.prompt_id, Some(&call.variant), &call.params)?;
+    Ok(Rendered { text: rendered.text, hash: rendered.prompt_hash })
+}
+
+fn step(index: u32, actions: Value) -> Step {
+    let mut step = Step { run_id: "r".into(), index, ..Step::default() };
+    step.thoughts.thought1 = "I opened the shop.".into();
+    step.thoughts.thought2 = "I can see the 'Steel kettle' link.".into();
+    step.thoughts.thought3 = "I should click it to see its price.".into();
+    step.actions = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| json!({"action": a, "target": "x", "ok": true, "message": ""}))
+        .collect();
+    step
+}
+
+#[test]
+fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
+    let traces = vec![
+        trace(0, params("Find the kettle's price", "[4]<a>Steel kettle")),
+        trace(1, params("Find the kettle's price", "[9]<button>Add to cart")),
+    ];
+    let calls = navigator_calls(&traces);
+    assert_eq!(calls.len(), 2);
+    let steps = vec![
+        step(0, json!([{"action": "click", "id": 4}])),
+        step(
+            1,
+            json!([{"action": "type", "id": 7, "text": "[secret]"}, {"action": "done", "text": "24.99", "success": true}]),
+        ),
+        step(2, json!([])),
+    ];
+    let options = Options { statuses: vec![ReviewStatus::Approved], ..Options::default() };
+    let build = Build {
+        options: &options,
+        user_turn: "Answer with the JSON object described above.",
+        secrets: &[],
+        render: &render,
+        image: &|_| None,
+    };
+    let mut tally = Tally::default();
+    let run = Run { id: "r".into(), status: ReviewStatus::Approved, ..Run::default() };
+    let made = run_examples(&run, &steps, &calls, &build, &mut tally);
+    let examples: Vec<Value> =
+        made.lines.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(examples.len(), 2, "the third step has no recorded call");
+    assert_eq!(tally.skipped.get(&Skip::NoPrompt), Some(&1));
+    let messages = examples[0]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant"]);
+    let system = messages[0]["content"].as_str().unwrap();
+    assert!(system.starts_with("You are the Navigator") && system.contains("[4]<a>Steel kettle"));
+    assert!(system.contains("Find the kettle's price"));
+    let answer: Value = serde_json::from_str(messages[2]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(answer["current_state"]["memory"], "I can see the 'Steel kettle' link.");
+    assert_eq!(answer["actions"], json!([{"action": "click", "id": 4}]));
+    // Rendered again from the trace, the prompt is byte for byte what the Navigator got.
+    assert_eq!(tally.prompts.values().next(), Some(&(2, 2)));
+    let empty = RunExamples { run_id: "none".into(), lines: String::new(), count: 0 };
+    let other = RunExamples { run_id: "r2".into(), ..made.clone() };
+    let (train, validation) =
+        split(vec![made, empty, other], &Options { validation_percent: 50, ..options }, &mut tally);
+    assert_eq!(
+        (tally.train_runs, tally.train_examples),
+        (1, 2),
+        "a run without examples is no run of the split"
+    );
+    assert_eq!((tally.validation_runs, tally.validation_examples), (1, 2));
+    assert_eq!((train.lines().count(), validation.lines().count()), (2, 2));
+}
+
+#[test]
+fn screenshots_make_every_content_a_list_of_parts_with_the_image_in_the_user_turn() {
+    let line =
+        example("system", "user", Some("data:image/jpeg;base64,AAAA"), &json!({"a": 1}), true);
+    let messages = line["messages"].as_array().unwrap();
+    assert!(messages.iter().all(|m| m["content"].is_array()));
+    assert_eq!(messages[1]["content"][1]["image_url"]["url"], "data:image/jpeg;base64,AAAA");
+    assert_eq!(messages[2]["content"][0]["text"], "{\"a\":1}");
+    let plain = example("system", "user", None, &json!({"a": 1}), false);
+    assert!(plain["messages"].as_array().unwrap().iter().all(|m| m["content"].is_string()));
+}
+
+#[test]
+fn known_secrets_are_masked_wherever_they_appear() {
+    let mut line = json!({"messages": [{"content": "key sk-live-123456789 and token tok-abcdefgh"}],
+                          "nested": ["sk-live-123456789"]});
+    mask(&mut line, &["sk-live-123456789".into(), "tok-abcdefgh".into(), "short".into()]);
+    let text = line.to_string();
+    assert!(!text.contains("sk-live") && !text.contains("tok-abc"), "{text}");
+    assert_eq!(line["nested"][0], MASK);
+}
+
+#[test]
+fn the_split_is_by_whole_runs_seeded_and_never_empty_on_either_side() {
+    let ids: Vec<String> = (0..20).map(|i| format!("run-{i}")).collect();
+    let a = validation_runs(&ids, 10, 7);
+    assert_eq!(a.len(), 2);
+    assert_eq!(a, validation_runs(&ids, 10, 7), "the same seed, the same runs");
+    assert_ne!(a, validation_runs(&ids, 10, 8), "another seed, other runs");
+    assert_eq!(validation_runs(&ids[..2], 10, 7).len(), 1, "at least one when asked for");
+    assert!(validation_runs(&ids[..1], 50, 7).is_empty(), "a single run stays in train");
+    assert!(validation_runs(&ids, 0, 7).is_empty());
+    assert_eq!(validation_runs(&ids, 90, 7).len(), 10, "at most half");
+}
+
+#[test]
+fn the_card_names_the_splits_counts_prompts_and_what_was_left_out() {
+    let mut tally = Tally {
+        train_runs: 3,
+        train_examples: 9,
+        validation_runs: 1,
+        validation_examples: 2,
+        ..Tally::default()
+    };
+    tally.skipped.insert(Skip::NoAction, 1);
+    tally.prompts.insert(("navigator".into(), "A".into(), "abc123".into()), (11, 10));
+    let options = Options::default();
+    let card = card(
+        &tally,
+        &CardFacts {
+            exported_at: "2026-11-24T10:00:00.000Z",
+            filter: "approved",
+            options: &options,
+        },
+    );
+    assert!(
+        card.starts_with("---\n")
+            && card.contains("path: train.jsonl")
+            && card.contains("path: validation.jsonl")
+    );
+    assert!(card.contains("| train | 3 | 9 |") && card.contains("| validation | 1 | 2 |"));
+    assert!(card.contains("| navigator | A | `abc123` | 11 | 10 |"));
+    assert!(card.contains("no action in the Navigator's schema | 1"));
+    assert!(card.contains("seed 42"));
+    let empty = self::card(
+        &Tally::default(),
+        &CardFacts { exported_at: "t", filter: "all runs", options: &options },
+    );
+    assert!(!empty.contains("split: train"), "no split without examples");
+}
+
+#[test]
+fn a_step_with_no_action_in_the_schema_is_left_out() {
+    let mut odd = step(0, json!([]));
+    odd.actions = vec![json!({"action": {"action": "teleport"}})];
+    assert_eq!(target(&odd), Err(Skip::NoAction));
+}

@@ -1,0 +1,58 @@
+//! Spelling and grammar issues of a step's thoughts, as the editor shows them and as the
+//! quality score counts them (its Language part).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use annotation_core::lint::TextIssue;
+use annotation_core::record::{Step, Thought};
+use annotation_core::spelling::Speller;
+
+use crate::state::GrammarCheck;
+
+thread_local! {
+    /// Spelling suggestions by word: finding them is the slow part, and words repeat.
+    static SUGGESTIONS: RefCell<HashMap<String, Vec<String>>> = RefCell::new(HashMap::new());
+}
+
+/// Misspellings of `text`, each with its replacements (from the cache when known).
+pub fn spelling(speller: &Speller, which: Thought, text: &str) -> Vec<TextIssue> {
+    let mut issues = speller.check_only(which, text);
+    for issue in &mut issues {
+        let word = text.get(issue.start..issue.end).unwrap_or_default().to_owned();
+        issue.replacements = SUGGESTIONS.with(|cache| {
+            cache.borrow_mut().entry(word.clone()).or_insert_with(|| speller.suggest(&word)).clone()
+        });
+    }
+    issues
+}
+
+/// Grammar issues of one thought, while its text is still what the server checked.
+pub fn grammar<'a>(
+    check: &'a GrammarCheck,
+    run_id: &'a str,
+    step: &'a Step,
+    which: Thought,
+) -> impl Iterator<Item = &'a TextIssue> + 'a {
+    let text = step.thoughts.get(which);
+    check
+        .found
+        .iter()
+        .filter(move |(run, index, thought, checked, _)| {
+            run == run_id && *index == step.index && *thought == which && checked == text
+        })
+        .flat_map(|(.., found)| found.iter())
+}
+
+/// How many spelling and grammar issues the step's thoughts have (spelling counts none
+/// until the dictionary is loaded).
+pub fn count(speller: Option<&Speller>, check: &GrammarCheck, run_id: &str, step: &Step) -> usize {
+    Thought::ALL
+        .iter()
+        .map(|which| {
+            let spelled =
+                speller.map_or(0, |s| s.check_only(*which, step.thoughts.get(*which)).len());
+            spelled + grammar(check, run_id, step, *which).count()
+        })
+        .sum()
+}

@@ -1,0 +1,41 @@
+//! A Python of the tests' own, for checks that need a Python library (the Hugging Face
+//! `datasets` loader): a virtual environment under `target/py/<name>`, made with the
+//! machine's `python3` and filled from PyPI with exact versions the first time a test asks,
+//! so a fresh machine needs nothing installed by hand.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The `python` of environment `name`, with `packages` (`name==version`) installed; each
+/// is installed only when importing `modules` fails.
+pub fn environment(name: &str, packages: &[&str], modules: &[&str]) -> PathBuf {
+    let dir = crate::workspace_root().join("target/py").join(name);
+    let python = dir.join("bin/python");
+    let imports = modules.iter().map(|m| format!("import {m}")).collect::<Vec<_>>().join("; ");
+    let ready = || {
+        python.exists()
+            && Command::new(&python)
+                .args(["-c", &imports])
+                .output()
+                .is_ok_and(|o| o.status.success())
+    };
+    if ready() {
+        return python;
+    }
+    if !python.exists() {
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&dir)
+            .status()
+            .expect("python3 runs (it ships with the machine)");
+        assert!(made.success(), "python3 -m venv {} failed", dir.display());
+    }
+    let installed = Command::new(&python)
+        .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+        .args(packages)
+        .status()
+        .expect("pip runs");
+    assert!(installed.success(), "pip install {packages:?} into {} failed", dir.display());
+    assert!(ready(), "{imports} still fails in {}", dir.display());
+    python
+}

@@ -1,0 +1,475 @@
+//! An annotator's work is never lost and always explained, in real Chromium over the
+//! extension's real IndexedDB: unsaved edits ask before leaving and come back after a
+//! reload or a crash; a flagged issue, with its type, severity, reason and fix, reaches the
+//! reviewer on the step and in the list's filter; misspelled thoughts lower the quality the
+//! list filters on; and a run only the sync server holds opens by its URL.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use e2e::annotation::*;
+use e2e::browser::{Browser, Page};
+use e2e::http;
+use serde_json::{Value, json};
+
+fn thought(page: &Page, n: u8) -> String {
+    page.eval(&format!("document.querySelector('[data-testid=thought{n}]').value"))
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn press(page: &Page, key: &str, code: &str, modifiers: u8) {
+    for kind in ["keyDown", "keyUp"] {
+        page.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": kind, "key": key, "code": code, "modifiers": modifiers}),
+        )
+        .expect("a key press");
+    }
+}
+
+/// Waits until `expression` (run in an extension page against the open database `db`)
+/// is true: for what the page writes in the background.
+fn wait_stored(page: &Page, expression: &str, what: &str) {
+    let script = format!(
+        r#"new Promise((ok) => {{
+            const open = indexedDB.open("alphascout");
+            open.onsuccess = async () => {{
+                const db = open.result;
+                const get = (store, key) => new Promise((done) => {{
+                    const r = db.transaction(store).objectStore(store).get(key);
+                    r.onsuccess = () => done(r.result); r.onerror = () => done(undefined);
+                }});
+                try {{ ok(!!(await ({expression}))); }} catch (_) {{ ok(false); }} finally {{ db.close(); }}
+            }};
+            open.onerror = () => ok(false);
+        }})"#
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while page.eval(&script) != true {
+        assert!(Instant::now() < deadline, "never stored: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn set_user(page: &Page, name: &str, role: &str) {
+    replace_text(page, "[data-testid=user-name]", name);
+    choose(page, "[data-testid=user-role]", role);
+    wait_stored(
+        page,
+        &format!(
+            "get('annotation', 'user').then(u => u && u.name === {name:?} && u.role === {role:?})"
+        ),
+        "who you are",
+    );
+}
+
+/// Reloads the tab as a person would, answering the browser's "Leave site?" that unsaved
+/// edits raise. Returns whether that question was asked.
+fn reload_answering_leave(page: &Page) -> bool {
+    page.call("Page.enable", json!({})).expect("Page.enable");
+    page.eval("window.__leaving = true; setTimeout(() => location.reload(), 0); true");
+    // While the question is up the page runs no script, so only the browser is asked.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut asked = false;
+    while Instant::now() < deadline {
+        if page.call("Page.handleJavaScriptDialog", json!({"accept": true})).is_ok() {
+            asked = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    page.wait_for(
+        "!window.__leaving && !!document.querySelector('[data-testid=run-view], [data-testid=runs-list]')",
+        "the page to reload",
+    );
+    asked
+}
+
+#[test]
+fn unsaved_edits_ask_before_leaving_and_come_back_after_a_reload_or_the_tab_closing() {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    seed(
+        &page,
+        &[run_record("w1", "Find the kettle's price", 3)],
+        &[
+            step_record(
+                "w1",
+                0,
+                ["I start on the shop.", "I can see the Kettles link.", "I should click it."],
+            ),
+            step_record(
+                "w1",
+                1,
+                ["I opened Kettles.", "I can see two kettles.", "I should open the steel one."],
+            ),
+            step_record(
+                "w1",
+                2,
+                ["I opened it.", "I can see 24.99 €.", "I should return the price."],
+            ),
+        ],
+    );
+    navigate(&browser, &page, "?agentRunId=w1&qa=false");
+    page.wait_for_text("[data-testid=step-heading]", "Step 1 of 3");
+
+    // Edit, click "← All runs": the page asks; staying keeps the edit on screen.
+    replace_text(&page, "[data-testid=thought1]", "I start on the Fixture Shop's home page.");
+    page.wait_for_text("[data-testid=unsaved]", "Unsaved edits");
+    page.click("[data-testid=back-to-list]");
+    page.wait_for_text("[data-testid=leave-dialog]", "Leave with unsaved edits?");
+    assert!(page.text("[data-testid=leave-dialog]").contains("step 1"));
+    page.click("[data-testid=leave-stay]");
+    page.wait_for("!document.querySelector('[data-testid=leave-dialog]')", "the dialog to close");
+    assert_eq!(thought(&page, 1), "I start on the Fixture Shop's home page.");
+
+    // "Save and leave" saves a version, then goes.
+    page.click("[data-testid=back-to-list]");
+    page.click("[data-testid=leave-save]");
+    page.wait_for("document.querySelector('[data-testid=runs-list]')", "the runs list");
+    page.wait_for_text("[data-testid=notice]", "Saved as version 2.");
+    let steps = stored(&page, "steps");
+    let first = steps.iter().find(|s| s["runId"] == "w1" && s["index"] == 0).unwrap();
+    assert_eq!(first["thoughts"]["thought1"], "I start on the Fixture Shop's home page.");
+
+    // Edit again, then reload the tab: the browser asks first, and the edit comes back,
+    // marked unsaved, on the step it was made in.
+    navigate(&browser, &page, "?agentRunId=w1&qa=false");
+    page.click("[data-testid=step-row][data-index='1']");
+    page.wait_for_text("[data-testid=step-heading]", "Step 2 of 3");
+    replace_text(&page, "[data-testid=thought2]", "I can see two kettles, but no prices yet.");
+    wait_stored(
+        &page,
+        "get('annotation', 'draft:w1').then(d => d && d.steps.some(s => s.thoughts.thought2.includes('no prices yet')))",
+        "the draft as typed",
+    );
+    assert!(reload_answering_leave(&page), "Leave site? was asked");
+    page.wait_for_text("[data-testid=step-heading]", "Step 2 of 3");
+    assert_eq!(thought(&page, 2), "I can see two kettles, but no prices yet.");
+    page.wait_for_text("[data-testid=unsaved]", "Unsaved edits");
+    page.wait_for_text("[data-testid=restored]", "restored from a draft");
+    page.wait_for_text("[data-testid=notice]", "Unsaved edits restored (step 2)");
+    assert_eq!(
+        page.eval(
+            "document.querySelector('[data-testid=step-row][data-index=\"1\"]').dataset.draft"
+        ),
+        "true"
+    );
+
+    // Nor does the tab going away at once, as in a crash: nothing runs on the way out.
+    replace_text(&page, "[data-testid=thought3]", "I should open the steel kettle's page.");
+    wait_stored(
+        &page,
+        "get('annotation', 'draft:w1').then(d => d && d.steps.some(s => s.thoughts.thought3.includes('steel kettle')))",
+        "the second draft",
+    );
+    browser
+        .call("Target.closeTarget", json!({"targetId": page.target_id}))
+        .expect("the tab closes");
+    let again = open_annotation(&mut browser, "?agentRunId=w1&qa=false");
+    again.wait_for_text("[data-testid=step-heading]", "Step 2 of 3");
+    assert_eq!(thought(&again, 3), "I should open the steel kettle's page.");
+    assert_eq!(thought(&again, 2), "I can see two kettles, but no prices yet.");
+
+    // Discarding forgets them, stored draft and all.
+    again.click("[data-testid=discard-drafts]");
+    again.wait_for("!document.querySelector('[data-testid=unsaved]')", "the edits gone");
+    assert_eq!(thought(&again, 2), "I can see two kettles.");
+    wait_stored(&again, "get('annotation', 'draft:w1').then(d => d === undefined)", "no draft");
+}
+
+#[test]
+fn a_flagged_issue_reaches_the_reviewer_on_the_step_and_in_the_list_filter() {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    let mut run = run_record("w2", "Compare two kettles", 2);
+    run["annotator"] = json!("ann");
+    let mut other = run_record("w3", "List kettles", 1);
+    other["annotator"] = json!("ann");
+    seed(
+        &page,
+        &[run, other],
+        &[
+            step_record(
+                "w2",
+                0,
+                ["I am on the shop.", "I see the bar.", "I should search for kettles."],
+            ),
+            step_record(
+                "w2",
+                1,
+                ["I searched.", "I can see two kettles.", "I should return both prices."],
+            ),
+            step_record("w3", 0, ["I start.", "I can see the list.", "I should scroll down."]),
+        ],
+    );
+    set_user(&page, "ann", "annotator");
+    navigate(&browser, &page, "?agentRunId=w2&qa=false");
+    page.wait_for_text("[data-testid=step-heading]", "Step 1 of 2");
+
+    // Type, severity, reason and fix are chosen; Alt+F keeps the reason typed.
+    choose(&page, "[data-testid=flag-type]", "missing-context");
+    choose(&page, "[data-testid=flag-severity]", "minor");
+    replace_text(&page, "[data-testid=flag-reason]", "Thought 2 does not say which bar.");
+    replace_text(&page, "[data-testid=flag-suggestion]", "Name the search bar in the header.");
+    press(&page, "f", "KeyF", 1);
+    page.wait_for_text("[data-testid=notice]", "Saved as version");
+    page.wait_for(
+        "document.querySelector('[data-testid=step-row][data-index=\"0\"]').dataset.state === 'flagged'",
+        "the step flagged",
+    );
+    page.wait_for_text("[data-testid=run-issues]", "1 open issue");
+    let steps = stored(&page, "steps");
+    let issue = &steps.iter().find(|s| s["runId"] == "w2" && s["index"] == 0).unwrap()["issues"][0];
+    assert_eq!(issue["type"], "missing-context");
+    assert_eq!(issue["severity"], "minor");
+    assert_eq!(issue["description"], "Thought 2 does not say which bar.");
+    assert_eq!(issue["suggestion"], "Name the search bar in the header.");
+    assert_eq!(issue["flaggedBy"], "ann");
+
+    // Marking the step complete keeps its issue; then the run goes to review.
+    page.click("[data-testid=step-row][data-index='0']");
+    page.click("[data-testid=mark-complete]");
+    page.wait_for_text("[data-testid=notice]", "Saved as version");
+    let steps = stored(&page, "steps");
+    let first = steps.iter().find(|s| s["runId"] == "w2" && s["index"] == 0).unwrap();
+    assert_eq!(
+        (first["verified"].clone(), first["issues"].as_array().map(Vec::len)),
+        (json!(true), Some(1))
+    );
+    page.click("[data-testid=to-in-review]");
+    page.wait_for_text("[data-testid=notice]", "The run is now in review");
+
+    // The reviewer finds it from the list's filter …
+    set_user(&page, "rev", "reviewer");
+    navigate(&browser, &page, "?");
+    page.wait_for_text("[data-testid=runs-count]", "2 of 2 runs");
+    choose(&page, "[data-testid=filter-issue]", "missing-context");
+    page.wait_for_text("[data-testid=runs-count]", "1 of 2 runs");
+    assert!(page.eval("!!document.querySelector('[data-testid=run-row][data-run=w2] [data-testid=run-issues]')") == true);
+    choose(&page, "[data-testid=filter-issue]", "logic");
+    page.wait_for_text("[data-testid=runs-count]", "0 of 2 runs");
+    choose(&page, "[data-testid=filter-issue]", "open");
+    page.wait_for_text("[data-testid=runs-count]", "1 of 2 runs");
+
+    // … and on the step, with everything the annotator said, and resolves it.
+    page.click("[data-testid=run-row][data-run=w2] [data-testid=review-run]");
+    page.wait_for(
+        "document.querySelector('[data-testid=run-view]')?.dataset.qa === 'true'",
+        "review mode",
+    );
+    page.click("[data-testid=step-row][data-index='0']");
+    assert!(page.text("[data-testid=step-row][data-index='0']").contains("⚑ 1"));
+    page.click("[data-testid=tab-issues]");
+    let shown = page.wait_for_text("[data-testid=issue]", "Thought 2 does not say which bar.");
+    assert!(shown.contains("Missing context") && shown.contains("minor"), "{shown}");
+    assert!(
+        shown.contains("Name the search bar in the header.") && shown.contains("flagged by ann"),
+        "{shown}"
+    );
+    page.click("[data-testid=issue-resolve]");
+    page.wait_for(
+        "document.querySelector('[data-testid=issue]')?.dataset.state === 'resolved'",
+        "resolved",
+    );
+    // Resolving saves at once.
+    page.wait_for_text("[data-testid=notice]", "Saved as version");
+    page.wait_for("!document.querySelector('[data-testid=unsaved]')", "nothing unsaved");
+    page.wait_for_text("[data-testid=run-issues]", "0 open issues · 1 resolved");
+    page.wait_for_text("[data-testid=run-metrics]", "issues flagged 1 · resolved 1");
+    assert!(page.text("[data-testid=run-metrics]").contains("review rounds 1"));
+    navigate(&browser, &page, "?");
+    choose(&page, "[data-testid=filter-issue]", "open");
+    page.wait_for_text("[data-testid=runs-count]", "0 of 2 runs");
+}
+
+#[test]
+fn a_misspelled_thought_lowers_the_quality_and_the_filter_drops_the_run() {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    let base =
+        ["I opened the shop's home page.", "I can see the Search field.", "I should search."];
+    seed(
+        &page,
+        &[
+            run_record("clean", "Search the shop", 1),
+            run_record("typos", "Search the shop again", 1),
+        ],
+        &[step_record("clean", 0, base), step_record("typos", 0, base)],
+    );
+    let edit = |run: &str, text: &str| {
+        navigate(&browser, &page, &format!("?agentRunId={run}&qa=false"));
+        page.wait_for_text("[data-testid=step-heading]", "Step 1 of 1");
+        replace_text(&page, "[data-testid=thought2]", text);
+        page.click("[data-testid=save]");
+        page.wait_for_text("[data-testid=notice]", "Saved as version 2.");
+        page.text("[data-testid=step-quality]")
+    };
+    let good = edit(
+        "clean",
+        "I can see the 'Search' field in the header, but it is empty. I need to type kettle.",
+    );
+    let bad = edit(
+        "typos",
+        "I can see the 'Serch' feild in the heder, but it is emty. I need to tipe kettle.",
+    );
+    page.wait_for_text("[data-testid=thought2-issues]", "feild");
+    assert_ne!(good, bad, "the step's quality counts the misspellings: {good} vs {bad}");
+
+    navigate(&browser, &page, "?");
+    page.wait_for_text("[data-testid=runs-count]", "2 of 2 runs");
+    let quality = |run: &str| -> u64 {
+        page.text(&format!("[data-testid=run-row][data-run={run}] [data-testid=run-quality]"))
+            .parse()
+            .unwrap_or_else(|e| panic!("{run}'s quality: {e}"))
+    };
+    let (clean, typos) = (quality("clean"), quality("typos"));
+    assert!(typos < clean, "misspellings lower the run's quality: {typos} < {clean}");
+    replace_text(&page, "[data-testid=filter-quality]", &clean.to_string());
+    page.wait_for_text("[data-testid=runs-count]", "1 of 2 runs");
+    assert_eq!(
+        page.eval("!!document.querySelector('[data-testid=run-row][data-run=typos]')"),
+        false
+    );
+    assert_eq!(
+        page.eval("!!document.querySelector('[data-testid=run-row][data-run=clean]')"),
+        true
+    );
+}
+
+/// The sync server in a thread of its own, on loopback and SQLite, stopped on drop.
+struct SyncServer {
+    addr: SocketAddr,
+    tokens: HashMap<&'static str, String>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SyncServer {
+    fn start(name: &str) -> SyncServer {
+        use sync_server::auth::{Role, add_user};
+        let dir = e2e::workspace_root().join(format!("target/tmp/{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}/sync.db", dir.display());
+        let (ready, started) = std::sync::mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let store = sync_server::store::Store::connect(&url).await.unwrap();
+                let mut tokens = HashMap::new();
+                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
+                    tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
+                }
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                ready.send((listener.local_addr().unwrap(), tokens)).unwrap();
+                let shutdown = async {
+                    let _ = stopped.await;
+                };
+                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
+                    .await
+                    .unwrap();
+            });
+        });
+        let (addr, tokens) = started.recv_timeout(Duration::from_secs(60)).expect("the server");
+        SyncServer { addr, tokens, stop: Some(stop), thread: Some(thread) }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    fn put(&self, user: &str, path: &str, body: &Value) -> http::Response {
+        let auth = format!("Bearer {}", self.tokens[user]);
+        let body = body.to_string();
+        let headers = [
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+            ("If-None-Match", "*"),
+        ];
+        http::request("PUT", &format!("{}{path}", self.url()), &headers, &body)
+    }
+}
+
+impl Drop for SyncServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// `record` with only `keys`.
+fn only(record: Value, keys: &[&str]) -> Value {
+    let Value::Object(map) = record else { return record };
+    Value::Object(map.into_iter().filter(|(k, _)| keys.contains(&k.as_str())).collect())
+}
+
+#[test]
+fn a_run_only_on_the_sync_server_opens_by_its_url() {
+    let server = SyncServer::start("annotation-fetch");
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    // Synced with an empty server first: this browser holds no run.
+    page.click("[data-testid=sync-state]");
+    replace_text(&page, "[data-testid=sync-endpoint]", &server.url());
+    replace_text(&page, "[data-testid=sync-token]", &server.tokens["quinn"]);
+    page.click("[data-testid=sync-save]");
+    page.wait_for(
+        "document.querySelector('[data-testid=sync-state]')?.dataset.state === 'synced'",
+        "synced",
+    );
+
+    // Someone else's browser put a run on the server since.
+    let run = only(
+        run_record("far-1", "Find the teapot's price", 2),
+        &[
+            "id",
+            "taskId",
+            "taskPrompt",
+            "followUps",
+            "agentStatus",
+            "finalAnswer",
+            "createdAt",
+            "createdBy",
+            "subtasks",
+            "totalSteps",
+            "startUrl",
+            "models",
+            "usage",
+            "cost",
+        ],
+    );
+    let created = server.put("quinn", "/runs/far-1", &run);
+    assert_eq!(created.status, 201, "{}", created.body);
+    for index in 0..2 {
+        let step =
+            step_record("far-1", index, ["I start.", "I can see the teapot.", "I should open it."]);
+        let created = server.put("quinn", &format!("/runs/far-1/steps/{index}"), &step);
+        assert_eq!(created.status, 201, "{}", created.body);
+    }
+
+    // Its link opens it here: fetched from the server, not "missing".
+    navigate(&browser, &page, "?agentRunId=far-1&taskId=session-far-1&qa=false");
+    page.wait_for_text("[data-testid=run-title]", "Find the teapot's price");
+    assert_eq!(page.text("[data-testid=step-heading]"), "Step 1 of 2");
+    assert!(stored(&page, "runs").iter().any(|r| r["id"] == "far-1"), "stored here now");
+
+    // A run neither here nor there says so, and offers its task's runs.
+    navigate(&browser, &page, "?agentRunId=nowhere&taskId=session-far-1&qa=false");
+    page.wait_for_text("[data-testid=missing]", "sync server does not have it either");
+    page.click("[data-testid=task-runs]");
+    page.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
+    assert_eq!(page.eval("document.querySelector('[data-testid=search]').value"), "session-far-1");
+}
