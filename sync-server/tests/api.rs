@@ -790,7 +790,9 @@ fn batch_upsert_and_traces(s: &Server) {
         results.iter().map(|r| r["outcome"].as_str().unwrap()).collect::<Vec<_>>(),
         ["ok", "ok"]
     );
-    assert_eq!(s.get_json("alice", "/runs/b1")["version"], 3);
+    let stored = s.get_json("alice", "/runs/b1");
+    assert_eq!(stored["version"], 3);
+    assert_eq!(stored["telemetry"], run_record("b1")["telemetry"], "the run's telemetry travels");
 
     let resp = s.req("alice", "POST", "/runs:batchUpsert").json(&json!({"items": []})).send();
     resp.problem(422, "validation");

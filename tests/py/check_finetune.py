@@ -13,6 +13,9 @@ import os
 import sys
 
 ROLES = {"system", "user", "assistant"}
+# The Navigator's answer schema, as the prompt files ship it: a target must have its shape.
+with open(os.path.join(os.path.dirname(__file__), "..", "..", "prompts", "navigator", "schema.json"), encoding="utf-8") as f:
+    NAVIGATOR_SCHEMA = json.load(f)
 MESSAGE_KEYS = {"role", "content", "name", "weight"}
 IMAGE_PREFIXES = ("data:image/jpeg;base64,", "data:image/png;base64,", "data:image/webp;base64,", "https://")
 
@@ -103,8 +106,10 @@ def main():
             target = check_example(where, example)
             answer = json.loads(answer_text(target))
             state = answer.get("current_state", {})
-            if sorted(state) != ["evaluation_previous_goal", "memory", "next_goal"]:
-                fail(where, "the target's current_state is not the Navigator's three thoughts")
+            if sorted(answer) != sorted(NAVIGATOR_SCHEMA["required"]):
+                fail(where, f"the target's keys {sorted(answer)} are not the Navigator's answer")
+            if sorted(state) != sorted(NAVIGATOR_SCHEMA["properties"]["current_state"]["required"]):
+                fail(where, "the target's current_state is not the Navigator's (its three thoughts)")
             if not 1 <= len(answer.get("actions", [])) <= 5:
                 fail(where, "the target has no actions, or more than the schema's five")
         counts[split] = len(lines)

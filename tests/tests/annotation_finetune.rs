@@ -103,6 +103,8 @@ fn the_fine_tuning_export_loads_in_datasets_passes_a_chat_format_check_and_leaks
     page.wait_for_text("[data-testid=step-heading]", "Step 2 of 2");
     page.click("[data-testid=mark-complete]");
     page.wait_for_text("[data-testid=run-progress]", "100% complete");
+    // Leaving with a save still in flight would ask first (the unload guard).
+    page.wait_for("!document.querySelector('[data-testid=unsaved]')", "the save to be stored");
 
     // Export draft runs too (none is approved yet), with screenshots, half held out.
     navigate(&browser, &page, "?");
@@ -141,6 +143,8 @@ fn the_fine_tuning_export_loads_in_datasets_passes_a_chat_format_check_and_leaks
         }
     }
     assert_eq!(examples.len(), 4);
+    let prompts = agent_engine::prompts::PromptSet::bundled();
+    let navigator_schema = &prompts.prompt("navigator").expect("the Navigator's prompt").schema;
     for example in &examples {
         let messages = example["messages"].as_array().expect("messages");
         let roles: Vec<&str> = messages.iter().filter_map(|m| m["role"].as_str()).collect();
@@ -153,17 +157,19 @@ fn the_fine_tuning_export_loads_in_datasets_passes_a_chat_format_check_and_leaks
         assert!(image.starts_with("data:image/jpeg;base64,"), "the screenshot as an image part");
         let answer: Value =
             serde_json::from_str(messages[2]["content"][0]["text"].as_str().unwrap()).unwrap();
-        let thoughts = &answer["current_state"];
-        assert!(thoughts["evaluation_previous_goal"].is_string() && thoughts["memory"].is_string());
+        let violations = navigator_schema.validate(&answer);
+        assert!(violations.is_empty(), "{answer} breaks the Navigator's schema: {violations:?}");
         for action in answer["actions"].as_array().unwrap() {
             serde_json::from_value::<agent_engine::actions::Action>(action.clone())
                 .unwrap_or_else(|e| panic!("{action} is not the Navigator's Action: {e}"));
         }
     }
-    let first_steps: Vec<&Value> = examples
+    let corrected = "I am on the widgets page, and the 'Password' field is empty.";
+    let first_steps: Vec<Value> = examples
         .iter()
-        .map(|e| &e["messages"][2]["content"][0]["text"])
-        .filter(|t| t.as_str().unwrap().contains("the 'Password' field is empty"))
+        .map(|e| serde_json::from_str(e["messages"][2]["content"][0]["text"].as_str().unwrap()))
+        .map(|answer: Result<Value, _>| answer.unwrap())
+        .filter(|answer| answer["current_state"]["thought_changed"] == corrected)
         .collect();
     assert_eq!(first_steps.len(), 1, "the annotated run carries the corrected thought 1");
     let typed = examples

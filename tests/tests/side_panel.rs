@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use e2e::agent::replies::{decide, navigate, navigator_asks, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
+use e2e::annotation::{self, allow_downloads, choose, open_annotation, wait_for_download};
 use e2e::browser::{Browser, Page, Tab};
 use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
@@ -518,5 +519,76 @@ fn the_navigator_asks_the_answer_resumes_and_what_happened_shows_the_decisions()
     assert_eq!(roles, json!(["navigator", "planner", "thinking", "total"]));
     if let Ok(dir) = std::env::var("SCREENSHOT_DIR") {
         s.panel.screenshot(&std::path::Path::new(&dir).join("what-happened.png"));
+    }
+
+    // The captured run carries the telemetry to the annotation page, beside each step.
+    let mut s = s;
+    let page = open_annotation(&mut s.browser, "");
+    page.wait_for("document.querySelector('[data-testid=run-row]')", "the captured run");
+    let run_id = page.eval("document.querySelector('[data-testid=run-row]').dataset.run");
+    let run_id = run_id.as_str().unwrap().to_owned();
+    annotation::navigate(&s.browser, &page, &format!("?agentRunId={run_id}&qa=false"));
+    page.wait_for_text("[data-testid=step-heading]", "Step 1 of");
+    let on_page = |page: &e2e::browser::Page| -> Vec<String> {
+        serde_json::from_value(page.eval(
+            "[...document.querySelectorAll('[data-testid=step-telemetry-entry]')].map(e => e.dataset.kind)",
+        ))
+        .unwrap()
+    };
+    // Step 1 is the Navigator's question; what followed it is shown with step 2.
+    let mut seen = on_page(&page);
+    assert_eq!(seen, Vec::<String>::new(), "nothing was logged before the first step");
+    while page.eval("!document.querySelector('[data-testid=next-step]').disabled") == json!(true) {
+        let heading = page.text("[data-testid=step-heading]");
+        page.click("[data-testid=next-step]");
+        page.wait_for(
+            &format!(
+                "document.querySelector('[data-testid=step-heading]').innerText !== {}",
+                json!(heading)
+            ),
+            "the next step",
+        );
+        seen.extend(on_page(&page));
+    }
+    for kind in ["needs the user", "question", "pause", "steering", "resume", "decision"] {
+        assert!(seen.iter().any(|k| k == kind), "{kind} beside some step: {seen:?}");
+    }
+    let after = page.text("[data-testid=telemetry-after]");
+    assert!(after.contains("After the last step"), "the closing decision: {after}");
+    page.click("[data-testid=run-telemetry] summary");
+    let summary = page.text("[data-testid=run-telemetry]");
+    assert!(summary.contains("1 pause · 1 resume · 3 ThinkingAgent calls"), "{summary}");
+    let roles = page.eval(
+        "[...document.querySelectorAll('[data-testid=run-telemetry-spend]')].map(r => r.dataset.role)",
+    );
+    assert_eq!(roles, json!(["navigator", "planner", "thinking"]));
+    if let Ok(dir) = std::env::var("SCREENSHOT_DIR") {
+        page.screenshot(&std::path::Path::new(&dir).join("annotation-telemetry.png"));
+    }
+
+    // And into the exports: every JSONL line, and the Markdown beside each step.
+    let dir = allow_downloads(&s.browser, "telemetry-exports");
+    page.click("[data-testid=back-to-list]");
+    page.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
+    for format in ["jsonl", "md"] {
+        page.click("[data-testid=export-open]");
+        choose(&page, "[data-testid=export-format]", format);
+        page.click("[data-testid=export-go]");
+        let file = wait_for_download(&dir, &format!(".{format}"));
+        page.wait_for_text("[data-testid=notice]", "Exported 1 run");
+        page.click("[data-testid=notice] button");
+        let text = std::fs::read_to_string(file).unwrap();
+        if format == "jsonl" {
+            let lines: Vec<serde_json::Value> =
+                text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+            let logged: usize =
+                lines.iter().map(|l| l["telemetry"].as_array().unwrap().len()).sum();
+            assert!(logged >= 6, "the log, split over the lines: {text}");
+            assert_eq!(lines[0]["runTelemetry"]["pauses"], 1);
+        } else {
+            assert!(text.contains("**What happened before this step:**"), "{text}");
+            assert!(text.contains("- _question_: "), "{text}");
+            assert!(text.contains("| thinking | 3 |"), "{text}");
+        }
     }
 }

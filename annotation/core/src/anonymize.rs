@@ -288,6 +288,11 @@ impl Anonymizer {
         }
         self.value(&mut run.models);
         self.map(&mut run.extra);
+        // The log quotes the user's steering and answers, and the agents' questions.
+        for entry in &mut run.telemetry.log {
+            entry.at = 0.0;
+            entry.message = self.text(&entry.message);
+        }
         for step in steps {
             self.step(step);
         }

@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use run_contract::telemetry::{LogEntry, RoleSpend, Telemetry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -347,6 +348,21 @@ struct Line<'a> {
     screenshot: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     annotator: Option<&'a str>,
+    /// What the agents logged since the step before (the last line also carries what came
+    /// after the last step): decisions, pauses, questions, steering.
+    telemetry: Vec<&'a LogEntry>,
+    /// The run's telemetry counts and spend per role (the same on every line of a run).
+    run_telemetry: RunTelemetry<'a>,
+}
+
+/// A run's telemetry without its log (the lines carry the log, beside their steps).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunTelemetry<'a> {
+    pauses: u32,
+    resumes: u32,
+    thinking_calls: u32,
+    spend: &'a std::collections::BTreeMap<String, RoleSpend>,
 }
 
 /// The run's steps, a JSON object a line, each line ending "\n". `totalSteps` is the number
@@ -357,7 +373,12 @@ pub fn jsonl_lines(run: &Run, steps: &[Step], opts: &Options) -> String {
 
 fn write_jsonl(run: &Run, steps: &[Step], opts: &Options) -> String {
     let mut out = String::with_capacity(steps.len() * 1024);
-    for step in steps {
+    let log = crate::telemetry::by_step(&run.telemetry, steps);
+    for (at, step) in steps.iter().enumerate() {
+        let mut telemetry = log.steps[at].clone();
+        if at + 1 == steps.len() {
+            telemetry.extend(&log.after);
+        }
         let line = Line {
             run_id: &run.id,
             task_id: &run.task_id,
@@ -380,6 +401,13 @@ fn write_jsonl(run: &Run, steps: &[Step], opts: &Options) -> String {
             tags: &run.tags,
             screenshot: screenshot_text(step, opts),
             annotator: run.annotator.as_deref(),
+            telemetry,
+            run_telemetry: RunTelemetry {
+                pauses: run.telemetry.pauses,
+                resumes: run.telemetry.resumes,
+                thinking_calls: run.telemetry.thinking_calls,
+                spend: &run.telemetry.spend,
+            },
         };
         // Serializing borrowed fields cannot fail.
         if let Ok(text) = serde_json::to_string(&line) {
@@ -392,8 +420,9 @@ fn write_jsonl(run: &Run, steps: &[Step], opts: &Options) -> String {
 
 // ---------------------------------------------------------------- CSV
 
-/// Seed §13 Day 3's columns first, then the rest.
-pub const CSV_COLUMNS: [&str; 15] = [
+/// Seed §13 Day 3's columns first, then the rest. `telemetry` holds what the agents logged
+/// since the step before, a line each (the last step's row also what came after it).
+pub const CSV_COLUMNS: [&str; 16] = [
     "run_id",
     "step_index",
     "action_type",
@@ -409,6 +438,7 @@ pub const CSV_COLUMNS: [&str; 15] = [
     "quality",
     "annotator",
     "outcome",
+    "telemetry",
 ];
 
 /// Characters a spreadsheet may skip before reading a cell as a formula: whitespace (tab,
@@ -470,8 +500,16 @@ fn write_csv(run: &Run, steps: &[Step], opts: &Options) -> String {
     let mut out = String::with_capacity(steps.len() * 1024);
     let quality = run.quality.map(|q| q.to_string()).unwrap_or_default();
     let annotator = run.annotator.as_deref().unwrap_or("");
-    for step in steps {
+    let log = crate::telemetry::by_step(&run.telemetry, steps);
+    for (at, step) in steps.iter().enumerate() {
         let index = step.index.to_string();
+        let last = at + 1 == steps.len();
+        let telemetry: Vec<String> = log.steps[at]
+            .iter()
+            .chain(if last { &log.after[..] } else { &[] })
+            .map(|entry| crate::telemetry::line(entry))
+            .collect();
+        let telemetry = telemetry.join("\n");
         let shot = screenshot_text(step, opts).unwrap_or_default();
         row(
             &mut out,
@@ -491,6 +529,7 @@ fn write_csv(run: &Run, steps: &[Step], opts: &Options) -> String {
                 &quality,
                 annotator,
                 &step.outcome,
+                &telemetry,
             ],
         );
     }
@@ -596,7 +635,9 @@ fn write_markdown(run: &Run, steps: &[Step], opts: &Options) -> String {
     if let Some(answer) = run.final_answer.as_deref().filter(|a| !a.trim().is_empty()) {
         out.push_str(&format!("**Answer:** {}\n\n", markdown_text(answer)));
     }
-    for step in steps.iter() {
+    markdown_spend(&mut out, &run.telemetry);
+    let log = crate::telemetry::by_step(&run.telemetry, steps);
+    for (at, step) in steps.iter().enumerate() {
         let mut action = markdown_text(if step.action.kind.is_empty() {
             "no action"
         } else {
@@ -623,8 +664,45 @@ fn write_markdown(run: &Run, steps: &[Step], opts: &Options) -> String {
                 if text.trim().is_empty() { "_(empty)_".to_owned() } else { markdown_text(text) };
             out.push_str(&format!("**Thought {}.** {text}\n\n", which.number()));
         }
+        markdown_log(&mut out, "What happened before this step", &log.steps[at]);
     }
+    markdown_log(&mut out, "After the last step", &log.after);
     out
+}
+
+/// The run's telemetry counts and spend per role, when it has any.
+fn markdown_spend(out: &mut String, telemetry: &Telemetry) {
+    if telemetry.is_empty() {
+        return;
+    }
+    out.push_str(&format!("**Telemetry:** {}\n\n", crate::telemetry::counts(telemetry)));
+    if telemetry.spend.is_empty() {
+        return;
+    }
+    out.push_str(
+        "| role | calls | input tokens | output tokens | cost (USD) |\n|---|---|---|---|---|\n",
+    );
+    let total = telemetry.total();
+    let rows = telemetry.spend.iter().map(|(role, s)| (markdown_text(role), s));
+    for (role, spend) in rows.chain([("all".to_owned(), &total)]) {
+        out.push_str(&format!(
+            "| {role} | {} | {} | {} | {:.4} |\n",
+            spend.calls, spend.input_tokens, spend.output_tokens, spend.cost
+        ));
+    }
+    out.push('\n');
+}
+
+/// Log entries as a list under a bold label; nothing when there are none.
+fn markdown_log(out: &mut String, label: &str, entries: &[&LogEntry]) {
+    if entries.is_empty() {
+        return;
+    }
+    out.push_str(&format!("**{label}:**\n\n"));
+    for entry in entries {
+        out.push_str(&format!("- _{}_: {}\n", entry.kind.label(), markdown_text(&entry.message)));
+    }
+    out.push('\n');
 }
 
 // ---------------------------------------------------------------- ZIP

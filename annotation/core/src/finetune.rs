@@ -3,17 +3,18 @@
 //!
 //! An example is one JSON line, `{"messages": [system, user, assistant]}`:
 //!
-//! - **system**: the Navigator's prompt exactly as it was rendered for that step's call: the
-//!   prompt file (its variant) filled with the variables the step's trace recorded (the
-//!   task, follow-ups, plan, last action and outcome, history, the page state). The trace
-//!   keeps the rendered prompt's SHA-256; when the render here gives the same hash the
-//!   example is *exact*, and the dataset card counts how many are.
-//! - **user**: the turn the Navigator is sent after it, and, with screenshots chosen, the
+//! - **system**: the Navigator's prompt as it was sent for that step's call. The trace keeps
+//!   it (`prompt.system`, with redacted variables reading `[redacted]`); a trace written
+//!   before it did is rendered again from its recorded variables. When the text hashes to
+//!   the SHA-256 the trace recorded the example is *exact*, and the dataset card counts how
+//!   many are.
+//! - **user**: the turn the Navigator was sent after it, and, with screenshots chosen, the
 //!   step's screenshot as an image part (a `data:image/jpeg;base64,…` URL).
 //! - **assistant** (the target): the Navigator's answer in its own schema
-//!   (`prompts/navigator/schema.json`): `{"current_state": {"evaluation_previous_goal":
-//!   thought 1, "memory": thought 2, "next_goal": thought 3}, "actions": [...]}`, with the
-//!   thoughts as annotated and the actions the step carried out (`run_contract::Action`).
+//!   (`prompts/navigator/schema.json`): the annotated thoughts as `thought_changed`,
+//!   `thought_state` and `thought_next`, the annotated extended thoughts, the actions the step
+//!   carried out (`run_contract::Action`), and the fields annotators do not edit
+//!   (evaluation, decision, memory, next goal) as the model answered them.
 //!
 //! Without screenshots every `content` is a string; with them every `content` is a list of
 //! parts (`{"type": "text", "text": …}`, and `{"type": "image_url", "image_url": {"url":
@@ -36,8 +37,10 @@ use crate::record::{ReviewStatus, Run, Step};
 
 /// What stands in for a secret in the export.
 pub const MASK: &str = "[secret]";
-/// The Navigator's answer allows at most this many actions (its schema's `maxItems`).
+/// The Navigator's answer allows at most this many actions, and this many extended
+/// thoughts (its schema's `maxItems`).
 pub const MAX_ACTIONS: usize = 5;
+pub const MAX_EXTENDED_THOUGHTS: usize = 5;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Options {
@@ -73,6 +76,10 @@ pub struct NavigatorCall {
     pub revision_hash: String,
     /// The prompt's variables.
     pub params: Value,
+    /// The system and user messages as sent, when the trace kept them.
+    pub sent: Option<(String, String)>,
+    /// The answer the call accepted, as the model wrote it.
+    pub answer: Option<String>,
 }
 
 /// The Navigator's call of each step of a run, from its traces (`LlmTrace` records, read
@@ -90,6 +97,15 @@ pub fn navigator_calls(traces: &[Value]) -> BTreeMap<u32, NavigatorCall> {
             continue;
         };
         let text = |key: &str| trace[key].as_str().unwrap_or_default().to_owned();
+        let sent = match (trace["prompt"]["system"].as_str(), trace["prompt"]["user"].as_str()) {
+            (Some(system), Some(user)) if !system.is_empty() => {
+                Some((system.to_owned(), user.to_owned()))
+            }
+            _ => None,
+        };
+        let accepted = trace["attempts"].as_array().and_then(|attempts| {
+            attempts.iter().rev().find(|a| a["problems"].as_array().is_none_or(Vec::is_empty))
+        });
         calls.insert(
             step,
             NavigatorCall {
@@ -99,17 +115,12 @@ pub fn navigator_calls(traces: &[Value]) -> BTreeMap<u32, NavigatorCall> {
                 prompt_hash: text("promptHash"),
                 revision_hash: text("revisionHash"),
                 params: trace["params"].clone(),
+                sent,
+                answer: accepted.and_then(|a| a["raw"].as_str()).map(str::to_owned),
             },
         );
     }
     calls
-}
-
-/// A prompt rendered again: its text and the SHA-256 of that text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Rendered {
-    pub text: String,
-    pub hash: String,
 }
 
 /// Why a step gave no example.
@@ -136,8 +147,9 @@ impl Skip {
 }
 
 /// The target: the Navigator's answer in its schema, from the annotated thoughts and the
-/// actions the step carried out (at most [`MAX_ACTIONS`]).
-pub fn target(step: &Step) -> Result<Value, Skip> {
+/// actions the step carried out (at most [`MAX_ACTIONS`]); `answered` is the model's own
+/// answer, when recorded, for the fields annotators do not edit.
+pub fn target(step: &Step, answered: Option<&Value>) -> Result<Value, Skip> {
     let actions: Vec<Value> = step
         .actions
         .iter()
@@ -150,12 +162,22 @@ pub fn target(step: &Step) -> Result<Value, Skip> {
     if actions.is_empty() {
         return Err(Skip::NoAction);
     }
+    let said = |key: &str| answered.and_then(|a| a["current_state"][key].as_str());
+    let thoughts = &step.thoughts;
+    let decision = said("decision").filter(|d| ["proceed", "retry", "abort"].contains(d));
     Ok(json!({
         "current_state": {
-            "evaluation_previous_goal": step.thoughts.thought1,
-            "memory": step.thoughts.thought2,
-            "next_goal": step.thoughts.thought3,
+            "evaluation_previous_goal": said("evaluation_previous_goal").unwrap_or(&thoughts.thought1),
+            "thought_changed": thoughts.thought1,
+            "thought_state": thoughts.thought2,
+            "thought_next": thoughts.thought3,
+            "extended_thoughts": step.extended_thoughts.iter().take(MAX_EXTENDED_THOUGHTS).collect::<Vec<_>>(),
+            "decision": decision.unwrap_or("proceed"),
+            "memory": said("memory").unwrap_or_default(),
+            "next_goal": said("next_goal").unwrap_or(&thoughts.thought3),
         },
+        // The step acted, so it asked nothing.
+        "ask_user": "",
         "actions": actions,
     }))
 }
@@ -239,12 +261,14 @@ pub fn chosen(run: &Run, options: &Options) -> bool {
 /// How a run's steps become examples.
 pub struct Build<'a> {
     pub options: &'a Options,
-    /// The turn the Navigator is sent after its prompt.
+    /// The turn the Navigator is sent after its prompt, for traces that did not keep it.
     pub user_turn: &'a str,
     /// Secrets to mask wherever they appear.
     pub secrets: &'a [String],
-    /// Renders a recorded call's prompt again.
-    pub render: &'a dyn Fn(&NavigatorCall) -> Result<Rendered, String>,
+    /// Renders a recorded call's prompt again (traces that did not keep what was sent).
+    pub render: &'a dyn Fn(&NavigatorCall) -> Result<String, String>,
+    /// Reads a model's answer as the engine does (leniently: fences, prose around it).
+    pub parse_answer: &'a dyn Fn(&str) -> Option<Value>,
     /// A step's screenshot as a data URL, when screenshots are chosen and it has one.
     pub image: &'a dyn Fn(&Step) -> Option<String>,
 }
@@ -271,17 +295,24 @@ pub fn run_examples(
     for step in steps {
         let made = (|| {
             let call = calls.get(&step.index).ok_or(Skip::NoPrompt)?;
-            let target = target(step)?;
-            let rendered = (build.render)(call).map_err(|_| Skip::PromptFailed)?;
+            let answered = call.answer.as_deref().and_then(build.parse_answer);
+            let target = target(step, answered.as_ref())?;
+            let (system, user) = match &call.sent {
+                Some((system, user)) => (system.clone(), user.as_str()),
+                None => {
+                    let system = (build.render)(call).map_err(|_| Skip::PromptFailed)?;
+                    (system, build.user_turn)
+                }
+            };
+            let exact = run_contract::digest::sha256_hex(system.as_bytes()) == call.prompt_hash;
             let image = if build.options.screenshots { (build.image)(step) } else { None };
             let parts = build.options.screenshots;
-            let mut line =
-                example(&rendered.text, build.user_turn, image.as_deref(), &target, parts);
+            let mut line = example(&system, user, image.as_deref(), &target, parts);
             mask(&mut line, build.secrets);
             let key = (call.prompt_id.clone(), call.variant.clone(), call.revision_hash.clone());
             let entry = tally.prompts.entry(key).or_default();
             entry.0 += 1;
-            entry.1 += usize::from(rendered.hash == call.prompt_hash);
+            entry.1 += usize::from(exact);
             tally.images += usize::from(image.is_some());
             Ok::<_, Skip>(line)
         })();
@@ -419,8 +450,11 @@ pub fn card(tally: &Tally, facts: &CardFacts) -> String {
     out.push_str(
         "## Format\n\nJSON Lines, one example per line: `{\"messages\": [system, user, \
          assistant]}`. The assistant's content is the Navigator's answer as a JSON string: \
-         `{\"current_state\": {\"evaluation_previous_goal\", \"memory\", \"next_goal\"}, \
-         \"actions\": [...]}` (thoughts 1–3 and the actions carried out). ",
+         `{\"current_state\": {\"evaluation_previous_goal\", \"thought_changed\", \
+         \"thought_state\", \"thought_next\", \"extended_thoughts\", \"decision\", \"memory\", \
+         \"next_goal\"}, \"ask_user\": \"\", \"actions\": [...]}`: thoughts 1–3 (what changed, the \
+         state, the next action) and the extended thoughts as annotated, the actions carried out, \
+         and the other fields as the model answered them. ",
     );
     out.push_str(if options.screenshots {
         "Every `content` is a list of parts; the user turn's image is a `data:image/jpeg;base64` URL.\n"

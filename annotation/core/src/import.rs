@@ -12,6 +12,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use run_contract::telemetry::{LogEntry, Telemetry};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -303,6 +304,18 @@ impl<'a> Fields<'a, '_> {
             }
         }
         out
+    }
+
+    /// An optional field read as `T` (absent or null: its default), with a problem naming
+    /// `what` it should be when it is not.
+    fn decoded<T: serde::de::DeserializeOwned + Default>(&mut self, key: &str, what: &str) -> T {
+        match self.obj.get(key) {
+            None | Some(Value::Null) => T::default(),
+            Some(value) => serde_json::from_value(value.clone()).unwrap_or_else(|e| {
+                self.problem(key, format!("not {what}: {e}"));
+                T::default()
+            }),
+        }
     }
 
     fn object(&mut self, key: &str, required: bool) -> Option<&'a Map<String, Value>> {
@@ -656,11 +669,21 @@ struct Group {
     steps: Vec<Step>,
     indexes: HashMap<u32, usize>,
     total: Option<u64>,
+    /// The telemetry entries its lines carry, in file order.
+    log: Vec<LogEntry>,
 }
 
 /// Run-level fields every line of a run repeats; they must agree.
-const LINE_RUN_FIELDS: [&str; 7] =
-    ["taskId", "taskPrompt", "status", "quality", "totalSteps", "annotator", "tags"];
+const LINE_RUN_FIELDS: [&str; 8] = [
+    "taskId",
+    "taskPrompt",
+    "status",
+    "quality",
+    "totalSteps",
+    "annotator",
+    "tags",
+    "runTelemetry",
+];
 
 fn jsonl(text: &str, ids: &mut Ids, problems: &mut Problems) -> Vec<(Run, Vec<Step>)> {
     let mut groups: Vec<Group> = Vec::new();
@@ -702,6 +725,8 @@ fn jsonl(text: &str, ids: &mut Ids, problems: &mut Problems) -> Vec<(Run, Vec<St
         f.action();
         f.thoughts();
         f.boolean("verified");
+        let log: Vec<LogEntry> = f.decoded("telemetry", "a list of log entries");
+        let _: Telemetry = f.decoded("runTelemetry", "the run's telemetry counts and spend");
         let (Some(run_id), Some(index)) = (run_id.filter(|id| !id.is_empty()), index) else {
             continue;
         };
@@ -743,6 +768,7 @@ fn jsonl(text: &str, ids: &mut Ids, problems: &mut Problems) -> Vec<(Run, Vec<St
                     steps: Vec::new(),
                     indexes: HashMap::new(),
                     total: obj.get("totalSteps").and_then(Value::as_u64),
+                    log: Vec::new(),
                 });
                 groups.len() - 1
             }
@@ -756,6 +782,7 @@ fn jsonl(text: &str, ids: &mut Ids, problems: &mut Problems) -> Vec<(Run, Vec<St
             group.run = line_run(obj, run_id);
         }
         group.steps.push(line_step(obj, run_id, index));
+        group.log.extend(log);
     }
     if !any {
         problems.add("file", "", "no lines with steps");
@@ -776,6 +803,9 @@ fn jsonl(text: &str, ids: &mut Ids, problems: &mut Problems) -> Vec<(Run, Vec<St
         .into_iter()
         .map(|mut g| {
             g.steps.sort_by_key(|s| s.index);
+            // Lines may come in any order; entries keep theirs within a step.
+            g.log.sort_by_key(|e| e.step);
+            g.run.telemetry.log = g.log;
             (g.run, g.steps)
         })
         .collect()
@@ -807,6 +837,10 @@ fn line_run(obj: &Map<String, Value>, run_id: &str) -> Run {
         annotator: obj.get("annotator").and_then(Value::as_str).map(str::to_owned),
         tags: strings(obj, "tags"),
         total_steps: obj.get("totalSteps").and_then(Value::as_u64).unwrap_or(0) as u32,
+        telemetry: obj
+            .get("runTelemetry")
+            .and_then(|t| serde_json::from_value(t.clone()).ok())
+            .unwrap_or_default(),
         ..Run::default()
     }
 }

@@ -20,6 +20,7 @@
 //! - [`spelling`]: offline spelling over a Hunspell dictionary.
 //! - [`grammar`]: a LanguageTool-compatible endpoint's request and answer.
 //! - [`quality`]: per-step and per-run quality scores (seed §7.H).
+//! - [`telemetry`]: the run's log of decisions, pauses and questions beside its steps.
 //! - [`metrics`]: per-run metrics (seed §7.H): time spent annotating, review iterations, issues.
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
@@ -49,4 +50,5 @@ pub mod review;
 pub mod roles;
 pub mod spelling;
 pub mod sync;
+pub mod telemetry;
 pub mod templates;

@@ -4,6 +4,7 @@ use serde_json::json;
 
 use super::*;
 use crate::record::{ReviewStatus, StepAction, Thoughts};
+use run_contract::telemetry::LogKind;
 
 const AUTHOR: &str = "alice.annotator";
 const REVIEWER: &str = "bob.reviewer";
@@ -87,6 +88,74 @@ pub(crate) fn steps() -> Vec<Step> {
             ..Step::default()
         },
     ]
+}
+
+/// A telemetry log of (step, kind, message), with spend for two roles.
+fn logged(entries: &[(u32, LogKind, &str)]) -> Telemetry {
+    let mut telemetry =
+        Telemetry { pauses: 1, resumes: 1, thinking_calls: 2, ..Default::default() };
+    for (n, (step, kind, message)) in entries.iter().enumerate() {
+        let at = 1_764_000_000_000.0 + n as f64;
+        telemetry.push(LogEntry { at, step: *step, kind: *kind, message: (*message).into() });
+    }
+    let spend =
+        |calls, input_tokens, cost| RoleSpend { calls, input_tokens, output_tokens: 10, cost };
+    telemetry.spend.insert("navigator".into(), spend(2, 3000, 0.01));
+    telemetry.spend.insert("thinking".into(), spend(1, 500, 0.002));
+    telemetry
+}
+
+#[test]
+fn telemetry_goes_beside_each_step_in_every_format() {
+    let mut r = run();
+    r.telemetry = logged(&[
+        (0, LogKind::Thinking, "Continue: the task is clear"),
+        (1, LogKind::Pause, "Paused by the user"),
+        (1, LogKind::FollowUp, "Steering: only steel kettles"),
+        (2, LogKind::Thinking, "Complete: the Acme kettle costs 25 €"),
+    ]);
+    let s = steps();
+    let o = opts(Screenshots::Reference, false);
+    let doc: Value = serde_json::from_str(&document(&[(r.clone(), s.clone())], &o)).unwrap();
+    assert_eq!(doc["runs"][0]["telemetry"]["log"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["runs"][0]["telemetry"]["spend"]["navigator"]["inputTokens"], 3000);
+
+    let lines: Vec<Value> =
+        jsonl_lines(&r, &s, &o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let kinds = |line: &Value| -> Vec<String> {
+        line["telemetry"].as_array().unwrap().iter().map(|e| e["kind"].to_string()).collect()
+    };
+    assert_eq!(kinds(&lines[0]), ["\"thinking\""]);
+    assert_eq!(
+        kinds(&lines[1]),
+        ["\"pause\"", "\"follow_up\"", "\"thinking\""],
+        "the last line also carries what came after it"
+    );
+    assert_eq!(lines[1]["runTelemetry"]["spend"]["thinking"]["calls"], 1);
+    assert_eq!(lines[0]["runTelemetry"], lines[1]["runTelemetry"]);
+
+    let rows = read_csv(&(csv_header() + &csv_rows(&r, &s, &o)));
+    let column = rows[0].iter().position(|c| c == "telemetry").unwrap();
+    assert_eq!(rows[1][column], "decision: Continue: the task is clear");
+    assert_eq!(
+        rows[2][column],
+        "pause: Paused by the user\nsteering: Steering: only steel kettles\n\
+         decision: Complete: the Acme kettle costs 25 €"
+    );
+
+    let markdown = markdown_run(&r, &s, &o);
+    assert!(markdown.contains("**Telemetry:** 1 pause · 1 resume · 2 ThinkingAgent calls"));
+    assert!(markdown.contains("| navigator | 2 | 3000 | 10 | 0.0100 |"), "{markdown}");
+    assert!(markdown.contains("| all | 3 | 3500 | 20 | 0.0120 |"), "{markdown}");
+    let step2 = markdown.find("### Step 2").unwrap();
+    let steering = markdown.find("- _steering_: Steering: only steel kettles").unwrap();
+    let after = markdown.find("**After the last step:**").unwrap();
+    assert!(step2 < steering && steering < after, "{markdown}");
+    assert!(markdown[after..].contains("- _decision_: Complete: the Acme kettle costs 25 €"));
+
+    // A run captured before telemetry says nothing of it.
+    let plain = markdown_run(&run(), &s, &o);
+    assert!(!plain.contains("Telemetry") && !plain.contains("What happened"));
 }
 
 fn opts(screenshots: Screenshots, anonymize: bool) -> Options {
@@ -586,6 +655,10 @@ fn personal_run() -> (Run, Vec<Step>) {
         annotator: Some("erin.author".into()),
         start_url: "https://shop.example.com/login?session=abc123&user=jane".into(),
         created_at: "2026-11-22T10:00:00.000Z".into(),
+        telemetry: logged(&[
+            (0, LogKind::FollowUp, "Steering: write to jane.doe@example.com, not carol.owner"),
+            (1, LogKind::UserInput, "Should I call +44 20 7946 0958?"),
+        ]),
         extra,
         ..Run::default()
     };
@@ -770,6 +843,9 @@ fn anonymized_exports_hold_no_personal_data() {
                 assert!(said.contains(&format!("[{kind}")), "[{placeholder}] is not explained");
             }
         }
+        let log = &doc["runs"][0]["telemetry"]["log"];
+        assert!(log[0]["message"].as_str().unwrap().contains("[email 1]"), "{log}");
+        assert!(log.as_array().unwrap().iter().all(|e| e["at"] == 0.0), "times go: {log}");
         let step2 = &doc["runs"][0]["steps"][2];
         assert_eq!(step2["action"]["value"], "[secret]");
         assert_eq!(step2["actions"][1]["action"]["query"], "[typed text]");

@@ -3,27 +3,39 @@ use serde_json::json;
 
 use super::*;
 
-/// A Navigator trace as the engine stores it, rendered with the bundled prompts.
-fn trace(step: u32, params: Value) -> Value {
+/// A Navigator trace as the engine stores it: `kept` adds the messages as sent and the
+/// model's accepted answer (traces written before they were kept have neither).
+fn trace(step: u32, params: Value, kept: Option<&str>) -> Value {
     let rendered = PromptSet::bundled().render("navigator", None, &params).unwrap();
-    json!({
+    let mut trace = json!({
         "id": format!("t{step}"), "runId": "r", "step": step, "role": "navigator",
         "promptId": "navigator", "variant": rendered.variant, "promptHash": rendered.prompt_hash,
         "revisionHash": rendered.revision_hash, "params": params, "error": null,
         "startedAt": format!("2026-11-20T09:0{step}:00.000Z"),
-    })
+    });
+    if let Some(answer) = kept {
+        trace["prompt"] = json!({"system": rendered.text, "user": "Answer with the JSON object."});
+        trace["attempts"] = json!([
+            {"model": "m", "raw": "not json", "problems": ["no JSON object"]},
+            {"model": "m", "raw": answer, "problems": []},
+        ]);
+    }
+    trace
 }
 
 fn params(task: &str, page: &str) -> Value {
     json!({"task": task, "follow_ups": "", "plan": "1. Open the kettle", "reviewer_notes": "",
            "last_action": "", "last_outcome": "", "dom_comparison": "", "successes": 0,
-           "failures": 0, "history": "", "extracted": null, "page_state": page, "max_actions": 3})
+           "failures": 0, "history": "", "extracted": null, "page_state": page, "max_actions": 3,
+           "step": 1, "step_limit": 40})
 }
 
-fn render(call: &NavigatorCall) -> Result<Rendered, String> {
-    let rendered =
-        PromptSet::bundled().render(&call.prompt_id, Some(&call.variant), &call.params)?;
-    Ok(Rendered { text: rendered.text, hash: rendered.prompt_hash })
+fn render(call: &NavigatorCall) -> Result<String, String> {
+    Ok(PromptSet::bundled().render(&call.prompt_id, Some(&call.variant), &call.params)?.text)
+}
+
+fn parse(raw: &str) -> Option<Value> {
+    agent_engine::structured::extract_json(raw).ok()
 }
 
 fn step(index: u32, actions: Value) -> Step {
@@ -31,6 +43,7 @@ fn step(index: u32, actions: Value) -> Step {
     step.thoughts.thought1 = "I opened the shop.".into();
     step.thoughts.thought2 = "I can see the 'Steel kettle' link.".into();
     step.thoughts.thought3 = "I should click it to see its price.".into();
+    step.extended_thoughts = vec!["The cheapest kettle is listed first.".into()];
     step.actions = actions
         .as_array()
         .unwrap()
@@ -42,9 +55,14 @@ fn step(index: u32, actions: Value) -> Step {
 
 #[test]
 fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
+    let answered = "```json\n{\"current_state\": {\"evaluation_previous_goal\": \"Success\", \
+        \"thought_changed\": \"model's own\", \"thought_state\": \"model's own\", \
+        \"thought_next\": \"model's own\", \"extended_thoughts\": [], \"decision\": \"retry\", \
+        \"memory\": \"Price not seen yet\", \"next_goal\": \"Add it to the cart\"}, \
+        \"ask_user\": \"\", \"actions\": []}\n```";
     let traces = vec![
-        trace(0, params("Find the kettle's price", "[4]<a>Steel kettle")),
-        trace(1, params("Find the kettle's price", "[9]<button>Add to cart")),
+        trace(0, params("Find the kettle's price", "[4]<a>Steel kettle"), None),
+        trace(1, params("Find the kettle's price", "[9]<button>Add to cart"), Some(answered)),
     ];
     let calls = navigator_calls(&traces);
     assert_eq!(calls.len(), 2);
@@ -62,6 +80,7 @@ fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
         user_turn: "Answer with the JSON object described above.",
         secrets: &[],
         render: &render,
+        parse_answer: &parse,
         image: &|_| None,
     };
     let mut tally = Tally::default();
@@ -77,10 +96,35 @@ fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
     let system = messages[0]["content"].as_str().unwrap();
     assert!(system.starts_with("You are the Navigator") && system.contains("[4]<a>Steel kettle"));
     assert!(system.contains("Find the kettle's price"));
-    let answer: Value = serde_json::from_str(messages[2]["content"].as_str().unwrap()).unwrap();
-    assert_eq!(answer["current_state"]["memory"], "I can see the 'Steel kettle' link.");
-    assert_eq!(answer["actions"], json!([{"action": "click", "id": 4}]));
-    // Rendered again from the trace, the prompt is byte for byte what the Navigator got.
+    assert_eq!(messages[1]["content"], "Answer with the JSON object described above.");
+    assert_eq!(
+        examples[1]["messages"][1]["content"], "Answer with the JSON object.",
+        "the user turn as the trace kept it"
+    );
+    // Every target is a valid answer in the Navigator's own schema.
+    let bundled = PromptSet::bundled();
+    let schema = &bundled.prompt("navigator").unwrap().schema;
+    let answers: Vec<Value> = examples
+        .iter()
+        .map(|e| serde_json::from_str(e["messages"][2]["content"].as_str().unwrap()).unwrap())
+        .collect();
+    for answer in &answers {
+        assert_eq!(schema.validate(answer), vec![], "{answer}");
+        let state = &answer["current_state"];
+        assert_eq!(state["thought_changed"], "I opened the shop.", "the annotated thought 1");
+        assert_eq!(state["thought_state"], "I can see the 'Steel kettle' link.");
+        assert_eq!(state["thought_next"], "I should click it to see its price.");
+        assert_eq!(state["extended_thoughts"], json!(["The cheapest kettle is listed first."]));
+    }
+    assert_eq!(answers[0]["actions"], json!([{"action": "click", "id": 4}]));
+    assert_eq!(answers[0]["current_state"]["decision"], "proceed", "no answer kept: proceed");
+    let kept = &answers[1]["current_state"];
+    assert_eq!(
+        (&kept["decision"], &kept["memory"], &kept["next_goal"]),
+        (&json!("retry"), &json!("Price not seen yet"), &json!("Add it to the cart")),
+        "fields annotators do not edit come from the model's accepted answer"
+    );
+    // Rendered again, or as kept, the prompt is byte for byte what the Navigator got.
     assert_eq!(tally.prompts.values().next(), Some(&(2, 2)));
     let empty = RunExamples { run_id: "none".into(), lines: String::new(), count: 0 };
     let other = RunExamples { run_id: "r2".into(), ..made.clone() };
@@ -170,5 +214,5 @@ fn the_card_names_the_splits_counts_prompts_and_what_was_left_out() {
 fn a_step_with_no_action_in_the_schema_is_left_out() {
     let mut odd = step(0, json!([]));
     odd.actions = vec![json!({"action": {"action": "teleport"}})];
-    assert_eq!(target(&odd), Err(Skip::NoAction));
+    assert_eq!(target(&odd, None), Err(Skip::NoAction));
 }

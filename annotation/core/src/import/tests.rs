@@ -16,7 +16,19 @@ fn steps(id: &str) -> Vec<Step> {
 }
 
 fn batch() -> Vec<(Run, Vec<Step>)> {
-    vec![(run("r1"), steps("r1")), (run("r2"), steps("r2"))]
+    use run_contract::telemetry::{LogEntry, LogKind, RoleSpend};
+    let mut first = run("r1");
+    first.telemetry.pauses = 1;
+    first.telemetry.thinking_calls = 2;
+    first.telemetry.spend.insert("navigator".into(), RoleSpend { calls: 3, ..Default::default() });
+    for (at, step, kind, message) in [
+        (1.0, 0, LogKind::Thinking, "Continue"),
+        (2.0, 1, LogKind::Pause, "Paused by the user"),
+        (3.0, 9, LogKind::Thinking, "Complete"),
+    ] {
+        first.telemetry.push(LogEntry { at, step, kind, message: message.into() });
+    }
+    vec![(first, steps("r1")), (run("r2"), steps("r2"))]
 }
 
 fn json_document(runs: &[(Run, Vec<Step>)]) -> String {
@@ -113,6 +125,7 @@ fn jsonl_export_round_trips_thoughts_and_actions() {
         assert_eq!(run.quality, orig_run.quality);
         assert_eq!(run.annotator, orig_run.annotator);
         assert_eq!(run.tags, orig_run.tags);
+        assert_eq!(run.telemetry, orig_run.telemetry, "the log, from the lines it was split over");
         assert_eq!(steps.len(), orig_steps.len());
         for (s, o) in steps.iter().zip(&orig_steps) {
             assert_eq!(s.run_id, o.run_id);
@@ -400,4 +413,19 @@ fn files_over_the_size_cap_are_refused_saying_their_size() {
     assert!(too_big(MAX_IMPORT_BYTES).is_none(), "a file of the cap itself comes in");
     let r = too_big(250 * 1024 * 1024 + 5).unwrap();
     assert!(r[0].message.starts_with("the file is 250.1 MB;"), "{r:?}");
+}
+
+#[test]
+fn a_jsonl_line_with_a_malformed_telemetry_log_is_refused_saying_so() {
+    let text = jsonl_document(&batch());
+    let first = text.lines().next().unwrap();
+    let mut line: Value = serde_json::from_str(first).unwrap();
+    line["telemetry"] = json!([{"step": "two", "kind": "thinking"}]);
+    let problems = rejections("bad.jsonl", &line.to_string());
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.path == "telemetry" && p.message.starts_with("not a list of log entries")),
+        "{problems:?}"
+    );
 }

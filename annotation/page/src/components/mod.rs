@@ -24,6 +24,7 @@ pub mod screenshot_view;
 pub mod step_editor;
 pub mod step_list;
 pub mod step_row;
+pub mod step_telemetry;
 pub mod subtasks_panel;
 pub mod sync_panel;
 pub mod templates_panel;

@@ -45,6 +45,7 @@ pub fn run_header(props: &Props) -> Html {
     let metrics = annotation_core::metrics::run_metrics(run, &steps);
     let open_issues = metrics.issues_flagged - metrics.issues_resolved;
     let on_discard = props.dispatch.to_callback().reform(|_| Action::DiscardDrafts);
+    let spent = run.telemetry.total();
     html! {
         <div class="run-header" data-testid="run-header">
             <a href="annotation.html" class="back" onclick={on_back} data-testid="back-to-list">{ "← All runs" }</a>
@@ -78,6 +79,25 @@ pub fn run_header(props: &Props) -> Html {
                 <span>{ format!("review rounds {}", metrics.review_rounds) }</span>
                 <span>{ format!("issues flagged {} · resolved {}", metrics.issues_flagged, metrics.issues_resolved) }</span>
             </div>
+            if !run.telemetry.is_empty() {
+                <details class="run-telemetry" data-testid="run-telemetry">
+                    <summary title="What the agents decided, paused and asked, and what each role's model calls cost">
+                        { format!("Telemetry: {} · {} model calls, ${:.4}", annotation_core::telemetry::counts(&run.telemetry), spent.calls, spent.cost) }
+                    </summary>
+                    <table>
+                        <thead><tr><th>{ "role" }</th><th>{ "calls" }</th><th>{ "input tokens" }</th><th>{ "output tokens" }</th><th>{ "cost (USD)" }</th></tr></thead>
+                        <tbody>
+                            { for run.telemetry.spend.iter().map(|(role, spend)| html! {
+                                <tr data-testid="run-telemetry-spend" data-role={role.clone()}>
+                                    <td>{ role }</td><td>{ spend.calls }</td><td>{ spend.input_tokens }</td>
+                                    <td>{ spend.output_tokens }</td><td>{ format!("{:.4}", spend.cost) }</td>
+                                </tr>
+                            }) }
+                        </tbody>
+                    </table>
+                    <p class="muted">{ "Each step shows what happened before it, under its thoughts." }</p>
+                </details>
+            }
             <div class="progress-line" title="Steps marked complete">
                 <span class="bar"><span style={format!("width:{percent}%")} /></span>
                 <span data-testid="run-progress">{ format!("{percent}% complete") }</span>

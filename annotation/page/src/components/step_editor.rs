@@ -4,6 +4,7 @@ use annotation_core::record::{StepAction, StepState, Thought};
 use yew::prelude::*;
 
 use crate::components::screenshot_view::ScreenshotView;
+use crate::components::step_telemetry::StepTelemetry;
 use crate::components::thought_field::ThoughtField;
 use crate::effects::SpellerHandle;
 use crate::language;
@@ -59,6 +60,10 @@ pub fn step_editor(props: &Props) -> Html {
             dispatch.dispatch(Action::SetAction(action));
         })
     };
+    let on_extended = dispatch.to_callback().reform(|e: Event| {
+        let input: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
+        Action::SetExtended(input.value().lines().map(str::to_owned).collect())
+    });
     let on_flag = dispatch.to_callback().reform(|_| Action::Flag(now()));
     let edit_flag = |edit: fn(&mut IssueDraft, String)| {
         let (dispatch, draft) = (dispatch.clone(), editor.flag.clone());
@@ -84,6 +89,12 @@ pub fn step_editor(props: &Props) -> Html {
     }
     let position = editor.at;
     let total = editor.steps.len();
+    let log = annotation_core::telemetry::by_step(&editor.run.telemetry, &editor.steps);
+    let owned = |entries: &[&run_contract::telemetry::LogEntry]| -> Vec<_> {
+        entries.iter().map(|e| (*e).clone()).collect()
+    };
+    let before = log.steps.get(position).map(|entries| owned(entries)).unwrap_or_default();
+    let after = if position + 1 == total { owned(&log.after) } else { Vec::new() };
     let state = match step.state() {
         StepState::Done => "Complete",
         StepState::Flagged => "Flagged for review",
@@ -126,6 +137,12 @@ pub fn step_editor(props: &Props) -> Html {
                         on_suggest={(perms.suggest && editor.qa).then(|| dispatch.to_callback().reform(Action::StartSuggest))} />
                 }
             }) }
+            <label class="extended-thoughts">
+                <span>{ "Extended thoughts " }<span class="muted">{ "(optional, one a line, at most 5: alternatives weighed, risks, what else was seen)" }</span></span>
+                <textarea data-testid="extended-thoughts" rows={(step.extended_thoughts.len().clamp(1, 5)).to_string()}
+                    readonly={!perms.edit} value={step.extended_thoughts.join("\n")} onchange={on_extended} />
+            </label>
+            <StepTelemetry before={before} after={after} />
             <div class="editor-actions">
                 <button data-testid="prev-step" disabled={position == 0} onclick={dispatch.to_callback().reform(|_| Action::Prev)} title="Alt+↑">{ "← Previous" }</button>
                 <button data-testid="next-step" disabled={position + 1 >= total} onclick={dispatch.to_callback().reform(|_| Action::Next)} title="Alt+↓">{ "Next →" }</button>

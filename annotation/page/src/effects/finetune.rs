@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use agent_engine::prompts::PromptSet;
 use annotation_core::export::ZipWriter;
 use annotation_core::finetune::{
-    self, Build, CardFacts, NavigatorCall, Options, Rendered, Tally, navigator_calls,
+    self, Build, CardFacts, NavigatorCall, Options, Tally, navigator_calls,
 };
 use annotation_core::record::Step;
 use wasm_bindgen::JsValue;
@@ -74,10 +74,10 @@ async fn build(
         }
         _ => PromptSet::bundled(),
     };
-    let render = |call: &NavigatorCall| -> Result<Rendered, String> {
-        let rendered = prompts.render(&call.prompt_id, Some(&call.variant), &call.params)?;
-        Ok(Rendered { text: rendered.text, hash: rendered.prompt_hash })
+    let render = |call: &NavigatorCall| -> Result<String, String> {
+        Ok(prompts.render(&call.prompt_id, Some(&call.variant), &call.params)?.text)
     };
+    let parse_answer = |raw: &str| agent_engine::structured::extract_json(raw).ok();
     let secrets = db.secrets().await;
     let mut built = Vec::with_capacity(runs.len());
     let mut tally = Tally::default();
@@ -94,6 +94,7 @@ async fn build(
             user_turn: agent_engine::executor::USER_TURN,
             secrets: &secrets,
             render: &render,
+            parse_answer: &parse_answer,
             image: &image,
         };
         built.push(finetune::run_examples(run, steps, &calls, &how, &mut tally));

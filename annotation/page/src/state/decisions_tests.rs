@@ -82,6 +82,23 @@ fn syncing(studio: &mut Studio) {
 }
 
 #[test]
+fn extended_thoughts_are_saved_a_line_each_and_only_where_editing_is_allowed() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    let typed = ["  The cheapest kettle is first. ", "", "The filter may hide others."];
+    studio.apply(Action::SetExtended(typed.map(String::from).to_vec()));
+    studio.apply(Action::Save);
+    let [Effect::Save { steps, .. }] = queued(&studio)[..] else { panic!("{:?}", studio.effects) };
+    assert_eq!(
+        steps[0].extended_thoughts,
+        ["The cheapest kettle is first.", "The filter may hide others."],
+        "trimmed, blank lines gone"
+    );
+    let mut approved = opened(Role::Annotator, ReviewStatus::Approved);
+    approved.apply(Action::SetExtended(vec!["late".into()]));
+    assert!(!approved.editor.unwrap().dirty(), "an approved run is not the annotator's to edit");
+}
+
+#[test]
 fn a_save_is_queued_once_and_gone_once_taken() {
     let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
     studio.apply(Action::SetThought(Thought::One, "I opened the shop.".into()));

@@ -292,6 +292,18 @@ impl EditorState {
         self.tidy();
     }
 
+    /// Extended thoughts as typed, a line each: blank lines go.
+    pub fn set_extended(&mut self, thoughts: Vec<String>) {
+        if !self.permissions().edit {
+            return;
+        }
+        let thoughts = thoughts.into_iter().map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+        if let Some(step) = self.draft_mut() {
+            step.extended_thoughts = thoughts.collect();
+        }
+        self.tidy();
+    }
+
     pub fn set_action(&mut self, action: StepAction) {
         if !self.permissions().edit {
             return;

@@ -326,6 +326,8 @@ pub enum Action {
     Next,
     Prev,
     SetThought(Thought, String),
+    /// The step's extended thoughts, one a line.
+    SetExtended(Vec<String>),
     SetAction(StepAction),
     ReplaceStep(Box<Step>),
     EditAll(StepsEdit),
@@ -685,6 +687,7 @@ impl Studio {
             Action::Next => editor.select(editor.at + 1),
             Action::Prev => editor.select(editor.at.saturating_sub(1)),
             Action::SetThought(which, text) => editor.set_thought(which, text),
+            Action::SetExtended(thoughts) => editor.set_extended(thoughts),
             Action::SetAction(action) => editor.set_action(action),
             Action::ReplaceStep(step) => editor.replace_step(*step),
             Action::EditAll(edit) => editor.edit_all(edit),

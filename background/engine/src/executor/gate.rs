@@ -84,7 +84,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let text = text.join("\n\n");
         let answers = cp.unreviewed.iter().rev().find_map(|m| m.answers.clone());
         let reason = if answers.is_some() {
-            "the user answered your question"
+            "the user answered the agent's question"
         } else {
             "the user sent a message during the task"
         };
