@@ -186,3 +186,60 @@ pub fn choose(page: &Page, selector: &str, value: &str) {
         Value::from(value)
     ));
 }
+
+/// The text of thought `n` (1 to 3) in the step editor.
+pub fn thought(page: &Page, n: u8) -> String {
+    page.eval(&format!("document.querySelector('[data-testid=thought{n}]').value"))
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A key pressed and released, with CDP `modifiers` (1 Alt, 2 Ctrl, 4 Meta, 8 Shift).
+pub fn press(page: &Page, key: &str, code: &str, modifiers: u8) {
+    for kind in ["keyDown", "keyUp"] {
+        page.call(
+            "Input.dispatchKeyEvent",
+            json!({"type": kind, "key": key, "code": code, "modifiers": modifiers}),
+        )
+        .expect("a key press");
+    }
+}
+
+/// Waits until `expression` (run in an extension page against the open database `db`)
+/// is true: for what the page writes in the background.
+pub fn wait_stored(page: &Page, expression: &str, what: &str) {
+    let script = format!(
+        r#"new Promise((ok) => {{
+            const open = indexedDB.open("alphascout");
+            open.onsuccess = async () => {{
+                const db = open.result;
+                const get = (store, key) => new Promise((done) => {{
+                    const r = db.transaction(store).objectStore(store).get(key);
+                    r.onsuccess = () => done(r.result); r.onerror = () => done(undefined);
+                }});
+                try {{ ok(!!(await ({expression}))); }} catch (_) {{ ok(false); }} finally {{ db.close(); }}
+            }};
+            open.onerror = () => ok(false);
+        }})"#
+    );
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while page.eval(&script) != true {
+        assert!(Instant::now() < deadline, "never stored: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sets who the page thinks you are, and waits until it has stored it (a reload right
+/// after would read the previous user otherwise).
+pub fn set_user(page: &Page, name: &str, role: &str) {
+    replace_text(page, "[data-testid=user-name]", name);
+    choose(page, "[data-testid=user-role]", role);
+    wait_stored(
+        page,
+        &format!(
+            "get('annotation', 'user').then(u => u && u.name === {name:?} && u.role === {role:?})"
+        ),
+        "who you are",
+    );
+}

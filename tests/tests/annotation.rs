@@ -8,13 +8,6 @@ use e2e::annotation::*;
 use e2e::browser::{Browser, Page};
 use serde_json::{Value, json};
 
-fn thought(page: &Page, n: u8) -> String {
-    page.eval(&format!("document.querySelector('[data-testid=thought{n}]').value"))
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
-}
-
 fn check_state(page: &Page, id: &str) -> String {
     page.eval(&format!("document.querySelector('[data-check={id}]')?.dataset.state ?? 'missing'"))
         .as_str()
@@ -24,40 +17,6 @@ fn check_state(page: &Page, id: &str) -> String {
 
 fn step_of<'a>(steps: &'a [Value], run: &str, index: u64) -> &'a Value {
     steps.iter().find(|s| s["runId"] == run && s["index"] == index).expect("the step is stored")
-}
-
-fn press(page: &Page, key: &str, code: &str, modifiers: u8) {
-    for kind in ["keyDown", "keyUp"] {
-        page.call(
-            "Input.dispatchKeyEvent",
-            json!({"type": kind, "key": key, "code": code, "modifiers": modifiers}),
-        )
-        .expect("a key press");
-    }
-}
-
-fn set_user(page: &Page, name: &str, role: &str) {
-    replace_text(page, "[data-testid=user-name]", name);
-    choose(page, "[data-testid=user-role]", role);
-    // The page stores who you are in the background; a test that reloads right after must
-    // wait for that write, or the new document reads the previous user.
-    let stored = format!(
-        r#"new Promise((ok) => {{
-            const open = indexedDB.open("alphascout");
-            open.onsuccess = () => {{
-                const db = open.result;
-                const get = db.transaction("annotation").objectStore("annotation").get("user");
-                get.onsuccess = () => {{ db.close(); ok(!!get.result && get.result.name === {name:?} && get.result.role === {role:?}); }};
-                get.onerror = () => {{ db.close(); ok(false); }};
-            }};
-            open.onerror = () => ok(false);
-        }})"#
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while page.eval(&stored) != true {
-        assert!(std::time::Instant::now() < deadline, "{name} as {role} was never stored");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
 }
 
 #[test]

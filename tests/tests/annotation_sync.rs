@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use e2e::annotation::*;
 use e2e::browser::{Browser, Page};
 use e2e::http;
-use serde_json::Value;
+use serde_json::{Value, json};
 use sync_server::auth::{Role, add_user};
 use sync_server::store::Store;
 
@@ -120,9 +120,15 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
     let mut browser_a = Browser::launch();
     let a = open_annotation(&mut browser_a, "");
     assert_eq!(a.text("[data-testid=sync-state]"), "Local only");
+    let mut captured = run_record("r7", "Find the kettle's price", 2);
+    captured["telemetry"] = json!({
+        "log": [{"at": 1795000000000.0, "step": 1, "kind": "pause", "message": "Paused by the user"}],
+        "pauses": 1, "resumes": 0, "thinkingCalls": 1,
+        "spend": {"navigator": {"calls": 2, "inputTokens": 900, "outputTokens": 80, "cost": 0.002}}
+    });
     seed(
         &a,
-        &[run_record("r7", "Find the kettle's price", 2)],
+        &[captured.clone()],
         &[
             step_record(
                 "r7",
@@ -147,6 +153,7 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
 
     let run = server.wait_for("quinn", "/runs/r7", "run r7", |run| run["id"] == "r7");
     assert_eq!(run["annotator"], "ann", "the run is its uploader's");
+    assert_eq!(run["telemetry"], captured["telemetry"], "its telemetry went with it");
     let steps = server.wait_for("quinn", "/runs/r7/steps", "both steps", |page| {
         page["items"].as_array().is_some_and(|s| s.len() == 2)
     });

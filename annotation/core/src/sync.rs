@@ -129,7 +129,7 @@ pub fn enqueue(queue: &mut Vec<Pending>, new: impl IntoIterator<Item = Pending>)
 }
 
 /// A run's fields the server stores as content (`RunWrite`).
-const RUN_WRITE: [&str; 15] = [
+const RUN_WRITE: [&str; 16] = [
     "id",
     "taskId",
     "taskPrompt",
@@ -145,6 +145,8 @@ const RUN_WRITE: [&str; 15] = [
     "usage",
     "cost",
     "tags",
+    // Seed 001 §7: the run's log and spend go with it, read-only here.
+    "telemetry",
 ];
 
 /// A step's fields the server stores (`StepWrite`).

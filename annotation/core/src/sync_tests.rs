@@ -34,6 +34,18 @@ fn writes_carry_content_and_the_base_version_only() {
         assert!(!body.contains_key(local), "{local} is not sent");
     }
     assert_eq!(body["finalAnswer"], Value::Null);
+    assert!(!body.contains_key("telemetry"), "none captured, none sent");
+    let mut logged = run.clone();
+    logged.telemetry.pauses = 1;
+    logged.telemetry.push(run_contract::telemetry::LogEntry {
+        at: 1.0,
+        step: 0,
+        kind: run_contract::telemetry::LogKind::Pause,
+        message: "Paused by the user".into(),
+    });
+    let item = batch_item("m0", &Pending::Run { run_id: "r1".into() }, &logged, None).unwrap();
+    assert_eq!(item["run"]["telemetry"]["log"][0]["message"], "Paused by the user");
+    assert_eq!(item["run"]["telemetry"]["pauses"], 1, "the run's telemetry is synced");
     let step = Step { run_id: "r1".into(), index: 2, server_version: Some(5), ..Step::default() };
     let item =
         batch_item("m2", &Pending::Step { run_id: "r1".into(), index: 2 }, &run, Some(&step))
