@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::load::{LlmStep, ModelChoice, Pipeline, Step, StepKind};
-use super::{ErrorCode, PipelineError, ToolName};
+use super::{ErrorCode, PipelineError};
 use crate::Clock;
 use crate::executor::USER_TURN;
 use crate::prompts::PromptSet;
@@ -181,6 +181,9 @@ pub struct Runner<'a, H, K, T, C> {
     pub repair_model: Option<&'a ModelConfig>,
     /// Repairs allowed over the whole run.
     pub repair_budget: u32,
+    /// Dot-paths into the context (`input.api_key`) whose string values are masked as
+    /// `[redacted]` wherever they appear in the traces and the run's error.
+    pub redactions: &'a [String],
 }
 
 /// A step's error and the trace of what it did before failing.
@@ -226,12 +229,38 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
                 return run;
             }
         }
-        let mut root = json!({
+        let root = json!({
             "input": input,
             "context": context,
             "steps": {},
             "pipeline": {"id": pipeline.id, "version": pipeline.version, "hash": pipeline.hash},
         });
+        let secrets: Vec<String> = self
+            .redactions
+            .iter()
+            .filter_map(|path| {
+                path.split('.').try_fold(&root, |value, key| value.get(key))?.as_str()
+            })
+            .filter(|secret| !secret.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let mut run = self.steps(pipeline, root, run).await;
+        run.steps = run.steps.into_iter().map(|trace| masked(trace, &secrets)).collect();
+        run.error = run.error.map(|error| masked(error, &secrets));
+        run
+    }
+
+    async fn steps(
+        &self,
+        pipeline: &Pipeline,
+        mut root: Value,
+        mut run: PipelineRun,
+    ) -> PipelineRun {
+        let fail = |run: &mut PipelineRun, status, error| {
+            run.status = status;
+            run.error = Some(error);
+            run.output = None;
+        };
         let ledger = RepairLedger::with_budget(self.repair_budget);
         let mut last = Value::Null;
         for step in &pipeline.steps {
@@ -396,7 +425,6 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
                         ));
                     }
                 }
-                debug_assert!(ToolName::parse(tool.as_str()).is_some());
                 self.tools.call(&call).await.map_err(|failure| {
                     step_error(
                         ErrorCode::ToolFailed,
@@ -572,6 +600,30 @@ pub fn render_json(
         }
         other => other.clone(),
     })
+}
+
+/// `value` with every occurrence of each of `secrets` in its strings replaced.
+fn masked<T: Serialize + serde::de::DeserializeOwned>(value: T, secrets: &[String]) -> T {
+    fn mask(value: &mut Value, secrets: &[String]) {
+        match value {
+            Value::String(text) => {
+                for secret in secrets {
+                    if text.contains(secret.as_str()) {
+                        *text = text.replace(secret.as_str(), "[redacted]");
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|v| mask(v, secrets)),
+            Value::Object(map) => map.values_mut().for_each(|v| mask(v, secrets)),
+            _ => {}
+        }
+    }
+    if secrets.is_empty() {
+        return value;
+    }
+    let Ok(mut json) = serde_json::to_value(&value) else { return value };
+    mask(&mut json, secrets);
+    serde_json::from_value(json).unwrap_or(value)
 }
 
 fn error(

@@ -119,6 +119,7 @@ fn run_with(
         models: &models,
         repair_model: None,
         repair_budget: 5,
+        redactions: &["input.api_key".to_owned()],
     };
     let run = block_on(runner.run(pipeline, input, json!({"user": {"tz": "UTC"}}), true));
     Outcome { run, model, tools }
@@ -620,6 +621,36 @@ fn provider_errors_and_unconfigured_models_keep_the_seed_shape() {
     assert_eq!((error.code, error.step_id.as_deref()), (ErrorCode::ModelUnavailable, Some("say")));
 }
 
+#[test]
+fn redacted_context_values_are_masked_in_traces_and_errors() {
+    let source = r#"
+id: p
+http_origins: ["https://api.example.com"]
+steps:
+  - id: say
+    type: llm
+    prompt_id: echo
+    params: { word: "key {{input.api_key}}" }
+  - id: call
+    type: tool
+    tool: http
+    input: { url: "https://elsewhere.example/?k={{input.api_key}}" }
+"#;
+    let model = Model::answering(&[json!({"said": "sk-live-123"})]);
+    let out = run(
+        &loaded(source),
+        json!({"api_key": "sk-live-123", "topic": "t"}),
+        model,
+        Tools::default(),
+    );
+    let stored = serde_json::to_string(&(&out.run.steps, &out.run.error)).unwrap();
+    assert!(!stored.contains("sk-live-123"), "{stored}");
+    assert!(stored.contains("[redacted]"));
+    assert_eq!(out.run.error.unwrap().code, ErrorCode::OriginNotAllowed);
+    // What was sent is not changed: only what is kept.
+    assert!(out.model.sent.borrow()[0].body.to_string().contains("sk-live-123"));
+}
+
 // ---- the example pipeline ----
 
 fn example() -> &'static str {
@@ -660,6 +691,7 @@ fn run_example(model: Model, tools: Tools) -> Outcome {
         models: &models,
         repair_model: None,
         repair_budget: 3,
+        redactions: &[],
     };
     let run = block_on(runner.run(&pipeline, json!({}), json!({}), false));
     Outcome { run, model, tools }
