@@ -153,10 +153,13 @@ pub fn load_value(value: &Value, prompts: &PromptSet) -> Result<Loaded, Vec<Prob
         PUBLISHED.validate(value).into_iter().map(|v| Problem { path: v.path, message: v.message }),
     );
     let pipeline = check.pipeline(value);
-    if check.errors.is_empty() {
-        let pipeline = pipeline.expect("a pipeline without errors is built");
+    if let (Some(pipeline), true) = (pipeline, check.errors.is_empty()) {
         Ok(Loaded { pipeline, warnings: check.warnings })
     } else {
+        if check.errors.is_empty() {
+            // Every part that cannot be built reports why; this guards against one that forgot.
+            check.error("", "the pipeline could not be built");
+        }
         check.errors.sort_by(|a, b| a.path.cmp(&b.path));
         check.errors.dedup();
         Err(check.errors)
@@ -234,6 +237,14 @@ impl Checker<'_> {
                 &http_origins,
             );
             if let Some(id) = raw.get("id").and_then(Value::as_str) {
+                let identifier = id.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !identifier {
+                    self.error(
+                        format!("/steps/{i}/id"),
+                        format!("{id:?}: a step id is letters, digits and _, so paths can name it"),
+                    );
+                }
                 if let Some(first) = earlier.get(id) {
                     self.error(
                         format!("/steps/{i}/id"),

@@ -172,6 +172,9 @@ steps:
     schema: { type: object, patternProperties: {} }
   - id: sixth
     type: sort
+  - id: seven.th
+    type: transform
+    output: 1
   - id: later
     type: transform
   - type: tool
@@ -196,12 +199,13 @@ steps:
         ("/steps/4/when", "at character 8: use '==' to compare"),
         ("/steps/4/schema", "unsupported schema keyword \"patternProperties\""),
         ("/steps/5/type", "must be one of"),
-        ("/steps/6", "missing required field \"output\""),
-        ("/steps/7", "missing required field \"id\""),
-        ("/steps/7/tool", "not in the pipeline's allow_tools"),
-        ("/steps/7/input/url", "https://elsewhere.example is not in http_origins"),
-        ("/steps/8/expects/schema", "unsupported schema keyword \"format\""),
-        ("/steps/8/repair/max_attempts", "must be at least 0"),
+        ("/steps/6/id", "a step id is letters, digits and _"),
+        ("/steps/7", "missing required field \"output\""),
+        ("/steps/8", "missing required field \"id\""),
+        ("/steps/8/tool", "not in the pipeline's allow_tools"),
+        ("/steps/8/input/url", "https://elsewhere.example is not in http_origins"),
+        ("/steps/9/expects/schema", "unsupported schema keyword \"format\""),
+        ("/steps/9/repair/max_attempts", "must be at least 0"),
     ];
     for (path, says) in expected {
         assert!(
