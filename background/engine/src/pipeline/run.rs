@@ -8,6 +8,7 @@
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
+use std::future::Future;
 
 use protocol::TabId;
 use serde::{Deserialize, Serialize};
@@ -84,8 +85,17 @@ pub trait PipelineTools {
 }
 
 /// Whether the user has cancelled the run, asked before and after every step.
+#[allow(async_fn_in_trait)]
 pub trait Cancel {
     fn cancelled(&self) -> bool;
+
+    /// Runs one step's `work` unless the run is cancelled first, then drops it (an HTTP
+    /// request or agent task in it is abandoned) and returns `None`. The worker can answer
+    /// with `executor::Control::race`; by default a step runs to its end and the run stops
+    /// after it.
+    async fn race<T>(&self, work: impl Future<Output = T>) -> Option<T> {
+        Some(work.await)
+    }
 }
 
 impl Cancel for Cell<bool> {
@@ -291,7 +301,16 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
                 continue;
             }
             let started = self.clock.now_ms();
-            let result = self.step(pipeline, step, &root, &ledger, &mut trace).await;
+            let work = self.step(pipeline, step, &root, &ledger, &mut trace);
+            let Some(result) = self.cancel.race(work).await else {
+                trace.timing_ms = self.clock.now_ms() - started;
+                let error = cancelled(&step.id, "while it ran");
+                trace.status = StepStatus::Failed;
+                trace.error = Some(error.clone());
+                run.steps.push(trace);
+                fail(&mut run, RunStatus::Cancelled, error);
+                return run;
+            };
             trace.timing_ms = self.clock.now_ms() - started;
             if let Some(call) = &trace.llm {
                 run.repairs += call.repairs;

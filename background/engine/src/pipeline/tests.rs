@@ -393,6 +393,62 @@ steps:
     assert!(out.run.steps.is_empty() && out.tools.calls.borrow().is_empty());
 }
 
+/// A cancel that interrupts a step in flight: the worker's, over `Control::race`.
+struct Interrupting(Cell<bool>);
+
+impl Cancel for Interrupting {
+    fn cancelled(&self) -> bool {
+        self.0.get()
+    }
+    async fn race<T>(&self, work: impl std::future::Future<Output = T>) -> Option<T> {
+        let mut work = std::pin::pin!(work);
+        std::future::poll_fn(|cx| match work.as_mut().poll(cx) {
+            std::task::Poll::Ready(value) => std::task::Poll::Ready(Some(value)),
+            std::task::Poll::Pending if self.0.get() => std::task::Poll::Ready(None),
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        })
+        .await
+    }
+}
+
+/// Tools whose agent task never ends; the user cancels while it runs.
+struct Endless<'a>(&'a Interrupting);
+
+impl PipelineTools for Endless<'_> {
+    async fn call(&self, _: &ToolCall) -> Result<Value, ToolFailure> {
+        (self.0).0.set(true);
+        std::future::pending().await
+    }
+}
+
+#[test]
+fn cancelling_abandons_a_step_in_flight_when_the_worker_can_race_it() {
+    let pipeline = loaded(
+        "id: p\nsteps:\n  - {id: task, type: tool, tool: agent_task, input: {task: x}}\n  - {id: after, type: transform, output: 1}\n",
+    );
+    let prompts = prompts();
+    let cancel = Interrupting(Cell::new(false));
+    let tools = Endless(&cancel);
+    let models = models();
+    let runner = Runner {
+        prompts: &prompts,
+        http: &Model::default(),
+        clock: &FakeClock::default(),
+        tools: &tools,
+        cancel: &cancel,
+        models: &models,
+        repair_model: None,
+        repair_budget: 0,
+        redactions: &[],
+    };
+    let run = block_on(runner.run(&pipeline, json!({}), json!({}), true));
+    let error = run.error.clone().unwrap();
+    assert_seed_shape(&error);
+    assert_eq!((error.code, error.step_id.as_deref()), (ErrorCode::Cancelled, Some("task")));
+    assert_eq!(run.status, RunStatus::Cancelled);
+    assert_eq!(statuses(&run), [("task".to_owned(), run::StepStatus::Failed)]);
+}
+
 #[test]
 fn a_tool_outside_the_allowlist_is_refused_at_run_time_too() {
     let mut pipeline =
