@@ -98,6 +98,8 @@ pub struct LlmStep {
     pub model: ModelChoice,
     /// The prompt's variables, templates over the context.
     pub params: Value,
+    /// Params that carry page-derived text, wrapped by [`crate::untrusted::block`].
+    pub untrusted: Vec<String>,
     /// Replaces the prompt's own schema.
     pub expects: Option<Schema>,
     pub repair_enabled: bool,
@@ -375,10 +377,24 @@ impl Checker<'_> {
         let variant = raw.get("prompt_variant").and_then(Value::as_str).unwrap_or(DEFAULT_VARIANT);
         let params = raw.get("params").cloned().unwrap_or_else(|| Value::Object(Map::new()));
         self.templates(&params, &format!("{at}/params"), scope);
-        let expects = match raw.pointer("/expects/schema") {
-            Some(_) => Some(self.schema_at(raw, "/expects/schema", at)?),
-            None => None,
-        };
+        // Checked before the prompt, so its problems are reported even when the prompt is missing.
+        let expects =
+            raw.pointer("/expects/schema").map(|_| self.schema_at(raw, "/expects/schema", at));
+        let given: BTreeSet<&str> =
+            params.as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+        let mut untrusted = Vec::new();
+        for (j, name) in
+            raw.get("untrusted").and_then(Value::as_array).into_iter().flatten().enumerate()
+        {
+            let Some(name) = name.as_str() else { continue };
+            if !given.contains(name) {
+                self.error(
+                    format!("{at}/untrusted/{j}"),
+                    format!("{name:?} is not one of the step's params"),
+                );
+            }
+            untrusted.push(name.to_owned());
+        }
         let Some(prompt) = self.prompts.prompt(prompt_id) else {
             self.error(format!("{at}/prompt_id"), format!("no prompt {prompt_id:?} in prompts/"));
             return None;
@@ -395,8 +411,6 @@ impl Checker<'_> {
             return None;
         };
         // The prompt's variables come from params first, then the context's roots.
-        let given: BTreeSet<&str> =
-            params.as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
         for (path, has_default) in template.variables() {
             let root = path.split('.').next().unwrap_or_default();
             if has_default || given.contains(root) {
@@ -419,6 +433,11 @@ impl Checker<'_> {
                 self.warn(format!("{at}/params"), format!("{message}: it renders empty"));
             }
         }
+        let expects = match expects {
+            Some(None) => return None,
+            Some(schema) => schema,
+            None => None,
+        };
         let repair_enabled =
             raw.pointer("/repair/enabled").and_then(Value::as_bool).unwrap_or(true);
         let max_repairs =
@@ -428,6 +447,7 @@ impl Checker<'_> {
             variant: variant.to_owned(),
             model: model_choice(raw.get("model")),
             params,
+            untrusted,
             expects,
             repair_enabled,
             max_repairs,

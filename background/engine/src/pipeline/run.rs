@@ -469,8 +469,19 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
         let step_error = |code, message: String, details, recoverable| {
             error(code, message, Some(step.id.clone()), details, recoverable)
         };
-        let params = render(&llm.params, trace)?;
+        let mut params = render(&llm.params, trace)?;
         trace.input = params.clone();
+        // A page writes what it likes: its text reaches the prompt as a delimited block.
+        for name in &llm.untrusted {
+            if let Some(value) = params.get_mut(name) {
+                let text = match &*value {
+                    Value::String(text) => text.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                *value = Value::String(crate::untrusted::block(name, "", &text));
+            }
+        }
         // The prompt reads params first, then the context's roots (seed: params, input,
         // context, reserved values).
         let mut vars = root.clone();
