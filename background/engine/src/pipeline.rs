@@ -3,7 +3,7 @@
 //!
 //! | step | does | output |
 //! |---|---|---|
-//! | `llm` | renders a prompt from `prompts/` with `params`, asks a model for JSON that follows the prompt's schema (or `expects.schema`), repairing unless `repair.enabled: false` | the answer |
+//! | `llm` | renders a prompt from `prompts/` with `params`, asks a model for JSON that follows the prompt's schema (or `expects.schema`), repairing unless `repair.enabled: false`; params named in `untrusted` (page text) arrive as delimited blocks | the answer |
 //! | `tool` | calls one of [`ToolName`] with `input` rendered from the context | what the tool returns |
 //! | `transform` | renders `output` with the template engine in JSON mode: no new language | the JSON built |
 //! | `validate` | renders `input`, checks it against `schema` | the value, when it conforms |
