@@ -17,6 +17,7 @@ pub mod observe;
 pub mod page_agent;
 pub mod page_info;
 pub mod page_state;
+pub mod pipeline;
 pub mod prompts;
 pub mod providers;
 pub mod repair;

@@ -98,6 +98,15 @@ impl Template {
         &self.source
     }
 
+    /// The variables this template reads, each with whether it has a default: what a
+    /// pipeline's loader checks against the steps that exist.
+    pub fn variables(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.nodes.iter().filter_map(|n| match n {
+            Node::Var { path, default, .. } => Some((path.as_str(), default.is_some())),
+            _ => None,
+        })
+    }
+
     /// The names of the shared rules this template includes.
     fn partials(&self) -> impl Iterator<Item = &str> {
         self.nodes.iter().filter_map(|n| match n {
@@ -260,6 +269,30 @@ pub fn render(
     render_into(template, vars, library, strict, &mut out, &mut warnings, &mut HashSet::new())?;
     let hash = hex(&Sha256::digest(out.as_bytes()));
     Ok(Rendered { text: out, warnings, hash })
+}
+
+/// Renders `template` in JSON mode, for pipelines that build JSON: a template that is one
+/// variable and nothing else yields that variable's value as it is (an object stays an
+/// object, a number a number); any other template renders as text, into a string. A missing
+/// lone variable is `null` with a warning (lenient) or an error (`strict`).
+pub fn render_value(
+    template: &Template,
+    vars: &Value,
+    library: &Library,
+    strict: bool,
+) -> Result<(Value, Vec<String>), TemplateError> {
+    if let [Node::Var { path, default, .. }] = template.nodes.as_slice() {
+        return match (lookup(vars, path), default) {
+            (Some(value), _) if !value.is_null() || default.is_none() => {
+                Ok((value.clone(), Vec::new()))
+            }
+            (_, Some(default)) => Ok((Value::String(default.clone()), Vec::new())),
+            (None, None) if strict => Err(TemplateError::MissingVariable { path: path.clone() }),
+            _ => Ok((Value::Null, vec![format!("missing variable {path:?}, rendered null")])),
+        };
+    }
+    let rendered = render(template, vars, library, strict)?;
+    Ok((Value::String(rendered.text), rendered.warnings))
 }
 
 fn render_into(
@@ -475,6 +508,29 @@ mod conformance {
         assert_ne!(a.hash, b.hash);
         let again = render(&template, &vars(), &Library::default(), false).unwrap();
         assert_eq!(a.hash, again.hash, "same text, same hash");
+    }
+
+    #[test]
+    fn json_mode_keeps_a_lone_variable_s_value_and_renders_anything_else_as_text() {
+        let value = |source: &str, strict: bool| {
+            render_value(&Template::parse(source).unwrap(), &vars(), &Library::default(), strict)
+        };
+        assert_eq!(value("{{input.user}}", false).unwrap().0, vars()["input"]["user"]);
+        assert_eq!(value(" {{{input.count}}} ", false).unwrap().0, json!(" 3 "), "not alone");
+        assert_eq!(value("{{input.count}}", false).unwrap().0, json!(3));
+        assert_eq!(value("{{input.none}}", false).unwrap().0, Value::Null);
+        assert_eq!(value("n={{input.count}}", false).unwrap().0, json!("n=3"));
+        assert_eq!(value("{{input.x | default:\"-\"}}", true).unwrap().0, json!("-"));
+        let (missing, warnings) = value("{{input.x}}", false).unwrap();
+        assert_eq!((missing, warnings.len()), (Value::Null, 1));
+        assert!(value("{{input.x}}", true).is_err(), "strict");
+    }
+
+    #[test]
+    fn a_template_lists_the_variables_it_reads() {
+        let template = Template::parse("{{a.b}} {{{c}}} {{d | default:\"\"}} {{> r}}").unwrap();
+        let read: Vec<_> = template.variables().collect();
+        assert_eq!(read, [("a.b", false), ("c", false), ("d", true)]);
     }
 
     #[test]
