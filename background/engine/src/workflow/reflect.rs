@@ -200,9 +200,9 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
             return Err(ReflectError::Empty);
         }
         done.resize(recording.steps.len(), None);
-        for index in 0..recording.steps.len() {
-            if done[index].is_none() {
-                done[index] = Some(self.reflect_step(recording, index, traces).await?);
+        for (index, result) in done.iter_mut().enumerate() {
+            if result.is_none() {
+                *result = Some(self.reflect_step(recording, index, traces).await?);
             }
         }
         Ok(done.iter().flatten().cloned().collect())
@@ -351,6 +351,7 @@ pub fn build_workflow(
                     candidates,
                     descriptor: recorded.action.target().cloned(),
                 },
+                url: Some(recorded.url.clone()),
                 screenshot: recorded.screenshot.clone(),
                 details: recorded.details.clone(),
             }
@@ -406,7 +407,7 @@ fn variable_from(query: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::executor::Control;
     use crate::prompts::PromptSet;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::recording::TargetDescriptor;
+use super::recording::{SECRET_MASK, TargetDescriptor};
 use crate::structured::{Schema, extract_json};
 
 /// The published JSON Schema of an exported workflow.
@@ -61,6 +61,10 @@ pub struct WorkflowStep {
     pub target: String,
     pub post_action: String,
     pub action: StepAction,
+    /// The page the step was recorded on: replay's fast path checks where an action led
+    /// against the next step's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -268,6 +272,12 @@ impl Workflow {
                     "This action needs a value.",
                 ));
             }
+            if step.action.value.as_deref().is_some_and(|v| v.contains(SECRET_MASK)) {
+                problems.push(problem(
+                    format!("steps[{i}].action.value"),
+                    "The recorded secret was masked: replace it with a parameter.",
+                ));
+            }
             if step.action.kind != ActionKind::Extract {
                 continue;
             }
@@ -398,6 +408,7 @@ pub(crate) mod tests {
                 candidates: vec![],
                 descriptor: None,
             },
+            url: None,
             screenshot: None,
             details: None,
         };
@@ -472,6 +483,7 @@ pub(crate) mod tests {
             example: "".into(),
         });
         workflow.steps[1].action.value = Some("{artist} Enter".into());
+        workflow.steps[2].action.value = Some("[secret]".into());
         workflow.subtasks[0].depends_on = vec!["album".into()];
         workflow.subtasks[1].depends_on.push("nothing".into());
         workflow.subtasks.push(WorkflowSubtask {
@@ -490,6 +502,7 @@ pub(crate) mod tests {
                 "params[1].name",
                 "params[2].name",
                 "steps[1].action.value",
+                "steps[2].action.value",
                 "steps[3].subtask",
                 "subtasks[0].dependsOn[0]",
                 "subtasks[1]",
@@ -529,6 +542,7 @@ pub(crate) mod tests {
             ..TargetDescriptor::default()
         });
         workflow.steps[0].screenshot = Some("ab".repeat(32));
+        workflow.steps[0].url = Some("https://music.test/".into());
         let export = workflow.to_export();
         let value: serde_json::Value = serde_json::from_str(&export).unwrap();
         assert_eq!(schema().validate(&value), []);
