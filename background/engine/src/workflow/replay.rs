@@ -421,6 +421,11 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             state.run.usage.input_tokens += asked.usage.input_tokens;
             state.run.usage.output_tokens += asked.usage.output_tokens;
             state.run.cost += asked.cost;
+            let spend = state.run.telemetry.spend.entry(REPLAY_PROMPT.to_owned()).or_default();
+            spend.calls += 1;
+            spend.input_tokens += asked.usage.input_tokens;
+            spend.output_tokens += asked.usage.output_tokens;
+            spend.cost += asked.cost;
             let trace_ids: Vec<String> = asked.trace.iter().map(|t| t.id.clone()).collect();
             if let Some(trace) = &asked.trace {
                 let _ = self.capture.save_trace(trace).await;

@@ -309,6 +309,8 @@ fn the_fast_path_replays_matched_steps_and_extracts_flow_to_the_dependent_subtas
     // Captured: a run with a subtask per workflow subtask and a step per action.
     let run = out.store.runs.borrow().last().unwrap().clone();
     assert_eq!(run.agent_status, "done");
+    assert_eq!(run.telemetry.spend["replay"].calls, 4);
+    assert_eq!(run.usage.input_tokens, 400);
     assert_eq!(
         run.subtasks.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
         ["search", "read", "open"]
