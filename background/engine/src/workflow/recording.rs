@@ -7,8 +7,9 @@
 //!   number of input events; a secret field's text is kept only as [`SECRET_MASK`];
 //! * only Enter, Escape and Tab are kept among key presses (the rest is typing);
 //! * consecutive scrolls of one target are one scroll, dropped under [`MIN_SCROLL_SCREENS`];
-//! * a navigation within [`CAUSED_WITHIN_MS`] of a click, key or select is that action's
-//!   effect, not a step;
+//! * a navigation the user did not start (the browser says so, or, when it does not, one
+//!   within [`CAUSED_WITHIN_MS`] of a click, key or select) is that action's effect, not a
+//!   step;
 //! * a `details` note goes onto the next step (the last one when nothing follows);
 //! * an `extract` (Ctrl+I) is a step of its own, with the screenshot taken when it was asked.
 
@@ -161,6 +162,10 @@ pub enum RawInput {
     },
     Navigate {
         url: String,
+        /// The browser's word on who started it, when the shell has one (a URL typed or a
+        /// bookmark: true; a link, a form or a script: false). Without it, timing decides.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed: Option<bool>,
     },
     TabSwitch {
         to_tab: i32,
@@ -421,8 +426,11 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             RawInput::Select { target, option } => {
                 RecordedAction::Select { target: target.clone(), option: option.clone() }
             }
-            RawInput::Navigate { url } => {
-                let caused = last_cause_ms.is_some_and(|at| event.at_ms - at <= CAUSED_WITHIN_MS);
+            RawInput::Navigate { url, typed } => {
+                let caused = match typed {
+                    Some(typed) => !typed,
+                    None => last_cause_ms.is_some_and(|at| event.at_ms - at <= CAUSED_WITHIN_MS),
+                };
                 if caused {
                     continue;
                 }
@@ -578,22 +586,52 @@ mod tests {
         let events = [
             at(0.0, "a", RawInput::Details { text: "the green button".into() }),
             at(10.0, "b", RawInput::Click { target: field("#go") }),
-            at(500.0, "c", RawInput::Navigate { url: "https://music.test/search".into() }),
-            at(9000.0, "d", RawInput::Navigate { url: "https://music.test/typed".into() }),
+            at(
+                500.0,
+                "c",
+                RawInput::Navigate { url: "https://music.test/search".into(), typed: None },
+            ),
+            at(
+                9000.0,
+                "d",
+                RawInput::Navigate { url: "https://music.test/typed".into(), typed: None },
+            ),
+            at(
+                9100.0,
+                "d2",
+                RawInput::Navigate { url: "https://music.test/link".into(), typed: Some(false) },
+            ),
             at(
                 9500.0,
                 "e",
                 RawInput::Extract { query: "the album".into(), candidates: vec!["A".into()] },
             ),
             at(9600.0, "f", RawInput::Details { text: "trailing".into() }),
+            at(
+                9700.0,
+                "g",
+                RawInput::Navigate { url: "https://b.test/".into(), typed: Some(true) },
+            ),
         ];
-        let steps = fold_events(&events);
+        let mut steps = fold_events(&events);
+        let typed = steps.pop().unwrap();
+        assert_eq!(typed.action.describe(), "go to https://b.test/", "typed, though soon after");
+        assert_eq!(typed.details.as_deref(), Some("trailing"));
         assert_eq!(steps.len(), 3);
         assert_eq!(steps[0].details.as_deref(), Some("the green button"));
         assert_eq!(steps[1].action.kind(), "navigate");
         assert_eq!(steps[2].action.describe(), "extract \"the album\" (one of: A)");
         assert_eq!(steps[2].screenshot.as_deref(), Some("e"));
-        assert_eq!(steps[2].details.as_deref(), Some("trailing"));
+        assert_eq!(steps[2].details, None, "the note went to the step after it");
+    }
+
+    #[test]
+    fn a_note_with_no_step_after_it_goes_to_the_last_step() {
+        let events = [
+            at(0.0, "a", RawInput::Click { target: field("#go") }),
+            at(1.0, "b", RawInput::Details { text: "the last one".into() }),
+        ];
+        assert_eq!(fold_events(&events)[0].details.as_deref(), Some("the last one"));
     }
 
     #[test]

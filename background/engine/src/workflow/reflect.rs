@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::recording::{RecordedAction, Recording};
+use super::recording::{RecordedAction, Recording, SECRET_MASK};
 use super::schema::{
     ActionKind, FORMAT_VERSION, Param, StepAction, Workflow, WorkflowStep, WorkflowSubtask,
     is_identifier,
@@ -366,7 +366,12 @@ pub fn build_workflow(
         updated_at: at.to_owned(),
         start_url: recording.start_url.clone(),
         recording_id: Some(recording.id.clone()),
-        params: task.task_params.clone(),
+        // A parameter standing for a masked value is a secret: given at each replay.
+        params: task
+            .task_params
+            .iter()
+            .map(|p| Param { secret: p.secret || p.example == SECRET_MASK, ..p.clone() })
+            .collect(),
         subtasks: task
             .subtasks
             .iter()
@@ -599,6 +604,20 @@ pub(crate) mod tests {
         let http = Scripted::new(vec![pass_b()]);
         let (result, _) = run(&http, true, &mut done);
         assert_eq!(result.unwrap().steps.len(), 3);
+    }
+
+    #[test]
+    fn a_parameter_for_a_masked_value_is_a_secret() {
+        let mut task: TaskReflection = serde_json::from_str(&pass_b()).unwrap();
+        task.task_params.push(Param {
+            name: "pin".into(),
+            description: "".into(),
+            example: SECRET_MASK.into(),
+            secret: false,
+        });
+        let a: StepReflection = serde_json::from_str(&pass_a("x")).unwrap();
+        let workflow = build_workflow(&recording(), &[a.clone(), a.clone(), a], &task, "w", "t");
+        assert_eq!(workflow.params.iter().map(|p| p.secret).collect::<Vec<_>>(), [false, true]);
     }
 
     #[test]

@@ -29,6 +29,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
+#[cfg(doc)]
+use super::schema::secret_token;
 use super::schema::{ActionKind, Workflow, WorkflowStep};
 use crate::actions::{Action, ActionOutcome, Tabs};
 use crate::browser::CdpBrowser;
@@ -178,6 +180,9 @@ pub struct Replayer<'a, H, B, C, K> {
     pub model: &'a ModelConfig,
     pub ledger: &'a RepairLedger,
     pub limits: ReplayLimits,
+    /// Secret parameters, token → value ([`Workflow::for_replay`]): put into what is typed
+    /// at the last moment, so prompts, traces, records and the stored state keep the token.
+    pub secrets: &'a BTreeMap<String, String>,
 }
 
 /// What the next look must show for a fast-path action to count as having worked.
@@ -315,7 +320,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 match fast_action(reference, &self.browser.elements(state.tab), focus_known) {
                     Some(action) => {
                         let target = target_of(self.browser, state.tab, &action);
-                        let outcome = self.browser.perform(state.tab, &action).await;
+                        let outcome = self.perform(state.tab, &action).await;
                         if let Some(tab) = outcome.tab {
                             state.tab = tab;
                         }
@@ -507,7 +512,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 continue;
             }
             let target = target_of(self.browser, state.tab, &answer.action);
-            let outcome = self.browser.perform(state.tab, &answer.action).await;
+            let outcome = self.perform(state.tab, &answer.action).await;
             if let Some(tab) = outcome.tab {
                 state.tab = tab;
             }
@@ -536,6 +541,27 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         }
         self.save(state).await;
         end
+    }
+
+    /// Carries out `action` with secret tokens replaced by their values.
+    async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome {
+        let reveal = |text: &str| {
+            self.secrets
+                .iter()
+                .fold(text.to_owned(), |text, (token, value)| text.replace(token, value))
+        };
+        let real = match action {
+            Action::Type { id, text, clear } if !self.secrets.is_empty() => {
+                Action::Type { id: *id, text: reveal(text), clear: *clear }
+            }
+            _ => action.clone(),
+        };
+        let mut outcome = self.browser.perform(tab, &real).await;
+        // An outcome that echoes what was typed must not carry the secret on.
+        for (token, value) in self.secrets.iter().filter(|(_, v)| !v.is_empty()) {
+            outcome.message = outcome.message.replace(value, token);
+        }
+        outcome
     }
 
     /// Records one replay step (screenshot, action, thoughts) through [`Capture`].

@@ -40,6 +40,26 @@ pub struct Param {
     pub name: String,
     pub description: String,
     pub example: String,
+    /// A password or code: given at each replay, never stored, and never shown to a model
+    /// (prompts and traces carry [`secret_token`] instead; only the typing carries the value).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
+}
+
+/// What stands for secret parameter `name` in a replay's prompts, traces and records.
+pub fn secret_token(name: &str) -> String {
+    format!("[secret:{name}]")
+}
+
+/// What a replay needs from a workflow and the user's values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayInput {
+    /// Substituted, secret parameters as their [`secret_token`]s.
+    pub workflow: Workflow,
+    /// Every parameter's value as the model may see it (secrets as tokens).
+    pub params: BTreeMap<String, String>,
+    /// Token → value, for the moment a secret is typed. Keep it in memory only.
+    pub secrets: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -326,11 +346,18 @@ impl Workflow {
         }
         let mut values = BTreeMap::new();
         for (i, param) in self.params.iter().enumerate() {
-            let value = given.get(&param.name).unwrap_or(&param.example);
+            // A secret's example is only ever the mask: its value comes with each replay.
+            let fallback = if param.secret { "" } else { param.example.as_str() };
+            let value = given.get(&param.name).map_or(fallback, String::as_str);
             if value.is_empty() {
-                problems.push(problem(format!("params[{i}]"), "Give this parameter a value."));
+                let why = if param.secret {
+                    "Enter this secret."
+                } else {
+                    "Give this parameter a value."
+                };
+                problems.push(problem(format!("params[{i}]"), why));
             }
-            values.insert(param.name.clone(), value.clone());
+            values.insert(param.name.clone(), value.to_owned());
         }
         if problems.is_empty() { Ok(values) } else { Err(problems) }
     }
@@ -354,6 +381,24 @@ impl Workflow {
             step.action.value = step.action.value.as_deref().map(|v| fill(v, &values));
         }
         Ok(filled)
+    }
+
+    /// The workflow ready to replay with `given`: substituted, with secret parameters left
+    /// as tokens that only the typing replaces.
+    pub fn for_replay(
+        &self,
+        given: &BTreeMap<String, String>,
+    ) -> Result<ReplayInput, Vec<Problem>> {
+        let values = self.resolve_params(given)?;
+        let mut shown = values.clone();
+        let mut secrets = BTreeMap::new();
+        for param in self.params.iter().filter(|p| p.secret) {
+            let token = secret_token(&param.name);
+            secrets.insert(token.clone(), values[&param.name].clone());
+            shown.insert(param.name.clone(), token);
+        }
+        let workflow = self.substitute(&shown)?;
+        Ok(ReplayInput { workflow, params: shown, secrets })
     }
 
     /// The workflow as saved again: every save is a new version.
@@ -427,6 +472,7 @@ pub(crate) mod tests {
                 name: "song_name".into(),
                 description: "the song".into(),
                 example: "numb".into(),
+                secret: false,
             }],
             subtasks: vec![
                 WorkflowSubtask {
@@ -476,11 +522,13 @@ pub(crate) mod tests {
             name: "unused".into(),
             description: "".into(),
             example: "x".into(),
+            secret: false,
         });
         workflow.params.push(Param {
             name: "2bad".into(),
             description: "".into(),
             example: "".into(),
+            secret: false,
         });
         workflow.steps[1].action.value = Some("{artist} Enter".into());
         workflow.steps[2].action.value = Some("[secret]".into());
@@ -520,6 +568,29 @@ pub(crate) mod tests {
         assert!(message("params[1].name").contains("not used"));
         // A problem-free workflow is required to substitute.
         assert!(workflow.substitute(&BTreeMap::new()).is_err());
+    }
+
+    #[test]
+    fn a_secret_parameter_is_given_each_replay_and_reaches_prompts_only_as_a_token() {
+        let mut workflow = example();
+        workflow.params.push(Param {
+            name: "password".into(),
+            description: "the account's".into(),
+            example: "[secret]".into(),
+            secret: true,
+        });
+        workflow.steps[1].action.value = Some("{password}".into());
+        workflow.steps[1].action.kind = ActionKind::Type;
+        assert_eq!(workflow.validate(), []);
+        let missing = workflow.for_replay(&BTreeMap::new()).unwrap_err();
+        assert_eq!(missing, [problem("params[1]", "Enter this secret.")]);
+        let given = BTreeMap::from([("password".to_owned(), "hunter2".to_owned())]);
+        let input = workflow.for_replay(&given).unwrap();
+        assert_eq!(input.params["password"], "[secret:password]");
+        assert_eq!(input.params["song_name"], "numb");
+        assert_eq!(input.secrets["[secret:password]"], "hunter2");
+        assert_eq!(input.workflow.steps[1].action.value.as_deref(), Some("[secret:password]"));
+        assert!(!format!("{:?}", input.workflow).contains("hunter2"));
     }
 
     #[test]

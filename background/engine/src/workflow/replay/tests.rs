@@ -200,7 +200,12 @@ fn workflow() -> Workflow {
         updated_at: "t".into(),
         start_url: "https://music.test/".into(),
         recording_id: None,
-        params: vec![Param { name: "song".into(), description: "".into(), example: "numb".into() }],
+        params: vec![Param {
+            name: "song".into(),
+            description: "".into(),
+            example: "numb".into(),
+            secret: false,
+        }],
         subtasks: vec![subtask("search", &[]), subtask("read", &[]), subtask("open", &["album"])],
         steps: vec![typing, enter, extract, open],
     }
@@ -244,10 +249,12 @@ fn resume(
     let prompts = PromptSet::bundled();
     let clock = FakeClock::default();
     let ledger = RepairLedger::with_budget(3);
-    let filled = workflow
-        .substitute(&BTreeMap::from([("song".to_owned(), "halo".to_owned())]))
-        .expect("the test workflow is valid");
-    state.params = filled.params.iter().map(|p| (p.name.clone(), "halo".to_owned())).collect();
+    let mut given = BTreeMap::from([("song".to_owned(), "halo".to_owned())]);
+    if workflow.params.iter().any(|p| p.secret) {
+        given.insert("password".into(), "hunter2".into());
+    }
+    let input = workflow.for_replay(&given).expect("the test workflow is valid");
+    state.params = input.params.clone();
     let replayer = Replayer {
         cx: CallContext {
             http: model,
@@ -262,8 +269,9 @@ fn resume(
         model: &settings.models.navigator,
         ledger: &ledger,
         limits: ReplayLimits::default(),
+        secrets: &input.secrets,
     };
-    block_on(replayer.run(&filled, state));
+    block_on(replayer.run(&input.workflow, state));
 }
 
 fn prompt(model: &Scripted, call: usize) -> String {
@@ -447,6 +455,46 @@ fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
     assert_eq!(state.status, ReplayStatus::Done);
     assert_eq!((state.model_calls, state.calls_saved), (1, 5));
     assert_eq!(state.run.subtasks.len(), 3);
+}
+
+#[test]
+fn a_secret_parameter_is_typed_but_never_reaches_the_model_the_trace_or_the_run() {
+    let mut wf = workflow();
+    wf.params.push(Param {
+        name: "password".into(),
+        description: "".into(),
+        example: SECRET_MASK.into(),
+        secret: true,
+    });
+    // Two boxes named Search: the fast path steps aside and the model types the token.
+    wf.steps[0].action.value = Some("{song}{password}".into());
+    wf.subtasks.truncate(1);
+    wf.steps.truncate(2);
+    let mut site = Site::new(music);
+    site.page.borrow_mut().elements.push(element(2, "input", "Search"));
+    site.react = Box::new(|action, page| {
+        if let Action::Type { text, .. } = action {
+            assert_eq!(text, "halohunter2", "the value is typed");
+        }
+        music(action, page)
+    });
+    let replies = vec![
+        answer(json!({"action": "type", "id": 1, "text": "halo[secret:password]"}), json!([])),
+        done(),
+    ];
+    let out = replay(&wf, site, replies, &Control::default());
+    assert_eq!(out.state.status, ReplayStatus::Done);
+    let everything = format!(
+        "{:?}{:?}{:?}{:?}{}",
+        out.model.seen.borrow(),
+        out.store.traces.borrow(),
+        out.store.steps.borrow(),
+        out.store.runs.borrow(),
+        serde_json::to_string(&out.state).unwrap()
+    );
+    assert!(!everything.contains("hunter2"));
+    assert!(prompt(&out.model, 0).contains("password = [secret:password]"));
+    assert_eq!(out.site.done.borrow().len(), 1, "the model typed, then said done");
 }
 
 #[test]
