@@ -29,8 +29,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
-#[cfg(doc)]
-use super::schema::secret_token;
 use super::schema::{ActionKind, Workflow, WorkflowStep};
 use crate::actions::{Action, ActionOutcome, Tabs};
 use crate::browser::CdpBrowser;
