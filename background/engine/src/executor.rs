@@ -36,8 +36,9 @@ mod plan;
 mod step;
 pub mod stored;
 
-use ask::CallError;
-pub use ask::USER_TURN;
+pub use ask::{
+    CallContext, CallError, CallSpec, TracedAnswer, USER_TURN, decode_answer, traced_call,
+};
 pub use capture::{Capture, CaptureError};
 use checkpoint::MAX_EVENTS;
 pub use checkpoint::{Checkpoint, Counters, EXTRACT_CHARS, Notes, UserMessage};

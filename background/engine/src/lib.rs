@@ -27,6 +27,7 @@ pub mod session;
 pub mod structured;
 pub mod template;
 pub mod untrusted;
+pub mod workflow;
 
 /// `text` cut to `max` characters, with an ellipsis when cut: for messages and labels.
 pub(crate) fn truncate(text: &str, max: usize) -> String {

@@ -5,17 +5,184 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Capture;
-use super::{Browser, Checkpoint, Executor};
+use super::{Browser, Checkpoint, Control, Executor};
 use crate::Clock;
 use crate::agents::{MEMORY_VARS, STATE_VARS};
+use crate::prompts::PromptSet;
 use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, PriceTable, Usage};
 use crate::repair::{RepairLedger, RepairPolicy, StructuredError, ask_structured};
 use crate::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601, redact};
 
 /// Why a model call gave no answer.
-pub(super) enum CallError {
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallError {
     Interrupted,
     Failed(StructuredError),
+}
+
+/// What a traced model call needs besides the call itself. The executor and the workflow
+/// reflection and replay share it, so every model call renders, repairs and traces alike.
+pub struct CallContext<'a, H, K> {
+    pub http: &'a H,
+    pub clock: &'a K,
+    pub control: &'a Control,
+    pub prompts: &'a PromptSet,
+    pub settings: &'a Settings,
+    /// Milliseconds since the epoch, for the trace's start time.
+    pub epoch_ms: &'a dyn Fn() -> f64,
+}
+
+/// One model call: which prompt, with which model, for which run and step.
+pub struct CallSpec<'a> {
+    pub prompt_id: &'a str,
+    pub model: &'a ModelConfig,
+    /// Who the trace says asked.
+    pub actor: Actor,
+    pub run_id: &'a str,
+    pub step: u32,
+    pub trace_id: String,
+    pub vars: Value,
+    /// Base64 JPEGs sent with the user turn.
+    pub images: Vec<String>,
+}
+
+/// A model call's answer (schema-valid JSON), its trace, and what it cost.
+pub struct TracedAnswer {
+    pub answer: Result<Value, CallError>,
+    /// `None` only when the prompt could not be rendered (nothing was sent).
+    pub trace: Option<LlmTrace>,
+    pub usage: Usage,
+    pub cost: f64,
+}
+
+/// Renders `spec`'s prompt (the variant Settings chose), asks its model for an answer that
+/// follows the prompt's schema (repairing within `ledger`'s budget), racing pause and cancel,
+/// and builds a trace either way.
+pub async fn traced_call<H: Http, K: Clock>(
+    cx: &CallContext<'_, H, K>,
+    spec: CallSpec<'_>,
+    ledger: &RepairLedger,
+) -> TracedAnswer {
+    let CallSpec { prompt_id, model, actor, run_id, step, trace_id, vars, images } = spec;
+    let settings = cx.settings;
+    let variant = settings.variants.get(prompt_id).map(|v| v.trim()).filter(|v| !v.is_empty());
+    let rendered = match cx.prompts.render(prompt_id, variant, &vars) {
+        Ok(rendered) => rendered,
+        Err(error) => {
+            let detail = format!("the prompt could not be rendered: {error}");
+            let error = StructuredError::Provider(LlmError::BadRequest { detail });
+            let answer = Err(CallError::Failed(error));
+            return TracedAnswer { answer, trace: None, usage: Usage::default(), cost: 0.0 };
+        }
+    };
+    let prompt = cx.prompts.prompt(prompt_id).expect("rendered prompts exist");
+    let chat = ChatRequest {
+        system: rendered.text.clone(),
+        messages: vec![ChatMessage { images, ..ChatMessage::user(USER_TURN) }],
+        schema: Some((prompt_id.to_owned(), prompt.schema.as_value().clone())),
+        temperature: Some(0.0),
+        max_tokens: None,
+    };
+    let started = cx.clock.now_ms();
+    let started_at = iso8601((cx.epoch_ms)());
+    let spent_before = ledger.spent();
+    let policy = RepairPolicy { max_repairs: settings.agent.repair_retries };
+    let call = ask_structured(
+        cx.http,
+        cx.clock,
+        model,
+        settings.models.repair.as_ref(),
+        prompt_id,
+        &chat,
+        &prompt.schema,
+        policy,
+        ledger,
+    );
+    let result = cx.control.race(call).await;
+    let duration_ms = cx.clock.now_ms() - started;
+    let (attempts, error) = match &result {
+        None => (Vec::new(), Some("interrupted by the user".to_owned())),
+        Some(Ok(answer)) => (answer.attempts.clone(), None),
+        Some(Err(error @ StructuredError::Invalid { attempts, .. })) => {
+            (attempts.clone(), Some(error.to_string()))
+        }
+        Some(Err(error)) => (Vec::new(), Some(error.to_string())),
+    };
+    // Every answer received counts, the invalid ones and those before a failure too.
+    let spent = ledger.spent();
+    let usage = Usage {
+        input_tokens: spent.input_tokens - spent_before.input_tokens,
+        output_tokens: spent.output_tokens - spent_before.output_tokens,
+    };
+    let prices = PriceTable { per_million: settings.prices.clone() };
+    let cost = prices.cost(&model.model, usage).unwrap_or(0.0);
+    let mut params = vars;
+    let redacted = redact(&mut params, &settings.agent.trace_redactions);
+    scrub_keys(&mut params, settings);
+    // The prompt as sent, but rendered from the redacted variables: what the redaction
+    // paths hide stays hidden here too.
+    let system = if redacted.is_empty() {
+        rendered.text.clone()
+    } else {
+        match cx.prompts.render(prompt_id, variant, &params) {
+            Ok(again) => again.text,
+            Err(_) => "(not kept: it could not be rendered with the redactions)".to_owned(),
+        }
+    };
+    let mut system = Value::String(system);
+    scrub_keys(&mut system, settings);
+    let sent = SentPrompt {
+        system: system.as_str().unwrap_or_default().to_owned(),
+        user: USER_TURN.to_owned(),
+        temperature: chat.temperature,
+        max_tokens: chat.max_tokens,
+        schema_name: chat.schema.as_ref().map(|(name, _)| name.clone()),
+        images: chat.messages.iter().map(|m| m.images.len()).sum(),
+    };
+    let trace = LlmTrace {
+        id: trace_id,
+        run_id: run_id.to_owned(),
+        step,
+        role: actor,
+        prompt_id: rendered.prompt_id.clone(),
+        variant: rendered.variant.clone(),
+        prompt_hash: rendered.prompt_hash.clone(),
+        revision_hash: rendered.revision_hash.clone(),
+        chars: prompt_chars(&rendered.text, &params),
+        params,
+        redacted,
+        provider: format!("{:?}", model.provider),
+        model: model.model.clone(),
+        usage,
+        cost,
+        started_at,
+        duration_ms,
+        attempts,
+        error,
+        prompt: sent,
+    };
+    let answer = match result {
+        None => Err(CallError::Interrupted),
+        Some(Err(error)) => Err(CallError::Failed(error)),
+        Some(Ok(answer)) => Ok(answer.value),
+    };
+    TracedAnswer { answer, trace: Some(trace), usage, cost }
+}
+
+/// Reads a schema-valid answer as `T`. The schema and the types agree (tests hold them
+/// together), so this only fails if an overridden schema allows what the engine cannot read.
+pub fn decode_answer<T: DeserializeOwned>(value: Value, model: &str) -> Result<T, CallError> {
+    serde_json::from_value(value).map_err(|e| {
+        CallError::Failed(StructuredError::Invalid {
+            attempts: vec![crate::repair::Attempt {
+                model: model.to_owned(),
+                raw: String::new(),
+                problems: vec![e.to_string()],
+                usage: Usage::default(),
+            }],
+            budget_exhausted: false,
+        })
+    })
 }
 
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
@@ -50,136 +217,46 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         images: Vec<String>,
         ledger: &RepairLedger,
     ) -> (Result<T, CallError>, Option<LlmTrace>) {
-        // Each agent's prompt has the id of its role.
-        let prompt_id = role.id();
         let model = self.model(role);
-        let variant =
-            self.settings.variants.get(prompt_id).map(|v| v.trim()).filter(|v| !v.is_empty());
-        let rendered = match self.prompts.render(prompt_id, variant, &vars) {
-            Ok(rendered) => rendered,
-            Err(error) => {
-                let detail = format!("the prompt could not be rendered: {error}");
-                let error = StructuredError::Provider(LlmError::BadRequest { detail });
-                return (Err(CallError::Failed(error)), None);
-            }
+        let cx = CallContext {
+            http: self.http,
+            clock: self.clock,
+            control: self.control,
+            prompts: self.prompts,
+            settings: self.settings,
+            epoch_ms: self.epoch_ms,
         };
-        let prompt = self.prompts.prompt(prompt_id).expect("rendered prompts exist");
-        let chat = ChatRequest {
-            system: rendered.text.clone(),
-            messages: vec![ChatMessage { images, ..ChatMessage::user(USER_TURN) }],
-            schema: Some((prompt_id.to_owned(), prompt.schema.as_value().clone())),
-            temperature: Some(0.0),
-            max_tokens: None,
-        };
-        let started = self.clock.now_ms();
-        let started_at = iso8601((self.epoch_ms)());
-        let spent_before = ledger.spent();
-        let policy = RepairPolicy { max_repairs: self.settings.agent.repair_retries };
-        let call = ask_structured(
-            self.http,
-            self.clock,
+        let spec = CallSpec {
+            // Each agent's prompt has the id of its role.
+            prompt_id: role.id(),
             model,
-            self.settings.models.repair.as_ref(),
-            prompt_id,
-            &chat,
-            &prompt.schema,
-            policy,
-            ledger,
-        );
-        let result = self.control.race(call).await;
-        let duration_ms = self.clock.now_ms() - started;
-        let (attempts, error) = match &result {
-            None => (Vec::new(), Some("interrupted by the user".to_owned())),
-            Some(Ok(answer)) => (answer.attempts.clone(), None),
-            Some(Err(error @ StructuredError::Invalid { attempts, .. })) => {
-                (attempts.clone(), Some(error.to_string()))
-            }
-            Some(Err(error)) => (Vec::new(), Some(error.to_string())),
-        };
-        // Every answer received counts, the invalid ones and those before a failure too.
-        let spent = ledger.spent();
-        let usage = Usage {
-            input_tokens: spent.input_tokens - spent_before.input_tokens,
-            output_tokens: spent.output_tokens - spent_before.output_tokens,
-        };
-        let prices = PriceTable { per_million: self.settings.prices.clone() };
-        let cost = prices.cost(&model.model, usage).unwrap_or(0.0);
-        cp.spend.input_tokens += usage.input_tokens;
-        cp.spend.output_tokens += usage.output_tokens;
-        cp.spend.cost += cost;
-        let role_spend = cp.run.telemetry.spend.entry(role.id().to_owned()).or_default();
-        role_spend.calls += 1;
-        role_spend.input_tokens += usage.input_tokens;
-        role_spend.output_tokens += usage.output_tokens;
-        role_spend.cost += cost;
-        let mut params = vars;
-        let redacted = redact(&mut params, &self.settings.agent.trace_redactions);
-        scrub_keys(&mut params, self.settings);
-        // The prompt as sent, but rendered from the redacted variables: what the redaction
-        // paths hide stays hidden here too.
-        let system = if redacted.is_empty() {
-            rendered.text.clone()
-        } else {
-            match self.prompts.render(prompt_id, variant, &params) {
-                Ok(again) => again.text,
-                Err(_) => "(not kept: it could not be rendered with the redactions)".to_owned(),
-            }
-        };
-        let mut system = Value::String(system);
-        scrub_keys(&mut system, self.settings);
-        let sent = SentPrompt {
-            system: system.as_str().unwrap_or_default().to_owned(),
-            user: USER_TURN.to_owned(),
-            temperature: chat.temperature,
-            max_tokens: chat.max_tokens,
-            schema_name: chat.schema.as_ref().map(|(name, _)| name.clone()),
-            images: chat.messages.iter().map(|m| m.images.len()).sum(),
-        };
-        let trace = LlmTrace {
-            id: self.capture.new_id(),
-            run_id: cp.run.id.clone(),
-            step: cp.step,
-            role: match role {
+            actor: match role {
                 ModelRole::Planner => Actor::Planner,
                 ModelRole::Thinking => Actor::Thinking,
                 ModelRole::Navigator | ModelRole::Repair => Actor::Navigator,
             },
-            prompt_id: rendered.prompt_id.clone(),
-            variant: rendered.variant.clone(),
-            prompt_hash: rendered.prompt_hash.clone(),
-            revision_hash: rendered.revision_hash.clone(),
-            chars: prompt_chars(&rendered.text, &params),
-            params,
-            redacted,
-            provider: format!("{:?}", model.provider),
-            model: model.model.clone(),
-            usage,
-            cost,
-            started_at,
-            duration_ms,
-            attempts,
-            error,
-            prompt: sent,
+            run_id: &cp.run.id,
+            step: cp.step,
+            trace_id: self.capture.new_id(),
+            vars,
+            images,
         };
-        cp.step_traces.push(trace.id.clone());
-        let answer = match result {
-            None => Err(CallError::Interrupted),
-            Some(Err(error)) => Err(CallError::Failed(error)),
-            // The schema and the types agree (a test holds them together), so this only
-            // trips if an overridden schema allows what the engine cannot read.
-            Some(Ok(answer)) => serde_json::from_value(answer.value).map_err(|e| {
-                CallError::Failed(StructuredError::Invalid {
-                    attempts: vec![crate::repair::Attempt {
-                        model: model.model.clone(),
-                        raw: String::new(),
-                        problems: vec![e.to_string()],
-                        usage: Usage::default(),
-                    }],
-                    budget_exhausted: false,
-                })
-            }),
-        };
-        (answer, Some(trace))
+        let TracedAnswer { answer, trace, usage, cost } = traced_call(&cx, spec, ledger).await;
+        // Nothing was sent when the prompt could not be rendered.
+        if trace.is_some() {
+            cp.spend.input_tokens += usage.input_tokens;
+            cp.spend.output_tokens += usage.output_tokens;
+            cp.spend.cost += cost;
+            let role_spend = cp.run.telemetry.spend.entry(role.id().to_owned()).or_default();
+            role_spend.calls += 1;
+            role_spend.input_tokens += usage.input_tokens;
+            role_spend.output_tokens += usage.output_tokens;
+            role_spend.cost += cost;
+        }
+        if let Some(trace) = &trace {
+            cp.step_traces.push(trace.id.clone());
+        }
+        (answer.and_then(|value| decode_answer(value, &model.model)), trace)
     }
 
     fn model(&self, role: ModelRole) -> &ModelConfig {

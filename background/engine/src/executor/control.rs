@@ -26,6 +26,13 @@ impl Control {
     pub fn push_follow_up(&self, text: &str) {
         self.follow_ups.borrow_mut().push(text.to_owned());
     }
+    /// Whether a pause was asked for; loops outside the executor (workflow replay) check it.
+    pub fn pause_requested(&self) -> bool {
+        self.pause.get()
+    }
+    pub fn cancel_requested(&self) -> bool {
+        self.cancel.get()
+    }
     pub(super) fn interrupted(&self) -> bool {
         self.pause.get() || self.cancel.get()
     }

@@ -1,0 +1,661 @@
+//! Record: what the shell sees in a tab while the user works ([`RawEvent`]s), folded into the
+//! steps of a [`Recording`] (a pre-action screenshot and one action each).
+//!
+//! The shell only reports; every decision about what makes a step is here, so it is tested
+//! natively:
+//! * typing into one field is one `type` step with the field's final value, whatever the
+//!   number of input events; a secret field's text is kept only as [`SECRET_MASK`];
+//! * only Enter, Escape and Tab are kept among key presses (the rest is typing);
+//! * consecutive scrolls of one target are one scroll, dropped under [`MIN_SCROLL_SCREENS`];
+//! * a navigation the user did not start (the browser says so, or, when it does not, one
+//!   within [`CAUSED_WITHIN_MS`] of a click, key or select) is that action's effect, not a
+//!   step;
+//! * a `details` note goes onto the next step (the last one when nothing follows);
+//! * an `extract` (Ctrl+I) is a step of its own, with the screenshot taken when it was asked.
+
+use serde::{Deserialize, Serialize};
+
+use crate::page_state::Element;
+
+/// What stands in for a secret's text wherever a recording is kept (the executor's mask).
+pub const SECRET_MASK: &str = "[secret]";
+
+/// Scrolls smaller than this (in screens, summed over a burst) do not change what a person
+/// can reach, so they are not steps.
+pub const MIN_SCROLL_SCREENS: f64 = 0.25;
+
+/// A navigation this soon after a click, key press or select is taken to be its effect.
+pub const CAUSED_WITHIN_MS: f64 = 3000.0;
+
+/// An element as the recorder describes it: enough for a model to understand the step and
+/// for replay to find the element again without coordinates.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct TargetDescriptor {
+    pub tag: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// The accessible name (the page state's element text).
+    pub name: String,
+    /// The element's own visible text, when it differs from its name.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub text: String,
+    /// The text of its `<label>`, for fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_type: Option<String>,
+    /// The `name` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name_attr: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub href: Option<String>,
+    /// A CSS selector the recorder judged stable (ids, `data-testid`, names; no positions
+    /// when it could avoid them). Empty when it found none.
+    pub selector: String,
+    /// The element's id in the page state of the step's pre-action snapshot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_id: Option<u32>,
+    /// x, y, width, height in viewport CSS pixels.
+    #[serde(rename = "box")]
+    pub bbox: [f64; 4],
+    /// The page agent's verdict that the field holds a secret (card number, code…).
+    pub secret: bool,
+}
+
+impl TargetDescriptor {
+    /// The descriptor of a page-state element, so recording and replay describe elements
+    /// with the same fields the page agent measures.
+    pub fn from_element(element: &Element, selector: &str) -> TargetDescriptor {
+        TargetDescriptor {
+            tag: element.tag.clone(),
+            role: element.role.clone(),
+            name: element.text.clone(),
+            text: String::new(),
+            label: None,
+            input_type: element.input_type.clone(),
+            name_attr: element.name.clone(),
+            placeholder: element.placeholder.clone(),
+            href: element.href.clone(),
+            selector: selector.to_owned(),
+            state_id: Some(element.id),
+            bbox: element.bbox,
+            secret: element.secret,
+        }
+    }
+
+    /// The engine's rule for secret fields (as the browser's `is_secret`): a password, or a
+    /// field the page agent marked secret.
+    pub fn is_secret(&self) -> bool {
+        self.secret || self.input_type.as_deref() == Some("password")
+    }
+
+    /// How a person would name it, for prompts and the editor.
+    pub fn describe(&self) -> String {
+        let name = [Some(&self.name), self.label.as_ref(), self.placeholder.as_ref()]
+            .into_iter()
+            .flatten()
+            .find(|n| !n.trim().is_empty())
+            .map(|n| crate::truncate(n.trim(), 60));
+        let kind = self.role.clone().unwrap_or_else(|| self.tag.clone());
+        match name {
+            Some(name) => format!("{kind} {name:?}"),
+            None if !self.selector.is_empty() => format!("{kind} at {}", self.selector),
+            None => kind,
+        }
+    }
+
+    /// Two descriptors name the same field (for coalescing typing).
+    fn same_field(&self, other: &TargetDescriptor) -> bool {
+        if !self.selector.is_empty() || !other.selector.is_empty() {
+            return self.selector == other.selector;
+        }
+        self.state_id.is_some() && self.state_id == other.state_id
+    }
+}
+
+/// One thing the shell saw, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawEvent {
+    pub at_ms: f64,
+    pub tab_id: i32,
+    pub url: String,
+    pub title: String,
+    /// SHA-256 of the screenshot taken just before the event reached the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<String>,
+    /// The page state text at that moment, for models without vision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_state: Option<String>,
+    #[serde(flatten)]
+    pub input: RawInput,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RawInput {
+    Click {
+        target: TargetDescriptor,
+    },
+    /// The field's whole value after an input event.
+    Input {
+        target: TargetDescriptor,
+        value: String,
+    },
+    Key {
+        key: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<TargetDescriptor>,
+    },
+    Select {
+        target: TargetDescriptor,
+        option: String,
+    },
+    /// Vertical movement in screens (negative is up); `target` is a scrolled container.
+    Scroll {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<TargetDescriptor>,
+        screens: f64,
+    },
+    Navigate {
+        url: String,
+        /// The browser's word on who started it, when the shell has one (a URL typed or a
+        /// bookmark: true; a link, a form or a script: false). Without it, timing decides.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed: Option<bool>,
+    },
+    TabSwitch {
+        to_tab: i32,
+    },
+    /// Ctrl+I → Extract.
+    Extract {
+        query: String,
+        #[serde(default)]
+        candidates: Vec<String>,
+    },
+    /// Ctrl+I → Details: a note for the next step.
+    Details {
+        text: String,
+    },
+}
+
+/// A step's action as recorded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum RecordedAction {
+    Click {
+        target: TargetDescriptor,
+    },
+    Type {
+        target: TargetDescriptor,
+        /// The field's final text, or [`SECRET_MASK`].
+        text: String,
+    },
+    Key {
+        key: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<TargetDescriptor>,
+    },
+    Select {
+        target: TargetDescriptor,
+        option: String,
+    },
+    Scroll {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<TargetDescriptor>,
+        screens: f64,
+    },
+    Navigate {
+        url: String,
+    },
+    SwitchTab {
+        tab_id: i32,
+    },
+    Extract {
+        query: String,
+        #[serde(default)]
+        candidates: Vec<String>,
+    },
+}
+
+impl RecordedAction {
+    /// `click`, `type`… as the workflow schema names action kinds.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RecordedAction::Click { .. } => "click",
+            RecordedAction::Type { .. } => "type",
+            RecordedAction::Key { .. } => "key",
+            RecordedAction::Select { .. } => "select",
+            RecordedAction::Scroll { .. } => "scroll",
+            RecordedAction::Navigate { .. } => "navigate",
+            RecordedAction::SwitchTab { .. } => "switch_tab",
+            RecordedAction::Extract { .. } => "extract",
+        }
+    }
+
+    pub fn target(&self) -> Option<&TargetDescriptor> {
+        match self {
+            RecordedAction::Click { target }
+            | RecordedAction::Type { target, .. }
+            | RecordedAction::Select { target, .. } => Some(target),
+            RecordedAction::Key { target, .. } | RecordedAction::Scroll { target, .. } => {
+                target.as_ref()
+            }
+            _ => None,
+        }
+    }
+
+    /// The value a workflow may parametrise: typed text, key, option, URL, query.
+    pub fn value(&self) -> Option<String> {
+        match self {
+            RecordedAction::Type { text, .. } => Some(text.clone()),
+            RecordedAction::Key { key, .. } => Some(key.clone()),
+            RecordedAction::Select { option, .. } => Some(option.clone()),
+            RecordedAction::Scroll { screens, .. } => Some(format!("{screens:.1}")),
+            RecordedAction::Navigate { url } => Some(url.clone()),
+            RecordedAction::SwitchTab { tab_id } => Some(tab_id.to_string()),
+            RecordedAction::Extract { query, .. } => Some(query.clone()),
+            RecordedAction::Click { .. } => None,
+        }
+    }
+
+    /// One line for a person or a model: `type "numb" into input "Search"`.
+    pub fn describe(&self) -> String {
+        match self {
+            RecordedAction::Click { target } => format!("click {}", target.describe()),
+            RecordedAction::Type { target, text } => {
+                format!("type {text:?} into {}", target.describe())
+            }
+            RecordedAction::Key { key, .. } => format!("press {key}"),
+            RecordedAction::Select { target, option } => {
+                format!("select {option:?} in {}", target.describe())
+            }
+            RecordedAction::Scroll { target, screens } => {
+                let way = if *screens < 0.0 { "up" } else { "down" };
+                let what = target.as_ref().map_or("the page".to_owned(), |t| t.describe());
+                format!("scroll {what} {way} {:.1} screens", screens.abs())
+            }
+            RecordedAction::Navigate { url } => format!("go to {url}"),
+            RecordedAction::SwitchTab { tab_id } => format!("switch to tab {tab_id}"),
+            RecordedAction::Extract { query, candidates } if candidates.is_empty() => {
+                format!("extract {query:?}")
+            }
+            RecordedAction::Extract { query, candidates } => {
+                format!("extract {query:?} (one of: {})", candidates.join(", "))
+            }
+        }
+    }
+}
+
+/// One step: the screen just before the action, and the action.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedStep {
+    pub index: u32,
+    pub at_ms: f64,
+    pub tab_id: i32,
+    pub url: String,
+    pub title: String,
+    /// SHA-256 of the pre-action screenshot; the next step's is this one's post-action.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screenshot: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_state: Option<String>,
+    pub action: RecordedAction,
+    /// The user's Ctrl+I notes for this step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<String>,
+}
+
+/// A whole recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Recording {
+    pub id: String,
+    pub name: String,
+    pub created_at: String,
+    pub start_url: String,
+    /// SHA-256 of the screenshot taken when recording started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_screenshot: Option<String>,
+    /// The screen after the last step, when the shell took one at stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_screenshot: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_page_state: Option<String>,
+    pub steps: Vec<RecordedStep>,
+}
+
+impl Recording {
+    /// The screenshot after step `index`: the next step's pre-action one, else the end's.
+    pub fn post_screenshot(&self, index: usize) -> Option<&str> {
+        match self.steps.get(index + 1) {
+            Some(next) => next.screenshot.as_deref(),
+            None => self.end_screenshot.as_deref(),
+        }
+    }
+
+    pub fn post_page_state(&self, index: usize) -> Option<&str> {
+        match self.steps.get(index + 1) {
+            Some(next) => next.page_state.as_deref(),
+            None => self.end_page_state.as_deref(),
+        }
+    }
+
+    /// JSONL: a header line (`{"recording": {...}}` without steps), then one step per line.
+    /// Screenshots appear by SHA-256 only; the shell writes the blobs beside it.
+    pub fn to_jsonl(&self) -> String {
+        let header = Recording { steps: Vec::new(), ..self.clone() };
+        let mut out = serde_json::json!({ "recording": header }).to_string();
+        out.push('\n');
+        for step in &self.steps {
+            out.push_str(&serde_json::to_string(step).expect("steps serialize"));
+            out.push('\n');
+        }
+        out
+    }
+
+    /// Reads [`Recording::to_jsonl`]'s format; the error names the line.
+    pub fn from_jsonl(text: &str) -> Result<Recording, String> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let (_, first) = lines.next().ok_or("the file is empty")?;
+        #[derive(Deserialize)]
+        struct Header {
+            recording: Recording,
+        }
+        let mut recording =
+            serde_json::from_str::<Header>(first).map_err(|e| format!("line 1: {e}"))?.recording;
+        for (n, line) in lines {
+            let step = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", n + 1))?;
+            recording.steps.push(step);
+        }
+        Ok(recording)
+    }
+}
+
+/// Folds the shell's events, in order, into steps (the rules are in the module doc).
+pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
+    let mut steps: Vec<RecordedStep> = Vec::new();
+    let mut details: Vec<String> = Vec::new();
+    // Whether the last step is still open to more of the same (typing in one field, a
+    // burst of scrolls): any other event closes it.
+    let mut open = false;
+    let mut last_cause_ms: Option<f64> = None;
+    for event in events {
+        let action = match &event.input {
+            RawInput::Details { text } => {
+                if !text.trim().is_empty() {
+                    details.push(text.trim().to_owned());
+                }
+                continue;
+            }
+            RawInput::Input { target, value } => {
+                let text = if target.is_secret() { SECRET_MASK.to_owned() } else { value.clone() };
+                if open
+                    && let Some(RecordedAction::Type { target: typed, text: kept }) =
+                        steps.last_mut().map(|s| &mut s.action)
+                    && typed.same_field(target)
+                {
+                    *kept = text;
+                    continue;
+                }
+                RecordedAction::Type { target: target.clone(), text }
+            }
+            RawInput::Scroll { target, screens } => {
+                if open
+                    && let Some(RecordedAction::Scroll { target: scrolled, screens: total }) =
+                        steps.last_mut().map(|s| &mut s.action)
+                    && scrolled.as_ref().map(|t| &t.selector)
+                        == target.as_ref().map(|t| &t.selector)
+                {
+                    *total += screens;
+                    continue;
+                }
+                RecordedAction::Scroll { target: target.clone(), screens: *screens }
+            }
+            RawInput::Click { target } => RecordedAction::Click { target: target.clone() },
+            RawInput::Key { key, target } => {
+                if !matches!(key.as_str(), "Enter" | "Escape" | "Tab") {
+                    continue;
+                }
+                RecordedAction::Key { key: key.clone(), target: target.clone() }
+            }
+            RawInput::Select { target, option } => {
+                RecordedAction::Select { target: target.clone(), option: option.clone() }
+            }
+            RawInput::Navigate { url, typed } => {
+                let caused = match typed {
+                    Some(typed) => !typed,
+                    None => last_cause_ms.is_some_and(|at| event.at_ms - at <= CAUSED_WITHIN_MS),
+                };
+                if caused {
+                    continue;
+                }
+                RecordedAction::Navigate { url: url.clone() }
+            }
+            RawInput::TabSwitch { to_tab } => RecordedAction::SwitchTab { tab_id: *to_tab },
+            RawInput::Extract { query, candidates } => {
+                RecordedAction::Extract { query: query.clone(), candidates: candidates.clone() }
+            }
+        };
+        close_scroll(&mut steps, open);
+        open = matches!(action, RecordedAction::Type { .. } | RecordedAction::Scroll { .. });
+        // What the user did can load a page; a scroll between does not change that.
+        last_cause_ms = match action {
+            RecordedAction::Click { .. }
+            | RecordedAction::Key { .. }
+            | RecordedAction::Select { .. }
+            | RecordedAction::Type { .. } => Some(event.at_ms),
+            RecordedAction::Scroll { .. } => last_cause_ms,
+            _ => None,
+        };
+        steps.push(RecordedStep {
+            index: 0,
+            at_ms: event.at_ms,
+            tab_id: event.tab_id,
+            url: event.url.clone(),
+            title: event.title.clone(),
+            screenshot: event.screenshot.clone(),
+            page_state: event.page_state.clone(),
+            action,
+            details: (!details.is_empty()).then(|| details.join("\n")),
+        });
+        details.clear();
+    }
+    close_scroll(&mut steps, true);
+    if !details.is_empty()
+        && let Some(last) = steps.last_mut()
+    {
+        let note = details.join("\n");
+        last.details = Some(match last.details.take() {
+            Some(before) => format!("{before}\n{note}"),
+            None => note,
+        });
+    }
+    for (index, step) in steps.iter_mut().enumerate() {
+        step.index = index as u32;
+    }
+    steps
+}
+
+/// Drops a finished burst of scrolling that moved too little to matter.
+fn close_scroll(steps: &mut Vec<RecordedStep>, open: bool) {
+    if open
+        && let Some(RecordedStep {
+            action: RecordedAction::Scroll { screens, .. }, details, ..
+        }) = steps.last()
+        && screens.abs() < MIN_SCROLL_SCREENS
+        && details.is_none()
+    {
+        steps.pop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(selector: &str) -> TargetDescriptor {
+        TargetDescriptor {
+            tag: "input".into(),
+            name: selector.trim_start_matches('#').into(),
+            selector: selector.into(),
+            ..TargetDescriptor::default()
+        }
+    }
+
+    fn at(ms: f64, shot: &str, input: RawInput) -> RawEvent {
+        RawEvent {
+            at_ms: ms,
+            tab_id: 1,
+            url: "https://music.test/".into(),
+            title: "Music".into(),
+            screenshot: Some(shot.into()),
+            page_state: None,
+            input,
+        }
+    }
+
+    fn typing(ms: f64, selector: &str, value: &str) -> RawEvent {
+        at(ms, &format!("s{ms}"), RawInput::Input { target: field(selector), value: value.into() })
+    }
+
+    #[test]
+    fn typing_in_one_field_is_one_step_with_the_final_value_and_the_first_screenshot() {
+        let events = [
+            at(0.0, "s0", RawInput::Click { target: field("#q") }),
+            typing(10.0, "#q", "n"),
+            typing(20.0, "#q", "nu"),
+            typing(30.0, "#q", "numb"),
+            at(40.0, "s40", RawInput::Key { key: "Enter".into(), target: None }),
+            at(45.0, "s45", RawInput::Key { key: "a".into(), target: None }),
+            typing(50.0, "#other", "x"),
+            typing(60.0, "#q", "numb 2"),
+        ];
+        let steps = fold_events(&events);
+        let kinds: Vec<String> = steps.iter().map(|s| s.action.describe()).collect();
+        assert_eq!(
+            kinds,
+            [
+                "click input \"q\"",
+                "type \"numb\" into input \"q\"",
+                "press Enter",
+                "type \"x\" into input \"other\"",
+                "type \"numb 2\" into input \"q\"",
+            ]
+        );
+        assert_eq!(steps[1].screenshot.as_deref(), Some("s10"), "the pre-action screenshot");
+        assert_eq!(steps.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn secret_fields_are_masked_by_the_engines_rule() {
+        let password = TargetDescriptor { input_type: Some("password".into()), ..field("#pw") };
+        let card = TargetDescriptor { secret: true, ..field("#card") };
+        let events = [
+            at(0.0, "a", RawInput::Input { target: password, value: "hunter2".into() }),
+            at(1.0, "b", RawInput::Input { target: card, value: "4111 1111".into() }),
+        ];
+        let steps = fold_events(&events);
+        let json = serde_json::to_string(&steps).unwrap();
+        assert!(!json.contains("hunter2") && !json.contains("4111"), "{json}");
+        assert_eq!(steps.len(), 2);
+        assert!(steps.iter().all(|s| s.action.value().as_deref() == Some(SECRET_MASK)));
+    }
+
+    #[test]
+    fn scroll_bursts_merge_and_small_ones_are_dropped() {
+        let scroll = |ms, screens| at(ms, "x", RawInput::Scroll { target: None, screens });
+        let events = [
+            scroll(0.0, 0.1),
+            scroll(1.0, 0.05),
+            at(2.0, "c", RawInput::Click { target: field("#a") }),
+            scroll(3.0, 0.5),
+            scroll(4.0, 0.75),
+        ];
+        let steps = fold_events(&events);
+        assert_eq!(steps.len(), 2);
+        assert_eq!(steps[1].action, RecordedAction::Scroll { target: None, screens: 1.25 });
+    }
+
+    #[test]
+    fn details_go_to_the_next_step_and_navigations_an_action_caused_are_dropped() {
+        let events = [
+            at(0.0, "a", RawInput::Details { text: "the green button".into() }),
+            at(10.0, "b", RawInput::Click { target: field("#go") }),
+            at(
+                500.0,
+                "c",
+                RawInput::Navigate { url: "https://music.test/search".into(), typed: None },
+            ),
+            at(
+                9000.0,
+                "d",
+                RawInput::Navigate { url: "https://music.test/typed".into(), typed: None },
+            ),
+            at(
+                9100.0,
+                "d2",
+                RawInput::Navigate { url: "https://music.test/link".into(), typed: Some(false) },
+            ),
+            at(
+                9500.0,
+                "e",
+                RawInput::Extract { query: "the album".into(), candidates: vec!["A".into()] },
+            ),
+            at(9600.0, "f", RawInput::Details { text: "trailing".into() }),
+            at(
+                9700.0,
+                "g",
+                RawInput::Navigate { url: "https://b.test/".into(), typed: Some(true) },
+            ),
+        ];
+        let mut steps = fold_events(&events);
+        let typed = steps.pop().unwrap();
+        assert_eq!(typed.action.describe(), "go to https://b.test/", "typed, though soon after");
+        assert_eq!(typed.details.as_deref(), Some("trailing"));
+        assert_eq!(steps.len(), 3);
+        assert_eq!(steps[0].details.as_deref(), Some("the green button"));
+        assert_eq!(steps[1].action.kind(), "navigate");
+        assert_eq!(steps[2].action.describe(), "extract \"the album\" (one of: A)");
+        assert_eq!(steps[2].screenshot.as_deref(), Some("e"));
+        assert_eq!(steps[2].details, None, "the note went to the step after it");
+    }
+
+    #[test]
+    fn a_note_with_no_step_after_it_goes_to_the_last_step() {
+        let events = [
+            at(0.0, "a", RawInput::Click { target: field("#go") }),
+            at(1.0, "b", RawInput::Details { text: "the last one".into() }),
+        ];
+        assert_eq!(fold_events(&events)[0].details.as_deref(), Some("the last one"));
+    }
+
+    #[test]
+    fn jsonl_is_a_header_then_one_step_per_line_and_reads_back() {
+        let events =
+            [at(0.0, "a", RawInput::Click { target: field("#q") }), typing(1.0, "#q", "numb")];
+        let recording = Recording {
+            id: "rec-1".into(),
+            name: "play a song".into(),
+            created_at: "2026-11-24T00:00:00.000Z".into(),
+            start_url: "https://music.test/".into(),
+            start_screenshot: Some("0".repeat(64)),
+            end_screenshot: None,
+            end_page_state: None,
+            steps: fold_events(&events),
+        };
+        let jsonl = recording.to_jsonl();
+        let lines: Vec<&str> = jsonl.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("{\"recording\""));
+        let step: serde_json::Value = serde_json::from_str(lines[2]).unwrap();
+        assert_eq!(step["action"]["type"], "type");
+        assert_eq!(step["atMs"], 1.0);
+        assert_eq!(Recording::from_jsonl(&jsonl).unwrap(), recording);
+        assert!(Recording::from_jsonl("{}\n").unwrap_err().starts_with("line 1"));
+    }
+}

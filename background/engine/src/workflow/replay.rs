@@ -1,0 +1,747 @@
+//! Replay: a workflow (parameters already substituted) run subtask by subtask in a tab.
+//!
+//! Each step first tries the **fast path**: the subtask's next reference step, when its
+//! recorded target matches exactly one element of the page state now (by tag, role, type,
+//! name, `name`, placeholder and link), is carried out without a model call. The next look
+//! checks where it led against the recording (the page the next recorded step was on), and
+//! any doubt (no match, several, an action that failed, a page elsewhere than recorded, a
+//! step only a model can do such as an extract) hands the rest of the subtask to the model.
+//! A subtask whose reference steps all went through the fast path and checked out is done
+//! without asking the model at all.
+//!
+//! Otherwise a step is one call of `prompts/replay/`: the task, the subtask and its expected
+//! outcome, the parameters, the task memory, this subtask's recent history, its reference
+//! steps, and the upstream extracts its dependencies name. The answer is exactly one of the
+//! Navigator's actions (or `done`), an observation, the updated memory and any values it
+//! extracted, stored under their variable names for later subtasks.
+//!
+//! Everything is captured as an [`AgentRun`] through [`Capture`]: one run subtask per
+//! workflow subtask, a step per action with its screenshot and three thoughts, every trace.
+//! Pause and cancel come from the executor's [`Control`]; a paused replay is a
+//! [`ReplayState`] that a later [`Replayer::run`] continues from the start of the subtask it
+//! stopped in.
+
+use std::collections::BTreeMap;
+
+use protocol::TabId;
+use run_contract::digest::sha256_hex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::recording::{SECRET_MASK, TargetDescriptor};
+use super::schema::{ActionKind, Workflow, WorkflowStep};
+use crate::actions::{Action, ActionOutcome, Tabs};
+use crate::browser::CdpBrowser;
+use crate::cdp::Cdp;
+use crate::executor::{
+    Browser, CallContext, CallError, CallSpec, Capture, PageView, decode_answer, traced_call,
+};
+use crate::page_state::Element;
+use crate::providers::{Http, ModelConfig, Usage};
+use crate::repair::RepairLedger;
+use crate::run::{
+    Actor, AgentRun, ExecutedAction, ReviewStatus, ScreenshotRef, StepAction, StepRecord, Subtask,
+    Thoughts, iso8601,
+};
+use crate::{Clock, truncate, untrusted};
+
+pub const REPLAY_PROMPT: &str = "replay";
+
+/// The browser as replay uses it: the executor's, plus the elements of the latest look for
+/// matching recorded targets.
+pub trait ReplayBrowser: Browser {
+    fn elements(&self, tab: TabId) -> Vec<Element>;
+}
+
+impl<C: Cdp, K: Clock, T: Tabs> ReplayBrowser for CdpBrowser<'_, C, K, T> {
+    fn elements(&self, tab: TabId) -> Vec<Element> {
+        self.observer.last_elements(tab).unwrap_or_default()
+    }
+}
+
+/// How far replay goes before it gives up on a subtask.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReplayLimits {
+    /// Steps (fast or not) per subtask.
+    pub steps_per_subtask: u32,
+    /// History entries of this subtask the model sees.
+    pub history: usize,
+    /// Send a screenshot with the page state.
+    pub vision: bool,
+}
+
+impl Default for ReplayLimits {
+    fn default() -> Self {
+        ReplayLimits { steps_per_subtask: 15, history: 6, vision: false }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ReplayStatus {
+    Running,
+    Paused,
+    Cancelled,
+    Done,
+    Failed { subtask: String, why: String },
+}
+
+/// A replay's whole state: what a pause stores and a resume continues.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReplayState {
+    pub run: AgentRun,
+    pub tab: TabId,
+    /// The resolved parameters (shown to the model).
+    pub params: BTreeMap<String, String>,
+    /// The subtask to run next.
+    pub subtask: usize,
+    pub memory: String,
+    /// Extract variables → values.
+    pub extracts: BTreeMap<String, String>,
+    /// Steps recorded so far.
+    pub step: u32,
+    pub model_calls: u32,
+    /// Model calls the fast path made unnecessary.
+    pub calls_saved: u32,
+    pub status: ReplayStatus,
+}
+
+impl ReplayState {
+    /// A replay of `workflow` (substituted with `params`) about to start in `tab`.
+    pub fn new(
+        workflow: &Workflow,
+        params: BTreeMap<String, String>,
+        tab: TabId,
+        run_id: &str,
+        at: &str,
+        model: &str,
+    ) -> ReplayState {
+        let run = AgentRun {
+            id: run_id.to_owned(),
+            task_id: format!("workflow:{}", workflow.id),
+            task_prompt: format!("{} (workflow v{})", workflow.name, workflow.version),
+            follow_ups: Vec::new(),
+            status: ReviewStatus::Draft,
+            agent_status: "running".into(),
+            final_answer: None,
+            created_at: at.to_owned(),
+            updated_at: at.to_owned(),
+            created_by: "workflow-replay".into(),
+            reviewed_by: None,
+            subtasks: Vec::new(),
+            total_steps: 0,
+            start_url: workflow.start_url.clone(),
+            models: json!({ "replay": model }),
+            usage: Usage::default(),
+            cost: 0.0,
+            telemetry: Default::default(),
+        };
+        ReplayState {
+            run,
+            tab,
+            params,
+            subtask: 0,
+            memory: String::new(),
+            extracts: BTreeMap::new(),
+            step: 0,
+            model_calls: 0,
+            calls_saved: 0,
+            status: ReplayStatus::Running,
+        }
+    }
+}
+
+/// The model's answer for one replay step.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct ReplayAnswer {
+    thought_changed: String,
+    thought_state: String,
+    thought_next: String,
+    observation: String,
+    memory: String,
+    extracted: Vec<Extracted>,
+    action: Action,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Extracted {
+    variable: String,
+    value: String,
+}
+
+/// Everything one replay needs.
+pub struct Replayer<'a, H, B, C, K> {
+    pub cx: CallContext<'a, H, K>,
+    pub browser: &'a B,
+    pub capture: &'a C,
+    pub model: &'a ModelConfig,
+    pub ledger: &'a RepairLedger,
+    pub limits: ReplayLimits,
+    /// Secret parameters, token → value ([`Workflow::for_replay`]): put into what is typed
+    /// at the last moment, so prompts, traces, records and the stored state keep the token.
+    pub secrets: &'a BTreeMap<String, String>,
+}
+
+/// What the next look must show for a fast-path action to count as having worked.
+struct Expectation {
+    /// The action, for the history and the model if it did not.
+    did: String,
+    /// Origin and path of the page the recording went on to.
+    path: Option<String>,
+}
+
+/// How a subtask ended.
+enum SubtaskEnd {
+    Done,
+    Stopped,
+}
+
+impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
+    /// Runs `workflow` (substituted) from `state` until it ends or pauses; the run is saved
+    /// as it goes and `state` says where it stands.
+    pub async fn run(&self, workflow: &Workflow, state: &mut ReplayState) {
+        state.status = ReplayStatus::Running;
+        self.save(state).await;
+        while state.subtask < workflow.subtasks.len() {
+            match self.run_subtask(workflow, state).await {
+                SubtaskEnd::Done => state.subtask += 1,
+                SubtaskEnd::Stopped => break,
+            }
+        }
+        if state.status == ReplayStatus::Running {
+            state.status = ReplayStatus::Done;
+        }
+        self.save(state).await;
+    }
+
+    async fn save(&self, state: &mut ReplayState) {
+        let run = &mut state.run;
+        run.updated_at = iso8601((self.cx.epoch_ms)());
+        run.total_steps = state.step;
+        run.agent_status = match &state.status {
+            ReplayStatus::Running => "running",
+            ReplayStatus::Paused => "paused",
+            ReplayStatus::Cancelled => "cancelled",
+            ReplayStatus::Done => "done",
+            ReplayStatus::Failed { .. } => "failed",
+        }
+        .to_owned();
+        run.final_answer = match &state.status {
+            ReplayStatus::Done => Some(format!(
+                "Replayed every subtask: {} model call(s), {} saved by the fast path.",
+                state.model_calls, state.calls_saved
+            )),
+            ReplayStatus::Failed { subtask, why } => Some(format!("Subtask {subtask:?}: {why}")),
+            _ => None,
+        };
+        // A failed save is not worth stopping a replay for: the work in the tab goes on.
+        let _ = self.capture.save_run(run).await;
+    }
+
+    /// Whether the user paused or cancelled; sets the status if so.
+    fn stopped(&self, state: &mut ReplayState) -> bool {
+        if self.cx.control.cancel_requested() {
+            state.status = ReplayStatus::Cancelled;
+        } else if self.cx.control.pause_requested() {
+            state.status = ReplayStatus::Paused;
+        }
+        state.status != ReplayStatus::Running
+    }
+
+    async fn run_subtask(&self, workflow: &Workflow, state: &mut ReplayState) -> SubtaskEnd {
+        let subtask = &workflow.subtasks[state.subtask];
+        let references: Vec<(usize, &WorkflowStep)> =
+            workflow.steps.iter().enumerate().filter(|(_, s)| s.subtask == subtask.id).collect();
+        let first_step = state.step;
+        // A subtask a pause interrupted starts again, in the run's same subtask.
+        if state.run.subtasks.last().is_none_or(|s| s.id != subtask.id) {
+            state.run.subtasks.push(Subtask {
+                id: subtask.id.clone(),
+                title: subtask.text.clone(),
+                description: subtask.expected_outcome.clone(),
+                step_range: [first_step, first_step],
+                status: "pending".into(),
+            });
+        }
+        let mut history: Vec<String> = Vec::new();
+        let mut next_reference = 0;
+        let mut fast = true;
+        let mut expectation: Option<Expectation> = None;
+        let end = loop {
+            if self.stopped(state) {
+                break SubtaskEnd::Stopped;
+            }
+            let view = match self.browser.observe(state.tab).await {
+                Ok(view) => view,
+                Err(error) => {
+                    state.status = ReplayStatus::Failed {
+                        subtask: subtask.id.clone(),
+                        why: format!("the tab could not be read: {}", error.message),
+                    };
+                    break SubtaskEnd::Stopped;
+                }
+            };
+            // Check the last fast-path action against the recording.
+            if let Some(expected) = expectation.take()
+                && let Some(path) = &expected.path
+                && path_of(&view.url).as_deref() != Some(path.as_str())
+            {
+                fast = false;
+                history.push(format!(
+                    "{} (without the model) led to {}, not to {path} as when recorded: \
+                     check the page and continue.",
+                    expected.did, view.url
+                ));
+            }
+            if fast && !references.is_empty() && next_reference == references.len() {
+                // Every reference step went through and checked out: the subtask is done
+                // without asking the model whether it is.
+                state.calls_saved += 1;
+                break SubtaskEnd::Done;
+            }
+            if state.step - first_step >= self.limits.steps_per_subtask {
+                state.status = ReplayStatus::Failed {
+                    subtask: subtask.id.clone(),
+                    why: format!(
+                        "its expected outcome was not reached in {} steps",
+                        self.limits.steps_per_subtask
+                    ),
+                };
+                break SubtaskEnd::Stopped;
+            }
+            let screenshot = self.browser.screenshot(state.tab, false).await;
+            if fast {
+                let (index, reference) = references[next_reference];
+                let next_url = workflow.steps.get(index + 1).and_then(|s| s.url.as_deref());
+                let focus_known = next_reference > 0;
+                match fast_action(reference, &self.browser.elements(state.tab), focus_known) {
+                    Some(action) => {
+                        let target = target_of(self.browser, state.tab, &action);
+                        let outcome = self.perform(state.tab, &action).await;
+                        if let Some(tab) = outcome.tab {
+                            state.tab = tab;
+                        }
+                        let did = describe(&action, &target);
+                        let thoughts = Thoughts {
+                            thought1: format!("Reference step {}: {}", index + 1, reference.intent),
+                            thought2: format!(
+                                "The recorded target ({}) is the only match on this page.",
+                                reference.target
+                            ),
+                            thought3: format!(
+                                "I {did} without asking the model; expected: {}",
+                                reference.post_action
+                            ),
+                        };
+                        let notes = vec!["fast path: no model call".to_owned()];
+                        self.record(
+                            state,
+                            &view,
+                            screenshot,
+                            &action,
+                            &target,
+                            &outcome,
+                            thoughts,
+                            notes,
+                            Vec::new(),
+                        )
+                        .await;
+                        history.push(format!("{did}: {}", outcome.message));
+                        if outcome.ok && !outcome.stale {
+                            state.calls_saved += 1;
+                            next_reference += 1;
+                            let recorded_here = reference.url.as_deref().and_then(path_of);
+                            let recorded_next = next_url.and_then(path_of);
+                            // Where the recording went next; only a known change is checked
+                            // when the recording did not leave the page (the URL may carry
+                            // the new parameters).
+                            let path = match (recorded_here, recorded_next) {
+                                (Some(here), Some(next)) if here == next => path_of(&view.url),
+                                (_, next) => next,
+                            };
+                            expectation = Some(Expectation { did, path });
+                        } else {
+                            fast = false;
+                        }
+                        continue;
+                    }
+                    None => fast = false,
+                }
+            }
+            // The model's step.
+            let extract_variables: Vec<String> = references
+                .iter()
+                .filter(|(_, s)| s.action.kind == ActionKind::Extract)
+                .filter_map(|(_, s)| {
+                    let name = s.action.variable.as_deref()?;
+                    let query = s.action.value.as_deref().unwrap_or(&s.intent);
+                    Some(format!("{name}: {query}"))
+                })
+                .collect();
+            let dependencies: Vec<String> = subtask
+                .depends_on
+                .iter()
+                .filter_map(|name| state.extracts.get(name).map(|v| format!("{name} = {v}")))
+                .collect();
+            let recent = history.len().saturating_sub(self.limits.history);
+            let vars = json!({
+                "task_name": workflow.name,
+                "task_description": workflow.description,
+                "subtask": subtask.text,
+                "expected_outcome": subtask.expected_outcome,
+                "subtask_number": state.subtask + 1,
+                "subtask_count": workflow.subtasks.len(),
+                "params": state.params.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join("\n"),
+                "extracts": (!dependencies.is_empty())
+                    .then(|| untrusted::block("extracted_values", "", &dependencies.join("\n"))),
+                "memory": (!state.memory.is_empty()).then(|| state.memory.clone()),
+                "reference_steps": reference_listing(&references),
+                "extract_variables": (!extract_variables.is_empty()).then(|| extract_variables.join("\n")),
+                "history": (!history.is_empty()).then(|| history[recent..].join("\n")),
+                "step": state.step - first_step + 1,
+                "step_limit": self.limits.steps_per_subtask,
+                "page_state": view.text,
+            });
+            let images = if self.limits.vision {
+                let marked = self.browser.screenshot(state.tab, true).await;
+                marked.map(|bytes| vec![base64_of(&bytes)]).unwrap_or_default()
+            } else {
+                Vec::new()
+            };
+            let spec = CallSpec {
+                prompt_id: REPLAY_PROMPT,
+                model: self.model,
+                actor: Actor::Navigator,
+                run_id: &state.run.id,
+                step: state.step,
+                trace_id: self.capture.new_id(),
+                vars,
+                images,
+            };
+            let asked = traced_call(&self.cx, spec, self.ledger).await;
+            state.model_calls += 1;
+            state.run.usage.input_tokens += asked.usage.input_tokens;
+            state.run.usage.output_tokens += asked.usage.output_tokens;
+            state.run.cost += asked.cost;
+            let spend = state.run.telemetry.spend.entry(REPLAY_PROMPT.to_owned()).or_default();
+            spend.calls += 1;
+            spend.input_tokens += asked.usage.input_tokens;
+            spend.output_tokens += asked.usage.output_tokens;
+            spend.cost += asked.cost;
+            let trace_ids: Vec<String> = asked.trace.iter().map(|t| t.id.clone()).collect();
+            if let Some(trace) = &asked.trace {
+                let _ = self.capture.save_trace(trace).await;
+            }
+            let answer: ReplayAnswer =
+                match asked.answer.and_then(|v| decode_answer(v, &self.model.model)) {
+                    Ok(answer) => answer,
+                    Err(CallError::Interrupted) => {
+                        self.stopped(state);
+                        break SubtaskEnd::Stopped;
+                    }
+                    Err(CallError::Failed(error)) => {
+                        state.status = ReplayStatus::Failed {
+                            subtask: subtask.id.clone(),
+                            why: format!("the model gave no usable answer: {error}"),
+                        };
+                        break SubtaskEnd::Stopped;
+                    }
+                };
+            state.memory = answer.memory.clone();
+            let wanted: Vec<&str> =
+                references.iter().filter_map(|(_, s)| s.action.variable.as_deref()).collect();
+            for extracted in &answer.extracted {
+                if wanted.contains(&extracted.variable.as_str()) {
+                    state.extracts.insert(extracted.variable.clone(), extracted.value.clone());
+                }
+            }
+            let thoughts = Thoughts {
+                thought1: answer.thought_changed.clone(),
+                thought2: answer.thought_state.clone(),
+                thought3: answer.thought_next.clone(),
+            };
+            let notes = vec![format!("observation: {}", answer.observation)];
+            if let Action::Done { success, text } = &answer.action {
+                let missing: Vec<&str> =
+                    wanted.iter().copied().filter(|v| !state.extracts.contains_key(*v)).collect();
+                let outcome = if !success {
+                    ActionOutcome { ok: false, message: text.clone(), ..Default::default() }
+                } else if !missing.is_empty() {
+                    ActionOutcome {
+                        ok: false,
+                        message: format!(
+                            "Not done yet: extract {} first (report it in `extracted`).",
+                            missing.join(", ")
+                        ),
+                        ..Default::default()
+                    }
+                } else {
+                    ActionOutcome {
+                        ok: true,
+                        done: true,
+                        message: text.clone(),
+                        ..Default::default()
+                    }
+                };
+                self.record(
+                    state,
+                    &view,
+                    screenshot,
+                    &answer.action,
+                    "",
+                    &outcome,
+                    thoughts,
+                    notes,
+                    trace_ids,
+                )
+                .await;
+                if !success {
+                    state.status = ReplayStatus::Failed {
+                        subtask: subtask.id.clone(),
+                        why: format!("the model could not reach the expected outcome: {text}"),
+                    };
+                    break SubtaskEnd::Stopped;
+                }
+                if outcome.ok {
+                    break SubtaskEnd::Done;
+                }
+                history.push(format!("done refused: {}", outcome.message));
+                continue;
+            }
+            let target = target_of(self.browser, state.tab, &answer.action);
+            let outcome = self.perform(state.tab, &answer.action).await;
+            if let Some(tab) = outcome.tab {
+                state.tab = tab;
+            }
+            let mut line = format!("{}: {}", describe(&answer.action, &target), outcome.message);
+            if let Some(text) = &outcome.extracted {
+                line.push('\n');
+                line.push_str(&untrusted::block("extracted_text", "", &truncate(text, 3000)));
+            }
+            history.push(line);
+            self.record(
+                state,
+                &view,
+                screenshot,
+                &answer.action,
+                &target,
+                &outcome,
+                thoughts,
+                notes,
+                trace_ids,
+            )
+            .await;
+        };
+        if let Some(last) = state.run.subtasks.last_mut() {
+            let start = last.step_range[0];
+            last.step_range = [start, state.step.saturating_sub(1).max(start)];
+        }
+        self.save(state).await;
+        end
+    }
+
+    /// Carries out `action` with secret tokens replaced by their values.
+    async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome {
+        let reveal = |text: &str| {
+            self.secrets
+                .iter()
+                .fold(text.to_owned(), |text, (token, value)| text.replace(token, value))
+        };
+        let real = match action {
+            Action::Type { id, text, clear } if !self.secrets.is_empty() => {
+                Action::Type { id: *id, text: reveal(text), clear: *clear }
+            }
+            _ => action.clone(),
+        };
+        let mut outcome = self.browser.perform(tab, &real).await;
+        // An outcome that echoes what was typed must not carry the secret on.
+        for (token, value) in self.secrets.iter().filter(|(_, v)| !v.is_empty()) {
+            outcome.message = outcome.message.replace(value, token);
+        }
+        outcome
+    }
+
+    /// Records one replay step (screenshot, action, thoughts) through [`Capture`].
+    #[allow(clippy::too_many_arguments)]
+    async fn record(
+        &self,
+        state: &mut ReplayState,
+        view: &PageView,
+        screenshot: Option<Vec<u8>>,
+        action: &Action,
+        target: &str,
+        outcome: &ActionOutcome,
+        thoughts: Thoughts,
+        extended_thoughts: Vec<String>,
+        trace_ids: Vec<String>,
+    ) {
+        let at = iso8601((self.cx.epoch_ms)());
+        let step = StepRecord {
+            run_id: state.run.id.clone(),
+            index: state.step,
+            url: view.url.clone(),
+            title: view.title.clone(),
+            screenshot: screenshot.as_ref().map(|bytes| ScreenshotRef {
+                key: sha256_hex(bytes),
+                timestamp: at.clone(),
+                mime: "image/jpeg".into(),
+                bytes: bytes.len(),
+            }),
+            action: step_action(action, target),
+            actions: vec![ExecutedAction {
+                action: action.clone(),
+                target: target.to_owned(),
+                ok: outcome.ok,
+                message: outcome.message.clone(),
+            }],
+            thoughts,
+            extended_thoughts,
+            verified: false,
+            issues: Vec::new(),
+            last_edited_by: "agent".into(),
+            last_edited_at: at,
+            outcome: if outcome.ok { "ok" } else { "failed" }.into(),
+            trace_ids,
+            duration_ms: 0.0,
+        };
+        let _ = self.capture.save_step(&step, screenshot.as_deref()).await;
+        state.step += 1;
+    }
+}
+
+/// The action for reference step `step` when its recorded target matches exactly one
+/// element of `elements` (and the step is one a fast path can do at all). `focus_known`:
+/// the previous step of this subtask went through the fast path, so the focus is where the
+/// recording had it.
+pub fn fast_action(step: &WorkflowStep, elements: &[Element], focus_known: bool) -> Option<Action> {
+    let value = step.action.value.clone();
+    // A masked secret or an unfilled parameter is never typed.
+    if value.as_deref().is_some_and(|v| v.contains(SECRET_MASK) || v.contains('{')) {
+        return None;
+    }
+    let target = || -> Option<u32> {
+        let descriptor = step.action.descriptor.as_ref()?;
+        let mut found = elements.iter().filter(|e| matches(descriptor, e));
+        let only = found.next()?;
+        found.next().is_none().then_some(only.id)
+    };
+    match step.action.kind {
+        ActionKind::Click => Some(Action::Click { id: target()? }),
+        ActionKind::Type => Some(Action::Type { id: target()?, text: value?, clear: true }),
+        ActionKind::Select => {
+            Some(Action::SelectOption { id: target()?, option: value?, deselect: false })
+        }
+        ActionKind::Navigate => Some(Action::GoToUrl { url: value? }),
+        // Keys go to whatever has focus.
+        ActionKind::Key if focus_known => Some(Action::SendKeys { keys: value? }),
+        ActionKind::Scroll if step.action.descriptor.is_none() => {
+            Some(Action::Scroll { id: None, screens: value?.parse().ok()? })
+        }
+        _ => None,
+    }
+}
+
+/// Whether `element` is what `descriptor` recorded: every identifying field the recording
+/// has must agree, and it must have at least one that names the element.
+fn matches(descriptor: &TargetDescriptor, element: &Element) -> bool {
+    let same = |a: &str, b: &str| normalise(a) == normalise(b);
+    let agrees = |recorded: &Option<String>, now: &Option<String>| match recorded {
+        Some(recorded) => now.as_deref().is_some_and(|now| same(recorded, now)),
+        None => true,
+    };
+    let names_it = !descriptor.name.trim().is_empty()
+        || descriptor.name_attr.is_some()
+        || descriptor.placeholder.is_some()
+        || descriptor.href.is_some();
+    names_it
+        && !element.disabled
+        && same(&descriptor.tag, &element.tag)
+        && agrees(&descriptor.role, &element.role)
+        && agrees(&descriptor.input_type, &element.input_type)
+        && agrees(&descriptor.name_attr, &element.name)
+        && agrees(&descriptor.placeholder, &element.placeholder)
+        && agrees(&descriptor.href, &element.href)
+        && (descriptor.name.trim().is_empty() || same(&descriptor.name, &element.text))
+}
+
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Origin and path of `url`, without query or fragment (which carry the parameters).
+fn path_of(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    Some(format!("{}{}", parsed.origin().ascii_serialization(), parsed.path()))
+}
+
+fn target_of(browser: &impl Browser, tab: TabId, action: &Action) -> String {
+    match action {
+        Action::Click { id }
+        | Action::Type { id, .. }
+        | Action::Hover { id }
+        | Action::ListOptions { id }
+        | Action::SelectOption { id, .. } => browser.describe(tab, *id),
+        Action::Scroll { id: Some(id), .. } => browser.describe(tab, *id),
+        _ => String::new(),
+    }
+}
+
+/// The action's name as the contract writes it (`click`, `send_keys`…).
+fn action_name(action: &Action) -> String {
+    serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v.get("action").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn describe(action: &Action, target: &str) -> String {
+    crate::executor::describe_action(action, target)
+}
+
+fn step_action(action: &Action, target: &str) -> StepAction {
+    let value = match action {
+        Action::Type { text, .. } => Some(text.clone()),
+        Action::SelectOption { option, .. } => Some(option.clone()),
+        Action::SendKeys { keys } => Some(keys.clone()),
+        Action::GoToUrl { url } | Action::OpenTab { url } => Some(url.clone()),
+        Action::Done { text, .. } => Some(text.clone()),
+        Action::Scroll { screens, .. } => Some(screens.to_string()),
+        _ => None,
+    };
+    StepAction { kind: action_name(action), target: target.to_owned(), value }
+}
+
+/// The subtask's recorded steps for the prompt: one line each.
+fn reference_listing(references: &[(usize, &WorkflowStep)]) -> String {
+    references
+        .iter()
+        .enumerate()
+        .map(|(n, (_, step))| {
+            let value = step.action.value.as_deref().map(|v| format!(" {v:?}")).unwrap_or_default();
+            let variable =
+                step.action.variable.as_deref().map(|v| format!(" → {v}")).unwrap_or_default();
+            format!(
+                "{}. {}{value}{variable} on {}: {} (expected before: {}; after: {})",
+                n + 1,
+                serde_json::to_value(step.action.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                untrusted::inline(if step.target.is_empty() { "the page" } else { &step.target }),
+                step.intent,
+                step.expected_current_state,
+                step.post_action,
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests;
