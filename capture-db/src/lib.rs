@@ -29,6 +29,17 @@
 //! | `outbox` | auto-increment | sync operations waiting for the server | – |
 //! | `annotation` | out-of-line: `"user"`, `"sync"`, `"words"`, `"collections"` | the page's settings | – |
 //!
+//! Version 3 (workflows, seed 004; Prompt Studio and pipelines, seed 002):
+//!
+//! | store | key | value | indexes |
+//! |---|---|---|---|
+//! | `recordings` | `id` | a recording's header and status; its steps once stopped (`workflow::recording::Recording`) | `createdAt` |
+//! | `recordingEvents` | `[recordingId, seq]` | one `RawEvent` as the worker saw it, appended as it happens | `recordingId` |
+//! | `workflows` | `[id, version]` | a `workflow::schema::Workflow` as saved; every save is a new version | `id` |
+//! | `replays` | out-of-line: the replay's run id | a paused or running `ReplayState` | – |
+//! | `promptVersions` | `[path, number]` | one saved override of a prompt file (`{path, number, text, savedAt}`) | `path` |
+//! | `pipelines` | `[id, version]` | a pipeline file as saved (`{id, version, text, hash, savedAt, published}`) | `id` |
+//!
 //! Records are plain objects (`serde_wasm_bindgen`'s `json_compatible`), so DevTools and the
 //! other program read them as JSON.
 
@@ -39,7 +50,7 @@ use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 pub const DATABASE: &str = "alphascout";
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 
 pub const RUNS: &str = "runs";
 pub const STEPS: &str = "steps";
@@ -57,6 +68,13 @@ pub const TEMPLATES: &str = "templates";
 pub const OUTBOX: &str = "outbox";
 pub const ANNOTATION: &str = "annotation";
 
+pub const RECORDINGS: &str = "recordings";
+pub const RECORDING_EVENTS: &str = "recordingEvents";
+pub const WORKFLOWS: &str = "workflows";
+pub const REPLAYS: &str = "replays";
+pub const PROMPT_VERSIONS: &str = "promptVersions";
+pub const PIPELINES: &str = "pipelines";
+
 /// Opens the database, creating or upgrading its stores first if needed. An extension
 /// update reloads the worker and its pages together, so no connection of an older version
 /// is left open to block the upgrade.
@@ -70,6 +88,9 @@ pub async fn open() -> Result<Database, String> {
             }
             if event.old_version() < 2.0 {
                 create_version_2(&db)?;
+            }
+            if event.old_version() < 3.0 {
+                create_version_3(&db)?;
             }
             Ok(())
         })
@@ -116,6 +137,29 @@ fn create_version_2(db: &Database) -> indexed_db_futures::Result<()> {
     db.create_object_store(TEMPLATES).with_key_path(KeyPath::One("id")).build()?;
     db.create_object_store(OUTBOX).with_auto_increment(true).build()?;
     db.create_object_store(ANNOTATION).build()?;
+    Ok(())
+}
+
+fn create_version_3(db: &Database) -> indexed_db_futures::Result<()> {
+    let recordings =
+        db.create_object_store(RECORDINGS).with_key_path(KeyPath::One("id")).build()?;
+    recordings.create_index("createdAt", KeyPath::One("createdAt")).build()?;
+    // One row per event, so recording appends instead of rewriting a growing list.
+    let events = db
+        .create_object_store(RECORDING_EVENTS)
+        .with_key_path(KeyPath::<&str>::from(["recordingId", "seq"]))
+        .build()?;
+    events.create_index("recordingId", KeyPath::One("recordingId")).build()?;
+    for (name, key, index) in [
+        (WORKFLOWS, ["id", "version"], "id"),
+        (PROMPT_VERSIONS, ["path", "number"], "path"),
+        (PIPELINES, ["id", "version"], "id"),
+    ] {
+        let store =
+            db.create_object_store(name).with_key_path(KeyPath::<&str>::from(key)).build()?;
+        store.create_index(index, KeyPath::One(index)).build()?;
+    }
+    db.create_object_store(REPLAYS).build()?;
     Ok(())
 }
 
