@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod agent;
 pub mod settings;
+pub mod studio;
 
 /// The name a page gives `chrome.runtime.connect` to reach the agent.
 pub const PANEL_PORT: &str = "alphascout.panel";
@@ -117,6 +118,17 @@ pub enum PanelRequest {
         #[serde(default)]
         key: Option<String>,
     },
+    /// The Prompt Studio tries a prompt (answered with `studio_result`).
+    StudioRun {
+        id: u32,
+        run: Box<studio::StudioRun>,
+    },
+    /// The Prompt Studio saves or reverts prompt files (answered with `prompt_overrides`,
+    /// or `failed` when the files as saved would not load).
+    SavePrompts {
+        id: u32,
+        edits: studio::PromptEdits,
+    },
 }
 
 impl PanelRequest {
@@ -147,7 +159,9 @@ impl PanelRequest {
             | PanelRequest::DeleteSession { id, .. }
             | PanelRequest::GetFavourites { id }
             | PanelRequest::SaveFavourites { id, .. }
-            | PanelRequest::TestConnection { id, .. } => *id,
+            | PanelRequest::TestConnection { id, .. }
+            | PanelRequest::StudioRun { id, .. }
+            | PanelRequest::SavePrompts { id, .. } => *id,
         }
     }
 }
@@ -213,6 +227,16 @@ pub enum WorkerEvent {
         id: u32,
         ok: bool,
         message: String,
+    },
+    /// What a Studio run did.
+    StudioResult {
+        id: u32,
+        result: Box<studio::StudioRunResult>,
+    },
+    /// The prompt overrides as stored after a save.
+    PromptOverrides {
+        id: u32,
+        overrides: std::collections::BTreeMap<String, String>,
     },
 }
 

@@ -10,6 +10,7 @@ mod connection;
 mod http;
 mod requests;
 mod store;
+mod studio;
 mod tasks;
 
 use std::cell::{Cell, OnceCell};

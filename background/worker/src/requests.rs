@@ -30,7 +30,8 @@ pub struct Queue {
 }
 
 /// Decodes a port message once and queues it. A connection test runs beside the queue: it
-/// can take as long as the model's timeout, and a Pause must not wait behind it.
+/// can take as long as the model's timeout, and a Pause must not wait behind it; so can a
+/// Prompt Studio run.
 pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
     let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
         Ok(request) => request,
@@ -39,7 +40,7 @@ pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
             return crate::chrome::log(&format!("ignored a malformed panel request: {error}"));
         }
     };
-    if let PanelRequest::TestConnection { .. } = request {
+    if let PanelRequest::TestConnection { .. } | PanelRequest::StudioRun { .. } = request {
         wasm_bindgen_futures::spawn_local(async move {
             port.post(&handle_panel_request(&worker, request).await);
         });
@@ -112,6 +113,14 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         }
         PanelRequest::TestConnection { id, role, model, key } => match tasks.store().await {
             Ok(store) => Ok(crate::connection::test(&store, id, role, *model, key).await),
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::StudioRun { id, run } => match tasks.store().await {
+            Ok(store) => crate::studio::run(&store, id, *run).await,
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::SavePrompts { id, edits } => match tasks.store().await {
+            Ok(store) => crate::studio::save(&store, id, edits).await,
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
     };

@@ -850,8 +850,11 @@ impl PanelState {
                     self.settings.saved(settings.as_deref(), problems);
                 }
             }
-            // An answer to a request we no longer wait for.
-            WorkerEvent::PageTitle { .. } | WorkerEvent::PageState { .. } => {}
+            // An answer to a request we no longer wait for, or the Prompt Studio's.
+            WorkerEvent::PageTitle { .. }
+            | WorkerEvent::PageState { .. }
+            | WorkerEvent::StudioResult { .. }
+            | WorkerEvent::PromptOverrides { .. } => {}
         }
     }
 
