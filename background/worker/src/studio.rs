@@ -17,10 +17,8 @@ use crate::store::Store;
 
 /// One Studio run with the stored settings; the trace goes to the `traces` store.
 pub async fn run(store: &Store, id: u32, request: StudioRun) -> Result<WorkerEvent, String> {
-    let settings = store
-        .settings()
-        .await?
-        .ok_or("Choose a model and enter its API key in Settings first.")?;
+    let settings =
+        store.settings().await?.ok_or("Choose a model and enter its API key in Settings first.")?;
     let new_id = chrome::random_uuid;
     let shell = StudioShell {
         http: &FetchHttp,
