@@ -129,6 +129,37 @@ pub enum PanelRequest {
         id: u32,
         edits: studio::PromptEdits,
     },
+    /// Runs a pipeline file's text on `input` in `tab_id` (answered with `pipeline_result`).
+    RunPipeline {
+        id: u32,
+        text: String,
+        input: serde_json::Value,
+        #[serde(default)]
+        tab_id: Option<TabId>,
+    },
+    /// Runs the newest published version of pipeline `name` (the side panel's `/run`).
+    RunPublished {
+        id: u32,
+        name: String,
+        input: serde_json::Value,
+        tab_id: TabId,
+    },
+    /// Stops the pipeline run started by request `run`, after its current step.
+    CancelPipeline {
+        id: u32,
+        run: u32,
+    },
+    /// Stores a pipeline file as its next version; with `publish`, only if the publish gate
+    /// lets it (answered with `pipeline_saved`).
+    SavePipeline {
+        id: u32,
+        text: String,
+        publish: bool,
+    },
+    /// Every stored pipeline version (answered with `pipelines`).
+    ListPipelines {
+        id: u32,
+    },
 }
 
 impl PanelRequest {
@@ -161,7 +192,12 @@ impl PanelRequest {
             | PanelRequest::SaveFavourites { id, .. }
             | PanelRequest::TestConnection { id, .. }
             | PanelRequest::StudioRun { id, .. }
-            | PanelRequest::SavePrompts { id, .. } => *id,
+            | PanelRequest::SavePrompts { id, .. }
+            | PanelRequest::RunPipeline { id, .. }
+            | PanelRequest::RunPublished { id, .. }
+            | PanelRequest::CancelPipeline { id, .. }
+            | PanelRequest::SavePipeline { id, .. }
+            | PanelRequest::ListPipelines { id } => *id,
         }
     }
 }
@@ -237,6 +273,26 @@ pub enum WorkerEvent {
     PromptOverrides {
         id: u32,
         overrides: std::collections::BTreeMap<String, String>,
+    },
+    /// A pipeline run: the engine's `PipelineRun` (status, output, error in the seed's
+    /// shape, one trace per step).
+    PipelineResult {
+        id: u32,
+        run: serde_json::Value,
+    },
+    /// A pipeline save: stored as `version` (0 when refused), published or not, and what
+    /// the publish gate said.
+    PipelineSaved {
+        id: u32,
+        version: u32,
+        published: bool,
+        errors: Vec<studio::PipelineProblem>,
+        warnings: Vec<studio::PipelineProblem>,
+    },
+    /// Every stored pipeline version.
+    Pipelines {
+        id: u32,
+        pipelines: Vec<studio::StoredPipeline>,
     },
 }
 

@@ -78,3 +78,25 @@ pub struct StudioRunResult {
 /// Prompt file edits to store: path under `prompts/` → new text, or `None` to go back to
 /// the bundled file. Every saved text is also kept as a numbered version.
 pub type PromptEdits = BTreeMap<String, Option<String>>;
+
+/// A pipeline file as the `pipelines` store keeps it (key `[id, version]`), with the
+/// runs of this version (newest last, a few), which the publish gate reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredPipeline {
+    pub id: String,
+    pub version: u32,
+    pub text: String,
+    pub hash: String,
+    pub saved_at: String,
+    pub published: bool,
+    #[serde(default)]
+    pub runs: Vec<Value>,
+}
+
+/// A problem at a JSON Pointer into a pipeline file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineProblem {
+    pub path: String,
+    pub message: String,
+}

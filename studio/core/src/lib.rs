@@ -6,6 +6,7 @@
 
 pub mod catalogue;
 pub mod output;
+pub mod pipelines;
 pub mod preview;
 pub mod run;
 pub mod traces;

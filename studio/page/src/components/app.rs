@@ -7,6 +7,7 @@ use yew::prelude::*;
 use crate::components::StudioProps;
 use crate::components::compare_panel::ComparePanel;
 use crate::components::file_editor::FileEditor;
+use crate::components::pipelines_view::PipelinesView;
 use crate::components::preview_panel::PreviewPanel;
 use crate::components::prompt_list::PromptList;
 use crate::components::run_panel::RunPanel;
@@ -48,6 +49,7 @@ pub fn app() -> Html {
         },
         (Tab::Traces, _) => html! { <TracesView ..props.clone() /> },
         (Tab::Telemetry, _) => html! { <TelemetryView ..props.clone() /> },
+        (Tab::Pipelines, _) => html! { <PipelinesView ..props.clone() /> },
     };
     let dismiss = {
         let dispatch = dispatch.clone();
@@ -60,6 +62,7 @@ pub fn app() -> Html {
                 <nav>
                     { tab(Tab::Prompts, "Prompts", "tab-prompts") }
                     { tab(Tab::Traces, "Traces", "tab-traces") }
+                    { tab(Tab::Pipelines, "Pipelines", "tab-pipelines") }
                     { tab(Tab::Telemetry, "Repair telemetry", "tab-telemetry") }
                 </nav>
                 <a href="annotation.html" data-testid="open-annotation">{ "Annotation" }</a>

@@ -2,6 +2,7 @@
 //! `crate::effects` carries out and answers with [`Action`]s; so every decision here is
 //! tested natively (`tests.rs`).
 
+pub mod pipeline;
 pub mod route;
 #[cfg(test)]
 mod tests;
@@ -20,6 +21,7 @@ use studio_core::preview::{self, Preview};
 use studio_core::traces::TraceFilter;
 use yew::Reducible;
 
+pub use pipeline::{PipelineAction, PipelineEditor, PipelineRunState};
 pub use route::Route;
 
 /// The page's views.
@@ -28,6 +30,7 @@ pub enum Tab {
     Prompts,
     Traces,
     Telemetry,
+    Pipelines,
 }
 
 /// IO the page needs.
@@ -89,6 +92,7 @@ pub enum Action {
     OpenTrace(Option<String>),
     DismissNotice,
     EffectsTaken(u32),
+    Pipeline(PipelineAction),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +120,7 @@ pub struct Studio {
     pub step: Option<u32>,
     pub open_trace: Option<String>,
     pub notice: Option<String>,
+    pub pipeline: PipelineEditor,
     pending_save: Option<u32>,
     next_id: u32,
     next_effect: u32,
@@ -143,6 +148,7 @@ impl Default for Studio {
             step: None,
             open_trace: None,
             notice: None,
+            pipeline: PipelineEditor::default(),
             pending_save: None,
             next_id: 1,
             next_effect: 0,
@@ -246,8 +252,24 @@ impl Studio {
             Action::Route(route) => self.follow(route),
             Action::Tab(tab) => {
                 self.tab = tab;
-                if tab != Tab::Prompts {
-                    self.effect(Effect::LoadTraces);
+                match tab {
+                    Tab::Traces | Tab::Telemetry => self.effect(Effect::LoadTraces),
+                    Tab::Pipelines => {
+                        let id = self.request(|id| PanelRequest::ListPipelines { id });
+                        self.pipeline.listing = Some(id);
+                    }
+                    Tab::Prompts => {}
+                }
+            }
+            Action::Pipeline(action) => {
+                let mut next = self.next_id;
+                let request = self.pipeline.apply(action, &mut || {
+                    next += 1;
+                    next - 1
+                });
+                self.next_id = next;
+                if let Some(request) = request {
+                    self.effect(Effect::Send(request));
                 }
             }
             Action::SelectPrompt(id) => {
@@ -423,6 +445,13 @@ impl Studio {
     }
 
     fn on_event(&mut self, event: WorkerEvent) {
+        if self.pipeline.on_event(&event) {
+            if matches!(event, WorkerEvent::PipelineSaved { .. }) {
+                let id = self.request(|id| PanelRequest::ListPipelines { id });
+                self.pipeline.listing = Some(id);
+            }
+            return;
+        }
         match event {
             WorkerEvent::Settings { settings, .. } if self.overrides.is_none() => {
                 self.overrides = Some(settings.map(|s| s.prompt_overrides).unwrap_or_default());
