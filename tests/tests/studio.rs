@@ -10,7 +10,7 @@ use e2e::annotation::{choose, replace_text, stored};
 use e2e::browser::{Browser, Page};
 use e2e::fixtures::FixtureSites;
 use e2e::listed;
-use e2e::llm::ScriptedLlm;
+use e2e::llm::{Reply, ScriptedLlm};
 use serde_json::{Value, json};
 
 const EDIT: &str = "STUDIO EDIT: keep each thought to one sentence.";
@@ -229,4 +229,108 @@ fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
     let settings = browser.agent_request(json!({"type": "get_settings"}));
     assert_eq!(settings["settings"]["prompt_overrides"], json!({}), "{settings}");
     page.screenshot(&e2e::workspace_root().join("target/tmp/studio.png"));
+}
+
+/// The product_facts model: answers from the page text in its prompt alone.
+fn facts_model() -> ScriptedLlm {
+    ScriptedLlm::responding(|prompt| {
+        let on_page = prompt.contains("Steel kettle") && prompt.contains("39.00");
+        Reply::json(json!({
+            "is_product": on_page, "name": if on_page { "Steel kettle" } else { "" },
+            "price": if on_page { json!(39.0) } else { Value::Null }, "currency": "EUR",
+            "availability": "unknown", "brand": "", "rating": null, "highlights": []
+        }))
+    })
+}
+
+#[test]
+fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_prompt_blocks_publishing()
+ {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let product = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
+    let llm = facts_model();
+    browser.configure_agent(settings(llm.base_url()));
+
+    let page = browser.open_tab(&browser.extension_url("studio.html")).page;
+    page.wait_for("document.querySelector('[data-testid=tab-pipelines]')", "the Studio");
+    page.click("[data-testid=tab-pipelines]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-text]')", "the pipeline editor");
+    assert!(value(&page, "[data-testid=pipeline-text]").contains("id: product_facts"));
+    // The diagram: five steps, the llm step after the page read, when edges labelled.
+    assert_eq!(count(&page, "[data-testid=diagram-node]"), 5);
+    assert_eq!(count(&page, "[data-testid=diagram-edge][data-from=page][data-to=read]"), 1);
+    assert!(page.text("[data-testid=pipeline-diagram]").contains("when steps.facts.status"));
+    assert_eq!(count(&page, "[data-testid=pipeline-errors]"), 0);
+
+    // Run it from the Studio on the fixture's product page.
+    replace_text(&page, "[data-testid=pipeline-tab]", &product.id.to_string());
+    page.click("[data-testid=pipeline-run]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-result]')", "the run");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=pipeline-result]').dataset.status"),
+        json!("ok")
+    );
+    let output: Value = serde_json::from_str(&page.text("[data-testid=pipeline-output]")).unwrap();
+    assert_eq!(
+        (output["found"].clone(), output["name"].clone()),
+        (json!(true), json!("Steel kettle"))
+    );
+    assert_eq!(output["price"].as_f64(), Some(39.0));
+    let step_status = |id: &str| {
+        page.eval(&format!(
+            "document.querySelector('[data-testid=pipeline-step][data-step={id}]').dataset.status"
+        ))
+    };
+    assert_eq!(
+        (step_status("page"), step_status("read"), step_status("not_a_product")),
+        (json!("ok"), json!("ok"), json!("skipped"))
+    );
+    assert!(
+        page.text("[data-testid=pipeline-step-llm]")
+            .contains("prompt product_facts/A · prompt hash ")
+    );
+    let sent = llm.requests();
+    assert!(sent[0].body.to_string().contains("Steel kettle"), "the page's text went to the model");
+
+    // A missing prompt: shown as typed, and publishing is refused.
+    let good = value(&page, "[data-testid=pipeline-text]");
+    replace_text(
+        &page,
+        "[data-testid=pipeline-text]",
+        &good.replace("prompt_id: product_facts", "prompt_id: no_such_prompt"),
+    );
+    page.wait_for_text("[data-testid=pipeline-errors]", "no_such_prompt");
+    page.click("[data-testid=pipeline-publish]");
+    page.wait_for_text("[data-testid=pipeline-report-headline]", "Refused");
+    assert!(page.text("[data-testid=pipeline-report-errors]").contains("no_such_prompt"));
+    let panel = browser.open_side_panel(&product);
+
+    // The example as it was: it ran for real, so it publishes.
+    replace_text(&page, "[data-testid=pipeline-text]", &good);
+    page.wait_for(
+        "!document.querySelector('[data-testid=pipeline-errors]')",
+        "the problems to clear",
+    );
+    page.click("[data-testid=pipeline-publish]");
+    page.wait_for_text("[data-testid=pipeline-report-headline]", "Published as version 1");
+    assert!(!page.text("[data-testid=pipeline-report]").contains("no successful real run"));
+    page.wait_for(
+        "document.querySelector('[data-testid=pipeline-published]')",
+        "the stored version",
+    );
+
+    // From the side panel, on its own tab.
+    panel.wait_for("document.querySelector('[data-testid=chat-input]')", "the panel");
+    panel.send_message("/run product_facts {}");
+    panel.wait_for(
+        "[...document.querySelectorAll('[data-testid=message]')].some(m => m.textContent.includes('Steel kettle') && m.dataset.kind === 'answer')",
+        "the pipeline's output in the chat",
+    );
+    panel.send_message("/run no_such_pipeline {}");
+    panel.wait_for(
+        "[...document.querySelectorAll('[data-testid=message]')].some(m => m.textContent.includes('No published pipeline'))",
+        "the error in the chat",
+    );
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-pipeline.png"));
 }

@@ -21,23 +21,31 @@ fn origin(layer: usize, column: usize) -> (f64, f64) {
 #[function_component(PipelineDiagram)]
 pub fn pipeline_diagram(props: &DiagramProps) -> Html {
     let diagram = &props.diagram;
-    let width = 20.0 + diagram.width.max(1) as f64 * (W + GAP_X);
+    // Room on the right for the last column's `when` labels.
+    let width = 280.0 + diagram.width.max(1) as f64 * (W + GAP_X);
     let height = 20.0 + diagram.layers.max(1) as f64 * (H + GAP_Y);
     let place =
         |id: &str| diagram.nodes.iter().find(|n| n.id == id).map(|n| origin(n.layer, n.column));
+    // A step's condition is written once, beside the first arrow into it.
+    let mut labelled: Vec<&str> = Vec::new();
     let edges = diagram.edges.iter().filter_map(|edge| {
+        let first_when = edge.when.is_some() && !labelled.contains(&edge.to.as_str());
+        if first_when {
+            labelled.push(&edge.to);
+        }
         let (from, to) = (place(&edge.from)?, place(&edge.to)?);
         let (x1, y1) = (from.0 + W / 2.0, from.1 + H);
         let (x2, y2) = (to.0 + W / 2.0, to.1);
-        let dashed = !edge.data;
-        let label = edge.when.clone().unwrap_or_default();
+        // Labels of neighbouring steps in a layer are staggered so they do not overlap.
+        let stagger = diagram.nodes.iter().find(|n| n.id == edge.to).map_or(0.0, |n| (n.column % 2) as f64 * 14.0);
+                let label = edge.when.clone().unwrap_or_default();
         Some(html! {
-            <g class={if dashed { "edge when" } else { "edge" }} data-testid="diagram-edge"
+            <g class={if edge.data { "edge" } else { "edge when" }} data-testid="diagram-edge"
                 data-from={edge.from.clone()} data-to={edge.to.clone()} data-when={label.clone()}>
                 <line x1={x1.to_string()} y1={y1.to_string()} x2={x2.to_string()} y2={(y2 - 4.0).to_string()}
                     marker-end="url(#arrow)" stroke-dasharray={if edge.when.is_some() { "5 4" } else { "" }} />
-                if edge.when.is_some() {
-                    <text x={((x1 + x2) / 2.0 + 4.0).to_string()} y={((y1 + y2) / 2.0).to_string()} class="when-label">
+                if first_when {
+                    <text x={(x2 + 8.0).to_string()} y={(y2 - 22.0 + stagger).to_string()} class="when-label">
                         { format!("when {label}") }
                     </text>
                 }
