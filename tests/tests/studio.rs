@@ -334,3 +334,155 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
     );
     page.screenshot(&e2e::workspace_root().join("target/tmp/studio-pipeline.png"));
 }
+
+/// The sync server in a thread of its own (SQLite in a temp folder), stopped on drop.
+struct SyncServer {
+    url: String,
+    tokens: std::collections::HashMap<&'static str, String>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SyncServer {
+    fn start() -> SyncServer {
+        use sync_server::auth::{Role, add_user};
+        let dir =
+            e2e::workspace_root().join(format!("target/tmp/studio-sync-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}/sync.db", dir.display());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let store =
+                    sync_server::store::Store::connect(&url).await.expect("the sync database");
+                let mut tokens = std::collections::HashMap::new();
+                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
+                    tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
+                }
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                ready_tx.send((listener.local_addr().unwrap(), tokens)).unwrap();
+                let shutdown = async {
+                    let _ = shutdown_rx.await;
+                };
+                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
+                    .await
+                    .unwrap();
+            });
+        });
+        let (addr, tokens) = ready_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the sync server starts");
+        SyncServer {
+            url: format!("http://{addr}"),
+            tokens,
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+        }
+    }
+
+    fn get(&self, user: &str, path: &str) -> e2e::http::Response {
+        let auth = format!("Bearer {}", self.tokens[user]);
+        e2e::http::request("GET", &format!("{}{path}", self.url), &[("Authorization", &auth)], "")
+    }
+}
+
+impl Drop for SyncServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.shutdown.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_configured_paths() {
+    use e2e::annotation::{allow_downloads, open_annotation, wait_for_download};
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let task = "What does the steel kettle cost? My card is 4111-1111-1111-1111";
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Read the price", ""),
+        navigate("Start", "Report the price", json!([{"action": "done", "text": "€39.00"}])),
+        verdict(true, "", "The steel kettle costs €39.00."),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+    let started =
+        browser.agent_request(json!({"type": "start_task", "tab_id": shop.id, "task": task}));
+    assert_eq!(started["type"], "done", "{started}");
+    let run_id = browser.wait_for_task("done")["run_id"].as_str().unwrap().to_owned();
+    // Redaction configured after the capture: what leaves the browser follows it anyway.
+    let mut agent = settings(llm.base_url());
+    agent["agent"]["trace_redactions"] = json!(["task"]);
+    browser.configure_agent(agent);
+
+    let page = open_annotation(&mut browser, "");
+    page.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
+    let stored_traces = stored(&page, "traces");
+    assert_eq!(stored_traces.len(), 3, "one per model call");
+    assert!(
+        stored_traces.iter().any(|t| t.to_string().contains("4111-1111")),
+        "captured as it was"
+    );
+
+    let dir = allow_downloads(&browser, "studio-traces");
+    page.click("[data-testid=export-open]");
+    choose(&page, "[data-testid=export-format]", "json");
+    page.click("[data-testid=export-go]");
+    let file = wait_for_download(&dir, ".json");
+    let text = std::fs::read_to_string(file).unwrap();
+    let document: Value = serde_json::from_str(&text).unwrap();
+    let traces = document["runs"][0]["traces"].as_array().expect("the run's traces").clone();
+    assert_eq!(traces.len(), 3);
+    assert!(traces.iter().all(|t| t["params"]["task"] == "[redacted]"), "{traces:?}");
+    // The run's own header keeps its task (trace redaction is about traces); no key anywhere.
+    let traces_text = Value::Array(traces.clone()).to_string();
+    assert!(
+        !traces_text.contains("4111-1111"),
+        "nothing redacted leaves in a trace: {traces_text}"
+    );
+    assert!(!text.contains(TEST_KEY), "no key anywhere in the export");
+    assert!(traces.iter().any(|t| t["promptId"] == "navigator"
+        && t["prompt"]["system"].as_str().unwrap().contains("[redacted]")));
+
+    let server = SyncServer::start();
+    page.click("[data-testid=sync-state]");
+    replace_text(&page, "[data-testid=sync-endpoint]", &server.url);
+    replace_text(&page, "[data-testid=sync-token]", &server.tokens["ann"]);
+    page.click("[data-testid=sync-save]");
+    page.wait_for(
+        "document.querySelector('[data-testid=sync-state]')?.dataset.state === 'synced'",
+        "the first sync",
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let on_server = loop {
+        let answer = server.get("quinn", &format!("/runs/{run_id}/traces"));
+        if answer.status == 200 && answer.json()["items"].as_array().is_some_and(|i| i.len() == 3) {
+            break answer;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the traces never reached the server: {} {}",
+            answer.status,
+            answer.body
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(
+        !on_server.body.contains("4111-1111") && !on_server.body.contains(TEST_KEY),
+        "{}",
+        on_server.body
+    );
+    let items = on_server.json()["items"].as_array().unwrap().clone();
+    assert!(items.iter().all(|t| t["params"]["task"] == "[redacted]"));
+}
