@@ -486,3 +486,73 @@ fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_
     let items = on_server.json()["items"].as_array().unwrap().clone();
     assert!(items.iter().all(|t| t["params"]["task"] == "[redacted]"));
 }
+
+#[test]
+fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cancelled_from_the_studio()
+ {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let product = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
+    // A model that thinks for three seconds, so there is time to cancel.
+    let llm = ScriptedLlm::responding(|_| {
+        Reply::json(json!({"is_product": false, "name": "", "price": null, "currency": "",
+            "availability": "unknown", "brand": "", "rating": null, "highlights": []}))
+        .after(std::time::Duration::from_secs(3))
+    });
+    browser.configure_agent(settings(llm.base_url()));
+
+    // HTTP only to the origins the file allows, checked when the URL is known. The API is a
+    // loopback server that allows the extension's requests (CORS).
+    let api = ScriptedLlm::start([Reply::json(json!({"price": 39}))]);
+    let pipeline = format!(
+        "id: ask_api\nallow_tools: [http]\nhttp_origins: [\"{}\"]\nsteps:\n  - id: get\n    type: tool\n    tool: http\n    input:\n      method: POST\n      url: \"{{{{input.url}}}}\"\n      headers: {{content-type: application/json}}\n      body: {{q: price}}\n",
+        api.base_url()
+    );
+    let run = |browser: &mut Browser, url: &str| {
+        browser
+            .agent_request(json!({"type": "run_pipeline", "text": pipeline, "input": {"url": url}}))
+    };
+    let fetched = run(&mut browser, &format!("{}/v1/chat/completions", api.base_url()));
+    assert_eq!(fetched["type"], "pipeline_result", "{fetched}");
+    assert_eq!(fetched["run"]["status"], "ok", "{fetched}");
+    assert_eq!(fetched["run"]["output"]["status"], 200);
+    let content = fetched["run"]["output"]["body"]["choices"][0]["message"]["content"].as_str();
+    assert!(content.unwrap_or_default().contains("39"), "{fetched}");
+    let asked = api.requests();
+    assert_eq!((asked[0].method.as_str(), &asked[0].body), ("POST", &json!({"q": "price"})));
+    // A server that does not allow the extension says so.
+    let no_cors = format!(
+        "id: no_cors\nallow_tools: [http]\nhttp_origins: [\"{}\"]\nsteps:\n  - {{id: get, type: tool, tool: http, input: {{url: \"{}\"}}}}\n",
+        sites.url("/").trim_end_matches('/'),
+        sites.url("/shop/help.html")
+    );
+    let refused =
+        browser.agent_request(json!({"type": "run_pipeline", "text": no_cors, "input": {}}));
+    assert_eq!(refused["run"]["error"]["code"], "tool_failed", "{refused}");
+    assert!(refused["run"]["error"]["message"].as_str().unwrap().contains("CORS"));
+    let elsewhere = run(&mut browser, "http://localhost:9/secret");
+    assert_eq!(elsewhere["run"]["status"], "failed", "{elsewhere}");
+    assert_eq!(elsewhere["run"]["error"]["code"], "origin_not_allowed");
+    assert_eq!(elsewhere["run"]["error"]["step_id"], "get");
+
+    // Cancel from the Studio while the model thinks: the step in flight ends, no later one runs.
+    let page = browser.open_tab(&browser.extension_url("studio.html")).page;
+    page.wait_for("document.querySelector('[data-testid=tab-pipelines]')", "the Studio");
+    page.click("[data-testid=tab-pipelines]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-text]')", "the pipeline editor");
+    replace_text(&page, "[data-testid=pipeline-tab]", &product.id.to_string());
+    page.click("[data-testid=pipeline-run]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-cancel]')", "the run under way");
+    page.click("[data-testid=pipeline-cancel]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-result]')", "the run to stop");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=pipeline-result]').dataset.status"),
+        json!("cancelled")
+    );
+    assert!(page.text("[data-testid=pipeline-run-error]").contains("cancelled"));
+    assert_eq!(
+        count(&page, "[data-testid=pipeline-step][data-step=facts]"),
+        0,
+        "no step after the cancel ran"
+    );
+}

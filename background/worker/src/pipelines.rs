@@ -134,9 +134,16 @@ async fn fetch(
         init.set_body(&JsValue::from_str(&text));
     }
     let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    // The extension asks for no host permissions: a server must allow it (CORS).
+    let unreachable = |e: JsValue| {
+        failed(format!(
+            "The request to {url} got no answer ({}): the server could not be reached, or it does not allow requests from the extension (CORS).",
+            chrome::error_message(&e)
+        ))
+    };
     let response: web_sys::Response = JsFuture::from(scope.fetch_with_str_and_init(url, &init))
         .await
-        .map_err(js)?
+        .map_err(unreachable)?
         .unchecked_into();
     let text = JsFuture::from(response.text().map_err(js)?).await.map_err(js)?;
     let text = text.as_string().unwrap_or_default();
