@@ -294,6 +294,13 @@ pub enum WorkerEvent {
         id: u32,
         pipelines: Vec<studio::StoredPipeline>,
     },
+    /// One step of the pipeline run started by request `run` just ended or was skipped
+    /// (its `StepTrace`), sent to every page while the run goes on. Not an answer: the run's
+    /// answer is its `pipeline_result`.
+    PipelineStep {
+        run: u32,
+        step: serde_json::Value,
+    },
 }
 
 /// A quick-start prompt: shown as a chip on an empty chat; clicking it fills the chat box.

@@ -542,7 +542,12 @@ fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cance
     page.wait_for("document.querySelector('[data-testid=pipeline-text]')", "the pipeline editor");
     replace_text(&page, "[data-testid=pipeline-tab]", &product.id.to_string());
     page.click("[data-testid=pipeline-run]");
-    page.wait_for("document.querySelector('[data-testid=pipeline-cancel]')", "the run under way");
+    // Each step shows as it ends: the page is read while the model still thinks.
+    page.wait_for(
+        "document.querySelector('[data-testid=pipeline-live] [data-testid=pipeline-step][data-step=page][data-status=ok]')",
+        "the page step, live",
+    );
+    assert!(page.text("[data-testid=pipeline-running]").contains("1 step(s) done"));
     page.click("[data-testid=pipeline-cancel]");
     page.wait_for("document.querySelector('[data-testid=pipeline-result]')", "the run to stop");
     assert_eq!(

@@ -9,8 +9,8 @@ use std::rc::Rc;
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::pipeline::{
-    Cancel, PipelineRun, PipelineTools, Problem, RunStatus, Runner, ToolCall, ToolFailure,
-    check_publish, load,
+    Cancel, PipelineRun, PipelineTools, Problem, RunStatus, Runner, StepTrace, ToolCall,
+    ToolFailure, check_publish, load,
 };
 use agent_engine::prompts::PromptSet;
 use agent_engine::providers::Usage;
@@ -37,11 +37,21 @@ pub struct Pipelines {
     unsaved_runs: RefCell<Vec<PipelineRun>>,
 }
 
-struct Stop(Rc<Cell<bool>>);
+/// The run's cancel flag, and its live view: each step's trace to every page.
+struct Stop<'a> {
+    flag: Rc<Cell<bool>>,
+    worker: &'a Worker,
+    id: u32,
+}
 
-impl Cancel for Stop {
+impl Cancel for Stop<'_> {
     fn cancelled(&self) -> bool {
-        self.0.get()
+        self.flag.get()
+    }
+
+    fn step_finished(&self, trace: &StepTrace) {
+        let step = serde_json::to_value(trace).unwrap_or_default();
+        self.worker.ports.broadcast(&WorkerEvent::PipelineStep { run: self.id, step });
     }
 }
 
@@ -178,7 +188,7 @@ pub async fn run(
     let mut models = vec![settings.models.navigator.clone()];
     models.extend([settings.models.planner.clone(), settings.models.thinking.clone()]);
     let tools = WorkerTools { worker, tab };
-    let cancel = Stop(stop);
+    let cancel = Stop { flag: stop, worker, id };
     let runner = Runner {
         prompts: &prompts,
         http: &FetchHttp,

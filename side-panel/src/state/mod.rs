@@ -926,7 +926,8 @@ impl PanelState {
             | WorkerEvent::StudioResult { .. }
             | WorkerEvent::PromptOverrides { .. }
             | WorkerEvent::PipelineSaved { .. }
-            | WorkerEvent::Pipelines { .. } => {}
+            | WorkerEvent::Pipelines { .. }
+            | WorkerEvent::PipelineStep { .. } => {}
         }
     }
 

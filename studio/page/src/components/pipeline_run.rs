@@ -29,9 +29,12 @@ pub fn pipeline_run(props: &StudioProps) -> Html {
     let running = matches!(editor.run, PipelineRunState::Running(_));
     let body = match &editor.run {
         PipelineRunState::Idle => html! {},
-        PipelineRunState::Running(_) => {
-            html! { <p class="hint" data-testid="pipeline-running">{ "Running…" }</p> }
-        }
+        PipelineRunState::Running(_) => html! {
+            <div data-testid="pipeline-live">
+                <p class="hint" data-testid="pipeline-running">{ format!("Running… {} step(s) done", editor.live.len()) }</p>
+                { for editor.live.iter().map(step_view) }
+            </div>
+        },
         PipelineRunState::Failed(message) => {
             html! { <p class="error" data-testid="pipeline-error">{ message }</p> }
         }
@@ -61,35 +64,6 @@ pub fn pipeline_run(props: &StudioProps) -> Html {
 
 fn run_view(run: &Value) -> Html {
     let steps = run["steps"].as_array().cloned().unwrap_or_default();
-    let rows = steps.iter().map(|step| {
-        let llm = &step["llm"];
-        html! {
-            <details class="pipeline-step" data-testid="pipeline-step" data-step={step["step_id"].as_str().unwrap_or_default().to_owned()}
-                data-status={step["status"].as_str().unwrap_or_default().to_owned()} open={step["status"] != "skipped"}>
-                <summary>
-                    { format!("{} · {} · {} · {:.0} ms", step["step_id"].as_str().unwrap_or_default(),
-                        step["step_type"].as_str().unwrap_or_default(), step["status"].as_str().unwrap_or_default(),
-                        step["timing_ms"].as_f64().unwrap_or_default()) }
-                </summary>
-                <p class="meta">{ format!("pipeline hash {}", step["pipeline_hash"].as_str().unwrap_or_default()) }</p>
-                if !llm.is_null() {
-                    <p class="meta" data-testid="pipeline-step-llm">
-                        { format!("prompt {}/{} · prompt hash {} · {} · {} answer(s), {} repair(s)",
-                            llm["prompt_id"].as_str().unwrap_or_default(), llm["prompt_variant"].as_str().unwrap_or_default(),
-                            llm["prompt_hash"].as_str().unwrap_or_default(), llm["model"].as_str().unwrap_or_default(),
-                            llm["attempts"].as_array().map_or(0, Vec::len), llm["repairs"]) }
-                    </p>
-                }
-                <div class="side-by-side">
-                    <div><h4>{ "input" }</h4><pre class="raw">{ pretty(&step["input"]) }</pre></div>
-                    <div><h4>{ "output" }</h4><pre class="raw" data-testid="pipeline-step-output">{ pretty(&step["output"]) }</pre></div>
-                </div>
-                if !step["error"].is_null() {
-                    <pre class="error">{ pretty(&step["error"]) }</pre>
-                }
-            </details>
-        }
-    });
     html! {
         <div data-testid="pipeline-result" data-status={run["status"].as_str().unwrap_or_default().to_owned()}>
             <p class="meta">{ format!("status {} · {} repair(s)", run["status"].as_str().unwrap_or_default(), run["repairs"]) }</p>
@@ -100,7 +74,38 @@ fn run_view(run: &Value) -> Html {
                 <h3>{ "Output" }</h3>
                 <pre class="raw" data-testid="pipeline-output">{ pretty(&run["output"]) }</pre>
             }
-            { for rows }
+            { for steps.iter().map(step_view) }
         </div>
+    }
+}
+
+/// One step's trace: status, timing, hashes, input, output, error.
+fn step_view(step: &Value) -> Html {
+    let llm = &step["llm"];
+    html! {
+        <details class="pipeline-step" data-testid="pipeline-step" data-step={step["step_id"].as_str().unwrap_or_default().to_owned()}
+            data-status={step["status"].as_str().unwrap_or_default().to_owned()} open={step["status"] != "skipped"}>
+            <summary>
+                { format!("{} · {} · {} · {:.0} ms", step["step_id"].as_str().unwrap_or_default(),
+                    step["step_type"].as_str().unwrap_or_default(), step["status"].as_str().unwrap_or_default(),
+                    step["timing_ms"].as_f64().unwrap_or_default()) }
+            </summary>
+            <p class="meta">{ format!("pipeline hash {}", step["pipeline_hash"].as_str().unwrap_or_default()) }</p>
+            if !llm.is_null() {
+                <p class="meta" data-testid="pipeline-step-llm">
+                    { format!("prompt {}/{} · prompt hash {} · {} · {} answer(s), {} repair(s)",
+                        llm["prompt_id"].as_str().unwrap_or_default(), llm["prompt_variant"].as_str().unwrap_or_default(),
+                        llm["prompt_hash"].as_str().unwrap_or_default(), llm["model"].as_str().unwrap_or_default(),
+                        llm["attempts"].as_array().map_or(0, Vec::len), llm["repairs"]) }
+                </p>
+            }
+            <div class="side-by-side">
+                <div><h4>{ "input" }</h4><pre class="raw">{ pretty(&step["input"]) }</pre></div>
+                <div><h4>{ "output" }</h4><pre class="raw" data-testid="pipeline-step-output">{ pretty(&step["output"]) }</pre></div>
+            </div>
+            if !step["error"].is_null() {
+                <pre class="error">{ pretty(&step["error"]) }</pre>
+            }
+        </details>
     }
 }

@@ -49,6 +49,8 @@ pub struct PipelineEditor {
     pub report: Option<SaveReport>,
     pub stored: Vec<StoredPipeline>,
     pub listing: Option<u32>,
+    /// The running run's steps so far, as the worker tells them.
+    pub live: Vec<Value>,
 }
 
 impl Default for PipelineEditor {
@@ -62,6 +64,7 @@ impl Default for PipelineEditor {
             report: None,
             stored: vec![],
             listing: None,
+            live: vec![],
         }
     }
 }
@@ -116,6 +119,7 @@ impl PipelineEditor {
                 };
                 let id = next_id();
                 self.run = PipelineRunState::Running(id);
+                self.live.clear();
                 Some(PanelRequest::RunPipeline {
                     id,
                     text: self.text.clone(),
@@ -145,6 +149,13 @@ impl PipelineEditor {
                 if self.run == PipelineRunState::Running(*id) =>
             {
                 self.run = PipelineRunState::Done(run.clone());
+                self.live.clear();
+                true
+            }
+            WorkerEvent::PipelineStep { run, step } => {
+                if self.run == PipelineRunState::Running(*run) {
+                    self.live.push(step.clone());
+                }
                 true
             }
             WorkerEvent::PipelineSaved { id, version, published, errors, warnings }
@@ -232,9 +243,14 @@ mod tests {
             panic!()
         };
         assert_eq!(run, id);
+        let step = json!({"step_id": "page", "status": "ok"});
+        editor.on_event(&WorkerEvent::PipelineStep { run: id, step: step.clone() });
+        editor.on_event(&WorkerEvent::PipelineStep { run: id + 100, step: json!({}) });
+        assert_eq!(editor.live, [step], "this run's steps, live");
         let result = json!({"status": "ok", "output": {"found": true}, "steps": []});
         assert!(editor.on_event(&WorkerEvent::PipelineResult { id, run: result.clone() }));
         assert_eq!(editor.run, PipelineRunState::Done(result));
+        assert!(editor.live.is_empty());
         assert_eq!(editor.apply(PipelineAction::Cancel, &mut ids), None);
     }
 
