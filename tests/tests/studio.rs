@@ -561,3 +561,37 @@ fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cance
         "no step after the cancel ran"
     );
 }
+
+#[test]
+fn a_pipeline_step_runs_an_agent_task_and_gets_its_answer() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let state = browser.page_state(&shop);
+    let kettle = listed(&state, "Steel kettle").and_then(|e| e["id"].as_u64()).unwrap();
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Open the Steel kettle page\n2. Read its price", ""),
+        navigate("Start", "Open the kettle", json!([{"action": "click", "id": kettle}])),
+        navigate(
+            "Success: it is open",
+            "Report the price",
+            json!([{"action": "done", "text": "€39.00"}]),
+        ),
+        verdict(true, "", "The steel kettle costs €39.00."),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+    let pipeline = "id: ask_agent\nallow_tools: [agent_task]\nsteps:\n  - id: ask\n    type: tool\n    tool: agent_task\n    input:\n      task: \"{{input.question}}\"\n  - id: answer\n    type: transform\n    output: {answer: \"{{steps.ask.output.answer}}\"}\n";
+    let done = browser.agent_request(json!({"type": "run_pipeline", "text": pipeline,
+        "input": {"question": "What does the steel kettle cost?"}, "tab_id": shop.id}));
+    assert_eq!(done["run"]["status"], "ok", "{done}");
+    assert_eq!(done["run"]["output"]["answer"], "The steel kettle costs €39.00.");
+    assert!(
+        shop.page.eval("location.href").as_str().unwrap().contains("sku=kettle"),
+        "it really clicked"
+    );
+    // The task is a conversation of its own, captured like any other.
+    let run_id = done["run"]["steps"][0]["output"]["run_id"].as_str().unwrap().to_owned();
+    let task = browser.agent_request(json!({"type": "current_task"}));
+    assert_eq!(task["snapshot"]["run_id"], run_id.as_str());
+    assert_eq!(task["snapshot"]["task"], "What does the steel kettle cost?");
+}

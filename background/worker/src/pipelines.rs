@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use agent_engine::Clock;
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::pipeline::{
@@ -17,6 +18,7 @@ use agent_engine::providers::Usage;
 use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
+use protocol::agent::TaskStatus;
 use protocol::settings::Settings;
 use protocol::studio::{PipelineProblem, StoredPipeline};
 use protocol::{TabId, WorkerEvent};
@@ -58,11 +60,13 @@ impl Cancel for Stop<'_> {
 /// How many runs a stored version keeps for the gate.
 const KEPT_RUNS: usize = 10;
 
-/// The tools over this worker's tabs and `fetch`. Agent tasks and workflow replays are not
+/// The tools over this worker's tabs, its agent and `fetch`. Workflow replays are not
 /// wired into pipelines yet and say so.
 struct WorkerTools<'a> {
-    worker: &'a Worker,
+    worker: &'a Rc<Worker>,
     tab: Option<TabId>,
+    /// The run's cancel flag: an agent task in flight is cancelled with it.
+    stop: Rc<Cell<bool>>,
 }
 
 impl WorkerTools<'_> {
@@ -112,11 +116,48 @@ impl PipelineTools for WorkerTools<'_> {
             ToolCall::Http { method, url, headers, body } => {
                 fetch(method, url, headers, body).await
             }
-            ToolCall::AgentTask { .. } | ToolCall::WorkflowReplay { .. } => Err(ToolFailure {
-                message: "Agent tasks and workflow replays cannot be called from a pipeline yet."
-                    .into(),
+            ToolCall::AgentTask { task, tab } => self.agent_task(task, self.tab(*tab)?).await,
+            ToolCall::WorkflowReplay { .. } => Err(ToolFailure {
+                message: "Workflow replays cannot be called from a pipeline yet.".into(),
                 recoverable: false,
             }),
+        }
+    }
+}
+
+impl WorkerTools<'_> {
+    /// Starts `task` as a new conversation in `tab`, as the side panel would (so the panel
+    /// shows it, and a question it asks is answered there), and waits for its answer.
+    /// Cancelling the pipeline cancels the task.
+    async fn agent_task(&self, task: &str, tab: TabId) -> Result<Value, ToolFailure> {
+        let worker = self.worker;
+        worker.tasks.start(worker, 0, tab, task, None).await.map_err(|message| ToolFailure {
+            message: format!("The agent task did not start: {message}"),
+            recoverable: true,
+        })?;
+        let Some(started) = worker.tasks.snapshot() else {
+            return Err(failed("The agent task did not start."));
+        };
+        loop {
+            PerformanceClock.sleep(250.0).await;
+            let now = worker.tasks.snapshot().filter(|s| s.run_id == started.run_id);
+            let Some(now) = now else {
+                return Err(failed("The agent task was replaced by another conversation."));
+            };
+            if self.stop.get() {
+                let _ = worker.tasks.cancel(worker, 0, &now.session_id).await;
+                return Err(ToolFailure { message: "Cancelled.".into(), recoverable: true });
+            }
+            match now.status {
+                TaskStatus::Done { answer } => {
+                    return Ok(json!({"answer": answer, "run_id": now.run_id}));
+                }
+                TaskStatus::Failed { error } => {
+                    return Err(failed(format!("The agent task failed: {error}")));
+                }
+                TaskStatus::Cancelled => return Err(failed("The agent task was cancelled.")),
+                TaskStatus::Running | TaskStatus::Paused { .. } => {}
+            }
         }
     }
 }
@@ -187,7 +228,7 @@ pub async fn run(
     worker.pipelines.running.borrow_mut().insert(id, stop.clone());
     let mut models = vec![settings.models.navigator.clone()];
     models.extend([settings.models.planner.clone(), settings.models.thinking.clone()]);
-    let tools = WorkerTools { worker, tab };
+    let tools = WorkerTools { worker, tab, stop: stop.clone() };
     let cancel = Stop { flag: stop, worker, id };
     let runner = Runner {
         prompts: &prompts,
