@@ -57,7 +57,10 @@ pub fn compare_panel(props: &StudioProps) -> Html {
         let name = variant.to_string();
         html! {
             <th data-testid="compare-variant" data-variant={variant.to_string()}>
-                { format!("variant {variant}") }
+                { match variant.split_once('@') {
+                    Some((v, role)) => format!("variant {v} · {role} model"),
+                    None => format!("variant {variant}"),
+                } }
                 if is_base { <span class="badge" data-testid="baseline">{ "baseline" }</span> }
                 else { <button class="small" data-testid="make-baseline" onclick={Callback::from(move |_| dispatch.dispatch(Action::Baseline(name.clone())))}>{ "baseline" }</button> }
             </th>
@@ -86,7 +89,7 @@ pub fn compare_panel(props: &StudioProps) -> Html {
         <section class="panel compare-panel" data-testid="compare-panel">
             <h2>{ "Compare" }</h2>
             <div class="buttons">
-                <label>{ "Variants " }<input data-testid="compare-variants" value={(*variants_text).clone()} oninput={on_variants} /></label>
+                <label title="A, B; or A@planner to run variant A with the planner's model">{ "Variants (or variant@role) " }<input data-testid="compare-variants" value={(*variants_text).clone()} oninput={on_variants} /></label>
                 <label>{ "on the last " }<input type="number" min="1" max="20" data-testid="compare-samples" value={samples.to_string()} oninput={on_samples} />{ " captured steps" }</label>
                 <button data-testid="compare-run" onclick={start}>{ "Compare" }</button>
             </div>

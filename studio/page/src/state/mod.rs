@@ -50,9 +50,11 @@ pub enum RunState {
     Failed(String),
 }
 
-/// One cell of a comparison: a variant on one sample.
+/// One cell of a comparison: an arm (a variant, at the chosen role's model or, written
+/// `B@planner`, at another role's) on one sample.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CompareCell {
+    /// The arm as typed: `A`, or `A@thinking`.
     pub variant: String,
     /// Which sample (the trace it came from).
     pub sample: String,
@@ -82,7 +84,8 @@ pub enum Action {
     UseTrace(String),
     Role(ModelRole),
     Run,
-    /// Runs each of `variants` on the `samples` newest captured steps of this prompt.
+    /// Runs each of `variants` (arms: `A`, or `A@planner` for another role's model) on the
+    /// `samples` newest captured steps of this prompt.
     Compare {
         variants: Vec<String>,
         samples: usize,
@@ -397,6 +400,20 @@ impl Studio {
     }
 
     fn run_request(&self, variant: &str, vars: Option<Value>) -> Result<StudioRun, String> {
+        let (variant, role) = match variant.split_once('@') {
+            None => (variant, self.role),
+            Some((variant, role)) => {
+                let role = ModelRole::ALL.into_iter().find(|r| r.id() == role.trim()).ok_or_else(
+                    || {
+                        format!(
+                            "No role {:?}: use planner, navigator, thinking or repair.",
+                            role.trim()
+                        )
+                    },
+                )?;
+                (variant.trim(), role)
+            }
+        };
         self.check().map_err(|e| format!("Fix the prompt files first: {e}"))?;
         let vars = match vars {
             Some(vars) => vars,
@@ -410,7 +427,7 @@ impl Studio {
             variant: variant.to_owned(),
             overrides: self.drafts.clone(),
             vars,
-            role: self.role,
+            role,
         })
     }
 

@@ -190,3 +190,22 @@ fn a_trace_link_opens_the_traces_view_on_that_trace() {
     studio.apply(Action::Route(Route::parse("#trace=t1")));
     assert_eq!(studio.open_trace.as_deref(), Some("t1"));
 }
+
+#[test]
+fn an_arm_can_use_another_roles_model() {
+    let mut studio = connected();
+    studio.apply(Action::TracesLoaded(Ok(vec![trace("t1", "navigator", "2026-11-20T10:00:00Z")])));
+    studio.apply(Action::Compare {
+        variants: vec!["A".into(), "A@planner".into(), "B@critic".into()],
+        samples: 1,
+    });
+    let runs: Vec<(String, ModelRole)> = sent(&studio)
+        .into_iter()
+        .filter_map(|r| match r {
+            PanelRequest::StudioRun { run, .. } => Some((run.variant.clone(), run.role)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(runs, [("A".into(), ModelRole::Navigator), ("A".into(), ModelRole::Planner)]);
+    assert!(matches!(&studio.compare[2].state, RunState::Failed(m) if m.contains("critic")));
+}
