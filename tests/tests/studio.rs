@@ -159,6 +159,8 @@ fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
     );
     assert!(page.text("[data-testid=run-output]").contains("€39.00"));
     assert!(page.text("[data-testid=run-meta]").contains("1 repair(s)"));
+    page.eval("document.querySelector('[data-testid=run-result]').scrollIntoView()");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-run.png"));
     let raw = page.eval("[...document.querySelectorAll('[data-testid=raw-request]')].map(p => p.textContent).join('\\n')");
     let raw = raw.as_str().unwrap();
     assert!(raw.contains("Bearer ***") && !raw.contains(TEST_KEY), "keys masked: {raw}");
