@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod agent;
 pub mod settings;
+pub mod studio;
 
 /// The name a page gives `chrome.runtime.connect` to reach the agent.
 pub const PANEL_PORT: &str = "alphascout.panel";
@@ -117,6 +118,48 @@ pub enum PanelRequest {
         #[serde(default)]
         key: Option<String>,
     },
+    /// The Prompt Studio tries a prompt (answered with `studio_result`).
+    StudioRun {
+        id: u32,
+        run: Box<studio::StudioRun>,
+    },
+    /// The Prompt Studio saves or reverts prompt files (answered with `prompt_overrides`,
+    /// or `failed` when the files as saved would not load).
+    SavePrompts {
+        id: u32,
+        edits: studio::PromptEdits,
+    },
+    /// Runs a pipeline file's text on `input` in `tab_id` (answered with `pipeline_result`).
+    RunPipeline {
+        id: u32,
+        text: String,
+        input: serde_json::Value,
+        #[serde(default)]
+        tab_id: Option<TabId>,
+    },
+    /// Runs the newest published version of pipeline `name` (the side panel's `/run`).
+    RunPublished {
+        id: u32,
+        name: String,
+        input: serde_json::Value,
+        tab_id: TabId,
+    },
+    /// Stops the pipeline run started by request `run`, after its current step.
+    CancelPipeline {
+        id: u32,
+        run: u32,
+    },
+    /// Stores a pipeline file as its next version; with `publish`, only if the publish gate
+    /// lets it (answered with `pipeline_saved`).
+    SavePipeline {
+        id: u32,
+        text: String,
+        publish: bool,
+    },
+    /// Every stored pipeline version (answered with `pipelines`).
+    ListPipelines {
+        id: u32,
+    },
 }
 
 impl PanelRequest {
@@ -147,7 +190,14 @@ impl PanelRequest {
             | PanelRequest::DeleteSession { id, .. }
             | PanelRequest::GetFavourites { id }
             | PanelRequest::SaveFavourites { id, .. }
-            | PanelRequest::TestConnection { id, .. } => *id,
+            | PanelRequest::TestConnection { id, .. }
+            | PanelRequest::StudioRun { id, .. }
+            | PanelRequest::SavePrompts { id, .. }
+            | PanelRequest::RunPipeline { id, .. }
+            | PanelRequest::RunPublished { id, .. }
+            | PanelRequest::CancelPipeline { id, .. }
+            | PanelRequest::SavePipeline { id, .. }
+            | PanelRequest::ListPipelines { id } => *id,
         }
     }
 }
@@ -213,6 +263,43 @@ pub enum WorkerEvent {
         id: u32,
         ok: bool,
         message: String,
+    },
+    /// What a Studio run did.
+    StudioResult {
+        id: u32,
+        result: Box<studio::StudioRunResult>,
+    },
+    /// The prompt overrides as stored after a save.
+    PromptOverrides {
+        id: u32,
+        overrides: std::collections::BTreeMap<String, String>,
+    },
+    /// A pipeline run: the engine's `PipelineRun` (status, output, error in the seed's
+    /// shape, one trace per step).
+    PipelineResult {
+        id: u32,
+        run: serde_json::Value,
+    },
+    /// A pipeline save: stored as `version` (0 when refused), published or not, and what
+    /// the publish gate said.
+    PipelineSaved {
+        id: u32,
+        version: u32,
+        published: bool,
+        errors: Vec<studio::PipelineProblem>,
+        warnings: Vec<studio::PipelineProblem>,
+    },
+    /// Every stored pipeline version.
+    Pipelines {
+        id: u32,
+        pipelines: Vec<studio::StoredPipeline>,
+    },
+    /// One step of the pipeline run started by request `run` just ended or was skipped
+    /// (its `StepTrace`), sent to every page while the run goes on. Not an answer: the run's
+    /// answer is its `pipeline_result`.
+    PipelineStep {
+        run: u32,
+        step: serde_json::Value,
     },
 }
 

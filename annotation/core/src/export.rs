@@ -170,6 +170,9 @@ pub struct Export {
     written: usize,
     /// Screenshots already in the ZIP: an image many steps share is stored once.
     images: HashSet<String>,
+    /// Each run's model-call traces (already redacted, see [`crate::traces`]), written as
+    /// its `traces` in JSON and ZIP exports.
+    traces: std::collections::HashMap<String, Vec<Value>>,
 }
 
 /// What a ZIP export gets of one run: its pieces of `runs.json` and `runs.jsonl`, and the
@@ -195,11 +198,36 @@ impl Export {
             runs.into_iter().for_each(|(run, steps)| anonymizer.learn(run, steps));
             anonymizer
         });
-        Export { format, opts, anonymizer, written: 0, images: HashSet::new() }
+        let traces = Default::default();
+        Export { format, opts, anonymizer, written: 0, images: HashSet::new(), traces }
     }
 
     pub fn options(&self) -> &Options {
         &self.opts
+    }
+
+    /// Whether this export carries traces: JSON and ZIP, unless anonymized (a trace holds
+    /// the prompts as sent, page text included, which the anonymizer does not rewrite).
+    pub fn wants_traces(&self) -> bool {
+        matches!(self.format, Format::Json | Format::Zip) && !self.opts.anonymize
+    }
+
+    /// Gives run `run_id` its traces for this export (ignored when it carries none).
+    pub fn add_traces(&mut self, run_id: &str, traces: Vec<Value>) {
+        if self.wants_traces() {
+            self.traces.insert(run_id.to_owned(), traces);
+        }
+    }
+
+    fn with_traces<'a>(&self, run: Cow<'a, Run>) -> Cow<'a, Run> {
+        match self.traces.get(&run.id) {
+            Some(traces) => {
+                let mut run = run.into_owned();
+                run.extra.insert("traces".into(), Value::Array(traces.clone()));
+                Cow::Owned(run)
+            }
+            None => run,
+        }
     }
 
     /// The filter line as the export states it: anonymized too, as it may name an annotator.
@@ -215,6 +243,7 @@ impl Export {
         let first = self.written == 0;
         self.written += 1;
         let (run, steps) = prepared(run, steps, self.anonymizer.as_mut());
+        let run = self.with_traces(run);
         let opts = &self.opts;
         match self.format {
             Format::Json | Format::Zip if !first => {
@@ -230,6 +259,7 @@ impl Export {
     /// One run's part of a ZIP export (see [`ZipRun`]).
     pub fn zip_run(&mut self, run: &Run, steps: &[Step]) -> ZipRun {
         let (run, steps) = prepared(run, steps, self.anonymizer.as_mut());
+        let run = self.with_traces(run);
         let separator = if self.written == 0 { "" } else { json_separator() };
         self.written += 1;
         let mut screenshots = Vec::new();

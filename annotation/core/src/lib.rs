@@ -52,3 +52,4 @@ pub mod spelling;
 pub mod sync;
 pub mod telemetry;
 pub mod templates;
+pub mod traces;

@@ -52,6 +52,19 @@ pub async fn build(
     let text = |s: String| JsValue::from(s);
     // One export, one anonymizer: a person keeps one placeholder in every run.
     let mut export = Export::new(format, options, runs.iter().map(|(r, s)| (r, s.as_slice())));
+    if export.wants_traces() {
+        // Redacted again at the paths configured now, secrets masked (see `traces`).
+        let paths = annotation_core::traces::redaction_paths(&db.agent_settings().await);
+        let secrets = db.secrets().await;
+        for (run, _) in runs {
+            let traces = db.traces(&run.id).await?;
+            let traces = traces
+                .iter()
+                .map(|t| annotation_core::traces::outgoing(t, &paths, &secrets))
+                .collect();
+            export.add_traces(&run.id, traces);
+        }
+    }
     let filter = export.filter(filter);
     let mut zip = (format == Format::Zip).then(ZipWriter::new);
     // In a ZIP the JSON and JSONL documents are entries of their own; they are built as

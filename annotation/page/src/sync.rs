@@ -242,6 +242,8 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         out.refused.push((items[i].1.pending.clone(), why));
     }
     let mut waiting: std::collections::VecDeque<Vec<usize>> = plan.batches.into();
+    // Runs whose header the server took this round: their traces follow.
+    let mut synced_runs: Vec<String> = Vec::new();
     while let Some(batch) = waiting.pop_front() {
         let body = json!({"items": batch.iter().map(|&i| bodies[i].clone()).collect::<Vec<_>>()});
         let answer =
@@ -268,6 +270,7 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
                 Outcome::Ok { version, record } => {
                     let version = match &change.pending {
                         Pending::Run { run_id } => {
+                            synced_runs.push(run_id.clone());
                             replay_status(db, settings, run_id, &record, version).await?
                         }
                         Pending::Step { .. } => version,
@@ -291,6 +294,7 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         }
         db.dequeue(&sent).await.map_err(refused)?;
     }
+    push_traces(db, settings, &synced_runs).await?;
     if let Some((pending, why)) = out.refused.first() {
         let more = match out.refused.len() {
             1 => String::new(),
@@ -302,6 +306,58 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), F
         )));
     }
     Ok(())
+}
+
+/// Sends the traces of `runs` (the runs whose header the server just took), redacted at
+/// the configured paths and with every secret masked. Traces are write-once: one the
+/// server holds already is `ok` again, so a run's traces simply go with each of its syncs.
+async fn push_traces(db: &Db, settings: &SyncSettings, runs: &[String]) -> Result<(), Failure> {
+    if runs.is_empty() {
+        return Ok(());
+    }
+    let refused = |why: String| Failure::Refused(why);
+    let paths = annotation_core::traces::redaction_paths(&db.agent_settings().await);
+    let secrets = db.secrets().await;
+    let mut bodies = Vec::new();
+    for run_id in runs {
+        for trace in db.traces(run_id).await.map_err(refused)? {
+            let trace = annotation_core::traces::outgoing(&trace, &paths, &secrets);
+            bodies.extend(annotation_core::traces::batch_item(&trace));
+        }
+    }
+    let plan = sync::batches(&bodies, JSON_BODY_BYTES, BATCH_ITEMS);
+    let mut problems: Vec<String> = plan
+        .too_big
+        .iter()
+        .map(|&i| sync::too_big_text(bodies[i].to_string().len(), JSON_BODY_BYTES))
+        .collect();
+    for batch in plan.batches {
+        let body = json!({"items": batch.iter().map(|&i| bodies[i].clone()).collect::<Vec<_>>()});
+        let (_, answer) =
+            request(settings, "POST", "/runs:batchUpsert", Some(RequestBody::Json(body))).await?;
+        for (&i, outcome) in
+            batch.iter().zip(sync::read_batch(&answer, batch.len()).map_err(refused)?)
+        {
+            match outcome {
+                // Write-once: a copy redacted under other paths stays as first sent.
+                Outcome::Ok { .. } | Outcome::Conflict { .. } => {}
+                Outcome::Rejected { why } => problems.push(format!(
+                    "trace {}: {why}",
+                    bodies[i]["trace"]["id"].as_str().unwrap_or_default()
+                )),
+            }
+        }
+    }
+    match problems.first() {
+        None => Ok(()),
+        Some(first) => {
+            let more = match problems.len() {
+                1 => String::new(),
+                n => format!(" (and {} more)", n - 1),
+            };
+            Err(Failure::Refused(format!("the server refused {first}{more}")))
+        }
+    }
 }
 
 /// Drops a refused change from the queue. The local copy stays as it is; it is sent again

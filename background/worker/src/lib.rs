@@ -8,8 +8,10 @@
 mod chrome;
 mod connection;
 mod http;
+mod pipelines;
 mod requests;
 mod store;
+mod studio;
 mod tasks;
 
 use std::cell::{Cell, OnceCell};
@@ -31,6 +33,8 @@ struct Worker {
     ports: tasks::Ports,
     tasks: tasks::Tasks,
     requests: requests::Queue,
+    /// Pipeline runs in flight and runs of unsaved versions (the Prompt Studio's).
+    pipelines: pipelines::Pipelines,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -53,6 +57,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         ports: tasks::Ports::default(),
         tasks: tasks::Tasks::default(),
         requests: requests::Queue::default(),
+        pipelines: pipelines::Pipelines::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),

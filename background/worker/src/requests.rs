@@ -30,7 +30,8 @@ pub struct Queue {
 }
 
 /// Decodes a port message once and queues it. A connection test runs beside the queue: it
-/// can take as long as the model's timeout, and a Pause must not wait behind it.
+/// can take as long as the model's timeout, and a Pause must not wait behind it; so can a
+/// Prompt Studio run or a pipeline run (which a Cancel must be able to reach).
 pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
     let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
         Ok(request) => request,
@@ -39,7 +40,11 @@ pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
             return crate::chrome::log(&format!("ignored a malformed panel request: {error}"));
         }
     };
-    if let PanelRequest::TestConnection { .. } = request {
+    if let PanelRequest::TestConnection { .. }
+    | PanelRequest::StudioRun { .. }
+    | PanelRequest::RunPipeline { .. }
+    | PanelRequest::RunPublished { .. } = request
+    {
         wasm_bindgen_futures::spawn_local(async move {
             port.post(&handle_panel_request(&worker, request).await);
         });
@@ -114,6 +119,30 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             Ok(store) => Ok(crate::connection::test(&store, id, role, *model, key).await),
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
+        PanelRequest::StudioRun { id, run } => match tasks.store().await {
+            Ok(store) => crate::studio::run(&store, id, *run).await,
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::SavePrompts { id, edits } => match tasks.store().await {
+            Ok(store) => crate::studio::save(&store, id, edits).await,
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::RunPipeline { id, text, input, tab_id } => match tasks.store().await {
+            Ok(store) => crate::pipelines::run(worker, &store, id, &text, input, tab_id).await,
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::RunPublished { id, name, input, tab_id } => match tasks.store().await {
+            Ok(store) => {
+                crate::pipelines::run_published(worker, &store, id, &name, input, tab_id).await
+            }
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::CancelPipeline { id, run } => crate::pipelines::cancel(worker, id, run),
+        PanelRequest::SavePipeline { id, text, publish } => match tasks.store().await {
+            Ok(store) => crate::pipelines::save(worker, &store, id, &text, publish).await,
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::ListPipelines { id } => crate::pipelines::list(id).await,
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }

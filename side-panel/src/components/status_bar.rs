@@ -83,6 +83,8 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
                     onclick={props.on_toggle_telemetry.reform(|_: MouseEvent| ())}>
                     { "What happened" }
                 </button>
+                <a class="link-button" data-testid="open-studio" href="studio.html" target="_blank"
+                    title="Edit, preview, run and trace the prompts">{ "Prompt Studio" }</a>
             </div>
         </header>
     }

@@ -82,15 +82,35 @@ pub struct StateView {
 pub enum Command {
     /// `/state`: show the page state the agent would read now.
     State,
+    /// `/run <name> {json}`: run a published pipeline on this tab with that input.
+    Run { name: String, input: serde_json::Value },
 }
 
 impl Command {
     /// Parses a command line; `Err` explains what is understood.
     pub fn parse(line: &str) -> Result<Command, String> {
-        match line.trim() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("/run").filter(|r| r.is_empty() || r.starts_with(' '))
+        {
+            let rest = rest.trim();
+            let (name, input) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            if name.is_empty() {
+                return Err("Name the pipeline: /run <name> {json input}.".into());
+            }
+            let input = match input.trim() {
+                "" => serde_json::json!({}),
+                text => serde_json::from_str(text).map_err(|e| {
+                    format!("The input after the pipeline's name is not JSON: {e}.")
+                })?,
+            };
+            return Ok(Command::Run { name: name.to_owned(), input });
+        }
+        match line {
             "/state" => Ok(Command::State),
             "" => Err("Type a command, for example /state.".into()),
-            other => Err(format!("Unknown command {other:?}. Try /state.")),
+            other => {
+                Err(format!("Unknown command {other:?}. Try /state or /run <pipeline> {{json}}."))
+            }
         }
     }
 }
@@ -246,6 +266,8 @@ pub struct PanelState {
     pub settings: SettingsForm,
     pub history: History,
     pub favourites: Favourites,
+    /// `/run` requests waiting for their pipeline's result: (request id, pipeline name).
+    pub pipeline_runs: Vec<(u32, String)>,
 }
 
 pub enum PanelAction {
@@ -386,6 +408,49 @@ impl PanelState {
         self.state_view = Lookup::Pending { id };
     }
 
+    /// `/run`: the line goes in the chat, and the pipeline's result follows it there.
+    fn run_pipeline(&mut self, line: &str, name: String, input: serde_json::Value) {
+        let (Some(tab_id), true) = (self.tab, self.connected()) else {
+            self.command_error = Some("Wait until the agent is connected to a tab.".into());
+            return;
+        };
+        self.command_error = None;
+        let id =
+            self.request(|id| PanelRequest::RunPublished { id, name: name.clone(), input, tab_id });
+        self.chat.note(Actor::User, EventKind::Message, line);
+        self.pipeline_runs.push((id, name));
+    }
+
+    /// A `/run`'s result (or failure) as a chat message; false when `id` is not one.
+    fn pipeline_answered(&mut self, id: u32, result: Result<&serde_json::Value, &str>) -> bool {
+        let Some(at) = self.pipeline_runs.iter().position(|(run, _)| *run == id) else {
+            return false;
+        };
+        let (_, name) = self.pipeline_runs.remove(at);
+        let (kind, text) = match result {
+            Err(message) => (EventKind::Error, format!("Pipeline {name}: {message}")),
+            Ok(run) if run["status"] == "ok" => {
+                let output = serde_json::to_string_pretty(&run["output"]).unwrap_or_default();
+                (EventKind::Answer, format!("Pipeline **{name}**:\n\n```json\n{output}\n```"))
+            }
+            Ok(run) => {
+                let error = &run["error"];
+                let step =
+                    error["step_id"].as_str().map(|s| format!(" at step {s}")).unwrap_or_default();
+                let text = format!(
+                    "Pipeline {name} {}{step}: {} ({}{})",
+                    run["status"].as_str().unwrap_or("failed"),
+                    error["message"].as_str().unwrap_or("no message"),
+                    error["code"].as_str().unwrap_or("error"),
+                    if error["recoverable"] == true { ", may work if run again" } else { "" }
+                );
+                (EventKind::Error, text)
+            }
+        };
+        self.chat.note(Actor::System, kind, text);
+        true
+    }
+
     /// Enter in the chat box. By the state of the task:
     /// * `/…` is a command (`/state`);
     /// * no task, or the last one ended: start a task (in the same session after one ended,
@@ -402,6 +467,7 @@ impl PanelState {
             self.draft.clear();
             match Command::parse(&text) {
                 Ok(Command::State) => self.request_state(),
+                Ok(Command::Run { name, input }) => self.run_pipeline(&text, name, input),
                 Err(message) => self.command_error = Some(message),
             }
             return;
@@ -809,6 +875,10 @@ impl PanelState {
             WorkerEvent::Failed { id, message } if self.settings.awaits_load(id) => {
                 self.settings.load = settings::Load::Failed { message };
             }
+            WorkerEvent::Failed { id, message } if self.pipeline_answered(id, Err(&message)) => {}
+            WorkerEvent::PipelineResult { id, run } => {
+                self.pipeline_answered(id, Ok(&run));
+            }
             WorkerEvent::Failed { id, message } if self.history.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } if self.favourites.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } => {
@@ -850,8 +920,14 @@ impl PanelState {
                     self.settings.saved(settings.as_deref(), problems);
                 }
             }
-            // An answer to a request we no longer wait for.
-            WorkerEvent::PageTitle { .. } | WorkerEvent::PageState { .. } => {}
+            // An answer to a request we no longer wait for, or the Prompt Studio's.
+            WorkerEvent::PageTitle { .. }
+            | WorkerEvent::PageState { .. }
+            | WorkerEvent::StudioResult { .. }
+            | WorkerEvent::PromptOverrides { .. }
+            | WorkerEvent::PipelineSaved { .. }
+            | WorkerEvent::Pipelines { .. }
+            | WorkerEvent::PipelineStep { .. } => {}
         }
     }
 

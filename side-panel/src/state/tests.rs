@@ -1034,3 +1034,46 @@ fn what_happened_asks_for_the_latest_telemetry_and_shows_the_snapshots() {
     let state = reduce(state, [PanelAction::ToggleTelemetry]);
     assert_eq!(state.view, View::Chat);
 }
+
+#[test]
+fn run_runs_a_published_pipeline_on_the_tab_and_puts_its_result_in_the_chat() {
+    assert_eq!(
+        Command::parse("/run product_facts {\"a\": 1}"),
+        Ok(Command::Run { name: "product_facts".into(), input: serde_json::json!({"a": 1}) })
+    );
+    assert_eq!(
+        Command::parse("/run facts"),
+        Ok(Command::Run { name: "facts".into(), input: serde_json::json!({}) })
+    );
+    assert!(Command::parse("/run").unwrap_err().contains("Name the pipeline"));
+    assert!(Command::parse("/run facts {").unwrap_err().contains("not JSON"));
+    assert!(Command::parse("/running").is_err());
+
+    let mut state = reduce(connected_on_tab(3), typed("/run product_facts {}"));
+    let [PanelRequest::RunPublished { id, name, tab_id: 3, .. }] = &posted(&mut state)[..] else {
+        panic!("{:?}", state.outbox)
+    };
+    let (id, name) = (*id, name.clone());
+    assert_eq!(name, "product_facts");
+    let run = serde_json::json!({"status": "ok", "output": {"found": true, "price": 39}});
+    let state = reduce(state, [PanelAction::Worker(WorkerEvent::PipelineResult { id, run })]);
+    let texts: Vec<String> = state
+        .chat
+        .entries
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Message(m) => Some(m.text.clone()),
+            Entry::Step(_) => None,
+        })
+        .collect();
+    assert_eq!(texts[0], "/run product_facts {}");
+    assert!(texts[1].contains("\"price\": 39"), "{texts:?}");
+
+    let mut state = reduce(state, typed("/run missing"));
+    let [PanelRequest::RunPublished { id, .. }] = &posted(&mut state)[..] else { panic!() };
+    let message = "No published pipeline is named \"missing\".".to_owned();
+    let state = reduce(state, [PanelAction::Worker(WorkerEvent::Failed { id: *id, message })]);
+    let Some(Entry::Message(last)) = state.chat.entries.last() else { panic!() };
+    assert_eq!(last.kind, EventKind::Error);
+    assert!(last.text.contains("No published pipeline"));
+}

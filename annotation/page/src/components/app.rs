@@ -78,6 +78,7 @@ pub fn app() -> Html {
         <div class="studio">
             <header class="topbar">
                 <a class="brand" href="annotation.html">{ "AlphaScout · Annotation" }</a>
+                <a class="ghost" data-testid="open-studio" href="studio.html" title="Prompt Studio: the prompts, their runs and traces">{ "Prompt Studio" }</a>
                 <SyncPill state={state.sync.state.clone()} on_open={state.dispatcher().to_callback().reform(|_| Action::SyncOpen(true))} />
                 <UserBar user={state.user.clone()} on_change={on_user} from_server={state.sync.settings.enabled()} />
                 <button class="ghost" data-testid="help" title="Keyboard shortcuts (?)" onclick={on_help.reform(|_| true)}>{ "?" }</button>

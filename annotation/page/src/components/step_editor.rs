@@ -106,6 +106,9 @@ pub fn step_editor(props: &Props) -> Html {
                 <h2 data-testid="step-heading">{ format!("Step {} of {}", position + 1, total) }</h2>
                 <span class="muted" data-testid="step-state">{ state }</span>
                 <a class="muted url" href={web_link(&step.url).map(str::to_owned)} target="_blank" rel="noopener noreferrer">{ &step.title }</a>
+                // The model calls behind this step, in the Prompt Studio's traces view.
+                <a class="muted" data-testid="step-traces" href={format!("studio.html#run={}&step={}",
+                    js_sys::encode_uri_component(&editor.run.id), step.index)}>{ "Traces" }</a>
             </div>
             <ScreenshotView shot={step.screenshot.clone()} zoomed={editor.zoom} on_zoom={dispatch.to_callback().reform(|_| Action::ToggleZoom)} />
             <div class="action-fields">

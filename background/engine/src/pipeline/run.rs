@@ -96,6 +96,10 @@ pub trait Cancel {
     async fn race<T>(&self, work: impl Future<Output = T>) -> Option<T> {
         Some(work.await)
     }
+
+    /// Told of each step's trace (redacted) as the step ends or is skipped, for a live view
+    /// of the run; by default nobody watches.
+    fn step_finished(&self, _trace: &StepTrace) {}
 }
 
 impl Cancel for Cell<bool> {
@@ -254,7 +258,7 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
             .filter(|secret| !secret.is_empty())
             .map(str::to_owned)
             .collect();
-        let mut run = self.steps(pipeline, root, run).await;
+        let mut run = self.steps(pipeline, root, run, &secrets).await;
         run.steps = run.steps.into_iter().map(|trace| masked(trace, &secrets)).collect();
         run.error = run.error.map(|error| masked(error, &secrets));
         run
@@ -265,7 +269,12 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
         pipeline: &Pipeline,
         mut root: Value,
         mut run: PipelineRun,
+        secrets: &[String],
     ) -> PipelineRun {
+        let keep = |run: &mut PipelineRun, trace: StepTrace| {
+            self.cancel.step_finished(&masked(trace.clone(), secrets));
+            run.steps.push(trace);
+        };
         let fail = |run: &mut PipelineRun, status, error| {
             run.status = status;
             run.error = Some(error);
@@ -297,7 +306,7 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
             {
                 trace.status = StepStatus::Skipped;
                 root["steps"][&step.id] = json!({"status": "skipped", "output": null});
-                run.steps.push(trace);
+                keep(&mut run, trace);
                 continue;
             }
             let started = self.clock.now_ms();
@@ -307,7 +316,7 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
                 let error = cancelled(&step.id, "while it ran");
                 trace.status = StepStatus::Failed;
                 trace.error = Some(error.clone());
-                run.steps.push(trace);
+                keep(&mut run, trace);
                 fail(&mut run, RunStatus::Cancelled, error);
                 return run;
             };
@@ -320,12 +329,12 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
                     trace.output = Some(output.clone());
                     root["steps"][&step.id] = json!({"status": "ok", "output": output});
                     last = output;
-                    run.steps.push(trace);
+                    keep(&mut run, trace);
                 }
                 Err(error) => {
                     trace.status = StepStatus::Failed;
                     trace.error = Some(error.clone());
-                    run.steps.push(trace);
+                    keep(&mut run, trace);
                     fail(&mut run, RunStatus::Failed, error);
                     return run;
                 }

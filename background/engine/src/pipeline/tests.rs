@@ -890,3 +890,48 @@ fn a_clean_pipeline_with_a_real_run_publishes_without_warnings() {
     assert_eq!((report.errors.len(), report.warnings.len()), (0, 0), "{report:#?}");
     assert_eq!(report.pipeline_hash, Some(loaded(source).hash));
 }
+
+/// A cancel that never cancels and keeps what it is told of each step, as the worker's
+/// live view does.
+#[derive(Default)]
+struct Watching(std::cell::RefCell<Vec<StepTrace>>);
+
+impl Cancel for Watching {
+    fn cancelled(&self) -> bool {
+        false
+    }
+    fn step_finished(&self, trace: &StepTrace) {
+        self.0.borrow_mut().push(trace.clone());
+    }
+}
+
+#[test]
+fn each_step_is_told_as_it_finishes_redacted_like_the_run() {
+    let pipeline = loaded(
+        "id: p\nsteps:\n  - {id: a, type: transform, output: \"key {{input.api_key}}\"}\n  - {id: b, type: transform, when: 'steps.a.status == \"skipped\"', output: 1}\n  - {id: c, type: transform, output: 2}\n",
+    );
+    let prompts = prompts();
+    let watching = Watching::default();
+    let models = models();
+    let runner = Runner {
+        prompts: &prompts,
+        http: &Model::default(),
+        clock: &FakeClock::default(),
+        tools: &Tools::default(),
+        cancel: &watching,
+        models: &models,
+        repair_model: None,
+        repair_budget: 5,
+        redactions: &["input.api_key".to_owned()],
+    };
+    let run = block_on(runner.run(&pipeline, json!({"api_key": "sk-live-9999"}), json!({}), true));
+    let told = watching.0.borrow();
+    let seen: Vec<(&str, run::StepStatus)> =
+        told.iter().map(|t| (t.step_id.as_str(), t.status)).collect();
+    assert_eq!(
+        seen,
+        [("a", run::StepStatus::Ok), ("b", run::StepStatus::Skipped), ("c", run::StepStatus::Ok)]
+    );
+    assert_eq!(*told, run.steps, "the live traces are the run's");
+    assert!(!serde_json::to_string(&*told).unwrap().contains("sk-live-9999"));
+}

@@ -1,0 +1,428 @@
+//! Pipelines in the product: runs (from the Studio, or `/run` in the side panel on a
+//! published one), their tools over the worker's tabs and `fetch`, cancel, and the stored
+//! versions with the publish gate. The engine's `pipeline` module decides; this carries out.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use agent_engine::Clock;
+use agent_engine::observe::ObserveOptions;
+use agent_engine::page_agent;
+use agent_engine::pipeline::{
+    Cancel, PipelineRun, PipelineTools, Problem, RunStatus, Runner, StepTrace, ToolCall,
+    ToolFailure, check_publish, load,
+};
+use agent_engine::prompts::PromptSet;
+use agent_engine::providers::Usage;
+use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use protocol::agent::TaskStatus;
+use protocol::settings::Settings;
+use protocol::studio::{PipelineProblem, StoredPipeline};
+use protocol::{TabId, WorkerEvent};
+use serde_json::{Value, json};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+use crate::Worker;
+use crate::chrome::{self, ChromeTabs, PerformanceClock};
+use crate::http::FetchHttp;
+use crate::store::Store;
+
+/// Runs in flight (by the request that started them), and runs of versions not stored
+/// yet, so a save right after a test run still counts it at the publish gate.
+#[derive(Default)]
+pub struct Pipelines {
+    running: RefCell<BTreeMap<u32, Rc<Cell<bool>>>>,
+    unsaved_runs: RefCell<Vec<PipelineRun>>,
+}
+
+/// The run's cancel flag, and its live view: each step's trace to every page.
+struct Stop<'a> {
+    flag: Rc<Cell<bool>>,
+    worker: &'a Worker,
+    id: u32,
+}
+
+impl Cancel for Stop<'_> {
+    fn cancelled(&self) -> bool {
+        self.flag.get()
+    }
+
+    fn step_finished(&self, trace: &StepTrace) {
+        let step = serde_json::to_value(trace).unwrap_or_default();
+        self.worker.ports.broadcast(&WorkerEvent::PipelineStep { run: self.id, step });
+    }
+}
+
+/// How many runs a stored version keeps for the gate.
+const KEPT_RUNS: usize = 10;
+
+/// The tools over this worker's tabs, its agent and `fetch`. Workflow replays are not
+/// wired into pipelines yet and say so.
+struct WorkerTools<'a> {
+    worker: &'a Rc<Worker>,
+    tab: Option<TabId>,
+    /// The run's cancel flag: an agent task in flight is cancelled with it.
+    stop: Rc<Cell<bool>>,
+}
+
+impl WorkerTools<'_> {
+    fn tab(&self, asked: Option<TabId>) -> Result<TabId, ToolFailure> {
+        asked.or(self.tab).ok_or_else(|| ToolFailure {
+            message: "No tab to read: run the pipeline with a tab.".into(),
+            recoverable: false,
+        })
+    }
+}
+
+fn failed(message: impl std::fmt::Display) -> ToolFailure {
+    ToolFailure { message: message.to_string(), recoverable: true }
+}
+
+impl PipelineTools for WorkerTools<'_> {
+    async fn call(&self, call: &ToolCall) -> Result<Value, ToolFailure> {
+        match call {
+            ToolCall::PageState { tab } => {
+                let tab = self.tab(*tab)?;
+                let observation = self
+                    .worker
+                    .observer
+                    .observe(
+                        &self.worker.sessions,
+                        &PerformanceClock,
+                        &ChromeTabs,
+                        tab,
+                        ObserveOptions::default(),
+                    )
+                    .await
+                    .map_err(failed)?;
+                Ok(json!({"url": observation.snapshot.url, "title": observation.snapshot.title,
+                    "state": observation.text}))
+            }
+            ToolCall::Extract { tab, max_chars } => {
+                let tab = self.tab(*tab)?;
+                let max = max_chars.unwrap_or(8_000).clamp(200, 50_000);
+                let expression = format!(
+                    "({{...alphascout.readable({max}), url: location.href, title: document.title}})"
+                );
+                let read = page_agent::evaluate(&self.worker.sessions, tab, &expression)
+                    .await
+                    .map_err(failed)?;
+                Ok(json!({"url": read["url"], "title": read["title"], "text": read["text"]}))
+            }
+            ToolCall::Http { method, url, headers, body } => {
+                fetch(method, url, headers, body).await
+            }
+            ToolCall::AgentTask { task, tab } => self.agent_task(task, self.tab(*tab)?).await,
+            ToolCall::WorkflowReplay { .. } => Err(ToolFailure {
+                message: "Workflow replays cannot be called from a pipeline yet.".into(),
+                recoverable: false,
+            }),
+        }
+    }
+}
+
+impl WorkerTools<'_> {
+    /// Starts `task` as a new conversation in `tab`, as the side panel would (so the panel
+    /// shows it, and a question it asks is answered there), and waits for its answer.
+    /// Cancelling the pipeline cancels the task.
+    async fn agent_task(&self, task: &str, tab: TabId) -> Result<Value, ToolFailure> {
+        let worker = self.worker;
+        worker.tasks.start(worker, 0, tab, task, None).await.map_err(|message| ToolFailure {
+            message: format!("The agent task did not start: {message}"),
+            recoverable: true,
+        })?;
+        let Some(started) = worker.tasks.snapshot() else {
+            return Err(failed("The agent task did not start."));
+        };
+        loop {
+            PerformanceClock.sleep(250.0).await;
+            let now = worker.tasks.snapshot().filter(|s| s.run_id == started.run_id);
+            let Some(now) = now else {
+                return Err(failed("The agent task was replaced by another conversation."));
+            };
+            if self.stop.get() {
+                let _ = worker.tasks.cancel(worker, 0, &now.session_id).await;
+                return Err(ToolFailure { message: "Cancelled.".into(), recoverable: true });
+            }
+            match now.status {
+                TaskStatus::Done { answer } => {
+                    return Ok(json!({"answer": answer, "run_id": now.run_id}));
+                }
+                TaskStatus::Failed { error } => {
+                    return Err(failed(format!("The agent task failed: {error}")));
+                }
+                TaskStatus::Cancelled => return Err(failed("The agent task was cancelled.")),
+                TaskStatus::Running | TaskStatus::Paused { .. } => {}
+            }
+        }
+    }
+}
+
+/// One HTTP request (the engine checked the origin against `http_origins`).
+async fn fetch(
+    method: &str,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+    body: &Option<Value>,
+) -> Result<Value, ToolFailure> {
+    let js = |e: JsValue| failed(chrome::error_message(&e));
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    let sent = web_sys::Headers::new().map_err(js)?;
+    for (name, value) in headers {
+        sent.append(name, value).map_err(js)?;
+    }
+    init.set_headers(&sent);
+    if let Some(body) = body {
+        let text = match body {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        init.set_body(&JsValue::from_str(&text));
+    }
+    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    // The extension asks for no host permissions: a server must allow it (CORS).
+    let unreachable = |e: JsValue| {
+        failed(format!(
+            "The request to {url} got no answer ({}): the server could not be reached, or it does not allow requests from the extension (CORS).",
+            chrome::error_message(&e)
+        ))
+    };
+    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(unreachable)?
+        .unchecked_into();
+    let text = JsFuture::from(response.text().map_err(js)?).await.map_err(js)?;
+    let text = text.as_string().unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    Ok(json!({"status": response.status(), "body": body}))
+}
+
+async fn settings(store: &Store) -> Result<(Settings, PromptSet), String> {
+    let settings =
+        store.settings().await?.ok_or("Choose a model and enter its API key in Settings first.")?;
+    let prompts = PromptSet::with_overrides(&settings.prompt_overrides)
+        .map_err(|e| format!("An edited prompt file has a problem: {e}"))?;
+    Ok((settings, prompts))
+}
+
+/// Runs `text` on `input` in `tab`, stores each llm step's trace, and answers with the run.
+pub async fn run(
+    worker: &Rc<Worker>,
+    store: &Store,
+    id: u32,
+    text: &str,
+    input: Value,
+    tab: Option<TabId>,
+) -> Result<WorkerEvent, String> {
+    let (settings, prompts) = settings(store).await?;
+    let loaded = load(text, &prompts).map_err(|problems| {
+        let list: Vec<String> = problems.iter().map(Problem::to_string).collect();
+        format!("The pipeline does not load: {}", list.join("; "))
+    })?;
+    let stop = Rc::new(Cell::new(false));
+    worker.pipelines.running.borrow_mut().insert(id, stop.clone());
+    let mut models = vec![settings.models.navigator.clone()];
+    models.extend([settings.models.planner.clone(), settings.models.thinking.clone()]);
+    let tools = WorkerTools { worker, tab, stop: stop.clone() };
+    let cancel = Stop { flag: stop, worker, id };
+    let runner = Runner {
+        prompts: &prompts,
+        http: &FetchHttp,
+        clock: &PerformanceClock,
+        tools: &tools,
+        cancel: &cancel,
+        models: &models,
+        repair_model: settings.models.repair.as_ref(),
+        repair_budget: settings.agent.repair_retries.max(1) * 4,
+        redactions: &settings.agent.trace_redactions,
+    };
+    let started = js_sys::Date::now();
+    let run = runner.run(&loaded.pipeline, input, json!({"tab": tab}), true).await;
+    worker.pipelines.running.borrow_mut().remove(&id);
+    let run_id = format!("pipeline:{}", chrome::random_uuid());
+    for (n, trace) in run.steps.iter().enumerate() {
+        let Some(call) = &trace.llm else { continue };
+        let usage = call.usage;
+        let llm = LlmTrace {
+            id: chrome::random_uuid(),
+            run_id: run_id.clone(),
+            step: n as u32,
+            role: Actor::System,
+            prompt_id: call.prompt_id.clone(),
+            variant: call.prompt_variant.clone(),
+            prompt_hash: call.prompt_hash.clone(),
+            revision_hash: call.revision_hash.clone(),
+            params: json!({"pipeline": run.pipeline_id, "pipelineHash": run.pipeline_hash,
+                "step": trace.step_id, "input": trace.input}),
+            redacted: vec![],
+            provider: call.provider.clone(),
+            model: call.model.clone(),
+            usage: Usage { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens },
+            cost: 0.0,
+            started_at: iso8601(started),
+            duration_ms: trace.timing_ms,
+            attempts: call.attempts.clone(),
+            error: trace.error.as_ref().map(ToString::to_string),
+            chars: PromptChars { total: call.prompt_text.chars().count(), ..Default::default() },
+            prompt: SentPrompt {
+                system: call.prompt_text.clone(),
+                user: agent_engine::executor::USER_TURN.into(),
+                temperature: call.temperature,
+                ..Default::default()
+            },
+        };
+        store.put_trace(&llm).await.map_err(|e| format!("A step's trace was not stored: {e}"))?;
+    }
+    remember_run(worker, &run).await?;
+    let value = serde_json::to_value(&run).map_err(|e| e.to_string())?;
+    Ok(WorkerEvent::PipelineResult { id, run: value })
+}
+
+/// Keeps the run with the stored version of the same hash, or in memory until one is saved.
+async fn remember_run(worker: &Worker, run: &PipelineRun) -> Result<(), String> {
+    let rows = stored().await?;
+    let value = serde_json::to_value(run).map_err(|e| e.to_string())?;
+    match rows.into_iter().filter(|r| r.hash == run.pipeline_hash).max_by_key(|r| r.version) {
+        Some(mut row) => {
+            row.runs.push(value);
+            let excess = row.runs.len().saturating_sub(KEPT_RUNS);
+            row.runs.drain(..excess);
+            put(&row).await
+        }
+        None => {
+            let mut unsaved = worker.pipelines.unsaved_runs.borrow_mut();
+            unsaved.push(run.clone());
+            let excess = unsaved.len().saturating_sub(KEPT_RUNS * 5);
+            unsaved.drain(..excess);
+            Ok(())
+        }
+    }
+}
+
+/// The newest published version of `name`, run in `tab`.
+pub async fn run_published(
+    worker: &Rc<Worker>,
+    store: &Store,
+    id: u32,
+    name: &str,
+    input: Value,
+    tab: TabId,
+) -> Result<WorkerEvent, String> {
+    let rows = stored().await?;
+    let Some(row) =
+        rows.into_iter().filter(|r| r.id == name && r.published).max_by_key(|r| r.version)
+    else {
+        return Err(format!(
+            "No published pipeline is named {name:?}: publish it in the Prompt Studio first."
+        ));
+    };
+    run(worker, store, id, &row.text, input, Some(tab)).await
+}
+
+pub fn cancel(worker: &Worker, id: u32, run: u32) -> Result<WorkerEvent, String> {
+    match worker.pipelines.running.borrow().get(&run) {
+        Some(stop) => {
+            stop.set(true);
+            Ok(WorkerEvent::Done { id })
+        }
+        None => Err("That pipeline run is not running.".into()),
+    }
+}
+
+fn problems(list: Vec<Problem>) -> Vec<PipelineProblem> {
+    list.into_iter().map(|p| PipelineProblem { path: p.path, message: p.message }).collect()
+}
+
+/// Stores `text` as the next version of its pipeline; with `publish`, only when the
+/// publish gate has no error (its warnings come back either way).
+pub async fn save(
+    worker: &Worker,
+    store: &Store,
+    id: u32,
+    text: &str,
+    publish: bool,
+) -> Result<WorkerEvent, String> {
+    let (_, prompts) = settings(store).await?;
+    let rows = stored().await?;
+    let mut runs: Vec<PipelineRun> = rows
+        .iter()
+        .flat_map(|r| r.runs.iter())
+        .filter_map(|r| serde_json::from_value(r.clone()).ok())
+        .collect();
+    runs.extend(worker.pipelines.unsaved_runs.borrow().iter().cloned());
+    let report = check_publish(text, &prompts, &runs);
+    let refused = |report: agent_engine::pipeline::PublishReport| WorkerEvent::PipelineSaved {
+        id,
+        version: 0,
+        published: false,
+        errors: problems(report.errors),
+        warnings: problems(report.warnings),
+    };
+    let (Some(hash), Ok(loaded)) = (report.pipeline_hash.clone(), load(text, &prompts)) else {
+        return Ok(refused(report));
+    };
+    if publish && report.blocked() {
+        return Ok(refused(report));
+    }
+    let pipeline_id = loaded.pipeline.id.clone();
+    let version =
+        rows.iter().filter(|r| r.id == pipeline_id).map(|r| r.version).max().unwrap_or(0) + 1;
+    let own_runs: Vec<Value> = runs
+        .iter()
+        .filter(|r| r.pipeline_hash == hash && r.status != RunStatus::Cancelled)
+        .rev()
+        .take(KEPT_RUNS)
+        .filter_map(|r| serde_json::to_value(r).ok())
+        .collect();
+    let row = StoredPipeline {
+        id: pipeline_id,
+        version,
+        text: text.to_owned(),
+        hash,
+        saved_at: iso8601(js_sys::Date::now()),
+        published: publish,
+        runs: own_runs.into_iter().rev().collect(),
+    };
+    put(&row).await?;
+    Ok(WorkerEvent::PipelineSaved {
+        id,
+        version,
+        published: publish,
+        errors: vec![],
+        warnings: problems(report.warnings),
+    })
+}
+
+pub async fn list(id: u32) -> Result<WorkerEvent, String> {
+    Ok(WorkerEvent::Pipelines { id, pipelines: stored().await? })
+}
+
+async fn stored() -> Result<Vec<StoredPipeline>, String> {
+    let db = capture_db::open().await?;
+    let read = async {
+        let tx = db.transaction(capture_db::PIPELINES).build()?;
+        let values = tx.object_store(capture_db::PIPELINES)?.get_all::<JsValue>().await?;
+        Ok::<_, Box<dyn std::error::Error>>(values.collect::<Result<Vec<_>, _>>()?)
+    };
+    let values = read.await.map_err(|e| format!("The pipelines could not be read: {e}"))?;
+    Ok(values.into_iter().filter_map(|v| serde_wasm_bindgen::from_value(v).ok()).collect())
+}
+
+async fn put(row: &StoredPipeline) -> Result<(), String> {
+    let db = capture_db::open().await?;
+    let write = async {
+        let tx = db
+            .transaction([capture_db::PIPELINES])
+            .with_mode(TransactionMode::Readwrite)
+            .build()?;
+        tx.object_store(capture_db::PIPELINES)?.put(capture_db::encode(row)?).await?;
+        tx.commit().await?;
+        Ok::<_, Box<dyn std::error::Error>>(())
+    };
+    write.await.map_err(|e| format!("The pipeline was not stored: {e}"))
+}

@@ -1,0 +1,102 @@
+//! The Prompt Studio's requests and answers on the worker's port (`studio.html`). Keys live
+//! only in the worker: what comes back has them masked as `***`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::settings::ModelRole;
+
+/// Try a prompt: render `prompt_id`'s `variant` with the stored overrides and then
+/// `overrides` (the Studio's unsaved drafts) on top, and ask `role`'s model through the
+/// agents' path (repairs included). The trace is stored under run id `studio:<uuid>`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudioRun {
+    pub prompt_id: String,
+    pub variant: String,
+    #[serde(default)]
+    pub overrides: BTreeMap<String, String>,
+    pub vars: Value,
+    pub role: ModelRole,
+}
+
+/// One HTTP exchange with a provider, keys masked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HttpExchange {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+    /// `None` when no response came (timeout, network).
+    pub status: Option<u16>,
+    pub response: String,
+}
+
+/// A schema violation: JSON Pointer into the answer and what is wrong there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Violation {
+    pub path: String,
+    pub message: String,
+}
+
+/// One answer of the model (the first, then each repair).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudioAttempt {
+    pub model: String,
+    pub raw: String,
+    /// Why the answer was rejected, as the repair loop told the model; empty when accepted.
+    pub problems: Vec<String>,
+    /// The JSON found in the answer, if any.
+    pub output: Option<Value>,
+    pub violations: Vec<Violation>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// What a Studio run did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudioRunResult {
+    pub run_id: String,
+    /// Empty when nothing was sent (the prompt could not be rendered).
+    pub trace_id: String,
+    pub prompt_id: String,
+    pub variant: String,
+    pub prompt_hash: String,
+    pub revision_hash: String,
+    pub model: String,
+    pub exchanges: Vec<HttpExchange>,
+    pub attempts: Vec<StudioAttempt>,
+    /// The accepted, schema-valid answer.
+    pub output: Option<Value>,
+    pub error: Option<String>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost: f64,
+    pub latency_ms: f64,
+}
+
+/// Prompt file edits to store: path under `prompts/` → new text, or `None` to go back to
+/// the bundled file. Every saved text is also kept as a numbered version.
+pub type PromptEdits = BTreeMap<String, Option<String>>;
+
+/// A pipeline file as the `pipelines` store keeps it (key `[id, version]`), with the
+/// runs of this version (newest last, a few), which the publish gate reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredPipeline {
+    pub id: String,
+    pub version: u32,
+    pub text: String,
+    pub hash: String,
+    pub saved_at: String,
+    pub published: bool,
+    #[serde(default)]
+    pub runs: Vec<Value>,
+}
+
+/// A problem at a JSON Pointer into a pipeline file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PipelineProblem {
+    pub path: String,
+    pub message: String,
+}

@@ -1,0 +1,282 @@
+//! The Studio's pipeline editor: the YAML as typed (checked, drawn), a test run with its
+//! input and tab, cancel, save and publish through the worker's gate.
+
+use agent_engine::pipeline::{BUNDLED_PIPELINES, Problem, load};
+use agent_engine::prompts::PromptSet;
+use protocol::studio::{PipelineProblem, StoredPipeline};
+use protocol::{PanelRequest, TabId, WorkerEvent};
+use serde_json::Value;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PipelineRunState {
+    Idle,
+    Running(u32),
+    /// The engine's `PipelineRun` as JSON.
+    Done(Value),
+    Failed(String),
+}
+
+/// What the worker said of a save or publish.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SaveReport {
+    pub version: u32,
+    pub published: bool,
+    pub errors: Vec<PipelineProblem>,
+    pub warnings: Vec<PipelineProblem>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PipelineAction {
+    Text(String),
+    Input(String),
+    Tab(String),
+    Run,
+    Cancel,
+    Save {
+        publish: bool,
+    },
+    /// Opens a stored version's text (or a bundled example's).
+    Open(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PipelineEditor {
+    pub text: String,
+    pub input_text: String,
+    pub tab_text: String,
+    pub run: PipelineRunState,
+    pub saving: Option<u32>,
+    pub report: Option<SaveReport>,
+    pub stored: Vec<StoredPipeline>,
+    pub listing: Option<u32>,
+    /// The running run's steps so far, as the worker tells them.
+    pub live: Vec<Value>,
+}
+
+impl Default for PipelineEditor {
+    fn default() -> Self {
+        PipelineEditor {
+            text: BUNDLED_PIPELINES[0].1.to_owned(),
+            input_text: "{}".into(),
+            tab_text: String::new(),
+            run: PipelineRunState::Idle,
+            saving: None,
+            report: None,
+            stored: vec![],
+            listing: None,
+            live: vec![],
+        }
+    }
+}
+
+impl PipelineEditor {
+    /// The file's problems as the loader reports them (errors, then warnings).
+    pub fn problems(&self, prompts: &PromptSet) -> (Vec<Problem>, Vec<Problem>) {
+        match load(&self.text, prompts) {
+            Ok(loaded) => (vec![], loaded.warnings),
+            Err(errors) => (errors, vec![]),
+        }
+    }
+
+    pub fn tab(&self) -> Option<TabId> {
+        self.tab_text.trim().parse().ok()
+    }
+
+    /// Carries out `action`; a request to send comes back for the page to number and send.
+    pub fn apply(
+        &mut self,
+        action: PipelineAction,
+        next_id: &mut dyn FnMut() -> u32,
+    ) -> Option<PanelRequest> {
+        match action {
+            PipelineAction::Text(text) => {
+                self.text = text;
+                self.report = None;
+                None
+            }
+            PipelineAction::Input(text) => {
+                self.input_text = text;
+                None
+            }
+            PipelineAction::Tab(text) => {
+                self.tab_text = text;
+                None
+            }
+            PipelineAction::Open(text) => {
+                self.text = text;
+                self.report = None;
+                self.run = PipelineRunState::Idle;
+                None
+            }
+            PipelineAction::Run => {
+                let input: Value = match serde_json::from_str(&self.input_text) {
+                    Ok(input) => input,
+                    Err(error) => {
+                        self.run =
+                            PipelineRunState::Failed(format!("The input is not JSON: {error}"));
+                        return None;
+                    }
+                };
+                let id = next_id();
+                self.run = PipelineRunState::Running(id);
+                self.live.clear();
+                Some(PanelRequest::RunPipeline {
+                    id,
+                    text: self.text.clone(),
+                    input,
+                    tab_id: self.tab(),
+                })
+            }
+            PipelineAction::Cancel => match self.run {
+                PipelineRunState::Running(run) => {
+                    Some(PanelRequest::CancelPipeline { id: next_id(), run })
+                }
+                _ => None,
+            },
+            PipelineAction::Save { publish } => {
+                let id = next_id();
+                self.saving = Some(id);
+                self.report = None;
+                Some(PanelRequest::SavePipeline { id, text: self.text.clone(), publish })
+            }
+        }
+    }
+
+    /// Takes the worker's answers meant for the editor; true when one was.
+    pub fn on_event(&mut self, event: &WorkerEvent) -> bool {
+        match event {
+            WorkerEvent::PipelineResult { id, run }
+                if self.run == PipelineRunState::Running(*id) =>
+            {
+                self.run = PipelineRunState::Done(run.clone());
+                self.live.clear();
+                true
+            }
+            WorkerEvent::PipelineStep { run, step } => {
+                if self.run == PipelineRunState::Running(*run) {
+                    self.live.push(step.clone());
+                }
+                true
+            }
+            WorkerEvent::PipelineSaved { id, version, published, errors, warnings }
+                if self.saving == Some(*id) =>
+            {
+                self.saving = None;
+                self.report = Some(SaveReport {
+                    version: *version,
+                    published: *published,
+                    errors: errors.clone(),
+                    warnings: warnings.clone(),
+                });
+                true
+            }
+            WorkerEvent::Pipelines { id, pipelines } if self.listing == Some(*id) => {
+                self.listing = None;
+                self.stored = pipelines.clone();
+                true
+            }
+            WorkerEvent::Failed { id, message } if self.run == PipelineRunState::Running(*id) => {
+                self.run = PipelineRunState::Failed(message.clone());
+                true
+            }
+            WorkerEvent::Failed { id, message } if self.saving == Some(*id) => {
+                self.saving = None;
+                self.report = Some(SaveReport {
+                    version: 0,
+                    published: false,
+                    errors: vec![PipelineProblem { path: String::new(), message: message.clone() }],
+                    warnings: vec![],
+                });
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn counter() -> impl FnMut() -> u32 {
+        let mut n = 10;
+        move || {
+            n += 1;
+            n
+        }
+    }
+
+    #[test]
+    fn the_example_loads_and_a_missing_prompt_is_an_error_at_its_step() {
+        let mut editor = PipelineEditor::default();
+        let prompts = PromptSet::bundled();
+        assert!(editor.problems(&prompts).0.is_empty());
+        editor.text = editor.text.replace("prompt_id: product_facts", "prompt_id: no_such_prompt");
+        let (errors, _) = editor.problems(&prompts);
+        assert!(
+            errors
+                .iter()
+                .any(|e| e.path.starts_with("/steps/1") && e.message.contains("no_such_prompt")),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn a_run_sends_the_text_input_and_tab_and_takes_its_result() {
+        let mut editor = PipelineEditor::default();
+        let mut ids = counter();
+        editor.apply(PipelineAction::Input("{".into()), &mut ids);
+        assert_eq!(editor.apply(PipelineAction::Run, &mut ids), None);
+        assert!(matches!(&editor.run, PipelineRunState::Failed(m) if m.contains("not JSON")));
+        editor.apply(PipelineAction::Input("{}".into()), &mut ids);
+        editor.apply(PipelineAction::Tab(" 7 ".into()), &mut ids);
+        let Some(PanelRequest::RunPipeline { id, tab_id, input, .. }) =
+            editor.apply(PipelineAction::Run, &mut ids)
+        else {
+            panic!()
+        };
+        assert_eq!((tab_id, input), (Some(7), json!({})));
+        let Some(PanelRequest::CancelPipeline { run, .. }) =
+            editor.apply(PipelineAction::Cancel, &mut ids)
+        else {
+            panic!()
+        };
+        assert_eq!(run, id);
+        let step = json!({"step_id": "page", "status": "ok"});
+        editor.on_event(&WorkerEvent::PipelineStep { run: id, step: step.clone() });
+        editor.on_event(&WorkerEvent::PipelineStep { run: id + 100, step: json!({}) });
+        assert_eq!(editor.live, [step], "this run's steps, live");
+        let result = json!({"status": "ok", "output": {"found": true}, "steps": []});
+        assert!(editor.on_event(&WorkerEvent::PipelineResult { id, run: result.clone() }));
+        assert_eq!(editor.run, PipelineRunState::Done(result));
+        assert!(editor.live.is_empty());
+        assert_eq!(editor.apply(PipelineAction::Cancel, &mut ids), None);
+    }
+
+    #[test]
+    fn a_refused_publish_keeps_the_gates_errors() {
+        let mut editor = PipelineEditor::default();
+        let mut ids = counter();
+        let Some(PanelRequest::SavePipeline { id, publish: true, .. }) =
+            editor.apply(PipelineAction::Save { publish: true }, &mut ids)
+        else {
+            panic!()
+        };
+        let error =
+            PipelineProblem { path: "/steps/1/prompt_id".into(), message: "no prompt".into() };
+        editor.on_event(&WorkerEvent::PipelineSaved {
+            id,
+            version: 0,
+            published: false,
+            errors: vec![error.clone()],
+            warnings: vec![],
+        });
+        let report = editor.report.as_ref().unwrap();
+        assert_eq!(
+            (report.version, report.published, &report.errors[..]),
+            (0, false, &[error][..])
+        );
+        assert_eq!(editor.saving, None);
+    }
+}

@@ -1,0 +1,599 @@
+//! The Prompt Studio in real Chromium over the real worker, with the scripted model: a real
+//! task on the fixture shop captures Navigator steps; the Studio edits the Navigator's
+//! variant, previews it with a captured step's variables, saves it as an override, runs
+//! it (a schema violation highlighted, then its repair), compares variants A and B on
+//! three captured steps, and opens a step's traces from the annotation page and back.
+
+use e2e::agent::replies::{navigate, plan, verdict};
+use e2e::agent::{TEST_KEY, settings};
+use e2e::annotation::{choose, replace_text, stored};
+use e2e::browser::{Browser, Page};
+use e2e::fixtures::FixtureSites;
+use e2e::listed;
+use e2e::llm::{Reply, ScriptedLlm};
+use serde_json::{Value, json};
+
+const EDIT: &str = "STUDIO EDIT: keep each thought to one sentence.";
+
+fn count(page: &Page, selector: &str) -> u64 {
+    page.eval(&format!("document.querySelectorAll({}).length", Value::from(selector)))
+        .as_u64()
+        .unwrap_or(0)
+}
+
+fn value(page: &Page, selector: &str) -> String {
+    page.eval(&format!("document.querySelector({}).value", Value::from(selector)))
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let state = browser.page_state(&shop);
+    let kettle = listed(&state, "Steel kettle").and_then(|e| e["id"].as_u64()).unwrap();
+    // A real task captures three Navigator steps.
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Look over the shop\n2. Open the Steel kettle page\n3. Read its price", ""),
+        navigate(
+            "Start: the shop is open",
+            "Scroll to see the products",
+            json!([{"action": "scroll", "screens": 1}]),
+        ),
+        navigate(
+            "Success: I see the products",
+            "Open the kettle's page",
+            json!([{"action": "click", "id": kettle}]),
+        ),
+        navigate(
+            "Success: the kettle's page is open",
+            "Report the price",
+            json!([{"action": "done", "text": "The kettle costs €39.00"}]),
+        ),
+        verdict(true, "", "The steel kettle costs €39.00."),
+    ]);
+    let mut agent = settings(llm.base_url());
+    agent["agent"]["planning_interval"] = json!(50);
+    browser.configure_agent(agent);
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": shop.id,
+        "task": "What does the steel kettle cost?"}));
+    assert_eq!(started["type"], "done", "{started}");
+    let done = browser.wait_for_task("done");
+    let run_id = done["run_id"].as_str().unwrap_or_default().to_owned();
+
+    let page = browser.open_tab(&browser.extension_url("studio.html")).page;
+    page.wait_for("document.querySelector('[data-testid=file-text]')", "the Studio's editor");
+    assert_eq!(page.text("[data-testid=file-path]"), "navigator/A.md");
+    assert_eq!(page.text("[data-testid=file-state]"), "bundled");
+    let bundled = value(&page, "[data-testid=bundled-text]");
+    assert!(bundled.contains("{{task}}") || bundled.contains("{{ task }}"), "the bundled variant");
+
+    // A broken edit is said in place, as typed, and cannot be saved.
+    replace_text(&page, "[data-testid=file-text]", &format!("{{{{> no_such_rule}}}}\n{bundled}"));
+    page.wait_for_text("[data-testid=file-error]", "no_such_rule");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=save-prompts]').disabled"),
+        json!(true)
+    );
+    // The real edit.
+    replace_text(&page, "[data-testid=file-text]", &format!("{EDIT}\n{bundled}"));
+    page.wait_for("!document.querySelector('[data-testid=file-error]')", "the problem to clear");
+    assert_eq!(page.text("[data-testid=file-state]"), "unsaved edits");
+    assert_ne!(
+        page.text("[data-testid=current-hash]"),
+        page.text("[data-testid=bundled-hash]").replace("bundled", "in force")
+    );
+
+    // Preview with a captured step's variables: the edit, the step's task highlighted, the
+    // shared rules expanded, nothing unresolved.
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=sample-select] option').length >= 4",
+        "three captured steps",
+    );
+    let sample = page
+        .eval("document.querySelectorAll('[data-testid=sample-select] option')[1].value")
+        .as_str()
+        .unwrap()
+        .to_owned();
+    choose(&page, "[data-testid=sample-select]", &sample);
+    page.wait_for_text("[data-testid=preview-text]", EDIT);
+    let preview = page.text("[data-testid=preview-text]");
+    assert!(preview.contains("<sharedRule name=\"untrusted_page\">"), "{preview}");
+    assert!(
+        page.eval("[...document.querySelectorAll('[data-testid=preview-var]')].some(m => m.textContent === 'What does the steel kettle cost?')")
+            == json!(true),
+        "the task is a highlighted variable"
+    );
+    assert_eq!(count(&page, "[data-testid=preview-unresolved]"), 0);
+    // Typed variables that lack some: each is flagged where it goes.
+    replace_text(&page, "[data-testid=vars-text]", "{\"task\": \"Find a toaster\"}");
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=preview-unresolved]').length > 0",
+        "unresolved flags",
+    );
+    assert!(page.text("[data-testid=unresolved-count]").contains("page_state"));
+    choose(&page, "[data-testid=sample-select]", &sample);
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=preview-unresolved]').length === 0",
+        "the sample back",
+    );
+
+    // Save: an override, kept as version 1, and what the worker's next task reads.
+    page.click("[data-testid=save-prompts]");
+    page.wait_for_text("[data-testid=file-state]", "edited (override saved)");
+    let settings = browser.agent_request(json!({"type": "get_settings"}));
+    let saved =
+        settings["settings"]["prompt_overrides"]["navigator/A.md"].as_str().unwrap_or_default();
+    assert!(saved.starts_with(EDIT), "{settings}");
+    let versions = stored(&page, "promptVersions");
+    assert_eq!(versions.len(), 1, "{versions:?}");
+    assert_eq!(
+        (versions[0]["path"].as_str(), versions[0]["number"].as_u64()),
+        (Some("navigator/A.md"), Some(1))
+    );
+
+    // Run: the first answer breaks the schema (an action that does not exist), the repair
+    // fixes it.
+    llm.push(navigate("Success", "Fly to the price", json!([{"action": "fly", "id": 3}])));
+    llm.push(navigate(
+        "Success",
+        "Report the price",
+        json!([{"action": "done", "text": "€39.00"}]),
+    ));
+    let before = llm.requests().len();
+    page.click("[data-testid=run-prompt]");
+    page.wait_for("document.querySelector('[data-testid=run-result]')", "the run's result");
+    assert_eq!(count(&page, "[data-testid=attempt]"), 2);
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=attempt]').dataset.verdict"),
+        json!("rejected")
+    );
+    let bad = page.eval("[...document.querySelectorAll('[data-testid=attempt]')[0].querySelectorAll('[data-testid=violation-line]')].map(l => l.dataset.pointer + ' ' + l.textContent)");
+    assert!(bad.to_string().contains("/actions/0"), "the violation on the bad action: {bad}");
+    assert_eq!(
+        page.eval("document.querySelectorAll('[data-testid=attempt]')[1].dataset.verdict"),
+        json!("accepted")
+    );
+    assert!(page.text("[data-testid=run-output]").contains("€39.00"));
+    assert!(page.text("[data-testid=run-meta]").contains("1 repair(s)"));
+    page.eval("document.querySelector('[data-testid=run-result]').scrollIntoView()");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-run.png"));
+    let raw = page.eval("[...document.querySelectorAll('[data-testid=raw-request]')].map(p => p.textContent).join('\\n')");
+    let raw = raw.as_str().unwrap();
+    assert!(raw.contains("Bearer ***") && !raw.contains(TEST_KEY), "keys masked: {raw}");
+    let sent = llm.requests();
+    assert_eq!(sent.len(), before + 2);
+    let system = sent[before].body["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(system.contains(EDIT) && system.contains("What does the steel kettle cost?"));
+    assert!(
+        sent[before + 1].body.to_string().contains("fly"),
+        "the repair shows the failed answer"
+    );
+    // Its trace is stored and opens in the traces view.
+    page.click("[data-testid=run-trace-link]");
+    page.wait_for("document.querySelector('[data-testid=trace-detail]')", "the run's trace");
+    assert_eq!(count(&page, "[data-testid=trace-attempt]"), 2);
+    page.click("[data-testid=tab-prompts]");
+    page.wait_for("document.querySelector('[data-testid=compare-run]')", "the prompts view");
+
+    // Compare A (edited) and B (bundled) on the three captured steps.
+    for _ in 0..6 {
+        llm.push(navigate(
+            "Success",
+            "Report the price",
+            json!([{"action": "done", "text": "€39.00"}]),
+        ));
+    }
+    let before = llm.requests().len();
+    replace_text(&page, "[data-testid=compare-variants]", "A, B");
+    replace_text(&page, "[data-testid=compare-samples]", "3");
+    page.click("[data-testid=compare-run]");
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=compare-cell][data-state=valid]').length === 6",
+        "six valid answers",
+    );
+    let compared = &llm.requests()[before..];
+    let edited = compared.iter().filter(|r| r.body.to_string().contains(EDIT)).count();
+    assert_eq!((compared.len(), edited), (6, 3), "three with A's edit, three with B");
+    assert_eq!(page.text("[data-testid=baseline]"), "baseline");
+    assert!(page.text("[data-testid=compare-total][data-variant=B]").starts_with("3/3 valid"));
+
+    // From an annotated step to its traces, and back.
+    let annotation = browser
+        .open_tab(&browser.extension_url(&format!("annotation.html?agentRunId={run_id}")))
+        .page;
+    annotation
+        .wait_for("document.querySelector('[data-testid=step-traces]')", "the step's traces link");
+    let link = annotation.eval("document.querySelector('[data-testid=step-traces]').href");
+    assert!(link.as_str().unwrap().contains(&format!("#run={run_id}")), "{link}");
+    annotation.click("[data-testid=step-traces]");
+    annotation
+        .wait_for("document.querySelector('[data-testid=traces-view]')", "the Studio's traces");
+    annotation.wait_for(
+        "document.querySelectorAll('[data-testid=trace-row]').length > 0",
+        "the step's traces",
+    );
+    annotation.click("[data-testid=trace-row]");
+    annotation.wait_for("document.querySelector('[data-testid=trace-detail]')", "the trace");
+    assert!(annotation.text("[data-testid=trace-prompt-hash]").len() >= 64);
+    assert!(
+        annotation.text("[data-testid=trace-prompt]").contains("What does the steel kettle cost?")
+    );
+    annotation.click("[data-testid=trace-annotation-link]");
+    annotation.wait_for("document.querySelector('[data-testid=run-view]')", "the run again");
+
+    // Revert to bundled in one click: the worker's next task uses the bundled file again.
+    page.click("[data-testid=revert-bundled]");
+    page.wait_for_text("[data-testid=file-state]", "bundled");
+    let settings = browser.agent_request(json!({"type": "get_settings"}));
+    assert_eq!(settings["settings"]["prompt_overrides"], json!({}), "{settings}");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio.png"));
+}
+
+/// The product_facts model: answers from the page text in its prompt alone.
+fn facts_model() -> ScriptedLlm {
+    ScriptedLlm::responding(|prompt| {
+        let on_page = prompt.contains("Steel kettle") && prompt.contains("39.00");
+        Reply::json(json!({
+            "is_product": on_page, "name": if on_page { "Steel kettle" } else { "" },
+            "price": if on_page { json!(39.0) } else { Value::Null }, "currency": "EUR",
+            "availability": "unknown", "brand": "", "rating": null, "highlights": []
+        }))
+    })
+}
+
+#[test]
+fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_prompt_blocks_publishing()
+ {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let product = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
+    let llm = facts_model();
+    browser.configure_agent(settings(llm.base_url()));
+
+    let page = browser.open_tab(&browser.extension_url("studio.html")).page;
+    page.wait_for("document.querySelector('[data-testid=tab-pipelines]')", "the Studio");
+    page.click("[data-testid=tab-pipelines]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-text]')", "the pipeline editor");
+    assert!(value(&page, "[data-testid=pipeline-text]").contains("id: product_facts"));
+    // The diagram: five steps, the llm step after the page read, when edges labelled.
+    assert_eq!(count(&page, "[data-testid=diagram-node]"), 5);
+    assert_eq!(count(&page, "[data-testid=diagram-edge][data-from=page][data-to=read]"), 1);
+    assert!(page.text("[data-testid=pipeline-diagram]").contains("when steps.facts.status"));
+    assert_eq!(count(&page, "[data-testid=pipeline-errors]"), 0);
+
+    // Run it from the Studio on the fixture's product page.
+    replace_text(&page, "[data-testid=pipeline-tab]", &product.id.to_string());
+    page.click("[data-testid=pipeline-run]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-result]')", "the run");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=pipeline-result]').dataset.status"),
+        json!("ok")
+    );
+    let output: Value = serde_json::from_str(&page.text("[data-testid=pipeline-output]")).unwrap();
+    assert_eq!(
+        (output["found"].clone(), output["name"].clone()),
+        (json!(true), json!("Steel kettle"))
+    );
+    assert_eq!(output["price"].as_f64(), Some(39.0));
+    let step_status = |id: &str| {
+        page.eval(&format!(
+            "document.querySelector('[data-testid=pipeline-step][data-step={id}]').dataset.status"
+        ))
+    };
+    assert_eq!(
+        (step_status("page"), step_status("read"), step_status("not_a_product")),
+        (json!("ok"), json!("ok"), json!("skipped"))
+    );
+    assert!(
+        page.text("[data-testid=pipeline-step-llm]")
+            .contains("prompt product_facts/A · prompt hash ")
+    );
+    let sent = llm.requests();
+    assert!(sent[0].body.to_string().contains("Steel kettle"), "the page's text went to the model");
+
+    // A missing prompt: shown as typed, and publishing is refused.
+    let good = value(&page, "[data-testid=pipeline-text]");
+    replace_text(
+        &page,
+        "[data-testid=pipeline-text]",
+        &good.replace("prompt_id: product_facts", "prompt_id: no_such_prompt"),
+    );
+    page.wait_for_text("[data-testid=pipeline-errors]", "no_such_prompt");
+    page.click("[data-testid=pipeline-publish]");
+    page.wait_for_text("[data-testid=pipeline-report-headline]", "Refused");
+    assert!(page.text("[data-testid=pipeline-report-errors]").contains("no_such_prompt"));
+    let panel = browser.open_side_panel(&product);
+
+    // The example as it was: it ran for real, so it publishes.
+    replace_text(&page, "[data-testid=pipeline-text]", &good);
+    page.wait_for(
+        "!document.querySelector('[data-testid=pipeline-errors]')",
+        "the problems to clear",
+    );
+    page.click("[data-testid=pipeline-publish]");
+    page.wait_for_text("[data-testid=pipeline-report-headline]", "Published as version 1");
+    assert!(!page.text("[data-testid=pipeline-report]").contains("no successful real run"));
+    page.wait_for(
+        "document.querySelector('[data-testid=pipeline-published]')",
+        "the stored version",
+    );
+
+    // From the side panel, on its own tab.
+    panel.wait_for("document.querySelector('[data-testid=chat-input]')", "the panel");
+    panel.send_message("/run product_facts {}");
+    panel.wait_for(
+        "[...document.querySelectorAll('[data-testid=message]')].some(m => m.textContent.includes('Steel kettle') && m.dataset.kind === 'answer')",
+        "the pipeline's output in the chat",
+    );
+    panel.send_message("/run no_such_pipeline {}");
+    panel.wait_for(
+        "[...document.querySelectorAll('[data-testid=message]')].some(m => m.textContent.includes('No published pipeline'))",
+        "the error in the chat",
+    );
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-pipeline.png"));
+}
+
+/// The sync server in a thread of its own (SQLite in a temp folder), stopped on drop.
+struct SyncServer {
+    url: String,
+    tokens: std::collections::HashMap<&'static str, String>,
+    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SyncServer {
+    fn start() -> SyncServer {
+        use sync_server::auth::{Role, add_user};
+        let dir =
+            e2e::workspace_root().join(format!("target/tmp/studio-sync-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let url = format!("sqlite://{}/sync.db", dir.display());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let store =
+                    sync_server::store::Store::connect(&url).await.expect("the sync database");
+                let mut tokens = std::collections::HashMap::new();
+                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
+                    tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
+                }
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                ready_tx.send((listener.local_addr().unwrap(), tokens)).unwrap();
+                let shutdown = async {
+                    let _ = shutdown_rx.await;
+                };
+                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
+                    .await
+                    .unwrap();
+            });
+        });
+        let (addr, tokens) = ready_rx
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the sync server starts");
+        SyncServer {
+            url: format!("http://{addr}"),
+            tokens,
+            shutdown: Some(shutdown_tx),
+            thread: Some(thread),
+        }
+    }
+
+    fn get(&self, user: &str, path: &str) -> e2e::http::Response {
+        let auth = format!("Bearer {}", self.tokens[user]);
+        e2e::http::request("GET", &format!("{}{path}", self.url), &[("Authorization", &auth)], "")
+    }
+}
+
+impl Drop for SyncServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.shutdown.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[test]
+fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_configured_paths() {
+    use e2e::annotation::{allow_downloads, open_annotation, wait_for_download};
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let task = "What does the steel kettle cost? My card is 4111-1111-1111-1111";
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Read the price", ""),
+        navigate("Start", "Report the price", json!([{"action": "done", "text": "€39.00"}])),
+        verdict(true, "", "The steel kettle costs €39.00."),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+    let started =
+        browser.agent_request(json!({"type": "start_task", "tab_id": shop.id, "task": task}));
+    assert_eq!(started["type"], "done", "{started}");
+    let run_id = browser.wait_for_task("done")["run_id"].as_str().unwrap().to_owned();
+    // Redaction configured after the capture: what leaves the browser follows it anyway.
+    let mut agent = settings(llm.base_url());
+    agent["agent"]["trace_redactions"] = json!(["task"]);
+    browser.configure_agent(agent);
+
+    let page = open_annotation(&mut browser, "");
+    page.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
+    let stored_traces = stored(&page, "traces");
+    assert_eq!(stored_traces.len(), 3, "one per model call");
+    assert!(
+        stored_traces.iter().any(|t| t.to_string().contains("4111-1111")),
+        "captured as it was"
+    );
+
+    let dir = allow_downloads(&browser, "studio-traces");
+    page.click("[data-testid=export-open]");
+    choose(&page, "[data-testid=export-format]", "json");
+    page.click("[data-testid=export-go]");
+    let file = wait_for_download(&dir, ".json");
+    let text = std::fs::read_to_string(file).unwrap();
+    let document: Value = serde_json::from_str(&text).unwrap();
+    let traces = document["runs"][0]["traces"].as_array().expect("the run's traces").clone();
+    assert_eq!(traces.len(), 3);
+    assert!(traces.iter().all(|t| t["params"]["task"] == "[redacted]"), "{traces:?}");
+    // The run's own header keeps its task (trace redaction is about traces); no key anywhere.
+    let traces_text = Value::Array(traces.clone()).to_string();
+    assert!(
+        !traces_text.contains("4111-1111"),
+        "nothing redacted leaves in a trace: {traces_text}"
+    );
+    assert!(!text.contains(TEST_KEY), "no key anywhere in the export");
+    assert!(traces.iter().any(|t| t["promptId"] == "navigator"
+        && t["prompt"]["system"].as_str().unwrap().contains("[redacted]")));
+
+    let server = SyncServer::start();
+    page.click("[data-testid=sync-state]");
+    replace_text(&page, "[data-testid=sync-endpoint]", &server.url);
+    replace_text(&page, "[data-testid=sync-token]", &server.tokens["ann"]);
+    page.click("[data-testid=sync-save]");
+    page.wait_for(
+        "document.querySelector('[data-testid=sync-state]')?.dataset.state === 'synced'",
+        "the first sync",
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let on_server = loop {
+        let answer = server.get("quinn", &format!("/runs/{run_id}/traces"));
+        if answer.status == 200 && answer.json()["items"].as_array().is_some_and(|i| i.len() == 3) {
+            break answer;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the traces never reached the server: {} {}",
+            answer.status,
+            answer.body
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert!(
+        !on_server.body.contains("4111-1111") && !on_server.body.contains(TEST_KEY),
+        "{}",
+        on_server.body
+    );
+    let items = on_server.json()["items"].as_array().unwrap().clone();
+    assert!(items.iter().all(|t| t["params"]["task"] == "[redacted]"));
+}
+
+#[test]
+fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cancelled_from_the_studio()
+ {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let product = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
+    // A model that thinks for three seconds, so there is time to cancel.
+    let llm = ScriptedLlm::responding(|_| {
+        Reply::json(json!({"is_product": false, "name": "", "price": null, "currency": "",
+            "availability": "unknown", "brand": "", "rating": null, "highlights": []}))
+        .after(std::time::Duration::from_secs(3))
+    });
+    browser.configure_agent(settings(llm.base_url()));
+
+    // HTTP only to the origins the file allows, checked when the URL is known. The API is a
+    // loopback server that allows the extension's requests (CORS).
+    let api = ScriptedLlm::start([Reply::json(json!({"price": 39}))]);
+    let pipeline = format!(
+        "id: ask_api\nallow_tools: [http]\nhttp_origins: [\"{}\"]\nsteps:\n  - id: get\n    type: tool\n    tool: http\n    input:\n      method: POST\n      url: \"{{{{input.url}}}}\"\n      headers: {{content-type: application/json}}\n      body: {{q: price}}\n",
+        api.base_url()
+    );
+    let run = |browser: &mut Browser, url: &str| {
+        browser
+            .agent_request(json!({"type": "run_pipeline", "text": pipeline, "input": {"url": url}}))
+    };
+    let fetched = run(&mut browser, &format!("{}/v1/chat/completions", api.base_url()));
+    assert_eq!(fetched["type"], "pipeline_result", "{fetched}");
+    assert_eq!(fetched["run"]["status"], "ok", "{fetched}");
+    assert_eq!(fetched["run"]["output"]["status"], 200);
+    let content = fetched["run"]["output"]["body"]["choices"][0]["message"]["content"].as_str();
+    assert!(content.unwrap_or_default().contains("39"), "{fetched}");
+    let asked = api.requests();
+    assert_eq!((asked[0].method.as_str(), &asked[0].body), ("POST", &json!({"q": "price"})));
+    // A server that does not allow the extension says so.
+    let no_cors = format!(
+        "id: no_cors\nallow_tools: [http]\nhttp_origins: [\"{}\"]\nsteps:\n  - {{id: get, type: tool, tool: http, input: {{url: \"{}\"}}}}\n",
+        sites.url("/").trim_end_matches('/'),
+        sites.url("/shop/help.html")
+    );
+    let refused =
+        browser.agent_request(json!({"type": "run_pipeline", "text": no_cors, "input": {}}));
+    assert_eq!(refused["run"]["error"]["code"], "tool_failed", "{refused}");
+    assert!(refused["run"]["error"]["message"].as_str().unwrap().contains("CORS"));
+    let elsewhere = run(&mut browser, "http://localhost:9/secret");
+    assert_eq!(elsewhere["run"]["status"], "failed", "{elsewhere}");
+    assert_eq!(elsewhere["run"]["error"]["code"], "origin_not_allowed");
+    assert_eq!(elsewhere["run"]["error"]["step_id"], "get");
+
+    // Cancel from the Studio while the model thinks: the step in flight ends, no later one runs.
+    let page = browser.open_tab(&browser.extension_url("studio.html")).page;
+    page.wait_for("document.querySelector('[data-testid=tab-pipelines]')", "the Studio");
+    page.click("[data-testid=tab-pipelines]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-text]')", "the pipeline editor");
+    replace_text(&page, "[data-testid=pipeline-tab]", &product.id.to_string());
+    page.click("[data-testid=pipeline-run]");
+    // Each step shows as it ends: the page is read while the model still thinks.
+    page.wait_for(
+        "document.querySelector('[data-testid=pipeline-live] [data-testid=pipeline-step][data-step=page][data-status=ok]')",
+        "the page step, live",
+    );
+    assert!(page.text("[data-testid=pipeline-running]").contains("1 step(s) done"));
+    page.click("[data-testid=pipeline-cancel]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-result]')", "the run to stop");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=pipeline-result]').dataset.status"),
+        json!("cancelled")
+    );
+    assert!(page.text("[data-testid=pipeline-run-error]").contains("cancelled"));
+    assert_eq!(
+        count(&page, "[data-testid=pipeline-step][data-step=facts]"),
+        0,
+        "no step after the cancel ran"
+    );
+}
+
+#[test]
+fn a_pipeline_step_runs_an_agent_task_and_gets_its_answer() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let state = browser.page_state(&shop);
+    let kettle = listed(&state, "Steel kettle").and_then(|e| e["id"].as_u64()).unwrap();
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Open the Steel kettle page\n2. Read its price", ""),
+        navigate("Start", "Open the kettle", json!([{"action": "click", "id": kettle}])),
+        navigate(
+            "Success: it is open",
+            "Report the price",
+            json!([{"action": "done", "text": "€39.00"}]),
+        ),
+        verdict(true, "", "The steel kettle costs €39.00."),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+    let pipeline = "id: ask_agent\nallow_tools: [agent_task]\nsteps:\n  - id: ask\n    type: tool\n    tool: agent_task\n    input:\n      task: \"{{input.question}}\"\n  - id: answer\n    type: transform\n    output: {answer: \"{{steps.ask.output.answer}}\"}\n";
+    let done = browser.agent_request(json!({"type": "run_pipeline", "text": pipeline,
+        "input": {"question": "What does the steel kettle cost?"}, "tab_id": shop.id}));
+    assert_eq!(done["run"]["status"], "ok", "{done}");
+    assert_eq!(done["run"]["output"]["answer"], "The steel kettle costs €39.00.");
+    assert!(
+        shop.page.eval("location.href").as_str().unwrap().contains("sku=kettle"),
+        "it really clicked"
+    );
+    // The task is a conversation of its own, captured like any other.
+    let run_id = done["run"]["steps"][0]["output"]["run_id"].as_str().unwrap().to_owned();
+    let task = browser.agent_request(json!({"type": "current_task"}));
+    assert_eq!(task["snapshot"]["run_id"], run_id.as_str());
+    assert_eq!(task["snapshot"]["task"], "What does the steel kettle cost?");
+}
