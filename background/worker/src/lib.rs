@@ -8,6 +8,8 @@
 mod chrome;
 mod connection;
 mod http;
+mod recorder;
+mod recording_store;
 mod requests;
 mod store;
 mod tasks;
@@ -31,6 +33,7 @@ struct Worker {
     ports: tasks::Ports,
     tasks: tasks::Tasks,
     requests: requests::Queue,
+    recorder: recorder::Recorder,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -53,6 +56,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         ports: tasks::Ports::default(),
         tasks: tasks::Tasks::default(),
         requests: requests::Queue::default(),
+        recorder: recorder::Recorder::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -61,6 +65,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         let _ = cell.set(state.clone());
     });
     state.ready_ms.set(chrome::now_ms());
+    wasm_bindgen_futures::spawn_local(recorder::Recorder::restore(state.clone()));
     wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state));
 }
 
@@ -71,6 +76,7 @@ pub fn on_port_connect(port: Port) {
     let worker = worker();
     port.post(&WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() });
     port.post(&WorkerEvent::Task { id: None, snapshot: worker.tasks.snapshot() });
+    port.post(&worker.recorder.answer(None));
     worker.ports.add(port);
 }
 
@@ -80,7 +86,7 @@ pub fn on_port_connect(port: Port) {
 pub fn on_port_disconnect(port: Port) {
     let worker = worker();
     worker.ports.remove(&port);
-    if worker.ports.count() == 0 && !worker.tasks.holds_tab() {
+    if worker.ports.count() == 0 && !worker.tasks.holds_tab() && !worker.recorder.holds_tab() {
         wasm_bindgen_futures::spawn_local(async move { worker.sessions.release_all().await });
     }
 }
@@ -115,7 +121,9 @@ pub fn on_debugger_event(tab_id: TabId, method: String, params: JsValue) {
         });
         return;
     }
-    worker().sessions.on_event(tab_id, &method, &params, chrome::now_ms());
+    let worker = worker();
+    worker.sessions.on_event(tab_id, &method, &params, chrome::now_ms());
+    recorder::Recorder::on_event(&worker, tab_id, &method, &params);
 }
 
 /// Chrome detached the debugger from a tab.
@@ -128,7 +136,9 @@ pub fn on_debugger_detach(tab_id: TabId, reason: String) {
     if reason == "target_closed" {
         worker.observer.forget(tab_id);
     }
-    chrome::log(&format!("detached from tab {tab_id}: {}", CdpError::from_detach_reason(&reason)));
+    let why = CdpError::from_detach_reason(&reason).to_string();
+    chrome::log(&format!("detached from tab {tab_id}: {why}"));
+    recorder::Recorder::on_detach(&worker, tab_id, why);
 }
 
 impl Worker {

@@ -114,6 +114,12 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             Ok(store) => Ok(crate::connection::test(&store, id, role, *model, key).await),
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
+        PanelRequest::StartRecording { id, tab_id } => {
+            worker.recorder.start(worker, id, tab_id).await
+        }
+        PanelRequest::StopRecording { id } => worker.recorder.stop(worker, id).await,
+        PanelRequest::RecordingNote { id, note } => worker.recorder.note(worker, id, note).await,
+        PanelRequest::CurrentRecording { id } => Ok(worker.recorder.answer(Some(id))),
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }
@@ -191,6 +197,7 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
                 Err(error) => to_js(&DebugError { error: format!("not an action: {error}") }),
             }
         }
+        Ok(DebugRequest::Recording { id }) => crate::recorder::debug(worker, id).await,
         Err(error) => to_js(&DebugError { error: format!("unknown request: {error}") }),
     }
 }
