@@ -27,7 +27,11 @@ pub enum RecordingNote {
 impl RecordingNote {
     /// Candidate values as a person types them: one per line or separated by commas.
     pub fn split_candidates(text: &str) -> Vec<String> {
-        text.split([',', '\n']).map(str::trim).filter(|c| !c.is_empty()).map(str::to_owned).collect()
+        text.split([',', '\n'])
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect()
     }
 }
 
