@@ -40,7 +40,10 @@
     listeners.push([target, type, wrapped]);
   };
 
+  // Enter in a form's field submits it with a click on its button: Enter's effect.
+  let enterAt = -Infinity;
   on(window, "click", (e) => {
+    if (e.detail === 0 && performance.now() - enterAt < 500) return;
     const el = e.target instanceof Element ? (e.target.closest(CLICKABLE) || e.target) : null;
     // Choosing in a <select> is its `change`; clicking a label is the field's click.
     if (!el || el.tagName === "SELECT" || el.tagName === "OPTION") return;
@@ -73,6 +76,7 @@
       return;
     }
     if (!KEYS.has(e.key) || e.isComposing) return;
+    if (e.key === "Enter") enterAt = performance.now();
     const focused = document.activeElement;
     const event = { kind: "key", key: e.key };
     if (focused && focused !== document.body && focused !== document.documentElement) {

@@ -44,6 +44,12 @@ pub struct RecordingStatus {
     pub started_at: String,
     /// Events captured so far (typing counts each input; the stored steps fold them).
     pub events: u32,
+    /// Screenshots taken so far (one at the start, then one each time the page settled).
+    #[serde(default)]
+    pub screenshots: u32,
+    /// Everything reported so far is stored and the screen after it captured.
+    #[serde(default)]
+    pub settled: bool,
     /// The Ctrl+I offer is open: page events are not captured until it closes.
     pub offer_open: bool,
     /// Set once stopped: how many steps the recording has.

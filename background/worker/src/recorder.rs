@@ -35,6 +35,8 @@ const SOURCE: &str = include_str!("../../../content-script/recorder.js");
 /// The page calls this global (in the page agent's world only) to report an event.
 const BINDING: &str = "alphascoutRecord";
 const QUALITY: u8 = 70;
+/// How long a screenshot may take before the recording goes on without it.
+const CAPTURE_MS: f64 = 4000.0;
 
 #[derive(Default)]
 pub struct Recorder {
@@ -80,6 +82,8 @@ impl Recorder {
                 tab_id: a.tab,
                 started_at: a.started_at.clone(),
                 events: a.next_seq,
+                screenshots: a.shots.len() as u32,
+                settled: !self.draining.get() && self.inbox.borrow().is_empty() && !a.needs_shot,
                 offer_open: a.offer_open,
                 steps: None,
                 error: a.error.clone(),
@@ -211,6 +215,8 @@ impl Recorder {
             tab_id: tab,
             started_at: active.started_at,
             events: active.next_seq,
+            screenshots: active.shots.len() as u32,
+            settled: true,
             offer_open: false,
             steps: Some(row.recording.steps.len() as u32),
             error: active.error,
@@ -333,15 +339,17 @@ impl Recorder {
                         Ok(store) => capture(worker, tab, &store).await,
                         Err(error) => Err(error),
                     };
-                    if let Ok(shot) = shot
-                        && let Some(a) = self.active.borrow_mut().as_mut()
-                    {
-                        a.shots.push(shot);
+                    if let Some(a) = self.active.borrow_mut().as_mut() {
+                        match shot {
+                            Ok(shot) => a.shots.push(shot),
+                            Err(error) => a.error = Some(format!("No screenshot: {error}")),
+                        }
                     }
                 }
             }
         }
         self.draining.set(false);
+        self.broadcast(worker);
     }
 
     async fn handle(&self, worker: &Rc<Worker>, incoming: Incoming) -> Result<(), String> {
@@ -426,7 +434,11 @@ impl Recorder {
             RecordingNote::Extract { query, candidates } => {
                 // The screen as it is while the person asks: what to read the value off.
                 let store = self.store().await?;
-                let shot = capture(worker, tab, &store).await.ok().map(|(_, key)| key);
+                let shot = capture(worker, tab, &store).await.ok();
+                if let (Some(shot), Some(a)) = (&shot, self.active.borrow_mut().as_mut()) {
+                    a.shots.push(shot.clone());
+                }
+                let shot = shot.map(|(_, key)| key);
                 json!({"kind": "extract", "query": query.trim(), "candidates": candidates,
                        "screenshot": shot})
             }
@@ -562,8 +574,11 @@ async fn capture(
     tab: TabId,
     store: &RecordingStore,
 ) -> Result<(f64, String), String> {
-    let data = screenshot::capture(&worker.sessions, tab, None, QUALITY)
+    let shot = screenshot::capture(&worker.sessions, tab, None, QUALITY);
+    // Chrome draws no frames for a hidden tab, and a capture waits for one.
+    let data = within(CAPTURE_MS, shot)
         .await
+        .ok_or("the tab showed nothing to capture (is it hidden?)")?
         .map_err(|e| e.to_string())?;
     let taken = js_sys::Date::now();
     let bytes = base64::engine::general_purpose::STANDARD
@@ -572,6 +587,20 @@ async fn capture(
     let key = run_contract::digest::sha256_hex(&bytes);
     store.put_screenshot(&key, &bytes).await?;
     Ok((taken, key))
+}
+
+/// `future`'s output, or `None` after `ms`.
+async fn within<T>(ms: f64, future: impl std::future::Future<Output = T>) -> Option<T> {
+    use std::task::Poll;
+    let mut work = std::pin::pin!(future);
+    let mut timer = std::pin::pin!(sleep(ms));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(out) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        timer.as_mut().poll(cx).map(|()| None)
+    })
+    .await
 }
 
 async fn sleep(ms: f64) {

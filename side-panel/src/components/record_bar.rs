@@ -33,6 +33,8 @@ pub fn record_bar(props: &RecordBarProps) -> Html {
             if let Some(line) = view.line() {
                 <span class="record-status" data-testid="record-status" role="status"
                     data-events={view.status.as_ref().map(|s| s.events.to_string())}
+                    data-screenshots={view.status.as_ref().map(|s| s.screenshots.to_string())}
+                    data-settled={view.status.as_ref().map(|s| s.settled.to_string())}
                     data-steps={view.status.as_ref().and_then(|s| s.steps).map(|n| n.to_string())}>
                     { line }
                 </span>

@@ -199,6 +199,8 @@ mod tests {
             tab_id: 7,
             started_at: "2026-11-24T20:00:00.000Z".into(),
             events,
+            screenshots: 1,
+            settled: true,
             offer_open,
             steps,
             error: None,
