@@ -198,11 +198,17 @@ fn a_worker_stopped_mid_recording_loses_nothing_and_recording_goes_on() {
     wait_for_events(&panel, 1);
     shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
     wait_for_events(&panel, 2);
+    // The panel is closed (an open one would start the worker again at once), then Chrome
+    // stops the worker.
+    panel.close();
     browser.stop_extension_worker();
     // Typed while no worker runs: the page keeps it until the worker is back.
     shop.page.call("Input.insertText", json!({"text": " scale"})).unwrap();
-    // The panel reconnects, which starts the worker; it picks the recording up.
+    // Reopening the panel starts the worker; it picks the recording up where it was.
+    let panel = browser.open_side_panel(&shop);
+    shop.page.call("Page.bringToFront", json!({})).unwrap();
     panel.wait_for_text("[data-testid=record-status]", "Recording tab");
+    assert_eq!(panel.text("[data-testid=record-toggle]").trim(), "Stop");
     wait_for_events(&panel, 3);
 
     shop.page.press_enter();

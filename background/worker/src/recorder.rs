@@ -501,6 +501,14 @@ impl Recorder {
                 if let Some(a) = self.active.borrow_mut().as_mut() {
                     a.script = script;
                 }
+                // What the page kept while no worker listened (a recorder left in another
+                // world of the page hands its own over through the binding).
+                let pending = "globalThis.alphascoutRecorder?.pending() ?? []";
+                if let Ok(Value::Array(events)) =
+                    page_agent::evaluate(&worker.sessions, tab, pending).await
+                {
+                    self.inbox.borrow_mut().extend(events.into_iter().map(Incoming::Page));
+                }
             }
             Err(error) => {
                 if let Some(a) = self.active.borrow_mut().as_mut() {
