@@ -126,6 +126,15 @@ pub fn on_debugger_event(tab_id: TabId, method: String, params: JsValue) {
     recorder::Recorder::on_event(&worker, tab_id, &method, &params);
 }
 
+/// A tab became the active one in its window (a recording follows the person).
+#[wasm_bindgen]
+pub fn on_tab_activated(tab_id: TabId) {
+    let worker = worker();
+    wasm_bindgen_futures::spawn_local(async move {
+        recorder::Recorder::on_tab_activated(&worker, tab_id).await;
+    });
+}
+
 /// Chrome detached the debugger from a tab.
 #[wasm_bindgen]
 pub fn on_debugger_detach(tab_id: TabId, reason: String) {

@@ -16,10 +16,11 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
+use agent_engine::actions::Tabs;
 use agent_engine::page_agent;
 use agent_engine::run::iso8601;
 use agent_engine::screenshot;
-use agent_engine::workflow::recording::{RawEvent, Recording, fold_events};
+use agent_engine::workflow::recording::{RawEvent, RawInput, Recording, fold_events};
 use base64::Engine;
 use protocol::recording::{RecordingNote, RecordingStatus};
 use protocol::{TabId, WorkerEvent};
@@ -27,7 +28,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
-use crate::chrome::{self, to_js};
+use crate::chrome::{self, ChromeTabs, to_js};
 use crate::recording_store::{EventRow, RECORDING, RecordingRow, RecordingStore, STOPPED};
 
 /// The recorder's source, installed into the page agent's world.
@@ -72,6 +73,12 @@ enum Incoming {
     /// An event as the page (or the navigation watch) reported it, as JSON.
     Page(Value),
     Note(RecordingNote),
+    /// The person made another tab the active one.
+    Switch {
+        to: TabId,
+        url: String,
+        title: String,
+    },
 }
 
 impl Recorder {
@@ -356,6 +363,14 @@ impl Recorder {
         let Some(tab) = self.active.borrow().as_ref().map(|a| a.tab) else { return Ok(()) };
         let mut event = match incoming {
             Incoming::Page(event) => event,
+            Incoming::Switch { to, url, title } => {
+                let n = self.active.borrow_mut().as_mut().map_or(0, |a| {
+                    a.notes += 1;
+                    a.notes
+                });
+                json!({"kind": "tab_switch", "to_tab": to, "uid": format!("tab:{n}"),
+                       "atMs": js_sys::Date::now(), "url": url, "title": title})
+            }
             Incoming::Note(note) => match self.note_event(worker, tab, note).await? {
                 Some(event) => event,
                 None => return Ok(()),
@@ -406,10 +421,59 @@ impl Recorder {
         let raw: RawEvent = serde_json::from_value(event)
             .map_err(|error| format!("The page reported an event that cannot be read: {error}"))?;
         let store = self.store().await?;
+        let switch = match raw.input {
+            RawInput::TabSwitch { to_tab } => Some(to_tab),
+            _ => None,
+        };
         store.put_event(&EventRow { recording_id, seq, uid: uid.clone(), event: raw }).await?;
-        acknowledge(worker, tab, &uid).await;
+        match switch {
+            Some(to) => self.follow(worker, tab, to).await?,
+            None => acknowledge(worker, tab, &uid).await,
+        }
         self.broadcast(worker);
         Ok(())
+    }
+
+    /// Records in tab `to` from now on (a tab switch): the recorder leaves the old tab.
+    async fn follow(&self, worker: &Rc<Worker>, from: TabId, to: TabId) -> Result<(), String> {
+        let script = self.active.borrow_mut().as_mut().and_then(|a| {
+            a.tab = to;
+            a.nav_requested = false;
+            a.needs_shot = true;
+            a.script.take()
+        });
+        uninstall(worker, from, script.as_deref()).await;
+        let script = install(worker, to)
+            .await
+            .map_err(|error| format!("Could not record in the tab switched to: {error}"))?;
+        let Some(id) = self.active.borrow_mut().as_mut().map(|a| {
+            a.script = script;
+            a.id.clone()
+        }) else {
+            return Ok(());
+        };
+        // A restart picks the recording up in the tab it is in now.
+        let store = self.store().await?;
+        if let Some(mut row) = store.recordings().await?.into_iter().find(|r| r.recording.id == id)
+        {
+            row.tab_id = to;
+            store.put_recording(&row).await?;
+        }
+        Ok(())
+    }
+
+    /// Chrome says a tab became the active one: a recording follows the person there, unless
+    /// it is no web page (an extension page such as this panel, a `chrome://` page).
+    pub async fn on_tab_activated(worker: &Rc<Worker>, tab: TabId) {
+        let recorder = &worker.recorder;
+        if recorder.active.borrow().as_ref().is_none_or(|a| a.tab == tab) {
+            return;
+        }
+        let Ok(tabs) = ChromeTabs.list().await else { return };
+        let Some(info) = tabs.into_iter().find(|t| t.id == tab) else { return };
+        let switch = Incoming::Switch { to: tab, url: info.url, title: info.title };
+        recorder.inbox.borrow_mut().push_back(switch);
+        recorder.drain(worker).await;
     }
 
     /// The event a Ctrl+I choice makes, if any; every choice closes the offer.
