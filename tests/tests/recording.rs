@@ -98,6 +98,8 @@ fn described(steps: &[Value]) -> Vec<String> {
 fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshots() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
+    // Another tab the person will switch to.
+    let kettle = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
     let (shop, panel) = start_recording(&mut browser, &sites);
 
     shop.page.click("input[name=q]");
@@ -131,6 +133,12 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     shop.page.click("#results li:first-child a");
     shop.page.wait_for("location.pathname.endsWith('/product.html')", "the product page");
     wait_for_events(&panel, 9);
+    // A tab switch, and the recording follows to that tab.
+    kettle.page.call("Page.bringToFront", json!({})).unwrap();
+    wait_for_events(&panel, 10);
+    kettle.page.click("#add");
+    kettle.page.wait_for_text("#cart", "1 item");
+    wait_for_events(&panel, 11);
     stop(&panel);
 
     let stored = browser.debug(json!({"type": "debug.recording"}));
@@ -145,6 +153,8 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
             "key \"Enter\"",
             "select \"Price: low to high\"",
             "extract \"the cheapest price\"",
+            "click",
+            "switch_tab",
             "click",
         ],
         "{:#}",
@@ -162,6 +172,9 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     assert_eq!(steps[4]["action"]["candidates"], json!(["€24.50", "€32.00"]));
     assert_eq!(steps[5]["details"], "Open the cheapest one", "the note goes to the next step");
     assert!(steps[3]["url"].as_str().unwrap().contains("search.html?q=coffee"));
+    assert_eq!(steps[6]["action"]["tab_id"], kettle.id);
+    assert_eq!(steps[7]["tabId"], kettle.id);
+    assert_eq!(steps[7]["action"]["target"]["name"], "Add to cart");
 
     // Every step has its pre-action screenshot, stored under its SHA-256.
     let keys = screenshot_keys(&mut browser);
@@ -177,7 +190,9 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     // The page changed between these steps, so did what the screenshots show.
     assert_ne!(shot(2), shot(3), "Enter loaded the results");
     assert_ne!(shot(3), shot(4), "sorting reordered them");
-    assert_ne!(shot(5), recording["endScreenshot"].as_str().unwrap(), "the click opened a page");
+    assert_ne!(shot(5), shot(6), "the click opened a page");
+    assert_ne!(shot(6), shot(7), "the switch showed the other tab");
+    assert_ne!(shot(7), recording["endScreenshot"].as_str().unwrap(), "the cart count changed");
 
     // JSONL: a header, then one step per line.
     let jsonl = stored["jsonl"].as_str().unwrap();
