@@ -77,6 +77,33 @@ fn screenshot_keys(browser: &mut Browser) -> HashSet<String> {
     keys.as_array().unwrap().iter().map(|k| k.as_str().unwrap().to_owned()).collect()
 }
 
+/// Saves the stored screenshot `key` under `target/recording-shots/` for a person to look at,
+/// and answers its size in bytes.
+fn save_screenshot(browser: &mut Browser, key: &str, name: &str) -> usize {
+    let data = browser.eval_in_extension(&format!(
+        r#"new Promise((ok, fail) => {{
+             const open = indexedDB.open("alphascout");
+             open.onerror = () => fail(open.error);
+             open.onsuccess = () => {{
+               const request = open.result.transaction("screenshots").objectStore("screenshots").get({});
+               request.onsuccess = () => {{
+                 const reader = new FileReader();
+                 reader.onload = () => ok(reader.result.split(",")[1]);
+                 reader.readAsDataURL(request.result);
+                 open.result.close();
+               }};
+             }};
+           }})"#,
+        Value::from(key)
+    ));
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(data.as_str().unwrap()).unwrap();
+    let dir = e2e::workspace_root().join("target/recording-shots");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join(format!("{name}.jpg")), &bytes).unwrap();
+    bytes.len()
+}
+
 fn described(steps: &[Value]) -> Vec<String> {
     steps
         .iter()
@@ -118,6 +145,11 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     panel.wait_for("document.querySelector('[data-testid=record-offer]')", "the Ctrl+I offer");
     panel.type_into("[data-testid=record-extract-query]", "the cheapest price");
     panel.type_into("[data-testid=record-extract-candidates]", "€24.50, €32.00");
+    // A look at the offer as a person sees it (the panel must be in front to be drawn); the
+    // panel is no web page, so the recording does not follow it there.
+    panel.call("Page.bringToFront", json!({})).unwrap();
+    panel.screenshot(&e2e::workspace_root().join("target/recording-shots/panel-offer.png"));
+    shop.page.call("Page.bringToFront", json!({})).unwrap();
     panel.click("[data-testid=record-extract-save]");
     panel.wait_for("!document.querySelector('[data-testid=record-offer]')", "the offer to close");
     wait_for_events(&panel, 6);
@@ -183,6 +215,7 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     for i in 0..steps.len() {
         assert!(keys.contains(shot(i)), "step {i}'s screenshot is stored");
         assert_eq!(shot(i).len(), 64);
+        assert!(save_screenshot(&mut browser, shot(i), &format!("step-{i}")) > 1000, "a real JPEG");
     }
     for key in ["startScreenshot", "endScreenshot"] {
         assert!(keys.contains(recording[key].as_str().unwrap()), "{key}");
