@@ -210,7 +210,6 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
 
     // Every step has its pre-action screenshot, stored under its SHA-256.
     let keys = screenshot_keys(&mut browser);
-    for e in stored["events"].as_array().unwrap() {}
     let shot = |i: usize| steps[i]["screenshot"].as_str().unwrap_or_else(|| panic!("step {i}"));
     for i in 0..steps.len() {
         assert!(keys.contains(shot(i)), "step {i}'s screenshot is stored");
@@ -278,4 +277,39 @@ fn a_worker_stopped_mid_recording_loses_nothing_and_recording_goes_on() {
     assert_eq!(seqs, (0..seqs.len() as u64).collect::<Vec<_>>(), "numbered on, none twice");
     let keys = screenshot_keys(&mut browser);
     assert!(steps.iter().all(|s| keys.contains(s["screenshot"].as_str().unwrap())));
+}
+
+#[test]
+fn typing_into_secret_fields_is_recorded_masked_and_never_stored() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let panel = browser.open_side_panel(&page);
+    page.page.call("Page.bringToFront", json!({})).unwrap();
+    panel.wait_for(
+        "document.querySelector('[data-testid=record-toggle]')?.disabled === false",
+        "the Record button to be enabled",
+    );
+    panel.click("[data-testid=record-toggle]");
+    panel.wait_for_text("[data-testid=record-status]", "Recording tab");
+
+    page.page.click("input[name=password]");
+    wait_for_events(&panel, 1);
+    page.page.call("Input.insertText", json!({"text": "zebra-horse-42"})).unwrap();
+    wait_for_events(&panel, 2);
+    page.page.click("input[name=cardnumber]");
+    wait_for_events(&panel, 3);
+    page.page.call("Input.insertText", json!({"text": "5555444433331111"})).unwrap();
+    wait_for_events(&panel, 4);
+    stop(&panel);
+
+    let stored = browser.debug(json!({"type": "debug.recording"}));
+    let steps = stored["recording"]["steps"].as_array().unwrap();
+    assert_eq!(described(steps), ["click", "type \"[secret]\"", "click", "type \"[secret]\""]);
+    assert_eq!(steps[3]["action"]["target"]["secret"], true, "a card number is a secret");
+    // Neither the folded steps, the raw events nor the export hold what was typed.
+    let everything = stored.to_string();
+    for secret in ["zebra-horse-42", "5555444433331111", "hunter2", "4111111111111111"] {
+        assert!(!everything.contains(secret), "{secret} leaked: {everything}");
+    }
 }
