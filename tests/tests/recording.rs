@@ -207,6 +207,14 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     assert_eq!(steps[6]["action"]["tab_id"], kettle.id);
     assert_eq!(steps[7]["tabId"], kettle.id);
     assert_eq!(steps[7]["action"]["target"]["name"], "Add to cart");
+    // Each step also has the page state text a model without vision reads, in which the
+    // target's id names the element clicked.
+    let state = |i: usize| steps[i]["pageState"].as_str().unwrap_or_else(|| panic!("step {i}"));
+    let id = field["stateId"].as_u64().unwrap();
+    assert!(state(0).contains(&format!("[{id}]")), "{id} in {}", state(0));
+    assert!(state(2).contains("coffee"), "the typed text before Enter: {}", state(2));
+    assert!(state(4).contains("Coffee scale"), "{}", state(4));
+    assert!(recording["endPageState"].as_str().unwrap().contains("Cart: 1 item"));
 
     // Every step has its pre-action screenshot, stored under its SHA-256.
     let keys = screenshot_keys(&mut browser);

@@ -13,10 +13,11 @@
 //! right before the action when the person acts faster than the page settles.
 
 use std::cell::{Cell, RefCell};
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
 use agent_engine::actions::Tabs;
+use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::run::iso8601;
 use agent_engine::screenshot;
@@ -28,7 +29,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
-use crate::chrome::{self, ChromeTabs, to_js};
+use crate::chrome::{self, ChromeTabs, PerformanceClock, to_js};
 use crate::recording_store::{EventRow, RECORDING, RecordingRow, RecordingStore, STOPPED};
 
 /// The recorder's source, installed into the page agent's world.
@@ -58,6 +59,8 @@ struct Active {
     next_seq: u32,
     /// (epoch ms when the capture finished, SHA-256), oldest first.
     shots: Vec<(f64, String)>,
+    /// The page state text at each screenshot, by its key (for models without vision).
+    states: HashMap<String, String>,
     offer_open: bool,
     error: Option<String>,
     /// Page names of the events stored, so one delivered twice is stored once.
@@ -157,6 +160,10 @@ impl Recorder {
             Ok(shot) => (Some(shot), None),
             Err(error) => (None, Some(format!("No start screenshot: {error}"))),
         };
+        let mut states = HashMap::new();
+        if let (Some((_, key)), Some(text)) = (&shot, page_text(worker, tab).await) {
+            states.insert(key.clone(), text);
+        }
         let recording = Recording {
             id: format!("rec-{}", chrome::random_uuid()),
             name: if title.trim().is_empty() { url.clone() } else { title },
@@ -176,6 +183,7 @@ impl Recorder {
             started_at: row.recording.created_at.clone(),
             next_seq: 0,
             shots: shot.into_iter().collect(),
+            states,
             offer_open: false,
             error,
             seen: HashSet::new(),
@@ -204,6 +212,7 @@ impl Recorder {
         let store = self.store().await?;
         let tab = active.tab;
         let end = capture(worker, tab, &store).await.ok().map(|(_, key)| key);
+        let end_page_state = page_text(worker, tab).await;
         uninstall(worker, tab, active.script.as_deref()).await;
         let events: Vec<RawEvent> =
             store.events(&active.id).await?.into_iter().map(|row| row.event).collect();
@@ -215,6 +224,7 @@ impl Recorder {
             .ok_or_else(|| format!("Recording {} is no longer stored.", active.id))?;
         row.recording.steps = fold_events(&events);
         row.recording.end_screenshot = end;
+        row.recording.end_page_state = end_page_state;
         row.status = STOPPED.into();
         store.put_recording(&row).await?;
         *self.last.borrow_mut() = Some(RecordingStatus {
@@ -346,9 +356,18 @@ impl Recorder {
                         Ok(store) => capture(worker, tab, &store).await,
                         Err(error) => Err(error),
                     };
+                    let text = match shot {
+                        Ok(_) => page_text(worker, tab).await,
+                        Err(_) => None,
+                    };
                     if let Some(a) = self.active.borrow_mut().as_mut() {
                         match shot {
-                            Ok(shot) => a.shots.push(shot),
+                            Ok(shot) => {
+                                if let Some(text) = text {
+                                    a.states.insert(shot.1.clone(), text);
+                                }
+                                a.shots.push(shot);
+                            }
                             Err(error) => a.error = Some(format!("No screenshot: {error}")),
                         }
                     }
@@ -406,10 +425,11 @@ impl Recorder {
                 let seq = a.next_seq;
                 a.next_seq += 1;
                 a.needs_shot = true;
-                Some((a.id.clone(), seq, shot))
+                let text = a.states.get(&shot).cloned();
+                Some((a.id.clone(), seq, shot, text))
             }
         };
-        let Some((recording_id, seq, shot)) = kept else {
+        let Some((recording_id, seq, shot, page_state)) = kept else {
             acknowledge(worker, tab, &uid).await;
             self.broadcast(worker);
             return Ok(());
@@ -417,6 +437,9 @@ impl Recorder {
         event["tabId"] = tab.into();
         if !shot.is_empty() {
             event["screenshot"] = shot.into();
+        }
+        if let Some(text) = page_state {
+            event["pageState"] = text.into();
         }
         let raw: RawEvent = serde_json::from_value(event)
             .map_err(|error| format!("The page reported an event that cannot be read: {error}"))?;
@@ -499,7 +522,11 @@ impl Recorder {
                 // The screen as it is while the person asks: what to read the value off.
                 let store = self.store().await?;
                 let shot = capture(worker, tab, &store).await.ok();
+                let text = page_text(worker, tab).await;
                 if let (Some(shot), Some(a)) = (&shot, self.active.borrow_mut().as_mut()) {
+                    if let Some(text) = text {
+                        a.states.insert(shot.1.clone(), text);
+                    }
                     a.shots.push(shot.clone());
                 }
                 let shot = shot.map(|(_, key)| key);
@@ -552,6 +579,7 @@ impl Recorder {
             started_at: row.recording.created_at.clone(),
             next_seq: events.last().map_or(0, |e| e.seq + 1),
             shots,
+            states: HashMap::new(),
             offer_open: false,
             error: None,
             seen: events.iter().map(|e| e.uid.clone()).collect(),
@@ -621,6 +649,16 @@ async fn uninstall(worker: &Worker, tab: TabId, script: Option<&str>) {
             .await;
     }
     let _ = sessions.send(tab, "Runtime.disable", json!({})).await;
+}
+
+/// The page state text as the agent would read it now, ids and all: a step's target names
+/// its element by the same id (`stateId`).
+async fn page_text(worker: &Worker, tab: TabId) -> Option<String> {
+    let observed = worker
+        .observer
+        .observe(&worker.sessions, &PerformanceClock, &ChromeTabs, tab, ObserveOptions::default())
+        .await;
+    observed.ok().map(|o| o.text)
 }
 
 /// Tells the page the event is stored (it may have navigated meanwhile: then it is moot).
