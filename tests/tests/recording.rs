@@ -143,6 +143,8 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     // Ctrl+I in the page: the panel offers Extract.
     key(&shop.page, "i", "KeyI", 73, 2);
     panel.wait_for("document.querySelector('[data-testid=record-offer]')", "the Ctrl+I offer");
+    // While the offer is open, what happens in the page is not recorded.
+    shop.page.click("#heading");
     panel.type_into("[data-testid=record-extract-query]", "the cheapest price");
     panel.type_into("[data-testid=record-extract-candidates]", "€24.50, €32.00");
     // A look at the offer as a person sees it (the panel must be in front to be drawn); the
@@ -154,8 +156,14 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     panel.wait_for("!document.querySelector('[data-testid=record-offer]')", "the offer to close");
     wait_for_events(&panel, 6);
 
-    // Ctrl+I from the panel: Details, a note for the next step.
-    panel.click("[data-testid=record-offer-open]");
+    // Ctrl+I in the panel: Details, a note for the next step.
+    assert!(
+        panel
+            .eval("!!document.querySelector('[data-testid=record-offer-open]')")
+            .as_bool()
+            .unwrap()
+    );
+    key(&panel, "i", "KeyI", 73, 2);
     panel.wait_for("document.querySelector('[data-testid=record-offer]')", "the Ctrl+I offer");
     panel.type_into("[data-testid=record-details-text]", "Open the cheapest one");
     panel.click("[data-testid=record-details-save]");
