@@ -404,23 +404,14 @@ impl Recorder {
                 a.offer_open = true;
             }
             // While the Ctrl+I offer is open the page is not recorded.
-            let ignored = kind == "offer"
-                || (a.offer_open && kind != "extract" && kind != "details")
-                || !a.seen.insert(uid.clone());
+            let ignored = !captured(&kind, a.offer_open) || !a.seen.insert(uid.clone());
             if ignored {
                 None
             } else {
                 let at = event["atMs"].as_f64().unwrap_or_else(js_sys::Date::now);
                 let shot = match event.get("screenshot").and_then(Value::as_str) {
                     Some(own) => own.to_owned(),
-                    None => a
-                        .shots
-                        .iter()
-                        .rev()
-                        .find(|(taken, _)| *taken <= at)
-                        .or(a.shots.first())
-                        .map(|(_, key)| key.clone())
-                        .unwrap_or_default(),
+                    None => screenshot_before(&a.shots, at).unwrap_or_default().to_owned(),
                 };
                 let seq = a.next_seq;
                 a.next_seq += 1;
@@ -612,6 +603,18 @@ impl Recorder {
     }
 }
 
+/// Whether a reported event is kept: not the Ctrl+I request itself, and nothing from the page
+/// while the offer is open (its own Extract and Details excepted).
+fn captured(kind: &str, offer_open: bool) -> bool {
+    kind != "offer" && (!offer_open || matches!(kind, "extract" | "details"))
+}
+
+/// The screenshot of an event the page saw at `at_ms`: the latest one whose capture had
+/// finished by then (so it cannot show the event's own effect), else the first.
+fn screenshot_before(shots: &[(f64, String)], at_ms: f64) -> Option<&str> {
+    shots.iter().rev().find(|(taken, _)| *taken <= at_ms).or(shots.first()).map(|(_, k)| k.as_str())
+}
+
 /// Makes the page report to us: the binding, the recorder in every new document of the tab,
 /// and in the current one. Returns the new-document script's identifier.
 async fn install(
@@ -745,5 +748,31 @@ pub async fn debug(worker: &Worker, id: Option<String>) -> JsValue {
     match read.await {
         Ok(answer) => to_js(&answer),
         Err(error) => to_js(&json!({"error": error})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_gets_the_latest_screenshot_finished_before_it() {
+        let shots = [(100.0, "start".to_owned()), (200.0, "after-click".to_owned())];
+        assert_eq!(screenshot_before(&shots, 150.0), Some("start"));
+        assert_eq!(screenshot_before(&shots, 200.0), Some("after-click"));
+        assert_eq!(screenshot_before(&shots, 999.0), Some("after-click"));
+        // Reported before the first capture finished (a picked-up recording): the first.
+        assert_eq!(screenshot_before(&shots, 50.0), Some("start"));
+        assert_eq!(screenshot_before(&[], 50.0), None);
+    }
+
+    #[test]
+    fn while_the_offer_is_open_only_its_own_choices_are_captured() {
+        assert!(captured("click", false));
+        assert!(!captured("offer", false), "Ctrl+I itself is no step");
+        assert!(!captured("click", true));
+        assert!(!captured("navigate", true));
+        assert!(captured("extract", true));
+        assert!(captured("details", true));
     }
 }
