@@ -85,17 +85,21 @@
     send(event);
   });
 
-  // Scrolls are summed per target and reported once the scrolling stops.
+  // Scrolls are summed per target and reported once the scrolling stops. A scroll event
+  // comes after the move, so each target's resting position is kept to measure from.
   const scrolled = new Map();
+  const rest = new WeakMap([[document, window.scrollY]]);
   on(window, "scroll", (e) => {
     const el = e.target === document || e.target === document.documentElement ? null : e.target;
     const key = el || document;
-    const top = el ? el.scrollTop : window.scrollY;
+    const now = () => (el ? el.scrollTop : window.scrollY);
     const height = el ? el.clientHeight : window.innerHeight;
-    const s = scrolled.get(key) || { from: top, timer: 0 };
+    const s = scrolled.get(key) || { from: rest.has(key) ? rest.get(key) : now(), timer: 0 };
     clearTimeout(s.timer);
     s.timer = setTimeout(() => {
       scrolled.delete(key);
+      const top = now();
+      rest.set(key, top);
       const screens = (top - s.from) / Math.max(1, height);
       if (Math.abs(screens) < 0.05) return;
       const event = { kind: "scroll", screens: Math.round(screens * 100) / 100 };

@@ -329,3 +329,51 @@ fn typing_into_secret_fields_is_recorded_masked_and_never_stored() {
         assert!(!everything.contains(secret), "{secret} leaked: {everything}");
     }
 }
+
+#[test]
+fn a_scroll_that_moves_the_page_is_a_step_and_a_nudge_is_not() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/generated.html?n=1500"));
+    let panel = browser.open_side_panel(&page);
+    page.page.call("Page.bringToFront", json!({})).unwrap();
+    panel.wait_for(
+        "document.querySelector('[data-testid=record-toggle]')?.disabled === false",
+        "the Record button to be enabled",
+    );
+    panel.click("[data-testid=record-toggle]");
+    panel.wait_for_text("[data-testid=record-status]", "Recording tab");
+
+    let wheel = |dy: f64| {
+        page.page
+            .call(
+                "Input.dispatchMouseEvent",
+                json!({"type": "mouseWheel", "x": 200, "y": 200, "deltaX": 0, "deltaY": dy}),
+            )
+            .unwrap();
+    };
+    let height = page.page.eval("innerHeight").as_f64().unwrap();
+    wheel(height * 1.5);
+    page.page.wait_for(&format!("scrollY >= {}", height * 1.4), "the page to scroll");
+    wait_for_events(&panel, 1);
+    // A click where the mouse is (the harness's click would scroll its target into view).
+    for kind in ["mousePressed", "mouseReleased"] {
+        page.page
+            .call(
+                "Input.dispatchMouseEvent",
+                json!({"type": kind, "x": 200, "y": 200, "button": "left", "clickCount": 1}),
+            )
+            .unwrap();
+    }
+    wait_for_events(&panel, 2);
+    // A nudge of a tenth of a screen: reported, but too small to be a step.
+    wheel(height * 0.1);
+    wait_for_events(&panel, 3);
+    stop(&panel);
+
+    let stored = browser.debug(json!({"type": "debug.recording"}));
+    let steps = stored["recording"]["steps"].as_array().unwrap();
+    assert_eq!(described(steps), ["scroll", "click"], "{stored:#}");
+    let screens = steps[0]["action"]["screens"].as_f64().unwrap();
+    assert!((1.3..=1.7).contains(&screens), "about a screen and a half down: {screens}");
+}
