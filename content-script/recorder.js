@@ -111,7 +111,9 @@
 
   // A recorder left in another world of this document (the worker restarted and re-attached,
   // which makes a new world) hands over: it sends what it still holds, then stops.
-  const HANDOVER = "alphascout-recorder-handover";
+  // Named after the recording, which the worker sets: a page cannot guess it, so it can
+  // neither see a recording start nor stop one.
+  const HANDOVER = `alphascout-handover-${globalThis.alphascoutRecordingId}`;
   const handover = () => {
     for (const event of pending.values()) {
       const deliver = globalThis[BINDING];
