@@ -111,9 +111,7 @@
 
   // A recorder left in another world of this document (the worker restarted and re-attached,
   // which makes a new world) hands over: it sends what it still holds, then stops.
-  // Named after the recording, which the worker sets: a page cannot guess it, so it can
-  // neither see a recording start nor stop one.
-  const HANDOVER = `alphascout-handover-${globalThis.alphascoutRecordingId}`;
+  const HANDOVER = "alphascout-recorder-handover";
   const handover = () => {
     for (const event of pending.values()) {
       const deliver = globalThis[BINDING];

@@ -149,8 +149,7 @@ impl Recorder {
             return Err(format!("Already recording tab {}: stop that recording first.", a.tab));
         }
         let store = self.store().await?;
-        let recording_id = format!("rec-{}", chrome::random_uuid());
-        let script = install(worker, tab, &recording_id).await.map_err(|e| e.to_string())?;
+        let script = install(worker, tab).await.map_err(|e| e.to_string())?;
         let page = page_agent::evaluate(&worker.sessions, tab, "alphascout.describe()")
             .await
             .unwrap_or_default();
@@ -166,7 +165,7 @@ impl Recorder {
             states.insert(key.clone(), text);
         }
         let recording = Recording {
-            id: recording_id,
+            id: format!("rec-{}", chrome::random_uuid()),
             name: if title.trim().is_empty() { url.clone() } else { title },
             created_at: iso8601(started),
             start_url: url,
@@ -451,21 +450,22 @@ impl Recorder {
 
     /// Records in tab `to` from now on (a tab switch): the recorder leaves the old tab.
     async fn follow(&self, worker: &Rc<Worker>, from: TabId, to: TabId) -> Result<(), String> {
-        let Some((script, id)) = self.active.borrow_mut().as_mut().map(|a| {
+        let script = self.active.borrow_mut().as_mut().and_then(|a| {
             a.tab = to;
             a.nav_requested = false;
             a.needs_shot = true;
-            (a.script.take(), a.id.clone())
+            a.script.take()
+        });
+        uninstall(worker, from, script.as_deref()).await;
+        let script = install(worker, to)
+            .await
+            .map_err(|error| format!("Could not record in the tab switched to: {error}"))?;
+        let Some(id) = self.active.borrow_mut().as_mut().map(|a| {
+            a.script = script;
+            a.id.clone()
         }) else {
             return Ok(());
         };
-        uninstall(worker, from, script.as_deref()).await;
-        let script = install(worker, to, &id)
-            .await
-            .map_err(|error| format!("Could not record in the tab switched to: {error}"))?;
-        if let Some(a) = self.active.borrow_mut().as_mut() {
-            a.script = script;
-        }
         // A restart picks the recording up in the tab it is in now.
         let store = self.store().await?;
         if let Some(mut row) = store.recordings().await?.into_iter().find(|r| r.recording.id == id)
@@ -579,7 +579,7 @@ impl Recorder {
             script: None,
             needs_shot: true,
         });
-        match install(worker, tab, &row.recording.id).await {
+        match install(worker, tab).await {
             Ok(script) => {
                 if let Some(a) = self.active.borrow_mut().as_mut() {
                     a.script = script;
@@ -620,17 +620,13 @@ fn screenshot_before(shots: &[(f64, String)], at_ms: f64) -> Option<&str> {
 async fn install(
     worker: &Worker,
     tab: TabId,
-    recording_id: &str,
 ) -> Result<Option<String>, agent_engine::cdp::CdpError> {
-    // The recording's id names the hand-over event, which the page cannot guess.
-    let recorder =
-        format!("globalThis.alphascoutRecordingId = {};\n{SOURCE}", Value::from(recording_id));
     let sessions = &worker.sessions;
     // Bindings are exposed to new contexts only while the runtime domain is on.
     sessions.send(tab, "Runtime.enable", json!({})).await?;
     let binding = json!({"name": BINDING, "executionContextName": page_agent::WORLD_NAME});
     sessions.send(tab, "Runtime.addBinding", binding).await?;
-    let source = format!("{}\n{recorder}", page_agent::SOURCE);
+    let source = format!("{}\n{}", page_agent::SOURCE, SOURCE);
     let added = sessions
         .send(
             tab,
@@ -638,7 +634,7 @@ async fn install(
             json!({"source": source, "worldName": page_agent::WORLD_NAME}),
         )
         .await?;
-    page_agent::evaluate(sessions, tab, &recorder).await?;
+    page_agent::evaluate(sessions, tab, SOURCE).await?;
     Ok(added["identifier"].as_str().map(str::to_owned))
 }
 
