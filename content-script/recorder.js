@@ -4,7 +4,8 @@
 // engine (background/engine/src/workflow/recording.rs) decides what becomes a step.
 //
 // Each event goes to the worker at once through a CDP binding and also stays in `pending`
-// until the worker says it is stored, so a worker that Chrome stopped reads it later.
+// until the worker says it is stored, so a worker that Chrome stopped reads it later (the
+// page agent's world outlives the worker's debugger session, and this recorder with it).
 (() => {
   if (globalThis.alphascoutRecorder) return;
   const BINDING = "alphascoutRecord";
@@ -108,20 +109,6 @@
     }, 400);
     scrolled.set(key, s);
   });
-
-  // A recorder left in another world of this document (the worker restarted and re-attached,
-  // which makes a new world) hands over: it sends what it still holds, then stops.
-  const HANDOVER = "alphascout-recorder-handover";
-  const handover = () => {
-    for (const event of pending.values()) {
-      const deliver = globalThis[BINDING];
-      if (typeof deliver === "function") deliver(JSON.stringify(event));
-    }
-    globalThis.alphascoutRecorder?.stop();
-  };
-  document.dispatchEvent(new Event(HANDOVER));
-  document.addEventListener(HANDOVER, handover, { once: true });
-  listeners.push([document, HANDOVER, handover]);
 
   globalThis.alphascoutRecorder = Object.freeze({
     /** Events not yet stored by the worker, oldest first. */

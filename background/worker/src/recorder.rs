@@ -584,8 +584,7 @@ impl Recorder {
                 if let Some(a) = self.active.borrow_mut().as_mut() {
                     a.script = script;
                 }
-                // What the page kept while no worker listened (a recorder left in another
-                // world of the page hands its own over through the binding).
+                // What the page kept while no worker listened.
                 let pending = "globalThis.alphascoutRecorder?.pending() ?? []";
                 if let Ok(Value::Array(events)) =
                     page_agent::evaluate(&worker.sessions, tab, pending).await
