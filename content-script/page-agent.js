@@ -1097,6 +1097,69 @@
     marksHost = null;
   }
 
+  // A CSS selector for `el` that survives re-renders: an id, a test id, a name or an href
+  // when one of them is unique; otherwise a short path from the nearest unique ancestor.
+  function stableSelector(el) {
+    const doc = el.ownerDocument;
+    const unique = (sel) => { try { return doc.querySelectorAll(sel).length === 1; } catch { return false; } };
+    const tag = el.tagName.toLowerCase();
+    const own = (e) => {
+      const t = e.tagName.toLowerCase();
+      // Generated ids (digits runs, hashes) change between visits.
+      if (e.id && !/\d{3,}|[0-9a-f]{8,}/i.test(e.id) && unique("#" + CSS.escape(e.id))) return "#" + CSS.escape(e.id);
+      for (const a of ["data-testid", "data-test", "name", "aria-label"]) {
+        const v = e.getAttribute(a);
+        if (v && unique(`${t}[${a}="${CSS.escape(v)}"]`)) return `${t}[${a}="${CSS.escape(v)}"]`;
+      }
+      if (t === "a" && e.getAttribute("href") && unique(`a[href="${CSS.escape(e.getAttribute("href"))}"]`)) {
+        return `a[href="${CSS.escape(e.getAttribute("href"))}"]`;
+      }
+      return null;
+    };
+    const mine = own(el);
+    if (mine) return mine;
+    const steps = [];
+    let node = el;
+    while (node && node.nodeType === 1 && node !== doc.documentElement && steps.length < 6) {
+      const anchor = node !== el && own(node);
+      if (anchor) { steps.unshift(anchor); break; }
+      const t = node.tagName.toLowerCase();
+      const same = node.parentElement ? [...node.parentElement.children].filter((c) => c.tagName === node.tagName) : [];
+      steps.unshift(same.length > 1 ? `${t}:nth-of-type(${same.indexOf(node) + 1})` : t);
+      node = node.parentElement;
+    }
+    const path = steps.join(" > ");
+    return unique(path) ? path : (tag === el.tagName.toLowerCase() && unique(tag) ? tag : path);
+  }
+
+  /** An element as the recorder describes it (the engine's `TargetDescriptor`). */
+  function target(el) {
+    const tag = el.tagName;
+    const d = describe(el, tag, 120);
+    const visible = squash(el.innerText || "", 120);
+    const r = el.getBoundingClientRect();
+    const t = {
+      tag: tag.toLowerCase(),
+      name: d.text || (FIELDS.has(tag) ? "" : visible) || iconName(el, 60)[0] || "",
+      text: "",
+      selector: stableSelector(el),
+      stateId: assignId(el),
+      box: [r.x, r.y, r.width, r.height].map((v) => Math.round(v * 10) / 10),
+      secret: isSecret(el),
+    };
+    if (visible && visible !== t.name && !FIELDS.has(tag)) t.text = visible;
+    if (d.role) t.role = d.role;
+    if (FIELDS.has(tag)) {
+      const label = squash(labelOf(el), 120);
+      if (label) t.label = label;
+    }
+    if (tag === "INPUT") t.inputType = el.type;
+    if (d.name) t.nameAttr = d.name;
+    if (d.placeholder) t.placeholder = d.placeholder;
+    if (d.href) t.href = d.href;
+    return t;
+  }
+
   globalThis.alphascout = Object.freeze({
     version: 5,
     showMarks,
@@ -1120,5 +1183,6 @@
     scroll,
     scrollToText,
     readable,
+    target,
   });
 })();

@@ -33,6 +33,9 @@ chrome.debugger.onDetach.addListener((source, reason) => {
   if (source.tabId !== undefined) whenReady(() => worker.on_debugger_detach(source.tabId, reason));
 });
 
+// While recording, switching tabs is a step, and the recorder follows to the new tab.
+chrome.tabs.onActivated.addListener((info) => whenReady(() => worker.on_tab_activated(info.tabId)));
+
 // Clicking the toolbar icon opens the side panel. Idempotent, so it runs at every start.
 chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(console.error);
 

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod agent;
+pub mod recording;
 pub mod settings;
 pub mod studio;
 
@@ -160,6 +161,24 @@ pub enum PanelRequest {
     ListPipelines {
         id: u32,
     },
+    /// Starts recording `tab_id` (answered with `recording`).
+    StartRecording {
+        id: u32,
+        tab_id: TabId,
+    },
+    /// Ends the recording: its steps are folded and stored (answered with `recording`).
+    StopRecording {
+        id: u32,
+    },
+    /// The Ctrl+I offer: opened, or what was chosen in it (answered with `recording`).
+    RecordingNote {
+        id: u32,
+        note: recording::RecordingNote,
+    },
+    /// Where the recording stands (answered with `recording`).
+    CurrentRecording {
+        id: u32,
+    },
 }
 
 impl PanelRequest {
@@ -197,7 +216,11 @@ impl PanelRequest {
             | PanelRequest::RunPublished { id, .. }
             | PanelRequest::CancelPipeline { id, .. }
             | PanelRequest::SavePipeline { id, .. }
-            | PanelRequest::ListPipelines { id } => *id,
+            | PanelRequest::ListPipelines { id }
+            | PanelRequest::StartRecording { id, .. }
+            | PanelRequest::StopRecording { id }
+            | PanelRequest::RecordingNote { id, .. }
+            | PanelRequest::CurrentRecording { id } => *id,
         }
     }
 }
@@ -300,6 +323,13 @@ pub enum WorkerEvent {
     PipelineStep {
         run: u32,
         step: serde_json::Value,
+    },
+    /// Where the recording stands: sent on connect, on every change, and when asked (`id`).
+    /// `None`: nothing is being recorded.
+    Recording {
+        #[serde(default)]
+        id: Option<u32>,
+        status: Option<recording::RecordingStatus>,
     },
 }
 
@@ -405,6 +435,13 @@ pub enum DebugRequest {
         /// Extra pixels above and below the viewport to include.
         #[serde(default)]
         margin: Option<f64>,
+    },
+    /// A stored recording (the newest when `id` is absent), folded into steps as Stop
+    /// would: answered with `{recording, status, events, jsonl}`.
+    #[serde(rename = "debug.recording")]
+    Recording {
+        #[serde(default)]
+        id: Option<String>,
     },
 }
 

@@ -23,4 +23,17 @@ impl Shortcut {
         });
         Some(Shortcut { _listener: listener })
     }
+
+    /// Calls `action` on Ctrl (or ⌘) + the key with `code` (Ctrl+I while recording).
+    pub fn ctrl(code: &'static str, action: impl Fn() + 'static) -> Option<Shortcut> {
+        let window = web_sys::window()?;
+        let listener = EventListener::new(&window, "keydown", move |event| {
+            let Some(event) = event.dyn_ref::<KeyboardEvent>() else { return };
+            if (event.ctrl_key() || event.meta_key()) && !event.alt_key() && event.code() == code {
+                event.prevent_default();
+                action();
+            }
+        });
+        Some(Shortcut { _listener: listener })
+    }
 }

@@ -220,6 +220,8 @@ pub const WATCHED_EVENTS: &[&str] = &[
     "Network.loadingFailed",
     "Target.attachedToTarget",
     "Target.detachedFromTarget",
+    // A recording's page reporting what the person did (the worker's recorder).
+    "Runtime.bindingCalled",
     // Answered by `Sessions::on_request_paused`, not `on_event`.
     "Fetch.requestPaused",
 ];

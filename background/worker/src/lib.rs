@@ -9,6 +9,8 @@ mod chrome;
 mod connection;
 mod http;
 mod pipelines;
+mod recorder;
+mod recording_store;
 mod requests;
 mod store;
 mod studio;
@@ -35,6 +37,7 @@ struct Worker {
     requests: requests::Queue,
     /// Pipeline runs in flight and runs of unsaved versions (the Prompt Studio's).
     pipelines: pipelines::Pipelines,
+    recorder: recorder::Recorder,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -58,6 +61,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         tasks: tasks::Tasks::default(),
         requests: requests::Queue::default(),
         pipelines: pipelines::Pipelines::default(),
+        recorder: recorder::Recorder::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -66,6 +70,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         let _ = cell.set(state.clone());
     });
     state.ready_ms.set(chrome::now_ms());
+    wasm_bindgen_futures::spawn_local(recorder::Recorder::restore(state.clone()));
     wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state));
 }
 
@@ -76,6 +81,7 @@ pub fn on_port_connect(port: Port) {
     let worker = worker();
     port.post(&WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() });
     port.post(&WorkerEvent::Task { id: None, snapshot: worker.tasks.snapshot() });
+    port.post(&worker.recorder.answer(None));
     worker.ports.add(port);
 }
 
@@ -85,7 +91,7 @@ pub fn on_port_connect(port: Port) {
 pub fn on_port_disconnect(port: Port) {
     let worker = worker();
     worker.ports.remove(&port);
-    if worker.ports.count() == 0 && !worker.tasks.holds_tab() {
+    if worker.ports.count() == 0 && !worker.tasks.holds_tab() && !worker.recorder.holds_tab() {
         wasm_bindgen_futures::spawn_local(async move { worker.sessions.release_all().await });
     }
 }
@@ -120,7 +126,18 @@ pub fn on_debugger_event(tab_id: TabId, method: String, params: JsValue) {
         });
         return;
     }
-    worker().sessions.on_event(tab_id, &method, &params, chrome::now_ms());
+    let worker = worker();
+    worker.sessions.on_event(tab_id, &method, &params, chrome::now_ms());
+    recorder::Recorder::on_event(&worker, tab_id, &method, &params);
+}
+
+/// A tab became the active one in its window (a recording follows the person).
+#[wasm_bindgen]
+pub fn on_tab_activated(tab_id: TabId) {
+    let worker = worker();
+    wasm_bindgen_futures::spawn_local(async move {
+        recorder::Recorder::on_tab_activated(&worker, tab_id).await;
+    });
 }
 
 /// Chrome detached the debugger from a tab.
@@ -133,7 +150,9 @@ pub fn on_debugger_detach(tab_id: TabId, reason: String) {
     if reason == "target_closed" {
         worker.observer.forget(tab_id);
     }
-    chrome::log(&format!("detached from tab {tab_id}: {}", CdpError::from_detach_reason(&reason)));
+    let why = CdpError::from_detach_reason(&reason).to_string();
+    chrome::log(&format!("detached from tab {tab_id}: {why}"));
+    recorder::Recorder::on_detach(&worker, tab_id, why);
 }
 
 impl Worker {

@@ -143,6 +143,12 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
         PanelRequest::ListPipelines { id } => crate::pipelines::list(id).await,
+        PanelRequest::StartRecording { id, tab_id } => {
+            worker.recorder.start(worker, id, tab_id).await
+        }
+        PanelRequest::StopRecording { id } => worker.recorder.stop(worker, id).await,
+        PanelRequest::RecordingNote { id, note } => worker.recorder.note(worker, id, note).await,
+        PanelRequest::CurrentRecording { id } => Ok(worker.recorder.answer(Some(id))),
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }
@@ -220,6 +226,7 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
                 Err(error) => to_js(&DebugError { error: format!("not an action: {error}") }),
             }
         }
+        Ok(DebugRequest::Recording { id }) => crate::recorder::debug(worker, id).await,
         Err(error) => to_js(&DebugError { error: format!("unknown request: {error}") }),
     }
 }

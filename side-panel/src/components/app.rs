@@ -10,11 +10,14 @@ use crate::components::composer::Composer;
 use crate::components::history_view::HistoryView;
 use crate::components::paused_banner::PausedBanner;
 use crate::components::quick_start::QuickStart;
+use crate::components::record_bar::RecordBar;
+use crate::components::record_offer::RecordOffer;
 use crate::components::settings_view::SettingsView;
 use crate::components::status_bar::StatusBar;
 use crate::components::telemetry_view::TelemetryView;
 use crate::components::tools::Tools;
 use crate::shortcut::Shortcut;
+use crate::state::recording::RecordAction;
 use crate::state::settings::Field;
 use crate::state::{FavouriteAction, PanelAction, PanelState, Phase, View};
 use crate::worker_port::{self, WorkerPort};
@@ -93,11 +96,16 @@ pub fn app() -> Html {
                 choose.dispatch(PanelAction::TabChosen(worker_port::target_tab().await));
             });
             // Alt+P: Pause & Steer, then type the new instructions.
+            let offer = dispatcher.clone();
             let shortcut = Shortcut::alt("KeyP", move || {
                 dispatcher.dispatch(PanelAction::Pause);
                 focus(&input);
             });
-            move || drop(shortcut)
+            // Ctrl+I while recording: the Extract / Details offer.
+            let record = Shortcut::ctrl("KeyI", move || {
+                offer.dispatch(PanelAction::Record(RecordAction::OpenOffer))
+            });
+            move || drop((shortcut, record))
         });
     }
 
@@ -211,6 +219,15 @@ pub fn app() -> Html {
                 on_toggle_telemetry={act(|| PanelAction::ToggleTelemetry)}
                 on_toggle_settings={act(|| PanelAction::ToggleSettings)}
             />
+            <RecordBar recording={state.recording.clone()} connected={state.connected()}
+                on_toggle={act(|| PanelAction::Record(RecordAction::Toggle))}
+                on_offer={act(|| PanelAction::Record(RecordAction::OpenOffer))} />
+            if let Some(offer) = state.recording.offer.clone() {
+                <RecordOffer {offer} on_action={{
+                    let dispatcher = state.dispatcher();
+                    Callback::from(move |action| dispatcher.dispatch(PanelAction::Record(action)))
+                }} />
+            }
             if state.view == View::History {
                 <HistoryView
                     history={state.history.clone()}

@@ -15,6 +15,8 @@ pub mod message;
 pub mod model_fields;
 pub mod paused_banner;
 pub mod quick_start;
+pub mod record_bar;
+pub mod record_offer;
 pub mod run_info;
 pub mod session_row;
 pub mod settings_field;

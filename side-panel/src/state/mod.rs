@@ -12,6 +12,7 @@
 pub mod chat;
 pub mod favourites;
 pub mod history;
+pub mod recording;
 pub mod settings;
 
 use std::collections::BTreeMap;
@@ -29,6 +30,7 @@ use chat::{Chat, PendingKind};
 use favourites::Favourites;
 use history::History;
 use protocol::settings::ModelRole;
+use recording::{RecordAction, RecordingView};
 use settings::{Field, SettingsForm};
 
 /// Whether the panel can reach the background worker.
@@ -268,6 +270,7 @@ pub struct PanelState {
     pub favourites: Favourites,
     /// `/run` requests waiting for their pipeline's result: (request id, pipeline name).
     pub pipeline_runs: Vec<(u32, String)>,
+    pub recording: RecordingView,
 }
 
 pub enum PanelAction {
@@ -310,6 +313,8 @@ pub enum PanelAction {
     /// The confirm: deletes the conversation's chat history.
     DeleteSession(String),
     Favourite(FavouriteAction),
+    /// The Record button and the Ctrl+I offer.
+    Record(RecordAction),
 }
 
 const LOST: &str = "Lost the connection to the agent. Reopen the panel.";
@@ -881,6 +886,7 @@ impl PanelState {
             }
             WorkerEvent::Failed { id, message } if self.history.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } if self.favourites.failed(id, &message) => {}
+            WorkerEvent::Failed { id, message } if self.recording.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } => {
                 if !self.settings.tested(id, false, message.clone()) {
                     self.on_failed(id, message);
@@ -920,6 +926,7 @@ impl PanelState {
                     self.settings.saved(settings.as_deref(), problems);
                 }
             }
+            WorkerEvent::Recording { id, status } => self.recording.on_status(id, status),
             // An answer to a request we no longer wait for, or the Prompt Studio's.
             WorkerEvent::PageTitle { .. }
             | WorkerEvent::PageState { .. }
@@ -954,6 +961,7 @@ impl PanelState {
         self.settings.tests_interrupted(message);
         self.history.interrupted(message);
         self.favourites.interrupted(message);
+        self.recording.interrupted();
         if let Some(id) = self.task.starting.take() {
             // Whether it started, the worker's snapshot will tell; keep the text meanwhile.
             let text = self.chat.drop_pending(id).unwrap_or_default();
@@ -1013,6 +1021,7 @@ impl PanelState {
             PanelAction::CancelDeleteSession => self.history.confirming = None,
             PanelAction::DeleteSession(session_id) => self.delete_session(session_id),
             PanelAction::Favourite(action) => self.favourite(action),
+            PanelAction::Record(action) => self.record(action),
         }
         self
     }

@@ -161,6 +161,9 @@ pub enum RawInput {
         screens: f64,
     },
     Navigate {
+        /// Named `to` on the wire: the event's own `url` (the page it happened on) is a
+        /// field beside these, flattened, and one key cannot carry both.
+        #[serde(rename = "to")]
         url: String,
         /// The browser's word on who started it, when the shell has one (a URL typed or a
         /// bookmark: true; a link, a form or a script: false). Without it, timing decides.
@@ -623,6 +626,19 @@ mod tests {
         assert_eq!(steps[2].action.describe(), "extract \"the album\" (one of: A)");
         assert_eq!(steps[2].screenshot.as_deref(), Some("e"));
         assert_eq!(steps[2].details, None, "the note went to the step after it");
+    }
+
+    #[test]
+    fn a_navigation_event_reads_back_with_both_its_urls() {
+        let event = at(
+            5.0,
+            "n",
+            RawInput::Navigate { url: "https://music.test/next".into(), typed: Some(true) },
+        );
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["to"], "https://music.test/next");
+        assert_eq!(json["url"], "https://music.test/");
+        assert_eq!(serde_json::from_value::<RawEvent>(json).unwrap(), event);
     }
 
     #[test]

@@ -1,0 +1,158 @@
+//! The recordings in IndexedDB (`capture-db`'s `recordings`, `recordingEvents` and
+//! `screenshots` stores).
+//!
+//! A `recordings` row is the engine's [`Recording`] as camelCase JSON plus `status`
+//! (`"recording"` or `"stopped"`) and `tabId`. While recording, its `steps` is empty and each
+//! event is its own `recordingEvents` row (`{recordingId, seq, uid, ...RawEvent}`), written
+//! the moment it arrives; Stop folds them into `steps`. Screenshots are JPEG blobs keyed by
+//! their SHA-256, as the agent's are.
+
+use std::error::Error;
+
+use agent_engine::workflow::recording::{RawEvent, Recording};
+use capture_db::{RECORDING_EVENTS, RECORDINGS, SCREENSHOTS, encode};
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use protocol::TabId;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
+
+use crate::chrome::error_message;
+
+pub const RECORDING: &str = "recording";
+pub const STOPPED: &str = "stopped";
+
+type Cause = Box<dyn Error>;
+
+/// One `recordings` row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordingRow {
+    #[serde(flatten)]
+    pub recording: Recording,
+    pub status: String,
+    pub tab_id: TabId,
+}
+
+/// One `recordingEvents` row. `uid` is the page's name for the event, so one delivered twice
+/// (through the binding, then again from the page's pending list) is stored once.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EventRow {
+    pub recording_id: String,
+    pub seq: u32,
+    pub uid: String,
+    #[serde(flatten)]
+    pub event: RawEvent,
+}
+
+pub struct RecordingStore {
+    db: Database,
+}
+
+impl RecordingStore {
+    pub async fn open() -> Result<RecordingStore, String> {
+        Ok(RecordingStore { db: capture_db::open().await? })
+    }
+
+    pub async fn put_recording(&self, row: &RecordingRow) -> Result<(), String> {
+        let write = async {
+            let value = to_js(row)?;
+            let tx =
+                self.db.transaction(RECORDINGS).with_mode(TransactionMode::Readwrite).build()?;
+            tx.object_store(RECORDINGS)?.put(value).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed(format!("store recording {}", row.recording.id)))
+    }
+
+    pub async fn put_event(&self, row: &EventRow) -> Result<(), String> {
+        let write = async {
+            let value = to_js(row)?;
+            let tx = self
+                .db
+                .transaction(RECORDING_EVENTS)
+                .with_mode(TransactionMode::Readwrite)
+                .build()?;
+            tx.object_store(RECORDING_EVENTS)?.put(value).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed(format!("store event {} of {}", row.seq, row.recording_id)))
+    }
+
+    pub async fn put_screenshot(&self, key: &str, bytes: &[u8]) -> Result<(), String> {
+        let write = async {
+            let blob = jpeg(bytes)?;
+            let tx =
+                self.db.transaction(SCREENSHOTS).with_mode(TransactionMode::Readwrite).build()?;
+            tx.object_store(SCREENSHOTS)?.put(JsValue::from(blob)).with_key(key).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed(format!("store screenshot {key}")))
+    }
+
+    /// Every recording, oldest first; rows that cannot be read are logged and left out.
+    pub async fn recordings(&self) -> Result<Vec<RecordingRow>, String> {
+        let read = async {
+            let tx = self.db.transaction(RECORDINGS).build()?;
+            let values = tx.object_store(RECORDINGS)?.get_all::<JsValue>().await?;
+            let mut rows = Vec::new();
+            for value in values {
+                match from_js::<RecordingRow>(value?) {
+                    Ok(row) => rows.push(row),
+                    Err(error) => crate::chrome::log(&format!("unreadable recording: {error}")),
+                }
+            }
+            rows.sort_by(|a: &RecordingRow, b| a.recording.created_at.cmp(&b.recording.created_at));
+            Ok::<_, Cause>(rows)
+        };
+        read.await.map_err(failed("read the recordings".to_owned()))
+    }
+
+    /// The events of one recording in the order they were stored.
+    pub async fn events(&self, recording_id: &str) -> Result<Vec<EventRow>, String> {
+        let read = async {
+            let tx = self.db.transaction(RECORDING_EVENTS).build()?;
+            let store = tx.object_store(RECORDING_EVENTS)?;
+            let index = store.index("recordingId")?;
+            let mut rows = Vec::new();
+            for value in index.get_all::<JsValue>().with_query(recording_id).await? {
+                match from_js::<EventRow>(value?) {
+                    Ok(row) => rows.push(row),
+                    Err(error) => {
+                        crate::chrome::log(&format!("unreadable recorded event: {error}"))
+                    }
+                }
+            }
+            rows.sort_by_key(|row: &EventRow| row.seq);
+            Ok::<_, Cause>(rows)
+        };
+        read.await.map_err(failed(format!("read the events of recording {recording_id}")))
+    }
+}
+
+/// Through `serde_json`, which handles the flattened fields.
+fn to_js(value: &impl Serialize) -> Result<JsValue, Cause> {
+    Ok(encode(&serde_json::to_value(value)?)?)
+}
+
+fn from_js<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, Cause> {
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)?;
+    Ok(serde_json::from_value(json)?)
+}
+
+fn jpeg(bytes: &[u8]) -> Result<web_sys::Blob, String> {
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type("image/jpeg");
+    web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
+        .map_err(|error| error_message(&error))
+}
+
+fn failed(what: String) -> impl FnOnce(Cause) -> String {
+    move |cause| format!("IndexedDB: could not {what}: {cause}")
+}

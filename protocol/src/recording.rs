@@ -1,0 +1,88 @@
+//! Recording a user's own task (seed 004 §Record): what the panel asks and what the worker
+//! reports while a tab is being recorded. The steps themselves are the engine's
+//! `workflow::recording` types, stored in IndexedDB; only the status crosses the port.
+
+use serde::{Deserialize, Serialize};
+
+use crate::TabId;
+
+/// What the person chose in the Ctrl+I offer (or that it was opened).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RecordingNote {
+    /// Ctrl+I pressed in the panel: capture pauses until Extract, Details or Cancel.
+    Open,
+    /// Something to read off the page here: a query and, optionally, what it may be.
+    Extract {
+        query: String,
+        #[serde(default)]
+        candidates: Vec<String>,
+    },
+    /// A free-form note for the next step.
+    Details { text: String },
+    /// Closes the offer; recording resumes.
+    Cancel,
+}
+
+impl RecordingNote {
+    /// Candidate values as a person types them: one per line or separated by commas.
+    pub fn split_candidates(text: &str) -> Vec<String> {
+        text.split([',', '\n'])
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// Where the recording stands; broadcast to every page on each change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordingStatus {
+    pub recording_id: String,
+    pub tab_id: TabId,
+    /// ISO 8601.
+    pub started_at: String,
+    /// Events captured so far (typing counts each input; the stored steps fold them).
+    pub events: u32,
+    /// Screenshots taken so far (one at the start, then one each time the page settled).
+    #[serde(default)]
+    pub screenshots: u32,
+    /// Everything reported so far is stored and the screen after it captured.
+    #[serde(default)]
+    pub settled: bool,
+    /// The Ctrl+I offer is open: page events are not captured until it closes.
+    pub offer_open: bool,
+    /// Set once stopped: how many steps the recording has.
+    #[serde(default)]
+    pub steps: Option<u32>,
+    /// The last thing that went wrong, for a person (capture goes on when it can).
+    #[serde(default)]
+    pub error: Option<String>,
+}
+
+impl RecordingStatus {
+    pub fn is_stopped(&self) -> bool {
+        self.steps.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_split_on_commas_and_lines() {
+        assert_eq!(
+            RecordingNote::split_candidates("€24.50, €32.00\n\n €89.00 ,"),
+            ["€24.50", "€32.00", "€89.00"]
+        );
+        assert!(RecordingNote::split_candidates(" , ").is_empty());
+    }
+
+    #[test]
+    fn notes_read_as_tagged_json() {
+        let note: RecordingNote =
+            serde_json::from_str(r#"{"kind":"extract","query":"the price"}"#).unwrap();
+        assert_eq!(note, RecordingNote::Extract { query: "the price".into(), candidates: vec![] });
+    }
+}
