@@ -68,11 +68,14 @@ pub struct ReplayLimits {
     pub history: usize,
     /// Send a screenshot with the page state.
     pub vision: bool,
+    /// Try recorded steps without the model first (off: every step asks the model, as the
+    /// benchmark compares).
+    pub fast_path: bool,
 }
 
 impl Default for ReplayLimits {
     fn default() -> Self {
-        ReplayLimits { steps_per_subtask: 15, history: 6, vision: false }
+        ReplayLimits { steps_per_subtask: 15, history: 6, vision: false, fast_path: true }
     }
 }
 
@@ -181,6 +184,9 @@ pub struct Replayer<'a, H, B, C, K> {
     /// Secret parameters, token → value ([`Workflow::for_replay`]): put into what is typed
     /// at the last moment, so prompts, traces, records and the stored state keep the token.
     pub secrets: &'a BTreeMap<String, String>,
+    /// Told the state after every step and every save, so the shell can store it: a replay
+    /// cut off mid-subtask resumes with its memory, extracts and step numbering.
+    pub on_state: &'a dyn Fn(&ReplayState),
 }
 
 /// What the next look must show for a fast-path action to count as having worked.
@@ -237,6 +243,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         };
         // A failed save is not worth stopping a replay for: the work in the tab goes on.
         let _ = self.capture.save_run(run).await;
+        (self.on_state)(state);
     }
 
     /// Whether the user paused or cancelled; sets the status if so.
@@ -266,7 +273,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         }
         let mut history: Vec<String> = Vec::new();
         let mut next_reference = 0;
-        let mut fast = true;
+        let mut fast = self.limits.fast_path;
         let mut expectation: Option<Expectation> = None;
         let end = loop {
             if self.stopped(state) {
@@ -607,6 +614,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         };
         let _ = self.capture.save_step(&step, screenshot.as_deref()).await;
         state.step += 1;
+        (self.on_state)(state);
     }
 }
 
