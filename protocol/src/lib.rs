@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod agent;
 pub mod settings;
+pub mod workflow;
 
 /// The name a page gives `chrome.runtime.connect` to reach the agent.
 pub const PANEL_PORT: &str = "alphascout.panel";
@@ -117,6 +118,38 @@ pub enum PanelRequest {
         #[serde(default)]
         key: Option<String>,
     },
+    /// Reflects a stopped recording into a workflow (answered at once; progress follows as
+    /// [`WorkerEvent::Reflection`]). Retrying a failed one keeps its pass-A results.
+    ReflectRecording {
+        id: u32,
+        recording_id: String,
+    },
+    /// Replays version `version` of a workflow in `tab_id` with `params` (examples fill the
+    /// rest); progress follows as [`WorkerEvent::Replay`].
+    StartReplay {
+        id: u32,
+        workflow_id: String,
+        version: u32,
+        tab_id: TabId,
+        #[serde(default)]
+        params: std::collections::BTreeMap<String, String>,
+        /// Off: every step asks the model (the benchmark compares both).
+        #[serde(default = "yes")]
+        fast_path: bool,
+    },
+    ReplayControl {
+        id: u32,
+        run_id: String,
+        action: workflow::ReplayControl,
+    },
+    /// The replay under way or paused, answered as [`WorkerEvent::Replay`] with this id.
+    CurrentReplay {
+        id: u32,
+    },
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl PanelRequest {
@@ -147,7 +180,11 @@ impl PanelRequest {
             | PanelRequest::DeleteSession { id, .. }
             | PanelRequest::GetFavourites { id }
             | PanelRequest::SaveFavourites { id, .. }
-            | PanelRequest::TestConnection { id, .. } => *id,
+            | PanelRequest::TestConnection { id, .. }
+            | PanelRequest::ReflectRecording { id, .. }
+            | PanelRequest::StartReplay { id, .. }
+            | PanelRequest::ReplayControl { id, .. }
+            | PanelRequest::CurrentReplay { id } => *id,
         }
     }
 }
@@ -213,6 +250,15 @@ pub enum WorkerEvent {
         id: u32,
         ok: bool,
         message: String,
+    },
+    Reflection {
+        progress: workflow::ReflectProgress,
+    },
+    /// A replay's progress; `id` when it answers a request.
+    Replay {
+        #[serde(default)]
+        id: Option<u32>,
+        replay: Option<Box<workflow::ReplayProgress>>,
     },
 }
 

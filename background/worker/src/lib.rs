@@ -11,6 +11,8 @@ mod http;
 mod requests;
 mod store;
 mod tasks;
+mod workflow_store;
+mod workflows;
 
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
@@ -31,6 +33,7 @@ struct Worker {
     ports: tasks::Ports,
     tasks: tasks::Tasks,
     requests: requests::Queue,
+    workflows: workflows::Workflows,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -53,6 +56,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         ports: tasks::Ports::default(),
         tasks: tasks::Tasks::default(),
         requests: requests::Queue::default(),
+        workflows: workflows::Workflows::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -61,7 +65,8 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         let _ = cell.set(state.clone());
     });
     state.ready_ms.set(chrome::now_ms());
-    wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state));
+    wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state.clone()));
+    wasm_bindgen_futures::spawn_local(workflows::Workflows::restore(state));
 }
 
 /// A page connected a port: greet it, and show it the current task (how a reopened panel
@@ -71,6 +76,7 @@ pub fn on_port_connect(port: Port) {
     let worker = worker();
     port.post(&WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() });
     port.post(&WorkerEvent::Task { id: None, snapshot: worker.tasks.snapshot() });
+    port.post(&worker.workflows.event(None));
     worker.ports.add(port);
 }
 
@@ -80,7 +86,7 @@ pub fn on_port_connect(port: Port) {
 pub fn on_port_disconnect(port: Port) {
     let worker = worker();
     worker.ports.remove(&port);
-    if worker.ports.count() == 0 && !worker.tasks.holds_tab() {
+    if worker.ports.count() == 0 && !worker.tasks.holds_tab() && !worker.workflows.holds_tab() {
         wasm_bindgen_futures::spawn_local(async move { worker.sessions.release_all().await });
     }
 }

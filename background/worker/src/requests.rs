@@ -114,6 +114,17 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             Ok(store) => Ok(crate::connection::test(&store, id, role, *model, key).await),
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
+        PanelRequest::ReflectRecording { id, recording_id } => {
+            worker.workflows.reflect(worker, id, &recording_id).await
+        }
+        PanelRequest::StartReplay { id, workflow_id, version, tab_id, params, fast_path } => {
+            let flows = &worker.workflows;
+            flows.start_replay(worker, id, &workflow_id, version, tab_id, &params, fast_path).await
+        }
+        PanelRequest::ReplayControl { id, run_id, action } => {
+            worker.workflows.control(worker, id, &run_id, action).await
+        }
+        PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }

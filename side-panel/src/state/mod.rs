@@ -852,6 +852,8 @@ impl PanelState {
             }
             // An answer to a request we no longer wait for.
             WorkerEvent::PageTitle { .. } | WorkerEvent::PageState { .. } => {}
+            // Reflection progress is the Workflows page's.
+            WorkerEvent::Reflection { .. } | WorkerEvent::Replay { .. } => {}
         }
     }
 
