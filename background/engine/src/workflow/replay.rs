@@ -271,6 +271,8 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 status: "pending".into(),
             });
         }
+        // Where the replay stands now, so a resume starts at this subtask.
+        (self.on_state)(state);
         let mut history: Vec<String> = Vec::new();
         let mut next_reference = 0;
         let mut fast = self.limits.fast_path;

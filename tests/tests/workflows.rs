@@ -1,0 +1,221 @@
+//! Workflows end to end: a stopped recording of the fixture shop is reflected into a
+//! workflow with a `{query}` parameter (scripted model), and replayed in a real tab with
+//! another value; the replay is captured as a run, and survives the worker being stopped.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use e2e::agent::settings;
+use e2e::browser::Browser;
+use e2e::fixtures::FixtureSites;
+use e2e::llm::{Reply, ScriptedLlm};
+use e2e::workflows::{self, Prompt, prompt_kind};
+use serde_json::{Value, json};
+
+/// A model for the whole story: pass A and B scripted, replay read from the prompt. Every
+/// prompt is kept, with its kind.
+/// Every prompt the model was sent, with its kind.
+type Seen = Arc<Mutex<Vec<(Prompt, String)>>>;
+
+fn model() -> (ScriptedLlm, Seen) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push((kind, prompt.to_owned()));
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
+            Prompt::ReflectTask => workflows::reflect_task_reply(),
+            Prompt::Replay => workflows::replay_reply(prompt),
+            Prompt::Other => Reply::error(400, "not a workflow prompt"),
+        }
+    });
+    (llm, seen)
+}
+
+/// Waits (up to 60 s) for a broadcast replay progress that satisfies `test`.
+fn wait_for_replay(browser: &mut Browser, what: &str, test: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let reply = browser.agent_request(json!({"type": "current_replay"}));
+        if reply["replay"].is_object() && test(&reply["replay"]) {
+            return reply["replay"].clone();
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            panic!("no replay {what}: {reply:#}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn reflect(browser: &mut Browser) -> String {
+    let asked = browser.agent_request(
+        json!({"type": "reflect_recording", "recording_id": workflows::RECORDING_ID}),
+    );
+    assert_eq!(asked["type"], "done", "{asked}");
+    let done = browser.wait_for_message("the reflection's end", |m| {
+        m["type"] == "reflection"
+            && ["done", "failed"].contains(&m["progress"]["stage"].as_str().unwrap_or(""))
+    });
+    assert_eq!(done["progress"]["stage"], "done", "{done}");
+    done["progress"]["workflow_id"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_reflected_workflow_replays_with_another_value_and_is_captured_as_a_run() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+
+    let workflow_id = reflect(&mut browser);
+    let kinds: Vec<Prompt> = seen.lock().unwrap().iter().map(|(k, _)| *k).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectStep).count(), 5, "pass A per step");
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectTask).count(), 1, "pass B once");
+    let stored = workflows::all(&mut browser, "workflows");
+    let workflow = stored.iter().find(|w| w["id"] == workflow_id.as_str()).expect("saved");
+    assert_eq!(workflow["version"], 1);
+    assert_eq!(workflow["params"][0]["name"], "query");
+    assert_eq!(workflow["steps"][0]["action"]["value"], "{query}");
+    assert_eq!(workflow["steps"][3]["action"]["variable"], "cheapest");
+    let traces = workflows::all(&mut browser, "traces");
+    assert_eq!(
+        traces
+            .iter()
+            .filter(|t| t["runId"] == format!("reflect:{}", workflows::RECORDING_ID))
+            .count(),
+        6,
+        "every reflection call is traced"
+    );
+
+    // TEMP: the dependency the page adds.
+    let mut v2 = workflow.clone();
+    v2["version"] = json!(2);
+    v2["subtasks"][2]["dependsOn"] = json!(["cheapest"]);
+    workflows::put(&mut browser, "workflows", &v2);
+    // Replay with another value in a fresh tab.
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+    assert_eq!(started["type"], "replay", "{started}");
+    let done = wait_for_replay(&mut browser, "end", |r| r["status"] != "running");
+    assert_eq!(done["status"], "done", "{done:#}");
+    assert_eq!(done["extracts"]["cheapest"], "French press", "{done:#}");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+    assert!(done["calls_saved"].as_u64().unwrap() >= 3, "{done:#}");
+    let replay_prompts: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| *k == Prompt::Replay)
+        .map(|(_, p)| p.clone())
+        .collect();
+    assert_eq!(replay_prompts.len() as u64, done["model_calls"].as_u64().unwrap());
+    assert!(replay_prompts.iter().all(|p| p.contains("query = tea")), "the new value is given");
+    assert!(!replay_prompts.iter().any(|p| p.contains("query = coffee")));
+
+    // Captured as a run like a task's.
+    let stored = browser.stored_runs();
+    let run =
+        stored["runs"].as_array().unwrap().iter().find(|r| r["id"] == done["run_id"]).expect("run");
+    assert_eq!(run["agentStatus"], "done");
+    assert_eq!(run["taskId"], format!("workflow:{workflow_id}"));
+    let steps: Vec<&Value> = stored["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["runId"] == done["run_id"])
+        .collect();
+    assert_eq!(steps.len() as u64, done["step"].as_u64().unwrap());
+    assert!(steps.iter().all(|s| s["screenshot"].is_object()), "a screenshot per step");
+}
+
+#[test]
+fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let mut delayed = false;
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push(kind);
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
+            Prompt::ReflectTask => workflows::reflect_task_reply(),
+            // The worker is stopped while it waits for the first answer in "open".
+            Prompt::Replay if prompt.contains("Subtask 3 of 3") && !delayed => {
+                delayed = true;
+                log.lock().unwrap().push(Prompt::Other);
+                workflows::replay_reply(prompt).after(Duration::from_secs(4))
+            }
+            Prompt::Replay => workflows::replay_reply(prompt),
+            Prompt::Other => Reply::error(400, "not a workflow prompt"),
+        }
+    });
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = reflect(&mut browser);
+    let stored = workflows::all(&mut browser, "workflows");
+    let mut v2 = stored.iter().find(|w| w["id"] == workflow_id.as_str()).unwrap().clone();
+    v2["version"] = json!(2);
+    v2["subtasks"][2]["dependsOn"] = json!(["cheapest"]);
+    workflows::put(&mut browser, "workflows", &v2);
+
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+    assert_eq!(started["type"], "replay", "{started}");
+    // `Other` marks the delayed call: the replay waits for it in its last subtask.
+    let waiting = Instant::now();
+    while !seen.lock().unwrap().contains(&Prompt::Other) {
+        assert!(waiting.elapsed() < Duration::from_secs(30), "the last subtask never asked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
+    assert_eq!((before["subtask"].as_u64(), before["status"].as_str()), (Some(2), Some("running")));
+    let run_id = before["run_id"].as_str().unwrap().to_owned();
+    let steps_before: Vec<u64> = browser.stored_runs()["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["runId"] == run_id.as_str())
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    browser.stop_extension_worker();
+
+    // The test's port reconnects, which starts a fresh worker; it restores the replay.
+    let paused = wait_for_replay(&mut browser, "paused", |r| r["status"] == "paused");
+    assert_eq!(paused["run_id"], run_id.as_str());
+    assert!(paused["why"].as_str().unwrap().contains("Chrome stopped"), "{paused:#}");
+    assert_eq!(paused["extracts"]["cheapest"], "French press", "the extract is kept");
+    assert!(paused["step"].as_u64().unwrap() >= steps_before.len() as u64);
+
+    let resumed = browser
+        .agent_request(json!({"type": "replay_control", "run_id": run_id, "action": "resume"}));
+    assert_eq!(resumed["type"], "done", "{resumed}");
+    let done = wait_for_replay(&mut browser, "end", |r| {
+        r["status"] != "running" && r["status"] != "paused"
+    });
+    assert_eq!(done["status"], "done", "{done:#}");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+
+    // Nothing captured before the stop is lost, and numbering went on.
+    let stored = browser.stored_runs();
+    let steps: Vec<u64> = stored["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["runId"] == run_id.as_str())
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, (0..done["step"].as_u64().unwrap()).collect::<Vec<_>>());
+    assert!(steps_before.iter().all(|i| steps.contains(i)));
+    let runs: Vec<&Value> =
+        stored["runs"].as_array().unwrap().iter().filter(|r| r["id"] == run_id.as_str()).collect();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["agentStatus"], "done");
+}
