@@ -5,6 +5,7 @@
 //!   background/      wasm-bindgen output of background-worker
 //!   side-panel/      wasm-bindgen output of side-panel
 //!   annotation/      wasm-bindgen output of annotation-page (annotation.html, .js, .css)
+//!   workflows/       wasm-bindgen output of workflows-page (workflows.html, .js, .css)
 //!   dictionaries/    en_US.aff/.dic from Debian's hunspell-en-us, for offline spelling
 //! content-script/ is not copied: the worker embeds it and injects it over CDP on first need.
 
@@ -45,10 +46,11 @@ impl Profile {
 }
 
 /// (crate's wasm file stem, folder in dist/)
-const BUNDLES: [(&str, &str); 3] = [
+const BUNDLES: [(&str, &str); 4] = [
     ("background_worker", "background"),
     ("side_panel", "side-panel"),
     ("annotation_page", "annotation"),
+    ("workflows_page", "workflows"),
 ];
 
 const BINDGEN_FLAGS: [&str; 3] = ["--target", "web", "--no-typescript"];
@@ -72,6 +74,7 @@ const WASM_OPT_FEATURES: [&str; 6] = [
 pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
     args.extend(["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"]);
+    args.extend(["-p", "workflows-page"]);
     if profile == Profile::Release {
         args.push("--release");
     }

@@ -9,8 +9,16 @@ use crate::postgres::Cluster;
 use crate::setup;
 use crate::shell::{self, root};
 
-const WASM_CRATES: [&str; 6] =
-    ["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"];
+const WASM_CRATES: [&str; 8] = [
+    "-p",
+    "background-worker",
+    "-p",
+    "side-panel",
+    "-p",
+    "annotation-page",
+    "-p",
+    "workflows-page",
+];
 
 pub fn run() -> Result<(), String> {
     let started = Instant::now();
