@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use e2e::agent::settings;
-use e2e::browser::Browser;
+use e2e::annotation::open_annotation;
+use e2e::browser::{Browser, Page};
 use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
 use e2e::workflows::{self, Prompt, prompt_kind};
@@ -62,49 +63,118 @@ fn reflect(browser: &mut Browser) -> String {
     done["progress"]["workflow_id"].as_str().unwrap().to_owned()
 }
 
+/// Sets a field's value as typing would, and leaves it (`input`, then `change`).
+fn set_field(page: &Page, selector: &str, value: &str) {
+    page.wait_for(&format!("document.querySelector({})", json!(selector)), selector);
+    page.eval(&format!(
+        "(() => {{ const f = document.querySelector({}); f.value = {}; \
+         f.dispatchEvent(new Event('input', {{bubbles: true}})); \
+         f.dispatchEvent(new Event('change', {{bubbles: true}})); }})()",
+        json!(selector),
+        json!(value)
+    ));
+}
+
 #[test]
-fn a_reflected_workflow_replays_with_another_value_and_is_captured_as_a_run() {
+fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another_value() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, seen) = model();
     browser.configure_agent(settings(llm.base_url()));
     workflows::seed_recording(&mut browser, &sites);
 
-    let workflow_id = reflect(&mut browser);
+    // Reflect from the Workflows page.
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
+    page.wait_for(&format!("document.querySelector('{row}')"), "the recording's row");
+    page.click(&format!("{row} [data-testid=reflect]"));
+    page.wait_for(
+        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'done'",
+        "the reflection to finish",
+    );
     let kinds: Vec<Prompt> = seen.lock().unwrap().iter().map(|(k, _)| *k).collect();
     assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectStep).count(), 5, "pass A per step");
     assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectTask).count(), 1, "pass B once");
-    let stored = workflows::all(&mut browser, "workflows");
-    let workflow = stored.iter().find(|w| w["id"] == workflow_id.as_str()).expect("saved");
-    assert_eq!(workflow["version"], 1);
-    assert_eq!(workflow["params"][0]["name"], "query");
-    assert_eq!(workflow["steps"][0]["action"]["value"], "{query}");
-    assert_eq!(workflow["steps"][3]["action"]["variable"], "cheapest");
     let traces = workflows::all(&mut browser, "traces");
-    assert_eq!(
-        traces
-            .iter()
-            .filter(|t| t["runId"] == format!("reflect:{}", workflows::RECORDING_ID))
-            .count(),
-        6,
-        "every reflection call is traced"
+    let reflect_run = format!("reflect:{}", workflows::RECORDING_ID);
+    assert_eq!(traces.iter().filter(|t| t["runId"] == reflect_run.as_str()).count(), 6);
+
+    // The new workflow is open: a {query} parameter, its steps with their screenshots.
+    page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the editor");
+    assert_eq!(page.text("[data-testid=workflow-current]"), "v1");
+    assert_eq!(page.eval("document.querySelector('[data-testid=param-name]').value"), "query");
+    assert_eq!(page.eval("document.querySelector('[data-testid=step-value]').value"), "{query}");
+    page.wait_for(
+        "[...document.querySelectorAll('[data-testid=step-shot]')].filter(i => i.naturalWidth > 0).length === 5",
+        "every step's recorded screenshot",
     );
 
-    // TEMP: the dependency the page adds.
-    let mut v2 = workflow.clone();
-    v2["version"] = json!(2);
-    v2["subtasks"][2]["dependsOn"] = json!(["cheapest"]);
-    workflows::put(&mut browser, "workflows", &v2);
-    // Replay with another value in a fresh tab.
+    // Rename the parameter and change its example: every use follows.
+    set_field(&page, "[data-testid=param-name]", "product");
+    page.wait_for(
+        "document.querySelector('[data-testid=step-value]').value === '{product}'",
+        "the step to use the renamed parameter",
+    );
+    set_field(&page, "[data-testid=param-example]", "grinder");
+    // A dependency that does not point upstream is refused live, and blocks saving.
+    let search = "[data-testid=subtask-row][data-id=search]";
+    set_field(&page, &format!("{search} [data-testid=subtask-depends]"), "cheapest");
+    page.wait_for(
+        &format!("document.querySelector('{search} [data-testid=field-problem]')?.textContent.includes('not upstream')"),
+        "the bad dependency's problem beside it",
+    );
+    assert_eq!(page.eval("document.querySelector('[data-testid=workflow-save]').disabled"), true);
+    set_field(&page, &format!("{search} [data-testid=subtask-depends]"), "");
+    // The open subtask needs the cheapest product read upstream.
+    let open = "[data-testid=subtask-row][data-id=open]";
+    assert!(page.text(&format!("{open} [data-testid=upstream-vars]")).contains("cheapest"));
+    set_field(&page, &format!("{open} [data-testid=subtask-depends]"), "cheapest");
+    page.wait_for(
+        "document.querySelector('[data-testid=workflow-problems]').dataset.count === '0'",
+        "no problems left",
+    );
+    page.click("[data-testid=workflow-save]");
+    page.wait_for_text("[data-testid=workflow-current]", "v2");
+    let saved = workflows::all(&mut browser, "workflows");
+    assert_eq!(saved.len(), 2, "every save is a version");
+    let v2 = saved.iter().find(|w| w["version"] == 2).unwrap();
+    assert_eq!(v2["params"][0]["name"], "product");
+    assert_eq!(v2["params"][0]["example"], "grinder");
+    assert_eq!(v2["steps"][0]["action"]["value"], "{product}");
+    assert_eq!(v2["subtasks"][2]["dependsOn"], json!(["cheapest"]));
+    assert_eq!(v2["subtasks"][0]["dependsOn"], json!([]));
+    page.screenshot(&std::env::temp_dir().join("workflows-editor.png"));
+
+    // Replay with another value in another tab, from the form.
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
-    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
-        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
-    assert_eq!(started["type"], "replay", "{started}");
-    let done = wait_for_replay(&mut browser, "end", |r| r["status"] != "running");
-    assert_eq!(done["status"], "done", "{done:#}");
-    assert_eq!(done["extracts"]["cheapest"], "French press", "{done:#}");
+    page.click("[data-testid=replay-open]");
+    page.wait_for("document.querySelector('[data-testid=replay-form]')", "the replay form");
+    let field = "[data-testid=replay-param][data-name=product]";
+    assert_eq!(page.eval(&format!("document.querySelector('{field}').value")), "grinder");
+    set_field(&page, field, "tea");
+    page.wait_for(
+        &format!("[...document.querySelectorAll('[data-testid=replay-tab] option')].some(o => o.value === '{}')", tab.id),
+        "the shop tab among the choices",
+    );
+    set_field(&page, "[data-testid=replay-tab]", &tab.id.to_string());
+    page.click("[data-testid=replay-start]");
+    page.wait_for(
+        "['done', 'failed', 'cancelled'].includes(document.querySelector('[data-testid=replay-status]')?.dataset.state)",
+        "the replay to end",
+    );
+    let status = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
+    assert_eq!(status["status"], "done", "{status:#}");
+    assert_eq!(status["version"], 2);
+    // The page reached the expected state, and the extract holds the right value.
     workflows::wait_for_url(&tab, "product.html?sku=press");
-    assert!(done["calls_saved"].as_u64().unwrap() >= 3, "{done:#}");
+    assert_eq!(page.text("[data-testid=replay-extract][data-name=cheapest]"), "French press");
+    let progress = page.text("[data-testid=replay-progress]");
+    let saved_calls = status["calls_saved"].as_u64().unwrap();
+    assert!(saved_calls >= 3, "{status:#}");
+    assert!(
+        progress.contains(&format!("{saved_calls} calls saved by the fast path")),
+        "{progress}"
+    );
     let replay_prompts: Vec<String> = seen
         .lock()
         .unwrap()
@@ -112,24 +182,30 @@ fn a_reflected_workflow_replays_with_another_value_and_is_captured_as_a_run() {
         .filter(|(k, _)| *k == Prompt::Replay)
         .map(|(_, p)| p.clone())
         .collect();
-    assert_eq!(replay_prompts.len() as u64, done["model_calls"].as_u64().unwrap());
-    assert!(replay_prompts.iter().all(|p| p.contains("query = tea")), "the new value is given");
-    assert!(!replay_prompts.iter().any(|p| p.contains("query = coffee")));
+    assert_eq!(replay_prompts.len() as u64, status["model_calls"].as_u64().unwrap());
+    assert!(replay_prompts.iter().all(|p| p.contains("product = tea")), "the new value is given");
+    page.screenshot(&std::env::temp_dir().join("workflows-replayed.png"));
 
-    // Captured as a run like a task's.
+    // Captured as a run like a task's, listed on the annotation page.
+    let run_id = status["run_id"].as_str().unwrap().to_owned();
     let stored = browser.stored_runs();
     let run =
-        stored["runs"].as_array().unwrap().iter().find(|r| r["id"] == done["run_id"]).expect("run");
+        stored["runs"].as_array().unwrap().iter().find(|r| r["id"] == run_id.as_str()).unwrap();
     assert_eq!(run["agentStatus"], "done");
-    assert_eq!(run["taskId"], format!("workflow:{workflow_id}"));
     let steps: Vec<&Value> = stored["steps"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|s| s["runId"] == done["run_id"])
+        .filter(|s| s["runId"] == run_id.as_str())
         .collect();
-    assert_eq!(steps.len() as u64, done["step"].as_u64().unwrap());
+    assert_eq!(steps.len() as u64, status["step"].as_u64().unwrap());
     assert!(steps.iter().all(|s| s["screenshot"].is_object()), "a screenshot per step");
+    assert!(steps.iter().all(|s| !s["thoughts"]["thought3"].as_str().unwrap().is_empty()));
+    let annotation = open_annotation(&mut browser, "");
+    annotation.wait_for(
+        &format!("document.querySelector('[data-testid=run-row][data-run=\"{run_id}\"]')"),
+        "the replay's run on the annotation page",
+    );
 }
 
 #[test]

@@ -26,6 +26,8 @@ extern "C" {
 
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
     fn tabs_query(query: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = getCurrent)]
+    fn tabs_get_current() -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]
     fn tabs_create(properties: &JsValue) -> Promise;
 }
@@ -66,17 +68,28 @@ impl WorkerPort {
     }
 }
 
-/// The open http(s) tabs.
+/// The open tabs but this page's. Without the `tabs` permission (which the extension does
+/// not ask for) Chrome gives no title or URL, so a tab is named by its id and window.
 pub async fn web_tabs() -> Vec<TabChoice> {
-    let Ok(tabs) = JsFuture::from(tabs_query(&Object::new())).await else { return Vec::new() };
     let get = |tab: &JsValue, key: &str| Reflect::get(tab, &key.into()).ok();
+    let own = JsFuture::from(tabs_get_current())
+        .await
+        .ok()
+        .and_then(|tab| get(&tab, "id")?.as_f64())
+        .map(|id| id as TabId);
+    let Ok(tabs) = JsFuture::from(tabs_query(&Object::new())).await else { return Vec::new() };
     js_sys::Array::from(&tabs)
         .iter()
         .filter_map(|tab| {
-            let url = get(&tab, "url")?.as_string()?;
             let id = get(&tab, "id")?.as_f64()? as TabId;
-            let title = get(&tab, "title").and_then(|t| t.as_string()).unwrap_or_default();
-            url.starts_with("http").then_some(TabChoice { id, title, url })
+            let url = get(&tab, "url").and_then(|u| u.as_string()).unwrap_or_default();
+            let title = get(&tab, "title").and_then(|t| t.as_string()).unwrap_or_else(|| {
+                let window = get(&tab, "windowId").and_then(|w| w.as_f64()).unwrap_or_default();
+                let active = get(&tab, "active").and_then(|a| a.as_bool()).unwrap_or_default();
+                format!("Tab {id} in window {window}{}", if active { " (active)" } else { "" })
+            });
+            let web = url.is_empty() || url.starts_with("http");
+            (Some(id) != own && web).then_some(TabChoice { id, title, url })
         })
         .collect()
 }

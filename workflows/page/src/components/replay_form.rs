@@ -38,7 +38,7 @@ pub fn replay_form(props: &Props) -> Html {
                     <option value="" selected={form.tab.is_none()}>{ format!("a new tab at {}", form.start_url) }</option>
                     { for props.tabs.iter().map(|t| html! {
                         <option value={t.id.to_string()} selected={form.tab == Some(t.id)}>
-                            { format!("{} — {}", t.title, t.url) }
+                            { if t.url.is_empty() { t.title.clone() } else { format!("{} — {}", t.title, t.url) } }
                         </option>
                     }) }
                 </select>

@@ -48,7 +48,7 @@ pub fn replay_status(props: &Props) -> Html {
                 if r.is_live() {
                     <button class="ghost" data-testid="replay-stop" onclick={control(ReplayControl::Cancel)}>{ "Stop" }</button>
                 }
-                <a href={format!("annotation.html?run={}", r.run_id)} data-testid="replay-run-link">{ "Open the run on the annotation page" }</a>
+                <a href={format!("annotation.html?agentRunId={}", r.run_id)} data-testid="replay-run-link">{ "Open the run on the annotation page" }</a>
             </div>
         </section>
     }
