@@ -401,3 +401,43 @@ pub fn replay_reply(prompt: &str) -> Reply {
         json!([]),
     )
 }
+
+/// Saves version 2 of the reflected workflow with the dependency a person adds on the
+/// Workflows page (the "open" subtask needs `cheapest`), for tests and benchmarks about
+/// replay rather than editing. Returns version 2.
+pub fn save_with_dependency(browser: &mut Browser, workflow_id: &str) -> Value {
+    let stored = all(browser, "workflows");
+    let mut v2 = stored.iter().find(|w| w["id"] == workflow_id).expect("reflected").clone();
+    v2["version"] = json!(2);
+    v2["subtasks"][2]["dependsOn"] = json!(["cheapest"]);
+    put(browser, "workflows", &v2);
+    v2
+}
+
+/// Reflects the seeded recording over the test's port; the new workflow's id.
+pub fn reflect(browser: &mut Browser) -> String {
+    let asked =
+        browser.agent_request(json!({"type": "reflect_recording", "recording_id": RECORDING_ID}));
+    assert_eq!(asked["type"], "done", "{asked}");
+    let done = browser.wait_for_message("the reflection's end", |m| {
+        m["type"] == "reflection"
+            && ["done", "failed"].contains(&m["progress"]["stage"].as_str().unwrap_or(""))
+    });
+    assert_eq!(done["progress"]["stage"], "done", "{done}");
+    done["progress"]["workflow_id"].as_str().expect("a workflow id").to_owned()
+}
+
+/// Waits (up to 60 s) for the current replay to satisfy `test`.
+pub fn wait_for_replay(browser: &mut Browser, what: &str, test: impl Fn(&Value) -> bool) -> Value {
+    let started = Instant::now();
+    loop {
+        let reply = browser.agent_request(json!({"type": "current_replay"}));
+        if reply["replay"].is_object() && test(&reply["replay"]) {
+            return reply["replay"].clone();
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            panic!("no replay {what}: {reply:#}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

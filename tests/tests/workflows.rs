@@ -35,34 +35,6 @@ fn model() -> (ScriptedLlm, Seen) {
     (llm, seen)
 }
 
-/// Waits (up to 60 s) for a broadcast replay progress that satisfies `test`.
-fn wait_for_replay(browser: &mut Browser, what: &str, test: impl Fn(&Value) -> bool) -> Value {
-    let started = Instant::now();
-    loop {
-        let reply = browser.agent_request(json!({"type": "current_replay"}));
-        if reply["replay"].is_object() && test(&reply["replay"]) {
-            return reply["replay"].clone();
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            panic!("no replay {what}: {reply:#}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn reflect(browser: &mut Browser) -> String {
-    let asked = browser.agent_request(
-        json!({"type": "reflect_recording", "recording_id": workflows::RECORDING_ID}),
-    );
-    assert_eq!(asked["type"], "done", "{asked}");
-    let done = browser.wait_for_message("the reflection's end", |m| {
-        m["type"] == "reflection"
-            && ["done", "failed"].contains(&m["progress"]["stage"].as_str().unwrap_or(""))
-    });
-    assert_eq!(done["progress"]["stage"], "done", "{done}");
-    done["progress"]["workflow_id"].as_str().unwrap().to_owned()
-}
-
 /// Sets a field's value as typing would, and leaves it (`input`, then `change`).
 fn set_field(page: &Page, selector: &str, value: &str) {
     page.wait_for(&format!("document.querySelector({})", json!(selector)), selector);
@@ -234,12 +206,8 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
     });
     browser.configure_agent(settings(llm.base_url()));
     workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = reflect(&mut browser);
-    let stored = workflows::all(&mut browser, "workflows");
-    let mut v2 = stored.iter().find(|w| w["id"] == workflow_id.as_str()).unwrap().clone();
-    v2["version"] = json!(2);
-    v2["subtasks"][2]["dependsOn"] = json!(["cheapest"]);
-    workflows::put(&mut browser, "workflows", &v2);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
 
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
     let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
@@ -264,7 +232,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
     browser.stop_extension_worker();
 
     // The test's port reconnects, which starts a fresh worker; it restores the replay.
-    let paused = wait_for_replay(&mut browser, "paused", |r| r["status"] == "paused");
+    let paused = workflows::wait_for_replay(&mut browser, "paused", |r| r["status"] == "paused");
     assert_eq!(paused["run_id"], run_id.as_str());
     assert!(paused["why"].as_str().unwrap().contains("Chrome stopped"), "{paused:#}");
     assert_eq!(paused["extracts"]["cheapest"], "French press", "the extract is kept");
@@ -273,7 +241,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
     let resumed = browser
         .agent_request(json!({"type": "replay_control", "run_id": run_id, "action": "resume"}));
     assert_eq!(resumed["type"], "done", "{resumed}");
-    let done = wait_for_replay(&mut browser, "end", |r| {
+    let done = workflows::wait_for_replay(&mut browser, "end", |r| {
         r["status"] != "running" && r["status"] != "paused"
     });
     assert_eq!(done["status"], "done", "{done:#}");
