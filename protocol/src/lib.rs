@@ -146,6 +146,10 @@ pub enum PanelRequest {
     CurrentReplay {
         id: u32,
     },
+    /// Every workflow's latest version, answered as [`WorkerEvent::Workflows`].
+    ListWorkflows {
+        id: u32,
+    },
 }
 
 fn yes() -> bool {
@@ -184,7 +188,8 @@ impl PanelRequest {
             | PanelRequest::ReflectRecording { id, .. }
             | PanelRequest::StartReplay { id, .. }
             | PanelRequest::ReplayControl { id, .. }
-            | PanelRequest::CurrentReplay { id } => *id,
+            | PanelRequest::CurrentReplay { id }
+            | PanelRequest::ListWorkflows { id } => *id,
         }
     }
 }
@@ -259,6 +264,10 @@ pub enum WorkerEvent {
         #[serde(default)]
         id: Option<u32>,
         replay: Option<Box<workflow::ReplayProgress>>,
+    },
+    Workflows {
+        id: u32,
+        workflows: Vec<workflow::WorkflowSummary>,
     },
 }
 

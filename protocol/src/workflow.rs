@@ -69,6 +69,24 @@ impl ReplayProgress {
     }
 }
 
+/// A workflow's latest version as the side panel lists it, with what its replay form asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowSummary {
+    pub id: String,
+    pub version: u32,
+    pub name: String,
+    pub params: Vec<ParamSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamSummary {
+    pub name: String,
+    pub description: String,
+    /// Prefilled in the form; empty for a secret.
+    pub example: String,
+    pub secret: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -263,3 +263,54 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
     assert_eq!(runs.len(), 1);
     assert_eq!(runs[0]["agentStatus"], "done");
 }
+
+#[test]
+fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, _seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let panel = browser.open_side_panel(&tab);
+    let link =
+        panel.eval("document.querySelector('[data-testid=open-workflows]').getAttribute('href')");
+    assert_eq!(link, json!(format!("workflows.html?tabId={}", tab.id)));
+    panel.wait_for(
+        "!document.querySelector('[data-testid=workflows-menu]').disabled",
+        "the panel to connect",
+    );
+    panel.click("[data-testid=workflows-menu]");
+    let row = format!("[data-testid=panel-workflow][data-id=\"{workflow_id}\"]");
+    panel.wait_for(&format!("document.querySelector('{row}')"), "the workflow in the menu");
+    assert!(panel.text(&row).contains("(v2)"), "the latest version");
+    panel.click(&row);
+    let field = "[data-testid=panel-replay-param][data-name=query]";
+    panel.wait_for(&format!("document.querySelector('{field}')"), "the parameter form");
+    assert_eq!(panel.eval(&format!("document.querySelector('{field}').value")), "coffee");
+    set_field(&panel, field, "tea");
+    // In Chrome the side panel sits beside its tab, which is the active one; here the panel
+    // is a tab of its own, so the shop tab is brought to the front as it would be.
+    let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", tab.id);
+    browser.eval_in_extension(&shown);
+    panel.click("[data-testid=panel-replay-start]");
+    panel.wait_for(
+        "['done', 'failed', 'cancelled'].includes(document.querySelector('[data-testid=panel-replay-status]')?.dataset.state)",
+        "the replay to end",
+    );
+    assert_eq!(
+        panel.eval("document.querySelector('[data-testid=panel-replay-status]').dataset.state"),
+        "done",
+        "{}",
+        panel.visible_text()
+    );
+    assert_eq!(
+        panel.text("[data-testid=panel-replay-extract][data-name=cheapest]"),
+        "cheapest: French press"
+    );
+    assert!(panel.text("[data-testid=panel-replay-progress]").contains("4 saved by the fast path"));
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+}

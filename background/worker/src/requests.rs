@@ -125,6 +125,7 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             worker.workflows.control(worker, id, &run_id, action).await
         }
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
+        PanelRequest::ListWorkflows { id } => worker.workflows.list(id).await,
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }

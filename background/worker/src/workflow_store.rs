@@ -103,6 +103,25 @@ impl WorkflowDb {
             .ok_or_else(|| format!("Workflow {id:?} has no version {version}."))
     }
 
+    /// The newest version of every workflow; unreadable versions are logged and left out.
+    pub async fn latest_workflows(&self) -> Result<Vec<Workflow>, String> {
+        let read = async {
+            let tx = self.db.transaction(WORKFLOWS).build()?;
+            let mut latest: BTreeMap<String, Workflow> = BTreeMap::new();
+            for value in tx.object_store(WORKFLOWS)?.get_all::<JsValue>().await? {
+                match decode::<Workflow>(value?) {
+                    Ok(w) if latest.get(&w.id).is_none_or(|l| l.version < w.version) => {
+                        latest.insert(w.id.clone(), w);
+                    }
+                    Ok(_) => {}
+                    Err(error) => crate::chrome::log(&format!("an unreadable workflow: {error}")),
+                }
+            }
+            Ok::<_, Cause>(latest.into_values().collect())
+        };
+        read.await.map_err(failed("read the workflows"))
+    }
+
     pub async fn put_workflow(&self, workflow: &Workflow) -> Result<(), String> {
         self.put(WORKFLOWS, None, workflow).await.map_err(failed("store the workflow"))
     }

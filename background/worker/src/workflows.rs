@@ -23,7 +23,9 @@ use agent_engine::workflow::reflect::{ReflectError, Reflector, StepReflection, b
 use agent_engine::workflow::replay::{ReplayLimits, ReplayState, ReplayStatus, Replayer};
 use agent_engine::workflow::schema::Workflow;
 use protocol::settings::Settings;
-use protocol::workflow::{ReflectProgress, ReflectStage, ReplayControl, ReplayProgress};
+use protocol::workflow::{
+    ParamSummary, ReflectProgress, ReflectStage, ReplayControl, ReplayProgress, WorkflowSummary,
+};
 use protocol::{TabId, WorkerEvent};
 use serde::{Deserialize, Serialize};
 
@@ -261,6 +263,30 @@ impl Workflows {
         *self.secrets.borrow_mut() = input.secrets;
         spawn_replay(worker.clone(), db, store, settings, input.workflow);
         Ok(WorkerEvent::Replay { id: Some(id), replay: self.snapshot() })
+    }
+
+    /// Every workflow's latest version with its replay form's fields.
+    pub async fn list(&self, id: u32) -> Result<WorkerEvent, String> {
+        let workflows = self.db().await?.latest_workflows().await?;
+        let workflows = workflows
+            .into_iter()
+            .map(|w| WorkflowSummary {
+                id: w.id,
+                version: w.version,
+                name: w.name,
+                params: w
+                    .params
+                    .into_iter()
+                    .map(|p| ParamSummary {
+                        example: if p.secret { String::new() } else { p.example },
+                        name: p.name,
+                        description: p.description,
+                        secret: p.secret,
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(WorkerEvent::Workflows { id, workflows })
     }
 
     pub async fn control(

@@ -13,6 +13,7 @@ pub mod chat;
 pub mod favourites;
 pub mod history;
 pub mod settings;
+pub mod workflows;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -246,6 +247,8 @@ pub struct PanelState {
     pub settings: SettingsForm,
     pub history: History,
     pub favourites: Favourites,
+    /// Starting a workflow replay, and the replay's progress.
+    pub workflows: workflows::WorkflowMenu,
 }
 
 pub enum PanelAction {
@@ -288,6 +291,7 @@ pub enum PanelAction {
     /// The confirm: deletes the conversation's chat history.
     DeleteSession(String),
     Favourite(FavouriteAction),
+    Workflow(workflows::WorkflowAction),
 }
 
 const LOST: &str = "Lost the connection to the agent. Reopen the panel.";
@@ -811,6 +815,7 @@ impl PanelState {
             }
             WorkerEvent::Failed { id, message } if self.history.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } if self.favourites.failed(id, &message) => {}
+            WorkerEvent::Failed { id, message } if self.workflows.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } => {
                 if !self.settings.tested(id, false, message.clone()) {
                     self.on_failed(id, message);
@@ -853,7 +858,9 @@ impl PanelState {
             // An answer to a request we no longer wait for.
             WorkerEvent::PageTitle { .. } | WorkerEvent::PageState { .. } => {}
             // Reflection progress is the Workflows page's.
-            WorkerEvent::Reflection { .. } | WorkerEvent::Replay { .. } => {}
+            WorkerEvent::Reflection { .. } => {}
+            WorkerEvent::Replay { replay, .. } => self.workflows.replay = replay.map(|r| *r),
+            WorkerEvent::Workflows { id, workflows } => self.workflows.listed(id, workflows),
         }
     }
 
@@ -939,6 +946,7 @@ impl PanelState {
             PanelAction::CancelDeleteSession => self.history.confirming = None,
             PanelAction::DeleteSession(session_id) => self.delete_session(session_id),
             PanelAction::Favourite(action) => self.favourite(action),
+            PanelAction::Workflow(action) => self.workflow(action),
         }
         self
     }

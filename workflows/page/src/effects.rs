@@ -138,7 +138,10 @@ fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatche
                 Effect::ListTabs => dispatch.dispatch(Action::Tabs(port::web_tabs().await)),
                 Effect::StartReplay { id, workflow_id, version, tab, start_url, params } => {
                     let tab = match tab {
-                        Some(tab) => tab,
+                        Some(tab) => {
+                            port::show_tab(tab).await;
+                            tab
+                        }
                         None => match port::open_tab(&start_url).await {
                             Ok(tab) => tab,
                             Err(error) => return dispatch.dispatch(Action::Notice(error)),

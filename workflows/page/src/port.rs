@@ -28,6 +28,8 @@ extern "C" {
     fn tabs_query(query: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = getCurrent)]
     fn tabs_get_current() -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update)]
+    fn tabs_update(tab: TabId, properties: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]
     fn tabs_create(properties: &JsValue) -> Promise;
 }
@@ -106,4 +108,18 @@ pub async fn open_tab(url: &str) -> Result<TabId, String> {
         .and_then(|id| id.as_f64())
         .map(|id| id as TabId)
         .ok_or_else(|| "The new tab has no id.".to_owned())
+}
+
+/// `?tabId=N`: the tab the side panel opened this page for.
+pub fn tab_from_url() -> Option<TabId> {
+    let search = web_sys::window()?.location().search().ok()?;
+    web_sys::UrlSearchParams::new_with_str(&search).ok()?.get("tabId")?.parse().ok()
+}
+
+/// Brings `tab` to the front: the person watches the replay there, and Chrome throttles a
+/// background tab enough to stall a replay's typing.
+pub async fn show_tab(tab: TabId) {
+    let properties = Object::new();
+    let _ = Reflect::set(&properties, &"active".into(), &true.into());
+    let _ = JsFuture::from(tabs_update(tab, &properties)).await;
 }

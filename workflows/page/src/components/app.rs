@@ -14,7 +14,7 @@ use crate::state::{Action, Page};
 
 #[function_component(App)]
 pub fn app() -> Html {
-    let page = use_reducer(Page::new);
+    let page = use_reducer(|| Page::new(crate::port::tab_from_url()));
     let db = use_database(page.dispatcher());
     let port = use_port(page.dispatcher());
     use_effects(&page, db.clone(), port);

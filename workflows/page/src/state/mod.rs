@@ -109,15 +109,18 @@ pub struct Page {
     reflect_asked: BTreeMap<u32, String>,
     /// A workflow to open once the list is read again (a reflection's or an import's).
     open_after_load: Option<String>,
+    /// The tab the page was opened for (`?tabId=`, from the side panel): replays run there
+    /// unless another is chosen.
+    pub preferred_tab: Option<TabId>,
 }
 
 /// How many effects are kept after they ran (the layer remembers which it ran).
 const EFFECTS_KEPT: usize = 64;
 
 impl Page {
-    /// A fresh page that reads what is stored.
-    pub fn new() -> Page {
-        let mut page = Page { next_request: 1, ..Page::default() };
+    /// A fresh page that reads what is stored; `tab` from `?tabId=`.
+    pub fn new(tab: Option<TabId>) -> Page {
+        let mut page = Page { next_request: 1, preferred_tab: tab, ..Page::default() };
         page.effect(Effect::Load);
         page
     }
@@ -264,7 +267,9 @@ impl Page {
                 let Some(editor) = &self.editor else { return };
                 match self.latest(&editor.draft.id) {
                     Some(saved) => {
-                        self.replay_form = Some(ReplayForm::for_workflow(saved));
+                        let mut form = ReplayForm::for_workflow(saved);
+                        form.tab = self.preferred_tab;
+                        self.replay_form = Some(form);
                         self.effect(Effect::ListTabs);
                     }
                     None => self.notice = Some("Save the workflow before replaying it.".into()),

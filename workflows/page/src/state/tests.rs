@@ -70,7 +70,7 @@ fn shop(version: u32) -> Workflow {
 }
 
 fn loaded(workflows: Vec<Workflow>) -> Page {
-    let mut page = Page::new();
+    let mut page = Page::new(None);
     page.apply(Action::Loaded { recordings: vec![], workflows });
     page
 }
@@ -211,6 +211,13 @@ fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
     assert_eq!((workflow_id.as_str(), version, tab), ("wf", 1, Some(7)));
     assert_eq!(params["query"], "tea");
     assert!(page.replay_form.is_none());
+
+    // Opened from the side panel for its tab: the form starts on that tab.
+    let mut page = Page::new(Some(42));
+    page.apply(Action::Loaded { recordings: vec![], workflows: vec![shop(1)] });
+    page.apply(Action::Open("wf".into()));
+    page.apply(Action::ReplayOpen);
+    assert_eq!(page.replay_form.unwrap().tab, Some(42));
 }
 
 #[test]
