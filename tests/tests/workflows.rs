@@ -314,3 +314,63 @@ fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
     assert!(panel.text("[data-testid=panel-replay-progress]").contains("4 saved by the fast path"));
     workflows::wait_for_url(&tab, "product.html?sku=press");
 }
+
+/// A failed pass says why and is retried without recording again: pass A's results are kept.
+/// With vision on, pass A sees the recorded screenshots.
+#[test]
+fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let mut pass_b = 0;
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push(kind);
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("pass A once per step"),
+            Prompt::ReflectTask => {
+                pass_b += 1;
+                if pass_b == 1 {
+                    Reply::error(400, "the model is overloaded")
+                } else {
+                    workflows::reflect_task_reply()
+                }
+            }
+            _ => Reply::error(400, "not expected"),
+        }
+    });
+    let mut config = settings(llm.base_url());
+    config["agent"]["vision"] = json!(true);
+    browser.configure_agent(config);
+    workflows::seed_recording(&mut browser, &sites);
+
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
+    page.wait_for(&format!("document.querySelector('{row}')"), "the recording's row");
+    page.click(&format!("{row} [data-testid=reflect]"));
+    page.wait_for(
+        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'failed'",
+        "the reflection to fail",
+    );
+    let why = page.text("[data-testid=reflect-progress]");
+    assert!(why.contains("Pass B failed") && why.contains("overloaded"), "{why}");
+    assert!(workflows::all(&mut browser, "workflows").is_empty(), "nothing half-made is saved");
+    // Pass A saw the screenshots before and after each step.
+    let first = &llm.requests()[0].body;
+    let images = first.to_string().matches("data:image/jpeg;base64,").count();
+    assert_eq!(images, 2, "pass A's first call: {first:#}");
+
+    assert_eq!(page.text(&format!("{row} [data-testid=reflect]")), "Retry reflect");
+    page.click(&format!("{row} [data-testid=reflect]"));
+    page.wait_for(
+        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'done'",
+        "the retry to finish",
+    );
+    let kinds = seen.lock().unwrap().clone();
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectStep).count(), 5, "pass A not redone");
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectTask).count(), 2);
+    page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the new workflow");
+    assert_eq!(workflows::all(&mut browser, "workflows").len(), 1);
+}
