@@ -374,3 +374,79 @@ fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
     page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the new workflow");
     assert_eq!(workflows::all(&mut browser, "workflows").len(), 1);
 }
+
+/// Versions, rollback, export and import of one JSON file (read back by the engine against the
+/// published schema), a corrupt file refused with why, and the recording's JSONL export.
+#[test]
+fn versions_roll_back_and_workflows_export_and_import_as_one_json_file() {
+    use agent_engine::workflow::recording::Recording;
+    use agent_engine::workflow::schema::Workflow;
+    use e2e::annotation::{allow_downloads, choose_file, wait_for_download};
+
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, _seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    let downloads = allow_downloads(&browser, "workflows");
+
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=workflow-row][data-id=\"{workflow_id}\"]");
+    page.wait_for(&format!("document.querySelector('{row}')"), "the workflow's row");
+    page.click(&row);
+    page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the editor");
+    set_field(&page, "[data-testid=workflow-name]", "Renamed");
+    page.click("[data-testid=workflow-save]");
+    page.wait_for_text("[data-testid=workflow-current]", "v2");
+    set_field(&page, "[data-testid=workflow-version]", "1");
+    page.click("[data-testid=workflow-rollback]");
+    page.wait_for_text("[data-testid=workflow-current]", "v3");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=workflow-name]').value"),
+        "Open the cheapest product"
+    );
+    let names: Vec<(u64, String)> = workflows::all(&mut browser, "workflows")
+        .iter()
+        .map(|w| (w["version"].as_u64().unwrap(), w["name"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(names.len(), 3);
+    assert!(
+        names.contains(&(2, "Renamed".into()))
+            && names.contains(&(3, "Open the cheapest product".into()))
+    );
+
+    page.click("[data-testid=workflow-export]");
+    let file = wait_for_download(&downloads, ".workflow.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (exported, problems) = Workflow::import(&text).expect("the export follows the schema");
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!((exported.version, exported.id.as_str()), (3, workflow_id.as_str()));
+    assert!(!text.contains(e2e::agent::TEST_KEY));
+
+    let mut edited: Value = serde_json::from_str(&text).unwrap();
+    edited["name"] = json!("Imported");
+    let import = downloads.join("edited.json");
+    std::fs::write(&import, edited.to_string()).unwrap();
+    choose_file(&page, "[data-testid=workflow-import]", &import);
+    page.wait_for_text("[data-testid=workflow-current]", "v4");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=workflow-name]').value"),
+        "Imported"
+    );
+
+    let corrupt = downloads.join("corrupt.json");
+    std::fs::write(&corrupt, r#"{"formatVersion": 1, "id": 7}"#).unwrap();
+    choose_file(&page, "[data-testid=workflow-import]", &corrupt);
+    page.wait_for(
+        "document.querySelector('[data-testid=notice]')?.textContent.includes('was not imported')",
+        "the refusal",
+    );
+    assert_eq!(workflows::all(&mut browser, "workflows").len(), 4, "nothing stored from it");
+
+    let recording = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
+    page.click(&format!("{recording} [data-testid=recording-export]"));
+    let jsonl = wait_for_download(&downloads, ".recording.jsonl");
+    let read = Recording::from_jsonl(&std::fs::read_to_string(jsonl).unwrap()).unwrap();
+    assert_eq!((read.id.as_str(), read.steps.len()), (workflows::RECORDING_ID, 5));
+}
