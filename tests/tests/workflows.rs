@@ -450,3 +450,75 @@ fn versions_roll_back_and_workflows_export_and_import_as_one_json_file() {
     let read = Recording::from_jsonl(&std::fs::read_to_string(jsonl).unwrap()).unwrap();
     assert_eq!((read.id.as_str(), read.steps.len()), (workflows::RECORDING_ID, 5));
 }
+
+/// Pause interrupts a replay's model call and Resume goes on; Stop cancels one. A task is
+/// refused while a replay runs, saying why.
+#[test]
+fn a_replay_pauses_resumes_and_stops_from_the_workflows_page() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push(kind);
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
+            Prompt::ReflectTask => workflows::reflect_task_reply(),
+            // Slow enough to act while the replay waits for its model.
+            Prompt::Replay => workflows::replay_reply(prompt).after(Duration::from_secs(2)),
+            Prompt::Other => Reply::error(400, "not a workflow prompt"),
+        }
+    });
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let start = |browser: &mut Browser| {
+        let reply = browser
+            .agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+            "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+        assert_eq!(reply["type"], "replay", "{reply}");
+        reply["replay"]["run_id"].as_str().unwrap().to_owned()
+    };
+    let run_id = start(&mut browser);
+    let status = "document.querySelector('[data-testid=replay-status]')";
+    page.wait_for(&format!("{status}?.dataset.run === '{run_id}'"), "the replay on the page");
+    let asked = Instant::now();
+    while !seen.lock().unwrap().contains(&Prompt::Replay) {
+        assert!(asked.elapsed() < Duration::from_secs(30), "the replay never asked its model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let task = browser.agent_request(json!({"type": "start_task", "tab_id": tab.id, "task": "Hi"}));
+    assert_eq!(task["type"], "failed");
+    assert!(task["message"].as_str().unwrap().contains("replay is running"), "{task}");
+
+    // The shop tab is in front (the replay runs there); CDP's mouse events do not reach a
+    // page in a background tab, so the buttons get a DOM click, which Yew handles alike.
+    let press = |testid: &str| {
+        page.wait_for(&format!("document.querySelector('[data-testid={testid}]')"), testid);
+        page.eval(&format!("document.querySelector('[data-testid={testid}]').click()"));
+    };
+    press("replay-pause");
+    page.wait_for(&format!("{status}.dataset.state === 'paused'"), "the pause");
+    let paused = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
+    assert!(paused["model_calls"].as_u64().unwrap() <= 1, "{paused:#}");
+    press("replay-resume");
+    page.wait_for(&format!("{status}.dataset.state === 'done'"), "the resumed replay to finish");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+
+    tab.page.eval("location.href = '/shop/index.html'");
+    workflows::wait_for_url(&tab, "index.html");
+    let second = start(&mut browser);
+    page.wait_for(&format!("{status}?.dataset.run === '{second}'"), "the second replay");
+    press("replay-stop");
+    page.wait_for(&format!("{status}.dataset.state === 'cancelled'"), "the stop");
+    let runs = browser.stored_runs();
+    let stopped =
+        runs["runs"].as_array().unwrap().iter().find(|r| r["id"] == second.as_str()).unwrap();
+    assert_eq!(stopped["agentStatus"], "cancelled");
+}
