@@ -339,6 +339,9 @@ impl Tasks {
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
         let store = self.ready().await?;
+        if worker.workflows.replay_running() {
+            return Err("A workflow replay is running: wait for it or stop it first.".into());
+        }
         if self.check(|sessions| sessions.resume(session_id))? == Resume::Run {
             let (settings, prompts) = run_settings(&store).await?;
             Tasks::spawn_run(worker.clone(), store, settings, prompts);
