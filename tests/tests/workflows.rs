@@ -522,3 +522,30 @@ fn a_replay_pauses_resumes_and_stops_from_the_workflows_page() {
         runs["runs"].as_array().unwrap().iter().find(|r| r["id"] == second.as_str()).unwrap();
     assert_eq!(stopped["agentStatus"], "cancelled");
 }
+
+/// Chrome may never paint a page that loads in a background tab, and a screenshot then waits
+/// for a frame that does not come: the replay records that step without one and finishes.
+#[test]
+fn a_replay_in_a_background_tab_finishes() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, _seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    // Another tab in front: the shop tab is hidden for the whole replay.
+    let _front = browser.open_tab(&browser.extension_url("workflows.html"));
+    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+    let run_id = started["replay"]["run_id"].clone();
+    let done = workflows::wait_for_replay(&mut browser, "end", |r| r["status"] != "running");
+    assert_eq!((done["status"].as_str(), &done["run_id"]), (Some("done"), &run_id), "{done:#}");
+    assert_eq!(done["extracts"]["cheapest"], "French press");
+    assert_eq!(tab.page.eval("document.visibilityState"), "hidden");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+    let stored = browser.stored_runs();
+    let steps = stored["steps"].as_array().unwrap().iter().filter(|s| s["runId"] == run_id).count();
+    assert_eq!(steps as u64, done["step"].as_u64().unwrap(), "every step is recorded");
+}

@@ -47,6 +47,9 @@ use crate::{Clock, truncate, untrusted};
 
 pub const REPLAY_PROMPT: &str = "replay";
 
+/// How long a step waits for its screenshot.
+pub const SCREENSHOT_WAIT_MS: f64 = 4000.0;
+
 /// The browser as replay uses it: the executor's, plus the elements of the latest look for
 /// matching recorded targets.
 pub trait ReplayBrowser: Browser {
@@ -319,7 +322,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 };
                 break SubtaskEnd::Stopped;
             }
-            let screenshot = self.browser.screenshot(state.tab, false).await;
+            let screenshot = self.screenshot(state.tab, false).await;
             if fast {
                 let (index, reference) = references[next_reference];
                 let next_url = workflow.steps.get(index + 1).and_then(|s| s.url.as_deref());
@@ -413,7 +416,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 "page_state": view.text,
             });
             let images = if self.limits.vision {
-                let marked = self.browser.screenshot(state.tab, true).await;
+                let marked = self.screenshot(state.tab, true).await;
                 marked.map(|bytes| vec![base64_of(&bytes)]).unwrap_or_default()
             } else {
                 Vec::new()
@@ -548,6 +551,23 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         }
         self.save(state).await;
         end
+    }
+
+    /// A screenshot, or none after [`SCREENSHOT_WAIT_MS`]: Chrome may never paint a page
+    /// that loaded in a background tab, and a capture then waits for a frame that does not
+    /// come. The step is recorded without one rather than the replay stalling.
+    async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>> {
+        use std::future::Future;
+        use std::task::Poll;
+        let mut capture = std::pin::pin!(self.browser.screenshot(tab, marks));
+        let mut timeout = std::pin::pin!(self.cx.clock.sleep(SCREENSHOT_WAIT_MS));
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(shot) = capture.as_mut().poll(cx) {
+                return Poll::Ready(shot);
+            }
+            timeout.as_mut().poll(cx).map(|()| None)
+        })
+        .await
     }
 
     /// Carries out `action` with secret tokens replaced by their values.
