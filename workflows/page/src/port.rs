@@ -116,8 +116,8 @@ pub fn tab_from_url() -> Option<TabId> {
     web_sys::UrlSearchParams::new_with_str(&search).ok()?.get("tabId")?.parse().ok()
 }
 
-/// Brings `tab` to the front: the person watches the replay there, and Chrome throttles a
-/// background tab enough to stall a replay's typing.
+/// Brings `tab` to the front: the person watches the replay there, and Chrome may not paint
+/// a page in a background tab (its steps would be recorded without screenshots).
 pub async fn show_tab(tab: TabId) {
     let properties = Object::new();
     let _ = Reflect::set(&properties, &"active".into(), &true.into());
