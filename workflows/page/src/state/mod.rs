@@ -163,7 +163,15 @@ impl Page {
                     versions.sort_by_key(|w| w.version);
                 }
                 if let Some(id) = self.open_after_load.take() {
-                    self.apply(Action::Open(id));
+                    // Unsaved edits are never replaced by a workflow that just arrived.
+                    if self.editor.as_ref().is_some_and(|e| e.dirty() && e.draft.id != id) {
+                        let name = self.latest(&id).map_or(id.clone(), |w| w.name.clone());
+                        self.notice = Some(format!(
+                            "{name} is ready in the list; save or close your edits to open it."
+                        ));
+                    } else {
+                        self.apply(Action::Open(id));
+                    }
                 }
             }
             Action::Notice(message) => self.notice = Some(message),

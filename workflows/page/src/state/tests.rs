@@ -264,3 +264,20 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
         Some(Effect::Send(PanelRequest::ReplayControl { action: ReplayControl::Pause, .. }))
     ));
 }
+
+#[test]
+fn a_reflected_workflow_does_not_replace_unsaved_edits() {
+    let mut page = loaded(vec![shop(1)]);
+    page.apply(Action::Open("wf".into()));
+    page.apply(Action::SetName("Edited".into()));
+    page.apply(Action::Worker(WorkerEvent::Reflection {
+        progress: ReflectProgress {
+            recording_id: "rec2".into(),
+            stage: ReflectStage::Done { workflow_id: "wf2".into() },
+        },
+    }));
+    let other = Workflow { id: "wf2".into(), name: "Other".into(), ..shop(1) };
+    page.apply(Action::Loaded { recordings: vec![], workflows: vec![shop(1), other] });
+    assert_eq!(page.editor.as_ref().unwrap().draft.name, "Edited");
+    assert!(page.notice.as_ref().unwrap().starts_with("Other is ready"));
+}
