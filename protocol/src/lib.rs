@@ -15,6 +15,7 @@ pub mod agent;
 pub mod recording;
 pub mod settings;
 pub mod studio;
+pub mod workflow;
 
 /// The name a page gives `chrome.runtime.connect` to reach the agent.
 pub const PANEL_PORT: &str = "alphascout.panel";
@@ -179,6 +180,42 @@ pub enum PanelRequest {
     CurrentRecording {
         id: u32,
     },
+    /// Reflects a stopped recording into a workflow (answered at once; progress follows as
+    /// [`WorkerEvent::Reflection`]). Retrying a failed one keeps its pass-A results.
+    ReflectRecording {
+        id: u32,
+        recording_id: String,
+    },
+    /// Replays version `version` of a workflow in `tab_id` with `params` (examples fill the
+    /// rest); progress follows as [`WorkerEvent::Replay`].
+    StartReplay {
+        id: u32,
+        workflow_id: String,
+        version: u32,
+        tab_id: TabId,
+        #[serde(default)]
+        params: std::collections::BTreeMap<String, String>,
+        /// Off: every step asks the model (the benchmark compares both).
+        #[serde(default = "yes")]
+        fast_path: bool,
+    },
+    ReplayControl {
+        id: u32,
+        run_id: String,
+        action: workflow::ReplayControl,
+    },
+    /// The replay under way or paused, answered as [`WorkerEvent::Replay`] with this id.
+    CurrentReplay {
+        id: u32,
+    },
+    /// Every workflow's latest version, answered as [`WorkerEvent::Workflows`].
+    ListWorkflows {
+        id: u32,
+    },
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl PanelRequest {
@@ -220,7 +257,12 @@ impl PanelRequest {
             | PanelRequest::StartRecording { id, .. }
             | PanelRequest::StopRecording { id }
             | PanelRequest::RecordingNote { id, .. }
-            | PanelRequest::CurrentRecording { id } => *id,
+            | PanelRequest::CurrentRecording { id }
+            | PanelRequest::ReflectRecording { id, .. }
+            | PanelRequest::StartReplay { id, .. }
+            | PanelRequest::ReplayControl { id, .. }
+            | PanelRequest::CurrentReplay { id }
+            | PanelRequest::ListWorkflows { id } => *id,
         }
     }
 }
@@ -330,6 +372,19 @@ pub enum WorkerEvent {
         #[serde(default)]
         id: Option<u32>,
         status: Option<recording::RecordingStatus>,
+    },
+    Reflection {
+        progress: workflow::ReflectProgress,
+    },
+    /// A replay's progress; `id` when it answers a request.
+    Replay {
+        #[serde(default)]
+        id: Option<u32>,
+        replay: Option<Box<workflow::ReplayProgress>>,
+    },
+    Workflows {
+        id: u32,
+        workflows: Vec<workflow::WorkflowSummary>,
     },
 }
 

@@ -28,6 +28,7 @@ pub mod http;
 pub mod llm;
 pub mod python;
 pub mod tasks;
+pub mod workflows;
 
 use std::path::PathBuf;
 

@@ -6,6 +6,7 @@
 //!   side-panel/      wasm-bindgen output of side-panel
 //!   annotation/      wasm-bindgen output of annotation-page (annotation.html, .js, .css)
 //!   studio/          wasm-bindgen output of prompt-studio (studio.html, .js, .css)
+//!   workflows/       wasm-bindgen output of workflows-page (workflows.html, .js, .css)
 //!   dictionaries/    en_US.aff/.dic from Debian's hunspell-en-us, for offline spelling
 //! content-script/ is not copied: the worker embeds it and injects it over CDP on first need.
 
@@ -46,11 +47,12 @@ impl Profile {
 }
 
 /// (crate's wasm file stem, folder in dist/)
-const BUNDLES: [(&str, &str); 4] = [
+const BUNDLES: [(&str, &str); 5] = [
     ("background_worker", "background"),
     ("side_panel", "side-panel"),
     ("annotation_page", "annotation"),
     ("prompt_studio", "studio"),
+    ("workflows_page", "workflows"),
 ];
 
 const BINDGEN_FLAGS: [&str; 3] = ["--target", "web", "--no-typescript"];
@@ -75,6 +77,7 @@ pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
     args.extend(["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"]);
     args.extend(["-p", "prompt-studio"]);
+    args.extend(["-p", "workflows-page"]);
     if profile == Profile::Release {
         args.push("--release");
     }

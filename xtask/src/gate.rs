@@ -9,8 +9,18 @@ use crate::postgres::Cluster;
 use crate::setup;
 use crate::shell::{self, root};
 
-const WASM_CRATES: [&str; 8] =
-    ["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page", "-p", "prompt-studio"];
+const WASM_CRATES: [&str; 10] = [
+    "-p",
+    "background-worker",
+    "-p",
+    "side-panel",
+    "-p",
+    "annotation-page",
+    "-p",
+    "prompt-studio",
+    "-p",
+    "workflows-page",
+];
 
 pub fn run() -> Result<(), String> {
     let started = Instant::now();

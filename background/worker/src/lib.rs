@@ -15,6 +15,8 @@ mod requests;
 mod store;
 mod studio;
 mod tasks;
+mod workflow_store;
+mod workflows;
 
 use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
@@ -38,6 +40,7 @@ struct Worker {
     /// Pipeline runs in flight and runs of unsaved versions (the Prompt Studio's).
     pipelines: pipelines::Pipelines,
     recorder: recorder::Recorder,
+    workflows: workflows::Workflows,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -62,6 +65,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         requests: requests::Queue::default(),
         pipelines: pipelines::Pipelines::default(),
         recorder: recorder::Recorder::default(),
+        workflows: workflows::Workflows::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -71,7 +75,8 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
     });
     state.ready_ms.set(chrome::now_ms());
     wasm_bindgen_futures::spawn_local(recorder::Recorder::restore(state.clone()));
-    wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state));
+    wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state.clone()));
+    wasm_bindgen_futures::spawn_local(workflows::Workflows::restore(state));
 }
 
 /// A page connected a port: greet it, and show it the current task (how a reopened panel
@@ -82,6 +87,7 @@ pub fn on_port_connect(port: Port) {
     port.post(&WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() });
     port.post(&WorkerEvent::Task { id: None, snapshot: worker.tasks.snapshot() });
     port.post(&worker.recorder.answer(None));
+    port.post(&worker.workflows.event(None));
     worker.ports.add(port);
 }
 
@@ -91,7 +97,11 @@ pub fn on_port_connect(port: Port) {
 pub fn on_port_disconnect(port: Port) {
     let worker = worker();
     worker.ports.remove(&port);
-    if worker.ports.count() == 0 && !worker.tasks.holds_tab() && !worker.recorder.holds_tab() {
+    if worker.ports.count() == 0
+        && !worker.tasks.holds_tab()
+        && !worker.recorder.holds_tab()
+        && !worker.workflows.holds_tab()
+    {
         wasm_bindgen_futures::spawn_local(async move { worker.sessions.release_all().await });
     }
 }

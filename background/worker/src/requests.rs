@@ -149,6 +149,18 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         PanelRequest::StopRecording { id } => worker.recorder.stop(worker, id).await,
         PanelRequest::RecordingNote { id, note } => worker.recorder.note(worker, id, note).await,
         PanelRequest::CurrentRecording { id } => Ok(worker.recorder.answer(Some(id))),
+        PanelRequest::ReflectRecording { id, recording_id } => {
+            worker.workflows.reflect(worker, id, &recording_id).await
+        }
+        PanelRequest::StartReplay { id, workflow_id, version, tab_id, params, fast_path } => {
+            let flows = &worker.workflows;
+            flows.start_replay(worker, id, &workflow_id, version, tab_id, &params, fast_path).await
+        }
+        PanelRequest::ReplayControl { id, run_id, action } => {
+            worker.workflows.control(worker, id, &run_id, action).await
+        }
+        PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
+        PanelRequest::ListWorkflows { id } => worker.workflows.list(id).await,
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }

@@ -173,6 +173,11 @@ impl Tasks {
             || self.current.borrow().as_ref().is_some_and(|cp| !cp.status.is_finished())
     }
 
+    /// Whether a task runs now (a workflow replay must wait).
+    pub fn task_running(&self) -> bool {
+        self.running.borrow().is_some()
+    }
+
     /// After a (re)start: the most recent unfinished task comes back, paused.
     pub async fn restore(worker: Rc<Worker>) {
         let tasks = &worker.tasks;
@@ -268,6 +273,9 @@ impl Tasks {
         session_id: Option<&str>,
     ) -> Result<WorkerEvent, String> {
         let store = self.ready().await?;
+        if worker.workflows.replay_running() {
+            return Err("A workflow replay is running: wait for it or stop it first.".into());
+        }
         self.check(|sessions| sessions.start(task))?;
         let (settings, prompts) = run_settings(&store).await?;
         let (run_id, new_session_id) = (chrome::random_uuid(), chrome::random_uuid());
@@ -331,6 +339,9 @@ impl Tasks {
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
         let store = self.ready().await?;
+        if worker.workflows.replay_running() {
+            return Err("A workflow replay is running: wait for it or stop it first.".into());
+        }
         if self.check(|sessions| sessions.resume(session_id))? == Resume::Run {
             let (settings, prompts) = run_settings(&store).await?;
             Tasks::spawn_run(worker.clone(), store, settings, prompts);

@@ -16,6 +16,7 @@ use crate::components::settings_view::SettingsView;
 use crate::components::status_bar::StatusBar;
 use crate::components::telemetry_view::TelemetryView;
 use crate::components::tools::Tools;
+use crate::components::workflow_menu::WorkflowMenuView;
 use crate::shortcut::Shortcut;
 use crate::state::recording::RecordAction;
 use crate::state::settings::Field;
@@ -202,6 +203,11 @@ pub fn app() -> Html {
         _ => None,
     };
 
+    let on_workflow = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |action| dispatcher.dispatch(PanelAction::Workflow(action)))
+    };
+
     html! {
         <main class={classes!("panel", state.settings_open().then_some("with-settings"))}>
             <StatusBar
@@ -266,6 +272,8 @@ pub fn app() -> Html {
                     on_read_title={act(|| PanelAction::ReadTitle)}
                     state_view={state.state_view.clone()}
                 />
+                <WorkflowMenuView menu={state.workflows.clone()} tab={state.tab}
+                    connected={state.connected()} on_action={on_workflow} />
                 <ChatLog
                     entries={state.chat.entries.clone()}
                     pending={state.chat.pending.clone()}

@@ -28,3 +28,4 @@ pub mod step_card;
 pub mod telemetry_view;
 pub mod title_probe;
 pub mod tools;
+pub mod workflow_menu;

@@ -14,6 +14,7 @@ pub mod favourites;
 pub mod history;
 pub mod recording;
 pub mod settings;
+pub mod workflows;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -271,6 +272,8 @@ pub struct PanelState {
     /// `/run` requests waiting for their pipeline's result: (request id, pipeline name).
     pub pipeline_runs: Vec<(u32, String)>,
     pub recording: RecordingView,
+    /// Starting a workflow replay, and the replay's progress.
+    pub workflows: workflows::WorkflowMenu,
 }
 
 pub enum PanelAction {
@@ -315,6 +318,7 @@ pub enum PanelAction {
     Favourite(FavouriteAction),
     /// The Record button and the Ctrl+I offer.
     Record(RecordAction),
+    Workflow(workflows::WorkflowAction),
 }
 
 const LOST: &str = "Lost the connection to the agent. Reopen the panel.";
@@ -887,6 +891,7 @@ impl PanelState {
             WorkerEvent::Failed { id, message } if self.history.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } if self.favourites.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } if self.recording.failed(id, &message) => {}
+            WorkerEvent::Failed { id, message } if self.workflows.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } => {
                 if !self.settings.tested(id, false, message.clone()) {
                     self.on_failed(id, message);
@@ -935,6 +940,10 @@ impl PanelState {
             | WorkerEvent::PipelineSaved { .. }
             | WorkerEvent::Pipelines { .. }
             | WorkerEvent::PipelineStep { .. } => {}
+            // Reflection progress is the Workflows page's.
+            WorkerEvent::Reflection { .. } => {}
+            WorkerEvent::Replay { replay, .. } => self.workflows.replay = replay.map(|r| *r),
+            WorkerEvent::Workflows { id, workflows } => self.workflows.listed(id, workflows),
         }
     }
 
@@ -1022,6 +1031,7 @@ impl PanelState {
             PanelAction::DeleteSession(session_id) => self.delete_session(session_id),
             PanelAction::Favourite(action) => self.favourite(action),
             PanelAction::Record(action) => self.record(action),
+            PanelAction::Workflow(action) => self.workflow(action),
         }
         self
     }

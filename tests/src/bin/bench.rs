@@ -13,8 +13,10 @@ mod coverage;
 mod studio;
 #[path = "bench/sync.rs"]
 mod sync;
+#[path = "bench/workflow.rs"]
+mod workflow;
 
-const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync>";
+const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync|workflow>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
@@ -26,6 +28,7 @@ fn main() {
         Some("calls") => model_calls(&FixtureSites::serve(), &mut launch()),
         Some("studio") => studio::run(),
         Some("sync") => sync::run(),
+        Some("workflow") => workflow::run(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);

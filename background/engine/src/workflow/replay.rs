@@ -47,6 +47,9 @@ use crate::{Clock, truncate, untrusted};
 
 pub const REPLAY_PROMPT: &str = "replay";
 
+/// How long a step waits for its screenshot.
+pub const SCREENSHOT_WAIT_MS: f64 = 4000.0;
+
 /// The browser as replay uses it: the executor's, plus the elements of the latest look for
 /// matching recorded targets.
 pub trait ReplayBrowser: Browser {
@@ -68,11 +71,14 @@ pub struct ReplayLimits {
     pub history: usize,
     /// Send a screenshot with the page state.
     pub vision: bool,
+    /// Try recorded steps without the model first (off: every step asks the model, as the
+    /// benchmark compares).
+    pub fast_path: bool,
 }
 
 impl Default for ReplayLimits {
     fn default() -> Self {
-        ReplayLimits { steps_per_subtask: 15, history: 6, vision: false }
+        ReplayLimits { steps_per_subtask: 15, history: 6, vision: false, fast_path: true }
     }
 }
 
@@ -181,6 +187,9 @@ pub struct Replayer<'a, H, B, C, K> {
     /// Secret parameters, token → value ([`Workflow::for_replay`]): put into what is typed
     /// at the last moment, so prompts, traces, records and the stored state keep the token.
     pub secrets: &'a BTreeMap<String, String>,
+    /// Told the state after every step and every save, so the shell can store it: a replay
+    /// cut off mid-subtask resumes with its memory, extracts and step numbering.
+    pub on_state: &'a dyn Fn(&ReplayState),
 }
 
 /// What the next look must show for a fast-path action to count as having worked.
@@ -237,6 +246,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         };
         // A failed save is not worth stopping a replay for: the work in the tab goes on.
         let _ = self.capture.save_run(run).await;
+        (self.on_state)(state);
     }
 
     /// Whether the user paused or cancelled; sets the status if so.
@@ -264,9 +274,11 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 status: "pending".into(),
             });
         }
+        // Where the replay stands now, so a resume starts at this subtask.
+        (self.on_state)(state);
         let mut history: Vec<String> = Vec::new();
         let mut next_reference = 0;
-        let mut fast = true;
+        let mut fast = self.limits.fast_path;
         let mut expectation: Option<Expectation> = None;
         let end = loop {
             if self.stopped(state) {
@@ -310,7 +322,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 };
                 break SubtaskEnd::Stopped;
             }
-            let screenshot = self.browser.screenshot(state.tab, false).await;
+            let screenshot = self.screenshot(state.tab, false).await;
             if fast {
                 let (index, reference) = references[next_reference];
                 let next_url = workflow.steps.get(index + 1).and_then(|s| s.url.as_deref());
@@ -404,7 +416,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 "page_state": view.text,
             });
             let images = if self.limits.vision {
-                let marked = self.browser.screenshot(state.tab, true).await;
+                let marked = self.screenshot(state.tab, true).await;
                 marked.map(|bytes| vec![base64_of(&bytes)]).unwrap_or_default()
             } else {
                 Vec::new()
@@ -541,6 +553,23 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         end
     }
 
+    /// A screenshot, or none after [`SCREENSHOT_WAIT_MS`]: Chrome may never paint a page
+    /// that loaded in a background tab, and a capture then waits for a frame that does not
+    /// come. The step is recorded without one rather than the replay stalling.
+    async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>> {
+        use std::future::Future;
+        use std::task::Poll;
+        let mut capture = std::pin::pin!(self.browser.screenshot(tab, marks));
+        let mut timeout = std::pin::pin!(self.cx.clock.sleep(SCREENSHOT_WAIT_MS));
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(shot) = capture.as_mut().poll(cx) {
+                return Poll::Ready(shot);
+            }
+            timeout.as_mut().poll(cx).map(|()| None)
+        })
+        .await
+    }
+
     /// Carries out `action` with secret tokens replaced by their values.
     async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome {
         let reveal = |text: &str| {
@@ -607,6 +636,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         };
         let _ = self.capture.save_step(&step, screenshot.as_deref()).await;
         state.step += 1;
+        (self.on_state)(state);
     }
 }
 

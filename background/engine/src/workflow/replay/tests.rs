@@ -245,6 +245,20 @@ fn resume(
     control: &Control,
     state: &mut ReplayState,
 ) {
+    resume_with(workflow, site, model, store, control, state, ReplayLimits::default(), &|_| {});
+}
+
+#[allow(clippy::too_many_arguments)]
+fn resume_with(
+    workflow: &Workflow,
+    site: &Site,
+    model: &Scripted,
+    store: &Store,
+    control: &Control,
+    state: &mut ReplayState,
+    limits: ReplayLimits,
+    on_state: &dyn Fn(&ReplayState),
+) {
     let settings = settings();
     let prompts = PromptSet::bundled();
     let clock = FakeClock::default();
@@ -268,7 +282,8 @@ fn resume(
         capture: store,
         model: &settings.models.navigator,
         ledger: &ledger,
-        limits: ReplayLimits::default(),
+        limits,
+        on_state,
         secrets: &input.secrets,
     };
     block_on(replayer.run(&input.workflow, state));
@@ -333,6 +348,46 @@ fn the_fast_path_replays_matched_steps_and_extracts_flow_to_the_dependent_subtas
     assert!(
         out.store.traces.borrow().iter().all(|t| t.prompt_id == "replay" && t.run_id == "run-1")
     );
+}
+
+/// With the fast path off every step asks the model, and the shell is told the state after
+/// each step (what it stores to resume).
+#[test]
+fn without_the_fast_path_every_step_asks_the_model_and_each_state_is_reported() {
+    let site = Site::new(music);
+    let replies = vec![
+        answer(json!({"action": "type", "id": 1, "text": "halo"}), json!([])),
+        answer(json!({"action": "send_keys", "keys": "Enter"}), json!([])),
+        done(),
+        answer(
+            json!({"action": "done", "text": "read it", "success": true}),
+            json!([{"variable": "album", "value": "I Am… Sasha Fierce"}]),
+        ),
+        answer(json!({"action": "click", "id": 6}), json!([])),
+        done(),
+    ];
+    let model = Scripted::new(replies);
+    let store = Store::default();
+    let mut state = ReplayState::new(&workflow(), BTreeMap::new(), 1, "run-1", "t0", "gpt-test");
+    let seen = RefCell::new(Vec::new());
+    let limits = ReplayLimits { fast_path: false, ..ReplayLimits::default() };
+    let on_state = |s: &ReplayState| seen.borrow_mut().push((s.step, s.subtask));
+    resume_with(
+        &workflow(),
+        &site,
+        &model,
+        &store,
+        &Control::default(),
+        &mut state,
+        limits,
+        &on_state,
+    );
+    assert_eq!(state.status, ReplayStatus::Done);
+    assert_eq!((state.model_calls, state.calls_saved), (6, 0));
+    assert_eq!(state.extracts["album"], "I Am… Sasha Fierce");
+    let seen = seen.borrow();
+    assert!(seen.windows(2).all(|w| w[0].0 <= w[1].0), "{seen:?}");
+    assert_eq!(seen.iter().filter(|(step, _)| *step > 0).map(|(s, _)| *s).max(), Some(6));
 }
 
 #[test]

@@ -1,0 +1,178 @@
+//! The worker's IndexedDB access for workflows: stopped recordings and their screenshots
+//! (read), workflow versions (reflection writes version 1), and the state of a replay
+//! (written after every step, so a stopped worker loses nothing). The layout is
+//! `capture-db`'s; runs, steps and traces go through [`crate::store::Store`] like a task's.
+
+use std::collections::BTreeMap;
+use std::error::Error;
+
+use agent_engine::workflow::recording::Recording;
+use agent_engine::workflow::schema::Workflow;
+use capture_db::{RECORDINGS, REPLAYS, SCREENSHOTS, STEPS, WORKFLOWS, encode};
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+
+type Cause = Box<dyn Error>;
+
+pub struct WorkflowDb {
+    db: Database,
+}
+
+fn failed(what: &str) -> impl FnOnce(Cause) -> String + '_ {
+    move |cause| format!("IndexedDB: could not {what}: {cause}")
+}
+
+fn decode<T: DeserializeOwned>(value: JsValue) -> Result<T, Cause> {
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)?;
+    Ok(serde_json::from_value(json)?)
+}
+
+impl WorkflowDb {
+    pub async fn open() -> Result<WorkflowDb, String> {
+        Ok(WorkflowDb { db: capture_db::open().await? })
+    }
+
+    /// A stopped recording, or why it cannot be reflected.
+    pub async fn stopped_recording(&self, id: &str) -> Result<Recording, String> {
+        let read = async {
+            let tx = self.db.transaction(RECORDINGS).build()?;
+            let value = tx.object_store(RECORDINGS)?.get::<JsValue, _, _>(id).await?;
+            Ok::<_, Cause>(value)
+        };
+        let value = read.await.map_err(failed("read the recording"))?;
+        let value = value.ok_or_else(|| format!("There is no recording {id:?}."))?;
+        let json: serde_json::Value =
+            serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())?;
+        if json.get("status").and_then(|s| s.as_str()) == Some("recording") {
+            return Err("That recording is still going: stop it first.".into());
+        }
+        serde_json::from_value(json).map_err(|e| format!("The recording cannot be read: {e}"))
+    }
+
+    /// The screenshots under `keys` as base64 JPEGs; missing ones are left out (the
+    /// recorded page states stand in for them).
+    pub async fn screenshots_base64(&self, keys: &[String]) -> BTreeMap<String, String> {
+        let mut found = BTreeMap::new();
+        for key in keys {
+            if found.contains_key(key) {
+                continue;
+            }
+            let read = async {
+                let tx = self.db.transaction(SCREENSHOTS).build()?;
+                let value =
+                    tx.object_store(SCREENSHOTS)?.get::<JsValue, _, _>(key.as_str()).await?;
+                Ok::<_, Cause>(value)
+            };
+            let Ok(Some(value)) = read.await else { continue };
+            let Ok(blob) = value.dyn_into::<web_sys::Blob>() else { continue };
+            let Ok(buffer) = JsFuture::from(blob.array_buffer()).await else { continue };
+            let bytes = js_sys::Uint8Array::new(&buffer).to_vec();
+            use base64::Engine;
+            found.insert(key.clone(), base64::engine::general_purpose::STANDARD.encode(bytes));
+        }
+        found
+    }
+
+    /// Every stored version of workflow `id`, oldest first.
+    pub async fn workflow_versions(&self, id: &str) -> Result<Vec<Workflow>, String> {
+        let read = async {
+            let tx = self.db.transaction(WORKFLOWS).build()?;
+            let store = tx.object_store(WORKFLOWS)?;
+            let index = store.index("id")?;
+            let mut versions = Vec::new();
+            for value in index.get_all::<JsValue>().with_query(id).await? {
+                versions.push(decode::<Workflow>(value?)?);
+            }
+            Ok::<_, Cause>(versions)
+        };
+        let mut versions = read.await.map_err(failed("read the workflow"))?;
+        versions.sort_by_key(|w| w.version);
+        Ok(versions)
+    }
+
+    pub async fn workflow(&self, id: &str, version: u32) -> Result<Workflow, String> {
+        self.workflow_versions(id)
+            .await?
+            .into_iter()
+            .find(|w| w.version == version)
+            .ok_or_else(|| format!("Workflow {id:?} has no version {version}."))
+    }
+
+    /// The newest version of every workflow; unreadable versions are logged and left out.
+    pub async fn latest_workflows(&self) -> Result<Vec<Workflow>, String> {
+        let read = async {
+            let tx = self.db.transaction(WORKFLOWS).build()?;
+            let mut latest: BTreeMap<String, Workflow> = BTreeMap::new();
+            for value in tx.object_store(WORKFLOWS)?.get_all::<JsValue>().await? {
+                match decode::<Workflow>(value?) {
+                    Ok(w) if latest.get(&w.id).is_none_or(|l| l.version < w.version) => {
+                        latest.insert(w.id.clone(), w);
+                    }
+                    Ok(_) => {}
+                    Err(error) => crate::chrome::log(&format!("an unreadable workflow: {error}")),
+                }
+            }
+            Ok::<_, Cause>(latest.into_values().collect())
+        };
+        read.await.map_err(failed("read the workflows"))
+    }
+
+    pub async fn put_workflow(&self, workflow: &Workflow) -> Result<(), String> {
+        self.put(WORKFLOWS, None, workflow).await.map_err(failed("store the workflow"))
+    }
+
+    /// Every stored replay row (running, paused or ended).
+    pub async fn replays<T: DeserializeOwned>(&self) -> Result<Vec<T>, String> {
+        let read = async {
+            let tx = self.db.transaction(REPLAYS).build()?;
+            let mut rows = Vec::new();
+            for value in tx.object_store(REPLAYS)?.get_all::<JsValue>().await? {
+                match decode::<T>(value?) {
+                    Ok(row) => rows.push(row),
+                    Err(error) => crate::chrome::log(&format!("an unreadable replay: {error}")),
+                }
+            }
+            Ok::<_, Cause>(rows)
+        };
+        read.await.map_err(failed("read the replays"))
+    }
+
+    pub async fn put_replay(&self, run_id: &str, row: &impl Serialize) -> Result<(), String> {
+        self.put(REPLAYS, Some(run_id), row).await.map_err(failed("store the replay"))
+    }
+
+    /// How many steps of `run_id` are stored (they are numbered from 0).
+    pub async fn step_count(&self, run_id: &str) -> Result<u32, String> {
+        let read = async {
+            let tx = self.db.transaction(STEPS).build()?;
+            let store = tx.object_store(STEPS)?;
+            let count = store.index("runId")?.count().with_query(run_id).await?;
+            Ok::<_, Cause>(count)
+        };
+        read.await.map_err(failed("count the replay's steps"))
+    }
+
+    async fn put(
+        &self,
+        name: &str,
+        key: Option<&str>,
+        record: &impl Serialize,
+    ) -> Result<(), Cause> {
+        let value = encode(record)?;
+        let tx = self.db.transaction(name).with_mode(TransactionMode::Readwrite).build()?;
+        let store = tx.object_store(name)?;
+        match key {
+            Some(key) => {
+                store.put(value).with_key(key).await?;
+            }
+            None => store.put(value).await?,
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}

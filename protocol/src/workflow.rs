@@ -1,0 +1,124 @@
+//! Workflows on the wire: reflecting a recording into a workflow and replaying one, and
+//! the progress the worker broadcasts for both (the Workflows page and the side panel show
+//! it). Workflows, recordings and their versions themselves are read and written by the
+//! pages in IndexedDB; only what needs the worker's models or tabs goes over the port.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// What a replay control request asks of the replay under way (or paused).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplayControl {
+    Pause,
+    Resume,
+    Cancel,
+}
+
+/// Where a reflection stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "stage", rename_all = "snake_case")]
+pub enum ReflectStage {
+    /// Pass A on step `step` (0-based) of `of`.
+    Step { step: u32, of: u32 },
+    /// Pass B over every step.
+    Task,
+    /// Saved as version 1 of `workflow_id`.
+    Done { workflow_id: String },
+    /// Stopped; `why` says which pass and step and why. Retrying keeps pass-A results.
+    Failed { why: String },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReflectProgress {
+    pub recording_id: String,
+    #[serde(flatten)]
+    pub stage: ReflectStage,
+}
+
+/// A replay as the pages show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayProgress {
+    /// The replay's run id (its `AgentRun` on the annotation page).
+    pub run_id: String,
+    pub workflow_id: String,
+    pub version: u32,
+    pub workflow_name: String,
+    pub tab_id: crate::TabId,
+    /// The subtask under way (0-based) and how many there are.
+    pub subtask: u32,
+    pub subtasks: u32,
+    /// Steps captured so far.
+    pub step: u32,
+    pub model_calls: u32,
+    /// Model calls the fast path made unnecessary.
+    pub calls_saved: u32,
+    /// `running`, `paused`, `cancelled`, `done` or `failed`.
+    pub status: String,
+    /// Why it failed or paused, for a person.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Extract variable → value.
+    pub extracts: BTreeMap<String, String>,
+}
+
+impl ReplayProgress {
+    pub fn is_live(&self) -> bool {
+        self.status == "running" || self.status == "paused"
+    }
+}
+
+/// A workflow's latest version as the side panel lists it, with what its replay form asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowSummary {
+    pub id: String,
+    pub version: u32,
+    pub name: String,
+    pub params: Vec<ParamSummary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamSummary {
+    pub name: String,
+    pub description: String,
+    /// Prefilled in the form; empty for a secret.
+    pub example: String,
+    pub secret: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::{PanelRequest, WorkerEvent};
+
+    #[test]
+    fn workflow_requests_and_events_read_like_the_rust_types() {
+        let wire = json!({"type": "start_replay", "id": 3, "workflow_id": "wf", "version": 2,
+            "tab_id": 7, "params": {"query": "coffee"}});
+        let request: PanelRequest = serde_json::from_value(wire).unwrap();
+        assert_eq!(request.id(), 3);
+        assert!(matches!(&request, PanelRequest::StartReplay { fast_path: true, .. }));
+        let control: PanelRequest = serde_json::from_value(
+            json!({"type": "replay_control", "id": 4, "run_id": "r", "action": "pause"}),
+        )
+        .unwrap();
+        assert_eq!(
+            control,
+            PanelRequest::ReplayControl { id: 4, run_id: "r".into(), action: ReplayControl::Pause }
+        );
+        let event = WorkerEvent::Reflection {
+            progress: ReflectProgress {
+                recording_id: "rec".into(),
+                stage: ReflectStage::Step { step: 1, of: 4 },
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(&event).unwrap(),
+            json!({"type": "reflection", "progress": {"recording_id": "rec", "stage": "step",
+                "step": 1, "of": 4}})
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! The Workflows menu: a link to the Workflows page, the workflows to replay in this
+//! panel's tab with their parameter form (examples prefilled), and the replay's progress.
+
+use protocol::TabId;
+use protocol::workflow::ReplayControl;
+use yew::prelude::*;
+
+use crate::state::workflows::{WorkflowAction, WorkflowMenu};
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub menu: WorkflowMenu,
+    pub tab: Option<TabId>,
+    pub connected: bool,
+    pub on_action: Callback<WorkflowAction>,
+}
+
+#[function_component(WorkflowMenuView)]
+pub fn workflow_menu(props: &Props) -> Html {
+    let menu = &props.menu;
+    let act = |action: WorkflowAction| props.on_action.reform(move |_| action.clone());
+    // The page's replay form then offers this tab first.
+    let page = match props.tab {
+        Some(tab) => format!("workflows.html?tabId={tab}"),
+        None => "workflows.html".to_owned(),
+    };
+    html! {
+        <section class="workflow-menu">
+            <div class="workflow-bar">
+                <button class="ghost" data-testid="workflows-menu" disabled={!props.connected}
+                    aria-expanded={menu.open.to_string()} onclick={act(WorkflowAction::Toggle)}>
+                    { "Workflows ▾" }
+                </button>
+                <a data-testid="open-workflows" href={page} target="_blank">{ "Edit workflows" }</a>
+            </div>
+            if menu.open {
+                <div class="workflow-list" data-testid="panel-workflows">
+                    { match &menu.list {
+                        None => html! { <p class="hint">{ "Reading the workflows…" }</p> },
+                        Some(list) if list.is_empty() => html! {
+                            <p class="hint">{ "No workflows yet: reflect a recording on the Workflows page." }</p>
+                        },
+                        Some(list) => list.iter().map(|w| html! {
+                            <button class="ghost" data-testid="panel-workflow" data-id={w.id.clone()}
+                                onclick={act(WorkflowAction::Choose(w.id.clone()))}>
+                                { format!("{} (v{})", w.name, w.version) }
+                            </button>
+                        }).collect::<Html>(),
+                    } }
+                </div>
+            }
+            if let Some((workflow, values)) = &menu.chosen {
+                <div class="workflow-form" data-testid="panel-replay-form">
+                    <strong>{ format!("Replay {} in this tab", workflow.name) }</strong>
+                    { for values.iter().map(|(name, value)| {
+                        let secret = workflow.params.iter().any(|p| &p.name == name && p.secret);
+                        let name_for = name.clone();
+                        let on_input = props.on_action.reform(move |e: InputEvent| {
+                            let input = e.target_unchecked_into::<web_sys::HtmlInputElement>();
+                            WorkflowAction::Param(name_for.clone(), input.value())
+                        });
+                        html! {
+                            <label>{ format!("{name} ") }
+                                <input data-testid="panel-replay-param" data-name={name.clone()} value={value.clone()}
+                                    type={if secret { "password" } else { "text" }} oninput={on_input} />
+                            </label>
+                        }
+                    }) }
+                    <button data-testid="panel-replay-start" onclick={act(WorkflowAction::Start)}>{ "Start replay" }</button>
+                </div>
+            }
+            if let Some(error) = &menu.error {
+                <p class="error" role="alert" data-testid="panel-workflow-error">{ error.clone() }</p>
+            }
+            if let Some(r) = &menu.replay {
+                <div class="replay-card" data-testid="panel-replay-status" data-state={r.status.clone()}>
+                    <div>{ format!("Replay of {}: {}", r.workflow_name, r.status) }</div>
+                    <div class="hint" data-testid="panel-replay-progress">{ format!(
+                        "Subtask {} of {} · {} steps · {} model calls · {} saved by the fast path",
+                        (r.subtask + 1).min(r.subtasks), r.subtasks, r.step, r.model_calls, r.calls_saved
+                    ) }</div>
+                    if let Some(why) = &r.why {
+                        <div class="error">{ why.clone() }</div>
+                    }
+                    { for r.extracts.iter().map(|(k, v)| html! {
+                        <div data-testid="panel-replay-extract" data-name={k.clone()}>{ format!("{k}: {v}") }</div>
+                    }) }
+                    <div class="actions">
+                        if r.status == "running" {
+                            <button data-testid="panel-replay-pause" onclick={act(WorkflowAction::Control(ReplayControl::Pause))}>{ "Pause" }</button>
+                        }
+                        if r.status == "paused" {
+                            <button data-testid="panel-replay-resume" onclick={act(WorkflowAction::Control(ReplayControl::Resume))}>{ "Resume" }</button>
+                        }
+                        if r.is_live() {
+                            <button class="ghost" data-testid="panel-replay-stop" onclick={act(WorkflowAction::Control(ReplayControl::Cancel))}>{ "Stop" }</button>
+                        }
+                    </div>
+                </div>
+            }
+        </section>
+    }
+}

@@ -1,0 +1,182 @@
+//! Starting a workflow replay from the panel: the Workflows menu lists every workflow's
+//! latest version (asked of the worker), choosing one shows its parameters with the
+//! examples prefilled, and Start replays it in the panel's tab. The replay's progress comes
+//! from the worker's broadcasts, as a task's does.
+
+use protocol::PanelRequest;
+use protocol::workflow::{ReplayControl, ReplayProgress, WorkflowSummary};
+
+use super::PanelState;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkflowAction {
+    /// Opens the menu (and lists the workflows afresh), or closes it.
+    Toggle,
+    Choose(String),
+    Param(String, String),
+    Start,
+    Control(ReplayControl),
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WorkflowMenu {
+    pub open: bool,
+    /// `None` until the worker answered.
+    pub list: Option<Vec<WorkflowSummary>>,
+    /// The chosen workflow and the form's values, by parameter.
+    pub chosen: Option<(WorkflowSummary, Vec<(String, String)>)>,
+    pub replay: Option<ReplayProgress>,
+    pub error: Option<String>,
+    /// Requests whose failure is this menu's to show.
+    asked: Vec<u32>,
+}
+
+impl WorkflowMenu {
+    /// Takes a failure of one of the menu's requests; false if it is not one.
+    pub fn failed(&mut self, id: u32, message: &str) -> bool {
+        let ours = self.asked.contains(&id);
+        if ours {
+            self.asked.retain(|a| *a != id);
+            self.error = Some(message.to_owned());
+        }
+        ours
+    }
+
+    pub fn listed(&mut self, id: u32, workflows: Vec<WorkflowSummary>) {
+        self.asked.retain(|a| *a != id);
+        self.list = Some(workflows);
+    }
+}
+
+impl PanelState {
+    pub(super) fn workflow(&mut self, action: WorkflowAction) {
+        let connected = self.connected();
+        let menu = &mut self.workflows;
+        match action {
+            WorkflowAction::Toggle => {
+                menu.open = !menu.open;
+                menu.error = None;
+                if menu.open && connected {
+                    let id = self.request(|id| PanelRequest::ListWorkflows { id });
+                    self.workflows.asked.push(id);
+                }
+            }
+            WorkflowAction::Choose(id) => {
+                let found = menu.list.iter().flatten().find(|w| w.id == id).cloned();
+                menu.chosen = found.map(|w| {
+                    let values =
+                        w.params.iter().map(|p| (p.name.clone(), p.example.clone())).collect();
+                    (w, values)
+                });
+            }
+            WorkflowAction::Param(name, value) => {
+                if let Some((_, values)) = &mut menu.chosen
+                    && let Some(field) = values.iter_mut().find(|(n, _)| *n == name)
+                {
+                    field.1 = value;
+                }
+            }
+            WorkflowAction::Start => {
+                let Some((workflow, values)) = menu.chosen.clone() else { return };
+                let Some(tab_id) = self.tab else {
+                    menu.error = Some("There is no tab for the replay to run in.".into());
+                    return;
+                };
+                let empty: Vec<&str> = values
+                    .iter()
+                    .filter(|(_, v)| v.trim().is_empty())
+                    .map(|(n, _)| n.as_str())
+                    .collect();
+                if !empty.is_empty() {
+                    menu.error = Some(format!("Give a value for {}.", empty.join(", ")));
+                    return;
+                }
+                if !connected {
+                    menu.error = Some(super::LOST.into());
+                    return;
+                }
+                menu.error = None;
+                menu.chosen = None;
+                menu.open = false;
+                let id = self.request(|id| PanelRequest::StartReplay {
+                    id,
+                    workflow_id: workflow.id,
+                    version: workflow.version,
+                    tab_id,
+                    params: values.into_iter().collect(),
+                    fast_path: true,
+                });
+                self.workflows.asked.push(id);
+            }
+            WorkflowAction::Control(action) => {
+                let Some(run_id) = menu.replay.as_ref().map(|r| r.run_id.clone()) else { return };
+                let id = self.request(|id| PanelRequest::ReplayControl { id, run_id, action });
+                self.workflows.asked.push(id);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use protocol::WorkerEvent;
+    use protocol::workflow::ParamSummary;
+
+    use super::*;
+    use crate::state::PanelAction;
+
+    fn panel() -> PanelState {
+        let state = PanelState::default().reduce_owned(PanelAction::TabChosen(Some(3)));
+        state.reduce_owned(PanelAction::Worker(WorkerEvent::Hello { version: "t".into() }))
+    }
+
+    fn act(state: PanelState, action: WorkflowAction) -> PanelState {
+        state.reduce_owned(PanelAction::Workflow(action))
+    }
+
+    #[test]
+    fn a_workflow_is_chosen_from_the_list_and_replayed_in_the_panels_tab() {
+        let state = act(panel(), WorkflowAction::Toggle);
+        let Some(PanelRequest::ListWorkflows { id }) = state.outbox.last().cloned() else {
+            panic!("{:?}", state.outbox)
+        };
+        let shop = WorkflowSummary {
+            id: "wf".into(),
+            version: 2,
+            name: "Cheapest".into(),
+            params: vec![ParamSummary {
+                name: "product".into(),
+                description: "".into(),
+                example: "grinder".into(),
+                secret: false,
+            }],
+        };
+        let state = state.reduce_owned(PanelAction::Worker(WorkerEvent::Workflows {
+            id,
+            workflows: vec![shop],
+        }));
+        let state = act(state, WorkflowAction::Choose("wf".into()));
+        assert_eq!(
+            state.workflows.chosen.as_ref().unwrap().1,
+            [("product".into(), "grinder".into())]
+        );
+        let state = act(state, WorkflowAction::Param("product".into(), " ".into()));
+        let state = act(state, WorkflowAction::Start);
+        assert!(state.workflows.error.as_ref().unwrap().contains("product"));
+        let state = act(state, WorkflowAction::Param("product".into(), "tea".into()));
+        let state = act(state, WorkflowAction::Start);
+        let Some(PanelRequest::StartReplay { id, tab_id, version, params, .. }) =
+            state.outbox.last().cloned()
+        else {
+            panic!()
+        };
+        assert_eq!((tab_id, version, params["product"].as_str()), (3, 2, "tea"));
+        assert!(!state.workflows.open);
+        // A refusal (a task runs) is shown in the menu, not lost.
+        let state = state.reduce_owned(PanelAction::Worker(WorkerEvent::Failed {
+            id,
+            message: "A task is running".into(),
+        }));
+        assert_eq!(state.workflows.error.as_deref(), Some("A task is running"));
+    }
+}

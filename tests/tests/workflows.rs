@@ -1,0 +1,551 @@
+//! Workflows end to end: a stopped recording of the fixture shop is reflected into a
+//! workflow with a `{query}` parameter (scripted model), and replayed in a real tab with
+//! another value; the replay is captured as a run, and survives the worker being stopped.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use e2e::agent::settings;
+use e2e::annotation::open_annotation;
+use e2e::browser::{Browser, Page};
+use e2e::fixtures::FixtureSites;
+use e2e::llm::{Reply, ScriptedLlm};
+use e2e::workflows::{self, Prompt, prompt_kind};
+use serde_json::{Value, json};
+
+/// A model for the whole story: pass A and B scripted, replay read from the prompt. Every
+/// prompt is kept, with its kind.
+/// Every prompt the model was sent, with its kind.
+type Seen = Arc<Mutex<Vec<(Prompt, String)>>>;
+
+fn model() -> (ScriptedLlm, Seen) {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push((kind, prompt.to_owned()));
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
+            Prompt::ReflectTask => workflows::reflect_task_reply(),
+            Prompt::Replay => workflows::replay_reply(prompt),
+            Prompt::Other => Reply::error(400, "not a workflow prompt"),
+        }
+    });
+    (llm, seen)
+}
+
+/// Sets a field's value as typing would, and leaves it (`input`, then `change`).
+fn set_field(page: &Page, selector: &str, value: &str) {
+    page.wait_for(&format!("document.querySelector({})", json!(selector)), selector);
+    page.eval(&format!(
+        "(() => {{ const f = document.querySelector({}); f.value = {}; \
+         f.dispatchEvent(new Event('input', {{bubbles: true}})); \
+         f.dispatchEvent(new Event('change', {{bubbles: true}})); }})()",
+        json!(selector),
+        json!(value)
+    ));
+}
+
+#[test]
+fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another_value() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+
+    // Reflect from the Workflows page.
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
+    page.wait_for(&format!("document.querySelector('{row}')"), "the recording's row");
+    page.click(&format!("{row} [data-testid=reflect]"));
+    page.wait_for(
+        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'done'",
+        "the reflection to finish",
+    );
+    let kinds: Vec<Prompt> = seen.lock().unwrap().iter().map(|(k, _)| *k).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectStep).count(), 5, "pass A per step");
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectTask).count(), 1, "pass B once");
+    let traces = workflows::all(&mut browser, "traces");
+    let reflect_run = format!("reflect:{}", workflows::RECORDING_ID);
+    assert_eq!(traces.iter().filter(|t| t["runId"] == reflect_run.as_str()).count(), 6);
+
+    // The new workflow is open: a {query} parameter, its steps with their screenshots.
+    page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the editor");
+    assert_eq!(page.text("[data-testid=workflow-current]"), "v1");
+    assert_eq!(page.eval("document.querySelector('[data-testid=param-name]').value"), "query");
+    assert_eq!(page.eval("document.querySelector('[data-testid=step-value]').value"), "{query}");
+    page.wait_for(
+        "[...document.querySelectorAll('[data-testid=step-shot]')].filter(i => i.naturalWidth > 0).length === 5",
+        "every step's recorded screenshot",
+    );
+
+    // Rename the parameter and change its example: every use follows.
+    set_field(&page, "[data-testid=param-name]", "product");
+    page.wait_for(
+        "document.querySelector('[data-testid=step-value]').value === '{product}'",
+        "the step to use the renamed parameter",
+    );
+    set_field(&page, "[data-testid=param-example]", "grinder");
+    // A dependency that does not point upstream is refused live, and blocks saving.
+    let search = "[data-testid=subtask-row][data-id=search]";
+    set_field(&page, &format!("{search} [data-testid=subtask-depends]"), "cheapest");
+    page.wait_for(
+        &format!("document.querySelector('{search} [data-testid=field-problem]')?.textContent.includes('not upstream')"),
+        "the bad dependency's problem beside it",
+    );
+    assert_eq!(page.eval("document.querySelector('[data-testid=workflow-save]').disabled"), true);
+    set_field(&page, &format!("{search} [data-testid=subtask-depends]"), "");
+    // The open subtask needs the cheapest product read upstream.
+    let open = "[data-testid=subtask-row][data-id=open]";
+    assert!(page.text(&format!("{open} [data-testid=upstream-vars]")).contains("cheapest"));
+    set_field(&page, &format!("{open} [data-testid=subtask-depends]"), "cheapest");
+    page.wait_for(
+        "document.querySelector('[data-testid=workflow-problems]').dataset.count === '0'",
+        "no problems left",
+    );
+    page.click("[data-testid=workflow-save]");
+    page.wait_for_text("[data-testid=workflow-current]", "v2");
+    let saved = workflows::all(&mut browser, "workflows");
+    assert_eq!(saved.len(), 2, "every save is a version");
+    let v2 = saved.iter().find(|w| w["version"] == 2).unwrap();
+    assert_eq!(v2["params"][0]["name"], "product");
+    assert_eq!(v2["params"][0]["example"], "grinder");
+    assert_eq!(v2["steps"][0]["action"]["value"], "{product}");
+    assert_eq!(v2["subtasks"][2]["dependsOn"], json!(["cheapest"]));
+    assert_eq!(v2["subtasks"][0]["dependsOn"], json!([]));
+    page.screenshot(&std::env::temp_dir().join("workflows-editor.png"));
+
+    // Replay with another value in another tab, from the form.
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    page.click("[data-testid=replay-open]");
+    page.wait_for("document.querySelector('[data-testid=replay-form]')", "the replay form");
+    let field = "[data-testid=replay-param][data-name=product]";
+    assert_eq!(page.eval(&format!("document.querySelector('{field}').value")), "grinder");
+    set_field(&page, field, "tea");
+    page.wait_for(
+        &format!("[...document.querySelectorAll('[data-testid=replay-tab] option')].some(o => o.value === '{}')", tab.id),
+        "the shop tab among the choices",
+    );
+    set_field(&page, "[data-testid=replay-tab]", &tab.id.to_string());
+    page.click("[data-testid=replay-start]");
+    page.wait_for(
+        "['done', 'failed', 'cancelled'].includes(document.querySelector('[data-testid=replay-status]')?.dataset.state)",
+        "the replay to end",
+    );
+    let status = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
+    assert_eq!(status["status"], "done", "{status:#}");
+    assert_eq!(status["version"], 2);
+    // The page reached the expected state, and the extract holds the right value.
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+    assert_eq!(page.text("[data-testid=replay-extract][data-name=cheapest]"), "French press");
+    let progress = page.text("[data-testid=replay-progress]");
+    let saved_calls = status["calls_saved"].as_u64().unwrap();
+    assert!(saved_calls >= 3, "{status:#}");
+    assert!(
+        progress.contains(&format!("{saved_calls} calls saved by the fast path")),
+        "{progress}"
+    );
+    let replay_prompts: Vec<String> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| *k == Prompt::Replay)
+        .map(|(_, p)| p.clone())
+        .collect();
+    assert_eq!(replay_prompts.len() as u64, status["model_calls"].as_u64().unwrap());
+    assert!(replay_prompts.iter().all(|p| p.contains("product = tea")), "the new value is given");
+    page.screenshot(&std::env::temp_dir().join("workflows-replayed.png"));
+
+    // Captured as a run like a task's, listed on the annotation page.
+    let run_id = status["run_id"].as_str().unwrap().to_owned();
+    let stored = browser.stored_runs();
+    let run =
+        stored["runs"].as_array().unwrap().iter().find(|r| r["id"] == run_id.as_str()).unwrap();
+    assert_eq!(run["agentStatus"], "done");
+    let steps: Vec<&Value> = stored["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["runId"] == run_id.as_str())
+        .collect();
+    assert_eq!(steps.len() as u64, status["step"].as_u64().unwrap());
+    assert!(steps.iter().all(|s| s["screenshot"].is_object()), "a screenshot per step");
+    assert!(steps.iter().all(|s| !s["thoughts"]["thought3"].as_str().unwrap().is_empty()));
+    let annotation = open_annotation(&mut browser, "");
+    annotation.wait_for(
+        &format!("document.querySelector('[data-testid=run-row][data-run=\"{run_id}\"]')"),
+        "the replay's run on the annotation page",
+    );
+}
+
+#[test]
+fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let mut delayed = false;
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push(kind);
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
+            Prompt::ReflectTask => workflows::reflect_task_reply(),
+            // The worker is stopped while it waits for the first answer in "open".
+            Prompt::Replay if prompt.contains("Subtask 3 of 3") && !delayed => {
+                delayed = true;
+                log.lock().unwrap().push(Prompt::Other);
+                workflows::replay_reply(prompt).after(Duration::from_secs(4))
+            }
+            Prompt::Replay => workflows::replay_reply(prompt),
+            Prompt::Other => Reply::error(400, "not a workflow prompt"),
+        }
+    });
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+    assert_eq!(started["type"], "replay", "{started}");
+    // `Other` marks the delayed call: the replay waits for it in its last subtask.
+    let waiting = Instant::now();
+    while !seen.lock().unwrap().contains(&Prompt::Other) {
+        assert!(waiting.elapsed() < Duration::from_secs(30), "the last subtask never asked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
+    assert_eq!((before["subtask"].as_u64(), before["status"].as_str()), (Some(2), Some("running")));
+    let run_id = before["run_id"].as_str().unwrap().to_owned();
+    let steps_before: Vec<u64> = browser.stored_runs()["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["runId"] == run_id.as_str())
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    browser.stop_extension_worker();
+
+    // The test's port reconnects, which starts a fresh worker; it restores the replay.
+    let paused = workflows::wait_for_replay(&mut browser, "paused", |r| r["status"] == "paused");
+    assert_eq!(paused["run_id"], run_id.as_str());
+    assert!(paused["why"].as_str().unwrap().contains("Chrome stopped"), "{paused:#}");
+    assert_eq!(paused["extracts"]["cheapest"], "French press", "the extract is kept");
+    assert!(paused["step"].as_u64().unwrap() >= steps_before.len() as u64);
+
+    let resumed = browser
+        .agent_request(json!({"type": "replay_control", "run_id": run_id, "action": "resume"}));
+    assert_eq!(resumed["type"], "done", "{resumed}");
+    let done = workflows::wait_for_replay(&mut browser, "end", |r| {
+        r["status"] != "running" && r["status"] != "paused"
+    });
+    assert_eq!(done["status"], "done", "{done:#}");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+
+    // Nothing captured before the stop is lost, and numbering went on.
+    let stored = browser.stored_runs();
+    let steps: Vec<u64> = stored["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["runId"] == run_id.as_str())
+        .map(|s| s["index"].as_u64().unwrap())
+        .collect();
+    assert_eq!(steps, (0..done["step"].as_u64().unwrap()).collect::<Vec<_>>());
+    assert!(steps_before.iter().all(|i| steps.contains(i)));
+    let runs: Vec<&Value> =
+        stored["runs"].as_array().unwrap().iter().filter(|r| r["id"] == run_id.as_str()).collect();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["agentStatus"], "done");
+}
+
+#[test]
+fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, _seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let panel = browser.open_side_panel(&tab);
+    let link =
+        panel.eval("document.querySelector('[data-testid=open-workflows]').getAttribute('href')");
+    assert_eq!(link, json!(format!("workflows.html?tabId={}", tab.id)));
+    panel.wait_for(
+        "!document.querySelector('[data-testid=workflows-menu]').disabled",
+        "the panel to connect",
+    );
+    panel.click("[data-testid=workflows-menu]");
+    let row = format!("[data-testid=panel-workflow][data-id=\"{workflow_id}\"]");
+    panel.wait_for(&format!("document.querySelector('{row}')"), "the workflow in the menu");
+    assert!(panel.text(&row).contains("(v2)"), "the latest version");
+    panel.click(&row);
+    let field = "[data-testid=panel-replay-param][data-name=query]";
+    panel.wait_for(&format!("document.querySelector('{field}')"), "the parameter form");
+    assert_eq!(panel.eval(&format!("document.querySelector('{field}').value")), "coffee");
+    set_field(&panel, field, "tea");
+    // In Chrome the side panel sits beside its tab, which is the active one; here the panel
+    // is a tab of its own, so the shop tab is brought to the front as it would be.
+    let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", tab.id);
+    browser.eval_in_extension(&shown);
+    panel.click("[data-testid=panel-replay-start]");
+    panel.wait_for(
+        "['done', 'failed', 'cancelled'].includes(document.querySelector('[data-testid=panel-replay-status]')?.dataset.state)",
+        "the replay to end",
+    );
+    assert_eq!(
+        panel.eval("document.querySelector('[data-testid=panel-replay-status]').dataset.state"),
+        "done",
+        "{}",
+        panel.visible_text()
+    );
+    assert_eq!(
+        panel.text("[data-testid=panel-replay-extract][data-name=cheapest]"),
+        "cheapest: French press"
+    );
+    assert!(panel.text("[data-testid=panel-replay-progress]").contains("4 saved by the fast path"));
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+}
+
+/// A failed pass says why and is retried without recording again: pass A's results are kept.
+/// With vision on, pass A sees the recorded screenshots.
+#[test]
+fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let mut pass_b = 0;
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push(kind);
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("pass A once per step"),
+            Prompt::ReflectTask => {
+                pass_b += 1;
+                if pass_b == 1 {
+                    Reply::error(400, "the model is overloaded")
+                } else {
+                    workflows::reflect_task_reply()
+                }
+            }
+            _ => Reply::error(400, "not expected"),
+        }
+    });
+    let mut config = settings(llm.base_url());
+    config["agent"]["vision"] = json!(true);
+    browser.configure_agent(config);
+    workflows::seed_recording(&mut browser, &sites);
+
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
+    page.wait_for(&format!("document.querySelector('{row}')"), "the recording's row");
+    page.click(&format!("{row} [data-testid=reflect]"));
+    page.wait_for(
+        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'failed'",
+        "the reflection to fail",
+    );
+    let why = page.text("[data-testid=reflect-progress]");
+    assert!(why.contains("Pass B failed") && why.contains("overloaded"), "{why}");
+    assert!(workflows::all(&mut browser, "workflows").is_empty(), "nothing half-made is saved");
+    // Pass A saw the screenshots before and after each step.
+    let first = &llm.requests()[0].body;
+    let images = first.to_string().matches("data:image/jpeg;base64,").count();
+    assert_eq!(images, 2, "pass A's first call: {first:#}");
+
+    assert_eq!(page.text(&format!("{row} [data-testid=reflect]")), "Retry reflect");
+    page.click(&format!("{row} [data-testid=reflect]"));
+    page.wait_for(
+        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'done'",
+        "the retry to finish",
+    );
+    let kinds = seen.lock().unwrap().clone();
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectStep).count(), 5, "pass A not redone");
+    assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectTask).count(), 2);
+    page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the new workflow");
+    assert_eq!(workflows::all(&mut browser, "workflows").len(), 1);
+}
+
+/// Versions, rollback, export and import of one JSON file (read back by the engine against the
+/// published schema), a corrupt file refused with why, and the recording's JSONL export.
+#[test]
+fn versions_roll_back_and_workflows_export_and_import_as_one_json_file() {
+    use agent_engine::workflow::recording::Recording;
+    use agent_engine::workflow::schema::Workflow;
+    use e2e::annotation::{allow_downloads, choose_file, wait_for_download};
+
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, _seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    let downloads = allow_downloads(&browser, "workflows");
+
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=workflow-row][data-id=\"{workflow_id}\"]");
+    page.wait_for(&format!("document.querySelector('{row}')"), "the workflow's row");
+    page.click(&row);
+    page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the editor");
+    set_field(&page, "[data-testid=workflow-name]", "Renamed");
+    page.click("[data-testid=workflow-save]");
+    page.wait_for_text("[data-testid=workflow-current]", "v2");
+    set_field(&page, "[data-testid=workflow-version]", "1");
+    page.click("[data-testid=workflow-rollback]");
+    page.wait_for_text("[data-testid=workflow-current]", "v3");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=workflow-name]').value"),
+        "Open the cheapest product"
+    );
+    let names: Vec<(u64, String)> = workflows::all(&mut browser, "workflows")
+        .iter()
+        .map(|w| (w["version"].as_u64().unwrap(), w["name"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(names.len(), 3);
+    assert!(
+        names.contains(&(2, "Renamed".into()))
+            && names.contains(&(3, "Open the cheapest product".into()))
+    );
+
+    page.click("[data-testid=workflow-export]");
+    let file = wait_for_download(&downloads, ".workflow.json");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let (exported, problems) = Workflow::import(&text).expect("the export follows the schema");
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!((exported.version, exported.id.as_str()), (3, workflow_id.as_str()));
+    assert!(!text.contains(e2e::agent::TEST_KEY));
+
+    let mut edited: Value = serde_json::from_str(&text).unwrap();
+    edited["name"] = json!("Imported");
+    let import = downloads.join("edited.json");
+    std::fs::write(&import, edited.to_string()).unwrap();
+    choose_file(&page, "[data-testid=workflow-import]", &import);
+    page.wait_for_text("[data-testid=workflow-current]", "v4");
+    assert_eq!(
+        page.eval("document.querySelector('[data-testid=workflow-name]').value"),
+        "Imported"
+    );
+
+    let corrupt = downloads.join("corrupt.json");
+    std::fs::write(&corrupt, r#"{"formatVersion": 1, "id": 7}"#).unwrap();
+    choose_file(&page, "[data-testid=workflow-import]", &corrupt);
+    page.wait_for(
+        "document.querySelector('[data-testid=notice]')?.textContent.includes('was not imported')",
+        "the refusal",
+    );
+    assert_eq!(workflows::all(&mut browser, "workflows").len(), 4, "nothing stored from it");
+
+    let recording = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
+    page.click(&format!("{recording} [data-testid=recording-export]"));
+    let jsonl = wait_for_download(&downloads, ".recording.jsonl");
+    let read = Recording::from_jsonl(&std::fs::read_to_string(jsonl).unwrap()).unwrap();
+    assert_eq!((read.id.as_str(), read.steps.len()), (workflows::RECORDING_ID, 5));
+}
+
+/// Pause interrupts a replay's model call and Resume goes on; Stop cancels one. A task is
+/// refused while a replay runs, saying why.
+#[test]
+fn a_replay_pauses_resumes_and_stops_from_the_workflows_page() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push(kind);
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
+            Prompt::ReflectTask => workflows::reflect_task_reply(),
+            // Slow enough to act while the replay waits for its model.
+            Prompt::Replay => workflows::replay_reply(prompt).after(Duration::from_secs(2)),
+            Prompt::Other => Reply::error(400, "not a workflow prompt"),
+        }
+    });
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let start = |browser: &mut Browser| {
+        let reply = browser
+            .agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+            "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+        assert_eq!(reply["type"], "replay", "{reply}");
+        reply["replay"]["run_id"].as_str().unwrap().to_owned()
+    };
+    let run_id = start(&mut browser);
+    let status = "document.querySelector('[data-testid=replay-status]')";
+    page.wait_for(&format!("{status}?.dataset.run === '{run_id}'"), "the replay on the page");
+    let asked = Instant::now();
+    while !seen.lock().unwrap().contains(&Prompt::Replay) {
+        assert!(asked.elapsed() < Duration::from_secs(30), "the replay never asked its model");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let task = browser.agent_request(json!({"type": "start_task", "tab_id": tab.id, "task": "Hi"}));
+    assert_eq!(task["type"], "failed");
+    assert!(task["message"].as_str().unwrap().contains("replay is running"), "{task}");
+
+    // The shop tab is in front (the replay runs there); CDP's mouse events do not reach a
+    // page in a background tab, so the buttons get a DOM click, which Yew handles alike.
+    let press = |testid: &str| {
+        page.wait_for(&format!("document.querySelector('[data-testid={testid}]')"), testid);
+        page.eval(&format!("document.querySelector('[data-testid={testid}]').click()"));
+    };
+    press("replay-pause");
+    page.wait_for(&format!("{status}.dataset.state === 'paused'"), "the pause");
+    let paused = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
+    assert!(paused["model_calls"].as_u64().unwrap() <= 1, "{paused:#}");
+    press("replay-resume");
+    page.wait_for(&format!("{status}.dataset.state === 'done'"), "the resumed replay to finish");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+
+    tab.page.eval("location.href = '/shop/index.html'");
+    workflows::wait_for_url(&tab, "index.html");
+    let second = start(&mut browser);
+    page.wait_for(&format!("{status}?.dataset.run === '{second}'"), "the second replay");
+    press("replay-stop");
+    page.wait_for(&format!("{status}.dataset.state === 'cancelled'"), "the stop");
+    let runs = browser.stored_runs();
+    let stopped =
+        runs["runs"].as_array().unwrap().iter().find(|r| r["id"] == second.as_str()).unwrap();
+    assert_eq!(stopped["agentStatus"], "cancelled");
+}
+
+/// Chrome may never paint a page that loads in a background tab, and a screenshot then waits
+/// for a frame that does not come: the replay records that step without one and finishes.
+#[test]
+fn a_replay_in_a_background_tab_finishes() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, _seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    // Another tab in front: the shop tab is hidden for the whole replay.
+    let _front = browser.open_tab(&browser.extension_url("workflows.html"));
+    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+    let run_id = started["replay"]["run_id"].clone();
+    let done = workflows::wait_for_replay(&mut browser, "end", |r| r["status"] != "running");
+    assert_eq!((done["status"].as_str(), &done["run_id"]), (Some("done"), &run_id), "{done:#}");
+    assert_eq!(done["extracts"]["cheapest"], "French press");
+    assert_eq!(tab.page.eval("document.visibilityState"), "hidden");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+    let stored = browser.stored_runs();
+    let steps = stored["steps"].as_array().unwrap().iter().filter(|s| s["runId"] == run_id).count();
+    assert_eq!(steps as u64, done["step"].as_u64().unwrap(), "every step is recorded");
+}

@@ -1,0 +1,45 @@
+//! One component per file: each renders its props and emits [`crate::state::Action`]s.
+
+pub mod app;
+pub mod notice_bar;
+pub mod param_row;
+pub mod params_editor;
+pub mod problem_list;
+pub mod recording_list;
+pub mod recording_row;
+pub mod replay_form;
+pub mod replay_status;
+pub mod step_row;
+pub mod subtask_editor;
+pub mod version_bar;
+pub mod workflow_editor;
+pub mod workflow_list;
+
+use wasm_bindgen::JsCast;
+
+/// The value of the input, textarea or select an event came from.
+pub fn value_of(event: &yew::Event) -> String {
+    let Some(target) = event.target() else { return String::new() };
+    if let Some(input) = target.dyn_ref::<web_sys::HtmlInputElement>() {
+        input.value()
+    } else if let Some(area) = target.dyn_ref::<web_sys::HtmlTextAreaElement>() {
+        area.value()
+    } else if let Some(select) = target.dyn_ref::<web_sys::HtmlSelectElement>() {
+        select.value()
+    } else {
+        String::new()
+    }
+}
+
+/// The messages of `problems`, for showing beside a field.
+pub fn field_problems(problems: &[&agent_engine::workflow::schema::Problem]) -> yew::Html {
+    use yew::html;
+    problems
+        .iter()
+        .map(|p| {
+            html! {
+                <p class="problem" data-testid="field-problem" data-path={p.path.clone()}>{ p.message.clone() }</p>
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,81 @@
+//! One step: the recorded screenshot beside its intent and action fields, and a move to
+//! another subtask.
+
+use agent_engine::workflow::edit::Edit;
+use agent_engine::workflow::schema::{Problem, WorkflowStep};
+use yew::prelude::*;
+
+use crate::components::{field_problems, value_of};
+use crate::effects::use_screenshot;
+use crate::state::Action;
+
+#[derive(Properties, PartialEq)]
+pub struct Props {
+    pub index: usize,
+    pub step: WorkflowStep,
+    /// Every subtask id, in order, for the move.
+    pub subtasks: Vec<String>,
+    pub problems: Vec<Problem>,
+    pub dispatch: Callback<Action>,
+}
+
+#[function_component(StepRow)]
+pub fn step_row(props: &Props) -> Html {
+    let index = props.index;
+    let shot = use_screenshot(props.step.screenshot.clone());
+    let update = |change: fn(&mut WorkflowStep, String)| {
+        let step = props.step.clone();
+        props.dispatch.reform(move |e: Event| {
+            let mut step = step.clone();
+            change(&mut step, value_of(&e));
+            Action::Edit(Edit::UpdateStep { index, step: Box::new(step) })
+        })
+    };
+    let on_move = props.dispatch.reform(move |e: Event| {
+        Action::Edit(Edit::MoveStep { from: index, to_subtask: value_of(&e), position: usize::MAX })
+    });
+    let delete = props.dispatch.reform(move |_| Action::Edit(Edit::DeleteStep { index }));
+    let kind = serde_json::to_value(props.step.action.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let problems: Vec<&Problem> = props.problems.iter().collect();
+    let has_value = props.step.action.value.is_some() || kind != "click";
+    html! {
+        <li class="step" data-testid="step-row" data-index={index.to_string()}>
+            <div class="shot">
+                if let Some(url) = shot {
+                    <img data-testid="step-shot" src={url} alt="The screen when this step was recorded" />
+                } else {
+                    <span class="no-shot">{ "No screenshot" }</span>
+                }
+            </div>
+            <div class="fields">
+                <label>{ "Intent " }
+                    <input data-testid="step-intent" value={props.step.intent.clone()} onchange={update(|s, v| s.intent = v)} />
+                </label>
+                <div class="action">
+                    <span class="kind">{ kind.clone() }</span>
+                    <span class="target">{ props.step.target.clone() }</span>
+                    if has_value {
+                        <input data-testid="step-value" value={props.step.action.value.clone().unwrap_or_default()}
+                            aria-label="Value" onchange={update(|s, v| s.action.value = Some(v))} />
+                    }
+                    if kind == "extract" {
+                        <input data-testid="step-variable" value={props.step.action.variable.clone().unwrap_or_default()}
+                            aria-label="Variable" onchange={update(|s, v| s.action.variable = Some(v.trim().to_owned()))} />
+                    }
+                </div>
+                <div class="step-tools">
+                    <select data-testid="step-move" onchange={on_move} aria-label="Subtask">
+                        { for props.subtasks.iter().map(|id| html! {
+                            <option value={id.clone()} selected={*id == props.step.subtask}>{ id.clone() }</option>
+                        }) }
+                    </select>
+                    <button class="ghost" data-testid="step-delete" onclick={delete} title="Delete">{ "✕" }</button>
+                </div>
+                { field_problems(&problems) }
+            </div>
+        </li>
+    }
+}

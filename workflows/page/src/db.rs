@@ -1,0 +1,108 @@
+//! The page's IndexedDB shell (layout in `capture-db`): recordings are read, workflow
+//! versions read and written, screenshots read as Blobs.
+
+use std::error::Error;
+
+use agent_engine::workflow::recording::Recording;
+use agent_engine::workflow::schema::Workflow;
+use capture_db::{RECORDINGS, SCREENSHOTS, WORKFLOWS, encode};
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::state::RecordingRow;
+
+type Cause = Box<dyn Error>;
+
+pub struct Db {
+    db: Database,
+}
+
+fn failed(what: &str) -> impl FnOnce(Cause) -> String + '_ {
+    move |cause| format!("IndexedDB: could not {what}: {cause}")
+}
+
+impl Db {
+    pub async fn open() -> Result<Db, String> {
+        Ok(Db { db: capture_db::open().await? })
+    }
+
+    async fn all(&self, name: &str) -> Result<Vec<Value>, Cause> {
+        let tx = self.db.transaction(name).build()?;
+        let mut rows = Vec::new();
+        for value in tx.object_store(name)?.get_all::<JsValue>().await? {
+            rows.push(serde_wasm_bindgen::from_value(value?)?);
+        }
+        Ok(rows)
+    }
+
+    /// The recordings (newest first) and every workflow version. A row that cannot be read
+    /// is left out and said so in the console; it stays stored.
+    pub async fn load(&self) -> Result<(Vec<RecordingRow>, Vec<Workflow>), String> {
+        let recordings = self.all(RECORDINGS).await.map_err(failed("read the recordings"))?;
+        let mut rows: Vec<RecordingRow> = recordings
+            .iter()
+            .map(|r| RecordingRow {
+                id: text(&r["id"]),
+                name: text(&r["name"]),
+                created_at: text(&r["createdAt"]),
+                status: r["status"].as_str().unwrap_or("stopped").to_owned(),
+                steps: r["steps"].as_array().map_or(0, Vec::len),
+            })
+            .collect();
+        rows.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        let mut workflows = Vec::new();
+        for value in self.all(WORKFLOWS).await.map_err(failed("read the workflows"))? {
+            match serde_json::from_value::<Workflow>(value) {
+                Ok(workflow) => workflows.push(workflow),
+                Err(error) => warn(&format!("an unreadable workflow version: {error}")),
+            }
+        }
+        Ok((rows, workflows))
+    }
+
+    pub async fn save(&self, workflow: &Workflow) -> Result<(), String> {
+        let write = async {
+            let value = encode(workflow)?;
+            let tx =
+                self.db.transaction(WORKFLOWS).with_mode(TransactionMode::Readwrite).build()?;
+            tx.object_store(WORKFLOWS)?.put(value).await?;
+            tx.commit().await?;
+            Ok::<_, Cause>(())
+        };
+        write.await.map_err(failed("save the workflow"))
+    }
+
+    pub async fn recording(&self, id: &str) -> Result<Recording, String> {
+        let read = async {
+            let tx = self.db.transaction(RECORDINGS).build()?;
+            let value = tx.object_store(RECORDINGS)?.get::<JsValue, _, _>(id).await?;
+            Ok::<_, Cause>(value)
+        };
+        let value = read.await.map_err(failed("read the recording"))?;
+        let value = value.ok_or_else(|| format!("There is no recording {id:?}."))?;
+        let json: Value = serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())?;
+        serde_json::from_value(json).map_err(|e| format!("The recording cannot be read: {e}"))
+    }
+
+    pub async fn screenshot(&self, key: &str) -> Option<web_sys::Blob> {
+        let read = async {
+            let tx = self.db.transaction(SCREENSHOTS).build()?;
+            let value = tx.object_store(SCREENSHOTS)?.get::<JsValue, _, _>(key).await?;
+            Ok::<_, Cause>(value)
+        };
+        read.await.ok().flatten().and_then(|v| v.dyn_into().ok())
+    }
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().unwrap_or_default().to_owned()
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = console)]
+    fn warn(message: &str);
+}
