@@ -204,6 +204,13 @@ pub enum PanelRequest {
         run_id: String,
         action: workflow::ReplayControl,
     },
+    /// Pause & Steer for a replay: steering while it runs (read at its next step), or the
+    /// answer to its question (or a message) while it is paused, which resumes it.
+    ReplayMessage {
+        id: u32,
+        run_id: String,
+        text: String,
+    },
     /// The replay under way or paused, answered as [`WorkerEvent::Replay`] with this id.
     CurrentReplay {
         id: u32,
@@ -261,6 +268,7 @@ impl PanelRequest {
             | PanelRequest::ReflectRecording { id, .. }
             | PanelRequest::StartReplay { id, .. }
             | PanelRequest::ReplayControl { id, .. }
+            | PanelRequest::ReplayMessage { id, .. }
             | PanelRequest::CurrentReplay { id }
             | PanelRequest::ListWorkflows { id } => *id,
         }

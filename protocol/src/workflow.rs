@@ -61,6 +61,9 @@ pub struct ReplayProgress {
     pub why: Option<String>,
     /// Extract variable → value.
     pub extracts: BTreeMap<String, String>,
+    /// The model's question, while the replay waits for the user's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
 }
 
 impl ReplayProgress {

@@ -27,6 +27,7 @@ pub mod fixtures;
 pub mod http;
 pub mod llm;
 pub mod python;
+pub mod recording;
 pub mod tasks;
 pub mod workflows;
 

@@ -549,3 +549,131 @@ fn a_replay_in_a_background_tab_finishes() {
     let steps = stored["steps"].as_array().unwrap().iter().filter(|s| s["runId"] == run_id).count();
     assert_eq!(steps as u64, done["step"].as_u64().unwrap(), "every step is recorded");
 }
+
+/// Questions and steering during a replay, as during a task: the replay model asks which
+/// sort order to use, the replay pauses with the question in the panel, the user's answer
+/// resumes it, and the model reads the answer in its next prompt.
+#[test]
+fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut steps = workflows::reflect_step_replies().into_iter();
+    let llm = ScriptedLlm::responding(move |prompt| {
+        let kind = prompt_kind(prompt);
+        log.lock().unwrap().push((kind, prompt.to_owned()));
+        match kind {
+            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
+            Prompt::ReflectTask => workflows::reflect_task_reply(),
+            // Before sorting, the model wants the user's word on the order.
+            Prompt::Replay
+                if prompt.contains("read the cheapest")
+                    && !prompt.contains("sorted by Price")
+                    && !prompt.contains("Yes, lowest price first") =>
+            {
+                Reply::json(json!({"thought_changed": "The results are listed",
+                    "thought_state": "unsorted", "thought_next": "ask", "observation": "unsorted",
+                    "memory": "", "extracted": [],
+                    "ask_user": "Should I sort by the lowest price first?",
+                    "action": {"action": "wait", "seconds": 1}}))
+            }
+            Prompt::Replay => workflows::replay_reply(prompt),
+            Prompt::Other => Reply::error(400, "not a workflow prompt"),
+        }
+    });
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let panel = browser.open_side_panel(&tab);
+    panel.wait_for(
+        "!document.querySelector('[data-testid=workflows-menu]').disabled",
+        "the panel to connect",
+    );
+    panel.click("[data-testid=workflows-menu]");
+    let row = format!("[data-testid=panel-workflow][data-id=\"{workflow_id}\"]");
+    panel.wait_for(&format!("document.querySelector('{row}')"), "the workflow in the menu");
+    panel.click(&row);
+    let field = "[data-testid=panel-replay-param][data-name=query]";
+    set_field(&panel, field, "tea");
+    let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", tab.id);
+    browser.eval_in_extension(&shown);
+    panel.click("[data-testid=panel-replay-start]");
+    panel.wait_for(
+        "document.querySelector('[data-testid=panel-replay-question]')",
+        "the replay's question",
+    );
+    assert_eq!(
+        panel.eval("document.querySelector('[data-testid=panel-replay-status]').dataset.state"),
+        "paused"
+    );
+    assert_eq!(
+        panel.text("[data-testid=panel-replay-question]"),
+        "Should I sort by the lowest price first?"
+    );
+    // Asking is not acting: the results are still in relevance order.
+    assert!(tab.page.visible_text().contains("sorted by Relevance"));
+    set_field(&panel, "[data-testid=panel-replay-message]", "Yes, lowest price first");
+    panel.click("[data-testid=panel-replay-send]");
+    panel.wait_for(
+        "['done', 'failed', 'cancelled'].includes(document.querySelector('[data-testid=panel-replay-status]')?.dataset.state)",
+        "the replay to end",
+    );
+    assert_eq!(
+        panel.eval("document.querySelector('[data-testid=panel-replay-status]').dataset.state"),
+        "done",
+        "{}",
+        panel.visible_text()
+    );
+    assert_eq!(
+        panel.text("[data-testid=panel-replay-extract][data-name=cheapest]"),
+        "cheapest: French press"
+    );
+    let seen = seen.lock().unwrap();
+    let answered = seen
+        .iter()
+        .filter(|(kind, _)| *kind == Prompt::Replay)
+        .find(|(_, p)| p.contains("Yes, lowest price first"))
+        .map(|(_, p)| p.clone())
+        .expect("a replay prompt with the user's answer");
+    assert!(answered.contains("The user said: Yes, lowest price first"), "{answered}");
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+}
+
+/// A pipeline's `workflow_replay` tool replays the latest version of a workflow in the run's
+/// tab with the pipeline's values, and returns its extracts to the next step.
+#[test]
+fn a_pipeline_step_replays_a_workflow_and_gets_its_extracts() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, _seen) = model();
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(&mut browser, &sites);
+    let workflow_id = workflows::reflect(&mut browser);
+    workflows::save_with_dependency(&mut browser, &workflow_id);
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", shop.id);
+    browser.eval_in_extension(&shown);
+
+    let pipeline = format!(
+        "id: cheapest\nallow_tools: [workflow_replay]\nsteps:\n  - id: replay\n    type: tool\n    \
+         tool: workflow_replay\n    input:\n      workflow: \"{workflow_id}\"\n      params: \
+         {{query: \"{{{{input.query}}}}\"}}\n  - id: answer\n    type: transform\n    output: \
+         {{cheapest: \"{{{{steps.replay.output.extracts.cheapest}}}}\"}}\n"
+    );
+    let done = browser.agent_request(json!({"type": "run_pipeline", "text": pipeline,
+        "input": {"query": "tea"}, "tab_id": shop.id}));
+    assert_eq!(done["run"]["status"], "ok", "{done}");
+    assert_eq!(done["run"]["output"]["cheapest"], "French press");
+    workflows::wait_for_url(&shop, "product.html?sku=press");
+    // The replay is a run of its own, as from the panel.
+    let replay = browser.agent_request(json!({"type": "current_replay"}));
+    assert_eq!(replay["replay"]["status"], "done", "{replay}");
+    assert_eq!(
+        replay["replay"]["run_id"], done["run"]["steps"][0]["output"]["run_id"],
+        "the tool returns the replay's run"
+    );
+}

@@ -21,6 +21,7 @@ use indexed_db_futures::transaction::TransactionMode;
 use protocol::agent::TaskStatus;
 use protocol::settings::Settings;
 use protocol::studio::{PipelineProblem, StoredPipeline};
+use protocol::workflow::ReplayControl;
 use protocol::{TabId, WorkerEvent};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
@@ -117,10 +118,9 @@ impl PipelineTools for WorkerTools<'_> {
                 fetch(method, url, headers, body).await
             }
             ToolCall::AgentTask { task, tab } => self.agent_task(task, self.tab(*tab)?).await,
-            ToolCall::WorkflowReplay { .. } => Err(ToolFailure {
-                message: "Workflow replays cannot be called from a pipeline yet.".into(),
-                recoverable: false,
-            }),
+            ToolCall::WorkflowReplay { workflow, params } => {
+                self.workflow_replay(workflow, params, self.tab(None)?).await
+            }
         }
     }
 }
@@ -157,6 +157,69 @@ impl WorkerTools<'_> {
                 }
                 TaskStatus::Cancelled => return Err(failed("The agent task was cancelled.")),
                 TaskStatus::Running | TaskStatus::Paused { .. } => {}
+            }
+        }
+    }
+}
+
+impl WorkerTools<'_> {
+    /// Replays the latest version of `workflow` (its id or its name) in the run's tab, as
+    /// the side panel would (so the panel shows it, and a question it asks is answered
+    /// there), and waits for its extracts. Cancelling the pipeline stops the replay.
+    async fn workflow_replay(
+        &self,
+        workflow: &str,
+        params: &Value,
+        tab: TabId,
+    ) -> Result<Value, ToolFailure> {
+        let worker = self.worker;
+        let flows = &worker.workflows;
+        let refused = |message: String| ToolFailure { message, recoverable: false };
+        let listed = match flows.list(0).await.map_err(failed)? {
+            WorkerEvent::Workflows { workflows, .. } => workflows,
+            _ => Vec::new(),
+        };
+        let found = listed
+            .iter()
+            .find(|w| w.id == workflow)
+            .or_else(|| listed.iter().find(|w| w.name == workflow))
+            .ok_or_else(|| refused(format!("There is no workflow {workflow:?}.")))?;
+        let given: BTreeMap<String, String> = match params {
+            Value::Null => BTreeMap::new(),
+            Value::Object(map) => map
+                .iter()
+                .map(|(name, value)| {
+                    let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+                    (name.clone(), text)
+                })
+                .collect(),
+            _ => return Err(refused("A replay's params must be an object of values.".into())),
+        };
+        flows
+            .start_replay(worker, 0, &found.id, found.version, tab, &given, true)
+            .await
+            .map_err(|message| failed(format!("The replay did not start: {message}")))?;
+        let run_id = flows.snapshot().map(|r| r.run_id).ok_or_else(|| failed("No replay."))?;
+        loop {
+            PerformanceClock.sleep(250.0).await;
+            let Some(now) = flows.snapshot().filter(|r| r.run_id == run_id) else {
+                return Err(failed("The replay was replaced by another."));
+            };
+            if self.stop.get() {
+                let _ = flows.control(worker, 0, &run_id, ReplayControl::Cancel).await;
+                return Err(ToolFailure { message: "Cancelled.".into(), recoverable: true });
+            }
+            match now.status.as_str() {
+                "done" => {
+                    return Ok(json!({"extracts": now.extracts, "run_id": run_id,
+                        "model_calls": now.model_calls, "calls_saved": now.calls_saved}));
+                }
+                "failed" => {
+                    let why = now.why.unwrap_or_default();
+                    return Err(failed(format!("The replay failed: {why}")));
+                }
+                "cancelled" => return Err(failed("The replay was stopped.")),
+                _ => {}
             }
         }
     }

@@ -159,6 +159,9 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         PanelRequest::ReplayControl { id, run_id, action } => {
             worker.workflows.control(worker, id, &run_id, action).await
         }
+        PanelRequest::ReplayMessage { id, run_id, text } => {
+            worker.workflows.message(worker, id, &run_id, text).await
+        }
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
         PanelRequest::ListWorkflows { id } => worker.workflows.list(id).await,
     };

@@ -77,6 +77,7 @@ impl StoredReplay {
             status: status.to_owned(),
             why,
             extracts: state.extracts.clone(),
+            question: state.question.clone(),
         }
     }
 
@@ -121,7 +122,7 @@ impl Workflows {
         self.running.borrow().is_some()
     }
 
-    fn snapshot(&self) -> Option<Box<ReplayProgress>> {
+    pub fn snapshot(&self) -> Option<Box<ReplayProgress>> {
         self.current.borrow().as_ref().map(|r| Box::new(r.progress()))
     }
 
@@ -261,7 +262,7 @@ impl Workflows {
         db.put_replay(&run_id, &row).await?;
         *self.current.borrow_mut() = Some(row);
         *self.secrets.borrow_mut() = input.secrets;
-        spawn_replay(worker.clone(), db, store, settings, input.workflow);
+        spawn_replay(worker.clone(), db, store, settings, input.workflow, None);
         Ok(WorkerEvent::Replay { id: Some(id), replay: self.snapshot() })
     }
 
@@ -289,12 +290,39 @@ impl Workflows {
         Ok(WorkerEvent::Workflows { id, workflows })
     }
 
+    /// Steering for the running replay, or the answer that resumes a paused one.
+    pub async fn message(
+        &self,
+        worker: &Rc<Worker>,
+        id: u32,
+        run_id: &str,
+        text: String,
+    ) -> Result<WorkerEvent, String> {
+        let text = text.trim().to_owned();
+        if text.is_empty() {
+            return Err("Write a message first.".into());
+        }
+        self.act(worker, id, run_id, ReplayControl::Resume, Some(text)).await
+    }
+
     pub async fn control(
         &self,
         worker: &Rc<Worker>,
         id: u32,
         run_id: &str,
         action: ReplayControl,
+    ) -> Result<WorkerEvent, String> {
+        self.act(worker, id, run_id, action, None).await
+    }
+
+    /// A control, with a message when the user wrote one (it resumes a paused replay).
+    async fn act(
+        &self,
+        worker: &Rc<Worker>,
+        id: u32,
+        run_id: &str,
+        action: ReplayControl,
+        follow_up: Option<String>,
     ) -> Result<WorkerEvent, String> {
         let matches = self.current.borrow().as_ref().is_some_and(|r| r.state.run.id == run_id);
         if !matches {
@@ -305,6 +333,9 @@ impl Workflows {
                 ReplayControl::Pause => control.request_pause(),
                 ReplayControl::Cancel => control.request_cancel(),
                 ReplayControl::Resume => {}
+            }
+            if let Some(text) = &follow_up {
+                control.push_follow_up(text);
             }
             return Ok(WorkerEvent::Done { id });
         }
@@ -365,7 +396,7 @@ impl Workflows {
                 if let Some(current) = self.current.borrow_mut().as_mut() {
                     current.why = None;
                 }
-                spawn_replay(worker.clone(), db, store, settings, input.workflow);
+                spawn_replay(worker.clone(), db, store, settings, input.workflow, follow_up);
             }
         }
         Ok(WorkerEvent::Done { id })
@@ -501,8 +532,13 @@ fn spawn_replay(
     store: Rc<Store>,
     settings: Settings,
     workflow: Workflow,
+    follow_up: Option<String>,
 ) {
     let control = Rc::new(Control::default());
+    // An answer given while paused is read at the replay's first step, as steering is.
+    if let Some(text) = follow_up {
+        control.push_follow_up(&text);
+    }
     *worker.workflows.running.borrow_mut() = Some(control.clone());
     wasm_bindgen_futures::spawn_local(keep_alive(worker.clone()));
     wasm_bindgen_futures::spawn_local(async move {

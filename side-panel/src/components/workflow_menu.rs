@@ -19,6 +19,16 @@ pub struct Props {
 pub fn workflow_menu(props: &Props) -> Html {
     let menu = &props.menu;
     let act = |action: WorkflowAction| props.on_action.reform(move |_| action.clone());
+    let on_draft = props.on_action.reform(|e: InputEvent| {
+        let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+        WorkflowAction::Draft(input.value())
+    });
+    let send = props.on_action.clone();
+    let on_draft_key = Callback::from(move |e: KeyboardEvent| {
+        if e.key() == "Enter" {
+            send.emit(WorkflowAction::Send);
+        }
+    });
     // The page's replay form then offers this tab first.
     let page = match props.tab {
         Some(tab) => format!("workflows.html?tabId={tab}"),
@@ -85,6 +95,19 @@ pub fn workflow_menu(props: &Props) -> Html {
                     { for r.extracts.iter().map(|(k, v)| html! {
                         <div data-testid="panel-replay-extract" data-name={k.clone()}>{ format!("{k}: {v}") }</div>
                     }) }
+                    if let Some(question) = &r.question {
+                        <div class="replay-question" data-testid="panel-replay-question">{ question.clone() }</div>
+                    }
+                    if r.is_live() {
+                        <div class="replay-steer">
+                            <input data-testid="panel-replay-message" value={menu.draft.clone()}
+                                placeholder={if r.question.is_some() { "Your answer" } else { "Steer the replay" }}
+                                oninput={on_draft} onkeydown={on_draft_key} />
+                            <button data-testid="panel-replay-send" onclick={act(WorkflowAction::Send)}>
+                                { if r.question.is_some() { "Answer" } else { "Send" } }
+                            </button>
+                        </div>
+                    }
                     <div class="actions">
                         if r.status == "running" {
                             <button data-testid="panel-replay-pause" onclick={act(WorkflowAction::Control(ReplayControl::Pause))}>{ "Pause" }</button>

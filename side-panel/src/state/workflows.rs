@@ -16,6 +16,10 @@ pub enum WorkflowAction {
     Param(String, String),
     Start,
     Control(ReplayControl),
+    /// The steering or answer being written for the replay.
+    Draft(String),
+    /// Sends it: steering while the replay runs, the answer (which resumes it) while paused.
+    Send,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -26,6 +30,8 @@ pub struct WorkflowMenu {
     /// The chosen workflow and the form's values, by parameter.
     pub chosen: Option<(WorkflowSummary, Vec<(String, String)>)>,
     pub replay: Option<ReplayProgress>,
+    /// Pause & Steer: what the user is writing to the replay.
+    pub draft: String,
     pub error: Option<String>,
     /// Requests whose failure is this menu's to show.
     asked: Vec<u32>,
@@ -108,6 +114,26 @@ impl PanelState {
                 });
                 self.workflows.asked.push(id);
             }
+            WorkflowAction::Draft(text) => menu.draft = text,
+            WorkflowAction::Send => {
+                let Some(run_id) =
+                    menu.replay.as_ref().filter(|r| r.is_live()).map(|r| r.run_id.clone())
+                else {
+                    return;
+                };
+                let text = menu.draft.trim().to_owned();
+                if text.is_empty() {
+                    return;
+                }
+                if !connected {
+                    menu.error = Some(super::LOST.into());
+                    return;
+                }
+                menu.draft.clear();
+                menu.error = None;
+                let id = self.request(|id| PanelRequest::ReplayMessage { id, run_id, text });
+                self.workflows.asked.push(id);
+            }
             WorkflowAction::Control(action) => {
                 let Some(run_id) = menu.replay.as_ref().map(|r| r.run_id.clone()) else { return };
                 let id = self.request(|id| PanelRequest::ReplayControl { id, run_id, action });
@@ -178,5 +204,50 @@ mod tests {
             message: "A task is running".into(),
         }));
         assert_eq!(state.workflows.error.as_deref(), Some("A task is running"));
+    }
+
+    #[test]
+    fn the_answer_to_a_replays_question_is_sent_as_its_message() {
+        let progress = ReplayProgress {
+            run_id: "run-9".into(),
+            workflow_id: "wf".into(),
+            version: 1,
+            workflow_name: "Cheapest".into(),
+            tab_id: 3,
+            subtask: 1,
+            subtasks: 2,
+            step: 4,
+            model_calls: 1,
+            calls_saved: 3,
+            status: "paused".into(),
+            why: None,
+            extracts: Default::default(),
+            question: Some("Which size?".into()),
+        };
+        let state = panel().reduce_owned(PanelAction::Worker(WorkerEvent::Replay {
+            id: None,
+            replay: Some(Box::new(progress.clone())),
+        }));
+        // Nothing to send yet.
+        let before = state.outbox.len();
+        let state = act(state, WorkflowAction::Send);
+        assert_eq!(state.outbox.len(), before);
+        let state = act(state, WorkflowAction::Draft("  The large one ".into()));
+        let state = act(state, WorkflowAction::Send);
+        let Some(PanelRequest::ReplayMessage { run_id, text, .. }) = state.outbox.last().cloned()
+        else {
+            panic!("{:?}", state.outbox)
+        };
+        assert_eq!((run_id.as_str(), text.as_str()), ("run-9", "The large one"));
+        assert!(state.workflows.draft.is_empty());
+        // An ended replay takes no message.
+        let ended = ReplayProgress { status: "done".into(), question: None, ..progress };
+        let state = state.reduce_owned(PanelAction::Worker(WorkerEvent::Replay {
+            id: None,
+            replay: Some(Box::new(ended)),
+        }));
+        let state = act(state, WorkflowAction::Draft("more".into()));
+        let before = state.outbox.len();
+        assert_eq!(act(state, WorkflowAction::Send).outbox.len(), before);
     }
 }

@@ -26,6 +26,11 @@ impl Control {
     pub fn push_follow_up(&self, text: &str) {
         self.follow_ups.borrow_mut().push(text.to_owned());
     }
+    /// The steering pushed since the last call, oldest first; loops outside the executor
+    /// (workflow replay) read it this way.
+    pub fn take_follow_ups(&self) -> Vec<String> {
+        self.follow_ups.take()
+    }
     /// Whether a pause was asked for; loops outside the executor (workflow replay) check it.
     pub fn pause_requested(&self) -> bool {
         self.pause.get()

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 
 use protocol::TabId;
 use run_contract::digest::sha256_hex;
+use run_contract::telemetry::{LogEntry, LogKind};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -46,6 +47,9 @@ use crate::run::{
 use crate::{Clock, truncate, untrusted};
 
 pub const REPLAY_PROMPT: &str = "replay";
+
+/// The user's latest messages the model sees at each step.
+const MESSAGES_SHOWN: usize = 5;
 
 /// How long a step waits for its screenshot.
 pub const SCREENSHOT_WAIT_MS: f64 = 4000.0;
@@ -111,6 +115,13 @@ pub struct ReplayState {
     /// Model calls the fast path made unnecessary.
     pub calls_saved: u32,
     pub status: ReplayStatus,
+    /// What the user said during the replay (steering, answers), oldest first; the model
+    /// sees the latest ones at every step.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<String>,
+    /// The model's question while the replay waits for the user's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub question: Option<String>,
 }
 
 impl ReplayState {
@@ -154,6 +165,8 @@ impl ReplayState {
             model_calls: 0,
             calls_saved: 0,
             status: ReplayStatus::Running,
+            messages: Vec::new(),
+            question: None,
         }
     }
 }
@@ -167,6 +180,9 @@ struct ReplayAnswer {
     observation: String,
     memory: String,
     extracted: Vec<Extracted>,
+    /// A question only the user can answer; the replay pauses until they do.
+    #[serde(default)]
+    ask_user: String,
     action: Action,
 }
 
@@ -249,6 +265,13 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         (self.on_state)(state);
     }
 
+    /// A line of the run's telemetry, as the executor writes them.
+    fn log(&self, state: &mut ReplayState, kind: LogKind, message: &str) {
+        let entry =
+            LogEntry { at: (self.cx.epoch_ms)(), step: state.step, kind, message: message.into() };
+        state.run.telemetry.push(entry);
+    }
+
     /// Whether the user paused or cancelled; sets the status if so.
     fn stopped(&self, state: &mut ReplayState) -> bool {
         if self.cx.control.cancel_requested() {
@@ -283,6 +306,17 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         let end = loop {
             if self.stopped(state) {
                 break SubtaskEnd::Stopped;
+            }
+            // Steering or an answer: the model reads it, so the fast path gives way.
+            let said = self.cx.control.take_follow_ups();
+            if !said.is_empty() {
+                fast = false;
+                state.question = None;
+                for text in said {
+                    history.push(format!("The user said: {text}"));
+                    self.log(state, LogKind::FollowUp, &text);
+                    state.messages.push(text);
+                }
             }
             let view = match self.browser.observe(state.tab).await {
                 Ok(view) => view,
@@ -398,23 +432,22 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 .collect();
             let recent = history.len().saturating_sub(self.limits.history);
             let vars = json!({
-                "task_name": workflow.name,
-                "task_description": workflow.description,
-                "subtask": subtask.text,
-                "expected_outcome": subtask.expected_outcome,
-                "subtask_number": state.subtask + 1,
-                "subtask_count": workflow.subtasks.len(),
-                "params": state.params.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join("\n"),
-                "extracts": (!dependencies.is_empty())
-                    .then(|| untrusted::block("extracted_values", "", &dependencies.join("\n"))),
-                "memory": (!state.memory.is_empty()).then(|| state.memory.clone()),
-                "reference_steps": reference_listing(&references),
-                "extract_variables": (!extract_variables.is_empty()).then(|| extract_variables.join("\n")),
-                "history": (!history.is_empty()).then(|| history[recent..].join("\n")),
-                "step": state.step - first_step + 1,
-                "step_limit": self.limits.steps_per_subtask,
-                "page_state": view.text,
-            });
+                            "task_name": workflow.name,
+                            "task_description": workflow.description,
+                            "subtask": subtask.text,
+                            "expected_outcome": subtask.expected_outcome,
+                            "subtask_number": state.subtask + 1,
+                            "subtask_count": workflow.subtasks.len(),
+                            "params": state.params.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join("\n"),
+                            "extracts": (!dependencies.is_empty())
+                                .then(|| untrusted::block("extracted_values", "", &dependencies.join("\n"))),
+            XX: reference_listing(&references),
+                            "extract_variables": (!extract_variables.is_empty()).then(|| extract_variables.join("\n")),
+                            "history": (!history.is_empty()).then(|| history[recent..].join("\n")),
+                            "step": state.step - first_step + 1,
+                            "step_limit": self.limits.steps_per_subtask,
+                            "page_state": view.text,
+                        });
             let images = if self.limits.vision {
                 let marked = self.screenshot(state.tab, true).await;
                 marked.map(|bytes| vec![base64_of(&bytes)]).unwrap_or_default()
@@ -461,6 +494,15 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                     }
                 };
             state.memory = answer.memory.clone();
+            let question = answer.ask_user.trim();
+            if !question.is_empty() {
+                // Asked like the agent asks: the replay pauses with the question, and the
+                // answer comes back as a message on resume.
+                state.question = Some(question.to_owned());
+                state.status = ReplayStatus::Paused;
+                self.log(state, LogKind::UserInput, question);
+                break SubtaskEnd::Stopped;
+            }
             let wanted: Vec<&str> =
                 references.iter().filter_map(|(_, s)| s.action.variable.as_deref()).collect();
             for extracted in &answer.extracted {

@@ -574,3 +574,43 @@ fn the_replay_schema_offers_exactly_the_navigators_actions() {
     let navigator = prompts.prompt("navigator").unwrap().schema.as_value().clone();
     assert_eq!(replay["$defs"]["action"], navigator["$defs"]["action"]);
 }
+
+#[test]
+fn a_question_pauses_the_replay_and_the_answer_reaches_the_model_on_resume() {
+    let wf = workflow();
+    let asking = json!({"thought_changed": "I see results", "thought_state": "two albums",
+        "thought_next": "ask", "observation": "two albums match", "memory": "searched",
+        "extracted": [], "ask_user": "Which of the two albums do you mean?",
+        "action": {"action": "wait", "seconds": 1}})
+    .to_string();
+    let out = replay(&wf, Site::new(music), vec![asking], &Control::default());
+    let state = out.state;
+    assert_eq!(state.status, ReplayStatus::Paused);
+    assert_eq!(state.question.as_deref(), Some("Which of the two albums do you mean?"));
+    // Asking is not acting: the wait was not carried out.
+    assert!(!out.site.done.borrow().iter().any(|a| matches!(a, Action::Wait { .. })));
+    let log = &state.run.telemetry.log;
+    assert!(log.iter().any(|e| e.kind == LogKind::UserInput && e.message.contains("two albums")));
+
+    // The answer comes back as steering on resume: the model reads it, the question is gone.
+    let mut state: ReplayState =
+        serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
+    let control = Control::default();
+    control.push_follow_up("The live one, Meteora");
+    let model = Scripted::new(vec![
+        answer(
+            json!({"action": "done", "text": "read", "success": true}),
+            json!([{"variable": "album", "value": "Meteora"}]),
+        ),
+        done(),
+        done(),
+    ]);
+    resume(&wf, &Site::new(music), &model, &out.store, &control, &mut state);
+    let first = prompt(&model, 0);
+    assert!(first.contains("The live one, Meteora"), "{first}");
+    assert!(first.contains("The user said: The live one, Meteora"), "{first}");
+    assert_eq!(state.question, None);
+    assert_eq!(state.messages, vec!["The live one, Meteora".to_owned()]);
+    assert_eq!(state.extracts.get("album").map(String::as_str), Some("Meteora"));
+    assert!(state.run.telemetry.log.iter().any(|e| e.kind == LogKind::FollowUp));
+}

@@ -1,0 +1,122 @@
+//! Seed 004 in one story, in real Chromium with the scripted model: a person records a task
+//! on the fixture shop with the side panel's Record button (a search, Enter, a select, Ctrl+I
+//! Extract and Details), the recording is reflected into a workflow with a `{query}`
+//! parameter, and the workflow is replayed with another value: the tab reaches the product
+//! the new search makes cheapest, and the extract holds its name.
+
+use e2e::agent::settings;
+use e2e::browser::Browser;
+use e2e::fixtures::FixtureSites;
+use e2e::llm::{Reply, ScriptedLlm};
+use e2e::recording::{key, sort_low_to_high, start_recording, stop, wait_for_events};
+use e2e::workflows::{self, Prompt, prompt_kind};
+use serde_json::json;
+
+/// Pass A for any recorded step: what a model says of a step it sees.
+fn pass_a(prompt: &str) -> Reply {
+    let action = prompt.lines().find(|l| l.starts_with("The action:")).unwrap_or("the action");
+    Reply::json(json!({"expected_current_state": "The shop", "intent": action,
+        "target": "", "post_action": "The page after it", "action_value": ""}))
+}
+
+/// Pass B for the six recorded steps: the query is the parameter, the cheapest product's
+/// name an extract the last subtask depends on.
+fn pass_b() -> Reply {
+    Reply::json(json!({
+        "task_name": "Open the cheapest product",
+        "detailed_task_description": "Search the shop for {query}, sort by price and open the cheapest.",
+        "task_params": [{"name": "query", "description": "What to search for", "example": "coffee"}],
+        "subtasks": [
+            {"id": "search", "text": "Search for {query}",
+             "expected_outcome": "Results for {query} are listed", "depends_on": []},
+            {"id": "cheapest", "text": "Sort by price and read the cheapest product",
+             "expected_outcome": "The cheapest product's name is known", "depends_on": []},
+            {"id": "open", "text": "Open the cheapest product",
+             "expected_outcome": "The cheapest product's page is open", "depends_on": ["cheapest"]}
+        ],
+        "steps": [
+            {"index": 0, "subtask": "search", "action_value": "", "variable": ""},
+            {"index": 1, "subtask": "search", "action_value": "{query}", "variable": ""},
+            {"index": 2, "subtask": "search", "action_value": "Enter", "variable": ""},
+            {"index": 3, "subtask": "cheapest", "action_value": "Price: low to high", "variable": ""},
+            {"index": 4, "subtask": "cheapest", "action_value": "the cheapest product's name",
+             "variable": "cheapest"},
+            {"index": 5, "subtask": "open", "action_value": "", "variable": ""}
+        ]
+    }))
+}
+
+#[test]
+fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let llm = ScriptedLlm::responding(|prompt| match prompt_kind(prompt) {
+        Prompt::ReflectStep => pass_a(prompt),
+        Prompt::ReflectTask => pass_b(),
+        Prompt::Replay => workflows::replay_reply(prompt),
+        Prompt::Other => Reply::error(400, "not a workflow prompt"),
+    });
+    browser.configure_agent(settings(llm.base_url()));
+
+    // Record, as a person does it.
+    let (shop, panel) = start_recording(&mut browser, &sites);
+    shop.page.click("input[name=q]");
+    wait_for_events(&panel, 1);
+    shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
+    wait_for_events(&panel, 2);
+    shop.page.press_enter();
+    shop.page.wait_for_text("#count", "3 products");
+    wait_for_events(&panel, 4);
+    sort_low_to_high(&shop.page);
+    wait_for_events(&panel, 5);
+    key(&shop.page, "i", "KeyI", 73, 2);
+    panel.wait_for("document.querySelector('[data-testid=record-offer]')", "the Ctrl+I offer");
+    panel.type_into("[data-testid=record-extract-query]", "the cheapest product's name");
+    panel.click("[data-testid=record-extract-save]");
+    wait_for_events(&panel, 6);
+    key(&panel, "i", "KeyI", 73, 2);
+    panel.wait_for("document.querySelector('[data-testid=record-offer]')", "the Ctrl+I offer");
+    panel.type_into("[data-testid=record-details-text]", "Open the cheapest one");
+    panel.click("[data-testid=record-details-save]");
+    wait_for_events(&panel, 7);
+    shop.page.click("#results li:first-child a");
+    shop.page.wait_for("location.pathname.endsWith('/product.html')", "the product page");
+    wait_for_events(&panel, 9);
+    stop(&panel);
+    let stored = browser.debug(json!({"type": "debug.recording"}));
+    let recording_id = stored["recording"]["id"].as_str().expect("a recording").to_owned();
+    let kinds: Vec<&str> = stored["recording"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["action"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["click", "type", "key", "select", "extract", "click"], "{stored:#}");
+
+    // Reflect the recording as it was stored.
+    let asked =
+        browser.agent_request(json!({"type": "reflect_recording", "recording_id": recording_id}));
+    assert_eq!(asked["type"], "done", "{asked}");
+    let done = browser.wait_for_message("the reflection's end", |m| {
+        m["type"] == "reflection"
+            && ["done", "failed"].contains(&m["progress"]["stage"].as_str().unwrap_or(""))
+    });
+    assert_eq!(done["progress"]["stage"], "done", "{done}");
+    let workflow_id = done["progress"]["workflow_id"].as_str().unwrap().to_owned();
+
+    // Replay with another query from the shop's home page.
+    shop.page.eval(&format!("location.href = {}", json!(sites.url("/shop/index.html"))));
+    shop.page.wait_for("location.pathname.endsWith('/index.html')", "the home page");
+    shop.page.call("Page.bringToFront", json!({})).unwrap();
+    let started = browser.agent_request(json!({"type": "start_replay",
+        "workflow_id": workflow_id, "version": 1, "tab_id": shop.id, "params": {"query": "tea"}}));
+    assert_eq!(started["type"], "replay", "{started}");
+    let ended = workflows::wait_for_replay(&mut browser, "to end", |r| {
+        ["done", "failed", "cancelled"].contains(&r["status"].as_str().unwrap_or(""))
+    });
+    assert_eq!(ended["status"], "done", "{ended:#}");
+    assert_eq!(ended["extracts"]["cheapest"], "French press", "{ended:#}");
+    workflows::wait_for_url(&shop, "product.html?sku=press");
+    // The recorded click, typing, Enter and select were found again without the model.
+    assert!(ended["calls_saved"].as_u64().unwrap() >= 3, "{ended:#}");
+}
