@@ -432,22 +432,27 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 .collect();
             let recent = history.len().saturating_sub(self.limits.history);
             let vars = json!({
-                            "task_name": workflow.name,
-                            "task_description": workflow.description,
-                            "subtask": subtask.text,
-                            "expected_outcome": subtask.expected_outcome,
-                            "subtask_number": state.subtask + 1,
-                            "subtask_count": workflow.subtasks.len(),
-                            "params": state.params.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join("\n"),
-                            "extracts": (!dependencies.is_empty())
-                                .then(|| untrusted::block("extracted_values", "", &dependencies.join("\n"))),
-            XX: reference_listing(&references),
-                            "extract_variables": (!extract_variables.is_empty()).then(|| extract_variables.join("\n")),
-                            "history": (!history.is_empty()).then(|| history[recent..].join("\n")),
-                            "step": state.step - first_step + 1,
-                            "step_limit": self.limits.steps_per_subtask,
-                            "page_state": view.text,
-                        });
+                "task_name": workflow.name,
+                "task_description": workflow.description,
+                "subtask": subtask.text,
+                "expected_outcome": subtask.expected_outcome,
+                "subtask_number": state.subtask + 1,
+                "subtask_count": workflow.subtasks.len(),
+                "params": state.params.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join("\n"),
+                "extracts": (!dependencies.is_empty())
+                    .then(|| untrusted::block("extracted_values", "", &dependencies.join("\n"))),
+                "memory": (!state.memory.is_empty()).then(|| state.memory.clone()),
+                "user_messages": (!state.messages.is_empty()).then(|| {
+                    let from = state.messages.len().saturating_sub(MESSAGES_SHOWN);
+                    state.messages[from..].join("\n")
+                }),
+                "reference_steps": reference_listing(&references),
+                "extract_variables": (!extract_variables.is_empty()).then(|| extract_variables.join("\n")),
+                "history": (!history.is_empty()).then(|| history[recent..].join("\n")),
+                "step": state.step - first_step + 1,
+                "step_limit": self.limits.steps_per_subtask,
+                "page_state": view.text,
+            });
             let images = if self.limits.vision {
                 let marked = self.screenshot(state.tab, true).await;
                 marked.map(|bytes| vec![base64_of(&bytes)]).unwrap_or_default()
