@@ -15,6 +15,21 @@ pub struct Props {
 #[function_component(ReplayStatus)]
 pub fn replay_status(props: &Props) -> Html {
     let r = &props.replay;
+    let draft = use_state(String::new);
+    let on_draft = {
+        let draft = draft.clone();
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            draft.set(input.value());
+        })
+    };
+    let send = {
+        let (draft, dispatch) = (draft.clone(), props.dispatch.clone());
+        Callback::from(move |_| {
+            dispatch.emit(Action::ReplayMessage((*draft).clone()));
+            draft.set(String::new());
+        })
+    };
     let control =
         |action: ReplayControl| props.dispatch.reform(move |_| Action::ReplayControl(action));
     let subtask = (r.subtask + 1).min(r.subtasks);
@@ -37,6 +52,18 @@ pub fn replay_status(props: &Props) -> Html {
                         </>
                     }) }
                 </dl>
+            }
+            if let Some(question) = &r.question {
+                <p class="question" data-testid="replay-question">{ question.clone() }</p>
+            }
+            if r.is_live() {
+                <div class="steer">
+                    <input data-testid="replay-message" value={(*draft).clone()} oninput={on_draft}
+                        placeholder={if r.question.is_some() { "Your answer" } else { "Steer the replay" }} />
+                    <button data-testid="replay-send" onclick={send}>
+                        { if r.question.is_some() { "Answer" } else { "Send" } }
+                    </button>
+                </div>
             }
             <div class="actions">
                 if r.status == "running" {

@@ -86,6 +86,9 @@ pub enum Action {
     ReplayStart,
     ReplayCancelForm,
     ReplayControl(ReplayControl),
+    /// Pause & Steer: steering for the running replay, or the answer that resumes a paused
+    /// one.
+    ReplayMessage(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -316,6 +319,15 @@ impl Page {
             Action::ReplayControl(action) => {
                 if let Some(run_id) = self.replay.as_ref().map(|r| r.run_id.clone()) {
                     self.request(|id| PanelRequest::ReplayControl { id, run_id, action });
+                }
+            }
+            Action::ReplayMessage(text) => {
+                let live = self.replay.as_ref().filter(|r| r.is_live());
+                let text = text.trim().to_owned();
+                if let Some(run_id) = live.map(|r| r.run_id.clone())
+                    && !text.is_empty()
+                {
+                    self.request(|id| PanelRequest::ReplayMessage { id, run_id, text });
                 }
             }
         }

@@ -256,12 +256,22 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
         status: "running".into(),
         why: None,
         extracts: BTreeMap::new(),
+        question: None,
     };
     page.apply(Action::Worker(WorkerEvent::Replay { id: None, replay: Some(Box::new(progress)) }));
     page.apply(Action::ReplayControl(ReplayControl::Pause));
     assert!(matches!(
         effects(&page).last(),
         Some(Effect::Send(PanelRequest::ReplayControl { action: ReplayControl::Pause, .. }))
+    ));
+    // Steering goes to the live replay; a blank one is not sent.
+    let sent = effects(&page).len();
+    page.apply(Action::ReplayMessage("  ".into()));
+    assert_eq!(effects(&page).len(), sent);
+    page.apply(Action::ReplayMessage(" Pick the cheapest ".into()));
+    assert!(matches!(
+        effects(&page).last(),
+        Some(Effect::Send(PanelRequest::ReplayMessage { text, .. })) if text == "Pick the cheapest"
     ));
 }
 
