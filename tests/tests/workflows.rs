@@ -550,8 +550,8 @@ fn a_replay_in_a_background_tab_finishes() {
     assert_eq!(steps as u64, done["step"].as_u64().unwrap(), "every step is recorded");
 }
 
-/// Questions and steering during a replay, as during a task: the replay model asks which
-/// sort order to use, the replay pauses with the question in the panel, the user's answer
+/// Questions and steering during a replay, as during a task: the replay model asks whether
+/// the lowest price comes first, the replay pauses with the question in the panel, the user's answer
 /// resumes it, and the model reads the answer in its next prompt.
 #[test]
 fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
@@ -566,10 +566,9 @@ fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
         match kind {
             Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
             Prompt::ReflectTask => workflows::reflect_task_reply(),
-            // Before sorting, the model wants the user's word on the order.
+            // Before reading the cheapest, the model wants the user's word on the order.
             Prompt::Replay
                 if prompt.contains("read the cheapest")
-                    && !prompt.contains("sorted by Price")
                     && !prompt.contains("Yes, lowest price first") =>
             {
                 Reply::json(json!({"thought_changed": "The results are listed",
@@ -614,8 +613,12 @@ fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
         panel.text("[data-testid=panel-replay-question]"),
         "Should I sort by the lowest price first?"
     );
-    // Asking is not acting: the results are still in relevance order.
-    assert!(tab.page.visible_text().contains("sorted by Relevance"));
+    // A look at the question as a person sees it (the panel must be in front to be drawn).
+    panel.call("Page.bringToFront", json!({})).unwrap();
+    panel.screenshot(&e2e::workspace_root().join("target/tmp/replay-question.png"));
+    tab.page.call("Page.bringToFront", json!({})).unwrap();
+    // Asking is not acting: the tab is still on the results.
+    assert!(tab.page.eval("location.pathname").as_str().unwrap().ends_with("/search.html"));
     set_field(&panel, "[data-testid=panel-replay-message]", "Yes, lowest price first");
     panel.click("[data-testid=panel-replay-send]");
     panel.wait_for(
