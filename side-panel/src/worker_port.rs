@@ -1,86 +1,19 @@
-//! The panel's link to the background worker: a `chrome.runtime` port carrying
-//! [`PanelRequest`]s out and [`WorkerEvent`]s in. The only module here that knows `chrome.*`.
+//! The panel's link to the background worker: the `chrome.runtime` port (`page-port`'s,
+//! carrying `PanelRequest`s out and `WorkerEvent`s in) and the tab the panel drives. The
+//! only module here that knows `chrome.*`.
 
 use js_sys::{Object, Promise, Reflect};
-use protocol::{PANEL_PORT, PanelRequest, TabId, WorkerEvent};
-use serde::Serialize;
+use protocol::TabId;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+/// The port itself is `page-port`'s, shared with the other extension pages.
+pub use page_port::{WorkerPort, extension_alive};
+
 #[wasm_bindgen]
 extern "C" {
-    type Port;
-    type Event;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connect, catch)]
-    fn runtime_connect(info: &JsValue) -> Result<Port, JsValue>;
-    #[wasm_bindgen(method, js_name = postMessage, catch)]
-    fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(method, getter, js_name = onMessage)]
-    fn on_message(this: &Port) -> Event;
-    #[wasm_bindgen(method, getter, js_name = onDisconnect)]
-    fn on_disconnect(this: &Port) -> Event;
-    #[wasm_bindgen(method, js_name = addListener)]
-    fn add_listener(this: &Event, listener: &JsValue);
-
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
     fn tabs_query(query: &JsValue) -> Promise;
-}
-
-/// An open port. Dropping it drops the listeners' closures, so keep it as long as the panel.
-pub struct WorkerPort {
-    port: Port,
-    _on_message: Closure<dyn FnMut(JsValue)>,
-    _on_disconnect: Closure<dyn FnMut(JsValue)>,
-}
-
-impl WorkerPort {
-    /// Connects and calls `on_event` for every event, `on_lost` once if the port closes.
-    /// `None` when the extension can no longer connect (it was reloaded or removed).
-    pub fn connect(
-        on_event: impl Fn(WorkerEvent) + 'static,
-        on_lost: impl Fn() + 'static,
-    ) -> Option<Self> {
-        let info = Object::new();
-        let _ = Reflect::set(&info, &"name".into(), &PANEL_PORT.into());
-        let port = runtime_connect(&info).ok()?;
-        let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
-            match serde_wasm_bindgen::from_value::<WorkerEvent>(message) {
-                Ok(event) => on_event(event),
-                Err(error) => web_log(&format!("unreadable worker event: {error}")),
-            }
-        });
-        let on_disconnect = Closure::<dyn FnMut(JsValue)>::new(move |_| on_lost());
-        port.on_message().add_listener(on_message.as_ref());
-        port.on_disconnect().add_listener(on_disconnect.as_ref());
-        Some(WorkerPort { port, _on_message: on_message, _on_disconnect: on_disconnect })
-    }
-
-    /// Posts a request; returns false if the port is already closed.
-    pub fn send(&self, request: &PanelRequest) -> bool {
-        self.port.post_message(&to_js(request)).is_ok()
-    }
-}
-
-/// Whether this page still belongs to a live extension. A port also closes when Chrome stops
-/// an idle worker, and then connecting again starts it; after the extension is reloaded or
-/// updated, `chrome.runtime.id` is gone and only reopening the panel helps.
-pub fn extension_alive() -> bool {
-    let get = |object: &JsValue, key: &str| Reflect::get(object, &key.into()).ok();
-    get(&js_sys::global(), "chrome")
-        .and_then(|chrome| get(&chrome, "runtime"))
-        .and_then(|runtime| get(&runtime, "id"))
-        .is_some_and(|id| id.is_string())
-}
-
-fn to_js<T: Serialize>(value: &T) -> JsValue {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
-}
-
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_namespace = console, js_name = warn)]
-    fn web_log(message: &str);
 }
 
 /// The tab this panel drives: `?tabId=N` when opened as a tab (tests, benchmarks, bookmarks),

@@ -416,8 +416,13 @@ pub fn save_with_dependency(browser: &mut Browser, workflow_id: &str) -> Value {
 
 /// Reflects the seeded recording over the test's port; the new workflow's id.
 pub fn reflect(browser: &mut Browser) -> String {
+    reflect_recording(browser, RECORDING_ID)
+}
+
+/// Reflects the stopped recording `recording_id` and waits for the workflow's id.
+pub fn reflect_recording(browser: &mut Browser, recording_id: &str) -> String {
     let asked =
-        browser.agent_request(json!({"type": "reflect_recording", "recording_id": RECORDING_ID}));
+        browser.agent_request(json!({"type": "reflect_recording", "recording_id": recording_id}));
     assert_eq!(asked["type"], "done", "{asked}");
     let done = browser.wait_for_message("the reflection's end", |m| {
         m["type"] == "reflection"

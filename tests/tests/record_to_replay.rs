@@ -94,15 +94,7 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
     assert_eq!(kinds, ["click", "type", "key", "select", "extract", "click"], "{stored:#}");
 
     // Reflect the recording as it was stored.
-    let asked =
-        browser.agent_request(json!({"type": "reflect_recording", "recording_id": recording_id}));
-    assert_eq!(asked["type"], "done", "{asked}");
-    let done = browser.wait_for_message("the reflection's end", |m| {
-        m["type"] == "reflection"
-            && ["done", "failed"].contains(&m["progress"]["stage"].as_str().unwrap_or(""))
-    });
-    assert_eq!(done["progress"]["stage"], "done", "{done}");
-    let workflow_id = done["progress"]["workflow_id"].as_str().unwrap().to_owned();
+    let workflow_id = workflows::reflect_recording(&mut browser, &recording_id);
 
     // Replay with another query from the shop's home page.
     shop.page.eval(&format!("location.href = {}", json!(sites.url("/shop/index.html"))));

@@ -269,10 +269,24 @@ fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, _seen) = model();
+    let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea");
+    panel_replay_done(&panel);
+    assert!(panel.text("[data-testid=panel-replay-progress]").contains("4 saved by the fast path"));
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+}
+
+/// The recording reflected and saved with its dependency, then replayed from the side
+/// panel's Workflows menu in the shop's tab with `query`.
+fn replay_from_the_panel(
+    browser: &mut Browser,
+    sites: &FixtureSites,
+    llm: &ScriptedLlm,
+    query: &str,
+) -> (e2e::browser::Tab, Page) {
     browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = workflows::reflect(&mut browser);
-    workflows::save_with_dependency(&mut browser, &workflow_id);
+    workflows::seed_recording(browser, sites);
+    let workflow_id = workflows::reflect(browser);
+    workflows::save_with_dependency(browser, &workflow_id);
 
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
     let panel = browser.open_side_panel(&tab);
@@ -291,12 +305,17 @@ fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
     let field = "[data-testid=panel-replay-param][data-name=query]";
     panel.wait_for(&format!("document.querySelector('{field}')"), "the parameter form");
     assert_eq!(panel.eval(&format!("document.querySelector('{field}').value")), "coffee");
-    set_field(&panel, field, "tea");
+    set_field(&panel, field, query);
     // In Chrome the side panel sits beside its tab, which is the active one; here the panel
     // is a tab of its own, so the shop tab is brought to the front as it would be.
     let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", tab.id);
     browser.eval_in_extension(&shown);
     panel.click("[data-testid=panel-replay-start]");
+    (tab, panel)
+}
+
+/// Waits for the panel's replay to end, and checks it reached the cheapest tea product.
+fn panel_replay_done(panel: &Page) {
     panel.wait_for(
         "['done', 'failed', 'cancelled'].includes(document.querySelector('[data-testid=panel-replay-status]')?.dataset.state)",
         "the replay to end",
@@ -311,8 +330,6 @@ fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
         panel.text("[data-testid=panel-replay-extract][data-name=cheapest]"),
         "cheapest: French press"
     );
-    assert!(panel.text("[data-testid=panel-replay-progress]").contains("4 saved by the fast path"));
-    workflows::wait_for_url(&tab, "product.html?sku=press");
 }
 
 /// A failed pass says why and is retried without recording again: pass A's results are kept.
@@ -581,26 +598,7 @@ fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
             Prompt::Other => Reply::error(400, "not a workflow prompt"),
         }
     });
-    browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = workflows::reflect(&mut browser);
-    workflows::save_with_dependency(&mut browser, &workflow_id);
-
-    let tab = browser.open_tab(&sites.url("/shop/index.html"));
-    let panel = browser.open_side_panel(&tab);
-    panel.wait_for(
-        "!document.querySelector('[data-testid=workflows-menu]').disabled",
-        "the panel to connect",
-    );
-    panel.click("[data-testid=workflows-menu]");
-    let row = format!("[data-testid=panel-workflow][data-id=\"{workflow_id}\"]");
-    panel.wait_for(&format!("document.querySelector('{row}')"), "the workflow in the menu");
-    panel.click(&row);
-    let field = "[data-testid=panel-replay-param][data-name=query]";
-    set_field(&panel, field, "tea");
-    let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", tab.id);
-    browser.eval_in_extension(&shown);
-    panel.click("[data-testid=panel-replay-start]");
+    let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea");
     panel.wait_for(
         "document.querySelector('[data-testid=panel-replay-question]')",
         "the replay's question",
@@ -621,20 +619,7 @@ fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
     assert!(tab.page.eval("location.pathname").as_str().unwrap().ends_with("/search.html"));
     set_field(&panel, "[data-testid=panel-replay-message]", "Yes, lowest price first");
     panel.click("[data-testid=panel-replay-send]");
-    panel.wait_for(
-        "['done', 'failed', 'cancelled'].includes(document.querySelector('[data-testid=panel-replay-status]')?.dataset.state)",
-        "the replay to end",
-    );
-    assert_eq!(
-        panel.eval("document.querySelector('[data-testid=panel-replay-status]').dataset.state"),
-        "done",
-        "{}",
-        panel.visible_text()
-    );
-    assert_eq!(
-        panel.text("[data-testid=panel-replay-extract][data-name=cheapest]"),
-        "cheapest: French press"
-    );
+    panel_replay_done(&panel);
     let seen = seen.lock().unwrap();
     let answered = seen
         .iter()

@@ -9,7 +9,7 @@ use crate::postgres::Cluster;
 use crate::setup;
 use crate::shell::{self, root};
 
-const WASM_CRATES: [&str; 10] = [
+const WASM_CRATES: [&str; 12] = [
     "-p",
     "background-worker",
     "-p",
@@ -20,6 +20,8 @@ const WASM_CRATES: [&str; 10] = [
     "prompt-studio",
     "-p",
     "workflows-page",
+    "-p",
+    "page-port",
 ];
 
 pub fn run() -> Result<(), String> {

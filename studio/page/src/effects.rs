@@ -7,8 +7,8 @@ use gloo::events::EventListener;
 use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
-use crate::port::WorkerPort;
 use crate::state::{Action, Effect, Route, Studio};
+use page_port::WorkerPort;
 
 type Dispatch = UseReducerDispatcher<Studio>;
 

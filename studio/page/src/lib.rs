@@ -4,13 +4,12 @@
 //! comparisons of variants, and the stored traces with repair telemetry.
 //!
 //! Decisions live in `studio-core` and in the pure transitions of [`state`] (tested
-//! natively); [`effects`] carries out the IO they ask for over [`port`] (the worker) and
+//! natively); [`effects`] carries out the IO they ask for over `page-port` (the worker) and
 //! [`db`] (IndexedDB). Each component is one file under [`components`].
 
 pub mod components;
 pub mod db;
 pub mod effects;
-pub mod port;
 pub mod state;
 
 /// Entry point called by the wasm-bindgen glue when `studio.js` instantiates the module.

@@ -1,29 +1,18 @@
-//! The page's link to the worker: the panel's port, for reflecting and replaying, and the
-//! open tabs a replay can run in. The only module here that knows `chrome.*`.
+//! The page's link to the worker: the port (`page-port`'s), for reflecting and replaying,
+//! and the open tabs a replay can run in. The only module here that knows `chrome.*`.
 
 use js_sys::{Object, Promise, Reflect};
-use protocol::{PANEL_PORT, PanelRequest, TabId, WorkerEvent};
+use protocol::TabId;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::state::TabChoice;
 
+/// The port itself is `page-port`'s, shared with the other extension pages.
+pub use page_port::WorkerPort;
+
 #[wasm_bindgen]
 extern "C" {
-    type Port;
-    type Event;
-
-    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = connect, catch)]
-    fn runtime_connect(info: &JsValue) -> Result<Port, JsValue>;
-    #[wasm_bindgen(method, js_name = postMessage, catch)]
-    fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
-    #[wasm_bindgen(method, getter, js_name = onMessage)]
-    fn on_message(this: &Port) -> Event;
-    #[wasm_bindgen(method, getter, js_name = onDisconnect)]
-    fn on_disconnect(this: &Port) -> Event;
-    #[wasm_bindgen(method, js_name = addListener)]
-    fn add_listener(this: &Event, listener: &JsValue);
-
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
     fn tabs_query(query: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = getCurrent)]
@@ -32,42 +21,6 @@ extern "C" {
     fn tabs_update(tab: TabId, properties: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]
     fn tabs_create(properties: &JsValue) -> Promise;
-}
-
-/// An open port; dropping it drops its listeners.
-pub struct WorkerPort {
-    port: Port,
-    _on_message: Closure<dyn FnMut(JsValue)>,
-    _on_disconnect: Closure<dyn FnMut(JsValue)>,
-}
-
-impl WorkerPort {
-    pub fn connect(
-        on_event: impl Fn(WorkerEvent) + 'static,
-        on_lost: impl Fn() + 'static,
-    ) -> Option<WorkerPort> {
-        let info = Object::new();
-        let _ = Reflect::set(&info, &"name".into(), &PANEL_PORT.into());
-        let port = runtime_connect(&info).ok()?;
-        let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
-            if let Ok(event) = serde_wasm_bindgen::from_value::<WorkerEvent>(message) {
-                on_event(event);
-            }
-        });
-        let on_disconnect = Closure::<dyn FnMut(JsValue)>::new(move |_| on_lost());
-        port.on_message().add_listener(on_message.as_ref());
-        port.on_disconnect().add_listener(on_disconnect.as_ref());
-        Some(WorkerPort { port, _on_message: on_message, _on_disconnect: on_disconnect })
-    }
-
-    pub fn send(&self, request: &PanelRequest) -> bool {
-        let value = serde::Serialize::serialize(
-            request,
-            &serde_wasm_bindgen::Serializer::json_compatible(),
-        )
-        .unwrap_or(JsValue::NULL);
-        self.port.post_message(&value).is_ok()
-    }
 }
 
 /// The open tabs but this page's. Without the `tabs` permission (which the extension does

@@ -1,5 +1,7 @@
-//! The Studio's link to the background worker: a `chrome.runtime` port, as the side panel
-//! has. The only module here that knows `chrome.*`.
+//! An extension page's link to the background worker: a `chrome.runtime` port carrying
+//! [`PanelRequest`]s out and [`WorkerEvent`]s in. The side panel, the Prompt Studio and the
+//! Workflows page all talk to the worker through it; it knows `chrome.runtime` and nothing
+//! of what the pages do.
 
 use js_sys::{Object, Reflect};
 use protocol::{PANEL_PORT, PanelRequest, WorkerEvent};
@@ -23,7 +25,7 @@ extern "C" {
     fn add_listener(this: &Event, listener: &JsValue);
 }
 
-/// An open port; dropping it drops its listeners.
+/// An open port. Dropping it drops the listeners' closures, so keep it as long as the page.
 pub struct WorkerPort {
     port: Port,
     _on_message: Closure<dyn FnMut(JsValue)>,
@@ -31,10 +33,12 @@ pub struct WorkerPort {
 }
 
 impl WorkerPort {
+    /// Connects and calls `on_event` for every event, `on_lost` once if the port closes.
+    /// `None` when the extension can no longer connect (it was reloaded or removed).
     pub fn connect(
         on_event: impl Fn(WorkerEvent) + 'static,
         on_lost: impl Fn() + 'static,
-    ) -> Option<Self> {
+    ) -> Option<WorkerPort> {
         let info = Object::new();
         let _ = Reflect::set(&info, &"name".into(), &PANEL_PORT.into());
         let port = runtime_connect(&info).ok()?;
@@ -52,10 +56,22 @@ impl WorkerPort {
         Some(WorkerPort { port, _on_message: on_message, _on_disconnect: on_disconnect })
     }
 
+    /// Posts a request; returns false if the port is already closed.
     pub fn send(&self, request: &PanelRequest) -> bool {
         let value = request
             .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
             .unwrap_or(JsValue::NULL);
         self.port.post_message(&value).is_ok()
     }
+}
+
+/// Whether this page still belongs to a live extension. A port also closes when Chrome stops
+/// an idle worker, and then connecting again starts it; after the extension is reloaded or
+/// updated, `chrome.runtime.id` is gone and only reopening the page helps.
+pub fn extension_alive() -> bool {
+    let get = |object: &JsValue, key: &str| Reflect::get(object, &key.into()).ok();
+    get(&js_sys::global(), "chrome")
+        .and_then(|chrome| get(&chrome, "runtime"))
+        .and_then(|runtime| get(&runtime, "id"))
+        .is_some_and(|id| id.is_string())
 }
