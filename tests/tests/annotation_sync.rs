@@ -2,95 +2,12 @@
 //! in a temp folder): the first push, the pull into the second profile, an offline queue,
 //! and a conflict that a person resolves without anything being overwritten silently.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+mod support;
 
 use e2e::annotation::*;
 use e2e::browser::{Browser, Page};
-use e2e::http;
-use serde_json::{Value, json};
-use sync_server::auth::{Role, add_user};
-use sync_server::store::Store;
-
-/// The sync server in a thread of its own, stopped on drop.
-struct SyncServer {
-    addr: SocketAddr,
-    tokens: HashMap<&'static str, String>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl SyncServer {
-    fn start() -> SyncServer {
-        let dir = e2e::workspace_root().join(format!("target/tmp/sync-e2e-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}/sync.db", dir.display());
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let store = Store::connect(&url).await.expect("the sync database");
-                let mut tokens = HashMap::new();
-                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
-                    tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
-                }
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                ready_tx.send((listener.local_addr().unwrap(), tokens)).unwrap();
-                let shutdown = async {
-                    let _ = shutdown_rx.await;
-                };
-                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
-                    .await
-                    .unwrap();
-            });
-        });
-        let (addr, tokens) =
-            ready_rx.recv_timeout(Duration::from_secs(60)).expect("the sync server starts");
-        SyncServer { addr, tokens, shutdown: Some(shutdown_tx), thread: Some(thread) }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn get(&self, user: &str, path: &str) -> http::Response {
-        let auth = format!("Bearer {}", self.tokens[user]);
-        http::request("GET", &format!("{}{path}", self.url()), &[("Authorization", &auth)], "")
-    }
-
-    /// Polls the server until `test` holds for `path`'s JSON.
-    fn wait_for(&self, user: &str, path: &str, what: &str, test: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let response = self.get(user, path);
-            if response.status == 200 && test(&response.json()) {
-                return response.json();
-            }
-            if Instant::now() > deadline {
-                panic!("the server never had {what}: {} {}", response.status, response.body);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for SyncServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.shutdown.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
+use serde_json::json;
+use support::sync_server::SyncServer;
 
 fn configure_sync(page: &Page, endpoint: &str, token: &str) {
     page.click("[data-testid=sync-state]");
@@ -114,7 +31,7 @@ fn thought1_on_server(server: &SyncServer, text: &'static str) {
 
 #[test]
 fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person() {
-    let server = SyncServer::start();
+    let server = SyncServer::start("sync-e2e");
 
     // Profile A captured the run; it works offline until the server is reachable.
     let mut browser_a = Browser::launch();

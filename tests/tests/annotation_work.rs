@@ -4,14 +4,14 @@
 //! reviewer on the step and in the list's filter; misspelled thoughts lower the quality the
 //! list filters on; and a run only the sync server holds opens by its URL.
 
-use std::collections::HashMap;
-use std::net::SocketAddr;
+mod support;
+
 use std::time::{Duration, Instant};
 
 use e2e::annotation::*;
 use e2e::browser::{Browser, Page};
-use e2e::http;
 use serde_json::{Value, json};
+use support::sync_server::SyncServer;
 
 /// Reloads the tab as a person would, answering the browser's "Leave site?" that unsaved
 /// edits raise. Returns whether that question was asked.
@@ -285,76 +285,6 @@ fn a_misspelled_thought_lowers_the_quality_and_the_filter_drops_the_run() {
         page.eval("!!document.querySelector('[data-testid=run-row][data-run=clean]')"),
         true
     );
-}
-
-/// The sync server in a thread of its own, on loopback and SQLite, stopped on drop.
-struct SyncServer {
-    addr: SocketAddr,
-    tokens: HashMap<&'static str, String>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl SyncServer {
-    fn start(name: &str) -> SyncServer {
-        use sync_server::auth::{Role, add_user};
-        let dir = e2e::workspace_root().join(format!("target/tmp/{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}/sync.db", dir.display());
-        let (ready, started) = std::sync::mpsc::channel();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let store = sync_server::store::Store::connect(&url).await.unwrap();
-                let mut tokens = HashMap::new();
-                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
-                    tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
-                }
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                ready.send((listener.local_addr().unwrap(), tokens)).unwrap();
-                let shutdown = async {
-                    let _ = stopped.await;
-                };
-                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
-                    .await
-                    .unwrap();
-            });
-        });
-        let (addr, tokens) = started.recv_timeout(Duration::from_secs(60)).expect("the server");
-        SyncServer { addr, tokens, stop: Some(stop), thread: Some(thread) }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    fn put(&self, user: &str, path: &str, body: &Value) -> http::Response {
-        let auth = format!("Bearer {}", self.tokens[user]);
-        let body = body.to_string();
-        let headers = [
-            ("Authorization", auth.as_str()),
-            ("Content-Type", "application/json"),
-            ("If-None-Match", "*"),
-        ];
-        http::request("PUT", &format!("{}{path}", self.url()), &headers, &body)
-    }
-}
-
-impl Drop for SyncServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
 }
 
 /// `record` with only `keys`.

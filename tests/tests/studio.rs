@@ -4,6 +4,8 @@
 //! it (a schema violation highlighted, then its repair), compares variants A and B on
 //! three captured steps, and opens a step's traces from the annotation page and back.
 
+mod support;
+
 use e2e::agent::replies::{navigate, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::annotation::{choose, replace_text, stored};
@@ -12,6 +14,7 @@ use e2e::fixtures::FixtureSites;
 use e2e::listed;
 use e2e::llm::{Reply, ScriptedLlm};
 use serde_json::{Value, json};
+use support::sync_server::SyncServer;
 
 const EDIT: &str = "STUDIO EDIT: keep each thought to one sentence.";
 
@@ -337,75 +340,6 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
     page.screenshot(&e2e::workspace_root().join("target/tmp/studio-pipeline.png"));
 }
 
-/// The sync server in a thread of its own (SQLite in a temp folder), stopped on drop.
-struct SyncServer {
-    url: String,
-    tokens: std::collections::HashMap<&'static str, String>,
-    shutdown: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl SyncServer {
-    fn start() -> SyncServer {
-        use sync_server::auth::{Role, add_user};
-        let dir =
-            e2e::workspace_root().join(format!("target/tmp/studio-sync-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}/sync.db", dir.display());
-        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
-        let (shutdown_tx, shutdown_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .unwrap();
-            runtime.block_on(async move {
-                let store =
-                    sync_server::store::Store::connect(&url).await.expect("the sync database");
-                let mut tokens = std::collections::HashMap::new();
-                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
-                    tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
-                }
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-                ready_tx.send((listener.local_addr().unwrap(), tokens)).unwrap();
-                let shutdown = async {
-                    let _ = shutdown_rx.await;
-                };
-                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
-                    .await
-                    .unwrap();
-            });
-        });
-        let (addr, tokens) = ready_rx
-            .recv_timeout(std::time::Duration::from_secs(60))
-            .expect("the sync server starts");
-        SyncServer {
-            url: format!("http://{addr}"),
-            tokens,
-            shutdown: Some(shutdown_tx),
-            thread: Some(thread),
-        }
-    }
-
-    fn get(&self, user: &str, path: &str) -> e2e::http::Response {
-        let auth = format!("Bearer {}", self.tokens[user]);
-        e2e::http::request("GET", &format!("{}{path}", self.url), &[("Authorization", &auth)], "")
-    }
-}
-
-impl Drop for SyncServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.shutdown.take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 #[test]
 fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_configured_paths() {
     use e2e::annotation::{allow_downloads, open_annotation, wait_for_download};
@@ -457,9 +391,9 @@ fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_
     assert!(traces.iter().any(|t| t["promptId"] == "navigator"
         && t["prompt"]["system"].as_str().unwrap().contains("[redacted]")));
 
-    let server = SyncServer::start();
+    let server = SyncServer::start("studio-sync");
     page.click("[data-testid=sync-state]");
-    replace_text(&page, "[data-testid=sync-endpoint]", &server.url);
+    replace_text(&page, "[data-testid=sync-endpoint]", &server.url());
     replace_text(&page, "[data-testid=sync-token]", &server.tokens["ann"]);
     page.click("[data-testid=sync-save]");
     page.wait_for(
