@@ -611,6 +611,7 @@ fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
         panel.text("[data-testid=panel-replay-question]"),
         "Should I sort by the lowest price first?"
     );
+    assert!(panel.text("[data-testid=status]").contains("Replay needs you"), "the header says so");
     // A look at the question as a person sees it (the panel must be in front to be drawn).
     panel.call("Page.bringToFront", json!({})).unwrap();
     panel.screenshot(&e2e::workspace_root().join("target/tmp/replay-question.png"));

@@ -216,6 +216,7 @@ pub fn app() -> Html {
                 {phase}
                 step={state.task.step}
                 pause_requested={state.task.pause_requested}
+                replay={state.workflows.pill()}
                 spend={state.task.spend}
                 annotation={state.task.annotation_link()}
                 view={state.view}

@@ -13,6 +13,8 @@ pub struct StatusBarProps {
     pub phase: Phase,
     pub step: u32,
     pub pause_requested: bool,
+    /// A live replay's status for the pill.
+    pub replay: Option<String>,
     pub spend: Spend,
     pub annotation: Option<String>,
     pub view: View,
@@ -49,7 +51,7 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
         <header class="status-bar">
             <div class="bar-row">
                 <h1>{ "AlphaScout" }</h1>
-                <StatusPill phase={props.phase} step={props.step} pause_requested={props.pause_requested} />
+                <StatusPill phase={props.phase} step={props.step} pause_requested={props.pause_requested} replay={props.replay.clone()} />
                 <span class="spacer"></span>
                 <button type="button" class="ghost" data-testid="new-chat" aria-label="New chat" title={new_chat_title}
                     disabled={!props.can_start_over} onclick={props.on_new_chat.reform(|_: MouseEvent| ())}>

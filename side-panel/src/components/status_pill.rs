@@ -8,12 +8,18 @@ pub struct StatusPillProps {
     /// Steps taken so far.
     pub step: u32,
     pub pause_requested: bool,
+    /// A live replay's own status, shown while no task is active.
+    #[prop_or_default]
+    pub replay: Option<String>,
 }
 
 /// Where the task stands, in colour and words.
 #[function_component(StatusPill)]
 pub fn status_pill(props: &StatusPillProps) -> Html {
     let label = match props.phase {
+        Phase::Idle | Phase::Done | Phase::Failed | Phase::Cancelled if props.replay.is_some() => {
+            props.replay.clone().unwrap_or_default()
+        }
         Phase::Idle => "Idle".to_owned(),
         Phase::Starting => "Starting…".to_owned(),
         Phase::Running if props.pause_requested => "Pausing…".to_owned(),

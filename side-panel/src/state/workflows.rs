@@ -48,6 +48,20 @@ impl WorkflowMenu {
         ours
     }
 
+    /// What the header says of a live replay (the task pill would say "Idle").
+    pub fn pill(&self) -> Option<String> {
+        let replay = self.replay.as_ref().filter(|r| r.is_live())?;
+        Some(match (replay.status.as_str(), &replay.question) {
+            ("paused", Some(_)) => "Replay needs you".to_owned(),
+            ("paused", None) => "Replay paused".to_owned(),
+            _ => format!(
+                "Replaying · subtask {} of {}",
+                (replay.subtask + 1).min(replay.subtasks),
+                replay.subtasks
+            ),
+        })
+    }
+
     pub fn listed(&mut self, id: u32, workflows: Vec<WorkflowSummary>) {
         self.asked.retain(|a| *a != id);
         self.list = Some(workflows);
@@ -234,6 +248,7 @@ mod tests {
         assert_eq!(state.outbox.len(), before);
         let state = act(state, WorkflowAction::Draft("  The large one ".into()));
         let state = act(state, WorkflowAction::Send);
+        assert_eq!(state.workflows.pill().as_deref(), Some("Replay needs you"));
         let Some(PanelRequest::ReplayMessage { run_id, text, .. }) = state.outbox.last().cloned()
         else {
             panic!("{:?}", state.outbox)
@@ -246,6 +261,7 @@ mod tests {
             id: None,
             replay: Some(Box::new(ended)),
         }));
+        assert_eq!(state.workflows.pill(), None, "an ended replay leaves the task's pill");
         let state = act(state, WorkflowAction::Draft("more".into()));
         let before = state.outbox.len();
         assert_eq!(act(state, WorkflowAction::Send).outbox.len(), before);
