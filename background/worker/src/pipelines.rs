@@ -17,7 +17,6 @@ use agent_engine::prompts::PromptSet;
 use agent_engine::providers::Usage;
 use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
 use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use protocol::agent::TaskStatus;
 use protocol::settings::Settings;
 use protocol::studio::{PipelineProblem, StoredPipeline};
@@ -30,7 +29,7 @@ use wasm_bindgen_futures::JsFuture;
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock};
 use crate::http::FetchHttp;
-use crate::store::Store;
+use crate::store::{Store, put_record};
 
 /// Runs in flight (by the request that started them), and runs of versions not stored
 /// yet, so a save right after a test run still counts it at the publish gate.
@@ -175,7 +174,7 @@ impl WorkerTools<'_> {
         let worker = self.worker;
         let flows = &worker.workflows;
         let refused = |message: String| ToolFailure { message, recoverable: false };
-        let listed = match flows.list(0).await.map_err(failed)? {
+        let listed = match flows.list(worker, 0).await.map_err(failed)? {
             WorkerEvent::Workflows { workflows, .. } => workflows,
             _ => Vec::new(),
         };
@@ -341,21 +340,21 @@ pub async fn run(
         };
         store.put_trace(&llm).await.map_err(|e| format!("A step's trace was not stored: {e}"))?;
     }
-    remember_run(worker, &run).await?;
+    remember_run(worker, store, &run).await?;
     let value = serde_json::to_value(&run).map_err(|e| e.to_string())?;
     Ok(WorkerEvent::PipelineResult { id, run: value })
 }
 
 /// Keeps the run with the stored version of the same hash, or in memory until one is saved.
-async fn remember_run(worker: &Worker, run: &PipelineRun) -> Result<(), String> {
-    let rows = stored().await?;
+async fn remember_run(worker: &Worker, store: &Store, run: &PipelineRun) -> Result<(), String> {
+    let rows = stored(store).await?;
     let value = serde_json::to_value(run).map_err(|e| e.to_string())?;
     match rows.into_iter().filter(|r| r.hash == run.pipeline_hash).max_by_key(|r| r.version) {
         Some(mut row) => {
             row.runs.push(value);
             let excess = row.runs.len().saturating_sub(KEPT_RUNS);
             row.runs.drain(..excess);
-            put(&row).await
+            put(store, &row).await
         }
         None => {
             let mut unsaved = worker.pipelines.unsaved_runs.borrow_mut();
@@ -376,7 +375,7 @@ pub async fn run_published(
     input: Value,
     tab: TabId,
 ) -> Result<WorkerEvent, String> {
-    let rows = stored().await?;
+    let rows = stored(store).await?;
     let Some(row) =
         rows.into_iter().filter(|r| r.id == name && r.published).max_by_key(|r| r.version)
     else {
@@ -411,7 +410,7 @@ pub async fn save(
     publish: bool,
 ) -> Result<WorkerEvent, String> {
     let (_, prompts) = settings(store).await?;
-    let rows = stored().await?;
+    let rows = stored(store).await?;
     let mut runs: Vec<PipelineRun> = rows
         .iter()
         .flat_map(|r| r.runs.iter())
@@ -451,7 +450,7 @@ pub async fn save(
         published: publish,
         runs: own_runs.into_iter().rev().collect(),
     };
-    put(&row).await?;
+    put(store, &row).await?;
     Ok(WorkerEvent::PipelineSaved {
         id,
         version,
@@ -461,12 +460,12 @@ pub async fn save(
     })
 }
 
-pub async fn list(id: u32) -> Result<WorkerEvent, String> {
-    Ok(WorkerEvent::Pipelines { id, pipelines: stored().await? })
+pub async fn list(store: &Store, id: u32) -> Result<WorkerEvent, String> {
+    Ok(WorkerEvent::Pipelines { id, pipelines: stored(store).await? })
 }
 
-async fn stored() -> Result<Vec<StoredPipeline>, String> {
-    let db = capture_db::open().await?;
+async fn stored(store: &Store) -> Result<Vec<StoredPipeline>, String> {
+    let db = store.database();
     let read = async {
         let tx = db.transaction(capture_db::PIPELINES).build()?;
         let values = tx.object_store(capture_db::PIPELINES)?.get_all::<JsValue>().await?;
@@ -476,16 +475,8 @@ async fn stored() -> Result<Vec<StoredPipeline>, String> {
     Ok(values.into_iter().filter_map(|v| serde_wasm_bindgen::from_value(v).ok()).collect())
 }
 
-async fn put(row: &StoredPipeline) -> Result<(), String> {
-    let db = capture_db::open().await?;
-    let write = async {
-        let tx = db
-            .transaction([capture_db::PIPELINES])
-            .with_mode(TransactionMode::Readwrite)
-            .build()?;
-        tx.object_store(capture_db::PIPELINES)?.put(capture_db::encode(row)?).await?;
-        tx.commit().await?;
-        Ok::<_, Box<dyn std::error::Error>>(())
-    };
-    write.await.map_err(|e| format!("The pipeline was not stored: {e}"))
+async fn put(store: &Store, row: &StoredPipeline) -> Result<(), String> {
+    put_record(&store.database(), capture_db::PIPELINES, None, row)
+        .await
+        .map_err(|e| format!("The pipeline was not stored: {e}"))
 }

@@ -115,15 +115,11 @@ impl Recorder {
         worker.ports.broadcast(&self.answer(None));
     }
 
-    async fn store(&self) -> Result<Rc<RecordingStore>, String> {
+    async fn store(&self, worker: &Worker) -> Result<Rc<RecordingStore>, String> {
         if let Some(store) = self.store.borrow().clone() {
             return Ok(store);
         }
-        let store = Rc::new(
-            RecordingStore::open()
-                .await
-                .map_err(|error| format!("Storage is unavailable: {error}"))?,
-        );
+        let store = Rc::new(RecordingStore::new(&*worker.tasks.store().await?));
         *self.store.borrow_mut() = Some(store.clone());
         Ok(store)
     }
@@ -148,7 +144,7 @@ impl Recorder {
         if let Some(a) = self.active.borrow().as_ref() {
             return Err(format!("Already recording tab {}: stop that recording first.", a.tab));
         }
-        let store = self.store().await?;
+        let store = self.store(worker).await?;
         let script = install(worker, tab).await.map_err(|e| e.to_string())?;
         let page = page_agent::evaluate(&worker.sessions, tab, "alphascout.describe()")
             .await
@@ -209,7 +205,7 @@ impl Recorder {
             return Err("Nothing is being recorded.".into());
         };
         self.inbox.borrow_mut().clear();
-        let store = self.store().await?;
+        let store = self.store(worker).await?;
         let tab = active.tab;
         let end = capture(worker, tab, &store).await.ok().map(|(_, key)| key);
         let end_page_state = page_text(worker, tab).await;
@@ -352,7 +348,7 @@ impl Recorder {
                         }
                         continue;
                     }
-                    let shot = match self.store().await {
+                    let shot = match self.store(worker).await {
                         Ok(store) => capture(worker, tab, &store).await,
                         Err(error) => Err(error),
                     };
@@ -434,7 +430,7 @@ impl Recorder {
         }
         let raw: RawEvent = serde_json::from_value(event)
             .map_err(|error| format!("The page reported an event that cannot be read: {error}"))?;
-        let store = self.store().await?;
+        let store = self.store(worker).await?;
         let switch = match raw.input {
             RawInput::TabSwitch { to_tab } => Some(to_tab),
             _ => None,
@@ -467,7 +463,7 @@ impl Recorder {
             return Ok(());
         };
         // A restart picks the recording up in the tab it is in now.
-        let store = self.store().await?;
+        let store = self.store(worker).await?;
         if let Some(mut row) = store.recordings().await?.into_iter().find(|r| r.recording.id == id)
         {
             row.tab_id = to;
@@ -511,7 +507,7 @@ impl Recorder {
             }
             RecordingNote::Extract { query, candidates } => {
                 // The screen as it is while the person asks: what to read the value off.
-                let store = self.store().await?;
+                let store = self.store(worker).await?;
                 let shot = capture(worker, tab, &store).await.ok();
                 let text = page_text(worker, tab).await;
                 if let (Some(shot), Some(a)) = (&shot, self.active.borrow_mut().as_mut()) {
@@ -552,7 +548,7 @@ impl Recorder {
     }
 
     async fn pick_up(&self, worker: &Rc<Worker>) -> Result<(), String> {
-        let store = self.store().await?;
+        let store = self.store(worker).await?;
         let Some(row) = store.recordings().await?.into_iter().rev().find(|r| r.status == RECORDING)
         else {
             return Ok(());
@@ -723,7 +719,7 @@ async fn sleep(ms: f64) {
 /// would, with its raw events and JSONL.
 pub async fn debug(worker: &Worker, id: Option<String>) -> JsValue {
     let read = async {
-        let store = worker.recorder.store().await?;
+        let store = worker.recorder.store(worker).await?;
         let rows = store.recordings().await?;
         let row = match &id {
             Some(id) => rows.into_iter().find(|r| &r.recording.id == id),

@@ -7,8 +7,6 @@
 //! the moment it arrives; Stop folds them into `steps`. Screenshots are JPEG blobs keyed by
 //! their SHA-256, as the agent's are.
 
-use std::error::Error;
-
 use agent_engine::workflow::recording::{RawEvent, Recording};
 use capture_db::{RECORDING_EVENTS, RECORDINGS, SCREENSHOTS, encode};
 use indexed_db_futures::database::Database;
@@ -18,12 +16,10 @@ use protocol::TabId;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
-use crate::chrome::error_message;
+use crate::store::{Cause, Store, decode, jpeg};
 
 pub const RECORDING: &str = "recording";
 pub const STOPPED: &str = "stopped";
-
-type Cause = Box<dyn Error>;
 
 /// One `recordings` row.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,8 +48,9 @@ pub struct RecordingStore {
 }
 
 impl RecordingStore {
-    pub async fn open() -> Result<RecordingStore, String> {
-        Ok(RecordingStore { db: capture_db::open().await? })
+    /// On the worker's one connection ([`Store::database`]).
+    pub fn new(store: &Store) -> RecordingStore {
+        RecordingStore { db: store.database() }
     }
 
     pub async fn put_recording(&self, row: &RecordingRow) -> Result<(), String> {
@@ -102,7 +99,7 @@ impl RecordingStore {
             let values = tx.object_store(RECORDINGS)?.get_all::<JsValue>().await?;
             let mut rows = Vec::new();
             for value in values {
-                match from_js::<RecordingRow>(value?) {
+                match decode::<RecordingRow>(value?) {
                     Ok(row) => rows.push(row),
                     Err(error) => crate::chrome::log(&format!("unreadable recording: {error}")),
                 }
@@ -121,7 +118,7 @@ impl RecordingStore {
             let index = store.index("recordingId")?;
             let mut rows = Vec::new();
             for value in index.get_all::<JsValue>().with_query(recording_id).await? {
-                match from_js::<EventRow>(value?) {
+                match decode::<EventRow>(value?) {
                     Ok(row) => rows.push(row),
                     Err(error) => {
                         crate::chrome::log(&format!("unreadable recorded event: {error}"))
@@ -138,19 +135,6 @@ impl RecordingStore {
 /// Through `serde_json`, which handles the flattened fields.
 fn to_js(value: &impl Serialize) -> Result<JsValue, Cause> {
     Ok(encode(&serde_json::to_value(value)?)?)
-}
-
-fn from_js<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, Cause> {
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)?;
-    Ok(serde_json::from_value(json)?)
-}
-
-fn jpeg(bytes: &[u8]) -> Result<web_sys::Blob, String> {
-    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
-    let options = web_sys::BlobPropertyBag::new();
-    options.set_type("image/jpeg");
-    web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options)
-        .map_err(|error| error_message(&error))
 }
 
 fn failed(what: String) -> impl FnOnce(Cause) -> String {

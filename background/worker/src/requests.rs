@@ -142,7 +142,10 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             Ok(store) => crate::pipelines::save(worker, &store, id, &text, publish).await,
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
-        PanelRequest::ListPipelines { id } => crate::pipelines::list(id).await,
+        PanelRequest::ListPipelines { id } => match tasks.store().await {
+            Ok(store) => crate::pipelines::list(&store, id).await,
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
         PanelRequest::StartRecording { id, tab_id } => {
             worker.recorder.start(worker, id, tab_id).await
         }
@@ -163,7 +166,7 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             worker.workflows.message(worker, id, &run_id, text).await
         }
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
-        PanelRequest::ListWorkflows { id } => worker.workflows.list(id).await,
+        PanelRequest::ListWorkflows { id } => worker.workflows.list(worker, id).await,
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }

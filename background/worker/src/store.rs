@@ -37,7 +37,7 @@ const KEYS_KEY: &str = "keys";
 const FAVOURITES_KEY: &str = "favourites";
 
 /// Whatever went wrong inside one operation; the public methods say which operation.
-type Cause = Box<dyn Error>;
+pub(crate) type Cause = Box<dyn Error>;
 
 /// The open `alphascout` database.
 pub struct Store {
@@ -49,6 +49,12 @@ impl Store {
     pub async fn open() -> Result<Store, String> {
         let db = capture_db::open().await?;
         Ok(Store { db })
+    }
+
+    /// The worker's one connection, for the modules that keep their own stores (recordings,
+    /// workflows, prompt versions, pipelines): IndexedDB is opened once per worker.
+    pub fn database(&self) -> Database {
+        self.db.clone()
     }
 
     pub async fn put_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
@@ -249,17 +255,7 @@ impl Store {
         key: Option<&str>,
         record: &impl Serialize,
     ) -> Result<(), Cause> {
-        let value = encode(record)?;
-        let tx = self.writer(&[name])?;
-        let store = tx.object_store(name)?;
-        match key {
-            Some(key) => {
-                store.put(value).with_key(key).await?;
-            }
-            None => store.put(value).await?,
-        }
-        tx.commit().await?;
-        Ok(())
+        put_record(&self.db, name, key, record).await
     }
 
     /// A readwrite transaction. It rolls back when dropped uncommitted, so `?` undoes a
@@ -291,8 +287,36 @@ fn decode_checkpoint(key: &str, value: JsValue) -> Result<Checkpoint, Unreadable
     read
 }
 
+/// A stored plain object read back as `T` through JSON, so serde's own rules (defaults,
+/// flattening, tags) apply as they do everywhere else.
+pub(crate) fn decode<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, Cause> {
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)?;
+    Ok(serde_json::from_value(json)?)
+}
+
+/// Puts one record in store `name` (under `key` when the store's keys are out-of-line), in a
+/// transaction of its own.
+pub(crate) async fn put_record(
+    db: &Database,
+    name: &str,
+    key: Option<&str>,
+    record: &impl Serialize,
+) -> Result<(), Cause> {
+    let value = encode(record)?;
+    let tx = db.transaction(name).with_mode(TransactionMode::Readwrite).build()?;
+    let store = tx.object_store(name)?;
+    match key {
+        Some(key) => {
+            store.put(value).with_key(key).await?;
+        }
+        None => store.put(value).await?,
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
 /// A JPEG `Blob` holding a copy of `bytes`.
-fn jpeg(bytes: &[u8]) -> Result<web_sys::Blob, String> {
+pub(crate) fn jpeg(bytes: &[u8]) -> Result<web_sys::Blob, String> {
     let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type("image/jpeg");

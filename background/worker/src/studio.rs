@@ -52,15 +52,15 @@ pub async fn save(store: &Store, id: u32, edits: PromptEdits) -> Result<WorkerEv
     let saved: BTreeMap<&String, &String> =
         edits.iter().filter_map(|(path, text)| Some((path, text.as_ref()?))).collect();
     if !saved.is_empty() {
-        keep_versions(saved).await?;
+        keep_versions(store, saved).await?;
     }
     Ok(WorkerEvent::PromptOverrides { id, overrides: settings.prompt_overrides })
 }
 
 /// `{path, number, text, savedAt}` rows, numbered per path from 1.
-async fn keep_versions(saved: BTreeMap<&String, &String>) -> Result<(), String> {
+async fn keep_versions(store: &Store, saved: BTreeMap<&String, &String>) -> Result<(), String> {
     let failed = |e: &dyn std::fmt::Display| format!("The prompt versions were not kept: {e}");
-    let db = capture_db::open().await?;
+    let db = store.database();
     let saved_at = agent_engine::run::iso8601(js_sys::Date::now());
     let write = async {
         let tx = db

@@ -4,20 +4,18 @@
 //! `capture-db`'s; runs, steps and traces go through [`crate::store::Store`] like a task's.
 
 use std::collections::BTreeMap;
-use std::error::Error;
 
 use agent_engine::workflow::recording::Recording;
 use agent_engine::workflow::schema::Workflow;
-use capture_db::{RECORDINGS, REPLAYS, SCREENSHOTS, STEPS, WORKFLOWS, encode};
+use capture_db::{RECORDINGS, REPLAYS, SCREENSHOTS, STEPS, WORKFLOWS};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-type Cause = Box<dyn Error>;
+use crate::store::{Cause, Store, decode, put_record};
 
 pub struct WorkflowDb {
     db: Database,
@@ -27,14 +25,10 @@ fn failed(what: &str) -> impl FnOnce(Cause) -> String + '_ {
     move |cause| format!("IndexedDB: could not {what}: {cause}")
 }
 
-fn decode<T: DeserializeOwned>(value: JsValue) -> Result<T, Cause> {
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)?;
-    Ok(serde_json::from_value(json)?)
-}
-
 impl WorkflowDb {
-    pub async fn open() -> Result<WorkflowDb, String> {
-        Ok(WorkflowDb { db: capture_db::open().await? })
+    /// On the worker's one connection ([`Store::database`]).
+    pub fn new(store: &Store) -> WorkflowDb {
+        WorkflowDb { db: store.database() }
     }
 
     /// A stopped recording, or why it cannot be reflected.
@@ -163,16 +157,6 @@ impl WorkflowDb {
         key: Option<&str>,
         record: &impl Serialize,
     ) -> Result<(), Cause> {
-        let value = encode(record)?;
-        let tx = self.db.transaction(name).with_mode(TransactionMode::Readwrite).build()?;
-        let store = tx.object_store(name)?;
-        match key {
-            Some(key) => {
-                store.put(value).with_key(key).await?;
-            }
-            None => store.put(value).await?,
-        }
-        tx.commit().await?;
-        Ok(())
+        put_record(&self.db, name, key, record).await
     }
 }

@@ -103,12 +103,11 @@ pub struct Workflows {
 }
 
 impl Workflows {
-    async fn db(&self) -> Result<Rc<WorkflowDb>, String> {
+    async fn db(&self, worker: &Worker) -> Result<Rc<WorkflowDb>, String> {
         if let Some(db) = self.db.borrow().clone() {
             return Ok(db);
         }
-        let db =
-            Rc::new(WorkflowDb::open().await.map_err(|e| format!("Storage is unavailable: {e}"))?);
+        let db = Rc::new(WorkflowDb::new(&*worker.tasks.store().await?));
         Ok(self.db.borrow_mut().get_or_insert(db).clone())
     }
 
@@ -138,7 +137,7 @@ impl Workflows {
     /// After a (re)start: a replay stored as running was cut off; it comes back paused.
     pub async fn restore(worker: Rc<Worker>) {
         let flows = &worker.workflows;
-        let db = match flows.db().await {
+        let db = match flows.db(&worker).await {
             Ok(db) => db,
             Err(error) => return chrome::log(&error),
         };
@@ -183,7 +182,7 @@ impl Workflows {
         id: u32,
         recording_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let db = self.db().await?;
+        let db = self.db(worker).await?;
         let recording = db.stopped_recording(recording_id).await?;
         if recording.steps.is_empty() {
             return Err(ReflectError::Empty.to_string());
@@ -228,7 +227,7 @@ impl Workflows {
         if self.current.borrow().as_ref().is_some_and(|r| r.state.status == ReplayStatus::Paused) {
             return Err("A replay is paused: resume or stop it before starting another.".into());
         }
-        let db = self.db().await?;
+        let db = self.db(worker).await?;
         let workflow = db.workflow(workflow_id, version).await?;
         let input = workflow.for_replay(params).map_err(|problems| {
             let list: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
@@ -267,8 +266,8 @@ impl Workflows {
     }
 
     /// Every workflow's latest version with its replay form's fields.
-    pub async fn list(&self, id: u32) -> Result<WorkerEvent, String> {
-        let workflows = self.db().await?.latest_workflows().await?;
+    pub async fn list(&self, worker: &Worker, id: u32) -> Result<WorkerEvent, String> {
+        let workflows = self.db(worker).await?.latest_workflows().await?;
         let workflows = workflows
             .into_iter()
             .map(|w| WorkflowSummary {
@@ -343,7 +342,7 @@ impl Workflows {
         if row.state.status != ReplayStatus::Paused {
             return Err("That replay has ended.".into());
         }
-        let db = self.db().await?;
+        let db = self.db(worker).await?;
         let store = worker.tasks.store().await?;
         match action {
             ReplayControl::Pause => {}
