@@ -35,6 +35,14 @@ fn model() -> (ScriptedLlm, Seen) {
     (llm, seen)
 }
 
+/// The scripted model configured, the fixture shop's recording seeded and reflected: the
+/// new workflow's id.
+fn reflected(browser: &mut Browser, sites: &FixtureSites, llm: &ScriptedLlm) -> String {
+    browser.configure_agent(settings(llm.base_url()));
+    workflows::seed_recording(browser, sites);
+    workflows::reflect(browser)
+}
+
 /// Sets a field's value as typing would, and leaves it (`input`, then `change`).
 fn set_field(page: &Page, selector: &str, value: &str) {
     page.wait_for(&format!("document.querySelector({})", json!(selector)), selector);
@@ -204,9 +212,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
             Prompt::Other => Reply::error(400, "not a workflow prompt"),
         }
     });
-    browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = workflows::reflect(&mut browser);
+    let workflow_id = reflected(&mut browser, &sites, &llm);
     workflows::save_with_dependency(&mut browser, &workflow_id);
 
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
@@ -283,20 +289,23 @@ fn replay_from_the_panel(
     llm: &ScriptedLlm,
     query: &str,
 ) -> (e2e::browser::Tab, Page) {
-    browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(browser, sites);
-    let workflow_id = workflows::reflect(browser);
+    let workflow_id = reflected(browser, sites, llm);
     workflows::save_with_dependency(browser, &workflow_id);
 
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
     let panel = browser.open_side_panel(&tab);
-    let link =
-        panel.eval("document.querySelector('[data-testid=open-workflows]').getAttribute('href')");
-    assert_eq!(link, json!(format!("workflows.html?tabId={}", tab.id)));
     panel.wait_for(
         "!document.querySelector('[data-testid=workflows-menu]').disabled",
         "the panel to connect",
     );
+    // Read once the panel knows its tab: the link names it.
+    panel.wait_for(
+        "document.querySelector('[data-testid=open-workflows]')?.getAttribute('href').includes('tabId=')",
+        "the panel's tab",
+    );
+    let link =
+        panel.eval("document.querySelector('[data-testid=open-workflows]').getAttribute('href')");
+    assert_eq!(link, json!(format!("workflows.html?tabId={}", tab.id)));
     panel.click("[data-testid=workflows-menu]");
     let row = format!("[data-testid=panel-workflow][data-id=\"{workflow_id}\"]");
     panel.wait_for(&format!("document.querySelector('{row}')"), "the workflow in the menu");
@@ -403,9 +412,7 @@ fn versions_roll_back_and_workflows_export_and_import_as_one_json_file() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, _seen) = model();
-    browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = workflows::reflect(&mut browser);
+    let workflow_id = reflected(&mut browser, &sites, &llm);
     let downloads = allow_downloads(&browser, "workflows");
 
     let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
@@ -488,9 +495,7 @@ fn a_replay_pauses_resumes_and_stops_from_the_workflows_page() {
             Prompt::Other => Reply::error(400, "not a workflow prompt"),
         }
     });
-    browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = workflows::reflect(&mut browser);
+    let workflow_id = reflected(&mut browser, &sites, &llm);
     workflows::save_with_dependency(&mut browser, &workflow_id);
 
     let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
@@ -547,9 +552,7 @@ fn a_replay_in_a_background_tab_finishes() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, _seen) = model();
-    browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = workflows::reflect(&mut browser);
+    let workflow_id = reflected(&mut browser, &sites, &llm);
     workflows::save_with_dependency(&mut browser, &workflow_id);
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
     // Another tab in front: the shop tab is hidden for the whole replay.
@@ -639,9 +642,7 @@ fn a_pipeline_step_replays_a_workflow_and_gets_its_extracts() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, _seen) = model();
-    browser.configure_agent(settings(llm.base_url()));
-    workflows::seed_recording(&mut browser, &sites);
-    let workflow_id = workflows::reflect(&mut browser);
+    let workflow_id = reflected(&mut browser, &sites, &llm);
     workflows::save_with_dependency(&mut browser, &workflow_id);
     let shop = browser.open_tab(&sites.url("/shop/index.html"));
     let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", shop.id);
