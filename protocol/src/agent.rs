@@ -154,7 +154,12 @@ pub struct TaskSnapshot {
     pub session_id: String,
     /// The run (one per task or follow-up task) the agent is on.
     pub run_id: String,
+    /// The tab the agent works in now (it may have opened or switched to another).
     pub tab_id: TabId,
+    /// The tab whose panel shows this task: where it was started. A page shows a snapshot
+    /// only in that tab's panel.
+    #[serde(default)]
+    pub panel_tab: Option<TabId>,
     pub task: String,
     pub status: TaskStatus,
     pub step: u32,
@@ -164,6 +169,13 @@ pub struct TaskSnapshot {
     /// The run's telemetry: decisions, pauses, questions, steering, spend per role.
     #[serde(default)]
     pub telemetry: Telemetry,
+}
+
+impl TaskSnapshot {
+    /// Whether the panel of `tab` shows this task (the one it was started from).
+    pub fn shown_in(&self, tab: TabId) -> bool {
+        self.panel_tab.unwrap_or(self.tab_id) == tab
+    }
 }
 
 /// One stored conversation, as the History view lists it.

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod agent;
+pub mod jobs;
 pub mod recording;
 pub mod settings;
 pub mod studio;
@@ -66,9 +67,12 @@ pub enum PanelRequest {
         id: u32,
         session_id: String,
     },
-    /// The current task's snapshot, if any (answered with `task`).
+    /// The snapshot of the task shown in `tab_id`'s panel, if any (answered with `task`).
+    /// Without a tab: the most recently active task.
     CurrentTask {
         id: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<TabId>,
     },
     /// Settings with keys masked (answered with `settings`).
     GetSettings {
@@ -87,12 +91,15 @@ pub enum PanelRequest {
     ListSessions {
         id: u32,
     },
-    /// Makes a stored conversation the current one, so the panel shows it and a message
-    /// continues it. Refused while a task runs; a paused current task stays paused in its
-    /// own checkpoint. Answered with `task` (and the snapshot is broadcast).
+    /// Makes a stored conversation the current one of `tab_id`'s panel, so the panel shows
+    /// it and a message continues it. Refused while that tab's task runs, or while the
+    /// conversation runs in another tab; a paused task the tab showed stays paused in its own
+    /// checkpoint. Answered with `task` (and the snapshot is broadcast).
     OpenSession {
         id: u32,
         session_id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tab_id: Option<TabId>,
     },
     /// Deletes a conversation's chat history (its checkpoint). Captured runs, steps and
     /// traces stay for annotation. Refused for the running task. Answered with `sessions`.
@@ -219,6 +226,16 @@ pub enum PanelRequest {
     ListWorkflows {
         id: u32,
     },
+    /// Every job the worker runs or holds, answered as [`WorkerEvent::Jobs`].
+    ListJobs {
+        id: u32,
+    },
+    /// Stops the job `job_id` (a [`jobs::JobSummary::id`]) whatever its kind; answered with
+    /// `done`, or `failed` when no such job is live.
+    StopJob {
+        id: u32,
+        job_id: String,
+    },
 }
 
 fn yes() -> bool {
@@ -245,7 +262,7 @@ impl PanelRequest {
             | PanelRequest::Pause { id, .. }
             | PanelRequest::Resume { id, .. }
             | PanelRequest::Cancel { id, .. }
-            | PanelRequest::CurrentTask { id }
+            | PanelRequest::CurrentTask { id, .. }
             | PanelRequest::GetSettings { id }
             | PanelRequest::SaveSettings { id, .. }
             | PanelRequest::ListSessions { id }
@@ -270,7 +287,9 @@ impl PanelRequest {
             | PanelRequest::ReplayControl { id, .. }
             | PanelRequest::ReplayMessage { id, .. }
             | PanelRequest::CurrentReplay { id }
-            | PanelRequest::ListWorkflows { id } => *id,
+            | PanelRequest::ListWorkflows { id }
+            | PanelRequest::ListJobs { id }
+            | PanelRequest::StopJob { id, .. } => *id,
         }
     }
 }
@@ -393,6 +412,13 @@ pub enum WorkerEvent {
     Workflows {
         id: u32,
         workflows: Vec<workflow::WorkflowSummary>,
+    },
+    /// Every live job, and those that ended since the worker started; sent on connect, on
+    /// every change, and when asked (`id`).
+    Jobs {
+        #[serde(default)]
+        id: Option<u32>,
+        jobs: Vec<jobs::JobSummary>,
     },
 }
 
@@ -572,7 +598,7 @@ mod tests {
             (json!({"type": "list_sessions", "id": 1}), PanelRequest::ListSessions { id: 1 }),
             (
                 json!({"type": "open_session", "id": 2, "session_id": "s1"}),
-                PanelRequest::OpenSession { id: 2, session_id: "s1".into() },
+                PanelRequest::OpenSession { id: 2, session_id: "s1".into(), tab_id: None },
             ),
             (
                 json!({"type": "delete_session", "id": 3, "session_id": "s1"}),

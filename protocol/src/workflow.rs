@@ -54,8 +54,8 @@ pub struct ReplayProgress {
     pub model_calls: u32,
     /// Model calls the fast path made unnecessary.
     pub calls_saved: u32,
-    /// `running`, `paused`, `cancelled`, `done` or `failed`.
-    pub status: String,
+    /// Running, paused, cancelled, done or failed (as those words on the wire).
+    pub status: crate::jobs::JobStatus,
     /// Why it failed or paused, for a person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
@@ -68,7 +68,7 @@ pub struct ReplayProgress {
 
 impl ReplayProgress {
     pub fn is_live(&self) -> bool {
-        self.status == "running" || self.status == "paused"
+        self.status.is_live()
     }
 }
 
