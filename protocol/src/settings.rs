@@ -252,6 +252,9 @@ pub struct AgentOptions {
     pub state_text_chars: u32,
     /// Template variables replaced by `[redacted]` in stored traces (e.g. `page_state`).
     pub trace_redactions: Vec<String>,
+    /// Jobs (tasks, replays, reflections, pipeline runs) that may run at once, each in its
+    /// own tab.
+    pub max_jobs: u32,
 }
 
 impl Default for AgentOptions {
@@ -269,6 +272,7 @@ impl Default for AgentOptions {
             memory_budget_chars: 6000,
             state_text_chars: 6000,
             trace_redactions: Vec::new(),
+            max_jobs: 3,
         }
     }
 }
@@ -365,6 +369,7 @@ impl Settings {
             ("agent.thinking_interval", agent.thinking_interval, 0, 100),
             ("agent.repair_retries", agent.repair_retries, 0, 5),
             ("agent.repair_budget", agent.repair_budget, 0, 200),
+            ("agent.max_jobs", agent.max_jobs, 1, 10),
         ] {
             if value < min || value > max {
                 problems.push((field.to_owned(), format!("Use a number from {min} to {max}.")));

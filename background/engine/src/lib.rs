@@ -12,6 +12,7 @@ pub mod cdp;
 pub mod detector;
 pub mod executor;
 pub mod firewall;
+pub mod jobs;
 pub mod memory;
 pub mod observe;
 pub mod page_agent;

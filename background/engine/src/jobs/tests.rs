@@ -1,0 +1,3 @@
+//! The job rules (`super`), one test per rule.
+use super::*;
+
