@@ -323,9 +323,12 @@ pub enum WorkerEvent {
     Done {
         id: u32,
     },
-    /// Something happened in a task. Sent to every connected page.
+    /// Something happened in a task or replay. Sent to every connected page; a panel shows
+    /// it only when `panel_tab` is its tab (the tab the job was started from).
     Agent {
         event: agent::AgentEvent,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        panel_tab: Option<TabId>,
     },
     /// Where a task stands: sent on connect, on every status change, and when asked (`id`).
     Task {
