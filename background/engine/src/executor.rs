@@ -260,6 +260,17 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         self.save(cp).await;
     }
 
+    /// Ends the task as failed because of something outside it (its tab was closed), or
+    /// turns a stop that this caused into that failure. Everything captured stays.
+    pub async fn end_failed(&self, cp: &mut Checkpoint, why: &str) {
+        if cp.status.is_finished() && cp.status != TaskStatus::Cancelled {
+            return;
+        }
+        cp.status = TaskStatus::Failed { error: why.to_owned() };
+        self.emit(cp, Actor::System, ExecutionState::TaskFail, EventKind::Error, why);
+        self.save(cp).await;
+    }
+
     /// Starts or continues the task until it pauses or ends.
     pub async fn run(&self, cp: &mut Checkpoint) {
         match &cp.status {
@@ -295,7 +306,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             _ => return,
         }
         self.save(cp).await;
-        let ledger = RepairLedger::with_budget(cp.repairs_left);
+        let ledger = RepairLedger::with_budget(cp.repairs_left).watched(self.control.waits());
         self.run_loop(cp, &ledger).await;
         cp.repairs_left = ledger.remaining();
         self.save(cp).await;

@@ -413,6 +413,15 @@ fn retry_after_ms(response: &HttpResponse) -> Option<f64> {
     value.1.trim().parse::<f64>().ok().map(|secs| secs * 1000.0)
 }
 
+/// A call waiting before its next attempt, because the provider answered 429 or 5xx.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryWait {
+    pub status: u16,
+    pub wait_ms: f64,
+    /// The attempt that follows the wait (2 for the first retry).
+    pub attempt: u32,
+}
+
 /// Sends `chat`, retrying 429 and 5xx with exponential backoff (1 s, 2 s, 4 s … capped at
 /// 30 s) or the server's `Retry-After`, up to `max_retries` times. Dropping the future
 /// cancels the call.
@@ -421,6 +430,18 @@ pub async fn complete(
     clock: &impl Clock,
     config: &ModelConfig,
     chat: &ChatRequest,
+) -> Result<ChatReply, LlmError> {
+    complete_watched(http, clock, config, chat, &|_| {}).await
+}
+
+/// [`complete`], telling `on_wait` when a retry waits (`Some`) and when the wait is over
+/// (`None`), so a person sees why nothing happens meanwhile.
+pub async fn complete_watched(
+    http: &impl Http,
+    clock: &impl Clock,
+    config: &ModelConfig,
+    chat: &ChatRequest,
+    on_wait: &dyn Fn(Option<RetryWait>),
 ) -> Result<ChatReply, LlmError> {
     let request = build_request(config, chat);
     let mut attempt = 0;
@@ -436,7 +457,10 @@ pub async fn complete(
         let retriable = response.status == 429 || response.status >= 500;
         if retriable && attempt <= config.max_retries {
             let backoff = 1000.0 * f64::from(1u32 << (attempt - 1).min(5));
-            clock.sleep(retry_after_ms(&response).unwrap_or(backoff).min(30_000.0)).await;
+            let wait_ms = retry_after_ms(&response).unwrap_or(backoff).min(30_000.0);
+            on_wait(Some(RetryWait { status: response.status, wait_ms, attempt: attempt + 1 }));
+            clock.sleep(wait_ms).await;
+            on_wait(None);
             continue;
         }
         let mut reply = parse_response(config, &response)?;
@@ -664,10 +688,16 @@ mod tests {
         let answer = ok(json!({"choices": [{"message": {"content": "hi"}}]}));
         let http = Scripted(RefCell::new(VecDeque::from([Ok(limited), Ok(busy), Ok(answer)])));
         let clock = FakeClock::default();
-        let reply =
-            block_on(complete(&http, &clock, &config(ProviderKind::OpenAi), &chat())).unwrap();
+        let told = RefCell::new(Vec::new());
+        let watch = |wait: Option<RetryWait>| told.borrow_mut().push(wait);
+        let config = config(ProviderKind::OpenAi);
+        let reply = block_on(complete_watched(&http, &clock, &config, &chat(), &watch)).unwrap();
         assert_eq!((reply.text.as_str(), reply.attempts), ("hi", 3));
         assert_eq!(clock.now.get(), 3000.0 + 2000.0, "Retry-After, then the second backoff step");
+        // Each wait is told before it starts and cleared when it ends, for the panel.
+        let first = RetryWait { status: 429, wait_ms: 3000.0, attempt: 2 };
+        let second = RetryWait { status: 529, wait_ms: 2000.0, attempt: 3 };
+        assert_eq!(*told.borrow(), [Some(first), None, Some(second), None]);
     }
 
     #[test]

@@ -5,12 +5,15 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::Clock;
-use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, ModelConfig, Usage, complete};
+use crate::providers::{
+    ChatMessage, ChatRequest, Http, LlmError, ModelConfig, RetryWait, Usage, complete_watched,
+};
 use crate::structured::{Schema, extract_json};
 
 /// How one call may be repaired.
@@ -27,18 +30,48 @@ impl Default for RepairPolicy {
 }
 
 /// Repairs left for the whole run, the tally per prompt and model, and every answer's
-/// usage, so what a failed call spent is counted too.
+/// usage, so what a failed call spent is counted too. It also tells the run's watcher when
+/// a call waits on the provider (a rate limit), since every call of a run goes through it.
 #[derive(Debug, Default)]
 pub struct RepairLedger {
     remaining: RefCell<u32>,
     /// (prompt id, model) → repairs attempted.
     pub counts: RefCell<BTreeMap<(String, String), u32>>,
     spent: RefCell<Usage>,
+    waits: WaitWatcher,
+}
+
+/// Who hears of a run's provider waits.
+#[derive(Default, Clone)]
+pub struct WaitWatcher(Option<Rc<dyn Fn(Option<RetryWait>)>>);
+
+impl WaitWatcher {
+    pub fn new(watch: impl Fn(Option<RetryWait>) + 'static) -> WaitWatcher {
+        WaitWatcher(Some(Rc::new(watch)))
+    }
+
+    pub fn tell(&self, wait: Option<RetryWait>) {
+        if let Some(watch) = &self.0 {
+            watch(wait);
+        }
+    }
+}
+
+impl std::fmt::Debug for WaitWatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "WaitWatcher(set)" } else { "WaitWatcher(none)" })
+    }
 }
 
 impl RepairLedger {
     pub fn with_budget(budget: u32) -> RepairLedger {
         RepairLedger { remaining: RefCell::new(budget), ..RepairLedger::default() }
+    }
+
+    /// The ledger's calls tell `waits` when they wait on the provider.
+    pub fn watched(mut self, waits: WaitWatcher) -> RepairLedger {
+        self.waits = waits;
+        self
     }
 
     pub fn remaining(&self) -> u32 {
@@ -146,8 +179,10 @@ pub async fn ask_structured(
     let mut request = chat.clone();
     let mut current = model;
     loop {
-        let reply =
-            complete(http, clock, current, &request).await.map_err(StructuredError::Provider)?;
+        let on_wait = |wait| ledger.waits.tell(wait);
+        let reply = complete_watched(http, clock, current, &request, &on_wait)
+            .await
+            .map_err(StructuredError::Provider)?;
         ledger.spend(reply.usage);
         let problems = match extract_json(&reply.text) {
             Ok(value) => {

@@ -29,6 +29,10 @@ extern "C" {
     fn tabs_remove(tab: TabId) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(callback: &js_sys::Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = setInterval)]
+    pub fn set_interval(callback: &js_sys::Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = clearInterval)]
+    pub fn clear_interval(interval: &JsValue);
 
     #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
     pub fn random_uuid() -> String;

@@ -8,10 +8,12 @@
 mod chrome;
 mod connection;
 mod http;
+mod jobs;
 mod pipelines;
 mod recorder;
 mod recording_store;
 mod requests;
+mod signal;
 mod store;
 mod studio;
 mod tasks;
@@ -35,6 +37,8 @@ struct Worker {
     observer: Observer,
     /// Pages connected over the port right now.
     ports: tasks::Ports,
+    /// Every job (task, replay, reflection, pipeline run, recording) and the rules' table.
+    jobs: jobs::JobTable,
     tasks: tasks::Tasks,
     requests: requests::Queue,
     /// Pipeline runs in flight and runs of unsaved versions (the Prompt Studio's).
@@ -61,6 +65,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         sessions: Sessions::new(ChromeDebugger),
         observer: Observer::default(),
         ports: tasks::Ports::default(),
+        jobs: jobs::JobTable::default(),
         tasks: tasks::Tasks::default(),
         requests: requests::Queue::default(),
         pipelines: pipelines::Pipelines::default(),
@@ -79,29 +84,30 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
     wasm_bindgen_futures::spawn_local(workflows::Workflows::restore(state));
 }
 
-/// A page connected a port: greet it, and show it the current task (how a reopened panel
-/// picks up a running or paused task).
+/// A page connected a port: greet it, and show it every task and replay (each panel picks
+/// its own tab's: how a reopened panel picks up a running or paused task) and the jobs.
 #[wasm_bindgen]
 pub fn on_port_connect(port: Port) {
     let worker = worker();
     port.post(&WorkerEvent::Hello { version: env!("CARGO_PKG_VERSION").to_owned() });
-    port.post(&WorkerEvent::Task { id: None, snapshot: worker.tasks.snapshot() });
+    for event in worker.tasks.snapshots() {
+        port.post(&event);
+    }
     port.post(&worker.recorder.answer(None));
-    port.post(&worker.workflows.event(None));
+    for event in worker.workflows.events() {
+        port.post(&event);
+    }
+    port.post(&worker.jobs.event(None));
     worker.ports.add(port);
 }
 
 /// A page's port closed. When the last one goes, nobody is watching: let go of the tabs,
-/// unless a task is running or paused (closing the panel does not stop the agent).
+/// unless a job holds them (closing the panel does not stop the agent).
 #[wasm_bindgen]
 pub fn on_port_disconnect(port: Port) {
     let worker = worker();
     worker.ports.remove(&port);
-    if worker.ports.count() == 0
-        && !worker.tasks.holds_tab()
-        && !worker.recorder.holds_tab()
-        && !worker.workflows.holds_tab()
-    {
+    if worker.ports.count() == 0 && !worker.jobs.any_live() && !worker.recorder.holds_tab() {
         wasm_bindgen_futures::spawn_local(async move { worker.sessions.release_all().await });
     }
 }
@@ -162,6 +168,14 @@ pub fn on_debugger_detach(tab_id: TabId, reason: String) {
     }
     let why = CdpError::from_detach_reason(&reason).to_string();
     chrome::log(&format!("detached from tab {tab_id}: {why}"));
+    if reason == "target_closed" && worker.jobs.holds(tab_id) {
+        // The jobs in a closed tab end, saying so; what they captured stays.
+        let worker = worker.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            worker.jobs.tab_closed(&worker, tab_id).await;
+        });
+        return;
+    }
     recorder::Recorder::on_detach(&worker, tab_id, why);
 }
 

@@ -6,7 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use agent_engine::Clock;
+use agent_engine::jobs::{Job, JobKind, JobStatus, TAB_CLOSED};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::pipeline::{
@@ -18,6 +18,7 @@ use agent_engine::providers::Usage;
 use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
 use indexed_db_futures::prelude::*;
 use protocol::agent::TaskStatus;
+use protocol::jobs::JobSummary;
 use protocol::settings::Settings;
 use protocol::studio::{PipelineProblem, StoredPipeline};
 use protocol::workflow::ReplayControl;
@@ -37,6 +38,8 @@ use crate::store::{Store, put_record};
 pub struct Pipelines {
     running: RefCell<BTreeMap<u32, Rc<Cell<bool>>>>,
     unsaved_runs: RefCell<Vec<PipelineRun>>,
+    /// Runs whose tab closed under them.
+    closed: RefCell<std::collections::BTreeSet<u32>>,
 }
 
 /// The run's cancel flag, and its live view: each step's trace to every page.
@@ -60,13 +63,14 @@ impl Cancel for Stop<'_> {
 /// How many runs a stored version keeps for the gate.
 const KEPT_RUNS: usize = 10;
 
-/// The tools over this worker's tabs, its agent and `fetch`. Workflow replays are not
-/// wired into pipelines yet and say so.
+/// The tools over this worker's tabs, its agent, its replays and `fetch`.
 struct WorkerTools<'a> {
     worker: &'a Rc<Worker>,
     tab: Option<TabId>,
     /// The run's cancel flag: an agent task in flight is cancelled with it.
     stop: Rc<Cell<bool>>,
+    /// The run's job id: tasks and replays it starts are its children.
+    job: String,
 }
 
 impl WorkerTools<'_> {
@@ -126,45 +130,41 @@ impl PipelineTools for WorkerTools<'_> {
 
 impl WorkerTools<'_> {
     /// Starts `task` as a new conversation in `tab`, as the side panel would (so the panel
-    /// shows it, and a question it asks is answered there), and waits for its answer.
-    /// Cancelling the pipeline cancels the task.
+    /// shows it, and a question it asks is answered there), as a job of this run's, and
+    /// awaits its end. Cancelling the pipeline stops it.
     async fn agent_task(&self, task: &str, tab: TabId) -> Result<Value, ToolFailure> {
         let worker = self.worker;
-        worker.tasks.start(worker, 0, tab, task, None).await.map_err(|message| ToolFailure {
-            message: format!("The agent task did not start: {message}"),
-            recoverable: true,
-        })?;
-        let Some(started) = worker.tasks.snapshot() else {
-            return Err(failed("The agent task did not start."));
-        };
-        loop {
-            PerformanceClock.sleep(250.0).await;
-            let now = worker.tasks.snapshot().filter(|s| s.run_id == started.run_id);
-            let Some(now) = now else {
-                return Err(failed("The agent task was replaced by another conversation."));
-            };
-            if self.stop.get() {
-                let _ = worker.tasks.cancel(worker, 0, &now.session_id).await;
-                return Err(ToolFailure { message: "Cancelled.".into(), recoverable: true });
+        let session =
+            worker.tasks.start_job(worker, tab, task, None, Some(&self.job)).await.map_err(
+                |message| ToolFailure {
+                    message: format!("The agent task did not start: {message}"),
+                    recoverable: true,
+                },
+            )?;
+        let ended = worker.jobs.wait_end(&session).await;
+        if self.stop.get() {
+            return Err(ToolFailure { message: "Cancelled.".into(), recoverable: true });
+        }
+        let snapshot = worker.tasks.session_snapshot(&session);
+        match snapshot.map(|s| (s.status, s.run_id)) {
+            Some((TaskStatus::Done { answer }, run_id)) => {
+                Ok(json!({"answer": answer, "run_id": run_id}))
             }
-            match now.status {
-                TaskStatus::Done { answer } => {
-                    return Ok(json!({"answer": answer, "run_id": now.run_id}));
-                }
-                TaskStatus::Failed { error } => {
-                    return Err(failed(format!("The agent task failed: {error}")));
-                }
-                TaskStatus::Cancelled => return Err(failed("The agent task was cancelled.")),
-                TaskStatus::Running | TaskStatus::Paused { .. } => {}
+            Some((TaskStatus::Failed { error }, _)) => {
+                Err(failed(format!("The agent task failed: {error}")))
             }
+            Some((TaskStatus::Cancelled, _)) => Err(failed("The agent task was cancelled.")),
+            _ => Err(failed(format!(
+                "The agent task ended without an answer{}.",
+                ended.and_then(|e| e.why).map(|why| format!(": {why}")).unwrap_or_default()
+            ))),
         }
     }
-}
 
-impl WorkerTools<'_> {
     /// Replays the latest version of `workflow` (its id or its name) in the run's tab, as
     /// the side panel would (so the panel shows it, and a question it asks is answered
-    /// there), and waits for its extracts. Cancelling the pipeline stops the replay.
+    /// there), as a job of this run's, and awaits its extracts. Cancelling the pipeline
+    /// stops the replay.
     async fn workflow_replay(
         &self,
         workflow: &str,
@@ -194,32 +194,23 @@ impl WorkerTools<'_> {
                 .collect(),
             _ => return Err(refused("A replay's params must be an object of values.".into())),
         };
-        flows
-            .start_replay(worker, 0, &found.id, found.version, tab, &given, true)
+        let run_id = flows
+            .start_job(worker, &found.id, found.version, tab, &given, true, Some(&self.job))
             .await
             .map_err(|message| failed(format!("The replay did not start: {message}")))?;
-        let run_id = flows.snapshot().map(|r| r.run_id).ok_or_else(|| failed("No replay."))?;
-        loop {
-            PerformanceClock.sleep(250.0).await;
-            let Some(now) = flows.snapshot().filter(|r| r.run_id == run_id) else {
-                return Err(failed("The replay was replaced by another."));
-            };
-            if self.stop.get() {
-                let _ = flows.control(worker, 0, &run_id, ReplayControl::Cancel).await;
-                return Err(ToolFailure { message: "Cancelled.".into(), recoverable: true });
+        worker.jobs.wait_end(&run_id).await;
+        if self.stop.get() {
+            return Err(ToolFailure { message: "Cancelled.".into(), recoverable: true });
+        }
+        let now = flows.progress(&run_id).ok_or_else(|| failed("The replay is gone."))?;
+        match now.status {
+            JobStatus::Done => Ok(json!({"extracts": now.extracts, "run_id": run_id,
+                "model_calls": now.model_calls, "calls_saved": now.calls_saved})),
+            JobStatus::Failed => {
+                let why = now.why.unwrap_or_default();
+                Err(failed(format!("The replay failed: {why}")))
             }
-            match now.status.as_str() {
-                "done" => {
-                    return Ok(json!({"extracts": now.extracts, "run_id": run_id,
-                        "model_calls": now.model_calls, "calls_saved": now.calls_saved}));
-                }
-                "failed" => {
-                    let why = now.why.unwrap_or_default();
-                    return Err(failed(format!("The replay failed: {why}")));
-                }
-                "cancelled" => return Err(failed("The replay was stopped.")),
-                _ => {}
-            }
+            _ => Err(failed("The replay was stopped.")),
         }
     }
 }
@@ -286,11 +277,15 @@ pub async fn run(
         let list: Vec<String> = problems.iter().map(Problem::to_string).collect();
         format!("The pipeline does not load: {}", list.join("; "))
     })?;
+    let job = job_id(id);
+    worker.jobs.admit(&Job::new(job.clone(), JobKind::Pipeline, tab), &settings)?;
     let stop = Rc::new(Cell::new(false));
     worker.pipelines.running.borrow_mut().insert(id, stop.clone());
+    let title = loaded.pipeline.id.clone();
+    worker.jobs.put(worker, summary(&job, &title, tab, JobStatus::Running, None), None);
     let mut models = vec![settings.models.navigator.clone()];
     models.extend([settings.models.planner.clone(), settings.models.thinking.clone()]);
-    let tools = WorkerTools { worker, tab, stop: stop.clone() };
+    let tools = WorkerTools { worker, tab, stop: stop.clone(), job: job.clone() };
     let cancel = Stop { flag: stop, worker, id };
     let runner = Runner {
         prompts: &prompts,
@@ -306,6 +301,15 @@ pub async fn run(
     let started = js_sys::Date::now();
     let run = runner.run(&loaded.pipeline, input, json!({"tab": tab}), true).await;
     worker.pipelines.running.borrow_mut().remove(&id);
+    let (status, why) = match &run.status {
+        RunStatus::Ok => (JobStatus::Done, None),
+        RunStatus::Failed => (JobStatus::Failed, run.error.as_ref().map(ToString::to_string)),
+        RunStatus::Cancelled => (JobStatus::Cancelled, None),
+    };
+    let ended = worker.pipelines.closed.borrow_mut().remove(&id);
+    let (status, why) =
+        if ended { (JobStatus::Failed, Some(TAB_CLOSED.into())) } else { (status, why) };
+    worker.jobs.put(worker, summary(&job, &title, tab, status, why), None);
     let run_id = format!("pipeline:{}", chrome::random_uuid());
     for (n, trace) in run.steps.iter().enumerate() {
         let Some(call) = &trace.llm else { continue };
@@ -386,13 +390,69 @@ pub async fn run_published(
     run(worker, store, id, &row.text, input, Some(tab)).await
 }
 
-pub fn cancel(worker: &Worker, id: u32, run: u32) -> Result<WorkerEvent, String> {
-    match worker.pipelines.running.borrow().get(&run) {
-        Some(stop) => {
-            stop.set(true);
-            Ok(WorkerEvent::Done { id })
-        }
-        None => Err("That pipeline run is not running.".into()),
+/// Stops the run started by request `run` after its current step; a task or replay it
+/// awaits is stopped too.
+pub fn cancel(worker: &Rc<Worker>, id: u32, run: u32) -> Result<WorkerEvent, String> {
+    let stop = worker.pipelines.running.borrow().get(&run).cloned();
+    let Some(stop) = stop else { return Err("That pipeline run is not running.".into()) };
+    stop.set(true);
+    for (child, kind) in worker.jobs.children(&job_id(run)) {
+        let worker = worker.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let stopped = match kind {
+                JobKind::Task => worker.tasks.cancel(&worker, 0, &child).await,
+                JobKind::Replay => {
+                    worker.workflows.control(&worker, 0, &child, ReplayControl::Cancel).await
+                }
+                _ => return,
+            };
+            if let Err(error) = stopped {
+                chrome::log(&format!("a pipeline's {kind:?} was not stopped: {error}"));
+            }
+        });
+    }
+    Ok(WorkerEvent::Done { id })
+}
+
+/// The Jobs view's Stop for job `job` (`pipeline:<n>`).
+pub fn stop(worker: &Rc<Worker>, id: u32, job: &str) -> Result<WorkerEvent, String> {
+    let run = job.strip_prefix("pipeline:").and_then(|n| n.parse().ok());
+    let run = run.ok_or("That pipeline run is not known.")?;
+    cancel(worker, id, run)
+}
+
+/// The run's tab closed: it stops, and ends saying why.
+pub fn tab_closed(worker: &Rc<Worker>, job: &str) {
+    if let Some(run) = job.strip_prefix("pipeline:").and_then(|n| n.parse().ok()) {
+        worker.pipelines.closed.borrow_mut().insert(run);
+        let _ = cancel(worker, 0, run);
+    }
+}
+
+/// A pipeline run's id among the jobs.
+fn job_id(request: u32) -> String {
+    format!("pipeline:{request}")
+}
+
+fn summary(
+    job: &str,
+    title: &str,
+    tab: Option<TabId>,
+    status: JobStatus,
+    why: Option<String>,
+) -> JobSummary {
+    JobSummary {
+        id: job.to_owned(),
+        kind: JobKind::Pipeline,
+        tab_id: tab,
+        tab_title: String::new(),
+        title: title.to_owned(),
+        status,
+        question: None,
+        why,
+        step: 0,
+        spend: Default::default(),
+        waiting: None,
     }
 }
 

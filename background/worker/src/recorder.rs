@@ -16,13 +16,17 @@ use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
-use agent_engine::actions::Tabs;
+use agent_engine::actions::{Hands, Tabs, WaitLimits};
+use agent_engine::cdp::Activity;
+use agent_engine::firewall::Firewall;
+use agent_engine::jobs::{Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::run::iso8601;
 use agent_engine::screenshot;
 use agent_engine::workflow::recording::{RawEvent, RawInput, Recording, fold_events};
 use base64::Engine;
+use protocol::jobs::JobSummary;
 use protocol::recording::{RecordingNote, RecordingStatus};
 use protocol::{TabId, WorkerEvent};
 use serde_json::{Value, json};
@@ -31,6 +35,7 @@ use wasm_bindgen::JsValue;
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock, to_js};
 use crate::recording_store::{EventRow, RECORDING, RecordingRow, RecordingStore, STOPPED};
+use crate::signal::{Notify, within};
 
 /// The recorder's source, installed into the page agent's world.
 const SOURCE: &str = include_str!("../../../content-script/recorder.js");
@@ -49,6 +54,8 @@ pub struct Recorder {
     draining: Cell<bool>,
     /// Start-up has looked for an unfinished recording to pick up.
     restored: Cell<bool>,
+    /// Told when start-up has looked, and when a drain ends.
+    changed: Notify,
     store: RefCell<Option<Rc<RecordingStore>>>,
 }
 
@@ -111,8 +118,26 @@ impl Recorder {
         WorkerEvent::Recording { id, status: self.status() }
     }
 
-    fn broadcast(&self, worker: &Worker) {
+    /// Tells every page, and the job table, where the recording stands.
+    fn broadcast(&self, worker: &Rc<Worker>) {
         worker.ports.broadcast(&self.answer(None));
+        if let Some(status) = self.status() {
+            let live = self.active.borrow().is_some();
+            let summary = JobSummary {
+                id: status.recording_id.clone(),
+                kind: JobKind::Recording,
+                tab_id: Some(status.tab_id),
+                tab_title: String::new(),
+                title: "Recording".into(),
+                status: if live { JobStatus::Running } else { JobStatus::Done },
+                question: None,
+                why: status.error.clone(),
+                step: status.steps.unwrap_or(status.events),
+                spend: Default::default(),
+                waiting: None,
+            };
+            worker.jobs.put(worker, summary, None);
+        }
     }
 
     async fn store(&self, worker: &Worker) -> Result<Rc<RecordingStore>, String> {
@@ -124,14 +149,15 @@ impl Recorder {
         Ok(store)
     }
 
-    /// Requests wait for start-up to have picked up an unfinished recording.
+    /// Requests wait for start-up to have picked up an unfinished recording (bounded: 10 s).
     async fn restored(&self) {
-        for _ in 0..500 {
-            if self.restored.get() {
-                return;
-            }
-            sleep(20.0).await;
-        }
+        within(10_000.0, self.changed.until(|| self.restored.get())).await;
+    }
+
+    /// Waits until what already arrived is stored (bounded: 10 s).
+    async fn drained(&self) {
+        let idle = || !self.draining.get() && self.inbox.borrow().is_empty();
+        within(10_000.0, self.changed.until(idle)).await;
     }
 
     pub async fn start(
@@ -144,6 +170,8 @@ impl Recorder {
         if let Some(a) = self.active.borrow().as_ref() {
             return Err(format!("Already recording tab {}: stop that recording first.", a.tab));
         }
+        // Recordings count against no limit, but share no tab with an agent's job.
+        worker.jobs.admit_unlimited(&Job::new("new recording", JobKind::Recording, Some(tab)))?;
         let store = self.store(worker).await?;
         let script = install(worker, tab).await.map_err(|e| e.to_string())?;
         let page = page_agent::evaluate(&worker.sessions, tab, "alphascout.describe()")
@@ -195,12 +223,7 @@ impl Recorder {
     pub async fn stop(&self, worker: &Rc<Worker>, id: u32) -> Result<WorkerEvent, String> {
         self.restored().await;
         // Let what already arrived be stored first.
-        for _ in 0..500 {
-            if !self.draining.get() && self.inbox.borrow().is_empty() {
-                break;
-            }
-            sleep(20.0).await;
-        }
+        self.drained().await;
         let Some(active) = self.active.borrow_mut().take() else {
             return Err("Nothing is being recorded.".into());
         };
@@ -256,12 +279,7 @@ impl Recorder {
         self.inbox.borrow_mut().push_back(Incoming::Note(note));
         self.drain(worker).await;
         // Another drain may hold it: wait until it is handled.
-        for _ in 0..500 {
-            if !self.draining.get() {
-                break;
-            }
-            sleep(20.0).await;
-        }
+        self.drained().await;
         Ok(self.answer(Some(id)))
     }
 
@@ -307,7 +325,7 @@ impl Recorder {
     }
 
     /// Chrome detached from a tab: a recording of it can no longer see it.
-    pub fn on_detach(worker: &Worker, tab: TabId, why: String) {
+    pub fn on_detach(worker: &Rc<Worker>, tab: TabId, why: String) {
         if let Some(a) = worker.recorder.active.borrow_mut().as_mut().filter(|a| a.tab == tab) {
             a.error = Some(why);
         } else {
@@ -371,6 +389,7 @@ impl Recorder {
             }
         }
         self.draining.set(false);
+        self.changed.notify();
         self.broadcast(worker);
     }
 
@@ -543,6 +562,7 @@ impl Recorder {
             chrome::log(&format!("could not pick up the recording: {error}"));
         }
         recorder.restored.set(true);
+        recorder.changed.notify();
         recorder.broadcast(&worker);
         recorder.drain(&worker).await;
     }
@@ -665,15 +685,19 @@ async fn acknowledge(worker: &Worker, tab: TabId, uid: &str) {
     let _ = page_agent::evaluate(&worker.sessions, tab, &call).await;
 }
 
-/// Waits until a navigation has loaded and the DOM has been quiet for a moment.
+/// Waits until a navigation has loaded and the DOM has been quiet for a moment, as the
+/// agent's own actions wait (on events, each wait bounded).
 async fn settle(worker: &Worker, tab: TabId) {
-    for _ in 0..250 {
-        match worker.sessions.activity(tab) {
-            Some(a) if a.loading || a.navigation_pending => sleep(20.0).await,
-            _ => break,
-        }
-    }
-    let _ = page_agent::evaluate(&worker.sessions, tab, "alphascout.settle(150, 2000)").await;
+    let hands = Hands {
+        sessions: &worker.sessions,
+        clock: &PerformanceClock,
+        tabs: &ChromeTabs,
+        search_url: crate::tasks::SEARCH_URL,
+        limits: WaitLimits::default(),
+        // Settling navigates nowhere.
+        firewall: &Firewall::default(),
+    };
+    hands.settle(tab, &Activity::default()).await;
 }
 
 /// A JPEG of the viewport stored by its SHA-256: (epoch ms once taken, key).
@@ -695,24 +719,6 @@ async fn capture(
     let key = run_contract::digest::sha256_hex(&bytes);
     store.put_screenshot(&key, &bytes).await?;
     Ok((taken, key))
-}
-
-/// `future`'s output, or `None` after `ms`.
-async fn within<T>(ms: f64, future: impl std::future::Future<Output = T>) -> Option<T> {
-    use std::task::Poll;
-    let mut work = std::pin::pin!(future);
-    let mut timer = std::pin::pin!(sleep(ms));
-    std::future::poll_fn(|cx| {
-        if let Poll::Ready(out) = work.as_mut().poll(cx) {
-            return Poll::Ready(Some(out));
-        }
-        timer.as_mut().poll(cx).map(|()| None)
-    })
-    .await
-}
-
-async fn sleep(ms: f64) {
-    let _ = wasm_bindgen_futures::JsFuture::from(chrome::delay(ms)).await;
 }
 
 /// `debug.recording`: a stored recording (the newest when `id` is absent), folded as Stop

@@ -88,8 +88,8 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
                 Err(error) => Err(error.to_string()),
             }
         }
-        PanelRequest::CurrentTask { id } => {
-            Ok(WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot() })
+        PanelRequest::CurrentTask { id, tab_id } => {
+            Ok(WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot(tab_id) })
         }
         PanelRequest::StartTask { id, tab_id, task, session_id } => {
             tasks.start(worker, id, tab_id, &task, session_id.as_deref()).await
@@ -105,8 +105,8 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             tasks.save_settings(id, *settings, &keys).await
         }
         PanelRequest::ListSessions { id } => tasks.list_sessions(id).await,
-        PanelRequest::OpenSession { id, session_id } => {
-            tasks.open_session(worker, id, &session_id).await
+        PanelRequest::OpenSession { id, session_id, tab_id } => {
+            tasks.open_session(worker, id, &session_id, tab_id).await
         }
         PanelRequest::DeleteSession { id, session_id } => {
             tasks.delete_session(worker, id, &session_id).await
@@ -167,6 +167,8 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         }
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
         PanelRequest::ListWorkflows { id } => worker.workflows.list(worker, id).await,
+        PanelRequest::ListJobs { id } => Ok(worker.jobs.event(Some(id))),
+        PanelRequest::StopJob { id, job_id } => worker.jobs.stop(worker, id, &job_id).await,
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
 }

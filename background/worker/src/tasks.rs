@@ -1,11 +1,13 @@
-//! The agent's task in the worker: starts, steers and stops the engine's executor on the
-//! panel's requests, broadcasts its events to every connected page, stores everything in
-//! IndexedDB, and brings a task back (paused) after Chrome restarts the worker.
+//! The agent's tasks in the worker: starts, steers and stops the engine's executor on the
+//! panels' requests, broadcasts their events to every connected page, stores everything in
+//! IndexedDB, and brings tasks back (paused) after Chrome restarts the worker.
 //!
-//! One task runs at a time. Its checkpoint is stored after every step, so the worker may
-//! die at any moment: a task that was running comes back paused and resumable.
+//! Several tasks run at once, each a job in its own tab (the job table admits them). Each
+//! tab's panel shows one conversation; a request names its conversation by session id and
+//! reaches only that one. Every checkpoint is stored after every step, so the worker may die
+//! at any moment: each task that was running comes back paused and resumable.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -13,12 +15,15 @@ use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::{Capture, CaptureError};
 use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
 use agent_engine::firewall::Firewall;
+use agent_engine::jobs::{self, Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
+use agent_engine::repair::WaitWatcher;
 use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord};
 use agent_engine::session::{self, Cancel, FollowUp, NewTask, Open, Resume, Sessions};
 use protocol::TabId;
 use protocol::agent::{SessionSummary, TaskSnapshot, TaskStatus};
+use protocol::jobs::JobSummary;
 use protocol::settings::Settings;
 use protocol::{Favourite, WorkerEvent, favourites_problem};
 use wasm_bindgen::JsValue;
@@ -26,6 +31,7 @@ use wasm_bindgen::JsValue;
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock, Port};
 use crate::http::FetchHttp;
+use crate::signal::{Notify, within};
 use crate::store::Store;
 
 /// Where `web_search` goes.
@@ -53,25 +59,37 @@ impl Ports {
     }
 }
 
-/// The current task and the machinery around it.
+/// One conversation held in memory: shown in a panel, running, or paused.
+struct Slot {
+    cp: Checkpoint,
+    /// The control of its run under way, if one is.
+    running: Option<Rc<Control>>,
+    /// Its run has saved a pause or an end and is returning: the control no longer reads
+    /// follow-ups, resumes or cancels.
+    stopping: bool,
+    /// Its tab closed while it ran: the run's stop becomes that failure.
+    tab_closed: bool,
+    /// The pipeline run that started it and awaits it.
+    parent: Option<String>,
+}
+
+/// The conversations in memory and which panel shows which.
 #[derive(Default)]
 pub struct Tasks {
     store: RefCell<Option<Rc<Store>>>,
-    /// The latest state of the current session (updated at every save while running).
-    current: RefCell<Option<Checkpoint>>,
-    /// The control of the run under way, if one is.
-    running: RefCell<Option<Rc<Control>>>,
-    /// The run under way has saved a pause or an end and is returning: its control no
-    /// longer reads follow-ups, resumes or cancels.
-    stopping: Cell<bool>,
-    /// Called when the run under way returns (see [`Tasks::run_returned`]).
-    on_return: RefCell<Vec<js_sys::Function>>,
+    /// Session id → its slot.
+    slots: RefCell<BTreeMap<String, Slot>>,
+    /// Panel tab → the session its panel shows.
+    shown: RefCell<BTreeMap<TabId, String>>,
+    /// Told whenever a run returns.
+    returned: Notify,
 }
 
-/// The executor's [`Capture`] in the worker: IndexedDB for records, ports for events.
+/// The executor's [`Capture`] for one session: IndexedDB for records, ports for events.
 struct WorkerCapture<'a> {
-    worker: &'a Worker,
+    worker: &'a Rc<Worker>,
     store: &'a Store,
+    session: String,
 }
 
 impl Capture for WorkerCapture<'_> {
@@ -81,14 +99,15 @@ impl Capture for WorkerCapture<'_> {
 
     fn emit(&self, event: &AgentEvent) {
         let tasks = &self.worker.tasks;
-        if let Some(current) = tasks.current.borrow_mut().as_mut() {
-            current.events.push(event.clone());
-        }
+        let panel_tab = tasks.with_slot(&self.session, |slot| {
+            slot.cp.events.push(event.clone());
+            slot.cp.panel_tab()
+        });
         chrome::log(&format!(
             "[{:?} {:?}] step {}: {}",
             event.actor, event.state, event.step, event.details
         ));
-        self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone() });
+        self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone(), panel_tab });
     }
 
     async fn save_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
@@ -108,18 +127,65 @@ impl Capture for WorkerCapture<'_> {
     }
 
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
-        if checkpoint.status != TaskStatus::Running {
-            self.worker.tasks.stopping.set(true);
-        }
-        let status_changed =
-            self.worker.tasks.current.borrow().as_ref().is_none_or(|c| {
-                c.status != checkpoint.status || c.session_id != checkpoint.session_id
-            });
-        *self.worker.tasks.current.borrow_mut() = Some(checkpoint.clone());
+        let tasks = &self.worker.tasks;
+        let status_changed = tasks
+            .with_slot(&self.session, |slot| {
+                if checkpoint.status != TaskStatus::Running {
+                    slot.stopping = true;
+                }
+                let changed = slot.cp.status != checkpoint.status;
+                slot.cp = checkpoint.clone();
+                changed
+            })
+            .unwrap_or(true);
         if status_changed {
-            self.worker.tasks.broadcast_snapshot(self.worker, None);
+            tasks.broadcast_snapshot(self.worker, &self.session);
         }
+        tasks.sync_job(self.worker, &self.session);
         self.store.put_checkpoint(checkpoint).await
+    }
+}
+
+fn snapshot_of(cp: &Checkpoint) -> TaskSnapshot {
+    TaskSnapshot {
+        session_id: cp.session_id.clone(),
+        run_id: cp.run.id.clone(),
+        tab_id: cp.tab_id,
+        panel_tab: Some(cp.panel_tab()),
+        task: cp.memory.task.clone(),
+        status: cp.status.clone(),
+        step: cp.step,
+        spend: cp.spend,
+        events: cp.events.clone(),
+        telemetry: cp.run.telemetry.clone(),
+    }
+}
+
+/// A task's row in the Jobs list.
+fn job_of(cp: &Checkpoint, running: bool) -> JobSummary {
+    let (status, question, why) = match &cp.status {
+        // Stored as running but no run under way: cut off, paused in effect.
+        TaskStatus::Running if !running => (JobStatus::Paused, None, None),
+        TaskStatus::Running => (JobStatus::Running, None, None),
+        TaskStatus::Paused { reason, question, .. } => {
+            (JobStatus::Paused, question.clone(), Some(reason.clone()))
+        }
+        TaskStatus::Done { .. } => (JobStatus::Done, None, None),
+        TaskStatus::Failed { error } => (JobStatus::Failed, None, Some(error.clone())),
+        TaskStatus::Cancelled => (JobStatus::Cancelled, None, None),
+    };
+    JobSummary {
+        id: cp.session_id.clone(),
+        kind: JobKind::Task,
+        tab_id: Some(cp.tab_id),
+        tab_title: String::new(),
+        title: cp.memory.task.clone(),
+        status,
+        question,
+        why,
+        step: cp.step,
+        spend: cp.spend,
+        waiting: None,
     }
 }
 
@@ -132,53 +198,83 @@ impl Tasks {
         Ok(self.store.borrow_mut().get_or_insert(store).clone())
     }
 
-    /// Waits for a run that is returning (it saved a pause or an end), so that a request sent
-    /// the moment the panel saw the pause or the end (a follow-up, resume, cancel, the next
-    /// task) applies to the checkpoint the run leaves, instead of to a control nobody reads
-    /// any more or being refused because a task still runs. Bounded: 10 s.
-    async fn run_returned(&self) {
-        if !self.stopping.get() || self.running.borrow().is_none() {
-            return;
+    fn with_slot<R>(&self, session: &str, f: impl FnOnce(&mut Slot) -> R) -> Option<R> {
+        self.slots.borrow_mut().get_mut(session).map(f)
+    }
+
+    fn control(&self, session: &str) -> Option<Rc<Control>> {
+        self.slots.borrow().get(session).and_then(|slot| slot.running.clone())
+    }
+
+    fn shown_in(&self, tab: TabId) -> Option<String> {
+        self.shown.borrow().get(&tab).cloned()
+    }
+
+    /// Waits for `session`'s run if it is returning (it saved a pause or an end), so that a
+    /// request sent the moment the panel saw the pause or the end (a follow-up, resume,
+    /// cancel, the next task) applies to the checkpoint the run leaves, instead of to a
+    /// control nobody reads any more. Bounded: 10 s.
+    async fn run_returned(&self, session: &str) {
+        let returning =
+            || self.slots.borrow().get(session).is_some_and(|s| s.stopping && s.running.is_some());
+        if returning() {
+            within(10_000.0, self.returned.until(|| !returning())).await;
         }
-        let mut resolver = None;
-        let returned = js_sys::Promise::new(&mut |resolve, _| resolver = Some(resolve));
-        self.on_return.borrow_mut().extend(resolver);
-        let either = js_sys::Array::of2(&returned, &chrome::delay(10_000.0));
-        let _ = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::race(&either)).await;
     }
 
-    pub fn snapshot(&self) -> Option<Box<TaskSnapshot>> {
-        self.current.borrow().as_ref().map(|cp| {
-            Box::new(TaskSnapshot {
-                session_id: cp.session_id.clone(),
-                run_id: cp.run.id.clone(),
-                tab_id: cp.tab_id,
-                task: cp.memory.task.clone(),
-                status: cp.status.clone(),
-                step: cp.step,
-                spend: cp.spend,
-                events: cp.events.clone(),
-                telemetry: cp.run.telemetry.clone(),
+    /// The snapshot the panel of `tab` shows; without a tab, the most recent one.
+    pub fn snapshot(&self, tab: Option<TabId>) -> Option<Box<TaskSnapshot>> {
+        let slots = self.slots.borrow();
+        let cp = match tab {
+            Some(tab) => slots.get(self.shown_in(tab)?.as_str()).map(|s| &s.cp),
+            None => {
+                slots.values().map(|s| &s.cp).max_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at))
+            }
+        }?;
+        Some(Box::new(snapshot_of(cp)))
+    }
+
+    /// `session`'s snapshot, when it is in memory.
+    pub fn session_snapshot(&self, session: &str) -> Option<TaskSnapshot> {
+        self.slots.borrow().get(session).map(|slot| snapshot_of(&slot.cp))
+    }
+
+    /// Every shown conversation's snapshot: what a page that connects is sent.
+    pub fn snapshots(&self) -> Vec<WorkerEvent> {
+        let slots = self.slots.borrow();
+        self.shown
+            .borrow()
+            .values()
+            .filter_map(|session| slots.get(session))
+            .map(|slot| WorkerEvent::Task {
+                id: None,
+                snapshot: Some(Box::new(snapshot_of(&slot.cp))),
             })
-        })
+            .collect()
     }
 
-    fn broadcast_snapshot(&self, worker: &Worker, id: Option<u32>) {
-        worker.ports.broadcast(&WorkerEvent::Task { id, snapshot: self.snapshot() });
+    fn broadcast_snapshot(&self, worker: &Worker, session: &str) {
+        let snapshot = self.slots.borrow().get(session).map(|s| Box::new(snapshot_of(&s.cp)));
+        if snapshot.is_some() {
+            worker.ports.broadcast(&WorkerEvent::Task { id: None, snapshot });
+        }
     }
 
-    /// Whether the tab of a live (running or paused) task must stay attached.
-    pub fn holds_tab(&self) -> bool {
-        self.running.borrow().is_some()
-            || self.current.borrow().as_ref().is_some_and(|cp| !cp.status.is_finished())
+    /// Puts `session`'s row in the job table as it stands.
+    fn sync_job(&self, worker: &Rc<Worker>, session: &str) {
+        let row = self.slots.borrow().get(session).map(|slot| {
+            let mut job = job_of(&slot.cp, slot.running.is_some());
+            // A wait the provider asked for stays until its call tells otherwise.
+            job.waiting = worker.jobs.summary(session).and_then(|j| j.waiting);
+            (job, slot.parent.clone())
+        });
+        if let Some((job, parent)) = row {
+            worker.jobs.put(worker, job, parent);
+        }
     }
 
-    /// Whether a task runs now (a workflow replay must wait).
-    pub fn task_running(&self) -> bool {
-        self.running.borrow().is_some()
-    }
-
-    /// After a (re)start: the most recent unfinished task comes back, paused.
+    /// After a (re)start: every unfinished conversation comes back, each in the panel of
+    /// the tab it was started from; one that was running comes back paused.
     pub async fn restore(worker: Rc<Worker>) {
         let tasks = &worker.tasks;
         let store = match tasks.store().await {
@@ -190,27 +286,37 @@ impl Tasks {
             Err(error) => return chrome::log(&format!("could not read checkpoints: {error}")),
         };
         // One that cannot be read was logged by the store, and the History lists it.
-        let Some(mut cp) = session::to_restore(checkpoints.into_iter().filter_map(Result::ok))
-        else {
-            return;
-        };
-        if tasks.current.borrow().is_some() || tasks.running.borrow().is_some() {
-            return;
+        let mut live: Vec<Checkpoint> = checkpoints
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|cp| !cp.status.is_finished())
+            .collect();
+        live.sort_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at));
+        for mut cp in live {
+            if tasks.slots.borrow().contains_key(&cp.session_id) {
+                continue;
+            }
+            tasks.pause_if_cut_off(&worker, &store, &mut cp).await;
+            let session = cp.session_id.clone();
+            tasks.shown.borrow_mut().insert(cp.panel_tab(), session.clone());
+            let slot = Slot { cp, running: None, stopping: false, tab_closed: false, parent: None };
+            tasks.slots.borrow_mut().insert(session.clone(), slot);
+            tasks.broadcast_snapshot(&worker, &session);
+            tasks.sync_job(&worker, &session);
         }
-        tasks.pause_if_cut_off(&worker, &store, &mut cp).await;
-        *tasks.current.borrow_mut() = Some(cp);
-        tasks.broadcast_snapshot(&worker, None);
     }
 
     /// A checkpoint stored as running was cut off when Chrome stopped the worker: it comes
-    /// back paused, saying so, and is stored that way.
-    async fn pause_if_cut_off(&self, worker: &Worker, store: &Store, cp: &mut Checkpoint) {
-        if cp.status != TaskStatus::Running {
+    /// back as the job rules say (paused, saying so), and is stored that way.
+    async fn pause_if_cut_off(&self, worker: &Rc<Worker>, store: &Rc<Store>, cp: &mut Checkpoint) {
+        let status =
+            if cp.status == TaskStatus::Running { JobStatus::Running } else { JobStatus::Paused };
+        let jobs::Restart::Pause { why } = jobs::after_restart(JobKind::Task, status) else {
             return;
-        }
+        };
         if let Some(settings) = store.settings().await.ok().flatten() {
-            with_executor(worker, store, &settings, |executor| {
-                executor.pause_idle(cp, session::RESTARTED)
+            with_executor(worker, store, &settings, &cp.session_id.clone(), |executor| {
+                executor.pause_idle(cp, why)
             });
         }
         if let Err(error) = store.put_checkpoint(cp).await {
@@ -223,18 +329,35 @@ impl Tasks {
         self.store().await.map_err(|error| format!("Storage is unavailable: {error}"))
     }
 
-    /// The store, once a run that is returning has returned: for the requests that act on
-    /// the current session.
-    async fn ready(&self) -> Result<Rc<Store>, String> {
+    /// The store, once `session`'s run that is returning has returned.
+    async fn ready(&self, session: &str) -> Result<Rc<Store>, String> {
         let store = self.open_store().await?;
-        self.run_returned().await;
+        self.run_returned(session).await;
         Ok(store)
     }
 
-    /// Runs `rule` against the sessions as they are now.
-    fn check<R>(&self, rule: impl FnOnce(Sessions<'_>) -> Result<R, String>) -> Result<R, String> {
-        let current = self.current.borrow();
-        rule(Sessions { current: current.as_ref(), running: self.running.borrow().is_some() })
+    /// Runs `rule` against `session` as it is now (it must be in memory to be acted on).
+    fn check<R>(
+        &self,
+        session: &str,
+        rule: impl FnOnce(Sessions<'_>) -> Result<R, String>,
+    ) -> Result<R, String> {
+        let slots = self.slots.borrow();
+        let slot = slots.get(session);
+        rule(Sessions {
+            current: slot.map(|s| &s.cp),
+            running: slot.is_some_and(|s| s.running.is_some()),
+        })
+    }
+
+    /// Runs `rule` against the conversation `tab`'s panel shows.
+    fn check_tab<R>(
+        &self,
+        tab: TabId,
+        rule: impl FnOnce(Sessions<'_>) -> Result<R, String>,
+    ) -> Result<R, String> {
+        let session = self.shown_in(tab).unwrap_or_default();
+        self.check(&session, rule)
     }
 
     pub async fn get_settings(&self, id: u32) -> Result<WorkerEvent, String> {
@@ -272,15 +395,42 @@ impl Tasks {
         task: &str,
         session_id: Option<&str>,
     ) -> Result<WorkerEvent, String> {
-        let store = self.ready().await?;
-        if worker.workflows.replay_running() {
-            return Err("A workflow replay is running: wait for it or stop it first.".into());
+        self.start_job(worker, tab_id, task, session_id, None).await?;
+        Ok(WorkerEvent::Done { id })
+    }
+
+    /// Starts a task in `tab` (a new conversation, or a follow-up task in `session_id`),
+    /// as a job of its own or of `parent`'s; answers its session id.
+    pub async fn start_job(
+        &self,
+        worker: &Rc<Worker>,
+        tab: TabId,
+        task: &str,
+        session_id: Option<&str>,
+        parent: Option<&str>,
+    ) -> Result<String, String> {
+        let shown = self.shown_in(tab);
+        let store = self.ready(shown.as_deref().unwrap_or_default()).await?;
+        self.check_tab(tab, |sessions| sessions.start(task))?;
+        if let Some(named) = session_id.filter(|s| Some(*s) != shown.as_deref()) {
+            let elsewhere =
+                self.slots.borrow().get(named).map(|s| (s.cp.panel_tab(), s.running.is_some()));
+            if let Some((other, running)) = elsewhere
+                && (running || other != tab)
+            {
+                return Err(
+                    "That conversation is open in another tab's panel: continue it there.".into()
+                );
+            }
         }
-        self.check(|sessions| sessions.start(task))?;
         let (settings, prompts) = run_settings(&store).await?;
+        let job_id = session_id.or(shown.as_deref()).unwrap_or("new task").to_owned();
+        let mut job = Job::new(job_id, JobKind::Task, Some(tab));
+        job.parent = parent.map(str::to_owned);
+        worker.jobs.admit(&job, &settings)?;
         let (run_id, new_session_id) = (chrome::random_uuid(), chrome::random_uuid());
         let new = NewTask {
-            tab_id,
+            tab_id: tab,
             task,
             session_id,
             run_id: &run_id,
@@ -288,44 +438,71 @@ impl Tasks {
             settings: &settings,
             epoch_ms: js_sys::Date::now(),
         };
-        let mut current = self.current.borrow_mut().take();
+        // The session rules see the conversation this tab's panel shows as the current one.
+        let mut current =
+            shown.as_ref().and_then(|s| self.slots.borrow_mut().remove(s)).map(|s| s.cp);
+        let before = current.as_ref().map(|cp| (cp.session_id.clone(), cp.status.clone()));
         let started = session::start(&*store, &mut current, new).await;
-        *self.current.borrow_mut() = current;
-        started?;
-        Tasks::spawn_run(worker.clone(), store, settings, prompts);
-        Ok(WorkerEvent::Done { id })
+        let Some(mut cp) = current else { return started.map(|()| String::new()) };
+        if let Err(error) = started {
+            // Left as it was.
+            let session = cp.session_id.clone();
+            self.slots.borrow_mut().insert(
+                session,
+                Slot { cp, running: None, stopping: false, tab_closed: false, parent: None },
+            );
+            return Err(error);
+        }
+        cp.panel_tab = Some(tab);
+        let session = cp.session_id.clone();
+        // A paused conversation the tab showed that the new one replaced ended cancelled.
+        if let Some((old, status)) = before
+            && old != session
+            && !status.is_finished()
+        {
+            worker.jobs.update(worker, &old, |job| job.status = JobStatus::Cancelled);
+        }
+        self.shown.borrow_mut().insert(tab, session.clone());
+        let parent = parent.map(str::to_owned);
+        self.slots.borrow_mut().insert(
+            session.clone(),
+            Slot { cp, running: None, stopping: false, tab_closed: false, parent },
+        );
+        Tasks::spawn_run(worker.clone(), session.clone(), store, settings, prompts);
+        Ok(session)
     }
 
     pub async fn follow_up(
         &self,
-        worker: &Worker,
+        worker: &Rc<Worker>,
         id: u32,
         session_id: &str,
         text: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.ready().await?;
-        if self.check(|sessions| sessions.follow_up(session_id))? == FollowUp::Steer {
-            if let Some(control) = self.running.borrow().clone() {
+        let store = self.ready(session_id).await?;
+        if self.check(session_id, |sessions| sessions.follow_up(session_id))? == FollowUp::Steer {
+            if let Some(control) = self.control(session_id) {
                 control.push_follow_up(text);
             }
             return Ok(WorkerEvent::Done { id });
         }
         let settings = store.settings().await?.ok_or("Settings are missing.")?;
-        let Some(mut cp) = self.current.borrow_mut().take() else {
+        let Some(mut cp) = self.slots.borrow().get(session_id).map(|s| s.cp.clone()) else {
             return Err("No task.".into());
         };
-        with_executor(worker, &store, &settings, |executor| {
+        with_executor(worker, &store, &settings, session_id, |executor| {
             executor.apply_follow_up(&mut cp, text)
         });
         let stored = store.put_checkpoint(&cp).await;
-        *self.current.borrow_mut() = Some(cp);
+        self.with_slot(session_id, |slot| slot.cp = cp);
+        self.sync_job(worker, session_id);
         stored.map_err(|error| error.to_string())?;
         Ok(WorkerEvent::Done { id })
     }
 
     pub fn pause(&self, id: u32, session_id: &str) -> Result<WorkerEvent, String> {
-        if self.check(|sessions| sessions.pause(session_id))?
-            && let Some(control) = self.running.borrow().as_ref()
+        if self.check(session_id, |sessions| sessions.pause(session_id))?
+            && let Some(control) = self.control(session_id)
         {
             control.request_pause();
         }
@@ -338,35 +515,40 @@ impl Tasks {
         id: u32,
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.ready().await?;
-        if worker.workflows.replay_running() {
-            return Err("A workflow replay is running: wait for it or stop it first.".into());
-        }
-        if self.check(|sessions| sessions.resume(session_id))? == Resume::Run {
+        let store = self.ready(session_id).await?;
+        if self.check(session_id, |sessions| sessions.resume(session_id))? == Resume::Run {
             let (settings, prompts) = run_settings(&store).await?;
-            Tasks::spawn_run(worker.clone(), store, settings, prompts);
+            let job = self.slots.borrow().get(session_id).map(|s| {
+                let mut job = Job::new(session_id, JobKind::Task, Some(s.cp.tab_id));
+                job.parent = s.parent.clone();
+                job
+            });
+            if let Some(job) = job {
+                worker.jobs.admit(&job, &settings)?;
+            }
+            Tasks::spawn_run(worker.clone(), session_id.to_owned(), store, settings, prompts);
         }
         Ok(WorkerEvent::Done { id })
     }
 
     pub async fn cancel(
         &self,
-        worker: &Worker,
+        worker: &Rc<Worker>,
         id: u32,
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.ready().await?;
-        if self.check(|sessions| sessions.cancel(session_id))? == Cancel::Interrupt {
-            if let Some(control) = self.running.borrow().as_ref() {
+        let store = self.ready(session_id).await?;
+        if self.check(session_id, |sessions| sessions.cancel(session_id))? == Cancel::Interrupt {
+            if let Some(control) = self.control(session_id) {
                 control.request_cancel();
             }
             return Ok(WorkerEvent::Done { id });
         }
-        let Some(mut cp) = self.current.borrow_mut().take() else {
+        let Some(mut cp) = self.slots.borrow().get(session_id).map(|s| s.cp.clone()) else {
             return Err("No task.".into());
         };
         if let Some(settings) = store.settings().await.ok().flatten() {
-            let parts = parts(worker, &store, &settings);
+            let parts = parts(worker, &store, &settings, session_id);
             let prompts = PromptSet::bundled();
             let control = Control::default();
             executor(&parts, &settings, &prompts, &control).cancel(&mut cp).await;
@@ -374,10 +556,40 @@ impl Tasks {
             cp.status = TaskStatus::Cancelled;
             let _ = store.put_checkpoint(&cp).await;
         }
-        *self.current.borrow_mut() = Some(cp);
-        self.broadcast_snapshot(worker, None);
-        worker.sessions.release_all().await;
+        self.with_slot(session_id, |slot| slot.cp = cp);
+        self.broadcast_snapshot(worker, session_id);
+        self.sync_job(worker, session_id);
         Ok(WorkerEvent::Done { id })
+    }
+
+    /// `session`'s tab closed: the task ends as failed, saying so, keeping what it captured.
+    /// A running one is interrupted first and ends so as its run returns.
+    pub async fn tab_closed(&self, worker: &Rc<Worker>, session: &str, running: bool) {
+        if running {
+            let control = self.with_slot(session, |slot| {
+                slot.tab_closed = true;
+                slot.running.clone()
+            });
+            if let Some(control) = control.flatten() {
+                control.request_cancel();
+            }
+            return;
+        }
+        let (Ok(store), Some(mut cp)) =
+            (self.open_store().await, self.slots.borrow().get(session).map(|s| s.cp.clone()))
+        else {
+            return;
+        };
+        if let Some(settings) = store.settings().await.ok().flatten() {
+            let parts = parts(worker, &store, &settings, session);
+            let (prompts, control) = (PromptSet::bundled(), Control::default());
+            executor(&parts, &settings, &prompts, &control)
+                .end_failed(&mut cp, jobs::TAB_CLOSED)
+                .await;
+        }
+        self.with_slot(session, |slot| slot.cp = cp);
+        self.broadcast_snapshot(worker, session);
+        self.sync_job(worker, session);
     }
 
     pub async fn list_sessions(&self, id: u32) -> Result<WorkerEvent, String> {
@@ -385,48 +597,79 @@ impl Tasks {
         Ok(WorkerEvent::Sessions { id, sessions: self.sessions(&store).await? })
     }
 
+    /// Shows a stored conversation in `tab`'s panel (it becomes that panel's current one).
     pub async fn open_session(
         &self,
-        worker: &Worker,
+        worker: &Rc<Worker>,
         id: u32,
         session_id: &str,
+        tab: Option<TabId>,
     ) -> Result<WorkerEvent, String> {
-        let store = self.ready().await?;
-        if self.check(|sessions| sessions.open(session_id))? == Open::Load {
-            let mut cp = store
-                .checkpoint(session_id)
-                .await?
-                .ok_or("That conversation is no longer stored.")?;
-            // The current task stays as it is (a paused one paused) in its checkpoint.
-            let previous = self.current.borrow_mut().take();
-            if let Some(previous) = previous
-                && let Err(error) = store.put_checkpoint(&previous).await
-            {
-                chrome::log(&format!("could not store the checkpoint left: {error}"));
+        let tab = match tab {
+            Some(tab) => tab,
+            None => self
+                .slots
+                .borrow()
+                .get(session_id)
+                .map(|s| s.cp.panel_tab())
+                .ok_or("Open it from a tab's panel.")?,
+        };
+        let shown = self.shown_in(tab);
+        let store = self.ready(shown.as_deref().unwrap_or_default()).await?;
+        if self.check_tab(tab, |sessions| sessions.open(session_id))? == Open::Load {
+            let in_memory = self.slots.borrow().get(session_id).map(|s| s.running.is_some());
+            match in_memory {
+                Some(true) => return Err(
+                    "That conversation's task is running in another tab: open that tab's panel."
+                        .into(),
+                ),
+                Some(false) => {}
+                None => {
+                    let mut cp = store
+                        .checkpoint(session_id)
+                        .await?
+                        .ok_or("That conversation is no longer stored.")?;
+                    self.pause_if_cut_off(worker, &store, &mut cp).await;
+                    self.slots.borrow_mut().insert(
+                        session_id.to_owned(),
+                        Slot {
+                            cp,
+                            running: None,
+                            stopping: false,
+                            tab_closed: false,
+                            parent: None,
+                        },
+                    );
+                }
             }
-            self.pause_if_cut_off(worker, &store, &mut cp).await;
-            *self.current.borrow_mut() = Some(cp);
-            self.broadcast_snapshot(worker, None);
+            // The conversation the tab showed stays as it is (a paused one paused, listed
+            // among the jobs); another tab that showed this one no longer does.
+            self.shown.borrow_mut().retain(|_, s| s != session_id);
+            self.shown.borrow_mut().insert(tab, session_id.to_owned());
+            self.with_slot(session_id, |slot| slot.cp.panel_tab = Some(tab));
+            if let Some(old) = shown
+                && self.slots.borrow().get(&old).is_some_and(|s| s.cp.status.is_finished())
+            {
+                self.slots.borrow_mut().remove(&old);
+            }
+            self.broadcast_snapshot(worker, session_id);
+            self.sync_job(worker, session_id);
         }
-        Ok(WorkerEvent::Task { id: Some(id), snapshot: self.snapshot() })
+        Ok(WorkerEvent::Task { id: Some(id), snapshot: self.snapshot(Some(tab)) })
     }
 
     pub async fn delete_session(
         &self,
-        worker: &Worker,
+        worker: &Rc<Worker>,
         id: u32,
         session_id: &str,
     ) -> Result<WorkerEvent, String> {
-        let store = self.ready().await?;
-        let current = self.check(|sessions| sessions.delete(session_id))?;
+        let store = self.ready(session_id).await?;
+        self.check(session_id, |sessions| sessions.delete(session_id))?;
         store.delete_checkpoint(session_id).await?;
-        if current {
-            let gone = self.current.borrow_mut().take();
-            self.broadcast_snapshot(worker, None);
-            if gone.is_some_and(|cp| !cp.status.is_finished()) {
-                // A paused task held its tab; nothing holds it now.
-                worker.sessions.release_all().await;
-            }
+        if self.slots.borrow_mut().remove(session_id).is_some() {
+            self.shown.borrow_mut().retain(|_, s| s != session_id);
+            worker.jobs.forget(worker, session_id);
         }
         Ok(WorkerEvent::Sessions { id, sessions: self.sessions(&store).await? })
     }
@@ -457,7 +700,8 @@ impl Tasks {
         Ok(WorkerEvent::Favourites { id, favourites })
     }
 
-    /// The History's list (see [`session::history`]).
+    /// The History's list (see [`session::history`]): conversations in memory as they are
+    /// there, a running one as running.
     async fn sessions(&self, store: &Store) -> Result<Vec<SessionSummary>, String> {
         let (mut checkpoints, mut unreadable) =
             (Vec::<Checkpoint>::new(), Vec::<Unreadable>::new());
@@ -465,6 +709,11 @@ impl Tasks {
             match read {
                 Ok(cp) => checkpoints.push(cp),
                 Err(cannot) => unreadable.push(cannot),
+            }
+        }
+        for cp in &mut checkpoints {
+            if let Some(slot) = self.slots.borrow().get(&cp.session_id) {
+                *cp = slot.cp.clone();
             }
         }
         let ids: Vec<&str> = checkpoints
@@ -476,45 +725,59 @@ impl Tasks {
             chrome::log(&format!("History lists sessions without their runs: {error}"));
             Default::default()
         });
-        self.check(|sessions| Ok(session::history(&checkpoints, &unreadable, &runs, sessions)))
+        let none = Sessions { current: None, running: false };
+        let mut list = session::history(&checkpoints, &unreadable, &runs, none);
+        let slots = self.slots.borrow();
+        for summary in &mut list {
+            if slots.get(&summary.session_id).is_some_and(|s| s.running.is_some()) {
+                summary.status = TaskStatus::Running.label().to_owned();
+            }
+        }
+        Ok(list)
     }
 
-    /// Runs the current checkpoint until it pauses or ends.
-    fn spawn_run(worker: Rc<Worker>, store: Rc<Store>, settings: Settings, prompts: PromptSet) {
-        let control = Rc::new(Control::default());
-        *worker.tasks.running.borrow_mut() = Some(control.clone());
-        worker.tasks.stopping.set(false);
-        wasm_bindgen_futures::spawn_local(keep_alive(worker.clone()));
-        wasm_bindgen_futures::spawn_local(async move {
-            let Some(mut cp) = worker.tasks.current.borrow().clone() else { return };
-            worker.tasks.broadcast_snapshot(&worker, None);
-            // The task's tabs go only where its settings allow while it runs.
-            worker.sessions.guard(Some(Firewall::new(&settings))).await;
-            let parts = parts(&worker, &store, &settings);
-            executor(&parts, &settings, &prompts, &control).run(&mut cp).await;
-            worker.sessions.guard(None).await;
-            *worker.tasks.running.borrow_mut() = None;
-            worker.tasks.stopping.set(false);
-            let finished = cp.status.is_finished();
-            *worker.tasks.current.borrow_mut() = Some(cp);
-            for resolve in worker.tasks.on_return.take() {
-                let _ = resolve.call0(&JsValue::UNDEFINED);
-            }
-            worker.tasks.broadcast_snapshot(&worker, None);
-            if finished {
-                worker.sessions.release_all().await;
-            }
+    /// Runs `session`'s checkpoint until it pauses or ends.
+    fn spawn_run(
+        worker: Rc<Worker>,
+        session: String,
+        store: Rc<Store>,
+        settings: Settings,
+        prompts: PromptSet,
+    ) {
+        let waits = {
+            let (worker, session) = (worker.clone(), session.clone());
+            WaitWatcher::new(move |wait| worker.jobs.waiting(&worker, &session, wait))
+        };
+        let control = Rc::new(Control::watching(waits));
+        let started = worker.tasks.with_slot(&session, |slot| {
+            slot.running = Some(control.clone());
+            slot.stopping = false;
+            slot.tab_closed = false;
+            slot.cp.clone()
         });
-    }
-}
-
-/// Extension API calls reset Chrome's 30-second idle timer; a model call can take longer
-/// than that with nothing else happening, so a running task pings while it runs.
-async fn keep_alive(worker: Rc<Worker>) {
-    use agent_engine::Clock;
-    while worker.tasks.running.borrow().is_some() {
-        PerformanceClock.sleep(20_000.0).await;
-        chrome::ping().await;
+        let Some(mut cp) = started else { return };
+        // In the table before anyone awaits its end.
+        worker.tasks.sync_job(&worker, &session);
+        wasm_bindgen_futures::spawn_local(async move {
+            let tasks = &worker.tasks;
+            tasks.broadcast_snapshot(&worker, &session);
+            // The task's tabs go only where its settings allow while it runs.
+            worker.jobs.guard(&worker, &settings).await;
+            let parts = parts(&worker, &store, &settings, &session);
+            let executor = executor(&parts, &settings, &prompts, &control);
+            executor.run(&mut cp).await;
+            if tasks.with_slot(&session, |slot| slot.tab_closed) == Some(true) {
+                executor.end_failed(&mut cp, jobs::TAB_CLOSED).await;
+            }
+            tasks.with_slot(&session, |slot| {
+                slot.running = None;
+                slot.stopping = false;
+                slot.cp = cp;
+            });
+            tasks.returned.notify();
+            tasks.broadcast_snapshot(&worker, &session);
+            tasks.sync_job(&worker, &session);
+        });
     }
 }
 
@@ -552,7 +815,12 @@ struct Parts<'a> {
     capture: WorkerCapture<'a>,
 }
 
-fn parts<'a>(worker: &'a Worker, store: &'a Store, settings: &Settings) -> Parts<'a> {
+fn parts<'a>(
+    worker: &'a Rc<Worker>,
+    store: &'a Store,
+    settings: &Settings,
+    session: &str,
+) -> Parts<'a> {
     let observe = ObserveOptions {
         text_budget: settings.agent.state_text_chars as usize,
         ..ObserveOptions::default()
@@ -567,7 +835,7 @@ fn parts<'a>(worker: &'a Worker, store: &'a Store, settings: &Settings) -> Parts
             search_url: SEARCH_URL,
             firewall: Firewall::new(settings),
         },
-        capture: WorkerCapture { worker, store },
+        capture: WorkerCapture { worker, store, session: session.to_owned() },
     }
 }
 
@@ -591,12 +859,13 @@ fn executor<'a>(
 
 /// Runs `f` with a one-off executor, for changes to a task that is not running.
 fn with_executor<R>(
-    worker: &Worker,
+    worker: &Rc<Worker>,
     store: &Store,
     settings: &Settings,
+    session: &str,
     f: impl FnOnce(&WorkerExecutor<'_>) -> R,
 ) -> R {
-    let parts = parts(worker, store, settings);
+    let parts = parts(worker, store, settings, session);
     let prompts = PromptSet::bundled();
     let control = Control::default();
     f(&executor(&parts, settings, &prompts, &control))

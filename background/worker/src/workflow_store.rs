@@ -5,13 +5,13 @@
 
 use std::collections::BTreeMap;
 
+use agent_engine::jobs::stored::{StoredReplay, UnreadableJob, read_replay};
 use agent_engine::workflow::recording::Recording;
 use agent_engine::workflow::schema::Workflow;
 use capture_db::{RECORDINGS, REPLAYS, SCREENSHOTS, STEPS, WORKFLOWS};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -120,23 +120,34 @@ impl WorkflowDb {
         self.put(WORKFLOWS, None, workflow).await.map_err(failed("store the workflow"))
     }
 
-    /// Every stored replay row (running, paused or ended).
-    pub async fn replays<T: DeserializeOwned>(&self) -> Result<Vec<T>, String> {
+    /// Every stored replay row (running, paused or ended), upgraded to the current format;
+    /// one that cannot be read comes back as such, saying why.
+    pub async fn replays(&self) -> Result<Vec<Result<StoredReplay, UnreadableJob>>, String> {
         let read = async {
             let tx = self.db.transaction(REPLAYS).build()?;
             let mut rows = Vec::new();
-            for value in tx.object_store(REPLAYS)?.get_all::<JsValue>().await? {
-                match decode::<T>(value?) {
-                    Ok(row) => rows.push(row),
-                    Err(error) => crate::chrome::log(&format!("an unreadable replay: {error}")),
-                }
+            for (n, value) in tx.object_store(REPLAYS)?.get_all::<JsValue>().await?.enumerate() {
+                let key = format!("replay-row-{n}");
+                rows.push(match decode::<serde_json::Value>(value?) {
+                    Ok(value) => {
+                        let found = value.pointer("/state/run/id").and_then(|v| v.as_str());
+                        let key = found.map_or(key, str::to_owned);
+                        read_replay(&key, value)
+                    }
+                    Err(error) => Err(UnreadableJob {
+                        key,
+                        kind: protocol::jobs::JobKind::Replay,
+                        reason: error.to_string(),
+                        title: None,
+                    }),
+                });
             }
             Ok::<_, Cause>(rows)
         };
         read.await.map_err(failed("read the replays"))
     }
 
-    pub async fn put_replay(&self, run_id: &str, row: &impl Serialize) -> Result<(), String> {
+    pub async fn put_replay(&self, run_id: &str, row: &StoredReplay) -> Result<(), String> {
         self.put(REPLAYS, Some(run_id), row).await.map_err(failed("store the replay"))
     }
 

@@ -2,10 +2,10 @@
 //! workflow in a tab with the engine's [`Replayer`], capturing it as an `AgentRun` like a
 //! task (so the annotation page shows it) and broadcasting its progress to every page.
 //!
-//! A replay's state is stored after every step (`replays`), so Chrome may stop the worker at
-//! any moment: a replay that was running comes back paused, numbered on, and resumable.
-//! One agent thing runs at a time: a replay is refused while a task runs, and a task while a
-//! replay runs.
+//! A replay's state is stored after every step (`replays`, versioned: `jobs::stored`), so
+//! Chrome may stop the worker at any moment: a replay that was running comes back paused,
+//! numbered on, and resumable. Each replay is a job: the job table admits it beside the
+//! others (one job per tab, a limit on how many run), and several replay at once.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -14,9 +14,11 @@ use std::rc::Rc;
 use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::{CallContext, Capture, CaptureError, Checkpoint, Control};
 use agent_engine::firewall::Firewall;
+use agent_engine::jobs::stored::{REPLAY_FORMAT, StoredReplay};
+use agent_engine::jobs::{self, Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
-use agent_engine::repair::RepairLedger;
+use agent_engine::repair::{RepairLedger, WaitWatcher};
 use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord, iso8601};
 use agent_engine::workflow::recording::Recording;
 use agent_engine::workflow::reflect::{ReflectError, Reflector, StepReflection, build_workflow};
@@ -27,7 +29,6 @@ use protocol::workflow::{
     ParamSummary, ReflectProgress, ReflectStage, ReplayControl, ReplayProgress, WorkflowSummary,
 };
 use protocol::{TabId, WorkerEvent};
-use serde::{Deserialize, Serialize};
 
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock};
@@ -36,66 +37,25 @@ use crate::store::Store;
 use crate::tasks::SEARCH_URL;
 use crate::workflow_store::WorkflowDb;
 
-/// What the `replays` store keeps of a replay: enough to resume it after a restart.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct StoredReplay {
-    workflow_id: String,
-    version: u32,
-    workflow_name: String,
-    subtasks: u32,
-    fast_path: bool,
-    /// Why it is paused, when the worker paused it.
-    #[serde(default)]
-    why: Option<String>,
-    state: ReplayState,
+/// One replay held in memory: running, paused, or the last that ended.
+struct ReplaySlot {
+    row: StoredReplay,
+    /// The control of its run under way, if one is.
+    running: Option<Rc<Control>>,
+    /// Its secret values, in memory only.
+    secrets: BTreeMap<String, String>,
+    /// Its tab closed while it ran: the run's stop becomes that failure.
+    tab_closed: bool,
+    /// The pipeline run that started it and awaits it.
+    parent: Option<String>,
 }
 
-impl StoredReplay {
-    fn progress(&self) -> ReplayProgress {
-        let state = &self.state;
-        let (status, why) = match &state.status {
-            ReplayStatus::Running => ("running", None),
-            ReplayStatus::Paused => ("paused", self.why.clone()),
-            ReplayStatus::Cancelled => ("cancelled", None),
-            ReplayStatus::Done => ("done", None),
-            ReplayStatus::Failed { subtask, why } => {
-                ("failed", Some(format!("Subtask {subtask:?}: {why}")))
-            }
-        };
-        ReplayProgress {
-            run_id: state.run.id.clone(),
-            workflow_id: self.workflow_id.clone(),
-            version: self.version,
-            workflow_name: self.workflow_name.clone(),
-            tab_id: state.tab,
-            subtask: state.subtask as u32,
-            subtasks: self.subtasks,
-            step: state.step,
-            model_calls: state.model_calls,
-            calls_saved: state.calls_saved,
-            status: status.to_owned(),
-            why,
-            extracts: state.extracts.clone(),
-            question: state.question.clone(),
-        }
-    }
-
-    fn is_live(&self) -> bool {
-        matches!(self.state.status, ReplayStatus::Running | ReplayStatus::Paused)
-    }
-}
-
-/// The reflections and the replay of this worker.
+/// The reflections and the replays of this worker.
 #[derive(Default)]
 pub struct Workflows {
     db: RefCell<Option<Rc<WorkflowDb>>>,
-    /// The control of the replay under way, if one is.
-    running: RefCell<Option<Rc<Control>>>,
-    /// The latest state of the running or paused replay (or the last one that ended).
-    current: RefCell<Option<StoredReplay>>,
-    /// The current replay's secret values, in memory only.
-    secrets: RefCell<BTreeMap<String, String>>,
+    /// Replays by run id.
+    replays: RefCell<BTreeMap<String, ReplaySlot>>,
     /// Recordings being reflected now.
     reflecting: RefCell<Vec<String>>,
     /// Pass-A results by recording, kept so a failed reflection resumes where it stopped.
@@ -111,68 +71,110 @@ impl Workflows {
         Ok(self.db.borrow_mut().get_or_insert(db).clone())
     }
 
-    /// Whether a live (running or paused) replay holds its tab.
-    pub fn holds_tab(&self) -> bool {
-        self.replay_running() || self.current.borrow().as_ref().is_some_and(StoredReplay::is_live)
-    }
-
-    /// Whether a replay runs now (a task must wait).
-    pub fn replay_running(&self) -> bool {
-        self.running.borrow().is_some()
-    }
-
+    /// The newest replay, for a page that asks without naming one.
     pub fn snapshot(&self) -> Option<Box<ReplayProgress>> {
-        self.current.borrow().as_ref().map(|r| Box::new(r.progress()))
+        let replays = self.replays.borrow();
+        let newest = replays.values().max_by(|a, b| {
+            (a.row.is_live(), &a.row.state.run.updated_at)
+                .cmp(&(b.row.is_live(), &b.row.state.run.updated_at))
+        });
+        newest.map(|slot| Box::new(slot.row.progress()))
     }
 
-    /// The replay as an event (`id` when it answers a request).
+    /// The newest replay as an answer (`id`) or a broadcast.
     pub fn event(&self, id: Option<u32>) -> WorkerEvent {
         WorkerEvent::Replay { id, replay: self.snapshot() }
     }
 
-    fn broadcast(&self, worker: &Worker) {
-        worker.ports.broadcast(&self.event(None));
+    /// Every replay held, for a page that connects (each panel shows its tab's).
+    pub fn events(&self) -> Vec<WorkerEvent> {
+        let replays = self.replays.borrow();
+        let events = replays.values().map(|slot| WorkerEvent::Replay {
+            id: None,
+            replay: Some(Box::new(slot.row.progress())),
+        });
+        events.collect()
     }
 
-    /// After a (re)start: a replay stored as running was cut off; it comes back paused.
+    /// Tells every page where `run_id` stands, and the job table.
+    fn changed(&self, worker: &Rc<Worker>, run_id: &str) {
+        let held = self.replays.borrow().get(run_id).map(|slot| {
+            let mut summary = slot.row.summary();
+            summary.spend.cost = slot.row.state.run.cost;
+            summary.spend.input_tokens = slot.row.state.run.usage.input_tokens;
+            summary.spend.output_tokens = slot.row.state.run.usage.output_tokens;
+            summary.waiting = worker.jobs.summary(run_id).and_then(|j| j.waiting);
+            (slot.row.progress(), summary, slot.parent.clone())
+        });
+        let Some((progress, summary, parent)) = held else { return };
+        worker.ports.broadcast(&WorkerEvent::Replay { id: None, replay: Some(Box::new(progress)) });
+        worker.jobs.put(worker, summary, parent);
+    }
+
+    /// Where `run_id` stands, when it is held here.
+    pub fn progress(&self, run_id: &str) -> Option<ReplayProgress> {
+        self.row(run_id).map(|row| row.progress())
+    }
+
+    fn row(&self, run_id: &str) -> Option<StoredReplay> {
+        self.replays.borrow().get(run_id).map(|slot| slot.row.clone())
+    }
+
+    fn control_of(&self, run_id: &str) -> Option<Rc<Control>> {
+        self.replays.borrow().get(run_id).and_then(|slot| slot.running.clone())
+    }
+
+    /// After a (re)start: every live replay comes back; one stored as running was cut off
+    /// and comes back as the job rules say (paused, numbered on). A row that cannot be read
+    /// is listed among the jobs, saying why.
     pub async fn restore(worker: Rc<Worker>) {
         let flows = &worker.workflows;
         let db = match flows.db(&worker).await {
             Ok(db) => db,
             Err(error) => return chrome::log(&error),
         };
-        let rows: Vec<StoredReplay> = match db.replays().await {
+        let rows = match db.replays().await {
             Ok(rows) => rows,
             Err(error) => return chrome::log(&error),
         };
-        let Some(mut row) = rows
-            .into_iter()
-            .filter(StoredReplay::is_live)
-            .max_by(|a, b| a.state.run.updated_at.cmp(&b.state.run.updated_at))
-        else {
-            return;
-        };
-        if flows.current.borrow().is_some() {
-            return;
+        for row in rows {
+            let mut row = match row {
+                Ok(row) if row.is_live() => row,
+                Ok(_) => continue,
+                Err(unreadable) => {
+                    chrome::log(&unreadable.log_line());
+                    worker.jobs.add_unreadable(unreadable.summary());
+                    continue;
+                }
+            };
+            let run_id = row.state.run.id.clone();
+            if flows.replays.borrow().contains_key(&run_id) {
+                continue;
+            }
+            if let jobs::Restart::Pause { .. } = jobs::after_restart(JobKind::Replay, row.status())
+            {
+                row.pause("Chrome stopped the extension's worker mid-replay; resume to go on.");
+                // A step stored just before the worker stopped is kept, and numbering goes on.
+                if let Ok(count) = db.step_count(&run_id).await {
+                    row.state.step = row.state.step.max(count);
+                }
+                if let Err(error) = db.put_replay(&run_id, &row).await {
+                    chrome::log(&error);
+                }
+                if let Ok(store) = worker.tasks.store().await {
+                    let _ = store.put_run(&row.state.run).await;
+                }
+            }
+            let slot = ReplaySlot {
+                row,
+                running: None,
+                secrets: BTreeMap::new(),
+                tab_closed: false,
+                parent: None,
+            };
+            flows.replays.borrow_mut().insert(run_id.clone(), slot);
+            flows.changed(&worker, &run_id);
         }
-        if row.state.status == ReplayStatus::Running {
-            row.state.status = ReplayStatus::Paused;
-            row.state.run.agent_status = "paused".into();
-            row.why =
-                Some("Chrome stopped the extension's worker mid-replay; resume to go on.".into());
-            // A step stored just before the worker stopped is kept, and numbering goes on.
-            if let Ok(count) = db.step_count(&row.state.run.id).await {
-                row.state.step = row.state.step.max(count);
-            }
-            if let Err(error) = db.put_replay(&row.state.run.id, &row).await {
-                chrome::log(&error);
-            }
-            if let Ok(store) = worker.tasks.store().await {
-                let _ = store.put_run(&row.state.run).await;
-            }
-        }
-        *flows.current.borrow_mut() = Some(row);
-        flows.broadcast(&worker);
     }
 
     /// Starts reflecting a stopped recording; progress is broadcast.
@@ -218,15 +220,24 @@ impl Workflows {
         params: &BTreeMap<String, String>,
         fast_path: bool,
     ) -> Result<WorkerEvent, String> {
-        if worker.tasks.task_running() {
-            return Err("A task is running: pause or stop it before replaying a workflow.".into());
-        }
-        if self.replay_running() {
-            return Err("A replay is running already: wait for it or stop it first.".into());
-        }
-        if self.current.borrow().as_ref().is_some_and(|r| r.state.status == ReplayStatus::Paused) {
-            return Err("A replay is paused: resume or stop it before starting another.".into());
-        }
+        let run_id =
+            self.start_job(worker, workflow_id, version, tab, params, fast_path, None).await?;
+        let replay = self.row(&run_id).map(|row| Box::new(row.progress()));
+        Ok(WorkerEvent::Replay { id: Some(id), replay })
+    }
+
+    /// Starts a replay as a job of its own or of `parent`'s; answers its run id.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn start_job(
+        &self,
+        worker: &Rc<Worker>,
+        workflow_id: &str,
+        version: u32,
+        tab: TabId,
+        params: &BTreeMap<String, String>,
+        fast_path: bool,
+        parent: Option<&str>,
+    ) -> Result<String, String> {
         let db = self.db(worker).await?;
         let workflow = db.workflow(workflow_id, version).await?;
         let input = workflow.for_replay(params).map_err(|problems| {
@@ -240,6 +251,9 @@ impl Workflows {
             .ok_or("Choose a model and enter its API key in Settings first.")?;
         prompt_set(&settings)?;
         let run_id = chrome::random_uuid();
+        let mut job = Job::new(run_id.clone(), JobKind::Replay, Some(tab));
+        job.parent = parent.map(str::to_owned);
+        worker.jobs.admit(&job, &settings)?;
         let at = iso8601(js_sys::Date::now());
         let state = ReplayState::new(
             &workflow,
@@ -250,8 +264,9 @@ impl Workflows {
             &settings.models.navigator.model,
         );
         let row = StoredReplay {
+            format: REPLAY_FORMAT,
             workflow_id: workflow.id.clone(),
-            version: workflow.version,
+            workflow_version: workflow.version,
             workflow_name: workflow.name.clone(),
             subtasks: workflow.subtasks.len() as u32,
             fast_path,
@@ -259,10 +274,16 @@ impl Workflows {
             state,
         };
         db.put_replay(&run_id, &row).await?;
-        *self.current.borrow_mut() = Some(row);
-        *self.secrets.borrow_mut() = input.secrets;
-        spawn_replay(worker.clone(), db, store, settings, input.workflow, None);
-        Ok(WorkerEvent::Replay { id: Some(id), replay: self.snapshot() })
+        let slot = ReplaySlot {
+            row,
+            running: None,
+            secrets: input.secrets,
+            tab_closed: false,
+            parent: parent.map(str::to_owned),
+        };
+        self.replays.borrow_mut().insert(run_id.clone(), slot);
+        spawn_replay(worker.clone(), run_id.clone(), db, store, settings, input.workflow, None);
+        Ok(run_id)
     }
 
     /// Every workflow's latest version with its replay form's fields.
@@ -323,11 +344,10 @@ impl Workflows {
         action: ReplayControl,
         follow_up: Option<String>,
     ) -> Result<WorkerEvent, String> {
-        let matches = self.current.borrow().as_ref().is_some_and(|r| r.state.run.id == run_id);
-        if !matches {
-            return Err("That replay is not the current one.".into());
-        }
-        if let Some(control) = self.running.borrow().clone() {
+        let Some(row) = self.row(run_id) else {
+            return Err("That replay is not known here.".into());
+        };
+        if let Some(control) = self.control_of(run_id) {
             match action {
                 ReplayControl::Pause => control.request_pause(),
                 ReplayControl::Cancel => control.request_cancel(),
@@ -338,7 +358,6 @@ impl Workflows {
             }
             return Ok(WorkerEvent::Done { id });
         }
-        let Some(row) = self.current.borrow().clone() else { return Err("No replay.".into()) };
         if row.state.status != ReplayStatus::Paused {
             return Err("That replay has ended.".into());
         }
@@ -353,28 +372,27 @@ impl Workflows {
                 row.state.run.updated_at = iso8601(js_sys::Date::now());
                 store.put_run(&row.state.run).await.map_err(|e| e.to_string())?;
                 db.put_replay(run_id, &row).await?;
-                *self.current.borrow_mut() = Some(row);
-                self.broadcast(worker);
-                worker.sessions.release_all().await;
+                if let Some(slot) = self.replays.borrow_mut().get_mut(run_id) {
+                    slot.row = row;
+                    slot.secrets.clear();
+                }
+                self.changed(worker, run_id);
             }
             ReplayControl::Resume => {
-                if worker.tasks.task_running() {
-                    return Err("A task is running: pause or stop it first.".into());
-                }
-                let workflow = db.workflow(&row.workflow_id, row.version).await?;
+                let workflow = db.workflow(&row.workflow_id, row.workflow_version).await?;
                 // The given values (secrets as tokens) are in the state; a secret's value is
                 // only in memory and must be given again after a restart.
                 let secret_params: Vec<&str> =
                     workflow.params.iter().filter(|p| p.secret).map(|p| p.name.as_str()).collect();
                 let mut given = row.state.params.clone();
                 given.retain(|name, _| !secret_params.contains(&name.as_str()));
-                let mut secrets_known = BTreeMap::new();
+                let known = self.replays.borrow().get(run_id).map(|s| s.secrets.clone());
+                let known = known.unwrap_or_default();
                 for name in &secret_params {
                     let token = agent_engine::workflow::schema::secret_token(name);
-                    match self.secrets.borrow().get(&token) {
+                    match known.get(&token) {
                         Some(value) => {
                             given.insert((*name).to_owned(), value.clone());
-                            secrets_known.insert(token, value.clone());
                         }
                         None => {
                             return Err(format!(
@@ -392,13 +410,49 @@ impl Workflows {
                     .await?
                     .ok_or("Choose a model and enter its API key in Settings first.")?;
                 prompt_set(&settings)?;
-                if let Some(current) = self.current.borrow_mut().as_mut() {
-                    current.why = None;
+                let parent = self.replays.borrow().get(run_id).and_then(|s| s.parent.clone());
+                let mut job = Job::new(run_id, JobKind::Replay, Some(row.state.tab));
+                job.parent = parent;
+                worker.jobs.admit(&job, &settings)?;
+                if let Some(slot) = self.replays.borrow_mut().get_mut(run_id) {
+                    slot.row.why = None;
                 }
-                spawn_replay(worker.clone(), db, store, settings, input.workflow, follow_up);
+                let workflow = input.workflow;
+                spawn_replay(
+                    worker.clone(),
+                    run_id.to_owned(),
+                    db,
+                    store,
+                    settings,
+                    workflow,
+                    follow_up,
+                );
             }
         }
         Ok(WorkerEvent::Done { id })
+    }
+
+    /// `run_id`'s tab closed: it ends as failed, saying so; what it captured stays.
+    pub async fn tab_closed(&self, worker: &Rc<Worker>, run_id: &str) {
+        if let Some(control) = self.control_of(run_id) {
+            if let Some(slot) = self.replays.borrow_mut().get_mut(run_id) {
+                slot.tab_closed = true;
+            }
+            return control.request_cancel();
+        }
+        let Some(mut row) = self.row(run_id) else { return };
+        row.fail(jobs::TAB_CLOSED, &iso8601(js_sys::Date::now()));
+        if let (Ok(db), Ok(store)) = (self.db(worker).await, worker.tasks.store().await) {
+            let _ = store.put_run(&row.state.run).await;
+            if let Err(error) = db.put_replay(run_id, &row).await {
+                chrome::log(&error);
+            }
+        }
+        if let Some(slot) = self.replays.borrow_mut().get_mut(run_id) {
+            slot.row = row;
+            slot.secrets.clear();
+        }
+        self.changed(worker, run_id);
     }
 }
 
@@ -497,6 +551,7 @@ async fn reflect_recording(
 struct ReplayCapture<'a> {
     worker: &'a Worker,
     store: &'a Store,
+    panel_tab: Option<TabId>,
 }
 
 impl Capture for ReplayCapture<'_> {
@@ -504,7 +559,8 @@ impl Capture for ReplayCapture<'_> {
         chrome::random_uuid()
     }
     fn emit(&self, event: &AgentEvent) {
-        self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone() });
+        let panel_tab = self.panel_tab;
+        self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone(), panel_tab });
     }
     async fn save_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
         self.store.put_run(run).await
@@ -524,9 +580,10 @@ impl Capture for ReplayCapture<'_> {
     }
 }
 
-/// Runs the current replay (its stored state) until it pauses or ends.
+/// Runs replay `run_id` (its stored state) until it pauses or ends.
 fn spawn_replay(
     worker: Rc<Worker>,
+    run_id: String,
     db: Rc<WorkflowDb>,
     store: Rc<Store>,
     settings: Settings,
@@ -538,17 +595,19 @@ fn spawn_replay(
     if let Some(text) = follow_up {
         control.push_follow_up(&text);
     }
-    *worker.workflows.running.borrow_mut() = Some(control.clone());
-    wasm_bindgen_futures::spawn_local(keep_alive(worker.clone()));
+    let started = worker.workflows.replays.borrow_mut().get_mut(&run_id).map(|slot| {
+        slot.running = Some(control.clone());
+        slot.tab_closed = false;
+        (slot.row.clone(), slot.secrets.clone())
+    });
+    let Some((row, secrets)) = started else { return };
+    // In the table before anyone awaits its end.
+    worker.workflows.changed(&worker, &run_id);
     wasm_bindgen_futures::spawn_local(async move {
         let flows = &worker.workflows;
-        let Some(row) = flows.current.borrow().clone() else { return };
         let mut state = row.state.clone();
-        let prompts = match prompt_set(&settings) {
-            Ok(prompts) => prompts,
-            Err(_) => PromptSet::bundled(),
-        };
-        worker.sessions.guard(Some(Firewall::new(&settings))).await;
+        let prompts = prompt_set(&settings).unwrap_or_else(|_| PromptSet::bundled());
+        worker.jobs.guard(&worker, &settings).await;
         let browser = CdpBrowser {
             observe: ObserveOptions {
                 text_budget: settings.agent.state_text_chars as usize,
@@ -561,19 +620,23 @@ fn spawn_replay(
             search_url: SEARCH_URL,
             firewall: Firewall::new(&settings),
         };
-        let capture = ReplayCapture { worker: &worker, store: &store };
-        let ledger = RepairLedger::with_budget(settings.agent.repair_budget);
-        let secrets = flows.secrets.borrow().clone();
+        let panel_tab = Some(state.tab);
+        let capture = ReplayCapture { worker: &worker, store: &store, panel_tab };
+        let waits = {
+            let (worker, run_id) = (worker.clone(), run_id.clone());
+            WaitWatcher::new(move |wait| worker.jobs.waiting(&worker, &run_id, wait))
+        };
+        let ledger = RepairLedger::with_budget(settings.agent.repair_budget).watched(waits);
         // Stored after every step, in order (IndexedDB commits same-store writes in the
         // order they were made), and shown to every page.
         let on_state = |state: &ReplayState| {
             let row = {
-                let mut current = flows.current.borrow_mut();
-                let Some(row) = current.as_mut() else { return };
-                row.state = state.clone();
-                row.clone()
+                let mut replays = flows.replays.borrow_mut();
+                let Some(slot) = replays.get_mut(&run_id) else { return };
+                slot.row.state = state.clone();
+                slot.row.clone()
             };
-            flows.broadcast(&worker);
+            flows.changed(&worker, &run_id);
             let db = db.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 if let Err(error) = db.put_replay(&row.state.run.id, &row).await {
@@ -603,35 +666,27 @@ fn spawn_replay(
             on_state: &on_state,
         };
         replayer.run(&workflow, &mut state).await;
-        worker.sessions.guard(None).await;
-        *flows.running.borrow_mut() = None;
-        let ended = !matches!(state.status, ReplayStatus::Paused);
-        if let Some(current) = flows.current.borrow_mut().as_mut() {
-            current.state = state;
+        let row = {
+            let mut replays = flows.replays.borrow_mut();
+            let Some(slot) = replays.get_mut(&run_id) else { return };
+            slot.running = None;
+            slot.row.state = state;
+            if slot.tab_closed {
+                slot.row.fail(jobs::TAB_CLOSED, &iso8601(js_sys::Date::now()));
+            }
+            if !slot.row.is_live() {
+                slot.secrets.clear();
+            }
+            slot.row.clone()
+        };
+        if row.status() == JobStatus::Failed {
+            let _ = store.put_run(&row.state.run).await;
         }
-        let row = flows.current.borrow().clone();
-        if let Some(row) = row
-            && let Err(error) = db.put_replay(&row.state.run.id, &row).await
-        {
+        if let Err(error) = db.put_replay(&run_id, &row).await {
             chrome::log(&error);
         }
-        if ended {
-            flows.secrets.borrow_mut().clear();
-        }
-        flows.broadcast(&worker);
-        if ended && !worker.tasks.holds_tab() {
-            worker.sessions.release_all().await;
-        }
+        flows.changed(&worker, &run_id);
     });
-}
-
-/// A model call can outlast Chrome's 30-second idle timer: ping while a replay runs.
-async fn keep_alive(worker: Rc<Worker>) {
-    use agent_engine::Clock;
-    while worker.workflows.replay_running() {
-        PerformanceClock.sleep(20_000.0).await;
-        chrome::ping().await;
-    }
 }
 
 fn prompt_set(settings: &Settings) -> Result<PromptSet, String> {

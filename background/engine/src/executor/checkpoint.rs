@@ -52,7 +52,12 @@ pub struct Checkpoint {
     #[serde(default = "stored::unversioned")]
     pub version: u32,
     pub session_id: String,
+    /// The tab the agent works in now.
     pub tab_id: TabId,
+    /// The tab whose panel shows the task: where it was started (the agent may move on to
+    /// tabs it opens). None in checkpoints stored before jobs ran side by side: `tab_id`.
+    #[serde(default)]
+    pub panel_tab: Option<TabId>,
     pub status: TaskStatus,
     pub run: AgentRun,
     /// Steps taken in this run.
@@ -105,6 +110,11 @@ pub(super) const MAX_FINDING: usize = 1500;
 pub const EXTRACT_CHARS: usize = 5000;
 
 impl Checkpoint {
+    /// The tab whose panel shows this task.
+    pub fn panel_tab(&self) -> TabId {
+        self.panel_tab.unwrap_or(self.tab_id)
+    }
+
     /// A fresh task in a new session.
     pub fn new_task(
         session_id: &str,
@@ -118,6 +128,7 @@ impl Checkpoint {
             version: CHECKPOINT_VERSION,
             session_id: session_id.to_owned(),
             tab_id,
+            panel_tab: Some(tab_id),
             status: TaskStatus::Running,
             run: new_run(run_id, session_id, task, settings, epoch_ms),
             step: 0,
@@ -164,6 +175,7 @@ impl Checkpoint {
         self.memory.plan.clear();
         self.memory.reading = None;
         self.tab_id = tab_id;
+        self.panel_tab = Some(tab_id);
         self.run = new_run(run_id, &self.session_id, task, settings, epoch_ms);
         self.status = TaskStatus::Running;
         self.step = 0;

@@ -5,15 +5,29 @@ use std::future::{Future, poll_fn};
 use std::pin::pin;
 use std::task::{Poll, Waker};
 
+use crate::repair::WaitWatcher;
+
 #[derive(Default)]
 pub struct Control {
     pub(super) pause: Cell<bool>,
     pub(super) cancel: Cell<bool>,
     pub(super) follow_ups: RefCell<Vec<String>>,
     wakers: RefCell<Vec<Waker>>,
+    /// Who hears when the run's model calls wait on the provider.
+    waits: WaitWatcher,
 }
 
 impl Control {
+    /// A control whose run tells `waits` about provider waits.
+    pub fn watching(waits: WaitWatcher) -> Control {
+        Control { waits, ..Control::default() }
+    }
+
+    /// The watcher a run's ledger reports provider waits to.
+    pub fn waits(&self) -> WaitWatcher {
+        self.waits.clone()
+    }
+
     pub fn request_pause(&self) {
         self.pause.set(true);
         self.wake();
