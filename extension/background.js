@@ -33,11 +33,28 @@ chrome.debugger.onDetach.addListener((source, reason) => {
   if (source.tabId !== undefined) whenReady(() => worker.on_debugger_detach(source.tabId, reason));
 });
 
+// Each tab has its own panel, on `side-panel.html?tabId=<id>`, which shows that tab's job
+// only: jobs in several tabs each keep their own chat. Chrome gives tab ids without the `tabs`
+// permission. These need no wasm, so they run at once rather than wait in `pending`.
+const panelFor = (tabId) => {
+  if (typeof tabId !== "number" || tabId < 0) return; // chrome.tabs.TAB_ID_NONE
+  chrome.sidePanel
+    .setOptions({ tabId, path: `side-panel.html?tabId=${tabId}`, enabled: true })
+    .catch(() => {}); // the tab closed meanwhile
+};
+chrome.tabs.onCreated.addListener((tab) => panelFor(tab.id));
+chrome.tabs.onUpdated.addListener((tabId) => panelFor(tabId));
+
 // While recording, switching tabs is a step, and the recorder follows to the new tab.
-chrome.tabs.onActivated.addListener((info) => whenReady(() => worker.on_tab_activated(info.tabId)));
+chrome.tabs.onActivated.addListener((info) => {
+  panelFor(info.tabId);
+  whenReady(() => worker.on_tab_activated(info.tabId));
+});
 
 // Clicking the toolbar icon opens the side panel. Idempotent, so it runs at every start.
 chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(console.error);
+// Tabs open before this start (install, update, a restarted worker) get theirs too.
+chrome.tabs.query({}).then((tabs) => tabs.forEach((tab) => panelFor(tab.id)), console.error);
 
 const listenersRegistered = performance.now();
 init().then(() => {

@@ -1,6 +1,6 @@
 //! The panel's link to the background worker: the `chrome.runtime` port (`page-port`'s,
-//! carrying `PanelRequest`s out and `WorkerEvent`s in) and the tab the panel drives. The
-//! only module here that knows `chrome.*`.
+//! carrying `PanelRequest`s out and `WorkerEvent`s in), the tab the panel drives, and
+//! bringing a tab to the front. The only module here that knows `chrome.*`.
 
 use js_sys::{Object, Promise, Reflect};
 use protocol::TabId;
@@ -14,6 +14,8 @@ pub use page_port::{WorkerPort, extension_alive};
 extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
     fn tabs_query(query: &JsValue) -> Promise;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update)]
+    fn tabs_update(tab: TabId, properties: &JsValue) -> Promise;
 }
 
 /// The tab this panel drives: `?tabId=N` when opened as a tab (tests, benchmarks, bookmarks),
@@ -30,4 +32,15 @@ pub async fn target_tab() -> Option<TabId> {
     let tabs = JsFuture::from(tabs_query(&query)).await.ok()?;
     let first = Reflect::get(&tabs, &0.into()).ok()?;
     Reflect::get(&first, &"id".into()).ok()?.as_f64().map(|id| id as TabId)
+}
+
+/// Makes `tab` the active tab of its window, where its own panel shows its job. Needs no
+/// permission; a tab closed meanwhile is nothing to report.
+pub fn show_tab(tab: TabId) {
+    let properties = Object::new();
+    let _ = Reflect::set(&properties, &"active".into(), &true.into());
+    let update = tabs_update(tab, &properties);
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = JsFuture::from(update).await;
+    });
 }

@@ -8,6 +8,7 @@ use yew::prelude::*;
 use crate::components::chat_log::ChatLog;
 use crate::components::composer::Composer;
 use crate::components::history_view::HistoryView;
+use crate::components::jobs_view::JobsView;
 use crate::components::paused_banner::PausedBanner;
 use crate::components::quick_start::QuickStart;
 use crate::components::record_bar::RecordBar;
@@ -18,9 +19,10 @@ use crate::components::telemetry_view::TelemetryView;
 use crate::components::tools::Tools;
 use crate::components::workflow_menu::WorkflowMenuView;
 use crate::shortcut::Shortcut;
+use crate::state::jobs::JobAction;
 use crate::state::recording::RecordAction;
 use crate::state::settings::Field;
-use crate::state::{FavouriteAction, PanelAction, PanelState, Phase, View};
+use crate::state::{Effect, FavouriteAction, PanelAction, PanelState, Phase, View};
 use crate::worker_port::{self, WorkerPort};
 use protocol::settings::ModelRole;
 
@@ -74,7 +76,7 @@ fn reconnect(port: PortSlot, dispatcher: Dispatcher, tries: Rc<RefCell<u32>>) {
 }
 
 /// The whole panel: owns the state and the port, posts what the reducer decided to ask,
-/// and hands slices of state to the components.
+/// carries out the effects it decided on, and hands slices of state to the components.
 #[function_component(App)]
 pub fn app() -> Html {
     let state = use_reducer(PanelState::default);
@@ -83,6 +85,8 @@ pub fn app() -> Html {
     let tries = use_mut_ref(|| 0u32);
     // The id of the last request posted, so none is posted twice.
     let posted = use_mut_ref(|| None::<u32>);
+    // The id of the last effect carried out, so none runs twice.
+    let ran = use_mut_ref(|| None::<u32>);
     let input = use_node_ref();
 
     {
@@ -130,6 +134,26 @@ pub fn app() -> Html {
             }
             if let Some(up_to) = last {
                 dispatcher.dispatch(PanelAction::Posted { up_to });
+            }
+        });
+    }
+
+    {
+        let dispatcher = state.dispatcher();
+        use_effect_with(state.effects.clone(), move |effects| {
+            let mut last = None;
+            for effect in effects {
+                if ran.borrow().is_some_and(|up_to| effect.id() <= up_to) {
+                    continue;
+                }
+                match effect {
+                    Effect::ShowTab { tab_id, .. } => worker_port::show_tab(*tab_id),
+                }
+                *ran.borrow_mut() = Some(effect.id());
+                last = Some(effect.id());
+            }
+            if let Some(up_to) = last {
+                dispatcher.dispatch(PanelAction::EffectsRun { up_to });
             }
         });
     }
@@ -207,6 +231,15 @@ pub fn app() -> Html {
         let dispatcher = state.dispatcher();
         Callback::from(move |action| dispatcher.dispatch(PanelAction::Workflow(action)))
     };
+    let on_stop_job = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |job| dispatcher.dispatch(PanelAction::Job(JobAction::Stop(job))))
+    };
+    let on_goto_tab = {
+        let dispatcher = state.dispatcher();
+        Callback::from(move |tab| dispatcher.dispatch(PanelAction::Job(JobAction::GoTo(tab))))
+    };
+    let provider_wait = state.jobs.provider_wait(state.tab).map(|wait| wait.describe());
 
     html! {
         <main class={classes!("panel", state.settings_open().then_some("with-settings"))}>
@@ -220,9 +253,13 @@ pub fn app() -> Html {
                 spend={state.task.spend}
                 annotation={state.task.annotation_link()}
                 view={state.view}
+                live_jobs={state.jobs.live()}
+                jobs_needing_you={state.jobs.needing_you()}
+                {provider_wait}
                 can_start_over={!phase.is_active() && !state.chat.is_empty()}
                 on_new_chat={act(|| PanelAction::NewChat)}
                 on_toggle_history={act(|| PanelAction::ToggleHistory)}
+                on_toggle_jobs={act(|| PanelAction::Job(JobAction::Toggle))}
                 on_toggle_telemetry={act(|| PanelAction::ToggleTelemetry)}
                 on_toggle_settings={act(|| PanelAction::ToggleSettings)}
             />
@@ -247,6 +284,11 @@ pub fn app() -> Html {
                     on_delete={session(PanelAction::DeleteSession)}
                     on_close={act(|| PanelAction::ToggleHistory)}
                 />
+            }
+            if state.view == View::Jobs {
+                <JobsView jobs={state.jobs.clone()} tab={state.tab} connected={state.connected()}
+                    on_stop={on_stop_job} on_goto={on_goto_tab}
+                    on_close={act(|| PanelAction::Job(JobAction::Toggle))} />
             }
             if state.view == View::Telemetry {
                 <TelemetryView telemetry={state.task.telemetry.clone()}

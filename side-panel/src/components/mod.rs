@@ -10,6 +10,8 @@ pub mod favourite_editor;
 pub mod field_errors;
 pub mod final_answer;
 pub mod history_view;
+pub mod job_row;
+pub mod jobs_view;
 pub mod markdown;
 pub mod message;
 pub mod model_fields;

@@ -16,24 +16,32 @@ fn tokens(n: u64) -> String {
     }
 }
 
-/// The run's tokens and estimated cost, and its link to the annotation page; quietly.
-#[function_component(RunInfo)]
-pub fn run_info(props: &RunInfoProps) -> Html {
-    let spend = props.spend;
+/// Spend as the panel shows it, "1.5k tokens · $0.0042", and its tooltip; `None` before
+/// any token was spent. The Jobs view shows each job's the same way.
+pub fn spend_text(spend: Spend) -> Option<(String, String)> {
     let total = spend.input_tokens + spend.output_tokens;
+    if total == 0 {
+        return None;
+    }
     let cost = if spend.cost > 0.0 && spend.cost < 0.01 {
         format!("${:.4}", spend.cost)
     } else {
         format!("${:.2}", spend.cost)
     };
+    let title = format!(
+        "{} input + {} output tokens; estimated cost {cost}",
+        spend.input_tokens, spend.output_tokens
+    );
+    Some((format!("{} tokens · {cost}", tokens(total)), title))
+}
+
+/// The run's tokens and estimated cost, and its link to the annotation page; quietly.
+#[function_component(RunInfo)]
+pub fn run_info(props: &RunInfoProps) -> Html {
     html! {
         <span class="run-info">
-            if total > 0 {
-                <span class="spend" data-testid="spend"
-                    title={format!("{} input + {} output tokens; estimated cost {cost}",
-                        spend.input_tokens, spend.output_tokens)}>
-                    { format!("{} tokens · {cost}", tokens(total)) }
-                </span>
+            if let Some((text, title)) = spend_text(props.spend) {
+                <span class="spend" data-testid="spend" {title}>{ text }</span>
             }
             if let Some(href) = &props.annotation {
                 <a class="annotate" data-testid="annotation-link" href={href.clone()}
@@ -42,5 +50,19 @@ pub fn run_info(props: &RunInfoProps) -> Html {
                 </a>
             }
         </span>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spend_reads_in_tokens_and_dollars() {
+        assert_eq!(spend_text(Spend::default()), None);
+        let spend = Spend { input_tokens: 1200, output_tokens: 300, cost: 0.0042 };
+        let (text, title) = spend_text(spend).unwrap();
+        assert_eq!(text, "1.5k tokens · $0.0042");
+        assert_eq!(title, "1200 input + 300 output tokens; estimated cost $0.0042");
     }
 }

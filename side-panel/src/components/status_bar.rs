@@ -18,15 +18,21 @@ pub struct StatusBarProps {
     pub spend: Spend,
     pub annotation: Option<String>,
     pub view: View,
+    /// Jobs running or paused in every tab, and how many of them wait for the person.
+    pub live_jobs: usize,
+    pub jobs_needing_you: usize,
+    /// What this tab's job waits for from its model provider (a rate limit), if it waits.
+    pub provider_wait: Option<String>,
     pub can_start_over: bool,
     pub on_new_chat: Callback<()>,
     pub on_toggle_history: Callback<()>,
+    pub on_toggle_jobs: Callback<()>,
     pub on_toggle_telemetry: Callback<()>,
     pub on_toggle_settings: Callback<()>,
 }
 
-/// The header: product name, task status, New chat, History and Settings; below, which tab is
-/// driven, whether the agent is reachable, and the run's cost.
+/// The header: product name, task status, New chat, Jobs, History and Settings; below, which
+/// tab is driven, whether the agent is reachable, the run's cost and a provider's wait.
 #[function_component(StatusBar)]
 pub fn status_bar(props: &StatusBarProps) -> Html {
     let (state, label) = match &props.worker {
@@ -47,6 +53,12 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
     let history_open = props.view == View::History;
     let settings_open = props.view == View::Settings;
     let telemetry_open = props.view == View::Telemetry;
+    let jobs_open = props.view == View::Jobs;
+    let jobs_title = match (props.live_jobs, props.jobs_needing_you) {
+        (0, _) => "Jobs: nothing runs now".to_owned(),
+        (live, 0) => format!("Jobs: {live} running in your tabs"),
+        (live, waiting) => format!("Jobs: {live} running in your tabs, {waiting} waiting for you"),
+    };
     html! {
         <header class="status-bar">
             <div class="bar-row">
@@ -58,6 +70,21 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
                     <span class="plus" aria-hidden="true">{ "+" }</span>
                     <span class="new-chat-label">{ " New chat" }</span>
                 </button>
+                <span class="jobs-toggle">
+                    <button type="button" class={classes!("ghost", "jobs-button", jobs_open.then_some("active"))}
+                        data-testid="jobs-toggle" data-live={props.live_jobs.to_string()}
+                        aria-label={jobs_title.clone()} title={jobs_title}
+                        aria-pressed={jobs_open.to_string()}
+                        onclick={props.on_toggle_jobs.reform(|_: MouseEvent| ())}>
+                        <span class="jobs-word">{ "Jobs " }</span>
+                        <span class="jobs-live">{ props.live_jobs }</span>
+                    </button>
+                    <span class="jobs-needs-you" data-testid="jobs-needs-you" aria-hidden="true"
+                        hidden={props.jobs_needing_you == 0}
+                        title="Waiting for you: a question or a pause">
+                        { props.jobs_needing_you }
+                    </span>
+                </span>
                 <button type="button" class={classes!("ghost", "icon", history_open.then_some("active"))}
                     data-testid="history-toggle" aria-label="History" title="History: earlier conversations"
                     aria-pressed={history_open.to_string()}
@@ -78,6 +105,10 @@ pub fn status_bar(props: &StatusBarProps) -> Html {
             <div class="bar-row meta">
                 <span class="tab" data-testid="target-tab">{ tab }</span>
                 <span class={classes!("link", state)} data-testid="worker-link" data-state={state}>{ label }</span>
+                <span class="provider-wait" data-testid="provider-wait" role="status"
+                    hidden={props.provider_wait.is_none()}>
+                    { props.provider_wait.clone().unwrap_or_default() }
+                </span>
                 <RunInfo spend={props.spend} annotation={props.annotation.clone()} />
                 <button type="button" class={classes!("link-button", telemetry_open.then_some("active"))}
                     data-testid="telemetry-toggle" aria-pressed={telemetry_open.to_string()}

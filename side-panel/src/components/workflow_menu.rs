@@ -2,6 +2,7 @@
 //! panel's tab with their parameter form (examples prefilled), and the replay's progress.
 
 use protocol::TabId;
+use protocol::jobs::JobStatus;
 use protocol::workflow::ReplayControl;
 use yew::prelude::*;
 
@@ -83,8 +84,8 @@ pub fn workflow_menu(props: &Props) -> Html {
                 <p class="error" role="alert" data-testid="panel-workflow-error">{ error.clone() }</p>
             }
             if let Some(r) = &menu.replay {
-                <div class="replay-card" data-testid="panel-replay-status" data-state={r.status.clone()}>
-                    <div>{ format!("Replay of {}: {}", r.workflow_name, r.status) }</div>
+                <div class="replay-card" data-testid="panel-replay-status" data-state={r.status.label()}>
+                    <div>{ format!("Replay of {}: {}", r.workflow_name, r.status.label()) }</div>
                     <div class="hint" data-testid="panel-replay-progress">{ format!(
                         "Subtask {} of {} · {} steps · {} model calls · {} saved by the fast path",
                         (r.subtask + 1).min(r.subtasks), r.subtasks, r.step, r.model_calls, r.calls_saved
@@ -109,10 +110,10 @@ pub fn workflow_menu(props: &Props) -> Html {
                         </div>
                     }
                     <div class="actions">
-                        if r.status == "running" {
+                        if r.status == JobStatus::Running {
                             <button data-testid="panel-replay-pause" onclick={act(WorkflowAction::Control(ReplayControl::Pause))}>{ "Pause" }</button>
                         }
-                        if r.status == "paused" {
+                        if r.status == JobStatus::Paused {
                             <button data-testid="panel-replay-resume" onclick={act(WorkflowAction::Control(ReplayControl::Resume))}>{ "Resume" }</button>
                         }
                         if r.is_live() {

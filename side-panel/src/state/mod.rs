@@ -6,12 +6,17 @@
 //! "Send" does in each state (start a task, steer, answer and resume) is decided — and
 //! tested — here.
 //!
+//! Several jobs run at once, each in its own tab, and each tab has its own panel: a panel
+//! shows only its tab's task and replay (events and snapshots of other tabs are dropped
+//! here), and [`jobs`] lists every job of every tab.
+//!
 //! [`chat`] folds the task's events into messages; [`settings`] is the Settings form;
 //! [`history`] the stored conversations; [`favourites`] the quick-start prompts.
 
 pub mod chat;
 pub mod favourites;
 pub mod history;
+pub mod jobs;
 pub mod recording;
 pub mod settings;
 pub mod workflows;
@@ -30,6 +35,7 @@ use yew::Reducible;
 use chat::{Chat, PendingKind};
 use favourites::Favourites;
 use history::History;
+use jobs::{JobAction, Jobs};
 use protocol::settings::ModelRole;
 use recording::{RecordAction, RecordingView};
 use settings::{Field, SettingsForm};
@@ -212,6 +218,24 @@ pub enum View {
     History,
     /// "What happened": the task's decisions, pauses and spend per role.
     Telemetry,
+    /// Every job of every tab.
+    Jobs,
+}
+
+/// IO the reducer asks for besides the worker's requests, as data: the `App` carries out
+/// each once, by its number, through `worker_port`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Brings `tab_id` to the front ("Go to tab" in the Jobs view).
+    ShowTab { id: u32, tab_id: TabId },
+}
+
+impl Effect {
+    pub fn id(&self) -> u32 {
+        match self {
+            Effect::ShowTab { id, .. } => *id,
+        }
+    }
 }
 
 /// What the person does with the favourites.
@@ -241,6 +265,8 @@ enum Asked {
     Resume,
     Cancel,
     SaveSettings,
+    /// The task shown in this tab's panel (answered with `task`).
+    CurrentTask,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -256,6 +282,8 @@ pub struct PanelState {
     pub next_request_id: u32,
     /// Requests decided on and not yet posted; the `App` posts them in order.
     pub outbox: Vec<PanelRequest>,
+    /// Effects decided on and not yet carried out; the `App` runs them in order.
+    pub effects: Vec<Effect>,
     asked: BTreeMap<u32, Asked>,
     /// What is typed in the chat box.
     pub draft: String,
@@ -274,6 +302,8 @@ pub struct PanelState {
     pub recording: RecordingView,
     /// Starting a workflow replay, and the replay's progress.
     pub workflows: workflows::WorkflowMenu,
+    /// Every job of every tab, as the worker last listed them.
+    pub jobs: Jobs,
 }
 
 pub enum PanelAction {
@@ -285,6 +315,10 @@ pub enum PanelAction {
     PortLost,
     /// The `App` posted every request up to this id.
     Posted {
+        up_to: u32,
+    },
+    /// The `App` carried out every effect up to this id.
+    EffectsRun {
         up_to: u32,
     },
     ReadTitle,
@@ -319,6 +353,7 @@ pub enum PanelAction {
     /// The Record button and the Ctrl+I offer.
     Record(RecordAction),
     Workflow(workflows::WorkflowAction),
+    Job(JobAction),
 }
 
 const LOST: &str = "Lost the connection to the agent. Reopen the panel.";
@@ -581,9 +616,14 @@ impl PanelState {
             return;
         }
         self.view = View::Telemetry;
-        if self.connected() {
-            self.request(|id| PanelRequest::CurrentTask { id });
-        }
+        self.ask_current_task();
+    }
+
+    /// Asks for the task this tab's panel shows: its answer, even "none", is about this tab,
+    /// where a broadcast may be about any. Needs the worker and the tab both known.
+    fn ask_current_task(&mut self) {
+        let (Some(tab_id), true) = (self.tab, self.connected()) else { return };
+        self.ask(Asked::CurrentTask, |id| PanelRequest::CurrentTask { id, tab_id: Some(tab_id) });
     }
 
     fn list_sessions(&mut self) {
@@ -608,8 +648,8 @@ impl PanelState {
             self.task.dismissed = None;
         }
         self.history.error = None;
-        let asked = session_id.clone();
-        let id = self.request(|id| PanelRequest::OpenSession { id, session_id: asked });
+        let (asked, tab_id) = (session_id.clone(), self.tab);
+        let id = self.request(|id| PanelRequest::OpenSession { id, session_id: asked, tab_id });
         self.history.opening = Some((id, session_id));
     }
 
@@ -759,17 +799,37 @@ impl PanelState {
         }
     }
 
-    fn on_snapshot(&mut self, snapshot: Option<TaskSnapshot>) {
-        let Some(snapshot) = snapshot else {
-            // Nothing runs in the worker: an unfinished task there is gone.
-            if self.task.starting.is_none()
-                && matches!(self.task.status, Some(TaskStatus::Running | TaskStatus::Paused { .. }))
-            {
-                self.task.status = None;
-                self.task.pause_requested = false;
+    /// Whether this panel shows what belongs to `panel_tab`'s panel (`None`: every panel's).
+    /// Before the panel knows its tab it shows no other tab's news.
+    fn is_mine(&self, panel_tab: Option<TabId>) -> bool {
+        panel_tab.is_none_or(|tab| self.tab == Some(tab))
+    }
+
+    /// The worker says this tab has no task: an unfinished one shown here is gone.
+    fn no_task(&mut self) {
+        if self.task.starting.is_none()
+            && matches!(self.task.status, Some(TaskStatus::Running | TaskStatus::Paused { .. }))
+        {
+            self.task.status = None;
+            self.task.pause_requested = false;
+        }
+    }
+
+    /// A `task` event. `ours`: it answers this panel's `current_task` or `open_session`, so
+    /// "no snapshot" means no task in this tab; a broadcast without one says nothing of it.
+    fn on_task(&mut self, ours: bool, snapshot: Option<TaskSnapshot>) {
+        match snapshot {
+            Some(snapshot) if self.tab.is_some_and(|tab| snapshot.shown_in(tab)) => {
+                self.on_snapshot(snapshot)
             }
-            return;
-        };
+            // Another tab's task: its own panel shows it.
+            Some(_) => {}
+            None if ours => self.no_task(),
+            None => {}
+        }
+    }
+
+    fn on_snapshot(&mut self, snapshot: TaskSnapshot) {
         if self.task.dismissed.as_deref() == Some(snapshot.session_id.as_str())
             && snapshot.status.is_finished()
         {
@@ -845,6 +905,8 @@ impl PanelState {
                 );
             }
             Asked::SaveSettings => self.settings.save_failed(message),
+            // The next snapshot tells; nothing to undo.
+            Asked::CurrentTask => {}
         }
     }
 
@@ -868,6 +930,8 @@ impl PanelState {
                 }
                 let id = self.request(|id| PanelRequest::GetFavourites { id });
                 self.favourites.loading = Some(id);
+                self.list_jobs();
+                self.ask_current_task();
             }
             WorkerEvent::PageTitle { id, title, .. } if self.title.awaits(id) => {
                 self.title = Lookup::Shown(title);
@@ -892,6 +956,7 @@ impl PanelState {
             WorkerEvent::Failed { id, message } if self.favourites.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } if self.recording.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } if self.workflows.failed(id, &message) => {}
+            WorkerEvent::Failed { id, message } if self.jobs.failed(id, &message) => {}
             WorkerEvent::Failed { id, message } => {
                 if !self.settings.tested(id, false, message.clone()) {
                     self.on_failed(id, message);
@@ -899,14 +964,17 @@ impl PanelState {
             }
             WorkerEvent::Done { id } => {
                 self.asked.remove(&id);
+                self.jobs.done(id);
             }
-            WorkerEvent::Agent { event } => self.on_agent_event(event),
+            WorkerEvent::Agent { event, panel_tab } => {
+                if self.is_mine(panel_tab) {
+                    self.on_agent_event(event);
+                }
+            }
             WorkerEvent::Task { id, snapshot } => {
                 let opened = id.is_some_and(|id| self.history.opened(id));
-                if let Some(id) = id {
-                    self.asked.remove(&id);
-                }
-                self.on_snapshot(snapshot.map(|s| *s));
+                let asked = id.and_then(|id| self.asked.remove(&id));
+                self.on_task(opened || asked == Some(Asked::CurrentTask), snapshot.map(|s| *s));
                 if opened {
                     self.view = View::Chat;
                 }
@@ -942,8 +1010,9 @@ impl PanelState {
             | WorkerEvent::PipelineStep { .. } => {}
             // Reflection progress is the Workflows page's.
             WorkerEvent::Reflection { .. } => {}
-            WorkerEvent::Replay { replay, .. } => self.workflows.replay = replay.map(|r| *r),
+            WorkerEvent::Replay { replay, .. } => self.workflows.on_replay(self.tab, replay),
             WorkerEvent::Workflows { id, workflows } => self.workflows.listed(id, workflows),
+            WorkerEvent::Jobs { id, jobs } => self.jobs.listed(id, jobs),
         }
     }
 
@@ -970,6 +1039,7 @@ impl PanelState {
         self.settings.tests_interrupted(message);
         self.history.interrupted(message);
         self.favourites.interrupted(message);
+        self.jobs.interrupted(message);
         self.recording.interrupted();
         if let Some(id) = self.task.starting.take() {
             // Whether it started, the worker's snapshot will tell; keep the text meanwhile.
@@ -990,7 +1060,14 @@ impl PanelState {
 
     fn reduce_owned(mut self, action: PanelAction) -> Self {
         match action {
-            PanelAction::TabChosen(tab) => self.tab = tab,
+            PanelAction::TabChosen(tab) => {
+                let changed = self.tab != tab;
+                self.tab = tab;
+                if changed {
+                    // Greeted before the tab was known: ask now what this tab shows.
+                    self.ask_current_task();
+                }
+            }
             PanelAction::ReadTitle => {
                 if let (true, Some(tab_id)) = (self.can_request_title(), self.tab) {
                     let id = self.request(|id| PanelRequest::PageTitle { id, tab_id });
@@ -998,6 +1075,7 @@ impl PanelState {
                 }
             }
             PanelAction::Posted { up_to } => self.outbox.retain(|r| r.id() > up_to),
+            PanelAction::EffectsRun { up_to } => self.effects.retain(|e| e.id() > up_to),
             PanelAction::PortInterrupted => self.disconnected(false),
             PanelAction::PortLost => self.disconnected(true),
             PanelAction::Worker(event) => self.on_worker_event(event),
@@ -1032,6 +1110,7 @@ impl PanelState {
             PanelAction::Favourite(action) => self.favourite(action),
             PanelAction::Record(action) => self.record(action),
             PanelAction::Workflow(action) => self.workflow(action),
+            PanelAction::Job(action) => self.job(action),
         }
         self
     }

@@ -21,15 +21,32 @@ fn hello() -> PanelAction {
     PanelAction::Worker(WorkerEvent::Hello { version: "0.1.0".into() })
 }
 
-/// Connected, with the favourites the greeting asks for (request 0) loaded: none.
-fn connected_on_tab(tab: TabId) -> PanelState {
-    let mut state = reduce(PanelState::default(), [PanelAction::TabChosen(Some(tab)), hello()]);
-    assert_eq!(posted(&mut state), [PanelRequest::GetFavourites { id: 0 }]);
-    reduce(state, [PanelAction::Worker(WorkerEvent::Favourites { id: 0, favourites: vec![] })])
+/// What the greeting asks (requests 0 to 2): the favourites, the jobs, and this tab's task.
+fn greeting_requests(tab: TabId) -> [PanelRequest; 3] {
+    [
+        PanelRequest::GetFavourites { id: 0 },
+        PanelRequest::ListJobs { id: 1 },
+        PanelRequest::CurrentTask { id: 2, tab_id: Some(tab) },
+    ]
 }
 
+/// Connected, with what the greeting asked answered: no favourites, no jobs, no task.
+fn connected_on_tab(tab: TabId) -> PanelState {
+    let mut state = reduce(PanelState::default(), [PanelAction::TabChosen(Some(tab)), hello()]);
+    assert_eq!(posted(&mut state), greeting_requests(tab));
+    reduce(
+        state,
+        [
+            PanelAction::Worker(WorkerEvent::Favourites { id: 0, favourites: vec![] }),
+            PanelAction::Worker(WorkerEvent::Jobs { id: Some(1), jobs: vec![] }),
+            PanelAction::Worker(WorkerEvent::Task { id: Some(2), snapshot: None }),
+        ],
+    )
+}
+
+/// An event of a task started from tab 3's panel (the panel the tests open).
 fn agent(event: AgentEvent) -> PanelAction {
-    PanelAction::Worker(WorkerEvent::Agent { event })
+    PanelAction::Worker(WorkerEvent::Agent { event, panel_tab: Some(3) })
 }
 
 fn at(event: AgentEvent, at: f64) -> AgentEvent {
@@ -41,6 +58,7 @@ fn snapshot(status: TaskStatus, events: Vec<AgentEvent>) -> TaskSnapshot {
         session_id: "s1".into(),
         run_id: "r1".into(),
         tab_id: 3,
+        panel_tab: None,
         task: "Find a kettle".into(),
         status,
         step: 2,
@@ -107,10 +125,10 @@ fn requests_can_be_made_once_the_worker_greets_and_a_tab_is_known() {
 #[test]
 fn the_matching_answer_shows_the_title() {
     let mut state = reduce(connected_on_tab(3), [PanelAction::ReadTitle]);
-    assert_eq!(posted(&mut state), [PanelRequest::PageTitle { id: 1, tab_id: 3 }]);
+    assert_eq!(posted(&mut state), [PanelRequest::PageTitle { id: 3, tab_id: 3 }]);
     let state = reduce(
         state,
-        [PanelAction::Worker(WorkerEvent::PageTitle { id: 1, tab_id: 3, title: "Shop".into() })],
+        [PanelAction::Worker(WorkerEvent::PageTitle { id: 3, tab_id: 3, title: "Shop".into() })],
     );
     assert_eq!(state.title, Lookup::Shown("Shop".into()));
     assert!(state.can_request_title());
@@ -126,7 +144,7 @@ fn a_stale_answer_is_ignored() {
             PanelAction::Worker(WorkerEvent::Failed { id: 41, message: "old".into() }),
         ],
     );
-    assert_eq!(state.title, Lookup::Pending { id: 1 });
+    assert_eq!(state.title, Lookup::Pending { id: 3 });
     assert_eq!(state.outbox.len(), 1, "one request at a time");
 }
 
@@ -140,11 +158,11 @@ fn the_state_command_typed_in_the_chat_shows_the_text_the_agent_reads() {
     let mut state = reduce(state, typed("/state"));
     assert_eq!(state.command_error, None, "a good command clears the last complaint");
     assert!(!state.tools_collapsed, "the answer shows in the Tools area");
-    assert_eq!(posted(&mut state), [PanelRequest::PageState { id: 1, tab_id: 3 }]);
+    assert_eq!(posted(&mut state), [PanelRequest::PageState { id: 3, tab_id: 3 }]);
     let state = reduce(
         state,
         [PanelAction::Worker(WorkerEvent::PageState {
-            id: 1,
+            id: 3,
             text: "[1]<a>Home".into(),
             chars: 10,
             ms: 4.0,
@@ -211,7 +229,7 @@ fn send_with_no_task_starts_one_in_a_new_session() {
     assert_eq!(
         posted(&mut state),
         [PanelRequest::StartTask {
-            id: 1,
+            id: 3,
             tab_id: 3,
             task: "Find a kettle\nunder $30".into(),
             session_id: None,
@@ -241,7 +259,7 @@ fn send_while_running_is_steering_and_the_box_stays_usable() {
     let mut state = reduce(running(), typed("only steel ones"));
     assert_eq!(
         posted(&mut state),
-        [PanelRequest::FollowUp { id: 1, session_id: "s1".into(), text: "only steel ones".into() }]
+        [PanelRequest::FollowUp { id: 3, session_id: "s1".into(), text: "only steel ones".into() }]
     );
     assert_eq!(state.phase(), Phase::Running, "steering does not stop the task");
     assert_eq!(state.chat.pending[0].kind, PendingKind::Steering);
@@ -257,8 +275,8 @@ fn send_while_paused_is_a_follow_up_then_resume() {
     assert_eq!(
         posted(&mut state),
         [
-            PanelRequest::FollowUp { id: 1, session_id: "s1".into(), text: "Blue".into() },
-            PanelRequest::Resume { id: 2, session_id: "s1".into() },
+            PanelRequest::FollowUp { id: 3, session_id: "s1".into(), text: "Blue".into() },
+            PanelRequest::Resume { id: 4, session_id: "s1".into() },
         ]
     );
     // The worker applies it and resumes.
@@ -285,7 +303,7 @@ fn send_after_a_task_ends_is_a_follow_up_task_in_the_same_session() {
     assert_eq!(
         posted(&mut state),
         [PanelRequest::StartTask {
-            id: 1,
+            id: 3,
             tab_id: 3,
             task: "And a toaster?".into(),
             session_id: Some("s1".into()),
@@ -354,7 +372,7 @@ fn a_start_that_fails_says_why_and_ends_starting() {
             PanelAction::DraftChanged("Find".into()),
             PanelAction::Send,
             PanelAction::Worker(WorkerEvent::Failed {
-                id: 1,
+                id: 3,
                 message: "No model is set up. Open Settings.".into(),
             }),
         ],
@@ -374,7 +392,7 @@ fn steering_that_fails_comes_back_to_the_box() {
             PanelAction::DraftChanged("steel".into()),
             PanelAction::Send,
             PanelAction::Worker(WorkerEvent::Failed {
-                id: 1,
+                id: 3,
                 message: "The task has ended.".into(),
             }),
         ],
@@ -388,7 +406,7 @@ fn steering_that_fails_comes_back_to_the_box() {
 #[test]
 fn pause_and_steer_asks_once_and_the_worker_pauses() {
     let mut state = reduce(running(), [PanelAction::Pause, PanelAction::Pause]);
-    assert_eq!(posted(&mut state), [PanelRequest::Pause { id: 1, session_id: "s1".into() }]);
+    assert_eq!(posted(&mut state), [PanelRequest::Pause { id: 3, session_id: "s1".into() }]);
     assert!(state.task.pause_requested);
     let state = reduce(
         state,
@@ -410,7 +428,7 @@ fn pause_and_steer_asks_once_and_the_worker_pauses() {
 #[test]
 fn a_question_pauses_and_resume_anyway_resumes_without_a_message() {
     let mut state = reduce(paused_with_question(), [PanelAction::ResumeAnyway, PanelAction::Pause]);
-    assert_eq!(posted(&mut state), [PanelRequest::Resume { id: 1, session_id: "s1".into() }]);
+    assert_eq!(posted(&mut state), [PanelRequest::Resume { id: 3, session_id: "s1".into() }]);
     let (actor, kind, text) = messages(&state).pop().unwrap();
     assert_eq!((actor, kind, text.as_str()), (Actor::System, EventKind::Question, "Which colour?"));
     let Some(TaskStatus::Paused { question, .. }) = &state.task.status else { panic!() };
@@ -420,7 +438,7 @@ fn a_question_pauses_and_resume_anyway_resumes_without_a_message() {
 #[test]
 fn stop_works_while_running_and_while_paused_only() {
     let mut state = reduce(running(), [PanelAction::Stop]);
-    assert_eq!(posted(&mut state), [PanelRequest::Cancel { id: 1, session_id: "s1".into() }]);
+    assert_eq!(posted(&mut state), [PanelRequest::Cancel { id: 3, session_id: "s1".into() }]);
     let mut state = reduce(paused_with_question(), [PanelAction::Stop]);
     assert_eq!(posted(&mut state).len(), 1);
     let mut state = reduce(
@@ -493,23 +511,29 @@ fn reopening_the_panel_mid_task_replays_the_snapshot() {
 }
 
 #[test]
-fn a_worker_without_a_task_shows_idle() {
+fn a_worker_without_a_task_for_this_tab_shows_idle() {
+    // A broadcast without a snapshot says nothing of this tab (other tabs' tasks go on).
     let state =
         reduce(running(), [PanelAction::Worker(WorkerEvent::Task { id: None, snapshot: None })]);
+    assert_eq!(state.phase(), Phase::Running);
+    // The answer to this panel's own question after a reconnect does.
+    let mut state = reduce(state, [PanelAction::PortInterrupted, hello()]);
+    let sent = posted(&mut state);
+    let Some(PanelRequest::CurrentTask { id, tab_id: Some(3) }) = sent.last().cloned() else {
+        panic!("{sent:?}")
+    };
+    let state =
+        reduce(state, [PanelAction::Worker(WorkerEvent::Task { id: Some(id), snapshot: None })]);
     assert_eq!(state.phase(), Phase::Idle);
-    let idle = reduce(
-        connected_on_tab(3),
-        [PanelAction::Worker(WorkerEvent::Task { id: None, snapshot: None })],
-    );
-    assert_eq!(idle.phase().name(), "idle");
+    assert_eq!(connected_on_tab(3).phase().name(), "idle");
 }
 
 #[test]
 fn posted_requests_leave_the_outbox() {
     let state = reduce(connected_on_tab(3), [PanelAction::ReadTitle, PanelAction::ToggleSettings]);
     assert_eq!(state.outbox.len(), 2);
-    let state = reduce(state, [PanelAction::Posted { up_to: 1 }]);
-    assert_eq!(state.outbox, [PanelRequest::GetSettings { id: 2 }]);
+    let state = reduce(state, [PanelAction::Posted { up_to: 3 }]);
+    assert_eq!(state.outbox, [PanelRequest::GetSettings { id: 4 }]);
 }
 
 // --- Settings ---
@@ -537,11 +561,11 @@ fn stored_settings() -> Settings {
 fn the_gear_opens_settings_and_loads_them_once() {
     let mut state = reduce(connected_on_tab(3), [PanelAction::ToggleSettings]);
     assert_eq!(state.view, View::Settings);
-    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 1 }]);
+    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 3 }]);
     let mut state = reduce(
         state,
         [
-            PanelAction::Worker(WorkerEvent::Settings { id: 1, settings: None, problems: vec![] }),
+            PanelAction::Worker(WorkerEvent::Settings { id: 3, settings: None, problems: vec![] }),
             PanelAction::ToggleSettings,
             PanelAction::ToggleSettings,
         ],
@@ -558,7 +582,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         [
             PanelAction::OpenSettings,
             PanelAction::Worker(WorkerEvent::Settings {
-                id: 1,
+                id: 3,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
             }),
@@ -579,7 +603,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         ],
     );
     let sent = posted(&mut state);
-    let [PanelRequest::SaveSettings { id: 2, settings, keys }] = sent.as_slice() else {
+    let [PanelRequest::SaveSettings { id: 4, settings, keys }] = sent.as_slice() else {
         panic!("{sent:?}")
     };
     assert_eq!(settings.agent.max_steps, 25);
@@ -591,7 +615,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
     let state = reduce(
         state,
         [PanelAction::Worker(WorkerEvent::Settings {
-            id: 2,
+            id: 4,
             settings: Some(Box::new(stored_settings())),
             problems: vec![("models.navigator.base_url".into(), "Unreachable.".into())],
         })],
@@ -608,7 +632,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
             PanelAction::EditSetting(Field::BaseUrl(ModelRole::Navigator), "".into()),
             PanelAction::SaveSettings,
             PanelAction::Worker(WorkerEvent::Settings {
-                id: 3,
+                id: 5,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
             }),
@@ -632,7 +656,7 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
         [
             PanelAction::OpenSettings,
             PanelAction::Worker(WorkerEvent::Settings {
-                id: 1,
+                id: 3,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
             }),
@@ -645,8 +669,8 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
     let sent = posted(&mut state);
     let [
         PanelRequest::GetSettings { .. },
-        PanelRequest::TestConnection { id: 2, role, model, key },
-        PanelRequest::TestConnection { id: 3, key: stored_key, .. },
+        PanelRequest::TestConnection { id: 4, role, model, key },
+        PanelRequest::TestConnection { id: 5, key: stored_key, .. },
     ] = sent.as_slice()
     else {
         panic!("{sent:?}")
@@ -656,18 +680,18 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
     assert_eq!(*stored_key, None, "else the worker uses the stored key");
     assert_eq!(
         *state.settings.connection_of(ModelRole::Navigator),
-        ConnectionTest::Testing { id: 2 }
+        ConnectionTest::Testing { id: 4 }
     );
 
     let state = reduce(
         state,
         [
             PanelAction::Worker(WorkerEvent::Connection {
-                id: 2,
+                id: 4,
                 ok: true,
                 message: "Connected: gpt-other answered in 412 ms".into(),
             }),
-            PanelAction::Worker(WorkerEvent::Failed { id: 3, message: "No storage.".into() }),
+            PanelAction::Worker(WorkerEvent::Failed { id: 5, message: "No storage.".into() }),
         ],
     );
     assert_eq!(
@@ -690,11 +714,11 @@ fn a_connection_test_of_a_broken_form_says_what_to_fix_without_asking() {
         connected_on_tab(3),
         [
             PanelAction::OpenSettings,
-            PanelAction::Worker(WorkerEvent::Settings { id: 1, settings: None, problems: vec![] }),
+            PanelAction::Worker(WorkerEvent::Settings { id: 3, settings: None, problems: vec![] }),
             PanelAction::TestConnection(ModelRole::Thinking),
         ],
     );
-    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 1 }]);
+    assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 3 }]);
     let ConnectionTest::Done { ok: false, message } =
         state.settings.connection_of(ModelRole::Thinking)
     else {
@@ -733,15 +757,15 @@ fn done() -> PanelState {
 fn history_lists_the_conversations_each_time_it_opens() {
     let mut state = reduce(connected_on_tab(3), [PanelAction::ToggleHistory]);
     assert_eq!(state.view, View::History);
-    assert_eq!(posted(&mut state), [PanelRequest::ListSessions { id: 1 }]);
-    let state = reduce(state, [sessions(1, vec![session("s2", "done"), session("s1", "done")])]);
+    assert_eq!(posted(&mut state), [PanelRequest::ListSessions { id: 3 }]);
+    let state = reduce(state, [sessions(3, vec![session("s2", "done"), session("s1", "done")])]);
     assert_eq!(state.history.sessions.as_ref().map(Vec::len), Some(2));
     assert_eq!(state.history.loading, None);
     let mut state = reduce(state, [PanelAction::ToggleHistory]);
     assert_eq!(state.view, View::Chat);
     assert!(posted(&mut state).is_empty());
     let mut state = reduce(state, [PanelAction::ToggleHistory]);
-    assert_eq!(posted(&mut state), [PanelRequest::ListSessions { id: 2 }]);
+    assert_eq!(posted(&mut state), [PanelRequest::ListSessions { id: 4 }]);
     assert!(state.history.sessions.is_some(), "the old list shows while the new one loads");
     let mut state = reduce(state, [PanelAction::ToggleSettings]);
     assert_eq!(state.view, View::Settings, "one view at a time");
@@ -776,15 +800,15 @@ fn a_reopened_conversation_shows_in_the_chat_and_a_message_continues_it() {
         state,
         [
             PanelAction::ToggleHistory,
-            sessions(1, vec![session("s2", "done"), session("s1", "done")]),
+            sessions(3, vec![session("s2", "done"), session("s1", "done")]),
             PanelAction::OpenSession("s1".into()),
         ],
     );
     assert_eq!(
         posted(&mut state),
         [
-            PanelRequest::ListSessions { id: 1 },
-            PanelRequest::OpenSession { id: 2, session_id: "s1".into() }
+            PanelRequest::ListSessions { id: 3 },
+            PanelRequest::OpenSession { id: 4, session_id: "s1".into(), tab_id: Some(3) }
         ]
     );
     assert!(!state.can_open_session(), "one at a time");
@@ -795,7 +819,7 @@ fn a_reopened_conversation_shows_in_the_chat_and_a_message_continues_it() {
         [
             task(reopened.clone()),
             PanelAction::Worker(WorkerEvent::Task {
-                id: Some(2),
+                id: Some(4),
                 snapshot: Some(Box::new(reopened)),
             }),
         ],
@@ -832,7 +856,7 @@ fn no_conversation_opens_while_a_task_runs_and_a_refusal_is_shown() {
     let state = reduce(
         state,
         [PanelAction::Worker(WorkerEvent::Failed {
-            id: 2,
+            id: 4,
             message: "That conversation is no longer stored.".into(),
         })],
     );
@@ -850,7 +874,7 @@ fn deleting_asks_first_spares_the_running_task_and_empties_a_chat_showing_it() {
         done(),
         [
             PanelAction::ToggleHistory,
-            sessions(1, vec![session("s9", "running"), session("s1", "done")]),
+            sessions(3, vec![session("s9", "running"), session("s1", "done")]),
             PanelAction::AskDeleteSession("s9".into()),
         ],
     );
@@ -872,10 +896,10 @@ fn deleting_asks_first_spares_the_running_task_and_empties_a_chat_showing_it() {
     );
     assert_eq!(
         posted(&mut state),
-        [PanelRequest::DeleteSession { id: 2, session_id: "s1".into() }]
+        [PanelRequest::DeleteSession { id: 4, session_id: "s1".into() }]
     );
     assert_eq!(state.history.confirming, None);
-    let state = reduce(state, [sessions(2, vec![session("s9", "running")])]);
+    let state = reduce(state, [sessions(4, vec![session("s9", "running")])]);
     assert_eq!(state.history.sessions, Some(vec![session("s9", "running")]));
     assert_eq!(state.phase(), Phase::Idle, "the chat showed it: it is empty now");
     assert!(state.chat.is_empty());
@@ -914,7 +938,7 @@ fn fav(action: FavouriteAction) -> PanelAction {
 #[test]
 fn favourites_load_on_connect_and_a_chip_fills_the_box_without_sending() {
     let mut state = reduce(PanelState::default(), [PanelAction::TabChosen(Some(3)), hello()]);
-    assert_eq!(posted(&mut state), [PanelRequest::GetFavourites { id: 0 }]);
+    assert_eq!(posted(&mut state), greeting_requests(3));
     let mut state = reduce(
         state,
         [
@@ -950,10 +974,10 @@ fn favourites_are_added_edited_and_removed_through_the_worker() {
         Favourite { id: "fav-1".into(), title: "Kettle".into(), prompt: "Find a kettle".into() };
     assert_eq!(
         posted(&mut state),
-        [PanelRequest::SaveFavourites { id: 1, favourites: vec![kettle.clone()] }]
+        [PanelRequest::SaveFavourites { id: 3, favourites: vec![kettle.clone()] }]
     );
     assert!(state.favourites.list.is_empty(), "shown once stored");
-    let state = reduce(state, [favourites_stored(1, &[("fav-1", "Kettle", "Find a kettle")])]);
+    let state = reduce(state, [favourites_stored(3, &[("fav-1", "Kettle", "Find a kettle")])]);
     assert_eq!(state.favourites.list, [kettle]);
     assert_eq!(state.favourites.editor, None);
 
@@ -967,21 +991,21 @@ fn favourites_are_added_edited_and_removed_through_the_worker() {
         ],
     );
     let sent = posted(&mut state);
-    let [PanelRequest::SaveFavourites { id: 2, favourites }] = sent.as_slice() else {
+    let [PanelRequest::SaveFavourites { id: 4, favourites }] = sent.as_slice() else {
         panic!("{sent:?}")
     };
     assert_eq!(favourites[0].prompt, "Find a steel kettle");
     let mut state = reduce(
         state,
         [
-            favourites_stored(2, &[("fav-1", "Kettle", "Find a steel kettle")]),
+            favourites_stored(4, &[("fav-1", "Kettle", "Find a steel kettle")]),
             fav(FavouriteAction::Remove("fav-1".into())),
         ],
     );
-    assert_eq!(posted(&mut state), [PanelRequest::SaveFavourites { id: 3, favourites: vec![] }]);
+    assert_eq!(posted(&mut state), [PanelRequest::SaveFavourites { id: 5, favourites: vec![] }]);
     let state = reduce(
         state,
-        [PanelAction::Worker(WorkerEvent::Failed { id: 3, message: "Storage is full.".into() })],
+        [PanelAction::Worker(WorkerEvent::Failed { id: 5, message: "Storage is full.".into() })],
     );
     assert_eq!(state.favourites.list.len(), 1, "still stored");
     assert_eq!(state.favourites.error.as_deref(), Some("Storage is full."));
@@ -994,7 +1018,7 @@ fn a_sent_task_can_be_kept_as_a_favourite() {
     assert_eq!(
         posted(&mut state),
         [PanelRequest::SaveFavourites {
-            id: 1,
+            id: 3,
             favourites: vec![Favourite {
                 id: "fav-1".into(),
                 title: "Find a kettle".into(),
@@ -1003,7 +1027,7 @@ fn a_sent_task_can_be_kept_as_a_favourite() {
         }]
     );
     let state =
-        reduce(state, [favourites_stored(1, &[("fav-1", "Find a kettle", "Find a kettle")])]);
+        reduce(state, [favourites_stored(3, &[("fav-1", "Find a kettle", "Find a kettle")])]);
     assert!(state.favourites.has_prompt("Find a kettle"));
     let mut state = reduce(state, [fav(FavouriteAction::SaveTask("Find a kettle".into()))]);
     assert!(posted(&mut state).is_empty(), "once");
@@ -1014,7 +1038,10 @@ fn what_happened_asks_for_the_latest_telemetry_and_shows_the_snapshots() {
     use run_contract::telemetry::{LogEntry, LogKind, RoleSpend};
     let mut state = reduce(running(), [PanelAction::ToggleTelemetry]);
     assert_eq!(state.view, View::Telemetry);
-    assert!(matches!(posted(&mut state)[..], [PanelRequest::CurrentTask { .. }]), "asked afresh");
+    assert!(
+        matches!(posted(&mut state)[..], [PanelRequest::CurrentTask { tab_id: Some(3), .. }]),
+        "asked afresh, for this tab"
+    );
 
     let mut with_telemetry = snapshot(TaskStatus::Running, vec![]);
     with_telemetry.telemetry.push(LogEntry {
@@ -1076,4 +1103,164 @@ fn run_runs_a_published_pipeline_on_the_tab_and_puts_its_result_in_the_chat() {
     let Some(Entry::Message(last)) = state.chat.entries.last() else { panic!() };
     assert_eq!(last.kind, EventKind::Error);
     assert!(last.text.contains("No published pipeline"));
+}
+
+// --- One panel per tab: other tabs' tasks and replays are not shown ---
+
+fn agent_in(panel_tab: Option<TabId>, event: AgentEvent) -> PanelAction {
+    PanelAction::Worker(WorkerEvent::Agent { event, panel_tab })
+}
+
+fn in_session(session: &str, event: AgentEvent) -> AgentEvent {
+    AgentEvent { session_id: session.into(), run_id: format!("{session}-run"), ..event }
+}
+
+#[test]
+fn another_tabs_events_are_not_shown_and_this_tabs_are() {
+    let state = reduce(
+        running(),
+        [
+            agent_in(
+                Some(5),
+                in_session("s5", event(Actor::User, TaskStart, EventKind::Message, "Find tea")),
+            ),
+            agent_in(
+                Some(5),
+                in_session("s5", event(Actor::Thinking, TaskOk, EventKind::Answer, "Green tea")),
+            ),
+        ],
+    );
+    assert_eq!(state.task.session_id.as_deref(), Some("s1"), "tab 5's task is not adopted");
+    assert_eq!(state.phase(), Phase::Running);
+    assert_eq!(messages(&state), [(Actor::User, EventKind::Message, "Find a kettle".to_owned())]);
+    // This tab's own events, and those meant for every panel, show.
+    let state = reduce(
+        state,
+        [
+            agent_in(Some(3), at(event(Actor::Planner, StepOk, EventKind::Progress, "Plan"), 2.0)),
+            agent_in(None, at(event(Actor::Thinking, TaskOk, EventKind::Answer, "A kettle"), 3.0)),
+        ],
+    );
+    assert_eq!(messages(&state).len(), 3);
+    assert_eq!(state.phase(), Phase::Done);
+}
+
+#[test]
+fn before_the_panel_knows_its_tab_it_shows_no_tabs_task() {
+    let state = reduce(
+        PanelState::default(),
+        [
+            hello(),
+            agent_in(Some(3), event(Actor::User, TaskStart, EventKind::Message, "Find a kettle")),
+            task(snapshot(TaskStatus::Running, vec![])),
+        ],
+    );
+    assert_eq!(state.phase(), Phase::Idle);
+    assert!(state.chat.is_empty());
+}
+
+#[test]
+fn a_snapshot_shows_only_in_the_panel_of_the_tab_it_was_started_from() {
+    let elsewhere = TaskSnapshot {
+        session_id: "s5".into(),
+        run_id: "r5".into(),
+        tab_id: 5,
+        ..snapshot(TaskStatus::Running, vec![])
+    };
+    let state = reduce(connected_on_tab(3), [task(elsewhere.clone())]);
+    assert_eq!(state.phase(), Phase::Idle, "tab 5's task");
+    // Started here, then working in tab 5 (it opened a tab): still this panel's.
+    let state = reduce(state, [task(TaskSnapshot { panel_tab: Some(3), ..elsewhere.clone() })]);
+    assert_eq!(state.task.session_id.as_deref(), Some("s5"));
+    assert_eq!(state.phase(), Phase::Running);
+    // Working in this tab but started from tab 4's panel: that panel's.
+    let other = TaskSnapshot {
+        session_id: "s4".into(),
+        panel_tab: Some(4),
+        ..snapshot(TaskStatus::Done { answer: "x".into() }, vec![])
+    };
+    let state = reduce(state, [task(other.clone())]);
+    assert_eq!(state.task.session_id.as_deref(), Some("s5"));
+    // Even as an answer: the worker names the panel it is for.
+    let state = reduce(
+        state,
+        [PanelAction::Worker(WorkerEvent::Task { id: Some(2), snapshot: Some(Box::new(other)) })],
+    );
+    assert_eq!(state.task.session_id.as_deref(), Some("s5"));
+}
+
+#[test]
+fn no_snapshot_means_no_task_only_in_answer_to_this_panel() {
+    // Someone else's `current_task` (or a broadcast) without a snapshot leaves the task be.
+    let state = reduce(
+        running(),
+        [PanelAction::Worker(WorkerEvent::Task { id: Some(99), snapshot: None })],
+    );
+    assert_eq!(state.phase(), Phase::Running);
+    let mut state = reduce(state, [PanelAction::ToggleTelemetry]);
+    let [PanelRequest::CurrentTask { id, tab_id: Some(3) }] = posted(&mut state)[..] else {
+        panic!()
+    };
+    let state =
+        reduce(state, [PanelAction::Worker(WorkerEvent::Task { id: Some(id), snapshot: None })]);
+    assert_eq!(state.phase(), Phase::Idle);
+}
+
+#[test]
+fn the_panel_asks_for_its_tabs_task_once_it_knows_both_worker_and_tab() {
+    // Greeted first: no tab to ask about yet.
+    let mut state = reduce(PanelState::default(), [hello()]);
+    assert_eq!(
+        posted(&mut state),
+        [PanelRequest::GetFavourites { id: 0 }, PanelRequest::ListJobs { id: 1 }]
+    );
+    let mut state = reduce(state, [PanelAction::TabChosen(Some(7))]);
+    assert_eq!(posted(&mut state), [PanelRequest::CurrentTask { id: 2, tab_id: Some(7) }]);
+    let answer = TaskSnapshot { tab_id: 7, ..snapshot(TaskStatus::Running, vec![]) };
+    let state = reduce(
+        state,
+        [PanelAction::Worker(WorkerEvent::Task { id: Some(2), snapshot: Some(Box::new(answer)) })],
+    );
+    assert_eq!(state.phase(), Phase::Running);
+    // The tab known first: the greeting asks (see `greeting_requests`).
+    let mut state = reduce(PanelState::default(), [PanelAction::TabChosen(Some(7))]);
+    assert!(posted(&mut state).is_empty(), "not connected yet");
+}
+
+#[test]
+fn a_replay_in_another_tab_is_not_shown() {
+    use protocol::jobs::JobStatus;
+    use protocol::workflow::ReplayProgress;
+    let progress = |tab_id, status| ReplayProgress {
+        run_id: format!("run-{tab_id}"),
+        workflow_id: "wf".into(),
+        version: 1,
+        workflow_name: "Cheapest".into(),
+        tab_id,
+        subtask: 0,
+        subtasks: 2,
+        step: 1,
+        model_calls: 1,
+        calls_saved: 0,
+        status,
+        why: None,
+        extracts: Default::default(),
+        question: None,
+    };
+    let replay = |p: ReplayProgress| {
+        PanelAction::Worker(WorkerEvent::Replay { id: None, replay: Some(Box::new(p)) })
+    };
+    let state = reduce(connected_on_tab(3), [replay(progress(5, JobStatus::Running))]);
+    assert_eq!(state.workflows.replay, None);
+    assert_eq!(state.workflows.pill(), None);
+    let state = reduce(
+        state,
+        [replay(progress(3, JobStatus::Running)), replay(progress(5, JobStatus::Paused))],
+    );
+    assert_eq!(state.workflows.replay.as_ref().map(|r| r.run_id.as_str()), Some("run-3"));
+    assert_eq!(state.workflows.pill().as_deref(), Some("Replaying · subtask 1 of 2"));
+    // "No replay" is not about this tab's: the one shown stays.
+    let state =
+        reduce(state, [PanelAction::Worker(WorkerEvent::Replay { id: None, replay: None })]);
+    assert!(state.workflows.replay.is_some());
 }

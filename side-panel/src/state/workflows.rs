@@ -1,10 +1,12 @@
 //! Starting a workflow replay from the panel: the Workflows menu lists every workflow's
 //! latest version (asked of the worker), choosing one shows its parameters with the
 //! examples prefilled, and Start replays it in the panel's tab. The replay's progress comes
-//! from the worker's broadcasts, as a task's does.
+//! from the worker's broadcasts, as a task's does; replays run in other tabs at the same time,
+//! and only this tab's shows here.
 
-use protocol::PanelRequest;
+use protocol::jobs::JobStatus;
 use protocol::workflow::{ReplayControl, ReplayProgress, WorkflowSummary};
+use protocol::{PanelRequest, TabId};
 
 use super::PanelState;
 
@@ -51,15 +53,23 @@ impl WorkflowMenu {
     /// What the header says of a live replay (the task pill would say "Idle").
     pub fn pill(&self) -> Option<String> {
         let replay = self.replay.as_ref().filter(|r| r.is_live())?;
-        Some(match (replay.status.as_str(), &replay.question) {
-            ("paused", Some(_)) => "Replay needs you".to_owned(),
-            ("paused", None) => "Replay paused".to_owned(),
+        Some(match (replay.status, &replay.question) {
+            (JobStatus::Paused, Some(_)) => "Replay needs you".to_owned(),
+            (JobStatus::Paused, None) => "Replay paused".to_owned(),
             _ => format!(
                 "Replaying · subtask {} of {}",
                 (replay.subtask + 1).min(replay.subtasks),
                 replay.subtasks
             ),
         })
+    }
+
+    /// A replay's progress, shown when it runs in `tab` (the panel's). Without a replay the
+    /// broadcast says nothing of this tab: the last one shown stays.
+    pub fn on_replay(&mut self, tab: Option<TabId>, replay: Option<Box<ReplayProgress>>) {
+        if let Some(replay) = replay.filter(|r| Some(r.tab_id) == tab) {
+            self.replay = Some(*replay);
+        }
     }
 
     pub fn listed(&mut self, id: u32, workflows: Vec<WorkflowSummary>) {
@@ -233,7 +243,7 @@ mod tests {
             step: 4,
             model_calls: 1,
             calls_saved: 3,
-            status: "paused".into(),
+            status: JobStatus::Paused,
             why: None,
             extracts: Default::default(),
             question: Some("Which size?".into()),
@@ -256,7 +266,7 @@ mod tests {
         assert_eq!((run_id.as_str(), text.as_str()), ("run-9", "The large one"));
         assert!(state.workflows.draft.is_empty());
         // An ended replay takes no message.
-        let ended = ReplayProgress { status: "done".into(), question: None, ..progress };
+        let ended = ReplayProgress { status: JobStatus::Done, question: None, ..progress };
         let state = state.reduce_owned(PanelAction::Worker(WorkerEvent::Replay {
             id: None,
             replay: Some(Box::new(ended)),

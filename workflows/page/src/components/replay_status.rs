@@ -1,6 +1,7 @@
 //! The replay under way, paused or last ended: subtask, steps, model calls and the calls
 //! the fast path saved, extracts, and its controls.
 
+use protocol::jobs::JobStatus;
 use protocol::workflow::{ReplayControl, ReplayProgress};
 use yew::prelude::*;
 
@@ -34,8 +35,8 @@ pub fn replay_status(props: &Props) -> Html {
         |action: ReplayControl| props.dispatch.reform(move |_| Action::ReplayControl(action));
     let subtask = (r.subtask + 1).min(r.subtasks);
     html! {
-        <section class="replay-status" data-testid="replay-status" data-state={r.status.clone()} data-run={r.run_id.clone()}>
-            <h3>{ format!("Replay of {} (v{}): {}", r.workflow_name, r.version, r.status) }</h3>
+        <section class="replay-status" data-testid="replay-status" data-state={r.status.label()} data-run={r.run_id.clone()}>
+            <h3>{ format!("Replay of {} (v{}): {}", r.workflow_name, r.version, r.status.label()) }</h3>
             <p data-testid="replay-progress">{ format!(
                 "Subtask {subtask} of {} · {} steps · {} model calls · {} calls saved by the fast path",
                 r.subtasks, r.step, r.model_calls, r.calls_saved
@@ -66,10 +67,10 @@ pub fn replay_status(props: &Props) -> Html {
                 </div>
             }
             <div class="actions">
-                if r.status == "running" {
+                if r.status == JobStatus::Running {
                     <button data-testid="replay-pause" onclick={control(ReplayControl::Pause)}>{ "Pause" }</button>
                 }
-                if r.status == "paused" {
+                if r.status == JobStatus::Paused {
                     <button data-testid="replay-resume" onclick={control(ReplayControl::Resume)}>{ "Resume" }</button>
                 }
                 if r.is_live() {

@@ -1,6 +1,7 @@
 use agent_engine::workflow::schema::{
     ActionKind, FORMAT_VERSION, Param, StepAction, WorkflowStep, WorkflowSubtask,
 };
+use protocol::jobs::JobStatus;
 use protocol::workflow::ReplayControl;
 
 use super::*;
@@ -253,7 +254,7 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
         step: 2,
         model_calls: 1,
         calls_saved: 2,
-        status: "running".into(),
+        status: JobStatus::Running,
         why: None,
         extracts: BTreeMap::new(),
         question: None,
