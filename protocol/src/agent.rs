@@ -127,6 +127,19 @@ impl TaskStatus {
     pub fn is_finished(&self) -> bool {
         matches!(self, TaskStatus::Done { .. } | TaskStatus::Failed { .. } | TaskStatus::Cancelled)
     }
+    /// The job status this task status is (a task whose run was cut off is the caller's to
+    /// call paused).
+    pub fn job_status(&self) -> crate::jobs::JobStatus {
+        use crate::jobs::JobStatus;
+        match self {
+            TaskStatus::Running => JobStatus::Running,
+            TaskStatus::Paused { .. } => JobStatus::Paused,
+            TaskStatus::Done { .. } => JobStatus::Done,
+            TaskStatus::Failed { .. } => JobStatus::Failed,
+            TaskStatus::Cancelled => JobStatus::Cancelled,
+        }
+    }
+
     /// The one-word state the panel's `status` hook reports.
     pub fn label(&self) -> &'static str {
         match self {

@@ -161,7 +161,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     pub async fn save(&self, cp: &mut Checkpoint) {
         cp.run.updated_at = iso8601((self.epoch_ms)());
         cp.run.total_steps = cp.step;
-        cp.run.agent_status = cp.status.label().to_owned();
+        cp.run.agent_status = cp.status.job_status();
         cp.run.follow_ups = cp.memory.follow_ups.iter().map(|f| f.text.clone()).collect();
         cp.run.usage =
             Usage { input_tokens: cp.spend.input_tokens, output_tokens: cp.spend.output_tokens };

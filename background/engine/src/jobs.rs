@@ -59,7 +59,9 @@ impl Job {
 
     /// Whether it counts against [`Limits::max_running`].
     fn counts(&self) -> bool {
-        self.status == JobStatus::Running && self.kind != JobKind::Recording && self.parent.is_none()
+        self.status == JobStatus::Running
+            && self.kind != JobKind::Recording
+            && self.parent.is_none()
     }
 }
 
@@ -244,8 +246,9 @@ pub fn held_tabs(jobs: &[Job]) -> Vec<TabId> {
 
 /// Whether any job that acts in tabs runs now (the firewall's guard stays on while one does).
 pub fn any_running(jobs: &[Job]) -> bool {
-    jobs.iter()
-        .any(|j| j.status == JobStatus::Running && j.kind.drives_tab() && j.kind != JobKind::Recording)
+    jobs.iter().any(|j| {
+        j.status == JobStatus::Running && j.kind.drives_tab() && j.kind != JobKind::Recording
+    })
 }
 
 #[cfg(test)]

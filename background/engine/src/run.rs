@@ -5,6 +5,7 @@
 //! Field names are camelCase, as the seed writes them, because the annotation page and
 //! exports read these records as they are stored.
 
+use protocol::jobs::JobStatus;
 use run_contract::telemetry::Telemetry;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,8 +29,9 @@ pub struct AgentRun {
     /// Messages the user sent during the run (steering, answers), in order.
     pub follow_ups: Vec<String>,
     pub status: ReviewStatus,
-    /// How the agent's task ended: running, paused, done, failed or cancelled.
-    pub agent_status: String,
+    /// How the agent's task stands: running, paused, done, failed or cancelled (those
+    /// words on the wire, as the annotation page and the sync server read them).
+    pub agent_status: JobStatus,
     pub final_answer: Option<String>,
     pub created_at: String,
     pub updated_at: String,
@@ -57,8 +59,17 @@ pub struct Subtask {
     pub description: String,
     /// First and last step index, inclusive.
     pub step_range: [u32; 2],
-    /// pending | annotated | reviewed
-    pub status: String,
+    pub status: SubtaskStatus,
+}
+
+/// How far annotation of a subtask has come.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SubtaskStatus {
+    #[default]
+    Pending,
+    Annotated,
+    Reviewed,
 }
 
 /// Where a step's screenshot blob is stored.

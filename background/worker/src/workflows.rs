@@ -368,7 +368,7 @@ impl Workflows {
             ReplayControl::Cancel => {
                 let mut row = row;
                 row.state.status = ReplayStatus::Cancelled;
-                row.state.run.agent_status = "cancelled".into();
+                row.state.run.agent_status = JobStatus::Cancelled;
                 row.state.run.updated_at = iso8601(js_sys::Date::now());
                 store.put_run(&row.state.run).await.map_err(|e| e.to_string())?;
                 db.put_replay(run_id, &row).await?;

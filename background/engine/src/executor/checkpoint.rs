@@ -2,6 +2,7 @@
 
 use protocol::TabId;
 use protocol::agent::Spend;
+use protocol::jobs::JobStatus;
 use protocol::settings::Settings;
 use serde::{Deserialize, Serialize};
 
@@ -206,7 +207,7 @@ fn new_run(id: &str, session: &str, task: &str, settings: &Settings, at: f64) ->
         task_prompt: task.to_owned(),
         follow_ups: Vec::new(),
         status: ReviewStatus::Draft,
-        agent_status: "running".into(),
+        agent_status: JobStatus::Running,
         final_answer: None,
         created_at: iso8601(at),
         updated_at: iso8601(at),

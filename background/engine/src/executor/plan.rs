@@ -9,7 +9,7 @@ use crate::Clock;
 use crate::agents::{self, PlannerOutput};
 use crate::providers::Http;
 use crate::repair::RepairLedger;
-use crate::run::{Actor, EventDetail, EventKind, ExecutionState, Subtask};
+use crate::run::{Actor, EventDetail, EventKind, ExecutionState, Subtask, SubtaskStatus};
 use crate::{truncate, untrusted};
 
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
@@ -43,7 +43,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             title: truncate(title.trim_start_matches(['-', '*', ' ', '1', '.']), 80),
             description: planner.next_steps.clone(),
             step_range: [cp.step, cp.step],
-            status: "pending".into(),
+            status: SubtaskStatus::Pending,
         });
         let (details, detail) = if planner.done {
             let details =

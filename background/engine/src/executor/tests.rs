@@ -457,7 +457,7 @@ fn the_exit_gate_approves_and_everything_is_captured() {
     assert!(navigator.chars.state > 0 && navigator.chars.system > 1000, "{:?}", navigator.chars);
 
     let run = &world.store.runs.borrow()["r1"];
-    assert_eq!(run.agent_status, "done");
+    assert_eq!(run.agent_status, protocol::jobs::JobStatus::Done);
     assert_eq!(run.total_steps, 2);
     assert_eq!(run.final_answer.as_deref(), Some("The kettle costs **25 EUR**."));
     assert_eq!(run.subtasks[0].step_range, [0, 1]);
@@ -821,7 +821,7 @@ fn cancel_while_paused_and_cancel_mid_call() {
     world.with_executor(|executor| block_on(executor.cancel(&mut cp)));
     assert_eq!(cp.status, TaskStatus::Cancelled);
     assert!(world.has(Actor::User, ExecutionState::TaskCancel));
-    assert_eq!(world.store.runs.borrow()["r1"].agent_status, "cancelled");
+    assert_eq!(world.store.runs.borrow()["r1"].agent_status, protocol::jobs::JobStatus::Cancelled);
 
     let cancel: Hook = Box::new(|control| control.request_cancel());
     let world = World::with(vec![(Reply::Hang, Some(cancel))]);

@@ -51,13 +51,7 @@ pub struct StoredReplay {
 
 impl StoredReplay {
     pub fn status(&self) -> JobStatus {
-        match self.state.status {
-            ReplayStatus::Running => JobStatus::Running,
-            ReplayStatus::Paused => JobStatus::Paused,
-            ReplayStatus::Cancelled => JobStatus::Cancelled,
-            ReplayStatus::Done => JobStatus::Done,
-            ReplayStatus::Failed { .. } => JobStatus::Failed,
-        }
+        self.state.status.job_status()
     }
 
     pub fn is_live(&self) -> bool {
@@ -114,14 +108,17 @@ impl StoredReplay {
     pub fn fail(&mut self, why: &str, at: &str) {
         let subtask = format!("{}", self.state.subtask + 1);
         self.state.status = ReplayStatus::Failed { subtask, why: why.to_owned() };
-        self.state.run.agent_status = "failed".into();
+        // An ended replay waits for no answer; its run says why, as the replay loop's do.
+        self.state.question = None;
+        self.state.run.final_answer = self.why();
+        self.state.run.agent_status = JobStatus::Failed;
         self.state.run.updated_at = at.to_owned();
     }
 
     /// Pauses it, saying why.
     pub fn pause(&mut self, why: &str) {
         self.state.status = ReplayStatus::Paused;
-        self.state.run.agent_status = "paused".into();
+        self.state.run.agent_status = JobStatus::Paused;
         self.why = Some(why.to_owned());
     }
 }
@@ -139,7 +136,10 @@ pub struct UnreadableJob {
 
 impl UnreadableJob {
     pub fn log_line(&self) -> String {
-        format!("the stored {:?} job {} could not be read (kept): {}", self.kind, self.key, self.reason)
+        format!(
+            "the stored {:?} job {} could not be read (kept): {}",
+            self.kind, self.key, self.reason
+        )
     }
 
     pub fn summary(&self) -> JobSummary {
@@ -166,10 +166,7 @@ pub fn read_replay(key: &str, value: Value) -> Result<StoredReplay, UnreadableJo
         key: key.to_owned(),
         kind: JobKind::Replay,
         reason,
-        title: row
-            .and_then(|r| r.get("workflowName"))
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        title: row.and_then(|r| r.get("workflowName")).and_then(Value::as_str).map(str::to_owned),
     };
     let Value::Object(mut row) = value else {
         return Err(unreadable("it is not an object".into(), None));
@@ -178,7 +175,12 @@ pub fn read_replay(key: &str, value: Value) -> Result<StoredReplay, UnreadableJo
         None | Some(Value::Null) => 1,
         Some(v) => match v.as_u64() {
             Some(n) if n >= 1 => n,
-            _ => return Err(unreadable(format!("its format is {v}, which no release wrote"), Some(&row))),
+            _ => {
+                return Err(unreadable(
+                    format!("its format is {v}, which no release wrote"),
+                    Some(&row),
+                ));
+            }
         },
     };
     if format > u64::from(REPLAY_FORMAT) {

@@ -24,6 +24,7 @@
 use std::collections::BTreeMap;
 
 use protocol::TabId;
+use protocol::jobs::JobStatus;
 use run_contract::digest::sha256_hex;
 use run_contract::telemetry::{LogEntry, LogKind};
 use serde::{Deserialize, Serialize};
@@ -42,7 +43,7 @@ use crate::providers::{Http, ModelConfig, Usage};
 use crate::repair::RepairLedger;
 use crate::run::{
     Actor, AgentRun, ExecutedAction, ReviewStatus, ScreenshotRef, StepAction, StepRecord, Subtask,
-    Thoughts, iso8601,
+    SubtaskStatus, Thoughts, iso8601,
 };
 use crate::{Clock, truncate, untrusted};
 
@@ -96,6 +97,18 @@ pub enum ReplayStatus {
     Failed { subtask: String, why: String },
 }
 
+impl ReplayStatus {
+    pub fn job_status(&self) -> JobStatus {
+        match self {
+            ReplayStatus::Running => JobStatus::Running,
+            ReplayStatus::Paused => JobStatus::Paused,
+            ReplayStatus::Cancelled => JobStatus::Cancelled,
+            ReplayStatus::Done => JobStatus::Done,
+            ReplayStatus::Failed { .. } => JobStatus::Failed,
+        }
+    }
+}
+
 /// A replay's whole state: what a pause stores and a resume continues.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -140,7 +153,7 @@ impl ReplayState {
             task_prompt: format!("{} (workflow v{})", workflow.name, workflow.version),
             follow_ups: Vec::new(),
             status: ReviewStatus::Draft,
-            agent_status: "running".into(),
+            agent_status: JobStatus::Running,
             final_answer: None,
             created_at: at.to_owned(),
             updated_at: at.to_owned(),
@@ -244,14 +257,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         let run = &mut state.run;
         run.updated_at = iso8601((self.cx.epoch_ms)());
         run.total_steps = state.step;
-        run.agent_status = match &state.status {
-            ReplayStatus::Running => "running",
-            ReplayStatus::Paused => "paused",
-            ReplayStatus::Cancelled => "cancelled",
-            ReplayStatus::Done => "done",
-            ReplayStatus::Failed { .. } => "failed",
-        }
-        .to_owned();
+        run.agent_status = state.status.job_status();
         run.final_answer = match &state.status {
             ReplayStatus::Done => Some(format!(
                 "Replayed every subtask: {} model call(s), {} saved by the fast path.",
@@ -294,7 +300,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 title: subtask.text.clone(),
                 description: subtask.expected_outcome.clone(),
                 step_range: [first_step, first_step],
-                status: "pending".into(),
+                status: SubtaskStatus::Pending,
             });
         }
         // Where the replay stands now, so a resume starts at this subtask.

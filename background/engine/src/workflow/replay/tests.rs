@@ -331,7 +331,7 @@ fn the_fast_path_replays_matched_steps_and_extracts_flow_to_the_dependent_subtas
 
     // Captured: a run with a subtask per workflow subtask and a step per action.
     let run = out.store.runs.borrow().last().unwrap().clone();
-    assert_eq!(run.agent_status, "done");
+    assert_eq!(run.agent_status, protocol::jobs::JobStatus::Done);
     assert_eq!(run.telemetry.spend["replay"].calls, 4);
     assert_eq!(run.usage.input_tokens, 400);
     assert_eq!(
@@ -453,7 +453,10 @@ fn a_failed_fast_action_falls_back_and_a_model_give_up_fails_the_replay() {
             why: "the model could not reach the expected outcome: the box is read-only".into()
         }
     );
-    assert_eq!(out.store.runs.borrow().last().unwrap().agent_status, "failed");
+    assert_eq!(
+        out.store.runs.borrow().last().unwrap().agent_status,
+        protocol::jobs::JobStatus::Failed
+    );
     assert!(prompt(&out.model, 0).contains("nothing happened"));
 }
 
@@ -475,7 +478,10 @@ fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
     resume(&wf, &site, &model, &store, &control, &mut state);
     assert_eq!(state.status, ReplayStatus::Cancelled);
     assert_eq!(site.done.borrow().len(), 1);
-    assert_eq!(store.runs.borrow().last().unwrap().agent_status, "cancelled");
+    assert_eq!(
+        store.runs.borrow().last().unwrap().agent_status,
+        protocol::jobs::JobStatus::Cancelled
+    );
 
     // Paused during the "read" subtask's model call, then resumed with a fresh Control.
     let control = Control::default();
