@@ -16,6 +16,9 @@ use crate::screenshot;
 /// JPEG quality of the captured step screenshots: readable text at a fraction of PNG size.
 const SCREENSHOT_QUALITY: u8 = 60;
 
+/// How long a step waits for its screenshot.
+pub const SCREENSHOT_WAIT_MS: f64 = 4000.0;
+
 pub struct CdpBrowser<'a, C, K, T> {
     /// How much of the page the state carries (the text budget comes from settings).
     pub observe: ObserveOptions,
@@ -68,11 +71,24 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
         })
     }
 
+    /// A screenshot, or none after [`SCREENSHOT_WAIT_MS`]: Chrome paints no frames for a tab
+    /// hidden behind another (a job working in a background tab), and a capture then waits
+    /// for a frame that does not come. The step is kept without one rather than stalling.
     async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>> {
+        use std::future::Future;
+        use std::task::Poll;
         let elements = if marks { self.observer.last_elements(tab) } else { None };
-        let data = screenshot::capture(self.sessions, tab, elements.as_deref(), SCREENSHOT_QUALITY)
-            .await
-            .ok()?;
+        let capture =
+            screenshot::capture(self.sessions, tab, elements.as_deref(), SCREENSHOT_QUALITY);
+        let mut capture = std::pin::pin!(capture);
+        let mut timeout = std::pin::pin!(self.clock.sleep(SCREENSHOT_WAIT_MS));
+        let data = std::future::poll_fn(|cx| {
+            if let Poll::Ready(shot) = capture.as_mut().poll(cx) {
+                return Poll::Ready(shot.ok());
+            }
+            timeout.as_mut().poll(cx).map(|()| None)
+        })
+        .await?;
         base64::engine::general_purpose::STANDARD.decode(data).ok()
     }
 

@@ -52,8 +52,8 @@ pub const REPLAY_PROMPT: &str = "replay";
 /// The user's latest messages the model sees at each step.
 const MESSAGES_SHOWN: usize = 5;
 
-/// How long a step waits for its screenshot.
-pub const SCREENSHOT_WAIT_MS: f64 = 4000.0;
+/// How long a step waits for its screenshot (the same bound as a task's).
+pub use crate::browser::SCREENSHOT_WAIT_MS;
 
 /// The browser as replay uses it: the executor's, plus the elements of the latest look for
 /// matching recorded targets.
