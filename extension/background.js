@@ -42,8 +42,8 @@ const panelFor = (tabId) => {
     .setOptions({ tabId, path: `side-panel.html?tabId=${tabId}`, enabled: true })
     .catch(() => {}); // the tab closed meanwhile
 };
+// A tab's options outlive its navigations: set them once, when it is created.
 chrome.tabs.onCreated.addListener((tab) => panelFor(tab.id));
-chrome.tabs.onUpdated.addListener((tabId) => panelFor(tabId));
 
 // While recording, switching tabs is a step, and the recorder follows to the new tab.
 chrome.tabs.onActivated.addListener((info) => {
