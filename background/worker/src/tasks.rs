@@ -73,6 +73,13 @@ struct Slot {
     parent: Option<String>,
 }
 
+impl Slot {
+    /// A conversation with no run under way.
+    fn idle(cp: Checkpoint, parent: Option<String>) -> Slot {
+        Slot { cp, running: None, stopping: false, tab_closed: false, parent }
+    }
+}
+
 /// The conversations in memory and which panel shows which.
 #[derive(Default)]
 pub struct Tasks {
@@ -299,7 +306,7 @@ impl Tasks {
             tasks.pause_if_cut_off(&worker, &store, &mut cp).await;
             let session = cp.session_id.clone();
             tasks.shown.borrow_mut().insert(cp.panel_tab(), session.clone());
-            let slot = Slot { cp, running: None, stopping: false, tab_closed: false, parent: None };
+            let slot = Slot::idle(cp, None);
             tasks.slots.borrow_mut().insert(session.clone(), slot);
             tasks.broadcast_snapshot(&worker, &session);
             tasks.sync_job(&worker, &session);
@@ -447,10 +454,7 @@ impl Tasks {
         if let Err(error) = started {
             // Left as it was.
             let session = cp.session_id.clone();
-            self.slots.borrow_mut().insert(
-                session,
-                Slot { cp, running: None, stopping: false, tab_closed: false, parent: None },
-            );
+            self.slots.borrow_mut().insert(session, Slot::idle(cp, None));
             return Err(error);
         }
         cp.panel_tab = Some(tab);
@@ -464,10 +468,7 @@ impl Tasks {
         }
         self.shown.borrow_mut().insert(tab, session.clone());
         let parent = parent.map(str::to_owned);
-        self.slots.borrow_mut().insert(
-            session.clone(),
-            Slot { cp, running: None, stopping: false, tab_closed: false, parent },
-        );
+        self.slots.borrow_mut().insert(session.clone(), Slot::idle(cp, parent));
         Tasks::spawn_run(worker.clone(), session.clone(), store, settings, prompts);
         Ok(session)
     }
@@ -630,16 +631,7 @@ impl Tasks {
                         .await?
                         .ok_or("That conversation is no longer stored.")?;
                     self.pause_if_cut_off(worker, &store, &mut cp).await;
-                    self.slots.borrow_mut().insert(
-                        session_id.to_owned(),
-                        Slot {
-                            cp,
-                            running: None,
-                            stopping: false,
-                            tab_closed: false,
-                            parent: None,
-                        },
-                    );
+                    self.slots.borrow_mut().insert(session_id.to_owned(), Slot::idle(cp, None));
                 }
             }
             // The conversation the tab showed stays as it is (a paused one paused, listed
