@@ -191,6 +191,56 @@ impl TaskSnapshot {
     }
 }
 
+/// A stored conversation's state in the History: its task's, or that it cannot be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    Running,
+    Paused,
+    Done,
+    Failed,
+    Cancelled,
+    Unreadable,
+}
+
+impl SessionStatus {
+    /// The word on the wire and in `data-status`.
+    pub fn label(self) -> &'static str {
+        match self {
+            SessionStatus::Running => "running",
+            SessionStatus::Paused => "paused",
+            SessionStatus::Done => "done",
+            SessionStatus::Failed => "failed",
+            SessionStatus::Cancelled => "cancelled",
+            SessionStatus::Unreadable => "unreadable",
+        }
+    }
+
+    /// How the History says it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            SessionStatus::Running => "Running",
+            SessionStatus::Paused => "Paused",
+            SessionStatus::Done => "Done",
+            SessionStatus::Failed => "Failed",
+            SessionStatus::Cancelled => "Cancelled",
+            SessionStatus::Unreadable => "Could not be read",
+        }
+    }
+}
+
+impl From<&TaskStatus> for SessionStatus {
+    fn from(status: &TaskStatus) -> SessionStatus {
+        match status {
+            TaskStatus::Running => SessionStatus::Running,
+            TaskStatus::Paused { .. } => SessionStatus::Paused,
+            TaskStatus::Done { .. } => SessionStatus::Done,
+            TaskStatus::Failed { .. } => SessionStatus::Failed,
+            TaskStatus::Cancelled => SessionStatus::Cancelled,
+        }
+    }
+}
+
 /// One stored conversation, as the History view lists it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionSummary {
@@ -199,9 +249,9 @@ pub struct SessionSummary {
     pub title: String,
     /// The task it is on now (the latest follow-up task).
     pub task: String,
-    /// [`TaskStatus::label`]: running, paused, done, failed or cancelled; or `unreadable`
-    /// when its stored checkpoint could not be read (the title then says why).
-    pub status: String,
+    /// Its task's state; `unreadable` when its stored checkpoint could not be read (the title
+    /// then says why).
+    pub status: SessionStatus,
     /// When its latest run last changed (ISO 8601, from the run).
     pub updated_at: String,
     /// How many tasks (runs) the session holds.

@@ -667,7 +667,7 @@ mod tests {
                 session_id: "s1".into(),
                 title: "Find a kettle".into(),
                 task: "And a toaster?".into(),
-                status: "done".into(),
+                status: agent::SessionStatus::Done,
                 updated_at: "2025-01-02T03:04:05.000Z".into(),
                 runs: 2,
             }],

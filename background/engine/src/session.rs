@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use protocol::TabId;
-use protocol::agent::{Actor, ExecutionState, SessionSummary, TaskStatus};
+use protocol::agent::{Actor, ExecutionState, SessionStatus, SessionSummary, TaskStatus};
 use protocol::settings::Settings;
 
 use crate::executor::CaptureError;
@@ -239,7 +239,7 @@ pub fn history(
             let cp = is_current.unwrap_or(stored);
             let mut summary = summary(cp, runs.get(&cp.session_id));
             if cp.status == TaskStatus::Running && !(sessions.running && is_current.is_some()) {
-                summary.status = "paused".into();
+                summary.status = SessionStatus::Paused;
             }
             summary
         })
@@ -274,7 +274,7 @@ fn summary(cp: &Checkpoint, runs: Option<&SessionRuns>) -> SessionSummary {
         session_id: cp.session_id.clone(),
         title: clip(&title, 300),
         task: clip(&cp.memory.task, 300),
-        status: cp.status.label().to_owned(),
+        status: SessionStatus::from(&cp.status),
         updated_at: cp.run.updated_at.clone(),
         runs: runs.map_or(1, |r| r.runs).max(1),
     }

@@ -22,7 +22,7 @@ use agent_engine::repair::WaitWatcher;
 use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord};
 use agent_engine::session::{self, Cancel, FollowUp, NewTask, Open, Resume, Sessions};
 use protocol::TabId;
-use protocol::agent::{SessionSummary, TaskSnapshot, TaskStatus};
+use protocol::agent::{SessionStatus, SessionSummary, TaskSnapshot, TaskStatus};
 use protocol::jobs::JobSummary;
 use protocol::settings::Settings;
 use protocol::{Favourite, WorkerEvent, favourites_problem};
@@ -722,7 +722,7 @@ impl Tasks {
         let slots = self.slots.borrow();
         for summary in &mut list {
             if slots.get(&summary.session_id).is_some_and(|s| s.running.is_some()) {
-                summary.status = TaskStatus::Running.label().to_owned();
+                summary.status = SessionStatus::Running;
             }
         }
         Ok(list)

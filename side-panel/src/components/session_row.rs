@@ -41,18 +41,6 @@ fn local_time(iso: &str) -> String {
         .unwrap_or_else(|| iso.to_owned())
 }
 
-fn status_label(status: &str) -> &'static str {
-    match status {
-        "running" => "Running",
-        "paused" => "Paused",
-        "done" => "Done",
-        "failed" => "Failed",
-        "cancelled" => "Cancelled",
-        "unreadable" => "Could not be read",
-        _ => "Unknown",
-    }
-}
-
 /// One conversation in the History: its first task, status and date; open it, or delete it
 /// after a confirm.
 #[function_component(SessionRow)]
@@ -71,7 +59,7 @@ pub fn session_row(props: &SessionRowProps) -> Html {
         let (callback, id) = (props.on_delete.clone(), id.clone());
         Callback::from(move |_: MouseEvent| callback.emit(id.clone()))
     };
-    let status = session.status.clone();
+    let status = session.status.label();
     let runs = match session.runs {
         1 => "1 task".to_owned(),
         n => format!("{n} tasks"),
@@ -79,7 +67,7 @@ pub fn session_row(props: &SessionRowProps) -> Html {
     let continued = (session.task.trim() != session.title.trim()).then(|| session.task.clone());
     html! {
         <li class={classes!("session", props.current.then_some("current"))} data-testid="session"
-            data-session-id={id.clone()} data-status={status.clone()}>
+            data-session-id={id.clone()} data-status={status}>
             <button type="button" class="session-open" data-testid="session-open"
                 disabled={!props.can_open || props.opening}
                 title={props.open_title.clone().unwrap_or_else(|| AttrValue::from("Open this conversation in the chat"))}
@@ -89,7 +77,7 @@ pub fn session_row(props: &SessionRowProps) -> Html {
                     <span class="session-task">{ format!("Latest: {task}") }</span>
                 }
                 <span class="session-meta">
-                    <span class={classes!("session-status", status.clone())}>{ status_label(&status) }</span>
+                    <span class={classes!("session-status", status)}>{ session.status.describe() }</span>
                     <time datetime={session.updated_at.clone()}>{ local_time(&session.updated_at) }</time>
                     <span>{ runs }</span>
                     if props.current { <span class="session-shown">{ "open in chat" }</span> }

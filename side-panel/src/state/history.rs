@@ -88,12 +88,12 @@ impl History {
 pub(crate) mod tests {
     use super::*;
 
-    pub fn session(id: &str, status: &str) -> SessionSummary {
+    pub fn session(id: &str, status: protocol::agent::SessionStatus) -> SessionSummary {
         SessionSummary {
             session_id: id.into(),
             title: format!("Task of {id}"),
             task: format!("Task of {id}"),
-            status: status.into(),
+            status,
             updated_at: "2025-01-02T03:04:05.000Z".into(),
             runs: 1,
         }
@@ -103,15 +103,30 @@ pub(crate) mod tests {
     fn a_stale_list_is_ignored_and_a_deletes_list_names_the_deleted_session() {
         let mut history = History::default();
         history.load(4);
-        assert_eq!(history.listed(3, vec![session("old", "done")]), None);
+        assert_eq!(
+            history.listed(3, vec![session("old", protocol::agent::SessionStatus::Done)]),
+            None
+        );
         assert_eq!(history.sessions, None, "not the list asked for");
-        assert_eq!(history.listed(4, vec![session("a", "done"), session("b", "done")]), None);
+        assert_eq!(
+            history.listed(
+                4,
+                vec![
+                    session("a", protocol::agent::SessionStatus::Done),
+                    session("b", protocol::agent::SessionStatus::Done)
+                ]
+            ),
+            None
+        );
         assert_eq!(history.sessions.as_ref().map(Vec::len), Some(2));
         assert_eq!(history.loading, None);
 
         history.deleting = Some((5, "b".into()));
         assert!(history.is_busy());
-        assert_eq!(history.listed(5, vec![session("a", "done")]), Some("b".into()));
+        assert_eq!(
+            history.listed(5, vec![session("a", protocol::agent::SessionStatus::Done)]),
+            Some("b".into())
+        );
         assert_eq!(history.sessions.as_ref().map(Vec::len), Some(1));
         assert!(!history.is_busy());
     }

@@ -398,7 +398,7 @@ impl PanelState {
     ) -> Option<&'static str> {
         let shown_running = self.task.session_id.as_deref() == Some(session.session_id.as_str())
             && matches!(self.phase(), Phase::Running | Phase::Starting);
-        (session.status == "running" || shown_running)
+        (session.status == protocol::agent::SessionStatus::Running || shown_running)
             .then_some("Its task is running: stop the task first to delete this conversation.")
     }
 

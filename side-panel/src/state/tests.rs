@@ -758,7 +758,16 @@ fn history_lists_the_conversations_each_time_it_opens() {
     let mut state = reduce(connected_on_tab(3), [PanelAction::ToggleHistory]);
     assert_eq!(state.view, View::History);
     assert_eq!(posted(&mut state), [PanelRequest::ListSessions { id: 3 }]);
-    let state = reduce(state, [sessions(3, vec![session("s2", "done"), session("s1", "done")])]);
+    let state = reduce(
+        state,
+        [sessions(
+            3,
+            vec![
+                session("s2", protocol::agent::SessionStatus::Done),
+                session("s1", protocol::agent::SessionStatus::Done),
+            ],
+        )],
+    );
     assert_eq!(state.history.sessions.as_ref().map(Vec::len), Some(2));
     assert_eq!(state.history.loading, None);
     let mut state = reduce(state, [PanelAction::ToggleHistory]);
@@ -800,7 +809,13 @@ fn a_reopened_conversation_shows_in_the_chat_and_a_message_continues_it() {
         state,
         [
             PanelAction::ToggleHistory,
-            sessions(3, vec![session("s2", "done"), session("s1", "done")]),
+            sessions(
+                3,
+                vec![
+                    session("s2", protocol::agent::SessionStatus::Done),
+                    session("s1", protocol::agent::SessionStatus::Done),
+                ],
+            ),
             PanelAction::OpenSession("s1".into()),
         ],
     );
@@ -874,13 +889,21 @@ fn deleting_asks_first_spares_the_running_task_and_empties_a_chat_showing_it() {
         done(),
         [
             PanelAction::ToggleHistory,
-            sessions(3, vec![session("s9", "running"), session("s1", "done")]),
+            sessions(
+                3,
+                vec![
+                    session("s9", protocol::agent::SessionStatus::Running),
+                    session("s1", protocol::agent::SessionStatus::Done),
+                ],
+            ),
             PanelAction::AskDeleteSession("s9".into()),
         ],
     );
     posted(&mut state);
     assert_eq!(state.history.confirming.as_deref(), Some("s9"));
-    assert!(state.why_not_delete(&session("s9", "running")).is_some());
+    assert!(
+        state.why_not_delete(&session("s9", protocol::agent::SessionStatus::Running)).is_some()
+    );
     let mut state = reduce(state, [PanelAction::DeleteSession("s9".into())]);
     assert!(posted(&mut state).is_empty(), "the running session is not deleted");
     assert!(state.history.error.as_deref().unwrap().contains("stop the task first"));
@@ -899,8 +922,12 @@ fn deleting_asks_first_spares_the_running_task_and_empties_a_chat_showing_it() {
         [PanelRequest::DeleteSession { id: 4, session_id: "s1".into() }]
     );
     assert_eq!(state.history.confirming, None);
-    let state = reduce(state, [sessions(4, vec![session("s9", "running")])]);
-    assert_eq!(state.history.sessions, Some(vec![session("s9", "running")]));
+    let state =
+        reduce(state, [sessions(4, vec![session("s9", protocol::agent::SessionStatus::Running)])]);
+    assert_eq!(
+        state.history.sessions,
+        Some(vec![session("s9", protocol::agent::SessionStatus::Running)])
+    );
     assert_eq!(state.phase(), Phase::Idle, "the chat showed it: it is empty now");
     assert!(state.chat.is_empty());
     // The worker's snapshot of it, late, does not bring it back.
@@ -911,8 +938,8 @@ fn deleting_asks_first_spares_the_running_task_and_empties_a_chat_showing_it() {
 #[test]
 fn the_session_shown_while_it_runs_cannot_be_deleted_even_if_the_list_is_old() {
     let state = reduce(running(), [PanelAction::ToggleHistory]);
-    assert!(state.why_not_delete(&session("s1", "done")).is_some());
-    assert!(state.why_not_delete(&session("s2", "done")).is_none());
+    assert!(state.why_not_delete(&session("s1", protocol::agent::SessionStatus::Done)).is_some());
+    assert!(state.why_not_delete(&session("s2", protocol::agent::SessionStatus::Done)).is_none());
 }
 
 // --- Favourites ---

@@ -13,7 +13,7 @@
 //! appends the step from the previous version to [`UPGRADES`]. Keep the previous release's
 //! checkpoint as a fixture and a test that reads it.
 
-use protocol::agent::{EventDetail, SessionSummary};
+use protocol::agent::{EventDetail, SessionStatus, SessionSummary};
 use serde_json::{Map, Value};
 
 use super::Checkpoint;
@@ -23,7 +23,7 @@ use crate::truncate;
 pub const CHECKPOINT_VERSION: u32 = 3;
 
 /// The status an unreadable checkpoint has in the History.
-pub const UNREADABLE_STATUS: &str = "unreadable";
+pub const UNREADABLE_STATUS: SessionStatus = SessionStatus::Unreadable;
 
 /// A checkpoint stored without a version has the shape of version 1.
 pub(super) fn unversioned() -> u32 {
@@ -190,7 +190,7 @@ impl Unreadable {
             // The same text in both, so the History does not add a "Latest:" line.
             task: title.clone(),
             title,
-            status: UNREADABLE_STATUS.to_owned(),
+            status: UNREADABLE_STATUS,
             updated_at: self.updated_at.clone().unwrap_or_default(),
             runs: runs.max(1),
         }

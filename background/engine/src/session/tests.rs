@@ -181,7 +181,7 @@ fn the_history_lists_newest_first_with_the_current_one_as_in_memory() {
         history(&stored, &unreadable, &runs, Sessions { current: Some(&live), running: true });
     let rows: Vec<(&str, &str, &str, u32)> = list
         .iter()
-        .map(|s| (s.session_id.as_str(), s.title.as_str(), s.status.as_str(), s.runs))
+        .map(|s| (s.session_id.as_str(), s.title.as_str(), s.status.label(), s.runs))
         .collect();
     assert_eq!(
         rows,
