@@ -256,4 +256,7 @@ pub struct SessionSummary {
     pub updated_at: String,
     /// How many tasks (runs) the session holds.
     pub runs: u32,
+    /// The tab whose panel it was started from (None: stored before tabs were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub panel_tab: Option<TabId>,
 }

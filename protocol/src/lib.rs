@@ -670,6 +670,7 @@ mod tests {
                 status: agent::SessionStatus::Done,
                 updated_at: "2025-01-02T03:04:05.000Z".into(),
                 runs: 2,
+                panel_tab: None,
             }],
         };
         assert_eq!(

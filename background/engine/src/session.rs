@@ -277,6 +277,7 @@ fn summary(cp: &Checkpoint, runs: Option<&SessionRuns>) -> SessionSummary {
         status: SessionStatus::from(&cp.status),
         updated_at: cp.run.updated_at.clone(),
         runs: runs.map_or(1, |r| r.runs).max(1),
+        panel_tab: Some(cp.panel_tab()),
     }
 }
 

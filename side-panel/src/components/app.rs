@@ -277,6 +277,7 @@ pub fn app() -> Html {
                     history={state.history.clone()}
                     shown={state.task.session_id.clone()}
                     can_open={state.can_open_session()}
+                    tab={state.tab}
                     {not_deletable}
                     on_open={session(PanelAction::OpenSession)}
                     on_ask_delete={session(PanelAction::AskDeleteSession)}

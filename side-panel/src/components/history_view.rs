@@ -10,6 +10,8 @@ pub struct HistoryViewProps {
     pub shown: Option<String>,
     /// Whether a conversation can be opened now (no task running).
     pub can_open: bool,
+    /// The panel's tab: each conversation says whether it was started here.
+    pub tab: Option<protocol::TabId>,
     /// Per listed session, why it cannot be deleted (its task runs), if it cannot.
     pub not_deletable: Vec<(String, AttrValue)>,
     pub on_open: Callback<String>,
@@ -67,6 +69,7 @@ pub fn history_view(props: &HistoryViewProps) -> Html {
                             key={id.clone()}
                             session={session.clone()}
                             current={props.shown.as_deref() == Some(id.as_str())}
+                            this_tab={props.tab.is_some() && session.panel_tab == props.tab}
                             confirming={history.confirming.as_deref() == Some(id.as_str())}
                             deleting={deleting == Some(id.as_str())}
                             opening={opening == Some(id.as_str())}

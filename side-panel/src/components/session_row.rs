@@ -8,6 +8,8 @@ pub struct SessionRowProps {
     pub session: SessionSummary,
     /// The chat shows this conversation now.
     pub current: bool,
+    /// It was started from this panel's tab.
+    pub this_tab: bool,
     /// Its delete button was pressed: ask to confirm.
     pub confirming: bool,
     pub deleting: bool,
@@ -67,7 +69,7 @@ pub fn session_row(props: &SessionRowProps) -> Html {
     let continued = (session.task.trim() != session.title.trim()).then(|| session.task.clone());
     html! {
         <li class={classes!("session", props.current.then_some("current"))} data-testid="session"
-            data-session-id={id.clone()} data-status={status}>
+            data-session-id={id.clone()} data-status={status} data-this-tab={props.this_tab.to_string()}>
             <button type="button" class="session-open" data-testid="session-open"
                 disabled={!props.can_open || props.opening}
                 title={props.open_title.clone().unwrap_or_else(|| AttrValue::from("Open this conversation in the chat"))}
@@ -81,6 +83,8 @@ pub fn session_row(props: &SessionRowProps) -> Html {
                     <time datetime={session.updated_at.clone()}>{ local_time(&session.updated_at) }</time>
                     <span>{ runs }</span>
                     if props.current { <span class="session-shown">{ "open in chat" }</span> }
+                    else if props.this_tab { <span class="session-shown">{ "this tab" }</span> }
+                    else if session.panel_tab.is_some() { <span>{ "another tab" }</span> }
                     if props.opening { <span class="session-shown">{ "opening…" }</span> }
                 </span>
             </button>

@@ -94,6 +94,7 @@ pub(crate) mod tests {
             title: format!("Task of {id}"),
             task: format!("Task of {id}"),
             status,
+            panel_tab: None,
             updated_at: "2025-01-02T03:04:05.000Z".into(),
             runs: 1,
         }

@@ -193,6 +193,7 @@ impl Unreadable {
             status: UNREADABLE_STATUS,
             updated_at: self.updated_at.clone().unwrap_or_default(),
             runs: runs.max(1),
+            panel_tab: None,
         }
     }
 }
