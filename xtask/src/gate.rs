@@ -26,35 +26,70 @@ const WASM_CRATES: [&str; 12] = [
 
 pub fn run() -> Result<(), String> {
     let started = Instant::now();
-    let tools = setup::all()?;
-    shell::cargo(&["fmt", "--all", "--check"])?;
-    shell::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])?;
+    let mut steps = Steps::default();
+    let tools = steps.time("setup", setup::all)?;
+    steps.time("fmt", || shell::cargo(&["fmt", "--all", "--check"]))?;
+    steps.time("clippy (native)", || {
+        shell::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"])
+    })?;
     let mut wasm_clippy = vec!["clippy", "--target", "wasm32-unknown-unknown"];
     wasm_clippy.extend(WASM_CRATES);
     wasm_clippy.extend(["--", "-D", "warnings"]);
-    shell::cargo(&wasm_clippy)?;
+    steps.time("clippy (wasm)", || shell::cargo(&wasm_clippy))?;
 
     let mut tally = Tally::default();
     // The sync server's scenarios run on SQLite here; their PostgreSQL twins are left to
     // the run below, which has a real PostgreSQL (skipped here rather than counted as
     // passed without having run).
     println!("sync-server integration tests: SQLite (a temporary file per scenario)");
-    tally.cargo_test(&["test", "--workspace", "--exclude", "e2e", "--", "--skip", PG_TESTS])?;
-    sync_server_on_postgres(&mut tally)?;
-    dist::build(&tools, Profile::Release)?;
+    steps.time("unit and integration tests", || {
+        tally.cargo_test(&["test", "--workspace", "--exclude", "e2e", "--", "--skip", PG_TESTS])
+    })?;
+    steps.time("sync-server on PostgreSQL", || sync_server_on_postgres(&mut tally))?;
+    steps.time("dist (release)", || dist::build(&tools, Profile::Release))?;
     let chromium = tools.chromium.to_string_lossy().into_owned();
-    tally.cargo_test_with_env(
-        &["test", "-p", "e2e", "--no-fail-fast"],
-        &[("CHROMIUM", &chromium)],
-    )?;
+    steps.time("e2e in Chromium", || {
+        tally.cargo_test_with_env(
+            &["test", "-p", "e2e", "--no-fail-fast"],
+            &[("CHROMIUM", &chromium)],
+        )
+    })?;
 
     println!(
         "\ngate passed in {:.0} s: {} test binaries",
         started.elapsed().as_secs_f64(),
         tally.binaries
     );
+    steps.print();
     println!("{} passed, {} failed, {} skipped", tally.passed, tally.failed, tally.ignored);
     Ok(())
+}
+
+/// How long each step of the gate took, printed at its end (and when a step fails).
+#[derive(Default)]
+struct Steps(Vec<(&'static str, f64)>);
+
+impl Steps {
+    fn time<T>(
+        &mut self,
+        name: &'static str,
+        step: impl FnOnce() -> Result<T, String>,
+    ) -> Result<T, String> {
+        let started = Instant::now();
+        let result = step();
+        self.0.push((name, started.elapsed().as_secs_f64()));
+        if result.is_err() {
+            self.print();
+        }
+        result
+    }
+
+    fn print(&self) {
+        println!("gate steps:");
+        for (name, secs) in &self.0 {
+            println!("  {name:<28} {secs:>7.1} s");
+        }
+    }
 }
 
 /// The sync server's PostgreSQL scenarios: `on_both_backends!` puts them in `postgres::`.
