@@ -54,12 +54,36 @@ impl Browser {
     }
 
     /// Sends a request over the port and waits for the answer with its id.
-    pub fn agent_request(&mut self, mut request: Value) -> Value {
+    pub fn agent_request(&mut self, request: Value) -> Value {
+        let id = self.agent_send(request.clone());
+        self.wait_for_message(&format!("answer to {request}"), |m| m["id"] == json!(id))
+    }
+
+    /// Sends a request over the port without waiting for its answer, for a request that is
+    /// answered when its work ends (a pipeline run); returns the id the answer will carry.
+    pub fn agent_send(&mut self, mut request: Value) -> u64 {
         self.eval_in_extension(PORT_JS);
         let id = self.eval_in_extension("window.agent.nextId++").as_u64().expect("an id");
         request["id"] = json!(id);
         self.eval_in_extension(&format!("window.agent.send({request}), true"));
-        self.wait_for_message(&format!("answer to {request}"), |m| m["id"] == json!(id))
+        id
+    }
+
+    /// Kills the extension's worker once, as when Chrome stops it mid-work, and returns once
+    /// the test's port has lost it. Unlike [`Browser::stop_extension_worker`] it does not keep
+    /// it stopped: open panels reconnect at once and so start a fresh worker, as in Chrome.
+    pub fn kill_extension_worker(&mut self) {
+        self.eval_in_extension(PORT_JS);
+        const LOST: &str = "window.agent.messages.filter(m => m.type === 'disconnected').length";
+        let before = self.eval_in_extension(LOST);
+        let worker = self.worker_target().expect("the extension's worker runs");
+        self.call("Target.closeTarget", json!({"targetId": worker}))
+            .unwrap_or_else(|e| panic!("closing the worker: {e}"));
+        let started = Instant::now();
+        while self.eval_in_extension(LOST) == before {
+            assert!(started.elapsed() < Duration::from_secs(10), "the worker did not stop");
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
 
     /// Every message the port has received so far.
@@ -68,6 +92,13 @@ impl Browser {
             Value::Array(messages) => messages,
             other => panic!("no messages: {other}"),
         }
+    }
+
+    /// Forgets the messages the port received so far, so that waits look only at what
+    /// comes next (a benchmark's runs, each of which adds hundreds).
+    pub fn forget_agent_messages(&mut self) {
+        self.eval_in_extension(PORT_JS);
+        self.eval_in_extension("window.agent.messages.length = 0, true");
     }
 
     /// Waits (up to 30 s) for a message that satisfies `test`.

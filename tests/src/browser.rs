@@ -280,7 +280,7 @@ impl Browser {
     }
 
     /// The running worker's target id, if it runs.
-    fn worker_target(&self) -> Option<String> {
+    pub(crate) fn worker_target(&self) -> Option<String> {
         let targets = self.call("Target.getTargets", json!({})).ok()?;
         let prefix = format!("chrome-extension://{}/", self.extension_id);
         targets["targetInfos"]
@@ -317,13 +317,22 @@ impl Browser {
 
     /// Opens `url` in a new foreground tab, as a person would.
     pub fn open_tab(&mut self, url: &str) -> Tab {
+        self.open_with(url, "chrome.tabs.create({url: URL, active: true}).then(tab => tab.id)")
+    }
+
+    /// Opens `url` in a new window of its own. Its tab is the front one of that window, so
+    /// it stays visible (and painted) whatever tab another window brings forward.
+    pub fn open_window(&mut self, url: &str) -> Tab {
+        self.open_with(url, "chrome.windows.create({url: URL}).then(window => window.tabs[0].id)")
+    }
+
+    /// Opens `url` with `create`, JS that answers the new tab's id with `URL` standing for
+    /// the URL, and attaches to it once it has loaded.
+    fn open_with(&mut self, url: &str, create: &str) -> Tab {
         self.control(); // it is a page target too: it must not count as the new tab
         let before = self.page_target_ids();
-        let id = self.eval_in_extension(&format!(
-            "chrome.tabs.create({{url: {}, active: true}}).then(tab => tab.id)",
-            Value::from(url)
-        ));
-        let id = id.as_i64().expect("chrome.tabs.create returns a tab id") as i32;
+        let id = self.eval_in_extension(&create.replace("URL", &Value::from(url).to_string()));
+        let id = id.as_i64().expect("a new tab's id") as i32;
         let deadline = Instant::now() + WAIT;
         while Instant::now() < deadline {
             if let Some(target) = self.page_target_ids().difference(&before).next() {
@@ -480,6 +489,14 @@ impl Page {
             }
             self.call("Input.dispatchKeyEvent", event).unwrap_or_else(|e| panic!("Enter: {e}"));
         }
+    }
+
+    /// Brings the page's tab to the front, as a person clicking it does. Only the front tab
+    /// gets CDP's input events, so a test that works in several panels brings each forward
+    /// before it clicks or types there.
+    pub fn bring_to_front(&self) {
+        self.call("Page.bringToFront", json!({}))
+            .unwrap_or_else(|e| panic!("bringing {} to the front: {e}", self.target_id));
     }
 
     /// Closes the page, as a person closes a tab or the side panel.

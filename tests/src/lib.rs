@@ -18,6 +18,8 @@
 //!   the wire, answers from a per-test script, records every request.
 //! * [`http`] is a tiny blocking HTTP client for talking to those servers from tests.
 //! * [`tasks`] are fixture tasks solved by a model that reads only its prompt.
+//! * [`jobs`] runs several of them at once, each in its own tab and panel, with a model
+//!   that takes its time.
 
 pub mod agent;
 pub mod annotation;
@@ -25,6 +27,7 @@ pub mod browser;
 pub mod cdp;
 pub mod fixtures;
 pub mod http;
+pub mod jobs;
 pub mod llm;
 pub mod python;
 pub mod recording;

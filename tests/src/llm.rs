@@ -9,6 +9,11 @@
 //!
 //! CORS preflights are answered the way the real APIs answer them, so an extension page
 //! can call it without host permissions.
+//!
+//! Requests are taken in arrival order on one thread, which records each and picks its reply
+//! (so the record and the script's order are the order they came in); each reply is then
+//! written on a thread of its own, so the delayed replies of concurrent jobs overlap as a
+//! real provider's would instead of queueing behind each other.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -111,8 +116,9 @@ impl ScriptedLlm {
         }));
         let (serving, shared) = (server.clone(), script.clone());
         let worker = std::thread::spawn(move || {
-            for request in serving.incoming_requests() {
-                answer(request, &shared);
+            for mut request in serving.incoming_requests() {
+                let outcome = receive(&mut request, &shared);
+                std::thread::spawn(move || respond(request, outcome));
             }
         });
         ScriptedLlm {
@@ -181,7 +187,15 @@ fn json_response(status: u16, body: &Value) -> Body {
         .with_header(header("Content-Type", "application/json"))
 }
 
-fn answer(mut request: Request, script: &Mutex<Script>) {
+/// What a request gets: an answer ready now, or a reply to render (and maybe wait for).
+enum Outcome {
+    Preflight(Body),
+    Ready(Body),
+    Reply { wire: Wire, body: Value, reply: Reply },
+}
+
+/// Reads and records `request` and picks its answer, in arrival order (the accept thread).
+fn receive(request: &mut Request, script: &Mutex<Script>) -> Outcome {
     if *request.method() == Method::Options {
         // `Allow-Headers: *` does not cover Authorization, so name what was asked for.
         let asked = request
@@ -190,8 +204,7 @@ fn answer(mut request: Request, script: &Mutex<Script>) {
             .find(|h| h.field.equiv("Access-Control-Request-Headers"))
             .map(|h| h.value.as_str().to_owned());
         let preflight = Response::from_data(Vec::new()).with_status_code(204);
-        let _ = request.respond(with_cors(preflight, asked.as_deref().unwrap_or("*")));
-        return;
+        return Outcome::Preflight(with_cors(preflight, asked.as_deref().unwrap_or("*")));
     }
     let mut raw = String::new();
     let _ = request.as_reader().read_to_string(&mut raw);
@@ -212,30 +225,40 @@ fn answer(mut request: Request, script: &Mutex<Script>) {
     } else {
         Wire::OpenAi
     };
-    let response = if path.ends_with("/models") && recorded.method == "GET" {
-        json_response(200, &models(wire))
-    } else if path.ends_with("/chat/completions") || path.ends_with("/messages") {
-        let (reply, number) = {
-            let mut script = script.lock().expect("script lock");
-            script.received.push(recorded.clone());
-            let reply = script.replies.pop_front().or_else(|| {
-                let prompt = prompt_text(&recorded.body);
-                script.responder.as_mut().map(|respond| respond(&prompt))
-            });
-            (reply, script.received.len())
-        };
-        let reply = reply.unwrap_or_else(|| Reply::Error {
-            status: 500,
-            message: format!(
-                "scripted LLM: the test's script has no reply left for request #{number}"
-            ),
-            retry_after: None,
+    if path.ends_with("/models") && recorded.method == "GET" {
+        return Outcome::Ready(json_response(200, &models(wire)));
+    }
+    if !path.ends_with("/chat/completions") && !path.ends_with("/messages") {
+        return Outcome::Ready(json_response(
+            404,
+            &error_body(wire, 404, &format!("no endpoint {path}")),
+        ));
+    }
+    let (reply, number) = {
+        let mut script = script.lock().expect("script lock");
+        script.received.push(recorded.clone());
+        let reply = script.replies.pop_front().or_else(|| {
+            let prompt = prompt_text(&recorded.body);
+            script.responder.as_mut().map(|respond| respond(&prompt))
         });
-        render(wire, &recorded.body, reply)
-    } else {
-        json_response(404, &error_body(wire, 404, &format!("no endpoint {path}")))
+        (reply, script.received.len())
     };
-    let _ = request.respond(with_cors(response, "*"));
+    let reply = reply.unwrap_or_else(|| Reply::Error {
+        status: 500,
+        message: format!("scripted LLM: the test's script has no reply left for request #{number}"),
+        retry_after: None,
+    });
+    Outcome::Reply { wire, body: recorded.body, reply }
+}
+
+/// Writes the answer (after the reply's delay, if any): on a thread of the request's own.
+fn respond(request: Request, outcome: Outcome) {
+    let response = match outcome {
+        Outcome::Preflight(preflight) => preflight,
+        Outcome::Ready(response) => with_cors(response, "*"),
+        Outcome::Reply { wire, body, reply } => with_cors(render(wire, &body, reply), "*"),
+    };
+    let _ = request.respond(response);
 }
 
 /// The prompt of a chat request as one text: the system prompt, then each message's text.
@@ -458,6 +481,40 @@ mod tests {
         let denied = anthropic(&llm, json!({"messages": []}));
         assert_eq!(denied.status, 401);
         assert_eq!(denied.json()["error"]["type"], "authentication_error");
+    }
+
+    #[test]
+    fn delayed_replies_to_concurrent_requests_overlap_and_keep_their_order() {
+        let delay = Duration::from_millis(600);
+        let llm = std::sync::Arc::new(ScriptedLlm::responding(move |prompt| {
+            Reply::text(format!("answer to {prompt}")).after(delay)
+        }));
+        let started = std::time::Instant::now();
+        let calls: Vec<_> = ["first", "second", "third"]
+            .into_iter()
+            .map(|text| {
+                let server = llm.clone();
+                // Each request goes out once the one before it was recorded.
+                let sent = llm.requests().len();
+                let call = std::thread::spawn(move || {
+                    openai(&server, json!({"messages": [{"role": "user", "content": text}]})).json()
+                });
+                while llm.requests().len() == sent {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                call
+            })
+            .collect();
+        let answers: Vec<Value> = calls.into_iter().map(|c| c.join().unwrap()).collect();
+        assert!(started.elapsed() < delay * 2, "answered together: {:?}", started.elapsed());
+        let texts: Vec<&str> = answers
+            .iter()
+            .map(|a| a["choices"][0]["message"]["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(texts, ["answer to first\n", "answer to second\n", "answer to third\n"]);
+        let recorded: Vec<Value> =
+            llm.requests().iter().map(|r| r.body["messages"][0]["content"].clone()).collect();
+        assert_eq!(recorded, [json!("first"), json!("second"), json!("third")]);
     }
 
     #[test]

@@ -73,13 +73,7 @@ pub fn solve(browser: &mut Browser, sites: &FixtureSites, page: &str, max_steps:
     let seen = prompts.clone();
     let llm = ScriptedLlm::responding(move |prompt| {
         seen.lock().expect("prompts").push(prompt.to_owned());
-        match reader::asker(prompt) {
-            // Like a model, the Planner declares done once the Navigator reported it.
-            Asker::Planner if prompt.contains(FINISHED) => reader::plan_done(FINISHED),
-            Asker::Planner => reader::plan("1. Read the page\n2. Fill in what it asks\n3. Submit"),
-            Asker::Navigator => navigate(page_state(prompt)),
-            Asker::Thinking => approve("Done as the page asked."),
-        }
+        answer_agent(prompt, &mut navigate)
     });
     let mut config = settings(llm.base_url());
     config["agent"]["max_steps"] = json!(max_steps);
@@ -101,6 +95,22 @@ pub fn solve(browser: &mut Browser, sites: &FixtureSites, page: &str, max_steps:
 
 /// How the Navigator's reports of done begin, so the Planner can tell it finished.
 const FINISHED: &str = "Finished: ";
+
+/// What the ThinkingAgent answers when it approves a fixture task's claim of done.
+pub const APPROVED: &str = "Done as the page asked.";
+
+/// The answer of a model that reads its prompt, for whichever agent `prompt` is for: the
+/// Planner plans once and declares done once the Navigator reported it, the Navigator
+/// `navigate`s from the page state, the ThinkingAgent approves with [`APPROVED`].
+pub fn answer_agent(prompt: &str, navigate: impl FnOnce(&str) -> Reply) -> Reply {
+    match reader::asker(prompt) {
+        // Like a model, the Planner declares done once the Navigator reported it.
+        Asker::Planner if prompt.contains(FINISHED) => reader::plan_done(FINISHED),
+        Asker::Planner => reader::plan("1. Read the page\n2. Fill in what it asks\n3. Submit"),
+        Asker::Navigator => navigate(page_state(prompt)),
+        Asker::Thinking => approve(APPROVED),
+    }
+}
 
 fn done(text: &str) -> Reply {
     let text = format!("{FINISHED}{text}");

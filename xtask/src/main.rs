@@ -17,7 +17,8 @@ usage: cargo xtask <command>
   run [--headless] [--dev]   set up, build dist/, start Chromium with the extension loaded
   test                       set up, then the whole gate: fmt, clippy, unit tests, dist, e2e
   dist [--dev]               build the unpacked extension into dist/ (release unless --dev)
-  bench <startup|state|action|prompt|calls|studio|workflow>  build dist/ and print measured figures
+  bench <startup|state|action|prompt|calls|studio|workflow|jobs>
+                             build dist/ and print measured figures
   bench sync [--no-baseline] the sync server (SQLite) under batch load and idle sockets, against
                              the commit before issue 13's fixes
   setup                      install what is missing: wasm32 target, wasm-bindgen-cli, Chromium
@@ -37,8 +38,8 @@ fn main() -> ExitCode {
         Some("test") => gate::run(),
         Some("bench") => match args.get(1).map(String::as_str) {
             Some(
-                what
-                @ ("startup" | "state" | "action" | "prompt" | "calls" | "studio" | "workflow"),
+                what @ ("startup" | "state" | "action" | "prompt" | "calls" | "studio" | "workflow"
+                | "jobs"),
             ) => setup::all().and_then(|tools| {
                 dist::build(&tools, dist::Profile::Release)?;
                 shell::cargo(&["run", "--quiet", "-p", "e2e", "--bin", "bench", "--", what])

@@ -9,6 +9,8 @@ use serde_json::Value;
 
 #[path = "bench/coverage.rs"]
 mod coverage;
+#[path = "bench/jobs.rs"]
+mod jobs;
 #[path = "bench/studio.rs"]
 mod studio;
 #[path = "bench/sync.rs"]
@@ -16,7 +18,7 @@ mod sync;
 #[path = "bench/workflow.rs"]
 mod workflow;
 
-const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync|workflow>";
+const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync|workflow|jobs>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
@@ -29,6 +31,7 @@ fn main() {
         Some("studio") => studio::run(),
         Some("sync") => sync::run(),
         Some("workflow") => workflow::run(),
+        Some("jobs") => jobs::run(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);
