@@ -11,6 +11,7 @@ use crate::cdp::{Cdp, CdpError, Sessions};
 use crate::executor::{Browser, BrowserError, PageView};
 use crate::firewall::Firewall;
 use crate::observe::{ObserveOptions, Observer};
+use crate::page_agent;
 use crate::screenshot;
 
 /// JPEG quality of the captured step screenshots: readable text at a fraction of PNG size.
@@ -77,6 +78,11 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
     async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>> {
         use std::future::Future;
         use std::task::Poll;
+        // A hidden tab has no frame to capture: say so at once rather than wait it out.
+        let visibility = page_agent::evaluate(self.sessions, tab, "document.visibilityState").await;
+        if visibility.is_ok_and(|v| v == "hidden") {
+            return None;
+        }
         let elements = if marks { self.observer.last_elements(tab) } else { None };
         let capture =
             screenshot::capture(self.sessions, tab, elements.as_deref(), SCREENSHOT_QUALITY);

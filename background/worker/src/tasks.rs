@@ -299,23 +299,27 @@ impl Tasks {
             .filter(|cp| !cp.status.is_finished())
             .collect();
         live.sort_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at));
-        for mut cp in live {
+        for cp in live {
             if tasks.slots.borrow().contains_key(&cp.session_id) {
                 continue;
             }
-            tasks.pause_if_cut_off(&worker, &store, &mut cp).await;
             let session = cp.session_id.clone();
             tasks.shown.borrow_mut().insert(cp.panel_tab(), session.clone());
-            let slot = Slot::idle(cp, None);
-            tasks.slots.borrow_mut().insert(session.clone(), slot);
+            // In memory before it is paused, so the pause's events name their panel.
+            tasks.slots.borrow_mut().insert(session.clone(), Slot::idle(cp, None));
+            tasks.pause_if_cut_off(&worker, &store, &session).await;
             tasks.broadcast_snapshot(&worker, &session);
             tasks.sync_job(&worker, &session);
         }
     }
 
-    /// A checkpoint stored as running was cut off when Chrome stopped the worker: it comes
-    /// back as the job rules say (paused, saying so), and is stored that way.
-    async fn pause_if_cut_off(&self, worker: &Rc<Worker>, store: &Rc<Store>, cp: &mut Checkpoint) {
+    /// `session`'s checkpoint (in memory) stored as running was cut off when Chrome stopped
+    /// the worker: it comes back as the job rules say (paused, saying so), and is stored so.
+    async fn pause_if_cut_off(&self, worker: &Rc<Worker>, store: &Rc<Store>, session: &str) {
+        let Some(mut cp) = self.slots.borrow().get(session).map(|s| s.cp.clone()) else {
+            return;
+        };
+        let cp = &mut cp;
         let status =
             if cp.status == TaskStatus::Running { JobStatus::Running } else { JobStatus::Paused };
         let jobs::Restart::Pause { why } = jobs::after_restart(JobKind::Task, status) else {
@@ -329,6 +333,8 @@ impl Tasks {
         if let Err(error) = store.put_checkpoint(cp).await {
             chrome::log(&format!("could not store the reopened checkpoint: {error}"));
         }
+        let cp = cp.clone();
+        self.with_slot(session, |slot| slot.cp = cp);
     }
 
     /// The store, or why the request cannot be served.
@@ -630,8 +636,10 @@ impl Tasks {
                         .checkpoint(session_id)
                         .await?
                         .ok_or("That conversation is no longer stored.")?;
-                    self.pause_if_cut_off(worker, &store, &mut cp).await;
+                    // Shown in this tab's panel from now on, its pause's events too.
+                    cp.panel_tab = Some(tab);
                     self.slots.borrow_mut().insert(session_id.to_owned(), Slot::idle(cp, None));
+                    self.pause_if_cut_off(worker, &store, session_id).await;
                 }
             }
             // The conversation the tab showed stays as it is (a paused one paused, listed
