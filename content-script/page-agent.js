@@ -831,6 +831,13 @@
    */
   function settle(quietMs, timeoutMs, { popupMs = 0, fresh = false } = {}) {
     const w = popupMs > 0 ? watch : null;
+    // A hidden tab's timers fire at most once a second: hand the waiting to the caller, whose
+    // timers are not throttled. It sleeps `nextMs` and asks settleStep(token) again.
+    if (document.visibilityState === "hidden") {
+      const token = ++settleTokens;
+      settles.set(token, { quietMs, timeoutMs, popupMs, fresh, w, started: performance.now() });
+      return settleStep(token);
+    }
     return new Promise((resolve) => {
       const started = performance.now();
       let timer = 0;
@@ -855,6 +862,35 @@
       if (w) w.wake = check;
       check();
     });
+  }
+
+  /** Settles waited for by the caller (hidden tabs), by token. */
+  const settles = new Map();
+  let settleTokens = 0;
+
+  /**
+   * One look at a settle the caller waits for: its result as settle() gives it, or
+   * {pending, token, nextMs} when the caller should look again after nextMs.
+   */
+  function settleStep(token) {
+    const s = settles.get(token);
+    if (!s) return { quiet: false, gone: true, mutations };
+    const { quietMs, timeoutMs, popupMs, fresh, w, started } = s;
+    const now = performance.now();
+    const quietFor = now - Math.max(lastMutation, fresh ? started : -Infinity);
+    const seen = w !== null && (w.popupAt >= 0 || w.addedAt >= started);
+    const waiting = w !== null && !seen && now - started < popupMs;
+    if ((quietFor >= quietMs && !waiting) || now - started >= timeoutMs) {
+      settles.delete(token);
+      if (w) stopWatching();
+      const out = { waitedMs: Math.round(now - started), quiet: quietFor >= quietMs, mutations };
+      if (w) out.popup = seen;
+      return out;
+    }
+    // A popup may open at any moment while waiting for one: look again soon.
+    const left = waiting ? Math.min(popupMs - (now - started), 50) : quietMs - quietFor;
+    const nextMs = Math.max(1, Math.min(left, timeoutMs - (now - started)));
+    return { pending: true, token, nextMs };
   }
 
   const valueOf = (el) => (el.isContentEditable ? el.textContent : el.value ?? "");
@@ -1175,6 +1211,7 @@
     element,
     point,
     settle,
+    settleStep,
     focusForTyping,
     fill,
     value,

@@ -380,9 +380,19 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         let started = self.clock.now_ms();
         let mut settled = Settled::default();
         let mut popup_ms = if typed.is_some() { limits.suggestions_ms } else { 0.0 };
-        let agent = async |call: String| match typed {
+        let ask = async |call: String| match typed {
             Some(id) => self.agent_for(tab, id, &call).await,
             None => self.agent(tab, &call).await,
+        };
+        // In a hidden tab the page's timers are throttled to once a second, so the page hands
+        // the waiting back (`pending`): this clock sleeps until its next look.
+        let agent = async |call: String| {
+            let mut out = ask(call).await?;
+            while out["pending"] == true {
+                self.clock.sleep(out["nextMs"].as_f64().unwrap_or(20.0)).await;
+                out = ask(format!("alphascout.settleStep({})", out["token"])).await?;
+            }
+            Ok::<Value, CdpError>(out)
         };
         loop {
             let now = self.activity(tab);
@@ -1192,6 +1202,23 @@ mod tests {
         assert_eq!(outcome.message, "Clicked [3]; nothing on the page changed");
         assert!(!outcome.page_changed);
         assert_eq!(calls.iter().filter(|c| c.starts_with("Input.dispatchMouseEvent")).count(), 3);
+    }
+
+    #[test]
+    fn in_a_hidden_tab_the_page_hands_its_settle_back_and_the_engine_waits_it_out() {
+        // Hidden tabs throttle the page's timers to once a second; the page says how long
+        // to wait, this side sleeps and looks again, until the page is quiet.
+        let answers = vec![
+            json!({"x": 10, "y": 20, "mutations": 5}),
+            json!({"pending": true, "token": 4, "nextMs": 150}),
+            json!({"pending": true, "token": 4, "nextMs": 60}),
+            json!({"waitedMs": 210, "quiet": true, "mutations": 5}),
+        ];
+        let (outcome, calls) = perform(Action::Click { id: 3 }, answers);
+        // Only the last answer says what the page did.
+        assert_eq!(outcome.message, "Clicked [3]; nothing on the page changed");
+        let looks = calls.iter().filter(|c| c.starts_with("Runtime.evaluate")).count();
+        assert_eq!(looks, 5, "injection, the point, and three looks at the settle: {calls:#?}");
     }
 
     #[test]
