@@ -90,6 +90,9 @@ pub trait Tabs {
     async fn close(&self, tab: TabId) -> Result<(), TabError>;
 }
 
+/// How long a click waits for Chrome to answer its pointer move (a few frames).
+const MOVE_ANSWER_MS: f64 = 100.0;
+
 /// Bounds of the waits after an action.
 #[derive(Debug, Clone, Copy)]
 pub struct WaitLimits {
@@ -328,8 +331,16 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         self.sessions.send(tab, "Input.dispatchMouseEvent", event).await.map(drop)
     }
 
+    /// Moves to, presses and releases the mouse at (x, y). A move is input Chrome delivers
+    /// with the next frame, and a hidden tab (a job in the background) draws none: its answer
+    /// then takes seconds. The press right behind it flushes it, in order, so the move is not
+    /// waited for beyond a few frames.
     async fn mouse_click(&self, tab: TabId, x: f64, y: f64) -> Result<(), CdpError> {
-        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
+        let moved = self.mouse(tab, "mouseMoved", x, y);
+        if let Some(moved) = crate::within(self.clock, MOVE_ANSWER_MS, moved).await {
+            moved?;
+        }
+        for kind in ["mousePressed", "mouseReleased"] {
             self.mouse(tab, kind, x, y).await?;
         }
         Ok(())

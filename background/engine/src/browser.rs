@@ -76,8 +76,6 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
     /// hidden behind another (a job working in a background tab), and a capture then waits
     /// for a frame that does not come. The step is kept without one rather than stalling.
     async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>> {
-        use std::future::Future;
-        use std::task::Poll;
         // A hidden tab has no frame to capture: say so at once rather than wait it out.
         let visibility = page_agent::evaluate(self.sessions, tab, "document.visibilityState").await;
         if visibility.is_ok_and(|v| v == "hidden") {
@@ -86,15 +84,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
         let elements = if marks { self.observer.last_elements(tab) } else { None };
         let capture =
             screenshot::capture(self.sessions, tab, elements.as_deref(), SCREENSHOT_QUALITY);
-        let mut capture = std::pin::pin!(capture);
-        let mut timeout = std::pin::pin!(self.clock.sleep(SCREENSHOT_WAIT_MS));
-        let data = std::future::poll_fn(|cx| {
-            if let Poll::Ready(shot) = capture.as_mut().poll(cx) {
-                return Poll::Ready(shot.ok());
-            }
-            timeout.as_mut().poll(cx).map(|()| None)
-        })
-        .await?;
+        let data = crate::within(self.clock, SCREENSHOT_WAIT_MS, capture).await?.ok()?;
         base64::engine::general_purpose::STANDARD.decode(data).ok()
     }
 

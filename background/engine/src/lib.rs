@@ -38,6 +38,26 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// `work`'s output, or `None` once `clock` has slept `ms`: the bound on a wait for
+/// something Chrome may never deliver (a frame of a hidden tab).
+pub async fn within<T>(
+    clock: &impl Clock,
+    ms: f64,
+    work: impl std::future::Future<Output = T>,
+) -> Option<T> {
+    use std::future::Future;
+    use std::task::Poll;
+    let mut work = std::pin::pin!(work);
+    let mut timeout = std::pin::pin!(clock.sleep(ms));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(out) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(out));
+        }
+        timeout.as_mut().poll(cx).map(|()| None)
+    })
+    .await
+}
+
 /// Monotonic time in milliseconds. The worker reads `performance.now()` and sleeps with
 /// `setTimeout`; tests advance a counter.
 #[allow(async_fn_in_trait)]

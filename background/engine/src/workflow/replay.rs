@@ -610,17 +610,9 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
     /// that loaded in a background tab, and a capture then waits for a frame that does not
     /// come. The step is recorded without one rather than the replay stalling.
     async fn screenshot(&self, tab: TabId, marks: bool) -> Option<Vec<u8>> {
-        use std::future::Future;
-        use std::task::Poll;
-        let mut capture = std::pin::pin!(self.browser.screenshot(tab, marks));
-        let mut timeout = std::pin::pin!(self.cx.clock.sleep(SCREENSHOT_WAIT_MS));
-        std::future::poll_fn(|cx| {
-            if let Poll::Ready(shot) = capture.as_mut().poll(cx) {
-                return Poll::Ready(shot);
-            }
-            timeout.as_mut().poll(cx).map(|()| None)
-        })
-        .await
+        crate::within(self.cx.clock, SCREENSHOT_WAIT_MS, self.browser.screenshot(tab, marks))
+            .await
+            .flatten()
     }
 
     /// Carries out `action` with secret tokens replaced by their values.
