@@ -45,6 +45,7 @@ extern "C" {
     pub fn log(message: &str);
 
     /// A `chrome.runtime.Port`.
+    #[derive(Clone)]
     pub type Port;
     #[wasm_bindgen(method, js_name = postMessage, catch)]
     fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;

@@ -172,8 +172,23 @@ impl JobTable {
             .collect()
     }
 
-    pub fn event(&self, id: Option<u32>) -> WorkerEvent {
-        WorkerEvent::Jobs { id, jobs: self.list() }
+    /// The list as an event (`id` when it answers a request), each tab's title filled in.
+    pub async fn event(&self, id: Option<u32>) -> WorkerEvent {
+        WorkerEvent::Jobs { id, jobs: self.titled().await }
+    }
+
+    /// [`JobTable::list`] with each tab's title (from the debugger's targets, which need no
+    /// `tabs` permission).
+    async fn titled(&self) -> Vec<JobSummary> {
+        let mut list = self.list();
+        if let Ok(tabs) = agent_engine::actions::Tabs::list(&ChromeTabs).await {
+            for job in &mut list {
+                if let Some(tab) = tabs.iter().find(|t| Some(t.id) == job.tab_id) {
+                    job.tab_title = tab.title.clone();
+                }
+            }
+        }
+        list
     }
 
     /// Whether a live job holds `tab` (so it stays attached).
@@ -212,18 +227,9 @@ impl JobTable {
         });
     }
 
-    /// Sends the list with each tab's title (from the debugger's targets, which need no
-    /// `tabs` permission).
+    /// Sends every page the list.
     async fn broadcast(&self, worker: &Worker) {
-        let mut list = self.list();
-        if let Ok(tabs) = agent_engine::actions::Tabs::list(&ChromeTabs).await {
-            for job in &mut list {
-                if let Some(tab) = tabs.iter().find(|t| Some(t.id) == job.tab_id) {
-                    job.tab_title = tab.title.clone();
-                }
-            }
-        }
-        worker.ports.broadcast(&WorkerEvent::Jobs { id: None, jobs: list });
+        worker.ports.broadcast(&self.event(None).await);
     }
 
     fn keep_alive(&self, on: bool) {

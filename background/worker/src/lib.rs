@@ -97,8 +97,8 @@ pub fn on_port_connect(port: Port) {
     for event in worker.workflows.events() {
         port.post(&event);
     }
-    port.post(&worker.jobs.event(None));
-    worker.ports.add(port);
+    worker.ports.add(port.clone());
+    wasm_bindgen_futures::spawn_local(async move { port.post(&worker.jobs.event(None).await) });
 }
 
 /// A page's port closed. When the last one goes, nobody is watching: let go of the tabs,

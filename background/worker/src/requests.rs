@@ -167,7 +167,7 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         }
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
         PanelRequest::ListWorkflows { id } => worker.workflows.list(worker, id).await,
-        PanelRequest::ListJobs { id } => Ok(worker.jobs.event(Some(id))),
+        PanelRequest::ListJobs { id } => Ok(worker.jobs.event(Some(id)).await),
         PanelRequest::StopJob { id, job_id } => worker.jobs.stop(worker, id, &job_id).await,
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
