@@ -152,6 +152,8 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
         "I can see the Kettles link in the top menu, but the list is not open yet.",
     );
     b.click("[data-testid=suggest-submit]");
+    // The suggestion is saved before the comment is written, as a person sees it appear.
+    b.wait_for_text("[data-testid=pending-count]", "1 suggestion pending");
     replace_text(&b, "[data-testid=comment-text]", "Say where the link is.");
     b.click("[data-testid=comment-post]");
     b.wait_for_text("[data-testid=threads]", "Say where the link is.");
