@@ -113,6 +113,9 @@ pub enum TaskStatus {
         question: Option<String>,
         /// Milliseconds since the epoch when the pause began, for "Resume anyway".
         since: f64,
+        /// The person paused it (Pause & Steer): it waits on their resume, asks nothing.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        by_user: bool,
     },
     Done {
         answer: String,

@@ -92,6 +92,9 @@ pub struct JobSummary {
     /// Why it paused or failed, for a person.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub why: Option<String>,
+    /// Paused by the person themselves (Pause & Steer), so nothing waits on them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paused_by_user: bool,
     /// Steps taken so far.
     pub step: u32,
     #[serde(default)]
@@ -104,7 +107,7 @@ pub struct JobSummary {
 impl JobSummary {
     /// Whether the person is needed: a question, or a pause they did not ask for.
     pub fn needs_user(&self) -> bool {
-        self.status == JobStatus::Paused
+        self.status == JobStatus::Paused && !self.paused_by_user
     }
 }
 

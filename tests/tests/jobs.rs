@@ -114,6 +114,13 @@ fn one_task_is_paused_and_steered_while_the_other_two_finish() {
         tab.finish();
     }
     assert_eq!(steered.status(), "paused", "it waits for its person meanwhile");
+    // Paused by its person, it asks nothing of anyone: the Jobs badge stays hidden.
+    let row = s.browser.jobs().into_iter().find(|j| j["tab_id"] == json!(steered.tab.id));
+    assert_eq!(row.as_ref().map(|j| j["paused_by_user"].clone()), Some(json!(true)), "{row:?}");
+    assert!(
+        steered.panel.eval("document.querySelector('[data-testid=jobs-needs-you]').hidden")
+            == json!(true)
+    );
 
     const STEER: &str = "Copy the surname exactly as the table shows it.";
     let before = s.model.prompts_of(&steered.task()).len();

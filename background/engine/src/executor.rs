@@ -233,8 +233,12 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             LogKind::Pause,
             format!("{reason}{}", question.as_ref().map(|q| format!(": {q}")).unwrap_or_default()),
         );
-        cp.status =
-            TaskStatus::Paused { reason: reason.to_owned(), question, since: (self.epoch_ms)() };
+        cp.status = TaskStatus::Paused {
+            reason: reason.to_owned(),
+            question,
+            since: (self.epoch_ms)(),
+            by_user: actor == Actor::User,
+        };
         self.emit_detail(cp, actor, ExecutionState::TaskPause, kind, details, detail);
     }
 

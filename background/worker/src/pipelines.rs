@@ -450,6 +450,7 @@ fn summary(
         status,
         question: None,
         why,
+        paused_by_user: false,
         step: 0,
         spend: Default::default(),
         waiting: None,

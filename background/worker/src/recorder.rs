@@ -132,6 +132,7 @@ impl Recorder {
                 status: if live { JobStatus::Running } else { JobStatus::Done },
                 question: None,
                 why: status.error.clone(),
+                paused_by_user: false,
                 step: status.steps.unwrap_or(status.events),
                 spend: Default::default(),
                 waiting: None,

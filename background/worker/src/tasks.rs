@@ -190,6 +190,7 @@ fn job_of(cp: &Checkpoint, running: bool) -> JobSummary {
         status,
         question,
         why,
+        paused_by_user: matches!(cp.status, TaskStatus::Paused { by_user: true, .. }),
         step: cp.step,
         spend: cp.spend,
         waiting: None,

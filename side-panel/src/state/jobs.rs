@@ -177,6 +177,7 @@ mod tests {
             status,
             question: None,
             why: None,
+            paused_by_user: false,
             step: 0,
             spend: Spend::default(),
             waiting: None,
@@ -225,6 +226,14 @@ mod tests {
         assert_eq!(order, ["s1", "run-9", "rec-1", "pipeline:4"], "live first, in order");
         let labels: Vec<String> = state.jobs.rows().iter().map(tab_label).collect();
         assert_eq!(labels, ["Kettles – Shop", "Tab 5", "No tab", "Tab 3"]);
+        // A job the person paused themselves waits on nobody else.
+        let mut jobs = four_jobs();
+        jobs.push(JobSummary {
+            paused_by_user: true,
+            ..job("s2", JobKind::Task, Some(6), JobStatus::Paused)
+        });
+        let paused = listed(panel(), None, jobs);
+        assert_eq!((paused.jobs.live(), paused.jobs.needing_you()), (3, 1));
         // A later broadcast replaces the list whole.
         let state = listed(state, None, vec![]);
         assert_eq!((state.jobs.live(), state.jobs.needing_you()), (0, 0));

@@ -786,7 +786,8 @@ impl PanelState {
                 } else {
                     event.details.clone()
                 };
-                Some(TaskStatus::Paused { reason, question, since: event.at })
+                let by_user = event.actor == Actor::User;
+                Some(TaskStatus::Paused { reason, question, since: event.at, by_user })
             }
             TaskOk => Some(TaskStatus::Done { answer: event.details.clone() }),
             TaskFail => Some(TaskStatus::Failed { error: event.details.clone() }),

@@ -504,6 +504,7 @@ fn reopening_the_panel_mid_task_replays_the_snapshot() {
         reason: "The agent needs your input".into(),
         question: Some("Which colour?".into()),
         since: 100.0,
+        by_user: false,
     };
     let state = reduce(state, [task(snapshot(paused, all))]);
     assert_eq!(state.chat.entries.len(), 4);

@@ -98,6 +98,10 @@ impl StoredReplay {
             status: self.status(),
             question: self.state.question.clone(),
             why: self.why(),
+            // Paused with no question and no reason of the worker's: the person paused it.
+            paused_by_user: self.status() == JobStatus::Paused
+                && self.state.question.is_none()
+                && self.why.is_none(),
             step: self.state.step,
             spend: Default::default(),
             waiting: None,
@@ -153,6 +157,7 @@ impl UnreadableJob {
             status: JobStatus::Failed,
             question: None,
             why: Some(format!("Could not be read: {}. It is kept as it was stored.", self.reason)),
+            paused_by_user: false,
             step: 0,
             spend: Default::default(),
             waiting: None,

@@ -41,7 +41,7 @@ fn done() -> TaskStatus {
 }
 
 fn paused() -> TaskStatus {
-    TaskStatus::Paused { reason: "paused".into(), question: None, since: 0.0 }
+    TaskStatus::Paused { reason: "paused".into(), question: None, since: 0.0, by_user: false }
 }
 
 fn new_task<'a>(task: &'a str, session_id: Option<&'a str>, settings: &'a Settings) -> NewTask<'a> {
