@@ -17,7 +17,7 @@ pub enum JobKind {
     Task,
     /// A workflow replay (its id is the replay's run id).
     Replay,
-    /// A recording being reflected into a workflow (its id is the recording's id).
+    /// A recording being reflected into a workflow (its id is `reflect:<recording id>`).
     Reflection,
     /// A pipeline run (its id is `pipeline:<n>`).
     Pipeline,

@@ -24,6 +24,7 @@ use agent_engine::workflow::recording::Recording;
 use agent_engine::workflow::reflect::{ReflectError, Reflector, StepReflection, build_workflow};
 use agent_engine::workflow::replay::{ReplayLimits, ReplayState, ReplayStatus, Replayer};
 use agent_engine::workflow::schema::Workflow;
+use protocol::jobs::JobSummary;
 use protocol::settings::Settings;
 use protocol::workflow::{
     ParamSummary, ReflectProgress, ReflectStage, ReplayControl, ReplayProgress, WorkflowSummary,
@@ -198,12 +199,21 @@ impl Workflows {
             .await?
             .ok_or("Choose a model and enter its API key in Settings first.")?;
         let prompts = prompt_set(&settings)?;
+        // Named as its traces are: the recording's own id is its recording job's.
+        let job = format!("reflect:{recording_id}");
+        worker.jobs.admit(&Job::new(job.clone(), JobKind::Reflection, None), &settings)?;
         self.reflecting.borrow_mut().push(recording_id.to_owned());
+        let title = format!("Reflect: {}", recording.name);
+        worker.jobs.put(worker, reflection_job(&job, &title, JobStatus::Running), None);
         let worker = worker.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let id = recording.id.clone();
             reflect_recording(&worker, &db, &store, &settings, &prompts, recording).await;
             worker.workflows.reflecting.borrow_mut().retain(|r| *r != id);
+            // A failed reflection keeps its pass-A results for the retry.
+            let failed = worker.workflows.pass_a.borrow().contains_key(&id);
+            let status = if failed { JobStatus::Failed } else { JobStatus::Done };
+            worker.jobs.put(&worker, reflection_job(&job, &title, status), None);
         });
         Ok(WorkerEvent::Done { id })
     }
@@ -453,6 +463,26 @@ impl Workflows {
             slot.secrets.clear();
         }
         self.changed(worker, run_id);
+    }
+}
+
+/// A reflection's row in the Jobs list.
+fn reflection_job(job: &str, title: &str, status: JobStatus) -> JobSummary {
+    let why = (status == JobStatus::Failed)
+        .then(|| "The reflection failed; retry it from the Workflows page.".to_owned());
+    JobSummary {
+        id: job.to_owned(),
+        kind: JobKind::Reflection,
+        tab_id: None,
+        tab_title: String::new(),
+        title: title.to_owned(),
+        status,
+        question: None,
+        why,
+        paused_by_user: false,
+        step: 0,
+        spend: Default::default(),
+        waiting: None,
     }
 }
 
