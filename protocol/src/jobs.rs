@@ -105,6 +105,30 @@ pub struct JobSummary {
 }
 
 impl JobSummary {
+    /// A job with nothing but its identity and state: no question, reason, steps or spend.
+    pub fn new(
+        id: impl Into<String>,
+        kind: JobKind,
+        tab_id: Option<TabId>,
+        title: impl Into<String>,
+        status: JobStatus,
+    ) -> JobSummary {
+        JobSummary {
+            id: id.into(),
+            kind,
+            tab_id,
+            tab_title: String::new(),
+            title: title.into(),
+            status,
+            question: None,
+            why: None,
+            paused_by_user: false,
+            step: 0,
+            spend: Spend::default(),
+            waiting: None,
+        }
+    }
+
     /// Whether the person is needed: a question, or a pause they did not ask for.
     pub fn needs_user(&self) -> bool {
         self.status == JobStatus::Paused && !self.paused_by_user

@@ -441,20 +441,7 @@ fn summary(
     status: JobStatus,
     why: Option<String>,
 ) -> JobSummary {
-    JobSummary {
-        id: job.to_owned(),
-        kind: JobKind::Pipeline,
-        tab_id: tab,
-        tab_title: String::new(),
-        title: title.to_owned(),
-        status,
-        question: None,
-        why,
-        paused_by_user: false,
-        step: 0,
-        spend: Default::default(),
-        waiting: None,
-    }
+    JobSummary { why, ..JobSummary::new(job, JobKind::Pipeline, tab, title, status) }
 }
 
 fn problems(list: Vec<Problem>) -> Vec<PipelineProblem> {

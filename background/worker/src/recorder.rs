@@ -123,19 +123,12 @@ impl Recorder {
         worker.ports.broadcast(&self.answer(None));
         if let Some(status) = self.status() {
             let live = self.active.borrow().is_some();
+            let state = if live { JobStatus::Running } else { JobStatus::Done };
+            let id = status.recording_id.clone();
             let summary = JobSummary {
-                id: status.recording_id.clone(),
-                kind: JobKind::Recording,
-                tab_id: Some(status.tab_id),
-                tab_title: String::new(),
-                title: "Recording".into(),
-                status: if live { JobStatus::Running } else { JobStatus::Done },
-                question: None,
                 why: status.error.clone(),
-                paused_by_user: false,
                 step: status.steps.unwrap_or(status.events),
-                spend: Default::default(),
-                waiting: None,
+                ..JobSummary::new(id, JobKind::Recording, Some(status.tab_id), "Recording", state)
             };
             worker.jobs.put(worker, summary, None);
         }

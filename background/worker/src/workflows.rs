@@ -470,20 +470,7 @@ impl Workflows {
 fn reflection_job(job: &str, title: &str, status: JobStatus) -> JobSummary {
     let why = (status == JobStatus::Failed)
         .then(|| "The reflection failed; retry it from the Workflows page.".to_owned());
-    JobSummary {
-        id: job.to_owned(),
-        kind: JobKind::Reflection,
-        tab_id: None,
-        tab_title: String::new(),
-        title: title.to_owned(),
-        status,
-        question: None,
-        why,
-        paused_by_user: false,
-        step: 0,
-        spend: Default::default(),
-        waiting: None,
-    }
+    JobSummary { why, ..JobSummary::new(job, JobKind::Reflection, None, title, status) }
 }
 
 /// Both passes over `recording`, broadcasting progress; pass-A results survive a failure.

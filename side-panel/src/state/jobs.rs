@@ -168,20 +168,7 @@ mod tests {
     }
 
     fn job(id: &str, kind: JobKind, tab: Option<TabId>, status: JobStatus) -> JobSummary {
-        JobSummary {
-            id: id.into(),
-            kind,
-            tab_id: tab,
-            tab_title: String::new(),
-            title: format!("{} {id}", kind.label()),
-            status,
-            question: None,
-            why: None,
-            paused_by_user: false,
-            step: 0,
-            spend: Spend::default(),
-            waiting: None,
-        }
+        JobSummary::new(id, kind, tab, format!("{} {id}", kind.label()), status)
     }
 
     fn wait() -> ProviderWait {
