@@ -204,13 +204,14 @@ pub async fn start(
     Ok(())
 }
 
-/// After a (re)start, the conversation to bring back: the most recently updated unfinished
-/// one. (One left running must then be paused with [`RESTARTED`].)
-pub fn to_restore(checkpoints: impl IntoIterator<Item = Checkpoint>) -> Option<Checkpoint> {
-    checkpoints
-        .into_iter()
-        .filter(|cp| !cp.status.is_finished())
-        .max_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at))
+/// After a (re)start, the conversations to bring back: every unfinished one, oldest first,
+/// so where two were started from one tab, the newer is the one its panel shows. (One left
+/// running must then be paused as `jobs::after_restart` says.)
+pub fn to_restore(checkpoints: impl IntoIterator<Item = Checkpoint>) -> Vec<Checkpoint> {
+    let mut live: Vec<Checkpoint> =
+        checkpoints.into_iter().filter(|cp| !cp.status.is_finished()).collect();
+    live.sort_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at));
+    live
 }
 
 /// What the runs store knows about one session.

@@ -294,13 +294,7 @@ impl Tasks {
             Err(error) => return chrome::log(&format!("could not read checkpoints: {error}")),
         };
         // One that cannot be read was logged by the store, and the History lists it.
-        let mut live: Vec<Checkpoint> = checkpoints
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter(|cp| !cp.status.is_finished())
-            .collect();
-        live.sort_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at));
-        for cp in live {
+        for cp in session::to_restore(checkpoints.into_iter().filter_map(Result::ok)) {
             if tasks.slots.borrow().contains_key(&cp.session_id) {
                 continue;
             }

@@ -153,14 +153,15 @@ fn an_unreadable_stored_conversation_is_an_error_and_the_current_one_stays() {
 }
 
 #[test]
-fn after_a_restart_the_latest_unfinished_conversation_comes_back() {
+fn after_a_restart_every_unfinished_conversation_comes_back_oldest_first() {
     let restored = to_restore([
-        task("old", "a", paused(), "2026-11-20T10:00:00.000Z"),
-        task("done", "b", done(), "2026-11-24T10:00:00.000Z"),
         task("new", "c", TaskStatus::Running, "2026-11-23T10:00:00.000Z"),
+        task("done", "b", done(), "2026-11-24T10:00:00.000Z"),
+        task("old", "a", paused(), "2026-11-20T10:00:00.000Z"),
     ]);
-    assert_eq!(restored.map(|cp| cp.session_id), Some("new".into()));
-    assert!(to_restore([task("done", "b", done(), "")]).is_none());
+    let ids: Vec<String> = restored.into_iter().map(|cp| cp.session_id).collect();
+    assert_eq!(ids, ["old", "new"]);
+    assert!(to_restore([task("done", "b", done(), "")]).is_empty());
 }
 
 #[test]
