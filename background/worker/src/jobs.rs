@@ -80,12 +80,18 @@ impl JobTable {
         self.summary(id).map(|s| s.kind)
     }
 
-    /// Adds or replaces a job's row. A row that ends resolves what callers await.
+    /// Adds or replaces a job's row. A row that ends resolves what callers await. Runners
+    /// put a job's row at every save; one that says nothing new tells nobody.
     pub fn put(&self, worker: &Rc<Worker>, summary: JobSummary, parent: Option<String>) {
         let ended = !summary.status.is_live();
         let done = {
             let mut rows = self.rows.borrow_mut();
             match rows.iter_mut().find(|r| r.summary.id == summary.id) {
+                Some(row)
+                    if row.summary == summary && (parent.is_none() || row.parent == parent) =>
+                {
+                    return;
+                }
                 Some(row) => {
                     // A job that ended and starts again (a follow-up task in the same
                     // conversation) gets a fresh end to await.
@@ -115,11 +121,8 @@ impl JobTable {
     /// Changes one row in place (its step, spend, a question), if it is there.
     pub fn update(&self, worker: &Rc<Worker>, id: &str, change: impl FnOnce(&mut JobSummary)) {
         let Some(mut summary) = self.summary(id) else { return };
-        let before = summary.clone();
         change(&mut summary);
-        if summary != before {
-            self.put(worker, summary, None);
-        }
+        self.put(worker, summary, None);
     }
 
     /// What `id`'s provider told it to wait, for its panel ("waiting for the provider").
@@ -220,16 +223,11 @@ impl JobTable {
                 jobs.guarded.set(false);
                 worker.sessions.guard(None).await;
             }
-            jobs.broadcast(&worker).await;
+            worker.ports.broadcast(&jobs.event(None).await);
             if !jobs.any_live() && !worker.recorder.holds_tab() {
                 worker.sessions.release_all().await;
             }
         });
-    }
-
-    /// Sends every page the list.
-    async fn broadcast(&self, worker: &Worker) {
-        worker.ports.broadcast(&self.event(None).await);
     }
 
     fn keep_alive(&self, on: bool) {
