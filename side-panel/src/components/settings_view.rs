@@ -129,6 +129,8 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                 <div class="grid">
                     <SettingsField field={Field::MaxSteps} label="Max steps" kind={InputKind::Number}
                         value={draft.max_steps.clone()} problems={of(Field::MaxSteps)} on_edit={on_edit.clone()} />
+                    <SettingsField field={Field::MaxJobs} label="Jobs at once" kind={InputKind::Number}
+                        value={draft.max_jobs.clone()} problems={of(Field::MaxJobs)} on_edit={on_edit.clone()} />
                     <SettingsField field={Field::PlanningInterval} label="Planning interval (steps)"
                         kind={InputKind::Number} value={draft.planning_interval.clone()}
                         problems={of(Field::PlanningInterval)} on_edit={on_edit.clone()} />

@@ -34,6 +34,7 @@ pub enum Field {
     /// Whether repairs use a model of their own.
     RepairEnabled,
     MaxSteps,
+    MaxJobs,
     PlanningInterval,
     FailureThreshold,
     MaxActions,
@@ -67,6 +68,7 @@ impl Field {
             Field::Timeout(role) => format!("models.{}.timeout_ms", role.id()),
             Field::RepairEnabled => "models.repair".into(),
             Field::MaxSteps => "agent.max_steps".into(),
+            Field::MaxJobs => "agent.max_jobs".into(),
             Field::PlanningInterval => "agent.planning_interval".into(),
             Field::FailureThreshold => "agent.max_consecutive_failures".into(),
             Field::MaxActions => "agent.max_actions_per_step".into(),
@@ -94,6 +96,7 @@ impl Field {
             Field::Timeout(role) => format!("settings-{}-timeout", role.id()),
             Field::RepairEnabled => "settings-repair-enabled".into(),
             Field::MaxSteps => "settings-max-steps".into(),
+            Field::MaxJobs => "settings-max-jobs".into(),
             Field::PlanningInterval => "settings-planning-interval".into(),
             Field::FailureThreshold => "settings-failure-threshold".into(),
             Field::MaxActions => "settings-max-actions".into(),
@@ -207,6 +210,7 @@ pub struct SettingsDraft {
     pub models: [ModelDraft; 4],
     pub repair_enabled: bool,
     pub max_steps: String,
+    pub max_jobs: String,
     pub planning_interval: String,
     pub failure_threshold: String,
     pub max_actions: String,
@@ -236,6 +240,7 @@ impl SettingsDraft {
         let Some(settings) = settings else {
             return SettingsDraft {
                 max_steps: defaults.max_steps.to_string(),
+                max_jobs: defaults.max_jobs.to_string(),
                 planning_interval: defaults.planning_interval.to_string(),
                 failure_threshold: defaults.max_consecutive_failures.to_string(),
                 max_actions: defaults.max_actions_per_step.to_string(),
@@ -262,6 +267,7 @@ impl SettingsDraft {
             ],
             repair_enabled: m.repair.is_some(),
             max_steps: agent.max_steps.to_string(),
+            max_jobs: agent.max_jobs.to_string(),
             planning_interval: agent.planning_interval.to_string(),
             failure_threshold: agent.max_consecutive_failures.to_string(),
             max_actions: agent.max_actions_per_step.to_string(),
@@ -325,6 +331,7 @@ impl SettingsDraft {
             Field::Timeout(role) => self.models[role as usize].timeout_ms = value,
             Field::RepairEnabled => self.repair_enabled = flag,
             Field::MaxSteps => self.max_steps = value,
+            Field::MaxJobs => self.max_jobs = value,
             Field::PlanningInterval => self.planning_interval = value,
             Field::FailureThreshold => self.failure_threshold = value,
             Field::MaxActions => self.max_actions = value,
@@ -352,6 +359,7 @@ impl SettingsDraft {
         let base = self.base.clone();
         let mut agent = base.as_ref().map(|b| b.agent.clone()).unwrap_or_default();
         agent.max_steps = number(&self.max_steps, Field::MaxSteps, agent.max_steps, &mut problems);
+        agent.max_jobs = number(&self.max_jobs, Field::MaxJobs, agent.max_jobs, &mut problems);
         agent.planning_interval = number(
             &self.planning_interval,
             Field::PlanningInterval,
@@ -775,6 +783,16 @@ mod tests {
         assert_eq!(form.problems_of(Field::Deny).len(), 1);
         assert_eq!(pattern_lines(&form.draft.deny)[1], (3, "two words"), "shown as line 3");
         assert_eq!(form.submit(), None, "nothing is sent while something is wrong");
+    }
+
+    #[test]
+    fn how_many_jobs_run_at_once_is_a_setting_checked_as_typed() {
+        let mut form = form(Some(&stored()));
+        assert_eq!(form.draft.max_jobs, "3");
+        form.edit(Field::MaxJobs, "0".into());
+        assert_eq!(fields(&form.problems()), ["agent.max_jobs"]);
+        form.edit(Field::MaxJobs, "4".into());
+        assert_eq!(form.submit().map(|s| s.agent.max_jobs), Some(4));
     }
 
     #[test]
