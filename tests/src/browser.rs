@@ -2,139 +2,36 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::{Value, json};
 
+use chromium_launch::Chromium;
+
 use crate::cdp::Cdp;
 
 /// How long a `wait_for` polls before failing the test.
 pub const WAIT: Duration = Duration::from_secs(15);
 
-pub struct LaunchOptions {
-    pub chromium: PathBuf,
-    /// The unpacked extension to load.
-    pub dist: PathBuf,
-    pub headless: bool,
-}
+pub use chromium_launch::LaunchOptions;
 
-impl LaunchOptions {
-    /// `$CHROMIUM` or Debian's `/usr/bin/chromium`, the workspace's `dist/`, headless.
-    pub fn from_env() -> LaunchOptions {
-        LaunchOptions {
-            chromium: std::env::var_os("CHROMIUM").map_or("/usr/bin/chromium".into(), Into::into),
-            dist: crate::workspace_root().join("dist"),
-            headless: true,
-        }
-    }
-}
-
-/// The Chromium process and its throw-away profile; both go away on drop.
-struct ChromiumProcess {
-    child: Child,
-    profile: PathBuf,
-}
-
-impl Drop for ChromiumProcess {
-    fn drop(&mut self) {
-        // Give a graceful close (see `Drop for Browser`) a moment, so helper processes are
-        // gone before the profile is deleted; then insist.
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        for _ in 0..5 {
-            if std::fs::remove_dir_all(&self.profile).is_ok() || !self.profile.exists() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl ChromiumProcess {
-    fn start(options: &LaunchOptions) -> Result<ChromiumProcess, String> {
-        static LAUNCHES: AtomicU32 = AtomicU32::new(0);
-        let profile = std::env::temp_dir().join(format!(
-            "alphascout-chromium-{}-{}",
-            std::process::id(),
-            LAUNCHES.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&profile);
-        std::fs::create_dir_all(&profile).map_err(|e| e.to_string())?;
-        let dist = options.dist.canonicalize().map_err(|e| e.to_string())?;
-        let log = std::fs::File::create(profile.join("chromium.log")).map_err(|e| e.to_string())?;
-        let mut command = Command::new(&options.chromium);
-        command
-            .args([
-                // What this closed network and a root user need (see ../shared/BRIEF.md).
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-quic",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--remote-debugging-port=0",
-                "--window-size=1280,900",
-                // No "started debugging this browser" bar: it slides in while a test clicks
-                // and shifts every page of the window by its height.
-                "--silent-debugger-extension-api",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .arg(format!("--load-extension={}", dist.display()))
-            .arg(format!("--disable-extensions-except={}", dist.display()))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(log);
-        if options.headless {
-            command.arg("--headless");
-        }
-        command.arg("about:blank");
-        let child =
-            command.spawn().map_err(|e| format!("starting {}: {e}", options.chromium.display()))?;
-        Ok(ChromiumProcess { child, profile })
-    }
-
-    /// Chromium writes its DevTools port and path to `DevToolsActivePort` once it listens.
-    fn devtools_url(&mut self) -> Result<String, String> {
-        let file = self.profile.join("DevToolsActivePort");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if let Ok(Some(status)) = self.child.try_wait() {
-                return Err(format!("Chromium exited at start ({status}):\n{}", self.log_tail()));
-            }
-            if let Ok(text) = std::fs::read_to_string(&file) {
-                let mut lines = text.lines();
-                if let (Some(port), Some(path)) = (lines.next(), lines.next()) {
-                    return Ok(format!("ws://127.0.0.1:{port}{path}"));
-                }
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Err(format!("Chromium did not open DevTools within 30 s:\n{}", self.log_tail()))
-    }
-
-    fn log_tail(&self) -> String {
-        let log = std::fs::read_to_string(self.profile.join("chromium.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
+/// `$CHROMIUM` or Debian's `/usr/bin/chromium`, the workspace's `dist/`, headless.
+pub fn options_from_env() -> LaunchOptions {
+    LaunchOptions {
+        chromium: std::env::var_os("CHROMIUM").map_or("/usr/bin/chromium".into(), Into::into),
+        dist: crate::workspace_root().join("dist"),
+        headless: true,
     }
 }
 
 pub struct Browser {
     cdp: Rc<RefCell<Cdp>>,
     // Declared after `cdp` so the socket closes before the process is killed.
-    process: ChromiumProcess,
+    process: Chromium,
     devtools_url: String,
     extension_id: String,
     /// An extension document that calls `chrome.*` on the harness's behalf. It is
@@ -149,17 +46,13 @@ pub struct Tab {
 }
 
 impl Browser {
-    /// Launches with [`LaunchOptions::from_env`]; panics with a next step if that fails.
+    /// Launches with [`options_from_env`]; panics with a next step if that fails.
     pub fn launch() -> Browser {
-        Browser::launch_with(LaunchOptions::from_env()).unwrap_or_else(|e| panic!("{e}"))
+        Browser::launch_with(options_from_env()).unwrap_or_else(|e| panic!("{e}"))
     }
 
     pub fn launch_with(options: LaunchOptions) -> Result<Browser, String> {
-        let manifest = options.dist.join("manifest.json");
-        if !manifest.exists() {
-            return Err(format!("{} is missing: run `cargo xtask dist` first", manifest.display()));
-        }
-        let mut process = ChromiumProcess::start(&options)?;
+        let mut process = Chromium::start(&options)?;
         let devtools_url = process.devtools_url()?;
         let cdp = Rc::new(RefCell::new(Cdp::connect(&devtools_url)?));
         let mut browser =
@@ -180,11 +73,6 @@ impl Browser {
     /// `chrome-extension://<id>/<path>`
     pub fn extension_url(&self, path: &str) -> String {
         format!("chrome-extension://{}/{}", self.extension_id, path.trim_start_matches('/'))
-    }
-
-    /// Blocks until Chromium exits (for `cargo xtask run`).
-    pub fn wait_for_exit(&mut self) {
-        let _ = self.process.child.wait();
     }
 
     /// Sends a browser-level CDP command.
@@ -396,14 +284,19 @@ impl Page {
 
     /// Polls until `condition` (a JS expression) is truthy; fails the test after [`WAIT`].
     pub fn wait_for(&self, condition: &str, what: &str) {
+        self.wait_value(condition, what);
+    }
+
+    /// Polls until `expression` is truthy and returns its value; fails the test after [`WAIT`].
+    pub fn wait_value(&self, expression: &str, what: &str) -> Value {
         let deadline = Instant::now() + WAIT;
         loop {
             let value = self
-                .call("Runtime.evaluate", json!({"expression": condition, "returnByValue": true}))
+                .call("Runtime.evaluate", json!({"expression": expression, "returnByValue": true}))
                 .map(|r| r["result"]["value"].clone())
                 .unwrap_or(Value::Null);
             if !matches!(value, Value::Null | Value::Bool(false)) {
-                return;
+                return value;
             }
             if Instant::now() > deadline {
                 panic!("timed out waiting for {what}; the page shows:\n{}", self.visible_text());
@@ -448,19 +341,24 @@ impl Page {
     /// is visible and enabled.
     pub fn click(&self, selector: &str) {
         let selector_js = Value::from(selector);
-        self.wait_for(
+        // The point must hit the element itself and stay put for two polls: a screenshot or
+        // font that loads late moves the layout, and a click computed before it lands elsewhere.
+        let centre = self.wait_value(
             &format!(
                 "(() => {{ const e = document.querySelector({selector_js});
-                   if (!e || e.disabled) return false;
+                   if (!e || e.disabled) return null;
                    e.scrollIntoView({{block: 'center'}});
-                   const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; }})()"
+                   const r = e.getBoundingClientRect();
+                   if (r.width <= 0 || r.height <= 0) return null;
+                   const x = r.x + r.width / 2, y = r.y + r.height / 2;
+                   const hit = document.elementFromPoint(x, y);
+                   if (!hit || !(hit === e || e.contains(hit))) return null;
+                   const at = x + ',' + y, steady = window.__clickAt === at;
+                   window.__clickAt = at;
+                   return steady ? [x, y] : null; }})()"
             ),
             &format!("{selector} to be visible and enabled"),
         );
-        let centre = self.eval(&format!(
-            "(() => {{ const r = document.querySelector({selector_js}).getBoundingClientRect();
-               return [r.x + r.width / 2, r.y + r.height / 2]; }})()"
-        ));
         let (x, y) = (centre[0].as_f64().unwrap_or(0.0), centre[1].as_f64().unwrap_or(0.0));
         for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
             self.call(

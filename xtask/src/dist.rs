@@ -15,8 +15,9 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::setup::Tools;
+use crate::setup::{self, Tools};
 use crate::shell::{self, first_line, root};
+use crate::sizes;
 use crate::stamp::{self, Stamp};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -293,15 +294,62 @@ fn gzipped_len(bytes: &[u8]) -> usize {
 }
 
 /// Prints each shipped code file's size, raw and gzipped.
+/// Each bundle's wasm, gzipped, may weigh at most this (KiB): what a user waits for when a
+/// page or the worker starts. Issue 24 set them; `cargo xtask dist --sizes` names what weighs.
+const BUDGETS_KIB: [(&str, f64); 5] = [
+    ("background", 600.0),
+    ("side-panel", 300.0),
+    ("annotation", 600.0),
+    ("studio", 400.0),
+    ("workflows", 300.0),
+];
+
 fn print_sizes(dist: &Path) -> Result<(), String> {
-    println!("{:<44} {:>10} {:>10}", "bundle", "raw", "gzipped");
+    println!("{:<44} {:>10} {:>10} {:>10}", "bundle", "raw", "gzipped", "budget");
     let mut files = Vec::new();
     collect_code(dist, &mut files);
     files.sort();
     for file in files {
         let bytes = fs::read(&file).map_err(|e| e.to_string())?;
         let name = file.strip_prefix(dist).unwrap_or(&file).display().to_string();
-        println!("{name:<44} {:>10} {:>10}", kib(bytes.len()), kib(gzipped_len(&bytes)));
+        let gzipped = gzipped_len(&bytes) as f64 / 1024.0;
+        let budget = BUDGETS_KIB
+            .iter()
+            .find(|(folder, _)| name.starts_with(&format!("{folder}/")) && name.ends_with(".wasm"))
+            .map_or(String::new(), |(_, budget)| {
+                let verdict = if gzipped <= *budget { "ok" } else { "OVER" };
+                format!("{budget:.0} KiB {verdict} ({:.2}×)", gzipped / budget)
+            });
+        println!(
+            "{name:<44} {:>10} {:>10} {budget:>10}",
+            kib(bytes.len()),
+            kib(gzipped_len(&bytes))
+        );
+    }
+    Ok(())
+}
+
+/// `--sizes`: what weighs most in each bundle, by `twiggy top` over wasm-bindgen's output
+/// (before wasm-opt strips the function names), grouped by crate and then by function.
+pub fn report_sizes(profile: Profile) -> Result<(), String> {
+    let twiggy = setup::twiggy()?;
+    let staged = root().join("target/dist-stamps").join(profile.dir());
+    for (stem, folder) in BUNDLES {
+        let wasm = staged.join(folder).join(format!("{stem}_bg.wasm"));
+        let wasm = wasm.to_string_lossy();
+        let csv = shell::output(
+            &twiggy.to_string_lossy(),
+            &["top", "-n", "1000000", "--format", "csv", &wasm],
+        )?;
+        let rows = sizes::parse_top(&csv);
+        println!("\n{folder}: the biggest crates (code and data before wasm-opt)");
+        for (name, bytes, share) in sizes::by_crate(&rows).into_iter().take(12) {
+            println!("  {:>10} {share:>5.1}%  {name}", kib(bytes));
+        }
+        println!("{folder}: the biggest items");
+        for (name, bytes, share) in sizes::top_items(&rows, 12) {
+            println!("  {:>10} {share:>5.1}%  {name}", kib(bytes));
+        }
     }
     Ok(())
 }

@@ -37,23 +37,23 @@ pub fn run() -> Result<(), String> {
     wasm_clippy.extend(["--", "-D", "warnings"]);
     steps.time("clippy (wasm)", || shell::cargo(&wasm_clippy))?;
 
+    // The extension is built before the tests so that one `cargo test --workspace` builds
+    // and runs them all, e2e included: a second selection of packages would unify
+    // features differently and compile shared dependencies again.
+    steps.time("dist (release)", || dist::build(&tools, Profile::Release))?;
     let mut tally = Tally::default();
+    let chromium = tools.chromium.to_string_lossy().into_owned();
     // The sync server's scenarios run on SQLite here; their PostgreSQL twins are left to
     // the run below, which has a real PostgreSQL (skipped here rather than counted as
     // passed without having run).
     println!("sync-server integration tests: SQLite (a temporary file per scenario)");
-    steps.time("unit and integration tests", || {
-        tally.cargo_test(&["test", "--workspace", "--exclude", "e2e", "--", "--skip", PG_TESTS])
-    })?;
-    steps.time("sync-server on PostgreSQL", || sync_server_on_postgres(&mut tally))?;
-    steps.time("dist (release)", || dist::build(&tools, Profile::Release))?;
-    let chromium = tools.chromium.to_string_lossy().into_owned();
-    steps.time("e2e in Chromium", || {
+    steps.time("tests (unit, integration, e2e)", || {
         tally.cargo_test_with_env(
-            &["test", "-p", "e2e", "--no-fail-fast"],
+            &["test", "--workspace", "--no-fail-fast", "--", "--skip", PG_TESTS],
             &[("CHROMIUM", &chromium)],
         )
     })?;
+    steps.time("sync-server on PostgreSQL", || sync_server_on_postgres(&mut tally))?;
 
     println!(
         "\ngate passed in {:.0} s: {} test binaries",
@@ -106,18 +106,7 @@ fn sync_server_on_postgres(tally: &mut Tally) -> Result<(), String> {
     println!("sync-server integration tests: PostgreSQL at {} ({})", cluster.url, cluster.version);
     let before = tally.postgres_ok;
     tally.cargo_test_with_env(
-        &[
-            "test",
-            "--workspace",
-            "--exclude",
-            "e2e",
-            "--test",
-            "api",
-            "--test",
-            "suggestions",
-            "--",
-            PG_TESTS,
-        ],
+        &["test", "--workspace", "--test", "api", "--test", "suggestions", "--", PG_TESTS],
         &[("SYNC_TEST_POSTGRES_URL", &cluster.url)],
     )?;
     let ran = tally.postgres_ok - before;
@@ -140,10 +129,6 @@ struct Tally {
 }
 
 impl Tally {
-    fn cargo_test(&mut self, args: &[&str]) -> Result<(), String> {
-        self.cargo_test_with_env(args, &[])
-    }
-
     fn cargo_test_with_env(&mut self, args: &[&str], env: &[(&str, &str)]) -> Result<(), String> {
         eprintln!("$ cargo {}", args.join(" "));
         let mut child = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))

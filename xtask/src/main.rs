@@ -6,6 +6,7 @@ mod gate;
 mod postgres;
 mod setup;
 mod shell;
+mod sizes;
 mod stamp;
 mod sync_bench;
 
@@ -16,7 +17,8 @@ usage: cargo xtask <command>
 
   run [--headless] [--dev]   set up, build dist/, start Chromium with the extension loaded
   test                       set up, then the whole gate: fmt, clippy, unit tests, dist, e2e
-  dist [--dev]               build the unpacked extension into dist/ (release unless --dev)
+  dist [--dev] [--sizes]     build the unpacked extension into dist/ (release unless --dev),
+                             each bundle against its budget; --sizes: what weighs most in each
   bench <startup|state|action|prompt|calls|studio|workflow|jobs>
                              build dist/ and print measured figures
   bench sync [--no-baseline] the sync server (SQLite) under batch load and idle sockets, against
@@ -30,7 +32,10 @@ fn main() -> ExitCode {
     let profile = if flag("--dev") { dist::Profile::Dev } else { dist::Profile::Release };
     let result = match args.first().map(String::as_str) {
         Some("setup") => setup::all().map(drop),
-        Some("dist") => setup::all().and_then(|tools| dist::build(&tools, profile)),
+        Some("dist") => setup::all().and_then(|tools| {
+            dist::build(&tools, profile)?;
+            if flag("--sizes") { dist::report_sizes(profile) } else { Ok(()) }
+        }),
         Some("run") => setup::all().and_then(|tools| {
             dist::build(&tools, profile)?;
             run(&tools, flag("--headless"))
@@ -61,16 +66,18 @@ fn main() -> ExitCode {
 
 /// Starts Chromium with dist/ loaded and waits for it to exit (Ctrl-C ends both).
 fn run(tools: &setup::Tools, headless: bool) -> Result<(), String> {
-    let options = e2e::browser::LaunchOptions {
+    let options = chromium_launch::LaunchOptions {
         chromium: tools.chromium.clone(),
         dist: shell::root().join("dist"),
         headless,
     };
-    let mut browser = e2e::browser::Browser::launch_with(options).map_err(|e| e.to_string())?;
-    println!("extension id: {}", browser.extension_id());
-    println!("side panel:   chrome-extension://{}/side-panel.html?tabId=N", browser.extension_id());
-    println!("devtools:     {}", browser.devtools_url());
+    let mut chromium = chromium_launch::Chromium::start(&options)?;
+    let devtools = chromium.devtools_url()?;
+    let id = chromium.extension_id()?;
+    println!("extension id: {id}");
+    println!("side panel:   chrome-extension://{id}/side-panel.html?tabId=N");
+    println!("devtools:     {devtools}");
     println!("Chromium is running; press Ctrl-C to stop it.");
-    browser.wait_for_exit();
+    chromium.wait();
     Ok(())
 }

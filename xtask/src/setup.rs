@@ -60,6 +60,29 @@ pub fn locked_wasm_bindgen_version() -> Result<String, String> {
     Err("Cargo.lock has no wasm-bindgen entry".into())
 }
 
+/// twiggy, for `cargo xtask dist --sizes` only: the gate does not need it.
+const TWIGGY_VERSION: &str = "0.8.0";
+
+pub fn twiggy() -> Result<PathBuf, String> {
+    let current = first_line("twiggy", &["--version"]).unwrap_or_default();
+    // It calls itself `twiggy-opt` in `--version`.
+    if !(current.starts_with("twiggy") && current.ends_with(TWIGGY_VERSION)) {
+        eprintln!("twiggy {TWIGGY_VERSION} is missing (found {current:?}); installing, ~1 min");
+        shell::cargo(&["install", "twiggy", "--version", TWIGGY_VERSION, "--locked", "--force"])?;
+    }
+    installed("twiggy")
+}
+
+/// A binary `cargo install` put in $CARGO_HOME/bin, which a fresh shell may not have on PATH.
+fn installed(program: &str) -> Result<PathBuf, String> {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
+    which(program)
+        .or_else(|| cargo_home.map(|home| home.join("bin").join(program)).filter(|p| p.is_file()))
+        .ok_or_else(|| format!("{program} is not on PATH after install"))
+}
+
 fn wasm_bindgen() -> Result<PathBuf, String> {
     let wanted = locked_wasm_bindgen_version()?;
     let current = first_line("wasm-bindgen", &["--version"]).unwrap_or_default();
@@ -67,13 +90,7 @@ fn wasm_bindgen() -> Result<PathBuf, String> {
         eprintln!("wasm-bindgen-cli {wanted} is missing (found {current:?}); installing, ~7 min");
         shell::cargo(&["install", "wasm-bindgen-cli", "--version", &wanted, "--force"])?;
     }
-    // `cargo install` puts binaries in $CARGO_HOME/bin, which a fresh shell may not have on PATH.
-    let cargo_home = std::env::var_os("CARGO_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cargo")));
-    which("wasm-bindgen")
-        .or_else(|| cargo_home.map(|home| home.join("bin/wasm-bindgen")).filter(|p| p.is_file()))
-        .ok_or_else(|| "wasm-bindgen is not on PATH after install".into())
+    installed("wasm-bindgen")
 }
 
 /// `wasm-opt` from PATH, or from the pinned npm `binaryen` under `target/tools`. Optional:

@@ -27,6 +27,24 @@ pub fn cargo(args: &[&str]) -> Result<(), String> {
     run(&std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()), args)
 }
 
+/// What a program prints to stdout; fails with its stderr when it fails.
+pub fn output(program: &str, args: &[&str]) -> Result<String, String> {
+    let output = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("could not start {program}: {e}"))?;
+    if output.status.success() {
+        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{program} {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ))
+    }
+}
+
 /// The first line a program prints to stdout, if it runs at all.
 pub fn first_line(program: &str, args: &[&str]) -> Option<String> {
     let output = Command::new(program).args(args).output().ok()?;

@@ -42,7 +42,7 @@ fn main() {
 /// Chromium with `dist/`, or with the unpacked build `BENCH_DIST` names (an earlier build
 /// for before-and-after figures, or a copy kept while dist/ is rebuilt).
 fn launch() -> Browser {
-    let mut options = e2e::browser::LaunchOptions::from_env();
+    let mut options = e2e::browser::options_from_env();
     if let Some(dist) = std::env::var_os("BENCH_DIST") {
         options.dist = dist.into();
     }

@@ -4,8 +4,7 @@
 //! it (a schema violation highlighted, then its repair), compares variants A and B on
 //! three captured steps, and opens a step's traces from the annotation page and back.
 
-mod support;
-
+use crate::support::sync_server::SyncServer;
 use e2e::agent::replies::{navigate, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::annotation::{choose, replace_text, stored};
@@ -14,7 +13,6 @@ use e2e::fixtures::FixtureSites;
 use e2e::listed;
 use e2e::llm::{Reply, ScriptedLlm};
 use serde_json::{Value, json};
-use support::sync_server::SyncServer;
 
 const EDIT: &str = "STUDIO EDIT: keep each thought to one sentence.";
 

@@ -4,14 +4,12 @@
 //! reviewer on the step and in the list's filter; misspelled thoughts lower the quality the
 //! list filters on; and a run only the sync server holds opens by its URL.
 
-mod support;
-
 use std::time::{Duration, Instant};
 
+use crate::support::sync_server::SyncServer;
 use e2e::annotation::*;
 use e2e::browser::{Browser, Page};
 use serde_json::{Value, json};
-use support::sync_server::SyncServer;
 
 /// Reloads the tab as a person would, answering the browser's "Leave site?" that unsaved
 /// edits raise. Returns whether that question was asked.

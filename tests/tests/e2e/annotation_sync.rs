@@ -2,12 +2,10 @@
 //! in a temp folder): the first push, the pull into the second profile, an offline queue,
 //! and a conflict that a person resolves without anything being overwritten silently.
 
-mod support;
-
+use crate::support::sync_server::SyncServer;
 use e2e::annotation::*;
 use e2e::browser::{Browser, Page};
 use serde_json::json;
-use support::sync_server::SyncServer;
 
 fn configure_sync(page: &Page, endpoint: &str, token: &str) {
     page.click("[data-testid=sync-state]");

@@ -1,0 +1,21 @@
+//! The end-to-end suite: real Chromium with dist/ loaded, fixture sites and a scripted LLM.
+//! One binary with a module per area, so the harness and its dependencies link once.
+
+mod actions;
+mod agent;
+mod annotation;
+mod annotation_finetune;
+mod annotation_sync;
+mod annotation_work;
+mod extension;
+mod jobs;
+mod page_state;
+mod page_text;
+mod providers;
+mod record_to_replay;
+mod recording;
+mod side_panel;
+mod studio;
+mod support;
+mod vertical_slice;
+mod workflows;
