@@ -238,7 +238,7 @@ pub enum PanelRequest {
     },
 }
 
-fn yes() -> bool {
+pub(crate) fn yes() -> bool {
     true
 }
 

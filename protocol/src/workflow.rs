@@ -54,6 +54,9 @@ pub struct ReplayProgress {
     pub model_calls: u32,
     /// Model calls the fast path made unnecessary.
     pub calls_saved: u32,
+    /// Off when the person turned it off for this replay: every step asks the model.
+    #[serde(default = "crate::yes")]
+    pub fast_path: bool,
     /// Running, paused, cancelled, done or failed (as those words on the wire).
     pub status: crate::jobs::JobStatus,
     /// Why it failed or paused, for a person.

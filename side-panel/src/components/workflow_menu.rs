@@ -77,6 +77,12 @@ pub fn workflow_menu(props: &Props) -> Html {
                             </label>
                         }
                     }) }
+                    <label class="check" title="Off: every step asks the model, which adapts to a changed page but takes longer">
+                        <input type="checkbox" data-testid="panel-replay-fast-path" checked={!props.menu.fast_path_off}
+                            onchange={props.on_action.reform(|e: Event| WorkflowAction::FastPath(
+                                e.target_unchecked_into::<web_sys::HtmlInputElement>().checked()))} />
+                        { " Fast path (recorded steps without the model)" }
+                    </label>
                     <button data-testid="panel-replay-start" onclick={act(WorkflowAction::Start)}>{ "Start replay" }</button>
                 </div>
             }
@@ -87,8 +93,9 @@ pub fn workflow_menu(props: &Props) -> Html {
                 <div class="replay-card" data-testid="panel-replay-status" data-state={r.status.label()}>
                     <div>{ format!("Replay of {}: {}", r.workflow_name, r.status.label()) }</div>
                     <div class="hint" data-testid="panel-replay-progress">{ format!(
-                        "Subtask {} of {} · {} steps · {} model calls · {} saved by the fast path",
-                        (r.subtask + 1).min(r.subtasks), r.subtasks, r.step, r.model_calls, r.calls_saved
+                        "Subtask {} of {} · {} steps · {} model calls · {}",
+                        (r.subtask + 1).min(r.subtasks), r.subtasks, r.step, r.model_calls,
+                        if r.fast_path { format!("{} saved by the fast path", r.calls_saved) } else { "fast path off".into() }
                     ) }</div>
                     if let Some(why) = &r.why {
                         <div class="error">{ why.clone() }</div>

@@ -1270,6 +1270,7 @@ fn a_replay_in_another_tab_is_not_shown() {
         step: 1,
         model_calls: 1,
         calls_saved: 0,
+        fast_path: true,
         status,
         why: None,
         extracts: Default::default(),

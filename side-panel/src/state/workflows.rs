@@ -16,6 +16,8 @@ pub enum WorkflowAction {
     Toggle,
     Choose(String),
     Param(String, String),
+    /// The fast path for the next replay (on unless turned off).
+    FastPath(bool),
     Start,
     Control(ReplayControl),
     /// The steering or answer being written for the replay.
@@ -31,6 +33,9 @@ pub struct WorkflowMenu {
     pub list: Option<Vec<WorkflowSummary>>,
     /// The chosen workflow and the form's values, by parameter.
     pub chosen: Option<(WorkflowSummary, Vec<(String, String)>)>,
+    /// Off for the chosen workflow's next replay: every step asks the model. Choosing a
+    /// workflow turns the fast path back on.
+    pub fast_path_off: bool,
     pub replay: Option<ReplayProgress>,
     /// Pause & Steer: what the user is writing to the replay.
     pub draft: String,
@@ -93,6 +98,7 @@ impl PanelState {
             }
             WorkflowAction::Choose(id) => {
                 let found = menu.list.iter().flatten().find(|w| w.id == id).cloned();
+                menu.fast_path_off = false;
                 menu.chosen = found.map(|w| {
                     let values =
                         w.params.iter().map(|p| (p.name.clone(), p.example.clone())).collect();
@@ -106,6 +112,7 @@ impl PanelState {
                     field.1 = value;
                 }
             }
+            WorkflowAction::FastPath(on) => menu.fast_path_off = !on,
             WorkflowAction::Start => {
                 let Some((workflow, values)) = menu.chosen.clone() else { return };
                 let Some(tab_id) = self.tab else {
@@ -128,13 +135,14 @@ impl PanelState {
                 menu.error = None;
                 menu.chosen = None;
                 menu.open = false;
+                let fast_path = !menu.fast_path_off;
                 let id = self.request(|id| PanelRequest::StartReplay {
                     id,
                     workflow_id: workflow.id,
                     version: workflow.version,
                     tab_id,
                     params: values.into_iter().collect(),
-                    fast_path: true,
+                    fast_path,
                 });
                 self.workflows.asked.push(id);
             }
@@ -214,14 +222,19 @@ mod tests {
         let state = act(state, WorkflowAction::Start);
         assert!(state.workflows.error.as_ref().unwrap().contains("product"));
         let state = act(state, WorkflowAction::Param("product".into(), "tea".into()));
+        let state = act(state, WorkflowAction::FastPath(false));
         let state = act(state, WorkflowAction::Start);
-        let Some(PanelRequest::StartReplay { id, tab_id, version, params, .. }) =
+        let Some(PanelRequest::StartReplay { id, tab_id, version, params, fast_path, .. }) =
             state.outbox.last().cloned()
         else {
             panic!()
         };
         assert_eq!((tab_id, version, params["product"].as_str()), (3, 2, "tea"));
+        assert!(!fast_path, "turned off in the form, every step asks the model");
         assert!(!state.workflows.open);
+        // Choosing a workflow again starts with the fast path on.
+        let again = act(state.clone(), WorkflowAction::Choose("wf".into()));
+        assert!(!again.workflows.fast_path_off);
         // A refusal (a task runs) is shown in the menu, not lost.
         let state = state.reduce_owned(PanelAction::Worker(WorkerEvent::Failed {
             id,
@@ -243,6 +256,7 @@ mod tests {
             step: 4,
             model_calls: 1,
             calls_saved: 3,
+            fast_path: true,
             status: JobStatus::Paused,
             why: None,
             extracts: Default::default(),

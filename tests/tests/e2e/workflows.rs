@@ -275,10 +275,28 @@ fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, _seen) = model();
-    let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea");
+    let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea", true);
     panel_replay_done(&panel);
     assert!(panel.text("[data-testid=panel-replay-progress]").contains("4 saved by the fast path"));
     workflows::wait_for_url(&tab, "product.html?sku=press");
+}
+
+/// Turned off in the panel's form, the fast path saves nothing: every recorded step is
+/// decided by the model, and the replay still reaches the same product.
+#[test]
+fn with_the_fast_path_off_every_step_asks_the_model() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (llm, seen) = model();
+    let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea", false);
+    panel_replay_done(&panel);
+    workflows::wait_for_url(&tab, "product.html?sku=press");
+    let status = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
+    assert_eq!(status["calls_saved"], 0, "{status:#}");
+    let asked = seen.lock().unwrap().iter().filter(|(k, _)| *k == Prompt::Replay).count();
+    assert_eq!(asked as u64, status["model_calls"].as_u64().unwrap());
+    assert!(asked >= 5, "each recorded step asked the model: {status:#}");
+    assert!(panel.text("[data-testid=panel-replay-progress]").contains("fast path off"));
 }
 
 /// The recording reflected and saved with its dependency, then replayed from the side
@@ -288,6 +306,7 @@ fn replay_from_the_panel(
     sites: &FixtureSites,
     llm: &ScriptedLlm,
     query: &str,
+    fast_path: bool,
 ) -> (e2e::browser::Tab, Page) {
     let workflow_id = reflected(browser, sites, llm);
     workflows::save_with_dependency(browser, &workflow_id);
@@ -319,6 +338,13 @@ fn replay_from_the_panel(
     // is a tab of its own, so the shop tab is brought to the front as it would be.
     let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", tab.id);
     browser.eval_in_extension(&shown);
+    if !fast_path {
+        panel.click("[data-testid=panel-replay-fast-path]");
+        panel.wait_for(
+            "!document.querySelector('[data-testid=panel-replay-fast-path]').checked",
+            "the fast path off",
+        );
+    }
     panel.click("[data-testid=panel-replay-start]");
     (tab, panel)
 }
@@ -601,7 +627,7 @@ fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
             Prompt::Other => Reply::error(400, "not a workflow prompt"),
         }
     });
-    let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea");
+    let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea", true);
     panel.wait_for(
         "document.querySelector('[data-testid=panel-replay-question]')",
         "the replay's question",

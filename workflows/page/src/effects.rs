@@ -136,7 +136,15 @@ fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatche
                     Err(error) => dispatch.dispatch(Action::Notice(error)),
                 },
                 Effect::ListTabs => dispatch.dispatch(Action::Tabs(port::web_tabs().await)),
-                Effect::StartReplay { id, workflow_id, version, tab, start_url, params } => {
+                Effect::StartReplay {
+                    id,
+                    workflow_id,
+                    version,
+                    tab,
+                    start_url,
+                    params,
+                    fast_path,
+                } => {
                     let tab = match tab {
                         Some(tab) => {
                             port::show_tab(tab).await;
@@ -153,7 +161,7 @@ fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatche
                         version,
                         tab_id: tab,
                         params,
-                        fast_path: true,
+                        fast_path,
                     };
                     send(&port, &request, &dispatch);
                 }

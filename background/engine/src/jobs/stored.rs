@@ -80,6 +80,7 @@ impl StoredReplay {
             step: state.step,
             model_calls: state.model_calls,
             calls_saved: state.calls_saved,
+            fast_path: self.fast_path,
             status: self.status(),
             why: self.why(),
             extracts: state.extracts.clone(),

@@ -43,6 +43,12 @@ pub fn replay_form(props: &Props) -> Html {
                     }) }
                 </select>
             </label>
+            <label class="check" title="Off: every step asks the model, which adapts to a changed page but takes longer">
+                <input type="checkbox" data-testid="replay-fast-path" checked={form.fast_path}
+                    onchange={props.dispatch.reform(|e: Event| Action::ReplayFastPath(
+                        e.target_unchecked_into::<web_sys::HtmlInputElement>().checked()))} />
+                { " Fast path: replay recorded steps without the model while the page matches" }
+            </label>
             <div class="actions">
                 <button data-testid="replay-start" onclick={props.dispatch.reform(|_| Action::ReplayStart)}>{ "Start replay" }</button>
                 <button class="ghost" onclick={props.dispatch.reform(|_| Action::ReplayCancelForm)}>{ "Cancel" }</button>

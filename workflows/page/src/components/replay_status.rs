@@ -38,8 +38,9 @@ pub fn replay_status(props: &Props) -> Html {
         <section class="replay-status" data-testid="replay-status" data-state={r.status.label()} data-run={r.run_id.clone()}>
             <h3>{ format!("Replay of {} (v{}): {}", r.workflow_name, r.version, r.status.label()) }</h3>
             <p data-testid="replay-progress">{ format!(
-                "Subtask {subtask} of {} · {} steps · {} model calls · {} calls saved by the fast path",
-                r.subtasks, r.step, r.model_calls, r.calls_saved
+                "Subtask {subtask} of {} · {} steps · {} model calls · {}",
+                r.subtasks, r.step, r.model_calls,
+                if r.fast_path { format!("{} calls saved by the fast path", r.calls_saved) } else { "fast path off".into() }
             ) }</p>
             if let Some(why) = &r.why {
                 <p class="why">{ why.clone() }</p>

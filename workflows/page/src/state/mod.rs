@@ -52,6 +52,8 @@ pub enum Effect {
         tab: Option<TabId>,
         start_url: String,
         params: BTreeMap<String, String>,
+        /// Recorded steps replayed without the model while the page matches them.
+        fast_path: bool,
     },
 }
 
@@ -82,6 +84,7 @@ pub enum Action {
     ReplayOpen,
     ReplayParam(String, String),
     ReplayTab(Option<TabId>),
+    ReplayFastPath(bool),
     Tabs(Vec<TabChoice>),
     ReplayStart,
     ReplayCancelForm,
@@ -291,6 +294,11 @@ impl Page {
                     form.set(&name, value);
                 }
             }
+            Action::ReplayFastPath(on) => {
+                if let Some(form) = &mut self.replay_form {
+                    form.fast_path = on;
+                }
+            }
             Action::ReplayTab(tab) => {
                 if let Some(form) = &mut self.replay_form {
                     form.tab = tab;
@@ -312,6 +320,7 @@ impl Page {
                     tab: form.tab,
                     start_url: form.start_url.clone(),
                     params: form.values(),
+                    fast_path: form.fast_path,
                 });
                 self.replay_form = None;
             }

@@ -31,6 +31,9 @@ pub struct ReplayForm {
     pub fields: Vec<ReplayField>,
     /// `None`: a new tab at the workflow's start page.
     pub tab: Option<TabId>,
+    /// On by default: a step whose recorded target is found acts without a model call.
+    /// Off, every step asks the model (slower, but it adapts to a page that changed).
+    pub fast_path: bool,
 }
 
 impl ReplayForm {
@@ -51,6 +54,7 @@ impl ReplayForm {
                 })
                 .collect(),
             tab: None,
+            fast_path: true,
         }
     }
 

@@ -204,14 +204,26 @@ fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
     page.apply(Action::ReplayParam("query".into(), "tea".into()));
     page.apply(Action::ReplayTab(Some(7)));
     page.apply(Action::ReplayStart);
-    let Some(Effect::StartReplay { workflow_id, version, tab, params, .. }) =
+    let Some(Effect::StartReplay { workflow_id, version, tab, params, fast_path, .. }) =
         effects(&page).last().cloned()
     else {
         panic!()
     };
     assert_eq!((workflow_id.as_str(), version, tab), ("wf", 1, Some(7)));
     assert_eq!(params["query"], "tea");
+    assert!(fast_path, "the fast path is on unless the person turns it off");
     assert!(page.replay_form.is_none());
+
+    // Turned off for this replay only: the next form starts with it on again.
+    page.apply(Action::ReplayOpen);
+    page.apply(Action::ReplayFastPath(false));
+    page.apply(Action::ReplayStart);
+    let Some(Effect::StartReplay { fast_path, .. }) = effects(&page).last().cloned() else {
+        panic!()
+    };
+    assert!(!fast_path);
+    page.apply(Action::ReplayOpen);
+    assert!(page.replay_form.clone().unwrap().fast_path);
 
     // Opened from the side panel for its tab: the form starts on that tab.
     let mut page = Page::new(Some(42));
@@ -254,6 +266,7 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
         step: 2,
         model_calls: 1,
         calls_saved: 2,
+        fast_path: true,
         status: JobStatus::Running,
         why: None,
         extracts: BTreeMap::new(),
