@@ -35,6 +35,36 @@ pub struct CdpBrowser<'a, C, K, T> {
 /// Room for the comparison's lists in the Navigator's prompt.
 const COMPARISON_CHARS: usize = 3000;
 
+impl<C: Cdp, K: Clock, T: Tabs> CdpBrowser<'_, C, K, T> {
+    /// [`Browser::perform`] with waits of its own: a replay that knows what comes next
+    /// need not wait for what would not.
+    pub async fn perform_within(
+        &self,
+        tab: TabId,
+        action: &Action,
+        limits: WaitLimits,
+    ) -> ActionOutcome {
+        let hands = Hands {
+            sessions: self.sessions,
+            clock: self.clock,
+            tabs: self.tabs,
+            search_url: self.search_url,
+            limits,
+            firewall: &self.firewall,
+        };
+        let mut outcome = hands.perform(tab, action).await;
+        // What the action set off is the action's outcome: a navigation the firewall
+        // stopped means it did not do what was meant.
+        for (url, why) in self.sessions.take_blocked(tab) {
+            outcome.ok = false;
+            outcome.message.push_str(&format!(
+                "; it led to {url}, which was stopped before the request left: {why}"
+            ));
+        }
+        outcome
+    }
+}
+
 impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
     async fn observe(&self, tab: TabId) -> Result<PageView, BrowserError> {
         let observed = self
@@ -89,24 +119,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
     }
 
     async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome {
-        let hands = Hands {
-            sessions: self.sessions,
-            clock: self.clock,
-            tabs: self.tabs,
-            search_url: self.search_url,
-            limits: WaitLimits::default(),
-            firewall: &self.firewall,
-        };
-        let mut outcome = hands.perform(tab, action).await;
-        // What the action set off is the action's outcome: a navigation the firewall
-        // stopped means it did not do what was meant.
-        for (url, why) in self.sessions.take_blocked(tab) {
-            outcome.ok = false;
-            outcome.message.push_str(&format!(
-                "; it led to {url}, which was stopped before the request left: {why}"
-            ));
-        }
-        outcome
+        self.perform_within(tab, action, WaitLimits::default()).await
     }
 
     fn describe(&self, tab: TabId, id: u32) -> String {

@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
 use super::schema::{ActionKind, Workflow, WorkflowStep};
-use crate::actions::{Action, ActionOutcome, Tabs};
+use crate::actions::{Action, ActionOutcome, Tabs, WaitLimits};
 use crate::browser::CdpBrowser;
 use crate::cdp::Cdp;
 use crate::executor::{
@@ -57,13 +57,26 @@ pub use crate::browser::SCREENSHOT_WAIT_MS;
 
 /// The browser as replay uses it: the executor's, plus the elements of the latest look for
 /// matching recorded targets.
+#[allow(async_fn_in_trait)]
 pub trait ReplayBrowser: Browser {
     fn elements(&self, tab: TabId) -> Vec<Element>;
+
+    /// [`Browser::perform`] for a fast-path action whose next recorded step acts on an
+    /// element already on the page: nothing new is awaited, so typing does not wait for a
+    /// suggestion list to open (half a second on every typed field otherwise).
+    async fn perform_awaiting_nothing_new(&self, tab: TabId, action: &Action) -> ActionOutcome {
+        self.perform(tab, action).await
+    }
 }
 
 impl<C: Cdp, K: Clock, T: Tabs> ReplayBrowser for CdpBrowser<'_, C, K, T> {
     fn elements(&self, tab: TabId) -> Vec<Element> {
         self.observer.last_elements(tab).unwrap_or_default()
+    }
+
+    async fn perform_awaiting_nothing_new(&self, tab: TabId, action: &Action) -> ActionOutcome {
+        let limits = WaitLimits { suggestions_ms: 0.0, ..WaitLimits::default() };
+        self.perform_within(tab, action, limits).await
     }
 }
 
@@ -313,6 +326,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             if self.stopped(state) {
                 break SubtaskEnd::Stopped;
             }
+            let started = self.cx.clock.now_ms();
             // Steering or an answer: the model reads it, so the fast path gives way.
             let said = self.cx.control.take_follow_ups();
             if !said.is_empty() {
@@ -367,10 +381,16 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 let (index, reference) = references[next_reference];
                 let next_url = workflow.steps.get(index + 1).and_then(|s| s.url.as_deref());
                 let focus_known = next_reference > 0;
-                match fast_action(reference, &self.browser.elements(state.tab), focus_known) {
+                let elements = self.browser.elements(state.tab);
+                match fast_action(reference, &elements, focus_known) {
                     Some(action) => {
                         let target = target_of(self.browser, state.tab, &action);
-                        let outcome = self.perform(state.tab, &action).await;
+                        // What the recording did next is on the page already: waiting for
+                        // something to appear would only cost time.
+                        let next_here = references
+                            .get(next_reference + 1)
+                            .is_some_and(|(_, next)| targets_one_of(next, &elements));
+                        let outcome = self.perform(state.tab, &action, next_here).await;
                         if let Some(tab) = outcome.tab {
                             state.tab = tab;
                         }
@@ -387,18 +407,9 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                             ),
                         };
                         let notes = vec!["fast path: no model call".to_owned()];
-                        self.record(
-                            state,
-                            &view,
-                            screenshot,
-                            &action,
-                            &target,
-                            &outcome,
-                            thoughts,
-                            notes,
-                            Vec::new(),
-                        )
-                        .await;
+                        let recorded = Recorded { started, thoughts, notes, trace_ids: Vec::new() };
+                        self.record(state, &view, screenshot, &action, &target, &outcome, recorded)
+                            .await;
                         history.push(format!("{did}: {}", outcome.message));
                         if outcome.ok && !outcome.stale {
                             state.calls_saved += 1;
@@ -549,18 +560,8 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                         ..Default::default()
                     }
                 };
-                self.record(
-                    state,
-                    &view,
-                    screenshot,
-                    &answer.action,
-                    "",
-                    &outcome,
-                    thoughts,
-                    notes,
-                    trace_ids,
-                )
-                .await;
+                let recorded = Recorded { started, thoughts, notes, trace_ids };
+                self.record(state, &view, screenshot, &answer.action, "", &outcome, recorded).await;
                 if !success {
                     state.status = ReplayStatus::Failed {
                         subtask: subtask.id.clone(),
@@ -575,7 +576,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 continue;
             }
             let target = target_of(self.browser, state.tab, &answer.action);
-            let outcome = self.perform(state.tab, &answer.action).await;
+            let outcome = self.perform(state.tab, &answer.action, false).await;
             if let Some(tab) = outcome.tab {
                 state.tab = tab;
             }
@@ -585,18 +586,9 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 line.push_str(&untrusted::block("extracted_text", "", &truncate(text, 3000)));
             }
             history.push(line);
-            self.record(
-                state,
-                &view,
-                screenshot,
-                &answer.action,
-                &target,
-                &outcome,
-                thoughts,
-                notes,
-                trace_ids,
-            )
-            .await;
+            let recorded = Recorded { started, thoughts, notes, trace_ids };
+            self.record(state, &view, screenshot, &answer.action, &target, &outcome, recorded)
+                .await;
         };
         if let Some(last) = state.run.subtasks.last_mut() {
             let start = last.step_range[0];
@@ -615,8 +607,9 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             .flatten()
     }
 
-    /// Carries out `action` with secret tokens replaced by their values.
-    async fn perform(&self, tab: TabId, action: &Action) -> ActionOutcome {
+    /// Carries out `action` with secret tokens replaced by their values; `next_here`: see
+    /// [`ReplayBrowser::perform_awaiting_nothing_new`].
+    async fn perform(&self, tab: TabId, action: &Action, next_here: bool) -> ActionOutcome {
         let reveal = |text: &str| {
             self.secrets
                 .iter()
@@ -628,7 +621,11 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             }
             _ => action.clone(),
         };
-        let mut outcome = self.browser.perform(tab, &real).await;
+        let mut outcome = if next_here {
+            self.browser.perform_awaiting_nothing_new(tab, &real).await
+        } else {
+            self.browser.perform(tab, &real).await
+        };
         // An outcome that echoes what was typed must not carry the secret on.
         for (token, value) in self.secrets.iter().filter(|(_, v)| !v.is_empty()) {
             outcome.message = outcome.message.replace(value, token);
@@ -646,10 +643,9 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         action: &Action,
         target: &str,
         outcome: &ActionOutcome,
-        thoughts: Thoughts,
-        extended_thoughts: Vec<String>,
-        trace_ids: Vec<String>,
+        recorded: Recorded,
     ) {
+        let Recorded { started, thoughts, notes: extended_thoughts, trace_ids } = recorded;
         let at = iso8601((self.cx.epoch_ms)());
         let step = StepRecord {
             run_id: state.run.id.clone(),
@@ -677,12 +673,22 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             last_edited_at: at,
             outcome: if outcome.ok { "ok" } else { "failed" }.into(),
             trace_ids,
-            duration_ms: 0.0,
+            // From the look to the record: the model's time included, as a task's step.
+            duration_ms: self.cx.clock.now_ms() - started,
         };
         let _ = self.capture.save_step(&step, screenshot.as_deref()).await;
         state.step += 1;
         (self.on_state)(state);
     }
+}
+
+/// What a step's record says besides the page and the action.
+struct Recorded {
+    /// When the step began (its look), on the replay's clock.
+    started: f64,
+    thoughts: Thoughts,
+    notes: Vec<String>,
+    trace_ids: Vec<String>,
 }
 
 /// The action for reference step `step` when its recorded target matches exactly one
@@ -714,6 +720,16 @@ pub fn fast_action(step: &WorkflowStep, elements: &[Element], focus_known: bool)
             Some(Action::Scroll { id: None, screens: value?.parse().ok()? })
         }
         _ => None,
+    }
+}
+
+/// Whether recorded `step` acts on one of `elements`. A key goes to the focus, which is
+/// on the page already (the field just typed into).
+fn targets_one_of(step: &WorkflowStep, elements: &[Element]) -> bool {
+    match &step.action.descriptor {
+        _ if step.action.kind == ActionKind::Key => true,
+        Some(descriptor) => elements.iter().any(|e| matches(descriptor, e)),
+        None => false,
     }
 }
 

@@ -4,7 +4,10 @@
 //! the calls the fast path saved, and the wall time from the start request to the replay's
 //! end as the worker reports it. The scripted model answers at once, or after a fixed delay
 //! that stands in for a real model's latency (`BENCH_MODEL_MS`, default 800), so both the
-//! browser's own cost and a model-bound replay are shown. Everything printed is measured.
+//! browser's own cost and a model-bound replay are shown. Per step, from the captured steps:
+//! a fast-path step's whole time (look, act, settle, check, record), and a model step's
+//! time without its model call (the traces' durations), which is what the fast path saves
+//! besides the call itself. Everything printed is measured.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,7 +18,7 @@ use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
 use e2e::workflows::{self, Prompt, prompt_kind};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::{launch, stats};
 
@@ -26,6 +29,10 @@ struct Sample {
     calls_at_server: usize,
     calls_reported: u64,
     saved: u64,
+    /// Each fast-path step's `durationMs`.
+    fast_steps: Vec<f64>,
+    /// Each model step's `durationMs` less its traces' `durationMs`.
+    model_steps_less_model: Vec<f64>,
 }
 
 pub fn run() {
@@ -65,6 +72,7 @@ pub fn run() {
     for wait in [0, model_ms] {
         delay_ms.store(wait, Ordering::SeqCst);
         let mut medians = Vec::new();
+        let mut per_step = Vec::new();
         for fast_path in [true, false] {
             let samples: Vec<Sample> = (0..REPS)
                 .map(|_| replay(&mut browser, &sites, &workflow_id, fast_path, &replay_calls))
@@ -84,6 +92,10 @@ pub fn run() {
                 format!("{median:.0} ({min:.0}–{max:.0})")
             );
             medians.push((median, calls[0]));
+            let fast: Vec<f64> = samples.iter().flat_map(|s| s.fast_steps.clone()).collect();
+            let model: Vec<f64> =
+                samples.iter().flat_map(|s| s.model_steps_less_model.clone()).collect();
+            per_step.push((label, fast, model));
         }
         let ((on_ms, on_calls), (off_ms, off_calls)) = (medians[0], medians[1]);
         println!(
@@ -94,6 +106,18 @@ pub fn run() {
             "",
             format!("{:.2}×", off_ms / on_ms)
         );
+        for (label, fast, model) in per_step {
+            for (what, values) in [("fast-path step", fast), ("model step less the call", model)] {
+                if values.is_empty() {
+                    continue;
+                }
+                let (min, median, max) = stats(&values);
+                println!(
+                    "  {label}: {what:<25} {:>3} steps, {median:.0} ms ({min:.0}–{max:.0})",
+                    values.len()
+                );
+            }
+        }
     }
 }
 
@@ -128,10 +152,32 @@ fn replay(
     assert_eq!(done["extracts"]["cheapest"], "French press", "{done:#}");
     workflows::wait_for_url(&tab, "product.html?sku=press");
     tab.page.close();
+    let stored = browser.stored_runs();
+    let traces = stored["traces"].as_array().cloned().unwrap_or_default();
+    let model_ms = |ids: &Value| -> f64 {
+        let ids = ids.as_array().cloned().unwrap_or_default();
+        traces
+            .iter()
+            .filter(|t| ids.contains(&t["id"]))
+            .filter_map(|t| t["durationMs"].as_f64())
+            .sum()
+    };
+    let (mut fast_steps, mut model_steps_less_model) = (Vec::new(), Vec::new());
+    for step in stored["steps"].as_array().into_iter().flatten().filter(|s| s["runId"] == run_id) {
+        let duration = step["durationMs"].as_f64().unwrap_or_default();
+        let fast = step["extendedThoughts"].to_string().contains("fast path: no model call");
+        if fast {
+            fast_steps.push(duration);
+        } else {
+            model_steps_less_model.push(duration - model_ms(&step["traceIds"]));
+        }
+    }
     Sample {
         wall_ms,
         calls_at_server: *calls.lock().unwrap() - before,
         calls_reported: done["model_calls"].as_u64().unwrap_or_default(),
         saved: done["calls_saved"].as_u64().unwrap_or_default(),
+        fast_steps,
+        model_steps_less_model,
     }
 }

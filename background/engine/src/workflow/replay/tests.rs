@@ -36,6 +36,8 @@ type React = Box<dyn Fn(&Action, &mut Page) -> bool>;
 struct Site {
     page: RefCell<Page>,
     done: RefCell<Vec<Action>>,
+    /// Per action: whether it was carried out awaiting nothing new.
+    quick: RefCell<Vec<bool>>,
     react: React,
     /// Called on every action (to pause or cancel mid-replay).
     on_action: Box<dyn Fn(usize)>,
@@ -46,6 +48,7 @@ impl Site {
         Site {
             page: RefCell::new(home()),
             done: RefCell::default(),
+            quick: RefCell::default(),
             react: Box::new(react),
             on_action: Box::new(|_| {}),
         }
@@ -98,6 +101,9 @@ impl Browser for Site {
     }
     async fn perform(&self, _: TabId, action: &Action) -> ActionOutcome {
         self.done.borrow_mut().push(action.clone());
+        if self.quick.borrow().len() < self.done.borrow().len() {
+            self.quick.borrow_mut().push(false);
+        }
         (self.on_action)(self.done.borrow().len());
         let ok = (self.react)(action, &mut self.page.borrow_mut());
         let extracted = matches!(action, Action::Extract { .. })
@@ -117,6 +123,11 @@ impl Browser for Site {
 impl ReplayBrowser for Site {
     fn elements(&self, _: TabId) -> Vec<Element> {
         self.page.borrow().elements.clone()
+    }
+
+    async fn perform_awaiting_nothing_new(&self, tab: TabId, action: &Action) -> ActionOutcome {
+        self.quick.borrow_mut().push(true);
+        self.perform(tab, action).await
     }
 }
 
@@ -619,4 +630,32 @@ fn a_question_pauses_the_replay_and_the_answer_reaches_the_model_on_resume() {
     assert_eq!(state.messages, vec!["The live one, Meteora".to_owned()]);
     assert_eq!(state.extracts.get("album").map(String::as_str), Some("Meteora"));
     assert!(state.run.telemetry.log.iter().any(|e| e.kind == LogKind::FollowUp));
+}
+
+/// Typing waits for a suggestion list only when the recording's next step needs something
+/// that is not on the page yet; a key (to the field typed into) or a button already there
+/// goes on at once.
+#[test]
+fn a_fast_typed_field_waits_for_suggestions_only_when_the_next_step_needs_one() {
+    let replies = vec![
+        answer(json!({"action": "extract", "query": "the album"}), json!([])),
+        answer(
+            json!({"action": "done", "text": "read", "success": true}),
+            json!([{"variable": "album", "value": "Meteora"}]),
+        ),
+        done(),
+    ];
+    let out = replay(&workflow(), Site::new(music), replies.clone(), &Control::default());
+    assert!(matches!(out.site.done.borrow()[0], Action::Type { .. }));
+    assert!(out.site.quick.borrow()[0], "Enter goes to the field just typed into");
+
+    // The recording clicked a suggestion that typing opened: the wait stays.
+    let mut suggested = workflow();
+    let mut pick = step("search", ActionKind::Click, None, "https://music.test/");
+    pick.action.descriptor = Some(descriptor("li", "halo (song)"));
+    suggested.steps[1] = pick;
+    let replies = [vec![done()], replies].concat();
+    let out = replay(&suggested, Site::new(music), replies, &Control::default());
+    assert!(matches!(out.site.done.borrow()[0], Action::Type { .. }));
+    assert!(!out.site.quick.borrow()[0], "the suggestion is not there yet");
 }
