@@ -19,24 +19,20 @@ pub mod page_agent;
 pub mod page_info;
 pub mod page_state;
 pub mod pipeline;
-pub mod prompts;
 pub mod providers;
 pub mod repair;
-pub mod run;
 pub mod screenshot;
 pub mod session;
-pub mod structured;
-pub mod template;
-pub mod untrusted;
+pub mod studio_run;
 pub mod workflow;
 
-/// `text` cut to `max` characters, with an ellipsis when cut: for messages and labels.
-pub(crate) fn truncate(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
+// Prompt files and their checks live in a leaf crate the pages share; the engine's paths
+// stay as they were.
+pub use prompt_files::{prompts, structured, template, untrusted};
+// So are the run records the pages read.
+pub use run_records as run;
+
+pub(crate) use prompt_files::truncate;
 
 /// `work`'s output, or `None` once `clock` has slept `ms`: the bound on a wait for
 /// something Chrome may never deliver (a frame of a hidden tab).

@@ -13,21 +13,15 @@
 //! The result of a run is the output of the last step that ran, checked against
 //! `outputs.schema` when there is one.
 //!
-//! - [`load`]: parse, check against the published schema (`prompts/pipeline.schema.json`)
+//! - [`load`] (in `prompt-files`): parse, check against the published schema (`prompts/pipeline.schema.json`)
 //!   and the rules a schema cannot say, with every problem's path; the pipeline hash.
-//! - [`when`]: the condition grammar.
+//! - [`when`] (in `prompt-files`): the condition grammar.
 //! - [`run`]: sequential, cancellable execution behind [`PipelineTools`] and the providers'
 //!   [`Http`](crate::providers::Http), with a trace per step.
 //! - [`publish`]: the gate before a pipeline is published.
 
-pub mod load;
 pub mod publish;
 pub mod run;
-pub mod when;
-
-/// The example pipelines under `pipelines/`, as (file name, contents).
-pub const BUNDLED_PIPELINES: &[(&str, &str)] =
-    &[("product_facts.yaml", include_str!("../../../pipelines/product_facts.yaml"))];
 
 #[cfg(test)]
 mod tests;
@@ -37,55 +31,15 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use load::{Loaded, Pipeline, Problem, Step, StepKind, load};
+// The file format is `prompt-files`' (the Studio reads it too); running is the engine's.
+pub use prompt_files::pipeline::{
+    BUNDLED_PIPELINES, Condition, Loaded, PIPELINE_SCHEMA, Pipeline, Problem, Step, StepKind,
+    ToolName, WhenError, load, when,
+};
 pub use publish::{PublishReport, check_publish};
 pub use run::{
     Cancel, PipelineRun, PipelineTools, RunStatus, Runner, StepTrace, ToolCall, ToolFailure,
 };
-pub use when::{Condition, WhenError};
-
-/// The published JSON Schema of pipeline files.
-pub const PIPELINE_SCHEMA: &str = include_str!("../../../prompts/pipeline.schema.json");
-
-/// The tools a pipeline may call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolName {
-    /// The page state of the pipeline's tab, as the agents see it.
-    PageState,
-    /// The readable text of the pipeline's tab.
-    Extract,
-    /// An agent task; returns its answer.
-    AgentTask,
-    /// A recorded workflow replayed; returns its extracts.
-    WorkflowReplay,
-    /// One request to an origin in the pipeline's `http_origins`.
-    Http,
-}
-
-impl ToolName {
-    pub const ALL: [ToolName; 5] = [
-        ToolName::PageState,
-        ToolName::Extract,
-        ToolName::AgentTask,
-        ToolName::WorkflowReplay,
-        ToolName::Http,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ToolName::PageState => "page_state",
-            ToolName::Extract => "extract",
-            ToolName::AgentTask => "agent_task",
-            ToolName::WorkflowReplay => "workflow_replay",
-            ToolName::Http => "http",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<ToolName> {
-        ToolName::ALL.into_iter().find(|t| t.as_str() == name)
-    }
-}
 
 /// A failed run, in the seed's error shape (`{code, message, step_id, details,
 /// recoverable}`): `recoverable` says whether running again, unchanged, may succeed.

@@ -48,11 +48,7 @@ impl ChatMessage {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
+pub use run_records::Usage;
 
 /// What a model answered.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::Clock;
@@ -100,17 +100,7 @@ impl RepairLedger {
     }
 }
 
-/// One attempt, for the trace.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Attempt {
-    pub model: String,
-    pub raw: String,
-    /// Why it was rejected; empty for the accepted one.
-    pub problems: Vec<String>,
-    /// What this answer cost.
-    #[serde(default)]
-    pub usage: Usage,
-}
+pub use run_records::Attempt;
 
 /// A structured answer and how it was reached.
 #[derive(Debug, Clone, PartialEq, Serialize)]

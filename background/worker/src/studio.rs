@@ -1,14 +1,14 @@
-//! The Prompt Studio's requests: a Studio run (`studio-core::run` over `FetchHttp`, its
+//! The Prompt Studio's requests: a Studio run (`agent_engine::studio_run` over `FetchHttp`, its
 //! trace stored like an agent's) and saving prompt files as overrides, each save kept as a
 //! numbered version in `promptVersions`.
 
 use std::collections::BTreeMap;
 
+use agent_engine::studio_run::{StudioShell, run_prompt};
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
 use protocol::WorkerEvent;
 use protocol::studio::{PromptEdits, StudioRun};
-use studio_core::run::{StudioShell, run_prompt};
 use wasm_bindgen::JsValue;
 
 use crate::chrome::{self, PerformanceClock};

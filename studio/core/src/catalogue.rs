@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_engine::prompts::{BUNDLED, PromptSet};
+use prompt_files::prompts::{BUNDLED, PromptSet};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 

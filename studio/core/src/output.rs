@@ -1,7 +1,6 @@
 //! A model's answer laid out as lines of pretty JSON, each knowing the JSON Pointer of the
 //! value it starts, so the page can mark the lines a schema violation points at.
 
-use agent_engine::structured::{Schema, extract_json};
 use protocol::studio::Violation;
 use serde_json::Value;
 
@@ -14,25 +13,6 @@ pub struct Line {
     pub pointer: String,
     /// The violations at exactly this value.
     pub violations: Vec<String>,
-}
-
-/// The JSON in `raw` and its violations of `schema` (a parse failure is one violation at
-/// the top level).
-pub fn check_answer(raw: &str, schema: &Schema) -> (Option<Value>, Vec<Violation>) {
-    match extract_json(raw) {
-        Ok(value) => {
-            let violations = schema
-                .validate(&value)
-                .into_iter()
-                .map(|v| Violation { path: v.path, message: v.message })
-                .collect();
-            (Some(value), violations)
-        }
-        Err(error) => {
-            let violation = Violation { path: String::new(), message: error.message };
-            (None, vec![violation])
-        }
-    }
 }
 
 /// `value` as lines; a violation whose pointer names no line (a missing property) is put
@@ -97,6 +77,7 @@ fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prompt_files::structured::{Schema, check_answer};
     use serde_json::json;
 
     fn schema() -> Schema {

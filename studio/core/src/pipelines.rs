@@ -2,8 +2,8 @@
 //! reads, and under which `when`), laid out in layers, and what its tool allowlist lets it
 //! do, as warnings to show.
 
-use agent_engine::pipeline::ToolName;
-use agent_engine::pipeline::load::parse_source;
+use prompt_files::pipeline::ToolName;
+use prompt_files::pipeline::load::parse_source;
 use serde_json::Value;
 
 /// One step in the diagram.
@@ -124,7 +124,7 @@ pub fn tool_warnings(source: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_engine::pipeline::BUNDLED_PIPELINES;
+    use prompt_files::pipeline::BUNDLED_PIPELINES;
 
     #[test]
     fn the_example_pipeline_is_drawn_in_layers_with_its_when_edges() {

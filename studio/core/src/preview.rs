@@ -4,8 +4,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use agent_engine::prompts::PromptSet;
-use agent_engine::template::Template;
+use prompt_files::prompts::PromptSet;
+use prompt_files::template::Template;
 use serde_json::{Map, Value};
 
 const VALUE_START: char = '\u{E000}';

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_engine::run::LlmTrace;
+use run_records::LlmTrace;
 
 /// How a call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -120,7 +120,7 @@ pub fn telemetry<'a>(traces: impl IntoIterator<Item = &'a LlmTrace>) -> Telemetr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use agent_engine::repair::Attempt;
+    use run_records::Attempt;
     use serde_json::json;
 
     fn trace(id: &str, prompt: &str, model: &str, answers: usize, failed: bool) -> LlmTrace {

@@ -1,7 +1,7 @@
 //! The IndexedDB shell: the stored traces, read leniently (an unreadable row is skipped).
 
-use agent_engine::run::LlmTrace;
 use indexed_db_futures::prelude::*;
+use run_records::LlmTrace;
 use wasm_bindgen::JsValue;
 
 /// Every stored trace.

@@ -3,14 +3,14 @@
 
 use std::error::Error;
 
-use agent_engine::workflow::recording::Recording;
-use agent_engine::workflow::schema::Workflow;
 use capture_db::{RECORDINGS, SCREENSHOTS, WORKFLOWS, encode};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
 use serde_json::Value;
 use wasm_bindgen::{JsCast, JsValue};
+use workflow_format::recording::Recording;
+use workflow_format::schema::Workflow;
 
 use crate::state::RecordingRow;
 

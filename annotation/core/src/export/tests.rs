@@ -620,9 +620,9 @@ fn exports_of_a_thousand_runs_are_fast() {
     );
 }
 
-/// One of a step's `actions` as the engine stores it (`agent_engine::run::ExecutedAction`).
-fn executed(action: agent_engine::actions::Action, target: &str, message: &str) -> Value {
-    serde_json::to_value(agent_engine::run::ExecutedAction {
+/// One of a step's `actions` as the engine stores it (`run_records::ExecutedAction`).
+fn executed(action: run_contract::action::Action, target: &str, message: &str) -> Value {
+    serde_json::to_value(run_records::ExecutedAction {
         action,
         target: target.into(),
         ok: true,
@@ -637,7 +637,7 @@ fn executed(action: agent_engine::actions::Action, target: &str, message: &str) 
 /// keys that name people. It also holds what must stay: the engine's author `agent` and its
 /// `[secret]` mask, prices, dates, ids.
 fn personal_run() -> (Run, Vec<Step>) {
-    use agent_engine::actions::Action as Engine;
+    use run_contract::action::Action as Engine;
     let mut extra = serde_json::Map::new();
     extra.insert("created_by".into(), json!("carol.owner"));
     extra.insert("userId".into(), json!("u-48151623"));

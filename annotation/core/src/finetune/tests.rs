@@ -1,4 +1,4 @@
-use agent_engine::prompts::PromptSet;
+use prompt_files::prompts::PromptSet;
 use serde_json::json;
 
 use super::*;
@@ -35,7 +35,7 @@ fn render(call: &NavigatorCall) -> Result<String, String> {
 }
 
 fn parse(raw: &str) -> Option<Value> {
-    agent_engine::structured::extract_json(raw).ok()
+    prompt_files::structured::extract_json(raw).ok()
 }
 
 fn step(index: u32, actions: Value) -> Step {

@@ -1,6 +1,6 @@
-use agent_engine::actions::Action;
-use agent_engine::providers::Usage;
-use agent_engine::run::{self, AgentRun, ExecutedAction, StepRecord};
+use run_contract::action::Action;
+use run_records::Usage;
+use run_records::{self as run, AgentRun, ExecutedAction, StepRecord};
 use serde_json::json;
 
 use super::*;
@@ -12,7 +12,7 @@ fn engine_run() -> AgentRun {
         task_prompt: "Find the kettle".into(),
         follow_ups: vec!["cheaper please".into()],
         status: run::ReviewStatus::Draft,
-        agent_status: agent_engine::jobs::JobStatus::Done,
+        agent_status: protocol::jobs::JobStatus::Done,
         final_answer: Some("It costs 20 €".into()),
         created_at: "2026-11-22T10:00:00.000Z".into(),
         updated_at: "2026-11-22T10:01:00.000Z".into(),

@@ -5,12 +5,12 @@
 
 use std::collections::HashMap;
 
-use agent_engine::prompts::PromptSet;
 use annotation_core::export::ZipWriter;
 use annotation_core::finetune::{
     self, Build, CardFacts, NavigatorCall, Options, Tally, navigator_calls,
 };
 use annotation_core::record::Step;
+use prompt_files::prompts::PromptSet;
 use wasm_bindgen::JsValue;
 
 use super::notify;
@@ -77,7 +77,7 @@ async fn build(
     let render = |call: &NavigatorCall| -> Result<String, String> {
         Ok(prompts.render(&call.prompt_id, Some(&call.variant), &call.params)?.text)
     };
-    let parse_answer = |raw: &str| agent_engine::structured::extract_json(raw).ok();
+    let parse_answer = |raw: &str| prompt_files::structured::extract_json(raw).ok();
     let secrets = db.secrets().await;
     let mut built = Vec::with_capacity(runs.len());
     let mut tally = Tally::default();
@@ -91,7 +91,7 @@ async fn build(
             |step: &Step| step.screenshot.as_ref().and_then(|s| images.get(&s.key).cloned());
         let how = Build {
             options,
-            user_turn: agent_engine::executor::USER_TURN,
+            user_turn: prompt_files::prompts::USER_TURN,
             secrets: &secrets,
             render: &render,
             parse_answer: &parse_answer,

@@ -265,8 +265,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     }
 }
 
-/// The turn every model call sends after its prompt (exports of training data reuse it).
-pub const USER_TURN: &str = "Answer with the JSON object described above.";
+pub use crate::prompts::USER_TURN;
 
 /// Replaces any API key that appears in `params` (say, pasted into a task) with `***`.
 fn scrub_keys(params: &mut Value, settings: &Settings) {

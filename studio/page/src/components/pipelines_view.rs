@@ -1,7 +1,7 @@
 //! The pipeline editor, DSL first: the YAML, its problems as typed (with their paths), the
 //! tool allowlist's warnings, the diagram, a test run, and save / publish through the gate.
 
-use agent_engine::pipeline::BUNDLED_PIPELINES;
+use prompt_files::pipeline::BUNDLED_PIPELINES;
 use studio_core::pipelines::{diagram, tool_warnings};
 use yew::prelude::*;
 
@@ -17,7 +17,7 @@ pub fn pipelines_view(props: &StudioProps) -> Html {
     let (errors, warnings) = match state.check() {
         Ok(prompts) => editor.problems(&prompts),
         Err(error) => {
-            (vec![agent_engine::pipeline::Problem { path: String::new(), message: error }], vec![])
+            (vec![prompt_files::pipeline::Problem { path: String::new(), message: error }], vec![])
         }
     };
     let drawn = diagram(&editor.text);

@@ -1,7 +1,7 @@
 //! One trace: hashes, the rendered prompt as sent (redactions applied), the parameters,
 //! every answer and the usage; a link back to the captured run on the annotation page.
 
-use agent_engine::run::LlmTrace;
+use run_records::LlmTrace;
 use yew::prelude::*;
 
 use crate::state::Route;

@@ -10,11 +10,11 @@ mod tests;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use agent_engine::prompts::PromptSet;
-use agent_engine::run::LlmTrace;
+use prompt_files::prompts::PromptSet;
 use protocol::settings::ModelRole;
 use protocol::studio::{StudioRun, StudioRunResult};
 use protocol::{PanelRequest, WorkerEvent};
+use run_records::LlmTrace;
 use serde_json::Value;
 use studio_core::catalogue::{self, Catalogue, FileKind, PromptEntry};
 use studio_core::preview::{self, Preview};

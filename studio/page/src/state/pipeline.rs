@@ -1,8 +1,8 @@
 //! The Studio's pipeline editor: the YAML as typed (checked, drawn), a test run with its
 //! input and tab, cancel, save and publish through the worker's gate.
 
-use agent_engine::pipeline::{BUNDLED_PIPELINES, Problem, load};
-use agent_engine::prompts::PromptSet;
+use prompt_files::pipeline::{BUNDLED_PIPELINES, Problem, load};
+use prompt_files::prompts::PromptSet;
 use protocol::studio::{PipelineProblem, StoredPipeline};
 use protocol::{PanelRequest, TabId, WorkerEvent};
 use serde_json::Value;

@@ -32,7 +32,7 @@ pub fn value_of(event: &yew::Event) -> String {
 }
 
 /// The messages of `problems`, for showing beside a field.
-pub fn field_problems(problems: &[&agent_engine::workflow::schema::Problem]) -> yew::Html {
+pub fn field_problems(problems: &[&workflow_format::schema::Problem]) -> yew::Html {
     use yew::html;
     problems
         .iter()

@@ -1,7 +1,7 @@
 //! One parameter's fields, with its problems beside them.
 
-use agent_engine::workflow::edit::Edit;
-use agent_engine::workflow::schema::{Param, Problem};
+use workflow_format::edit::Edit;
+use workflow_format::schema::{Param, Problem};
 use yew::prelude::*;
 
 use crate::components::{field_problems, value_of};

@@ -1,8 +1,8 @@
 //! The workflow's parameters: add, delete, rename (every `{name}` follows), description and
 //! example value.
 
-use agent_engine::workflow::edit::Edit;
-use agent_engine::workflow::schema::Param;
+use workflow_format::edit::Edit;
+use workflow_format::schema::Param;
 use yew::prelude::*;
 
 use crate::components::param_row::ParamRow;

@@ -1,6 +1,6 @@
 //! Every problem of the draft, live, by path; a workflow with problems cannot be saved.
 
-use agent_engine::workflow::schema::Problem;
+use workflow_format::schema::Problem;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]

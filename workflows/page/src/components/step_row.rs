@@ -1,8 +1,8 @@
 //! One step: the recorded screenshot beside its intent and action fields, and a move to
 //! another subtask.
 
-use agent_engine::workflow::edit::Edit;
-use agent_engine::workflow::schema::{Problem, WorkflowStep};
+use workflow_format::edit::Edit;
+use workflow_format::schema::{Problem, WorkflowStep};
 use yew::prelude::*;
 
 use crate::components::{field_problems, value_of};

@@ -1,8 +1,8 @@
 //! One subtask: its text, expected outcome and dependencies (upstream extract variables,
 //! checked live), reorder and delete, and its steps.
 
-use agent_engine::workflow::edit::Edit;
-use agent_engine::workflow::schema::Problem;
+use workflow_format::edit::Edit;
+use workflow_format::schema::Problem;
 use yew::prelude::*;
 
 use crate::components::step_row::StepRow;

@@ -1,9 +1,9 @@
 //! One workflow: its name and description, parameters, subtasks with their steps, the
 //! problems (live), versions, save, export and import, and the way to replay it.
 
-use agent_engine::workflow::edit::Edit;
-use agent_engine::workflow::schema::{Workflow, WorkflowSubtask};
 use wasm_bindgen::JsCast;
+use workflow_format::edit::Edit;
+use workflow_format::schema::{Workflow, WorkflowSubtask};
 use yew::prelude::*;
 
 use crate::components::params_editor::ParamsEditor;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use agent_engine::workflow::schema::Workflow;
+use workflow_format::schema::Workflow;
 use yew::prelude::*;
 
 use crate::state::Action;

@@ -2,8 +2,8 @@
 //! its problems (`Workflow::validate`) recomputed after every change, so they show live next
 //! to the field they are about.
 
-use agent_engine::workflow::edit::{Edit, apply};
-use agent_engine::workflow::schema::{Problem, Workflow};
+use workflow_format::edit::{Edit, apply};
+use workflow_format::schema::{Problem, Workflow};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Editor {

@@ -9,10 +9,10 @@ mod replay_form;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use agent_engine::workflow::edit::Edit;
-use agent_engine::workflow::schema::Workflow;
 use protocol::workflow::{ReflectProgress, ReflectStage, ReplayControl, ReplayProgress};
 use protocol::{PanelRequest, TabId, WorkerEvent};
+use workflow_format::edit::Edit;
+use workflow_format::schema::Workflow;
 use yew::Reducible;
 
 pub use editor::Editor;

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use agent_engine::workflow::schema::Workflow;
 use protocol::TabId;
+use workflow_format::schema::Workflow;
 
 /// An open web page a replay can run in.
 #[derive(Debug, Clone, PartialEq)]

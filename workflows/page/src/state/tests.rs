@@ -1,8 +1,8 @@
-use agent_engine::workflow::schema::{
-    ActionKind, FORMAT_VERSION, Param, StepAction, WorkflowStep, WorkflowSubtask,
-};
 use protocol::jobs::JobStatus;
 use protocol::workflow::ReplayControl;
+use workflow_format::schema::{
+    ActionKind, FORMAT_VERSION, Param, StepAction, WorkflowStep, WorkflowSubtask,
+};
 
 use super::*;
 

@@ -1,20 +1,21 @@
 //! The Studio run: one prompt, through the agents' own path (`traced_call`: render,
 //! schema-bound call, repair loop, trace), with every HTTP exchange recorded, keys masked,
-//! so the page can show the raw request and response.
+//! so the page can show the raw request and response. The worker runs it; it lives in the
+//! engine (not the Studio's core) so the worker links no page's code.
 
 use std::cell::RefCell;
 
-use agent_engine::Clock;
-use agent_engine::executor::{CallContext, CallError, CallSpec, Control, traced_call};
-use agent_engine::prompts::PromptSet;
-use agent_engine::providers::{Http, HttpFailure, HttpRequest, HttpResponse};
-use agent_engine::repair::RepairLedger;
-use agent_engine::run::{Actor, LlmTrace};
+use crate::Clock;
+use crate::executor::{CallContext, CallError, CallSpec, Control, traced_call};
+use crate::prompts::PromptSet;
+use crate::providers::{Http, HttpFailure, HttpRequest, HttpResponse};
+use crate::repair::RepairLedger;
+use crate::run::{Actor, LlmTrace};
 use protocol::settings::{ModelRole, Settings};
 use protocol::studio::{HttpExchange, StudioAttempt, StudioRun, StudioRunResult};
 use serde_json::Value;
 
-use crate::output::check_answer;
+use crate::structured::check_answer;
 
 /// An `Http` that keeps a masked copy of every exchange.
 pub struct RecordingHttp<'a, H> {
@@ -239,8 +240,15 @@ mod tests {
             r#"{"answer": 42}"#.to_owned(),
             r#"{"answer": "forty-two"}"#.to_owned(),
         ]));
-        let mut edits = crate::catalogue::new_prompt("ask", &Default::default()).unwrap();
-        edits.insert("ask/A.md".into(), "Q: {{question}} {{> json_only}}".into());
+        // A prompt as the Studio's "New prompt" makes it.
+        let manifest = json!({"id": "ask", "variants": {"A": "A.md"}, "schema": "schema.json"});
+        let schema = json!({"type": "object", "required": ["answer"],
+            "additionalProperties": false, "properties": {"answer": {"type": "string"}}});
+        let edits = BTreeMap::from([
+            ("ask/prompt.json".to_owned(), manifest.to_string()),
+            ("ask/schema.json".to_owned(), schema.to_string()),
+            ("ask/A.md".to_owned(), "Q: {{question}} {{> json_only}}".to_owned()),
+        ]);
         let request = StudioRun {
             prompt_id: "ask".into(),
             variant: "A".into(),

@@ -165,7 +165,7 @@ fn rename_placeholder(w: &mut Workflow, old: &str, new: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::schema::tests::example;
+    use crate::schema::tests::example;
 
     #[test]
     fn renaming_a_parameter_rewrites_its_uses_and_deleting_it_is_caught() {

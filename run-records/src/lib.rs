@@ -4,18 +4,38 @@
 //!
 //! Field names are camelCase, as the seed writes them, because the annotation page and
 //! exports read these records as they are stored.
+//!
+//! A leaf crate: the engine writes these records, the Prompt Studio and the annotation page
+//! read them, and none of those readers links the engine for it.
 
 use protocol::jobs::JobStatus;
 use run_contract::telemetry::Telemetry;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::actions::Action;
-use crate::providers::Usage;
-use crate::repair::Attempt;
 pub use protocol::agent::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, TaskStatus};
+use run_contract::action::Action;
 
 pub use run_contract::ReviewStatus;
+
+/// Tokens a model call used.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// One answer of a structured call, for the trace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Attempt {
+    pub model: String,
+    pub raw: String,
+    /// Why it was rejected; empty for the accepted one.
+    pub problems: Vec<String>,
+    /// What this answer cost.
+    #[serde(default)]
+    pub usage: Usage,
+}
 
 /// One task carried out by the agent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,8 +15,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::page_state::Element;
-
 /// What stands in for a secret's text wherever a recording is kept (the executor's mask).
 pub const SECRET_MASK: &str = "[secret]";
 
@@ -66,26 +64,6 @@ pub struct TargetDescriptor {
 }
 
 impl TargetDescriptor {
-    /// The descriptor of a page-state element, so recording and replay describe elements
-    /// with the same fields the page agent measures.
-    pub fn from_element(element: &Element, selector: &str) -> TargetDescriptor {
-        TargetDescriptor {
-            tag: element.tag.clone(),
-            role: element.role.clone(),
-            name: element.text.clone(),
-            text: String::new(),
-            label: None,
-            input_type: element.input_type.clone(),
-            name_attr: element.name.clone(),
-            placeholder: element.placeholder.clone(),
-            href: element.href.clone(),
-            selector: selector.to_owned(),
-            state_id: Some(element.id),
-            bbox: element.bbox,
-            secret: element.secret,
-        }
-    }
-
     /// The engine's rule for secret fields (as the browser's `is_secret`): a password, or a
     /// field the page agent marked secret.
     pub fn is_secret(&self) -> bool {
@@ -98,7 +76,7 @@ impl TargetDescriptor {
             .into_iter()
             .flatten()
             .find(|n| !n.trim().is_empty())
-            .map(|n| crate::truncate(n.trim(), 60));
+            .map(|n| prompt_files::truncate(n.trim(), 60));
         let kind = self.role.clone().unwrap_or_else(|| self.tag.clone());
         match name {
             Some(name) => format!("{kind} {name:?}"),

@@ -1,7 +1,7 @@
 //! The workflow: what reflection makes of a recording, what the editor changes and what
 //! replay runs. [`Workflow::validate`] lists every problem with its path (as the editor shows
 //! them next to the field); [`Workflow::substitute`] fills in the parameters. The file
-//! format is published as `background/engine/workflow.schema.json`, which imports are checked
+//! format is published as `workflow-format/workflow.schema.json`, which imports are checked
 //! against before serde reads them, and which tests hold to the types.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,10 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
-use crate::structured::{Schema, extract_json};
+use prompt_files::structured::{Schema, extract_json};
 
 /// The published JSON Schema of an exported workflow.
-pub const WORKFLOW_SCHEMA: &str = include_str!("../../workflow.schema.json");
+pub const WORKFLOW_SCHEMA: &str = include_str!("../workflow.schema.json");
 
 /// The export format's version; a future change of shape raises it.
 pub const FORMAT_VERSION: u32 = 1;

@@ -434,6 +434,29 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
+/// The JSON in `raw` and its violations of `schema` (a parse failure is one violation at
+/// the top level).
+pub fn check_answer(
+    raw: &str,
+    schema: &Schema,
+) -> (Option<Value>, Vec<protocol::studio::Violation>) {
+    match extract_json(raw) {
+        Ok(value) => {
+            let violations = schema
+                .validate(&value)
+                .into_iter()
+                .map(|v| protocol::studio::Violation { path: v.path, message: v.message })
+                .collect();
+            (Some(value), violations)
+        }
+        Err(error) => {
+            let violation =
+                protocol::studio::Violation { path: String::new(), message: error.message };
+            (None, vec![violation])
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,7 @@ fn collect(dir: &Path, root: &Path, out: &mut Vec<(String, PathBuf)>) {
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let prompts = manifest.join("../../prompts").canonicalize().expect("prompts/ exists");
+    let prompts = manifest.join("../prompts").canonicalize().expect("prompts/ exists");
     println!("cargo:rerun-if-changed={}", prompts.display());
     let mut files = Vec::new();
     collect(&prompts, &prompts, &mut files);

@@ -54,7 +54,7 @@ static HEADINGS: LazyLock<Vec<String>> = LazyLock::new(|| {
 });
 
 /// `line` without its `{{…}}` variables, whitespace collapsed.
-pub(crate) fn without_variables(line: &str) -> String {
+pub fn without_variables(line: &str) -> String {
     let mut literal = String::new();
     let mut rest = line;
     while let Some(open) = rest.find("{{") {

@@ -9,6 +9,9 @@ use serde_json::Value;
 use crate::structured::Schema;
 use crate::template::{Library, Template, render};
 
+/// The turn every model call sends after its prompt (exports of training data reuse it).
+pub const USER_TURN: &str = "Answer with the JSON object described above.";
+
 include!(concat!(env!("OUT_DIR"), "/bundled_prompts.rs"));
 
 #[derive(Debug, Deserialize)]
@@ -170,7 +173,7 @@ fn files(overrides: &BTreeMap<String, String>) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::Action;
+    use run_contract::action::Action;
     use serde_json::json;
 
     fn sample_vars() -> Value {
