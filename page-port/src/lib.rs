@@ -5,7 +5,6 @@
 
 use js_sys::{Object, Reflect};
 use protocol::{PANEL_PORT, PanelRequest, WorkerEvent};
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -43,7 +42,10 @@ impl WorkerPort {
         let _ = Reflect::set(&info, &"name".into(), &PANEL_PORT.into());
         let port = runtime_connect(&info).ok()?;
         let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
-            match serde_wasm_bindgen::from_value::<WorkerEvent>(message) {
+            // Through JSON text: one deserializer (serde_json's) for every page type, where
+            // reading the JS object directly compiled a second copy of every Deserialize.
+            let text = js_sys::JSON::stringify(&message).ok().and_then(|t| t.as_string());
+            match serde_json::from_str::<WorkerEvent>(text.as_deref().unwrap_or("null")) {
                 Ok(event) => on_event(event),
                 Err(error) => {
                     web_sys::console::warn_1(&format!("unreadable worker event: {error}").into())
@@ -58,8 +60,9 @@ impl WorkerPort {
 
     /// Posts a request; returns false if the port is already closed.
     pub fn send(&self, request: &PanelRequest) -> bool {
-        let value = request
-            .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        let value = serde_json::to_string(request)
+            .ok()
+            .and_then(|text| js_sys::JSON::parse(&text).ok())
             .unwrap_or(JsValue::NULL);
         self.port.post_message(&value).is_ok()
     }
