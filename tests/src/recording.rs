@@ -8,7 +8,12 @@ use crate::fixtures::FixtureSites;
 
 /// The shop's home page and a side panel driving it, recording.
 pub fn start_recording(browser: &mut Browser, sites: &FixtureSites) -> (Tab, Page) {
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    start_recording_at(browser, &sites.url("/shop/index.html"))
+}
+
+/// A new tab at `url` and a side panel driving it, recording.
+pub fn start_recording_at(browser: &mut Browser, url: &str) -> (Tab, Page) {
+    let shop = browser.open_tab(url);
     let panel = browser.open_side_panel(&shop);
     // The real side panel sits beside the tab it records, which stays visible; opened as a
     // tab here, the panel goes behind it (Chrome renders no frames for a hidden tab).

@@ -6,7 +6,9 @@ use std::collections::HashSet;
 
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
-use e2e::recording::{key, sort_low_to_high, start_recording, stop, wait_for_events};
+use e2e::recording::{
+    key, sort_low_to_high, start_recording, start_recording_at, stop, wait_for_events,
+};
 use serde_json::{Value, json};
 
 fn screenshot_keys(browser: &mut Browser) -> HashSet<String> {
@@ -245,15 +247,7 @@ fn a_worker_stopped_mid_recording_loses_nothing_and_recording_goes_on() {
 fn typing_into_secret_fields_is_recorded_masked_and_never_stored() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/controls/widgets.html"));
-    let panel = browser.open_side_panel(&page);
-    page.page.call("Page.bringToFront", json!({})).unwrap();
-    panel.wait_for(
-        "document.querySelector('[data-testid=record-toggle]')?.disabled === false",
-        "the Record button to be enabled",
-    );
-    panel.click("[data-testid=record-toggle]");
-    panel.wait_for_text("[data-testid=record-status]", "Recording tab");
+    let (page, panel) = start_recording_at(&mut browser, &sites.url("/controls/widgets.html"));
 
     page.page.click("input[name=password]");
     wait_for_events(&panel, 1);
@@ -280,15 +274,7 @@ fn typing_into_secret_fields_is_recorded_masked_and_never_stored() {
 fn a_scroll_that_moves_the_page_is_a_step_and_a_nudge_is_not() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/generated.html?n=1500"));
-    let panel = browser.open_side_panel(&page);
-    page.page.call("Page.bringToFront", json!({})).unwrap();
-    panel.wait_for(
-        "document.querySelector('[data-testid=record-toggle]')?.disabled === false",
-        "the Record button to be enabled",
-    );
-    panel.click("[data-testid=record-toggle]");
-    panel.wait_for_text("[data-testid=record-status]", "Recording tab");
+    let (page, panel) = start_recording_at(&mut browser, &sites.url("/generated.html?n=1500"));
 
     let wheel = |dy: f64| {
         page.page

@@ -43,6 +43,22 @@ fn reflected(browser: &mut Browser, sites: &FixtureSites, llm: &ScriptedLlm) -> 
     workflows::reflect(browser)
 }
 
+/// Opens the Workflows page, reflects the seeded recording from its row, and waits for the
+/// reflection to end in `state` (`done` or `failed`).
+fn reflect_on_the_page(browser: &mut Browser, state: &str) -> Page {
+    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
+    page.wait_for(&format!("document.querySelector('{row}')"), "the recording's row");
+    page.click(&format!("{row} [data-testid=reflect]"));
+    page.wait_for(
+        &format!(
+            "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === '{state}'"
+        ),
+        &format!("the reflection to end {state}"),
+    );
+    page
+}
+
 /// Sets a field's value as typing would, and leaves it (`input`, then `change`).
 fn set_field(page: &Page, selector: &str, value: &str) {
     page.wait_for(&format!("document.querySelector({})", json!(selector)), selector);
@@ -64,14 +80,7 @@ fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another
     workflows::seed_recording(&mut browser, &sites);
 
     // Reflect from the Workflows page.
-    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
-    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
-    page.wait_for(&format!("document.querySelector('{row}')"), "the recording's row");
-    page.click(&format!("{row} [data-testid=reflect]"));
-    page.wait_for(
-        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'done'",
-        "the reflection to finish",
-    );
+    let page = reflect_on_the_page(&mut browser, "done");
     let kinds: Vec<Prompt> = seen.lock().unwrap().iter().map(|(k, _)| *k).collect();
     assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectStep).count(), 5, "pass A per step");
     assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectTask).count(), 1, "pass B once");
@@ -398,14 +407,7 @@ fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
     browser.configure_agent(config);
     workflows::seed_recording(&mut browser, &sites);
 
-    let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
-    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
-    page.wait_for(&format!("document.querySelector('{row}')"), "the recording's row");
-    page.click(&format!("{row} [data-testid=reflect]"));
-    page.wait_for(
-        "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'failed'",
-        "the reflection to fail",
-    );
+    let page = reflect_on_the_page(&mut browser, "failed");
     let why = page.text("[data-testid=reflect-progress]");
     assert!(why.contains("Pass B failed") && why.contains("overloaded"), "{why}");
     assert!(workflows::all(&mut browser, "workflows").is_empty(), "nothing half-made is saved");
@@ -414,6 +416,7 @@ fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
     let images = first.to_string().matches("data:image/jpeg;base64,").count();
     assert_eq!(images, 2, "pass A's first call: {first:#}");
 
+    let row = format!("[data-testid=recording-row][data-id={}]", workflows::RECORDING_ID);
     assert_eq!(page.text(&format!("{row} [data-testid=reflect]")), "Retry reflect");
     page.click(&format!("{row} [data-testid=reflect]"));
     page.wait_for(
