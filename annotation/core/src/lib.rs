@@ -52,4 +52,6 @@ pub mod spelling;
 pub mod sync;
 pub mod telemetry;
 pub mod templates;
+#[cfg(test)]
+mod test_support;
 pub mod traces;

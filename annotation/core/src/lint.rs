@@ -270,6 +270,7 @@ pub fn segments(text: &str, issues: &[TextIssue]) -> Vec<(String, Option<usize>)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::step;
 
     fn issue(start: usize, end: usize) -> TextIssue {
         TextIssue {
@@ -280,14 +281,6 @@ mod tests {
             message: "m".into(),
             replacements: vec![],
         }
-    }
-
-    fn step(t1: &str, t2: &str, t3: &str) -> Step {
-        let mut s = Step::default();
-        s.thoughts.thought1 = t1.into();
-        s.thoughts.thought2 = t2.into();
-        s.thoughts.thought3 = t3.into();
-        s
     }
 
     #[test]

@@ -15,6 +15,7 @@ use annotation_core::sync::{self, Pending, PullMark, SyncSettings};
 use annotation_core::templates::Template;
 use capture_db::*;
 use indexed_db_futures::database::Database;
+use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use serde::Serialize;
@@ -109,26 +110,30 @@ impl Db {
 
     async fn all(&self, store: &str) -> Result<Vec<JsValue>, Cause> {
         let tx = self.db.transaction(store).build()?;
-        let values = tx.object_store(store)?.get_all::<JsValue>().await?;
-        Ok(values.collect::<Result<Vec<_>, _>>()?)
+        all_in(&tx.object_store(store)?).await
     }
 
     async fn of_run(&self, store: &str, run_id: &str) -> Result<Vec<JsValue>, Cause> {
         let tx = self.db.transaction(store).build()?;
-        let object_store = tx.object_store(store)?;
-        let index = object_store.index("runId")?;
-        let values = index.get_all::<JsValue>().with_query(run_id).await?;
-        Ok(values.collect::<Result<Vec<_>, _>>()?)
+        of_run_in(&tx.object_store(store)?, run_id).await
+    }
+
+    /// The value under `key` in `store`, as stored.
+    async fn get(&self, store: &str, key: &str) -> Result<Option<JsValue>, Cause> {
+        let tx = self.db.transaction(store).build()?;
+        Ok(tx.object_store(store)?.get::<JsValue, _, _>(key).await?)
+    }
+
+    /// The record under `key` in `store`, if stored and readable: what the page and the
+    /// worker keep under fixed keys (settings, keys) is optional, so a failure reads as none.
+    async fn read<T: DeserializeOwned>(&self, store: &str, key: &str) -> Option<T> {
+        let value = self.get(store, key).await.ok().flatten()?;
+        serde_wasm_bindgen::from_value(value).ok()
     }
 
     /// The page's own setting under `key` in the `annotation` store, if stored and readable.
     async fn setting<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
-        let read = async {
-            let tx = self.db.transaction(ANNOTATION).build()?;
-            let value = tx.object_store(ANNOTATION)?.get::<JsValue, _, _>(key).await?;
-            Ok::<_, Cause>(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
-        };
-        read.await.ok().flatten()
+        self.read(ANNOTATION, key).await
     }
 
     pub async fn user(&self) -> Option<User> {
@@ -153,15 +158,21 @@ impl Db {
         Ok(())
     }
 
+    async fn delete(&self, store: &str, key: &str) -> Result<(), Cause> {
+        let tx = self.writer(&[store])?;
+        tx.object_store(store)?.delete(key).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
     /// The stored summaries as they are, when there is one per run (a count, not a read, of
     /// the runs): the list can show these at once and check them for staleness after.
     pub async fn stored_summaries(&self) -> Option<Vec<RunSummary>> {
         let read = async {
             let tx = self.db.transaction([RUNS, SUMMARIES]).build()?;
             let runs = tx.object_store(RUNS)?.count().await?;
-            let values = tx.object_store(SUMMARIES)?.get_all::<JsValue>().await?;
             let summaries: Vec<RunSummary> =
-                decode(values.collect::<Result<Vec<_>, _>>()?, "summary");
+                decode(all_in(&tx.object_store(SUMMARIES)?).await?, "summary");
             // Summaries of an older shape lack what the list now shows: not shown as they are.
             let current = summaries.iter().all(|s| s.format == query::SUMMARY_FORMAT);
             Ok::<_, Cause>(
@@ -209,12 +220,7 @@ impl Db {
         // A few runs read their own steps; many read every step once, which beats a
         // transaction per run by far (the first open of a large database).
         if runs.len() > 20 {
-            let mut steps: HashMap<String, Vec<Step>> = HashMap::new();
-            for step in decode::<Step>(self.all(STEPS).await?, "step") {
-                steps.entry(step.run_id.clone()).or_default().push(step);
-            }
-            for run in runs {
-                let own = sorted(steps.remove(&run.id).unwrap_or_default());
+            for (run, own) in with_steps(runs, decode(self.all(STEPS).await?, "step")) {
                 out.push(query::summarize(&run, &own));
             }
         } else {
@@ -248,12 +254,10 @@ impl Db {
 
     pub async fn run(&self, run_id: &str) -> Result<Option<RunData>, String> {
         let read = async {
-            let tx = self.db.transaction(RUNS).build()?;
-            let Some(value) = tx.object_store(RUNS)?.get::<JsValue, _, _>(run_id).await? else {
+            let Some(value) = self.get(RUNS, run_id).await? else {
                 return Ok(None);
             };
             let run: Run = serde_wasm_bindgen::from_value(value)?;
-            drop(tx);
             let steps = sorted(decode(self.of_run(STEPS, run_id).await?, "step"));
             let mut versions: Vec<Version> =
                 decode(self.of_run(VERSIONS, run_id).await?, "version");
@@ -336,18 +340,11 @@ impl Db {
         // Which server version each record was last synced at belongs to the stored copy,
         // which sync updates behind the editor's back: carry it over, never the editor's.
         let run_store = tx.object_store(RUNS)?;
-        let stored_run: Option<Run> = match run_store.get::<JsValue, _, _>(run.id.as_str()).await? {
-            Some(value) => serde_wasm_bindgen::from_value(value).ok(),
-            None => None,
-        };
+        let stored_run = stored_run(&run_store, &run.id).await?;
         let mut run = run.clone();
         run.server_version = stored_run.and_then(|r| r.server_version);
         let step_store = tx.object_store(STEPS)?;
-        let stored_steps: Vec<Step> = {
-            let index = step_store.index("runId")?;
-            let values = index.get_all::<JsValue>().with_query(run.id.as_str()).await?;
-            decode(values.collect::<Result<Vec<_>, _>>()?, "step")
-        };
+        let stored_steps: Vec<Step> = decode(of_run_in(&step_store, &run.id).await?, "step");
         let synced_at = |index: u32| {
             stored_steps.iter().find(|s| s.index == index).and_then(|s| s.server_version)
         };
@@ -376,19 +373,9 @@ impl Db {
         // locally yet forgotten by sync.
         let changes = sync::changes(run, before, steps);
         let outbox = tx.object_store(OUTBOX)?;
-        let queued: Vec<QueuedChange> = decode(
-            outbox.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?,
-            "queued change",
-        );
-        for pending in changes {
-            if !queued.iter().any(|q| q.pending == pending) {
-                let entry = QueuedChange {
-                    mutation_id: new_id(),
-                    pending,
-                    queued_at: run.updated_at.clone(),
-                };
-                outbox.put(encode(&entry)?).await?;
-            }
+        let queued: Vec<QueuedChange> = decode(all_in(&outbox).await?, "queued change");
+        for entry in unqueued(changes, queued.iter(), &run.updated_at) {
+            outbox.put(encode(&entry)?).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -515,13 +502,9 @@ impl Db {
     }
 
     pub async fn delete_draft(&self, run_id: &str) -> Result<(), String> {
-        let write = async {
-            let tx = self.writer(&[ANNOTATION])?;
-            tx.object_store(ANNOTATION)?.delete(drafts::key(run_id).as_str()).await?;
-            tx.commit().await?;
-            Ok::<_, Cause>(())
-        };
-        write.await.map_err(failed("drop the saved edits' draft"))
+        self.delete(ANNOTATION, &drafts::key(run_id))
+            .await
+            .map_err(failed("drop the saved edits' draft"))
     }
 
     /// The traces of a run's model calls (the worker's `LlmTrace` records), as stored.
@@ -535,27 +518,14 @@ impl Db {
 
     /// The agent's settings as the worker stores them (keys masked), or null before any.
     pub async fn agent_settings(&self) -> serde_json::Value {
-        let read = async {
-            let tx = self.db.transaction(SETTINGS).build()?;
-            let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>("settings").await?;
-            Ok::<_, Cause>(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
-        };
-        read.await.ok().flatten().unwrap_or_default()
+        self.read(SETTINGS, "settings").await.unwrap_or_default()
     }
 
     /// Every secret this browser holds: the agent's API keys and the sync token. Exports
     /// mask them wherever they appear.
     pub async fn secrets(&self) -> Vec<String> {
-        let read =
-            async {
-                let tx = self.db.transaction(SETTINGS).build()?;
-                let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>("keys").await?;
-                Ok::<_, Cause>(value.and_then(|v| {
-                    serde_wasm_bindgen::from_value::<BTreeMap<String, String>>(v).ok()
-                }))
-            };
-        let mut out: Vec<String> =
-            read.await.ok().flatten().unwrap_or_default().into_values().collect();
+        let keys: BTreeMap<String, String> = self.read(SETTINGS, "keys").await.unwrap_or_default();
+        let mut out: Vec<String> = keys.into_values().collect();
         let token = self.sync_settings().await.token;
         out.push(token);
         out.retain(|s| !s.trim().is_empty());
@@ -574,42 +544,20 @@ impl Db {
     }
 
     pub async fn delete_template(&self, id: &str) -> Result<(), String> {
-        let write = async {
-            let tx = self.writer(&[TEMPLATES])?;
-            tx.object_store(TEMPLATES)?.delete(id).await?;
-            tx.commit().await?;
-            Ok::<_, Cause>(())
-        };
-        write.await.map_err(failed("delete the template"))
+        self.delete(TEMPLATES, id).await.map_err(failed("delete the template"))
     }
 
     /// The screenshot blob stored under `key`.
     pub async fn screenshot(&self, key: &str) -> Option<web_sys::Blob> {
-        let read = async {
-            let tx = self.db.transaction(SCREENSHOTS).build()?;
-            let value = tx.object_store(SCREENSHOTS)?.get::<JsValue, _, _>(key).await?;
-            Ok::<_, Cause>(value)
-        };
         use wasm_bindgen::JsCast;
-        read.await.ok().flatten().and_then(|v| v.dyn_into().ok())
+        self.get(SCREENSHOTS, key).await.ok().flatten().and_then(|v| v.dyn_into().ok())
     }
 
     /// Every run with its steps, for exports: two reads in all, grouped here.
     pub async fn everything(&self) -> Result<Vec<(Run, Vec<Step>)>, String> {
         let read = async {
             let runs: Vec<Run> = decode(self.all(RUNS).await?, "run");
-            let mut steps: BTreeMap<String, Vec<Step>> = BTreeMap::new();
-            for step in decode::<Step>(self.all(STEPS).await?, "step") {
-                steps.entry(step.run_id.clone()).or_default().push(step);
-            }
-            Ok::<_, Cause>(
-                runs.into_iter()
-                    .map(|run| {
-                        let own = sorted(steps.remove(&run.id).unwrap_or_default());
-                        (run, own)
-                    })
-                    .collect(),
-            )
+            Ok::<_, Cause>(with_steps(runs, decode(self.all(STEPS).await?, "step")))
         };
         read.await.map_err(failed("read the runs to export"))
     }
@@ -660,6 +608,55 @@ fn sorted(mut steps: Vec<Step>) -> Vec<Step> {
     steps
 }
 
+/// Each run with its own steps in order, from one read of every step (the list's first
+/// summaries and the exports): far faster than a read per run over many runs.
+fn with_steps(runs: Vec<Run>, steps: Vec<Step>) -> Vec<(Run, Vec<Step>)> {
+    let mut by_run: HashMap<String, Vec<Step>> = HashMap::new();
+    for step in steps {
+        by_run.entry(step.run_id.clone()).or_default().push(step);
+    }
+    runs.into_iter()
+        .map(|run| {
+            let own = sorted(by_run.remove(&run.id).unwrap_or_default());
+            (run, own)
+        })
+        .collect()
+}
+
+/// Every value in `store`, read in the caller's transaction.
+async fn all_in(store: &ObjectStore<'_>) -> Result<Vec<JsValue>, Cause> {
+    Ok(store.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The values in `store` of the run `run_id` (its `runId` index), read in the caller's
+/// transaction.
+async fn of_run_in(store: &ObjectStore<'_>, run_id: &str) -> Result<Vec<JsValue>, Cause> {
+    let index = store.index("runId")?;
+    let values = index.get_all::<JsValue>().with_query(run_id).await?;
+    Ok(values.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The stored copy of the run `run_id`, if any and readable, read in the caller's
+/// transaction: a save and a pull both keep what only the stored copy knows.
+async fn stored_run(store: &ObjectStore<'_>, run_id: &str) -> Result<Option<Run>, Cause> {
+    let value = store.get::<JsValue, _, _>(run_id).await?;
+    Ok(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
+}
+
+/// Queue entries, stamped `at`, for the `changes` not in `queued` already: a save and a
+/// sync round never queue the same change twice.
+fn unqueued<'q>(
+    changes: Vec<Pending>,
+    queued: impl Iterator<Item = &'q QueuedChange> + Clone,
+    at: &str,
+) -> Vec<QueuedChange> {
+    changes
+        .into_iter()
+        .filter(|pending| !queued.clone().any(|q| q.pending == *pending))
+        .map(|pending| QueuedChange { mutation_id: new_id(), pending, queued_at: at.to_owned() })
+        .collect()
+}
+
 /// What sync needs from storage.
 impl Db {
     pub async fn sync_settings(&self) -> SyncSettings {
@@ -697,7 +694,7 @@ impl Db {
             let tx = self.db.transaction(OUTBOX).build()?;
             let store = tx.object_store(OUTBOX)?;
             let keys = store.get_all_keys::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?;
-            let values = store.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?;
+            let values = all_in(&store).await?;
             let mut out = Vec::new();
             for (key, value) in keys.into_iter().zip(values) {
                 if let Ok(entry) = serde_wasm_bindgen::from_value(value) {
@@ -715,16 +712,8 @@ impl Db {
         let write = async {
             let tx = self.writer(&[OUTBOX])?;
             let store = tx.object_store(OUTBOX)?;
-            for pending in changes {
-                if !queued.iter().any(|(_, q)| q.pending == pending) {
-                    store
-                        .put(encode(&QueuedChange {
-                            mutation_id: new_id(),
-                            pending,
-                            queued_at: at.to_owned(),
-                        })?)
-                        .await?;
-                }
+            for entry in unqueued(changes, queued.iter().map(|(_, q)| q), at) {
+                store.put(encode(&entry)?).await?;
             }
             tx.commit().await?;
             Ok::<_, Cause>(())
@@ -772,10 +761,7 @@ impl Db {
                 let store = tx.object_store(RUNS)?;
                 // What only this browser keeps of a run (collections, the quality it scored,
                 // time spent, review rounds) is not the server's to replace.
-                let stored: Option<Run> = match store.get::<JsValue, _, _>(run.id.as_str()).await? {
-                    Some(value) => serde_wasm_bindgen::from_value(value).ok(),
-                    None => None,
-                };
+                let stored = stored_run(&store, &run.id).await?;
                 let mut run = run.clone();
                 if let Some(stored) = stored {
                     if run.collections.is_empty() {

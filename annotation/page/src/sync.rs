@@ -8,7 +8,7 @@
 //! leaves everything queued for the next round.
 
 use annotation_core::record::{ReviewStatus, Step};
-use annotation_core::review::{Comment, Suggestion};
+use annotation_core::review::Suggestion;
 use annotation_core::roles::{Role, User};
 use annotation_core::sync::{
     self, BATCH_ITEMS, Conflict, JSON_BODY_BYTES, Outcome, Pending, SyncSettings, SyncState,
@@ -18,24 +18,11 @@ use wasm_bindgen::JsValue;
 
 use crate::db::{Db, QueuedChange};
 use crate::http;
+use crate::state::RoundDone;
 use crate::util::now;
 
 mod fetch;
 pub use fetch::fetch_run;
-
-/// How one round ended.
-pub struct Round {
-    pub state: SyncState,
-    pub conflicts: Vec<(Conflict, Value)>,
-    /// Runs that changed locally because of the pull (the open one may need reloading).
-    pub pulled: Vec<String>,
-    /// Who the token belongs to: with a server, the server says who you are.
-    pub user: Option<User>,
-    /// The open run's comments and suggestions, when the server changed them.
-    pub review: Option<(Vec<Comment>, Vec<Suggestion>)>,
-    /// Queued changes the server refused, with why.
-    pub refused: Vec<(Pending, String)>,
-}
 
 /// Why a request did not get an answer worth reading.
 enum Failure {
@@ -140,14 +127,12 @@ pub async fn round(
     settings: &SyncSettings,
     attempt: u32,
     open_run: Option<&str>,
-) -> Round {
-    let mut out = Round {
+) -> RoundDone {
+    // The round reports in the state's own terms: the reducer takes it as it is.
+    let mut out = RoundDone {
+        open_run: open_run.map(str::to_owned),
         state: SyncState::Syncing,
-        conflicts: Vec::new(),
-        pulled: Vec::new(),
-        user: None,
-        review: None,
-        refused: Vec::new(),
+        ..RoundDone::default()
     };
     if !settings.enabled() {
         out.state = SyncState::LocalOnly;
@@ -184,7 +169,7 @@ pub async fn round(
     out
 }
 
-async fn push(db: &Db, settings: &SyncSettings, out: &mut Round) -> Result<(), Failure> {
+async fn push(db: &Db, settings: &SyncSettings, out: &mut RoundDone) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
     // Runs never sent go first, whole.
     for (run, steps) in db.unsynced_runs().await.map_err(refused)? {
@@ -483,7 +468,7 @@ async fn pull(
     db: &Db,
     settings: &SyncSettings,
     user: &str,
-    out: &mut Round,
+    out: &mut RoundDone,
 ) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
     let path = sync::pull_path(db.pull_mark().await.as_ref(), settings, user);
@@ -553,7 +538,7 @@ async fn review(
     db: &Db,
     settings: &SyncSettings,
     run_id: &str,
-    out: &mut Round,
+    out: &mut RoundDone,
 ) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
     let Some((_, steps)) = db.run_and_steps(run_id).await.map_err(refused)? else { return Ok(()) };

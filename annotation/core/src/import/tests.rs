@@ -71,6 +71,14 @@ fn assert_has(rejections: &[Rejection], record: &str, path: &str, words: &str) {
     );
 }
 
+/// `assert_has` for each (record, path, words): a file with many faults has each listed.
+#[track_caller]
+fn assert_has_all(rejections: &[Rejection], expected: &[(&str, &str, &str)]) {
+    for &(record, path, words) in expected {
+        assert_has(rejections, record, path, words);
+    }
+}
+
 /// A JSON document edited as a Value.
 fn edited(edit: impl FnOnce(&mut Value)) -> String {
     let mut doc: Value = serde_json::from_str(&json_document(&batch())).unwrap();
@@ -199,47 +207,35 @@ fn every_problem_is_reported_with_its_place() {
         doc["runs"].as_array_mut().unwrap().push(json!({"taskPrompt": "no id", "steps": []}));
     });
     let r = rejections("x.json", &text);
-    assert_has(
+    assert_has_all(
         &r,
-        "run 1 (id r1)",
-        "status",
-        "unknown status \"done\"; expected one of draft, in-review, approved, rejected, archived",
+        &[
+            (
+                "run 1 (id r1)",
+                "status",
+                "unknown status \"done\"; expected one of draft, in-review, approved, rejected, archived",
+            ),
+            ("run 1 (id r1)", "quality", "120 is too large; at most 100"),
+            ("run 1 (id r1)", "tags.1", "expected text, found the number 5"),
+            ("run 1 (id r1)", "taskPrompt", "missing"),
+            ("run 1 (id r1), step 1", "thoughts.thought2", "expected text, found the number 42"),
+            ("run 1 (id r1), step 1", "thoughts.thought3", "missing; expected text"),
+            ("run 1 (id r1), step 2", "index", "index 0 is also used by step 1"),
+            ("run 1 (id r1), step 2", "runId", "names run \"other\" but is inside run \"r1\""),
+            (
+                "run 1 (id r1), step 2",
+                "thoughts.thought1",
+                "too long: 20001 characters, at most 20000",
+            ),
+            ("run 2 (id r1)", "id", "also used by run 1 (id r1)"),
+            ("run 2 (id r1)", "totalSteps", "says 5 steps but the run has 2"),
+            ("run 2 (id r1), step 1", "index", "missing"),
+            ("run 2 (id r1), step 1", "runId", "names run \"r2\" but is inside run \"r1\""),
+            ("run 2 (id r1), step 2", "", "expected a step object, found the text \"a step?\""),
+            ("run 3", "", "expected a run object, found the number 7"),
+            ("run 4", "id", "missing"),
+        ],
     );
-    assert_has(&r, "run 1 (id r1)", "quality", "120 is too large; at most 100");
-    assert_has(&r, "run 1 (id r1)", "tags.1", "expected text, found the number 5");
-    assert_has(&r, "run 1 (id r1)", "taskPrompt", "missing");
-    assert_has(
-        &r,
-        "run 1 (id r1), step 1",
-        "thoughts.thought2",
-        "expected text, found the number 42",
-    );
-    assert_has(&r, "run 1 (id r1), step 1", "thoughts.thought3", "missing; expected text");
-    assert_has(&r, "run 1 (id r1), step 2", "index", "index 0 is also used by step 1");
-    assert_has(
-        &r,
-        "run 1 (id r1), step 2",
-        "runId",
-        "names run \"other\" but is inside run \"r1\"",
-    );
-    assert_has(
-        &r,
-        "run 1 (id r1), step 2",
-        "thoughts.thought1",
-        "too long: 20001 characters, at most 20000",
-    );
-    assert_has(&r, "run 2 (id r1)", "id", "also used by run 1 (id r1)");
-    assert_has(&r, "run 2 (id r1)", "totalSteps", "says 5 steps but the run has 2");
-    assert_has(&r, "run 2 (id r1), step 1", "index", "missing");
-    assert_has(&r, "run 2 (id r1), step 1", "runId", "names run \"r2\" but is inside run \"r1\"");
-    assert_has(
-        &r,
-        "run 2 (id r1), step 2",
-        "",
-        "expected a step object, found the text \"a step?\"",
-    );
-    assert_has(&r, "run 3", "", "expected a run object, found the number 7");
-    assert_has(&r, "run 4", "id", "missing");
     assert_eq!(r.len(), 16, "{r:#?}");
 }
 
@@ -255,19 +251,19 @@ fn nested_fields_are_checked_too() {
         r0["followUps"] = json!("not a list");
     });
     let r = rejections("x.json", &text);
-    assert_has(&r, "run 1 (id r1)", "subtasks.0.stepRange", "expected [first, last]");
-    assert_has(&r, "run 1 (id r1)", "subtasks.1", "expected a subtask object");
-    assert_has(&r, "run 1 (id r1)", "followUps", "expected a list, found the text");
-    assert_has(&r, "run 1 (id r1), step 1", "screenshot.key", "missing");
-    assert_has(
+    assert_has_all(
         &r,
-        "run 1 (id r1), step 1",
-        "screenshot.bytes",
-        "expected a whole number of 0 or more",
+        &[
+            ("run 1 (id r1)", "subtasks.0.stepRange", "expected [first, last]"),
+            ("run 1 (id r1)", "subtasks.1", "expected a subtask object"),
+            ("run 1 (id r1)", "followUps", "expected a list, found the text"),
+            ("run 1 (id r1), step 1", "screenshot.key", "missing"),
+            ("run 1 (id r1), step 1", "screenshot.bytes", "expected a whole number of 0 or more"),
+            ("run 1 (id r1), step 1", "action.type", "expected text, found the number 3"),
+            ("run 1 (id r1), step 1", "issues.0", "expected an issue object"),
+            ("run 1 (id r1), step 2", "verified", "expected true or false"),
+        ],
     );
-    assert_has(&r, "run 1 (id r1), step 1", "action.type", "expected text, found the number 3");
-    assert_has(&r, "run 1 (id r1), step 1", "issues.0", "expected an issue object");
-    assert_has(&r, "run 1 (id r1), step 2", "verified", "expected true or false");
     assert_eq!(r.len(), 8, "{r:#?}");
 }
 
@@ -282,19 +278,19 @@ fn jsonl_problems_name_their_lines() {
     lines.push("[1, 2]".into());
     lines.push(negative);
     let r = rejections("x.jsonl", &lines.join("\n"));
-    assert_has(&r, "line 1", "status", "unknown status \"done\"");
-    assert_has(&r, "line 2", "taskPrompt", "differs from line 1 of the same run");
-    assert_has(&r, "line 3", "", "not valid JSON at column");
-    assert_has(&r, "line 3", "", "EOF while parsing");
-    assert_has(&r, "line 5", "stepIndex", "step 1 of run \"r2\" is also on line 4");
-    assert_has(&r, "line 6", "", "expected a step object, found a list");
-    assert_has(
+    assert_has_all(
         &r,
-        "line 7",
-        "stepIndex",
-        "expected a whole number of 0 or more, found the number -1",
+        &[
+            ("line 1", "status", "unknown status \"done\""),
+            ("line 2", "taskPrompt", "differs from line 1 of the same run"),
+            ("line 3", "", "not valid JSON at column"),
+            ("line 3", "", "EOF while parsing"),
+            ("line 5", "stepIndex", "step 1 of run \"r2\" is also on line 4"),
+            ("line 6", "", "expected a step object, found a list"),
+            ("line 7", "stepIndex", "expected a whole number of 0 or more, found the number -1"),
+            ("run r2 (line 4)", "totalSteps", "says 2 steps but the file has 1"),
+        ],
     );
-    assert_has(&r, "run r2 (line 4)", "totalSteps", "says 2 steps but the file has 1");
 }
 
 #[test]
@@ -308,45 +304,46 @@ fn jsonl_that_lost_lines_is_refused() {
 
 #[test]
 fn files_that_are_not_exports_are_explained() {
-    assert_has(&rejections("x.json", ""), "file", "", "the file is empty");
-    assert_has(&rejections("x.json", " \n\t"), "file", "", "the file is empty");
-    assert_has(
-        &rejections("x.zip", "PK\u{3}\u{4}\u{14}\0\0"),
-        "file",
-        "",
-        "this is a ZIP archive; unzip it and import its runs.json",
-    );
-    assert_has(&rejections("x.png", "\u{89}PNG\r\n\u{1a}\n\0\0"), "file", "", "binary file");
-    assert_has(
-        &rejections("x.json", "{\"runs\": [\n  {\"id\": 1,}\n]}"),
-        "file",
-        "",
-        "not valid JSON at line 2, column",
-    );
-    assert_has(&rejections("x.json", "42"), "file", "", "found the number 42");
-    assert_has(
-        &rejections("x.json", "{\"hello\": 1}"),
-        "file",
-        "",
-        "expected an AlphaScout export",
-    );
-    assert_has(&rejections("x.json", "[]"), "file", "", "no runs in the file");
-    let r = rejections("x.json", &edited(|doc| doc["format"] = json!("promptgrid.templates")));
-    assert_has(
-        &r,
-        "file",
-        "format",
-        "not an AlphaScout runs export: format is the text \"promptgrid.templates\"",
-    );
-    let r = rejections("x.json", &edited(|doc| doc["version"] = json!(2)));
-    assert_has(&r, "file", "version", "version 2 is not supported; this page reads version 1");
-    let r = rejections(
-        "x.json",
-        &edited(|doc| doc.as_object_mut().unwrap().remove("format").map(drop).unwrap()),
-    );
-    assert_has(&r, "file", "format", "missing");
-    let r = rejections("x.json", &edited(|doc| doc["runs"] = json!({})));
-    assert_has(&r, "file", "runs", "expected a list of runs, found an object");
+    // Each (name, text, words): the file's one problem, said of the file as a whole.
+    for (name, text, words) in [
+        ("x.json", "", "the file is empty"),
+        ("x.json", " \n\t", "the file is empty"),
+        (
+            "x.zip",
+            "PK\u{3}\u{4}\u{14}\0\0",
+            "this is a ZIP archive; unzip it and import its runs.json",
+        ),
+        ("x.png", "\u{89}PNG\r\n\u{1a}\n\0\0", "binary file"),
+        ("x.json", "{\"runs\": [\n  {\"id\": 1,}\n]}", "not valid JSON at line 2, column"),
+        ("x.json", "42", "found the number 42"),
+        ("x.json", "{\"hello\": 1}", "expected an AlphaScout export"),
+        ("x.json", "[]", "no runs in the file"),
+    ] {
+        assert_has(&rejections(name, text), "file", "", words);
+    }
+    // Each (edit, path, words): an export whose header was edited, and what is said of it.
+    type Edit = fn(&mut Value);
+    let edits: [(Edit, &str, &str); 4] = [
+        (
+            |doc| doc["format"] = json!("promptgrid.templates"),
+            "format",
+            "not an AlphaScout runs export: format is the text \"promptgrid.templates\"",
+        ),
+        (
+            |doc| doc["version"] = json!(2),
+            "version",
+            "version 2 is not supported; this page reads version 1",
+        ),
+        (
+            |doc| doc.as_object_mut().unwrap().remove("format").map(drop).unwrap(),
+            "format",
+            "missing",
+        ),
+        (|doc| doc["runs"] = json!({}), "runs", "expected a list of runs, found an object"),
+    ];
+    for (edit, path, words) in edits {
+        assert_has(&rejections("x.json", &edited(edit)), "file", path, words);
+    }
     // A byte-order mark is not a problem.
     assert!(parse("x.json", &format!("\u{feff}{}", json_document(&batch())), &none()).is_ok());
 }

@@ -1,12 +1,5 @@
 use super::*;
-
-fn step(t1: &str, t2: &str, t3: &str) -> Step {
-    let mut s = Step::default();
-    s.thoughts.thought1 = t1.into();
-    s.thoughts.thought2 = t2.into();
-    s.thoughts.thought3 = t3.into();
-    s
-}
+use crate::test_support::step;
 
 fn good() -> Step {
     step(

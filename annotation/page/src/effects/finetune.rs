@@ -13,9 +13,9 @@ use annotation_core::record::Step;
 use prompt_files::prompts::PromptSet;
 use wasm_bindgen::JsValue;
 
-use super::notify;
+use super::{notify, progress};
 use crate::db::Db;
-use crate::state::{Action, Dispatch, Progress};
+use crate::state::{Action, Dispatch};
 use crate::util::{now, yield_now};
 
 /// Exports the runs `ids` (those of them in the chosen statuses) for fine-tuning.
@@ -27,7 +27,7 @@ pub async fn export(
     options: Options,
 ) {
     let label = "Building fine-tuning data".to_owned();
-    dispatch.dispatch(Action::Progress(Some(Progress { label: label.clone(), done: 0, total: 0 })));
+    progress(dispatch, &label, 0, 0);
     let result = build(db, dispatch, &label, &ids, &filter, &options).await;
     dispatch.dispatch(Action::Progress(None));
     match result {
@@ -98,11 +98,7 @@ async fn build(
             image: &image,
         };
         built.push(finetune::run_examples(run, steps, &calls, &how, &mut tally));
-        dispatch.dispatch(Action::Progress(Some(Progress {
-            label: label.to_owned(),
-            done: i + 1,
-            total,
-        })));
+        progress(dispatch, label, i + 1, total);
         yield_now().await;
     }
     let (train, held_out) = finetune::split(built, options, &mut tally);

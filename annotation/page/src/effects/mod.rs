@@ -24,7 +24,7 @@ pub use screenshots::use_screenshot;
 
 use crate::db::Db;
 use crate::http;
-use crate::state::{Action, Dispatch, Effect, Notice, RoundDone};
+use crate::state::{Action, Dispatch, Effect, Notice, Progress};
 
 /// The open database, shared by the effects and the screenshots.
 #[derive(Clone)]
@@ -97,6 +97,12 @@ fn take_active(run_id: &str) -> u64 {
 
 fn notify(dispatch: &Dispatch, ok: bool, text: impl Into<String>) {
     dispatch.dispatch(Action::Notify(Notice { ok, text: text.into() }));
+}
+
+/// Shows `label` in the progress bar at `done` of `total` (both 0 before the total is
+/// known): how the long exports report as they go.
+fn progress(dispatch: &Dispatch, label: &str, done: usize, total: usize) {
+    dispatch.dispatch(Action::Progress(Some(Progress { label: label.to_owned(), done, total })));
 }
 
 /// Carries out one effect, off the current turn.
@@ -267,15 +273,7 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         },
         Effect::SyncRound { settings, failures, open_run } => {
             let round = crate::sync::round(db, &settings, failures, open_run.as_deref()).await;
-            dispatch.dispatch(Action::RoundDone(Box::new(RoundDone {
-                open_run,
-                state: round.state,
-                conflicts: round.conflicts,
-                pulled: round.pulled,
-                user: round.user,
-                review: round.review,
-                refused: round.refused,
-            })));
+            dispatch.dispatch(Action::RoundDone(Box::new(round)));
         }
     }
 }

@@ -8,12 +8,12 @@ use annotation_core::record::{ReviewStatus, Run, Step, Thought};
 use annotation_core::roles::User;
 use annotation_core::sync::SyncSettings;
 
-use super::notify;
+use super::{notify, progress};
 use crate::db::{Db, Edit};
 use crate::download;
 use crate::state::editor::Loaded;
 use crate::state::list::ListAction;
-use crate::state::{Action, Dispatch, Progress, Route};
+use crate::state::{Action, Dispatch, Route};
 use crate::util::{now, query_string, set_query};
 
 /// Loads the runs list into the state.
@@ -191,7 +191,7 @@ pub async fn export(
     options: Options,
 ) {
     let label = format!("Exporting {}", format.label());
-    dispatch.dispatch(Action::Progress(Some(Progress { label: label.clone(), done: 0, total: 0 })));
+    progress(dispatch, &label, 0, 0);
     let result = async {
         let mut runs = db.everything().await?;
         // By position in `ids`, looked up once per run: 20,000 runs stay linear.
@@ -199,14 +199,8 @@ pub async fn export(
             ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
         runs.retain(|(run, _)| order.contains_key(run.id.as_str()));
         runs.sort_by_key(|(run, _)| order[run.id.as_str()]);
-        let progress = |done, total| {
-            dispatch.dispatch(Action::Progress(Some(Progress {
-                label: label.clone(),
-                done,
-                total,
-            })))
-        };
-        let built = download::build(db, &runs, format, &options, &filter, &now(), progress).await?;
+        let report = |done, total| progress(dispatch, &label, done, total);
+        let built = download::build(db, &runs, format, &options, &filter, &now(), report).await?;
         download::save(&built)?;
         Ok::<_, String>((built.file_name, runs.len(), built.steps))
     };
