@@ -25,20 +25,25 @@
 //! - [`model`]: runs and steps as stored, visibility and the editing table, and the history:
 //!   every save is one run version with who, when and which paths changed, plus snapshots of
 //!   the header and of each saved step, from which versions, diffs and rollbacks are read.
-//! - [`schema`]: request bodies checked against `openapi.yaml` itself (embedded, parsed at
-//!   start-up), every problem with its dot path (`422`); [`validate`]: what a schema cannot
-//!   say (rules across fields, U+0000, dot-path reads and writes). `tests/contract.rs`
-//!   holds `openapi.yaml` to the shared contract (`run_contract`) and shows the server
-//!   refuses what the schemas refuse.
+//! - [`schema`]: request bodies checked against `openapi.yaml` itself (embedded, its
+//!   component schemas compiled at start-up) by the `boon` JSON Schema (2020-12) validator,
+//!   every problem with its JSON Pointer (`/thoughts/thought2`, `422`); [`validate`]: what a
+//!   schema cannot say (rules across fields, U+0000, dot-path reads and writes).
+//!   `tests/contract.rs` holds `openapi.yaml` to the shared contract (`run_contract`) and
+//!   shows the server refuses what the schemas refuse.
 //! - [`http`]: bodies under size limits, `If-Match`/`If-None-Match`, queries, cursors.
 //! - [`problem`]: RFC 9457 errors, including the `409` conflict body with the current
 //!   record, the base and current versions and the paths changed in between.
 //! - [`auth`]: roles, hashed bearer tokens, the `User` extractor (`401`).
 //! - [`idempotency`]: `Idempotency-Key` on POSTs.
 //! - `routes/`: one module per tag of the contract; `routes::NOT_IMPLEMENTED` lists the
-//!   operations answered with `501` (none now). `routes/suggestions.rs` holds the
-//!   reviewers' tracked changes: accepting one is a versioned step save that never
-//!   overwrites text changed after the suggestion, and approval waits while any is pending.
+//!   operations answered with `501` (none now). `routes/mod.rs` holds what the routes share:
+//!   the extractors of a list under a run (`RunList`: run id, page size and cursor, then the
+//!   visible run) and of a POST to a run (`RunPost`, acted on once per `Idempotency-Key`),
+//!   and the path parameters; `model` has the run lock, visibility and `409` bodies they
+//!   use. `routes/suggestions.rs` holds the reviewers' tracked changes: accepting one is a
+//!   versioned step save that never overwrites text changed after the suggestion, and
+//!   approval waits while any is pending.
 //!
 //! Roles and ownership are checked here for every route; the page only hides buttons.
 //!

@@ -73,6 +73,17 @@ pub async fn visible_run(conn: &mut AnyConnection, user: &User, id: &str) -> Res
     visible(user, load_run(conn, id).await?)
 }
 
+/// Takes the run's write lock, as [`lock_run`], and returns the run if the caller may see it.
+pub async fn lock_visible_run(tx: &mut Tx, user: &User, id: &str) -> Result<RunRow> {
+    visible(user, lock_run(tx, id).await?)
+}
+
+/// The run as a write in `tx` left it, with its server fields.
+pub async fn run_after_write(tx: &mut Tx, id: &str) -> Result<Value> {
+    let run = lock_run(tx, id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
+    run_json(tx, &run).await
+}
+
 /// What the caller may change in a run, per the editing table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EditScope {
@@ -615,9 +626,36 @@ pub async fn changed_since(
     Ok(paths)
 }
 
-/// `403` naming the refused paths.
+/// The `409` for a write based on version `base` of a run that has moved on: the run as it
+/// is, and the paths (in `scope`) changed after `base`.
+pub async fn run_conflict(
+    conn: &mut AnyConnection,
+    run: &RunRow,
+    base: i64,
+    scope: PathScope,
+) -> Result<Problem> {
+    let record = run_json(conn, run).await?;
+    let paths = changed_since(conn, &run.id, base, scope).await?;
+    Ok(Problem::conflict("conflict", "run", Some(base), Some(run.version), record, Some(paths)))
+}
+
+/// The `409` for a step that changed after `base`, with the step as it is now.
+pub async fn step_conflict(
+    conn: &mut AnyConnection,
+    run_id: &str,
+    step: &StepRow,
+    base: i64,
+) -> Result<Problem> {
+    let current = step_json(conn, run_id, step).await?;
+    let paths = changed_since(conn, run_id, base, PathScope::Step(step.index)).await?;
+    Ok(Problem::conflict("conflict", "step", Some(base), Some(step.version), current, Some(paths)))
+}
+
+/// `403` naming the refused fields by their dot paths in the record.
 pub fn forbidden_paths(detail: &str, paths: Vec<String>) -> Problem {
-    let errors =
-        paths.into_iter().map(|p| FieldError::new(p, "this role may not change it")).collect();
+    let errors = paths
+        .iter()
+        .map(|p| FieldError::new(crate::validate::dot_pointer(p), "this role may not change it"))
+        .collect();
     Problem::forbidden(detail).errors(errors)
 }

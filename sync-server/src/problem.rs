@@ -5,8 +5,8 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
-/// One problem in a request, with a dot path into the body (`thoughts.thought2`), or
-/// `query.<name>`, `header.<name>`, `path.<name>` outside it.
+/// One problem in a request, with a JSON Pointer into the body (`/thoughts/thought2`; `""`
+/// for the whole body), or `query.<name>`, `header.<name>`, `path.<name>` outside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FieldError {
     pub path: String,

@@ -306,6 +306,17 @@ impl Sql {
         self.arg(Arg::Int(value))
     }
 
+    /// `(a, b, …)`, a placeholder for each of `values` (for `IN`; none matches nothing).
+    pub fn texts<S: AsRef<str>>(&mut self, values: &[S]) -> &mut Self {
+        if values.is_empty() {
+            return self.push("(NULL)");
+        }
+        for (i, value) in values.iter().enumerate() {
+            self.push(if i == 0 { "(" } else { ", " }).text(value.as_ref());
+        }
+        self.push(")")
+    }
+
     pub fn query(&self) -> Query<'_, Any, AnyArguments<'_>> {
         let mut query = sqlx::query(&self.text);
         for arg in &self.args {

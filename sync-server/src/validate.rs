@@ -2,12 +2,12 @@
 //! `openapi.yaml`: no U+0000 anywhere (PostgreSQL cannot store it), rules across fields (a
 //! subtask's step range in order, an anchor's field at its level, a suggestion's value held
 //! to the schema of the field it targets), the 2 MiB bound on trace params, and the dot
-//! path reads and writes that suggestions use. Every problem keeps its dot path, so a `422`
-//! lists them all at once.
+//! path reads and writes that suggestions use. Every problem keeps its JSON Pointer into the
+//! body, so a `422` lists them all at once.
 
 use serde_json::{Map, Value};
 
-use crate::problem::FieldError;
+use crate::problem::{FieldError, Problem, Result};
 use crate::schema::spec;
 
 /// The contract's `Id` shape (path and query parameters).
@@ -27,23 +27,55 @@ pub fn is_sha256(text: &str) -> bool {
     spec().matches("Sha256", text)
 }
 
-pub fn join(path: &str, key: &str) -> String {
-    if path.is_empty() { key.to_owned() } else { format!("{path}.{key}") }
+/// The JSON Pointer to `key` under `path` (`""` is the whole body).
+pub fn pointer(path: &str, key: &str) -> String {
+    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
-/// Collects problems.
+/// Whether the JSON Pointer `path` is `base` or inside it.
+pub fn under(path: &str, base: &str) -> bool {
+    path.strip_prefix(base).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+/// The JSON Pointer of a dot path into a record (`thoughts.thought2`, whose keys hold no
+/// dots).
+pub fn dot_pointer(path: &str) -> String {
+    path.split('.').fold(String::new(), |at, key| pointer(&at, key))
+}
+
+/// Collects problems, one entry for each place.
 #[derive(Debug, Default)]
 pub struct Check {
     pub errors: Vec<FieldError>,
 }
 
 impl Check {
+    /// Notes a problem at the JSON Pointer `path`; a second one there joins the first's
+    /// message.
     pub fn err(&mut self, path: &str, message: impl Into<String>) {
-        self.errors.push(FieldError::new(path, message));
+        let message = message.into();
+        match self.errors.iter_mut().find(|e| e.path == path) {
+            Some(known) if known.message.split("; ").any(|m| m == message) => {}
+            Some(known) => known.message = format!("{}; {message}", known.message),
+            None => self.errors.push(FieldError::new(path, message)),
+        }
     }
 
     pub fn ok(&self) -> bool {
         self.errors.is_empty()
+    }
+
+    /// `422` listing the problems, if there are any.
+    pub fn finish(self) -> Result<()> {
+        self.finish_with(Some(()))
+    }
+
+    /// What was read from a body that has no problems; `422` listing them otherwise.
+    pub fn finish_with<T>(self, read: Option<T>) -> Result<T> {
+        match read {
+            Some(read) if self.ok() => Ok(read),
+            _ => Err(Problem::validation(self.errors)),
+        }
     }
 
     /// Rejects U+0000 anywhere (PostgreSQL cannot store it), keys included.
@@ -52,7 +84,7 @@ impl Check {
             Value::String(s) if s.contains('\0') => self.err(path, "must not contain U+0000"),
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    self.no_nul(item, &join(path, &i.to_string()));
+                    self.no_nul(item, &format!("{path}/{i}"));
                 }
             }
             Value::Object(map) => {
@@ -60,7 +92,7 @@ impl Check {
                     if key.contains('\0') {
                         self.err(path, "keys must not contain U+0000");
                     }
-                    self.no_nul(item, &join(path, key));
+                    self.no_nul(item, &pointer(path, key));
                 }
             }
             _ => {}
@@ -100,7 +132,7 @@ pub fn run_write(body: &Value, c: &mut Check) -> Option<RunWrite> {
             && let (Some(first), Some(last)) = (first.as_u64(), last.as_u64())
             && first > last
         {
-            let path = format!("subtasks.{i}.stepRange");
+            let path = format!("/subtasks/{i}/stepRange");
             c.err(&path, "the first step must not come after the last");
         }
     }
@@ -128,6 +160,12 @@ fn record(body: &Value, name: &str) -> Map<String, Value> {
 /// Step fields an update may change.
 pub const STEP_EDITABLE: [&str; 5] =
     ["action", "thoughts", "extendedThoughts", "verified", "issues"];
+
+/// The fields of a step an update may change, a missing one as null.
+pub fn step_editable(step: &Map<String, Value>) -> Map<String, Value> {
+    let value = |key: &str| step.get(key).cloned().unwrap_or(Value::Null);
+    STEP_EDITABLE.iter().map(|key| (key.to_string(), value(key))).collect()
+}
 
 /// Step fields fixed at capture.
 pub const STEP_FIXED: [&str; 9] = [
@@ -157,7 +195,7 @@ pub fn trace(body: &Value, c: &mut Check) {
     if let Some(params) = body.get("params").filter(|p| p.is_object())
         && params.to_string().len() > 2 * 1024 * 1024
     {
-        c.err("params", "must be at most 2 MiB serialized");
+        c.err("/params", "must be at most 2 MiB serialized");
     }
 }
 
@@ -198,7 +236,7 @@ pub fn anchor(value: &Value, path: &str, c: &mut Check) {
     let Some(map) = value.as_object() else { return };
     let step = map.get("stepIndex");
     if let Some(field) = map.get("field").and_then(Value::as_str) {
-        let field_path = join(path, "field");
+        let field_path = pointer(path, "field");
         match field_path_level(field) {
             Some(Level::Step) if step.is_some_and(Value::is_null) => {
                 c.err(&field_path, "names a step field, so stepIndex must be set");
@@ -214,7 +252,7 @@ pub fn anchor(value: &Value, path: &str, c: &mut Check) {
     if let (Some(start), Some(end)) = (end("start"), end("end"))
         && start > end
     {
-        c.err(&join(path, "range"), "start must not come after end");
+        c.err(&pointer(path, "range"), "start must not come after end");
     }
 }
 
@@ -231,15 +269,15 @@ pub struct SuggestionCreate {
 }
 
 /// Checks a `SuggestionCreate` body; `proposed` is held to the schema of the step field it
-/// targets, in its place among the problems.
+/// targets.
 pub fn suggestion_create(body: &Value, c: &mut Check) -> Option<SuggestionCreate> {
     let spec = spec();
-    c.no_nul(body, "");
+    c.body("SuggestionCreate", body);
     let field = body.get("field").and_then(Value::as_str);
     let field = field.filter(|f| spec.matches("SuggestionField", f));
-    let proposed = field.and_then(|f| spec.field("StepRecord", f));
-    let at = |path: &str| proposed.filter(|_| path == "proposed");
-    spec.check_with("SuggestionCreate", body, "", c, &at);
+    if let (Some(field), Some(proposed)) = (field, body.get("proposed")) {
+        spec.check_field("StepRecord", field, proposed, "/proposed", c);
+    }
     if !c.ok() {
         return None;
     }
@@ -342,6 +380,22 @@ mod tests {
     }
 
     #[test]
+    fn one_entry_for_each_place() {
+        let mut c = Check::default();
+        c.err("/a", "is wrong");
+        c.err("/b", "is bad");
+        c.err("/a", "is long");
+        c.err("/a", "is wrong");
+        let found: Vec<(&str, &str)> =
+            c.errors.iter().map(|e| (e.path.as_str(), e.message.as_str())).collect();
+        assert_eq!(found, [("/a", "is wrong; is long"), ("/b", "is bad")]);
+        assert_eq!(pointer("/items/0", "a/b~c"), "/items/0/a~1b~0c");
+        assert_eq!(dot_pointer("thoughts.thought2"), "/thoughts/thought2");
+        assert!(under("/items/2/run/id", "/items/2/run") && under("/items/2/run", "/items/2/run"));
+        assert!(!under("/items/2/runId", "/items/2/run"));
+    }
+
+    #[test]
     fn values_at_paths() {
         let mut record = json!({"thoughts": {"thought1": "a"}, "extendedThoughts": ["x"],
             "action": {"type": "click", "target": "b"}});
@@ -363,7 +417,7 @@ mod tests {
             json!({"runId": "r", "index": 5000, "url": 3, "thoughts": {"thought1": "x"}, "zzz": 1});
         assert!(step_write(&body, &mut c).is_none());
         let paths: Vec<&str> = c.errors.iter().map(|e| e.path.as_str()).collect();
-        for expected in ["zzz", "index", "url", "thoughts.thought2", "title", "actions"] {
+        for expected in ["/zzz", "/index", "/url", "/thoughts/thought2", "/title", "/actions"] {
             assert!(paths.contains(&expected), "{expected} in {paths:?}");
         }
     }

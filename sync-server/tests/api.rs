@@ -89,7 +89,7 @@ fn roles_are_enforced_on_the_server(s: &Server) {
     let mut other = run_record("r3");
     other["annotator"] = json!("carol");
     let resp = s.req("alice", "PUT", "/runs/r3").create().json(&other).send();
-    assert_eq!(resp.problem(403, "forbidden")["errors"][0]["path"], "annotator");
+    assert_eq!(resp.problem(403, "forbidden")["errors"][0]["path"], "/annotator");
     let resp = s.req("quinn", "PUT", "/runs/r3").create().json(&other).send();
     assert_eq!(resp.status, 201, "{}", resp.text());
     assert_eq!(resp.json()["annotator"], "carol");
@@ -108,7 +108,7 @@ fn roles_are_enforced_on_the_server(s: &Server) {
     let mut edit = current.clone();
     edit["thoughts"]["thought1"] = json!("A reviewer's rewrite.");
     let resp = s.req("rita", "PUT", "/runs/r1/steps/0").if_match(version).json(&edit).send();
-    assert_eq!(resp.problem(403, "forbidden")["errors"][0]["path"], "thoughts.thought1");
+    assert_eq!(resp.problem(403, "forbidden")["errors"][0]["path"], "/thoughts/thought1");
     let mut verify = current.clone();
     verify["verified"] = json!(true);
     let resp = s.req("rita", "PUT", "/runs/r1/steps/0").if_match(version).json(&verify).send();
@@ -250,24 +250,21 @@ fn bad_input_is_refused_with_paths(s: &Server) {
     run["apiKey"] = json!("sk-secret");
     run["models"]["planner"] = json!("x".repeat(201));
     let resp = s.req("alice", "PUT", "/runs/r1").create().json(&run).send();
-    resp.problem(422, "validation");
-    let mut paths = resp.error_paths();
-    paths.sort();
     assert_eq!(
-        paths,
+        resp.refused_paths(),
         [
-            "agentStatus",
-            "apiKey",
-            "models.planner",
-            "subtasks.0.stepRange",
-            "taskPrompt",
-            "usage.input_tokens"
+            "/agentStatus",
+            "/apiKey",
+            "/models/planner",
+            "/subtasks/0/stepRange",
+            "/taskPrompt",
+            "/usage/input_tokens"
         ]
     );
 
     // The id in the body must be the path's.
     let resp = s.req("alice", "PUT", "/runs/r2").create().json(&run_record("r1")).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "id");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/id");
     s.req("alice", "PUT", "/runs/bad%20id")
         .create()
         .json(&run_record("r1"))
@@ -283,21 +280,18 @@ fn bad_input_is_refused_with_paths(s: &Server) {
     step["screenshot"] =
         json!({"key": "abc", "timestamp": "yesterday", "mime": "image/png", "bytes": 0});
     let resp = s.req("alice", "PUT", "/runs/r1/steps/0").create().json(&step).send();
-    resp.problem(422, "validation");
-    let mut paths = resp.error_paths();
-    paths.sort();
     assert_eq!(
-        paths,
+        resp.refused_paths(),
         [
-            "actions.0.action.id",
-            "extendedThoughts.1",
-            "issues.0.description",
-            "issues.0.severity",
-            "screenshot.bytes",
-            "screenshot.key",
-            "screenshot.mime",
-            "screenshot.timestamp",
-            "thoughts.thought2",
+            "/actions/0/action/id",
+            "/extendedThoughts/1",
+            "/issues/0/description",
+            "/issues/0/severity",
+            "/screenshot/bytes",
+            "/screenshot/key",
+            "/screenshot/mime",
+            "/screenshot/timestamp",
+            "/thoughts/thought2",
         ]
     );
     let resp = s
@@ -314,7 +308,7 @@ fn bad_input_is_refused_with_paths(s: &Server) {
     changed["outcome"] = json!("failed");
     let resp = s.req("alice", "PUT", "/runs/r1/steps/0").if_match(2).json(&changed).send();
     resp.problem(422, "validation");
-    assert_eq!(resp.error_paths(), ["url", "outcome"]);
+    assert_eq!(resp.error_paths(), ["/url", "/outcome"]);
 
     // Malformed JSON is 400; another media type 415; a bad query parameter 400.
     let resp = s
@@ -335,7 +329,7 @@ fn bad_input_is_refused_with_paths(s: &Server) {
     // A body field with a wrong type in a transition.
     let resp =
         s.req("alice", "POST", "/runs/r1/transitions").if_match(2).json(&json!({"to": 3})).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "to");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/to");
 }
 
 /// The head of a request whose body is announced but not sent.
@@ -432,10 +426,10 @@ fn screenshots_are_content_addressed(s: &Server) {
     s.create_run("alice", "r1");
     let step = step_record("r1", 0, Some((&other, 10)));
     let resp = s.req("alice", "PUT", "/runs/r1/steps/0").create().json(&step).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "screenshot.key");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/screenshot/key");
     let step = step_record("r1", 0, Some((&sha, 10)));
     let resp = s.req("alice", "PUT", "/runs/r1/steps/0").create().json(&step).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "screenshot.bytes");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/screenshot/bytes");
     let step = step_record("r1", 0, Some((&sha, 3000)));
     let resp = s.req("alice", "PUT", "/runs/r1/steps/0").create().json(&step).send();
     assert_eq!(resp.status, 201, "{}", resp.text());
@@ -616,7 +610,7 @@ fn rollback_creates_a_new_version(s: &Server) {
         .if_match(5)
         .json(&json!({"toVersion": 9}))
         .send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "toVersion");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/toVersion");
 
     let resp = s.req("alice", "POST", "/runs/r1/rollback").if_match(5).json(&body).send();
     assert_eq!(resp.status, 200, "{}", resp.text());
@@ -690,17 +684,17 @@ fn comment_threads(s: &Server) {
     // Bad threads: a reply with an anchor, a missing step, a field of the wrong level.
     let bad = json!({"text": "x", "parentId": id, "kind": "question"});
     let resp = s.req("alice", "POST", "/runs/r1/comments").json(&bad).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "kind");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/kind");
     let bad = json!({"text": "x", "kind": "question", "anchor": {"stepIndex": 9}});
     let resp = s.req("alice", "POST", "/runs/r1/comments").json(&bad).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "anchor.stepIndex");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/anchor/stepIndex");
     let bad =
         json!({"text": "x", "kind": "question", "anchor": {"stepIndex": 0, "field": "taskPrompt"}});
     let resp = s.req("alice", "POST", "/runs/r1/comments").json(&bad).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "anchor.field");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/anchor/field");
     let bad = json!({"text": "", "kind": "question", "anchor": {"stepIndex": null, "field": "followUps.7"}});
     let resp = s.req("alice", "POST", "/runs/r1/comments").json(&bad).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "text");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/text");
     let run_level = json!({"text": "Prompt typo", "kind": "correction", "anchor": {"stepIndex": null, "field": "followUps.0"}});
     assert_eq!(s.req("quinn", "POST", "/runs/r1/comments").json(&run_level).send().status, 201);
 
@@ -775,7 +769,7 @@ fn batch_upsert_and_traces(s: &Server) {
     let outcomes: Vec<&str> = results.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["ok", "ok", "rejected", "ok", "rejected", "ok", "conflict"]);
     assert_eq!(results[1]["version"], 2);
-    assert_eq!(results[2]["problem"]["errors"][0]["path"], "items.2.step.thoughts.thought3");
+    assert_eq!(results[2]["problem"]["errors"][0]["path"], "/items/2/step/thoughts/thought3");
     assert_eq!(results[4]["problem"]["status"], 404);
     assert_eq!(results[5]["version"], 3, "step saves do not touch the header's version");
     assert_eq!(results[6]["problem"]["currentVersion"], 3);
@@ -796,6 +790,20 @@ fn batch_upsert_and_traces(s: &Server) {
 
     let resp = s.req("alice", "POST", "/runs:batchUpsert").json(&json!({"items": []})).send();
     resp.problem(422, "validation");
+    // An item's own fields are checked apart from its record, which its PUT's checks take.
+    let item = json!({"kind": "trace", "runId": "-x", "trace": trace_record("b1", "trace-9", 0),
+        "extra": 1});
+    let resp = s.req("alice", "POST", "/runs:batchUpsert").json(&json!({"items": [item]})).send();
+    let result = &resp.json()["results"][0];
+    assert_eq!(result["outcome"], "rejected", "{result}");
+    let mut paths: Vec<&str> = result["problem"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["path"].as_str().unwrap())
+        .collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["/items/0/extra", "/items/0/runId"]);
 
     // Traces are write-once.
     let trace = trace_record("b1", "trace-1", 0);
@@ -820,7 +828,5 @@ fn batch_upsert_and_traces(s: &Server) {
     bad["apiKey"] = json!("sk-live");
     bad["attempts"][0]["raw"] = json!(null);
     let resp = s.req("alice", "PUT", "/runs/b1/traces/trace-2").json(&bad).send();
-    let mut paths = resp.error_paths();
-    paths.sort();
-    assert_eq!(paths, ["apiKey", "attempts.0.raw", "id"]);
+    assert_eq!(resp.refused_paths(), ["/apiKey", "/attempts/0/raw", "/id"]);
 }

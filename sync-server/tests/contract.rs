@@ -1,7 +1,8 @@
 //! `openapi.yaml` and the server's validation agree with the shared contract
 //! (`run_contract`): the review statuses, the roles, and the `Action` union with each
 //! variant's fields, kinds, limits and defaults; and the server refuses what
-//! `openapi.yaml`'s request schemas refuse, at the same paths, and accepts what they accept.
+//! `openapi.yaml`'s request schemas refuse, at the same places (JSON Pointers), and accepts
+//! what they accept.
 
 mod support;
 
@@ -116,7 +117,7 @@ fn the_action_union_is_the_contracts() {
 
 fn problems(action: Value) -> Vec<String> {
     let mut c = Check::default();
-    spec().check("Action", &action, "action", &mut c);
+    spec().check("Action", &action, "/action", &mut c);
     c.errors.iter().map(|e| e.path.clone()).collect()
 }
 
@@ -136,15 +137,15 @@ fn the_server_accepts_every_action_the_engine_writes_and_no_other() {
         for field in shape.fields.iter().filter(|f| f.required) {
             let mut missing = bare.clone();
             missing.remove(field.name);
-            assert_eq!(problems(Value::Object(missing)), [format!("action.{}", field.name)]);
+            assert_eq!(problems(Value::Object(missing)), [format!("/action/{}", field.name)]);
         }
         let mut extra = written.as_object().unwrap().clone();
         extra.insert("teleport".into(), json!(true));
-        assert_eq!(problems(Value::Object(extra)), ["action.teleport"]);
+        assert_eq!(problems(Value::Object(extra)), ["/action/teleport"]);
     }
-    assert_eq!(problems(json!({"action": "teleport"})), ["action.action"]);
+    assert_eq!(problems(json!({"action": "teleport"})), ["/action/action"]);
     assert!(serde_json::from_value::<Action>(json!({"action": "teleport"})).is_err());
-    assert_eq!(problems(json!({"action": "click", "id": -3})), ["action.id"]);
+    assert_eq!(problems(json!({"action": "click", "id": -3})), ["/action/id"]);
     assert_eq!(problems(json!({"action": "close_tab", "tab_id": -3})), Vec::<String>::new());
 }
 
@@ -213,8 +214,8 @@ fn cases(api: &Value, schema: &Value, root: &Value, path: &[String], out: &mut V
             Some(value) => drop(object.insert(key.to_owned(), value)),
             None => drop(object.remove(key)),
         }
-        let refused_at = refused.then(|| at(key).join("."));
-        Case { body, refused_at, why: format!("{}: {why}", at(key).join(".")) }
+        let refused_at = refused.then(|| json_pointer(&at(key)));
+        Case { body, refused_at, why: format!("{}: {why}", json_pointer(&at(key))) }
     };
     let read_only = |name: &str| properties.get(name).is_some_and(|p| p["readOnly"] == true);
     for name in required.iter().filter(|r| !read_only(r)) {
@@ -296,7 +297,12 @@ fn cases(api: &Value, schema: &Value, root: &Value, path: &[String], out: &mut V
         }
         if let Some(items) = value.as_array().filter(|items| !items.is_empty()) {
             if let Some(max) = s["maxItems"].as_u64() {
-                let many = vec![items[0].clone(); max as usize + 1];
+                // Each problem is reported, so items that must be unique stay unique here.
+                let nth = |i: usize| match (&items[0], s["uniqueItems"] == true) {
+                    (Value::String(text), true) => json!(format!("{text}{i}")),
+                    (first, _) => first.clone(),
+                };
+                let many: Vec<Value> = (0..=max as usize).map(nth).collect();
                 out.push(case(name, Some(json!(many)), true, "too many items"));
             }
             if let Some(min) = s["minItems"].as_u64().filter(|m| *m > 0) {
@@ -311,6 +317,11 @@ fn cases(api: &Value, schema: &Value, root: &Value, path: &[String], out: &mut V
             cases(api, s, root, &at(name), out);
         }
     }
+}
+
+/// The JSON Pointer of a path's keys.
+fn json_pointer(path: &[String]) -> String {
+    path.iter().map(|key| format!("/{}", key.replace('~', "~0").replace('/', "~1"))).collect()
 }
 
 fn pointer<'a>(value: &'a Value, path: &[String]) -> &'a Value {
@@ -377,14 +388,14 @@ fn the_server_refuses_what_the_request_schemas_refuse_and_no_more() {
         .as_u64()
         .unwrap() as usize;
     assert_eq!(proposing("thoughts.thought1", json!("x".repeat(longest))), Vec::<String>::new());
-    assert_eq!(proposing("thoughts.thought1", json!("x".repeat(longest + 1))), ["proposed"]);
-    assert_eq!(proposing("action", json!({"type": "click"})), ["proposed.target"]);
+    assert_eq!(proposing("thoughts.thought1", json!("x".repeat(longest + 1))), ["/proposed"]);
+    assert_eq!(proposing("action", json!({"type": "click"})), ["/proposed/target"]);
     assert_eq!(proposing("action.value", Value::Null), Vec::<String>::new());
-    assert_eq!(proposing("extendedThoughts", json!(["a", 1])), ["proposed.1"]);
+    assert_eq!(proposing("extendedThoughts", json!(["a", 1])), ["/proposed/1"]);
     // Tags are unique items.
     let mut run = run_record("r1");
     run["tags"] = json!(["kitchen", "kitchen"]);
-    assert_eq!(server("RunWrite", &run), ["tags.1"]);
+    assert_eq!(server("RunWrite", &run), ["/tags/1"]);
 }
 
 /// `GET /runs` takes exactly the query parameters the YAML lists (the server refuses any

@@ -364,7 +364,7 @@ fn screenshots_are_read_through_runs_one_may_see_and_say_nothing_else(s: &Server
     s.create_run("carol", "c1");
     let step = step_record("c1", 0, Some((&sha, 2000)));
     let resp = s.req("carol", "PUT", "/runs/c1/steps/0").create().json(&step).send();
-    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "screenshot.key");
+    assert_eq!(resp.problem(422, "validation")["errors"][0]["path"], "/screenshot/key");
     // Uploading it (she holds the bytes) is a first upload, like any other.
     let resp = put("carol");
     assert_eq!((resp.status, resp.json()["bytes"].as_i64()), (201, Some(2000)));

@@ -62,5 +62,5 @@ fn the_issue_schema_is_the_contracts() {
     step["issues"] = json!([written]);
     assert_eq!(refused(&step), Vec::<String>::new(), "a full issue is taken");
     step["issues"][0]["note"] = json!("not in the contract");
-    assert_eq!(refused(&step), ["issues.0.note"]);
+    assert_eq!(refused(&step), ["/issues/0/note"]);
 }

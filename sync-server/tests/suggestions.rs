@@ -264,38 +264,38 @@ fn bad_suggestions_are_refused_with_paths(s: &Server) {
         resp.problem(422, "validation");
         resp.error_paths()
     };
-    assert_eq!(paths(json!({})), ["stepIndex", "field", "baseVersion", "proposed"]);
+    assert_eq!(paths(json!({})), ["/stepIndex", "/field", "/baseVersion", "/proposed"]);
     let mut got = paths(json!({"stepIndex": 5000, "field": "verified", "baseVersion": 0,
         "proposed": true, "extra": 1}));
     got.sort();
-    assert_eq!(got, ["baseVersion", "extra", "field", "stepIndex"]);
+    assert_eq!(got, ["/baseVersion", "/extra", "/field", "/stepIndex"]);
     let got = paths(json!({"stepIndex": 0, "field": "thoughts.thought1", "baseVersion": 2,
         "proposed": 42, "note": 7}));
-    assert_eq!(got, ["proposed", "note"]);
+    assert_eq!(got, ["/note", "/proposed"]);
     let got = paths(json!({"stepIndex": 0, "field": "action", "baseVersion": 2,
         "proposed": {"type": "", "target": 1, "zzz": 1}}));
-    assert_eq!(got, ["proposed.zzz", "proposed.type", "proposed.target"]);
+    assert_eq!(got, ["/proposed/target", "/proposed/type", "/proposed/zzz"]);
     let got = paths(json!({"stepIndex": 0, "field": "thoughts.thought2", "baseVersion": 2,
         "proposed": "a\u{0}b"}));
-    assert_eq!(got, ["proposed"]);
+    assert_eq!(got, ["/proposed"]);
     let got = paths(json!({"stepIndex": 0, "field": "extendedThoughts", "baseVersion": 2,
         "proposed": ["ok", 3]}));
-    assert_eq!(got, ["proposed.1"]);
+    assert_eq!(got, ["/proposed/1"]);
     let long = "x".repeat(20_001);
     let got = paths(json!({"stepIndex": 0, "field": "extendedThoughts.0", "baseVersion": 2,
         "proposed": long}));
-    assert_eq!(got, ["proposed"]);
+    assert_eq!(got, ["/proposed"]);
 
     // Checked against the run: the step, the field's entry, and a change at all.
     let got = paths(json!({"stepIndex": 7, "field": "thoughts.thought1", "baseVersion": 2,
         "proposed": "x"}));
-    assert_eq!(got, ["stepIndex"]);
+    assert_eq!(got, ["/stepIndex"]);
     let got = paths(json!({"stepIndex": 0, "field": "extendedThoughts.3", "baseVersion": 2,
         "proposed": "x"}));
-    assert_eq!(got, ["field"]);
+    assert_eq!(got, ["/field"]);
     let got = paths(json!({"stepIndex": 0, "field": "thoughts.thought2", "baseVersion": 2,
         "proposed": "The kettles are under Kitchen."}));
-    assert_eq!(got, ["proposed"]);
+    assert_eq!(got, ["/proposed"]);
 
     // Decisions, queries and ids are checked too.
     let one = suggested(
@@ -309,7 +309,7 @@ fn bad_suggestions_are_refused_with_paths(s: &Server) {
         decide(s, "alice", "r1", id(&one), "accept").if_match(2).json(&json!({"note": 5, "x": 1}));
     let resp = resp.send();
     resp.problem(422, "validation");
-    assert_eq!(resp.error_paths(), ["x", "note"]);
+    assert_eq!(resp.error_paths(), ["/note", "/x"]);
     let resp = s.req("alice", "GET", "/runs/r1/suggestions?state=open").send();
     assert_eq!(resp.problem(400, "bad-request")["errors"][0]["path"], "query.state");
     let resp = decide(s, "alice", "r1", "-bad", "reject").send();

@@ -11,7 +11,7 @@ use crate::model::lock_run;
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::{runs, steps, traces};
 use crate::store::{Sql, Tx, get_json, get_str};
-use crate::validate::{self, Check, join};
+use crate::validate::{self, Check, under};
 
 pub async fn upsert(
     State(state): State<AppState>,
@@ -20,17 +20,14 @@ pub async fn upsert(
 ) -> Result<Reply> {
     // The envelope only: each item is checked, and may be rejected, on its own.
     let mut c = Check::default();
-    let spec = crate::schema::spec();
-    let item = |path: &str| {
-        let rest = path.strip_prefix("items.")?;
-        (!rest.contains('.')).then(|| spec.any())
-    };
-    spec.check_with("BatchUpsertRequest", &body, "", &mut c, &item);
+    let item = |path: &str| path.starts_with("/items/");
+    let envelope = hollow(&body, "items");
+    crate::schema::spec().check_except("BatchUpsertRequest", &envelope, "", &mut c, &item);
     let items = if c.ok() { body["items"].as_array().cloned().unwrap_or_default() } else { vec![] };
     for (i, item) in items.iter().enumerate() {
         let kind = item.get("kind").and_then(Value::as_str);
         if !matches!(kind, Some("run" | "step" | "trace")) {
-            c.err(&format!("items.{i}.kind"), "must be run, step or trace");
+            c.err(&format!("/items/{i}/kind"), "must be run, step or trace");
         }
     }
     if !c.ok() {
@@ -81,11 +78,8 @@ async fn apply_group(
     let mut kept: Vec<(String, Value)> = Vec::new();
     if !ids.is_empty() {
         let mut sql = Sql::new("SELECT mutation_id, result FROM mutations WHERE user_id = ");
-        sql.text(&user.id).push(" AND mutation_id IN (");
-        for (i, id) in ids.iter().enumerate() {
-            sql.push(if i == 0 { "" } else { ", " }).text(*id);
-        }
-        for row in sql.push(")").query().fetch_all(&mut *tx).await? {
+        sql.text(&user.id).push(" AND mutation_id IN ").texts(&ids);
+        for row in sql.query().fetch_all(&mut *tx).await? {
             kept.push((get_str(&row, "mutation_id")?, get_json(&row, "result")?));
         }
     }
@@ -159,13 +153,14 @@ fn prepare(user: &User, i: usize, item: &Value) -> Prepared {
     if let Some(trace_id) = item.pointer("/trace/id") {
         result.insert("traceId".into(), trace_id.clone());
     }
-    let prefix = format!("items.{i}");
+    let prefix = format!("/items/{i}");
 
     // The envelope of the item; its record goes through its own PUT's checks below.
     let mut c = Check::default();
-    let record_path = join(&prefix, kind);
-    let record = |path: &str| (path == record_path).then(|| crate::schema::spec().any());
-    crate::schema::spec().check_with("BatchItem", item, &prefix, &mut c, &record);
+    let record_path = format!("/{kind}");
+    let record = |path: &str| under(path, &record_path);
+    let envelope = hollow(item, kind);
+    crate::schema::spec().check_except("BatchItem", &envelope, &prefix, &mut c, &record);
     if !c.ok() {
         return Prepared::Rejected(rejected(result, Problem::validation(c.errors)));
     }
@@ -185,7 +180,7 @@ fn prepare(user: &User, i: usize, item: &Value) -> Prepared {
         _ => {
             let trace_id = record.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
             if !validate::is_id(&trace_id) {
-                let problem = Problem::invalid(&format!("{prefix}.trace.id"), "must be an id");
+                let problem = Problem::invalid(&format!("{prefix}/trace/id"), "must be an id");
                 return Prepared::Rejected(rejected(result, problem));
             }
             traces::check_trace(user, &run_id, &trace_id, &record)
@@ -227,15 +222,36 @@ async fn apply(
             Ok(Value::Object(result))
         }
         Err(mut problem) => {
-            let record_prefix = format!("items.{i}.{kind}");
+            // The record's pointers, from the item list; `query.…` and the like stay as they are.
+            let record_prefix = format!("/items/{i}/{kind}");
+            let in_body = |path: &str| path.is_empty() || path.starts_with('/');
             problem.errors = problem
                 .errors
                 .into_iter()
-                .map(|e| FieldError::new(join(&record_prefix, &e.path), e.message))
+                .map(|e| {
+                    if in_body(&e.path) {
+                        FieldError::new(format!("{record_prefix}{}", e.path), e.message)
+                    } else {
+                        e
+                    }
+                })
                 .collect();
             Ok(rejected(result, problem))
         }
     }
+}
+
+/// `value` with its member `part`, checked on its own, as null (an array, as as many nulls):
+/// what a check of the rest says of it is passed over, so it is not walked twice.
+fn hollow(value: &Value, part: &str) -> Value {
+    let Value::Object(map) = value else { return value.clone() };
+    let hollowed = |v: &Value| match v {
+        Value::Array(items) => Value::Array(vec![Value::Null; items.len()]),
+        _ => Value::Null,
+    };
+    let members =
+        map.iter().map(|(k, v)| (k.clone(), if k == part { hollowed(v) } else { v.clone() }));
+    Value::Object(members.collect())
 }
 
 fn rejected(mut result: Map<String, Value>, problem: Problem) -> Value {

@@ -2,7 +2,7 @@
 //! /runs/{runId}/comments/{commentId}`, `POST …/resolve` and `…/reopen`. Comments are
 //! conversation, not content: they have their own versions and add no run version.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -11,13 +11,11 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::{Role, User, new_id};
-use crate::http::{
-    JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, if_match, optional_if_match, page,
-};
+use crate::http::{JsonBody, Reply, if_match, optional_if_match};
 use crate::idempotency::Replay;
-use crate::model::{self, RunRow, Status, lock_run};
+use crate::model::{self, RunRow, Status};
 use crate::problem::{Problem, Result};
-use crate::routes::run_id_param;
+use crate::routes::{ItemPost, RunList, RunPost, id_param, run_id_param};
 use crate::store::{Sql, Tx, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
 use crate::validate::{self, Check, Level, text};
 
@@ -57,12 +55,18 @@ async fn load(conn: &mut AnyConnection, run_id: &str, id: &str) -> Result<Option
     Ok(sqlx::query(&sql).bind(run_id.to_owned()).bind(id.to_owned()).fetch_optional(conn).await?)
 }
 
-fn comment_id_param(id: &str) -> Result<String> {
-    if validate::is_id(id) {
-        Ok(id.to_owned())
-    } else {
-        Err(Problem::bad_param("path.commentId", "must be an id"))
-    }
+/// The comment as a write in `tx` left it.
+async fn reload(tx: &mut Tx, run_id: &str, id: &str) -> Result<Value> {
+    let row = load(tx, run_id, id).await?.ok_or_else(|| Problem::internal("comment vanished"))?;
+    comment_json(&row)
+}
+
+/// Commits a change to a comment and answers with the comment, its version as `ETag`.
+async fn commit_change(mut tx: Tx, run_id: &str, id: &str) -> Result<Reply> {
+    let out = reload(&mut tx, run_id, id).await?;
+    tx.commit().await?;
+    let version = out["version"].as_i64().unwrap_or(0);
+    Ok(Reply::ok(out).version(version))
 }
 
 fn not_archived(run: &RunRow) -> Result<()> {
@@ -72,35 +76,22 @@ fn not_archived(run: &RunRow) -> Result<()> {
     Ok(())
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    let step = query.int("stepIndex", 0, 1999)?;
-    let resolved = query.boolean("resolved")?;
-    let kind = query.one("kind")?;
+pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) -> Result<Reply> {
+    let step = list.query.int("stepIndex", 0, 1999)?;
+    let resolved = list.query.boolean("resolved")?;
+    let kind = list.query.one("kind")?;
     if kind.as_deref().is_some_and(|k| !KINDS.contains(&k)) {
         return Err(Problem::bad_param(
             "query.kind",
             format!("must be one of {}", KINDS.join(", ")),
         ));
     }
-    query.finish()?;
-    let filters = json!(["comments", run_id, step, resolved, kind]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
-
-    let mut conn = state.store.pool.acquire().await?;
-    model::visible_run(&mut conn, &user, &run_id).await?;
+    let filters = json!(["comments", list.run_id, step, resolved, kind]);
+    let mut list = list.open(&state, &user, filters).await?;
     let mut sql = Sql::new(&format!(
         "SELECT {COLUMNS} FROM comments c JOIN comments t ON t.id = c.thread_id WHERE c.run_id = "
     ));
-    sql.text(&run_id);
+    sql.text(&list.run_id);
     if let Some(step) = step {
         sql.push(" AND c.step_index = ").int(step);
     }
@@ -110,22 +101,13 @@ pub async fn list(
     if let Some(kind) = &kind {
         sql.push(" AND c.thread_kind = ").text(kind);
     }
-    super::after_seq(&mut sql, after, "c.seq", limit)?;
-    let rows = sql.query().fetch_all(&mut *conn).await?;
-    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), comment_json)
+    list.after_seq(&mut sql, "c.seq")?;
+    list.page(sql, |last| Ok(json!(get_i64(last, "seq")?)), comment_json).await
 }
 
-pub async fn create(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    headers: HeaderMap,
-    JsonBody(body, raw): JsonBody,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let request = format!("POST /runs/{run_id}/comments");
-    let act = |replay| create_comment(&state, &user, &run_id, &body, replay);
-    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+pub async fn create(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
+    let act = |replay| create_comment(&state, &user, &post.run_id, &post.body, replay);
+    post.once(&state, &user, "comments", act).await
 }
 
 async fn create_comment(
@@ -140,34 +122,37 @@ async fn create_comment(
     let (text, kind, parent) = (text(body, "text"), text(body, "kind"), text(body, "parentId"));
     if let Some(map) = body.as_object() {
         if let Some(anchor) = map.get("anchor") {
-            validate::anchor(anchor, "anchor", &mut c);
+            validate::anchor(anchor, "/anchor", &mut c);
         }
         // The schema's if/then/else, with a message for each case.
         if map.contains_key("parentId") {
             for key in ["anchor", "kind"] {
                 if map.contains_key(key) {
-                    c.err(key, "a reply inherits its thread's; leave it out");
+                    c.err(
+                        &validate::pointer("", key),
+                        "a reply inherits its thread's; leave it out",
+                    );
                 }
             }
         } else {
             for key in ["anchor", "kind"] {
                 if !map.contains_key(key) {
-                    c.err(key, "is required to start a thread");
+                    c.err(&validate::pointer("", key), "is required to start a thread");
                 }
             }
         }
     }
-    let (Some(text), true) = (text, c.ok()) else { return Err(Problem::validation(c.errors)) };
+    let text = c.finish_with(text)?;
 
     let mut tx = state.store.begin().await?;
-    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     not_archived(&run)?;
     let id = new_id();
     let (thread_id, anchor, step_index, thread_kind) = match &parent {
         Some(parent_id) => {
             let parent = load(&mut tx, run_id, parent_id)
                 .await?
-                .ok_or_else(|| Problem::invalid("parentId", "no such comment in this run"))?;
+                .ok_or_else(|| Problem::invalid("/parentId", "no such comment in this run"))?;
             let thread = get_str(&parent, "thread_id")?;
             let row =
                 sqlx::query("SELECT anchor, step_index, thread_kind FROM comments WHERE id = $1")
@@ -215,9 +200,7 @@ async fn create_comment(
     .bind(seq)
     .execute(&mut *tx)
     .await?;
-    let row =
-        load(&mut tx, run_id, &id).await?.ok_or_else(|| Problem::internal("comment vanished"))?;
-    let out = comment_json(&row)?;
+    let out = reload(&mut tx, run_id, &id).await?;
     replay.commit(tx, Reply::ok(out).status(StatusCode::CREATED).version(1)).await
 }
 
@@ -232,7 +215,7 @@ async fn check_anchor_target(
         Some(index) => {
             let step = model::load_step(tx, &run.id, index)
                 .await?
-                .ok_or_else(|| Problem::invalid("anchor.stepIndex", "no such step in this run"))?;
+                .ok_or_else(|| Problem::invalid("/anchor/stepIndex", "no such step in this run"))?;
             step.body
         }
         None => run.header.clone(),
@@ -243,7 +226,7 @@ async fn check_anchor_target(
         if validate::field_path_level(field) != Some(expected)
             || Value::Object(record).pointer(&pointer).is_none()
         {
-            return Err(Problem::invalid("anchor.field", "is not a field of the anchored record"));
+            return Err(Problem::invalid("/anchor/field", "is not a field of the anchored record"));
         }
     }
     Ok(())
@@ -256,7 +239,7 @@ async fn locked_comment(
     run_id: &str,
     comment_id: &str,
 ) -> Result<(RunRow, AnyRow)> {
-    let run = model::visible(user, lock_run(tx, run_id).await?)?;
+    let run = model::lock_visible_run(tx, user, run_id).await?;
     let row = load(tx, run_id, comment_id).await?.ok_or_else(|| Problem::not_found("comment"))?;
     Ok((run, row))
 }
@@ -274,12 +257,11 @@ pub async fn edit(
     headers: HeaderMap,
     JsonBody(body, _): JsonBody,
 ) -> Result<Reply> {
-    let (run_id, comment_id) = (run_id_param(&run_id)?, comment_id_param(&comment_id)?);
+    let (run_id, comment_id) = (run_id_param(&run_id)?, id_param("commentId", &comment_id)?);
     let base = if_match(&headers)?;
     let mut c = Check::default();
     c.body("CommentEdit", &body);
-    let text = text(&body, "text");
-    let (Some(text), true) = (text, c.ok()) else { return Err(Problem::validation(c.errors)) };
+    let text = c.finish_with(text(&body, "text"))?;
     let mut tx = state.store.begin().await?;
     let (run, row) = locked_comment(&mut tx, &user, &run_id, &comment_id).await?;
     not_archived(&run)?;
@@ -297,12 +279,7 @@ pub async fn edit(
     .bind(crate::time::now())
     .execute(&mut *tx)
     .await?;
-    let row =
-        load(&mut tx, &run_id, &comment_id).await?.ok_or_else(|| Problem::internal("gone"))?;
-    let out = comment_json(&row)?;
-    tx.commit().await?;
-    let version = out["version"].as_i64().unwrap_or(0);
-    Ok(Reply::ok(out).version(version))
+    commit_change(tx, &run_id, &comment_id).await
 }
 
 pub async fn delete(
@@ -311,7 +288,7 @@ pub async fn delete(
     Path((run_id, comment_id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let (run_id, comment_id) = (run_id_param(&run_id)?, comment_id_param(&comment_id)?);
+    let (run_id, comment_id) = (run_id_param(&run_id)?, id_param("commentId", &comment_id)?);
     let base = if_match(&headers)?;
     let mut tx = state.store.begin().await?;
     let (run, row) = locked_comment(&mut tx, &user, &run_id, &comment_id).await?;
@@ -354,37 +331,25 @@ pub async fn delete(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-pub async fn resolve(
-    state: State<AppState>,
-    user: User,
-    path: Path<(String, String)>,
-    headers: HeaderMap,
-    _body: OptionalJsonBody,
-) -> Result<Reply> {
-    set_resolved(state, user, path, headers, true).await
+pub async fn resolve(State(state): State<AppState>, user: User, post: ItemPost) -> Result<Reply> {
+    set_resolved(&state, &user, &post, true).await
 }
 
-pub async fn reopen(
-    state: State<AppState>,
-    user: User,
-    path: Path<(String, String)>,
-    headers: HeaderMap,
-    _body: OptionalJsonBody,
-) -> Result<Reply> {
-    set_resolved(state, user, path, headers, false).await
+pub async fn reopen(State(state): State<AppState>, user: User, post: ItemPost) -> Result<Reply> {
+    set_resolved(&state, &user, &post, false).await
 }
 
+/// Resolves or reopens a thread; its body, if any, says nothing more.
 async fn set_resolved(
-    State(state): State<AppState>,
-    user: User,
-    Path((run_id, comment_id)): Path<(String, String)>,
-    headers: HeaderMap,
+    state: &AppState,
+    user: &User,
+    post: &ItemPost,
     resolved: bool,
 ) -> Result<Reply> {
-    let (run_id, comment_id) = (run_id_param(&run_id)?, comment_id_param(&comment_id)?);
-    let base = optional_if_match(&headers)?;
+    let (run_id, comment_id) = (&post.run_id, post.id("commentId")?);
+    let base = optional_if_match(&post.headers)?;
     let mut tx = state.store.begin().await?;
-    let (_, row) = locked_comment(&mut tx, &user, &run_id, &comment_id).await?;
+    let (_, row) = locked_comment(&mut tx, user, run_id, &comment_id).await?;
     if get_opt_str(&row, "parent_id")?.is_some() {
         return Err(Problem::invalid(
             "path.commentId",
@@ -409,10 +374,5 @@ async fn set_resolved(
         .execute(&mut *tx)
         .await?;
     }
-    let row =
-        load(&mut tx, &run_id, &comment_id).await?.ok_or_else(|| Problem::internal("gone"))?;
-    let out = comment_json(&row)?;
-    tx.commit().await?;
-    let version = out["version"].as_i64().unwrap_or(0);
-    Ok(Reply::ok(out).version(version))
+    commit_change(tx, run_id, &comment_id).await
 }

@@ -2,21 +2,17 @@
 //! `GET /runs/{runId}/diff`, `POST /runs/{runId}/rollback`.
 
 use axum::extract::{Path, RawQuery, State};
-use axum::http::HeaderMap;
 use serde_json::{Map, Value, json};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::User;
-use crate::http::{JsonBody, Query, Reply, decode_cursor, if_match, page};
+use crate::http::{Query, Reply, if_match};
 use crate::idempotency::Replay;
-use crate::model::{
-    self, Change, Entry, PathScope, StepRow, changed_since, diff, lock_run, require_full_edit,
-    run_json,
-};
+use crate::model::{self, Change, Entry, PathScope, StepRow, diff, require_full_edit};
 use crate::problem::{Problem, Result};
-use crate::routes::{index_param, run_id_param};
+use crate::routes::{RunList, RunPost, index_param, run_id_param};
 use crate::store::{Sql, get_i64, get_json, get_opt_i64, get_str, like_escape};
 use crate::validate::{self, Check, STEP_EDITABLE};
 
@@ -49,59 +45,36 @@ fn version_json(row: &AnyRow) -> Result<Value> {
 const VERSION_COLUMNS: &str =
     "version, at_time, by_user, kind, step_index, changes, summary, extra";
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    let step = query.int("stepIndex", 0, 1999)?;
-    let kinds = query.all("kind");
+pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) -> Result<Reply> {
+    let step = list.query.int("stepIndex", 0, 1999)?;
+    let kinds = list.query.all("kind");
     if let Some(kind) = kinds.iter().find(|k| !KINDS.contains(&k.as_str())) {
         return Err(Problem::bad_param("query.kind", format!("{kind:?} is not a version kind")));
     }
-    let by = query.one("by")?;
+    let by = list.query.one("by")?;
     if by.as_deref().is_some_and(|b| !validate::is_user_id(b)) {
         return Err(Problem::bad_param("query.by", "must be a user id"));
     }
-    query.finish()?;
-    let filters = json!(["versions", run_id, step, kinds, by]).to_string();
-    let before = decode_cursor(cursor, &filters)?;
-
-    let mut conn = state.store.pool.acquire().await?;
-    model::visible_run(&mut conn, &user, &run_id).await?;
+    let filters = json!(["versions", list.run_id, step, kinds, by]);
+    let mut list = list.open(&state, &user, filters).await?;
     let mut sql = Sql::new(&format!("SELECT {VERSION_COLUMNS} FROM versions WHERE run_id = "));
-    sql.text(&run_id);
+    sql.text(&list.run_id);
     if let Some(step) = step {
         sql.push(" AND (step_index = ").int(step);
         sql.push(" OR (kind = 'rolled-back' AND changes LIKE ");
         sql.text(format!("%\"steps.{}.%", like_escape(&step.to_string()))).push(" ESCAPE '\\'))");
     }
     if !kinds.is_empty() {
-        sql.push(" AND kind IN (");
-        for (i, kind) in kinds.iter().enumerate() {
-            if i > 0 {
-                sql.push(", ");
-            }
-            sql.text(kind);
-        }
-        sql.push(")");
+        sql.push(" AND kind IN ").texts(&kinds);
     }
     if let Some(by) = &by {
         sql.push(" AND by_user = ").text(by);
     }
-    if let Some(before) = before {
-        let version =
-            before.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
-        sql.push(" AND version < ").int(version);
+    if let Some(before) = list.after(Value::as_i64)? {
+        sql.push(" AND version < ").int(before);
     }
-    sql.push(" ORDER BY version DESC LIMIT ").int(limit + 1);
-    let rows = sql.query().fetch_all(&mut *conn).await?;
-    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "version")?)), version_json)
+    sql.push(" ORDER BY version DESC");
+    list.page(sql, |last| Ok(json!(get_i64(last, "version")?)), version_json).await
 }
 
 /// The header state at `version` and the version that wrote it.
@@ -264,18 +237,10 @@ pub async fn diff_versions(
     Ok(Reply::ok(json!({"from": from, "to": to, "changes": changes})))
 }
 
-pub async fn rollback(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    headers: HeaderMap,
-    JsonBody(body, raw): JsonBody,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let base = if_match(&headers)?;
-    let request = format!("POST /runs/{run_id}/rollback {base}");
-    let act = |replay| apply_rollback(&state, &user, &run_id, base, &body, replay);
-    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+pub async fn rollback(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
+    let base = if_match(&post.headers)?;
+    let act = |replay| apply_rollback(&state, &user, &post.run_id, base, &post.body, replay);
+    post.once(&state, &user, &format!("rollback {base}"), act).await
 }
 
 async fn apply_rollback(
@@ -290,26 +255,17 @@ async fn apply_rollback(
     c.body("RollbackRequest", body);
     let target = body.get("toVersion").and_then(Value::as_i64);
     let note = validate::text(body, "note");
-    let (Some(target), true) = (target, c.ok()) else { return Err(Problem::validation(c.errors)) };
+    let target = c.finish_with(target)?;
 
     let mut tx = state.store.begin().await?;
-    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     require_full_edit(user, &run)?;
     if run.version != base {
-        let record = run_json(&mut tx, &run).await?;
-        let paths = changed_since(&mut tx, run_id, base, PathScope::All).await?;
-        return Err(Problem::conflict(
-            "conflict",
-            "run",
-            Some(base),
-            Some(run.version),
-            record,
-            Some(paths),
-        ));
+        return Err(model::run_conflict(&mut tx, &run, base, PathScope::All).await?);
     }
     if target > run.version {
         return Err(Problem::invalid(
-            "toVersion",
+            "/toVersion",
             format!("must be at most the current version {}", run.version),
         ));
     }
@@ -362,7 +318,6 @@ async fn apply_rollback(
     for (index, body) in &restored {
         model::save_step(&mut tx, run_id, *index, version, body, false).await?;
     }
-    let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-    let record = run_json(&mut tx, &run).await?;
+    let record = model::run_after_write(&mut tx, run_id).await?;
     replay.commit(tx, Reply::ok(record).version(version)).await
 }

@@ -10,18 +10,28 @@ mod suggestions;
 mod traces;
 mod workflow;
 
+use std::future::Future;
+
 use axum::Router;
-use axum::extract::State;
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Path, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, put};
-use serde_json::json;
+use serde_json::{Value, json};
+use sqlx::Any;
+use sqlx::any::AnyRow;
+use sqlx::pool::PoolConnection;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
 use crate::AppState;
 use crate::auth::User;
-use crate::http::Reply;
+use crate::http::{JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, page};
+use crate::idempotency::Replay;
+use crate::model;
 use crate::problem::{Problem, Result};
+use crate::store::Sql;
 use crate::validate;
 
 /// The operations of the contract this version answers `501` to, by `operationId`: none.
@@ -139,6 +149,15 @@ pub fn run_id_param(id: &str) -> Result<String> {
     }
 }
 
+/// Another id path segment (`commentId`, `traceId`): `name` names it in a `400`.
+pub fn id_param(name: &str, id: &str) -> Result<String> {
+    if validate::is_id(id) {
+        Ok(id.to_owned())
+    } else {
+        Err(Problem::bad_param(&format!("path.{name}"), "must be an id"))
+    }
+}
+
 /// A step `index` path segment: 0–1999.
 pub fn index_param(index: &str) -> Result<i64> {
     match index.parse::<i64>() {
@@ -147,20 +166,163 @@ pub fn index_param(index: &str) -> Result<i64> {
     }
 }
 
-/// Ends a conversation list's query (comments, suggestions): after the cursor's sequence
-/// number if there is one, in sequence order, one more row than a page to know if another
-/// follows.
-pub fn after_seq(
-    sql: &mut crate::store::Sql,
-    after: Option<serde_json::Value>,
-    column: &str,
-    limit: i64,
-) -> Result<()> {
-    if let Some(after) = after {
-        let seq =
-            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
-        sql.push(&format!(" AND {column} > ")).int(seq);
+/// A POST to a run (`/runs/{runId}/…`, `…/comments/{commentId}/resolve`), for the writes
+/// there: the run id (checked after the body is read, so a bad body is answered first), the
+/// path's other ids, the headers, and the JSON body, `Option`al for an [`ItemPost`].
+pub struct RunPost<B = Value> {
+    pub run_id: String,
+    ids: Vec<String>,
+    pub headers: HeaderMap,
+    pub body: B,
+    raw: Bytes,
+}
+
+/// A POST to an item of a run whose body may be left out (resolving a thread, deciding on a
+/// suggestion).
+pub type ItemPost = RunPost<Option<Value>>;
+
+/// The parts of a [`RunPost`]: the path's ids, the headers, and the body as `B` reads it.
+async fn read_post<B>(
+    req: Request,
+    state: &AppState,
+) -> Rejected<(String, Vec<String>, HeaderMap, B)>
+where
+    B: FromRequest<AppState, Rejection = Problem>,
+{
+    let (mut parts, body) = req.into_parts();
+    let path = Path::<Vec<String>>::from_request_parts(&mut parts, state).await;
+    let Path(ids) = path.map_err(IntoResponse::into_response)?;
+    let headers = parts.headers.clone();
+    let body = B::from_request(Request::from_parts(parts, body), state).await;
+    let body = body.map_err(IntoResponse::into_response)?;
+    let mut ids = ids.into_iter();
+    let run_id = run_id_param(&ids.next().unwrap_or_default());
+    let run_id = run_id.map_err(IntoResponse::into_response)?;
+    Ok((run_id, ids.collect(), headers, body))
+}
+
+/// An extractor's refusal: a problem, or axum's own answer for a path it cannot read.
+type Rejected<T> = std::result::Result<T, Response>;
+
+impl FromRequest<AppState> for RunPost {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &AppState) -> Rejected<Self> {
+        let (run_id, ids, headers, JsonBody(body, raw)) = read_post(req, state).await?;
+        Ok(RunPost { run_id, ids, headers, body, raw })
     }
-    sql.push(&format!(" ORDER BY {column} LIMIT ")).int(limit + 1);
-    Ok(())
+}
+
+impl FromRequest<AppState> for ItemPost {
+    type Rejection = Response;
+
+    async fn from_request(req: Request, state: &AppState) -> Rejected<Self> {
+        let (run_id, ids, headers, OptionalJsonBody(body, raw)) = read_post(req, state).await?;
+        Ok(RunPost { run_id, ids, headers, body, raw })
+    }
+}
+
+impl<B> RunPost<B> {
+    /// The path's id after the run's, which `name` names in a `400`.
+    pub fn id(&self, name: &str) -> Result<String> {
+        id_param(name, self.ids.first().map_or("", String::as_str))
+    }
+
+    /// Runs `act` unless this is a retry of `POST /runs/{runId}/{what}` whose answer is kept
+    /// (see `idempotency`).
+    pub async fn once<F, Fut>(
+        &self,
+        state: &AppState,
+        user: &User,
+        what: &str,
+        act: F,
+    ) -> Result<Reply>
+    where
+        F: FnOnce(Replay) -> Fut,
+        Fut: Future<Output = Result<Reply>>,
+    {
+        let request = format!("POST /runs/{}/{what}", self.run_id);
+        crate::idempotency::once(state, user, &self.headers, &request, &self.raw, act).await
+    }
+}
+
+/// A list under one run (its steps, traces, comments, suggestions, versions), taken from
+/// the request: the run id and the page's size and cursor. The route reads its own filters
+/// from `query`, then [`RunList::open`]s it.
+pub struct RunList {
+    pub run_id: String,
+    pub query: Query,
+    limit: i64,
+    cursor: Option<String>,
+}
+
+impl FromRequestParts<AppState> for RunList {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Rejected<Self> {
+        let path = Path::<String>::from_request_parts(parts, state).await;
+        let Path(run_id) = path.map_err(IntoResponse::into_response)?;
+        RunList::read(&run_id, parts.uri.query()).map_err(IntoResponse::into_response)
+    }
+}
+
+impl RunList {
+    fn read(run_id: &str, query: Option<&str>) -> Result<RunList> {
+        let run_id = run_id_param(run_id)?;
+        let mut query = Query::parse(query)?;
+        let limit = query.limit()?;
+        let cursor = query.one("cursor")?;
+        Ok(RunList { run_id, query, limit, cursor })
+    }
+
+    /// Ends the query and, if the caller may see the run, opens a connection. `filters`
+    /// (the list's name, the run, the filters) are what a cursor is only reused with.
+    pub async fn open(self, state: &AppState, user: &User, filters: Value) -> Result<OpenList> {
+        self.query.finish()?;
+        let filters = filters.to_string();
+        let after = decode_cursor(self.cursor, &filters)?;
+        let mut conn = state.store.pool.acquire().await?;
+        model::visible_run(&mut conn, user, &self.run_id).await?;
+        Ok(OpenList { run_id: self.run_id, limit: self.limit, after, conn, filters })
+    }
+}
+
+/// A [`RunList`] the caller may see.
+pub struct OpenList {
+    pub run_id: String,
+    limit: i64,
+    /// The sort key of the last item before this page, from the cursor.
+    after: Option<Value>,
+    conn: PoolConnection<Any>,
+    filters: String,
+}
+
+impl OpenList {
+    /// The cursor's key read by `read`; `400` if it is not one.
+    pub fn after<'a, T>(&'a self, read: impl FnOnce(&'a Value) -> Option<T>) -> Result<Option<T>> {
+        let bad = || Problem::bad_param("query.cursor", "is not valid");
+        self.after.as_ref().map(|after| read(after).ok_or_else(bad)).transpose()
+    }
+
+    /// Ends a conversation list's query (comments, suggestions): after the cursor's sequence
+    /// number if there is one, in sequence order.
+    pub fn after_seq(&self, sql: &mut Sql, column: &str) -> Result<()> {
+        if let Some(seq) = self.after(Value::as_i64)? {
+            sql.push(&format!(" AND {column} > ")).int(seq);
+        }
+        sql.push(&format!(" ORDER BY {column}"));
+        Ok(())
+    }
+
+    /// Runs `sql` (its `LIMIT` added here: one row more than a page, to know if another
+    /// follows) and answers the page, each row through `item`, the cursor on `key`.
+    pub async fn page<R, I>(&mut self, mut sql: Sql, key: R, item: I) -> Result<Reply>
+    where
+        R: Fn(&AnyRow) -> Result<Value>,
+        I: FnMut(&AnyRow) -> Result<Value>,
+    {
+        sql.push(" LIMIT ").int(self.limit + 1);
+        let rows = sql.query().fetch_all(&mut *self.conn).await?;
+        page(&rows, self.limit, &self.filters, key, item)
+    }
 }

@@ -12,7 +12,7 @@ use crate::http::{
     write_precondition,
 };
 use crate::model::{
-    self, Entry, PathScope, RUN_COUNTERS, Status, changed_since, diff_maps, header_state, lock_run,
+    self, Entry, PathScope, RUN_COUNTERS, Status, diff_maps, header_state, lock_run,
     require_full_edit, run_json, tags_of,
 };
 use crate::problem::{Problem, Result};
@@ -95,14 +95,7 @@ pub async fn list(
         sql.push(" AND r.annotator = ").text(&user.id);
     }
     if !statuses.is_empty() {
-        sql.push(" AND r.status IN (");
-        for (i, status) in statuses.iter().enumerate() {
-            if i > 0 {
-                sql.push(", ");
-            }
-            sql.text(status);
-        }
-        sql.push(")");
+        sql.push(" AND r.status IN ").texts(&statuses);
     }
     if let Some(annotator) = &annotator {
         sql.push(" AND r.annotator = ").text(annotator);
@@ -234,9 +227,9 @@ pub fn check_run(user: &User, run_id: &str, body: &Value) -> Result<validate::Ru
     }
     let mut check = Check::default();
     let write = validate::run_write(body, &mut check);
-    let Some(write) = write else { return Err(Problem::validation(check.errors)) };
+    let write = check.finish_with(write)?;
     if write.content.get("id").and_then(Value::as_str) != Some(run_id) {
-        return Err(Problem::invalid("id", "must equal the runId in the path"));
+        return Err(Problem::invalid("/id", "must equal the runId in the path"));
     }
     Ok(write)
 }
@@ -274,7 +267,7 @@ pub async fn write_run(
                     ));
                 }
                 if !user_exists(tx, other).await? {
-                    return Err(Problem::invalid("annotator", "no such user"));
+                    return Err(Problem::invalid("/annotator", "no such user"));
                 }
                 other.clone()
             }
@@ -326,7 +319,10 @@ pub async fn write_run(
     let mut errors = Vec::new();
     for key in ["taskId", "createdAt", "createdBy"] {
         if write.content.get(key) != run.header.get(key) {
-            errors.push(crate::problem::FieldError::new(key, "is fixed once the run exists"));
+            errors.push(crate::problem::FieldError::new(
+                validate::pointer("", key),
+                "is fixed once the run exists",
+            ));
         }
     }
     if !errors.is_empty() {
@@ -342,20 +338,11 @@ pub async fn write_run(
             ));
         }
         if !user_exists(tx, &annotator).await? {
-            return Err(Problem::invalid("annotator", "no such user"));
+            return Err(Problem::invalid("/annotator", "no such user"));
         }
     }
     if run.header_version > base || base > run.version {
-        let record = run_json(tx, &run).await?;
-        let paths = changed_since(tx, run_id, base, PathScope::Header).await?;
-        return Err(Problem::conflict(
-            "conflict",
-            "run",
-            Some(base),
-            Some(run.version),
-            record,
-            Some(paths),
-        ));
+        return Err(model::run_conflict(tx, &run, base, PathScope::Header).await?);
     }
     let tags = write.tags.clone().unwrap_or_else(|| tags_of(&run.header));
     let reviewed_by = run.header.get("reviewedBy").and_then(Value::as_str);
@@ -368,8 +355,7 @@ pub async fn write_run(
     let summary = format!("Edited {} of the run", model::describe_paths(&changes, ""));
     let entry = Entry::new("run-edited", None, changes, summary);
     let version = model::commit_version(tx, &run, user, &now, entry, Some(&header)).await?;
-    let run = lock_run(tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-    let record = run_json(tx, &run).await?;
+    let record = model::run_after_write(tx, run_id).await?;
     Ok(Reply::ok(record).version(version))
 }
 

@@ -208,9 +208,7 @@ pub async fn missing(
     may_upload(&user)?;
     let mut c = Check::default();
     c.body("MissingRequest", &body);
-    if !c.ok() {
-        return Err(Problem::validation(c.errors));
-    }
+    c.finish()?;
     let mut hashes: Vec<String> = Vec::new();
     for sha in body["hashes"].as_array().into_iter().flatten().filter_map(Value::as_str) {
         if !hashes.iter().any(|h| h == sha) {

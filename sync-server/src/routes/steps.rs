@@ -1,6 +1,6 @@
 //! `GET /runs/{runId}/steps`, `GET/PUT /runs/{runId}/steps/{index}`.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
@@ -8,60 +8,35 @@ use serde_json::{Map, Value, json};
 use crate::AppState;
 use crate::auth::User;
 use crate::http::{
-    JsonBody, Precondition, Query, Reply, decode_cursor, not_modified, not_modified_response, page,
-    write_precondition,
+    JsonBody, Precondition, Reply, not_modified, not_modified_response, write_precondition,
 };
-use crate::model::{
-    self, EditScope, Entry, PathScope, changed_since, diff, edit_scope, lock_run, step_json,
-    step_output,
-};
+use crate::model::{self, EditScope, Entry, edit_scope, step_json, step_output};
 use crate::problem::{FieldError, Problem, Result};
-use crate::routes::{index_param, run_id_param};
+use crate::routes::{RunList, index_param, run_id_param};
 use crate::store::{Sql, Tx, get_i64};
-use crate::validate::{self, Check, STEP_EDITABLE, STEP_FIXED};
+use crate::validate::{self, Check, STEP_FIXED, step_editable};
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    let since = query.int("sinceVersion", 0, i64::MAX)?;
-    query.finish()?;
-    let filters = json!(["steps", run_id, since]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
-
-    let mut conn = state.store.pool.acquire().await?;
-    model::visible_run(&mut conn, &user, &run_id).await?;
+pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) -> Result<Reply> {
+    let since = list.query.int("sinceVersion", 0, i64::MAX)?;
+    let filters = json!(["steps", list.run_id, since]);
+    let mut list = list.open(&state, &user, filters).await?;
     let mut sql = Sql::new(&format!(
         "SELECT s.idx, s.version, s.body, {} FROM steps s WHERE s.run_id = ",
         model::STEP_COUNTERS
     ));
-    sql.text(&run_id);
+    sql.text(&list.run_id);
     if let Some(since) = since {
         sql.push(" AND s.version > ").int(since);
     }
-    if let Some(after) = after {
-        let index =
-            after.as_i64().ok_or_else(|| Problem::bad_param("query.cursor", "is not valid"))?;
+    if let Some(index) = list.after(Value::as_i64)? {
         sql.push(" AND s.idx > ").int(index);
     }
-    sql.push(" ORDER BY s.idx LIMIT ").int(limit + 1);
-    let rows = sql.query().fetch_all(&mut *conn).await?;
-    page(
-        &rows,
-        limit,
-        &filters,
-        |last| Ok(json!(get_i64(last, "idx")?)),
-        |row| {
-            let step = model::step_from_row(row)?;
-            Ok(step_output(&step, model::step_counters_from_row(row)?))
-        },
-    )
+    sql.push(" ORDER BY s.idx");
+    let item = |row: &_| {
+        let step = model::step_from_row(row)?;
+        Ok(step_output(&step, model::step_counters_from_row(row)?))
+    };
+    list.page(sql, |last| Ok(json!(get_i64(last, "idx")?)), item).await
 }
 
 pub async fn get(
@@ -102,15 +77,14 @@ pub async fn put(
 /// What a step write can be refused for without the database: the body.
 pub fn check_step(run_id: &str, index: i64, body: &Value) -> Result<Map<String, Value>> {
     let mut check = Check::default();
-    let Some(record) = validate::step_write(body, &mut check) else {
-        return Err(Problem::validation(check.errors));
-    };
+    let record = validate::step_write(body, &mut check);
+    let record = check.finish_with(record)?;
     let mut errors = Vec::new();
     if record.get("runId").and_then(Value::as_str) != Some(run_id) {
-        errors.push(FieldError::new("runId", "must equal the runId in the path"));
+        errors.push(FieldError::new("/runId", "must equal the runId in the path"));
     }
     if record.get("index").and_then(Value::as_i64) != Some(index) {
-        errors.push(FieldError::new("index", "must equal the index in the path"));
+        errors.push(FieldError::new("/index", "must equal the index in the path"));
     }
     if !errors.is_empty() {
         return Err(Problem::validation(errors));
@@ -129,7 +103,7 @@ pub async fn write_step(
     mut record: Map<String, Value>,
 ) -> Result<Reply> {
     let now = crate::time::now();
-    let run = model::visible(user, lock_run(tx, run_id).await?)?;
+    let run = model::lock_visible_run(tx, user, run_id).await?;
     let scope = edit_scope(user, &run)?;
     let current = model::load_step(tx, run_id, index).await?;
     let location = format!("/runs/{run_id}/steps/{index}");
@@ -173,31 +147,20 @@ pub async fn write_step(
     let fixed: Vec<FieldError> = STEP_FIXED
         .iter()
         .filter(|key| record.get(**key) != step.body.get(**key))
-        .map(|key| FieldError::new(*key, "is captured and fixed once the step exists"))
+        .map(|key| {
+            FieldError::new(
+                validate::pointer("", key),
+                "is captured and fixed once the step exists",
+            )
+        })
         .collect();
     if !fixed.is_empty() {
         return Err(Problem::validation(fixed));
     }
     if step.version > base || base > run.version {
-        let out = step_json(tx, run_id, &step).await?;
-        let paths = changed_since(tx, run_id, base, PathScope::Step(index)).await?;
-        return Err(Problem::conflict(
-            "conflict",
-            "step",
-            Some(base),
-            Some(step.version),
-            out,
-            Some(paths),
-        ));
+        return Err(model::step_conflict(tx, run_id, &step, base).await?);
     }
-    let editable = |m: &Map<String, Value>| -> Map<String, Value> {
-        STEP_EDITABLE
-            .iter()
-            .map(|k| (k.to_string(), m.get(*k).cloned().unwrap_or(Value::Null)))
-            .collect()
-    };
-    let mut changes = Vec::new();
-    diff(&Value::Object(editable(&step.body)), &Value::Object(editable(&record)), "", &mut changes);
+    let mut changes = model::diff_maps(&step_editable(&step.body), &step_editable(&record), "");
     if changes.is_empty() {
         let out = step_json(tx, run_id, &step).await?;
         return Ok(Reply::ok(out).version(step.version));
@@ -245,13 +208,13 @@ async fn check_screenshot(
     match super::screenshots::readable_size(tx, user, key).await? {
         None => {
             return Err(Problem::invalid(
-                "screenshot.key",
+                "/screenshot/key",
                 "no stored screenshot has this hash; upload it first (PUT /screenshots/{sha256})",
             ));
         }
         Some(bytes) if Some(bytes) != shot.get("bytes").and_then(Value::as_i64) => {
             return Err(Problem::invalid(
-                "screenshot.bytes",
+                "/screenshot/bytes",
                 "differs from the stored screenshot's size",
             ));
         }

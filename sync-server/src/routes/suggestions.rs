@@ -10,21 +10,21 @@
 //! suggestion made against text that changed since is a `409` carrying the current step,
 //! never a silent overwrite. Creating, rejecting and withdrawing add no run version.
 
-use axum::extract::{Path, RawQuery, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::{Role, User, new_id};
-use crate::http::{JsonBody, OptionalJsonBody, Query, Reply, decode_cursor, if_match, page};
+use crate::http::{Reply, if_match};
 use crate::idempotency::Replay;
-use crate::model::{self, Entry, PathScope, RunRow, Status, changed_since, lock_run, step_json};
+use crate::model::{self, Entry, RunRow, Status};
 use crate::problem::{Problem, Result};
-use crate::routes::run_id_param;
+use crate::routes::{ItemPost, RunList, RunPost, id_param, run_id_param};
 use crate::store::{Sql, Tx, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
-use crate::validate::{self, Check, STEP_EDITABLE};
+use crate::validate::{self, Check, step_editable};
 
 const STATES: [&str; 4] = ["pending", "accepted", "rejected", "withdrawn"];
 
@@ -83,74 +83,32 @@ async fn reload(conn: &mut AnyConnection, run_id: &str, id: &str) -> Result<Valu
     suggestion_json(&row)
 }
 
-fn suggestion_id_param(id: &str) -> Result<String> {
-    if validate::is_id(id) {
-        Ok(id.to_owned())
-    } else {
-        Err(Problem::bad_param("path.suggestionId", "must be an id"))
-    }
-}
-
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    let wanted = query.one("state")?;
+pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) -> Result<Reply> {
+    let wanted = list.query.one("state")?;
     if wanted.as_deref().is_some_and(|s| !STATES.contains(&s)) {
         return Err(Problem::bad_param(
             "query.state",
             format!("must be one of {}", STATES.join(", ")),
         ));
     }
-    let step = query.int("stepIndex", 0, 1999)?;
-    query.finish()?;
-    let filters = json!(["suggestions", run_id, wanted, step]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
-
-    let mut conn = state.store.pool.acquire().await?;
-    model::visible_run(&mut conn, &user, &run_id).await?;
+    let step = list.query.int("stepIndex", 0, 1999)?;
+    let filters = json!(["suggestions", list.run_id, wanted, step]);
+    let mut list = list.open(&state, &user, filters).await?;
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} {FROM} WHERE g.run_id = "));
-    sql.text(&run_id);
+    sql.text(&list.run_id);
     if let Some(wanted) = &wanted {
         sql.push(" AND g.state = ").text(wanted);
     }
     if let Some(step) = step {
         sql.push(" AND g.step_index = ").int(step);
     }
-    super::after_seq(&mut sql, after, "g.seq", limit)?;
-    let rows = sql.query().fetch_all(&mut *conn).await?;
-    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), suggestion_json)
+    list.after_seq(&mut sql, "g.seq")?;
+    list.page(sql, |last| Ok(json!(get_i64(last, "seq")?)), suggestion_json).await
 }
 
-pub async fn create(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    headers: HeaderMap,
-    JsonBody(body, raw): JsonBody,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let request = format!("POST /runs/{run_id}/suggestions");
-    let act = |replay| create_suggestion(&state, &user, &run_id, &body, replay);
-    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
-}
-
-/// The `409` for a step that changed after `base`, with the step as it is now.
-async fn step_conflict(
-    tx: &mut Tx,
-    run_id: &str,
-    step: &model::StepRow,
-    base: i64,
-) -> Result<Problem> {
-    let current = step_json(tx, run_id, step).await?;
-    let paths = changed_since(tx, run_id, base, PathScope::Step(step.index)).await?;
-    Ok(Problem::conflict("conflict", "step", Some(base), Some(step.version), current, Some(paths)))
+pub async fn create(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
+    let act = |replay| create_suggestion(&state, &user, &post.run_id, &post.body, replay);
+    post.once(&state, &user, "suggestions", act).await
 }
 
 async fn create_suggestion(
@@ -161,11 +119,10 @@ async fn create_suggestion(
     replay: Replay,
 ) -> Result<Reply> {
     let mut c = Check::default();
-    let Some(input) = validate::suggestion_create(body, &mut c) else {
-        return Err(Problem::validation(c.errors));
-    };
+    let input = validate::suggestion_create(body, &mut c);
+    let input = c.finish_with(input)?;
     let mut tx = state.store.begin().await?;
-    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     if user.role == Role::Annotator {
         return Err(Problem::forbidden(
             "Annotators edit their runs directly and decide on suggestions; reviewers, \
@@ -181,19 +138,19 @@ async fn create_suggestion(
     let index = input.step_index;
     let step = model::load_step(&mut tx, run_id, index)
         .await?
-        .ok_or_else(|| Problem::invalid("stepIndex", "no such step in this run"))?;
+        .ok_or_else(|| Problem::invalid("/stepIndex", "no such step in this run"))?;
     let base = input.base_version;
     if step.version > base || base > run.version {
-        return Err(step_conflict(&mut tx, run_id, &step, base).await?);
+        return Err(model::step_conflict(&mut tx, run_id, &step, base).await?);
     }
     let Some(original) = validate::value_at(&step.body, &input.field)
         .cloned()
         .or_else(|| (input.field == "action.value").then_some(Value::Null))
     else {
-        return Err(Problem::invalid("field", "the step has no such entry"));
+        return Err(Problem::invalid("/field", "the step has no such entry"));
     };
     if original == input.proposed {
-        return Err(Problem::invalid("proposed", "is the field's current value"));
+        return Err(Problem::invalid("/proposed", "is the field's current value"));
     }
     let seq_row =
         sqlx::query("SELECT COALESCE(MAX(seq), 0) AS n FROM suggestions WHERE run_id = $1")
@@ -227,7 +184,7 @@ async fn create_suggestion(
 
 /// The suggestion, if the run is visible and holds it, with the run locked.
 async fn locked(tx: &mut Tx, user: &User, run_id: &str, id: &str) -> Result<(RunRow, AnyRow)> {
-    let run = model::visible(user, lock_run(tx, run_id).await?)?;
+    let run = model::lock_visible_run(tx, user, run_id).await?;
     let row = load(tx, run_id, id).await?.ok_or_else(|| Problem::not_found("suggestion"))?;
     Ok((run, row))
 }
@@ -266,7 +223,7 @@ pub async fn withdraw(
     user: User,
     Path((run_id, id)): Path<(String, String)>,
 ) -> Result<Reply> {
-    let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
+    let (run_id, id) = (run_id_param(&run_id)?, id_param("suggestionId", &id)?);
     let mut tx = state.store.begin().await?;
     let (run, row) = locked(&mut tx, &user, &run_id, &id).await?;
     if get_str(&row, "author")? != user.id {
@@ -288,35 +245,68 @@ pub async fn withdraw(
     Ok(Reply::ok(out))
 }
 
-pub async fn reject(
-    State(state): State<AppState>,
-    user: User,
-    Path((run_id, id)): Path<(String, String)>,
-    headers: HeaderMap,
-    OptionalJsonBody(body, raw): OptionalJsonBody,
-) -> Result<Reply> {
-    let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
-    let request = format!("POST /runs/{run_id}/suggestions/{id}/reject");
-    let act = |replay| reject_suggestion(&state, &user, &run_id, &id, body.as_ref(), replay);
-    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+pub async fn reject(State(state): State<AppState>, user: User, post: ItemPost) -> Result<Reply> {
+    decide(&state, &user, &post, false).await
+}
+
+pub async fn accept(State(state): State<AppState>, user: User, post: ItemPost) -> Result<Reply> {
+    decide(&state, &user, &post, true).await
+}
+
+/// Accepts (with `If-Match` naming the step version the accepter sees) or rejects, once per
+/// `Idempotency-Key`.
+async fn decide(state: &AppState, user: &User, post: &ItemPost, accept: bool) -> Result<Reply> {
+    let (run_id, id) = (&post.run_id, post.id("suggestionId")?);
+    let base = if accept { Some(if_match(&post.headers)?) } else { None };
+    let what = match base {
+        Some(base) => format!("suggestions/{id}/accept {base}"),
+        None => format!("suggestions/{id}/reject"),
+    };
+    let act = |replay| async move {
+        let decision = Decision::take(state, user, run_id, &id, post.body.as_ref()).await?;
+        match base {
+            Some(base) => accept_suggestion(user, run_id, &id, base, decision, replay).await,
+            None => reject_suggestion(user, run_id, &id, decision, replay).await,
+        }
+    };
+    post.once(state, user, &what, act).await
+}
+
+/// What accepting and rejecting begin with: the note checked, the run locked, the
+/// suggestion found, and the caller one who decides on it.
+struct Decision {
+    tx: Tx,
+    run: RunRow,
+    row: AnyRow,
+    note: Option<String>,
+}
+
+impl Decision {
+    async fn take(
+        state: &AppState,
+        user: &User,
+        run_id: &str,
+        id: &str,
+        body: Option<&Value>,
+    ) -> Result<Decision> {
+        let mut c = Check::default();
+        let note = validate::suggestion_decision(body, &mut c);
+        c.finish()?;
+        let mut tx = state.store.begin().await?;
+        let (run, row) = locked(&mut tx, user, run_id, id).await?;
+        may_decide(user, &run)?;
+        Ok(Decision { tx, run, row, note })
+    }
 }
 
 async fn reject_suggestion(
-    state: &AppState,
     user: &User,
     run_id: &str,
     id: &str,
-    body: Option<&Value>,
+    decision: Decision,
     replay: Replay,
 ) -> Result<Reply> {
-    let mut c = Check::default();
-    let note = validate::suggestion_decision(body, &mut c);
-    if !c.ok() {
-        return Err(Problem::validation(c.errors));
-    }
-    let mut tx = state.store.begin().await?;
-    let (run, row) = locked(&mut tx, user, run_id, id).await?;
-    may_decide(user, &run)?;
+    let Decision { mut tx, run, row, note } = decision;
     not_archived(&run)?;
     pending(&row)?;
     sqlx::query(
@@ -333,43 +323,16 @@ async fn reject_suggestion(
     replay.commit(tx, Reply::ok(json!({"suggestion": out, "step": null}))).await
 }
 
-pub async fn accept(
-    State(state): State<AppState>,
-    user: User,
-    Path((run_id, id)): Path<(String, String)>,
-    headers: HeaderMap,
-    OptionalJsonBody(body, raw): OptionalJsonBody,
-) -> Result<Reply> {
-    let (run_id, id) = (run_id_param(&run_id)?, suggestion_id_param(&id)?);
-    let base = if_match(&headers)?;
-    let request = format!("POST /runs/{run_id}/suggestions/{id}/accept {base}");
-    let act = |replay| accept_suggestion(&state, &user, &run_id, &id, base, body.as_ref(), replay);
-    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
-}
-
 async fn accept_suggestion(
-    state: &AppState,
     user: &User,
     run_id: &str,
     id: &str,
     base: i64,
-    body: Option<&Value>,
+    decision: Decision,
     replay: Replay,
 ) -> Result<Reply> {
-    let mut c = Check::default();
-    let note = validate::suggestion_decision(body, &mut c);
-    if !c.ok() {
-        return Err(Problem::validation(c.errors));
-    }
-    let mut tx = state.store.begin().await?;
-    let (run, row) = locked(&mut tx, user, run_id, id).await?;
-    may_decide(user, &run)?;
-    if !run.status.editable() {
-        return Err(Problem::forbidden(format!(
-            "The run is {}, so it is read only; transition it back first.",
-            run.status.as_str()
-        )));
-    }
+    let Decision { mut tx, run, row, note } = decision;
+    model::require_editable(&run)?;
     pending(&row)?;
     let index = get_i64(&row, "step_index")?;
     let field = get_str(&row, "field")?;
@@ -378,17 +341,19 @@ async fn accept_suggestion(
         .ok_or_else(|| Problem::internal("a suggestion's step vanished"))?;
     // The step must be what the accepter is looking at…
     if step.version > base || base > run.version {
-        return Err(step_conflict(&mut tx, run_id, &step, base).await?);
+        return Err(model::step_conflict(&mut tx, run_id, &step, base).await?);
     }
     // …and the field must still hold the text the suggestion was made against.
     let suggested_on = get_i64(&row, "base_version")?;
     if current_value(&step.body, &field) != get_json(&row, "original")? {
-        return Err(step_conflict(&mut tx, run_id, &step, suggested_on).await?.detail(format!(
-            "{field} of step {index} changed after the suggestion was made (on version \
+        return Err(model::step_conflict(&mut tx, run_id, &step, suggested_on).await?.detail(
+            format!(
+                "{field} of step {index} changed after the suggestion was made (on version \
              {suggested_on}; the step is now at {}). Reject it, or have its author withdraw it \
              and suggest again on the current text.",
-            step.version
-        )));
+                step.version
+            ),
+        ));
     }
 
     let mut record = step.body.clone();
@@ -398,17 +363,8 @@ async fn accept_suggestion(
     let now = crate::time::now();
     record.insert("lastEditedBy".into(), json!(user.id));
     record.insert("lastEditedAt".into(), json!(now));
-    let editable = |m: &Map<String, Value>| -> Value {
-        Value::Object(
-            STEP_EDITABLE
-                .iter()
-                .map(|k| (k.to_string(), m.get(*k).cloned().unwrap_or(Value::Null)))
-                .collect(),
-        )
-    };
-    let mut changes = Vec::new();
     let prefix = format!("steps.{index}");
-    model::diff(&editable(&step.body), &editable(&record), &prefix, &mut changes);
+    let changes = model::diff_maps(&step_editable(&step.body), &step_editable(&record), &prefix);
     let author = get_str(&row, "author")?;
     let summary = format!("Accepted {author}'s suggestion for {field} of step {index}");
     let mut entry = Entry::new("suggestion-accepted", Some(index), changes, summary);
@@ -427,7 +383,7 @@ async fn accept_suggestion(
     .execute(&mut *tx)
     .await?;
     let step = model::StepRow { index, version, body: record };
-    let step = step_json(&mut tx, run_id, &step).await?;
+    let step = model::step_json(&mut tx, run_id, &step).await?;
     let suggestion = reload(&mut tx, run_id, id).await?;
     let reply = Reply::ok(json!({"suggestion": suggestion, "step": step})).version(version);
     replay.commit(tx, reply).await

@@ -1,59 +1,35 @@
 //! Model-call traces: `GET /runs/{runId}/traces`, `GET/PUT /runs/{runId}/traces/{traceId}`.
 //! Write-once facts: no versions, no `If-Match`.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::{Role, User};
-use crate::http::{JsonBody, Query, Reply, decode_cursor, page};
-use crate::model::{self, lock_run};
-use crate::problem::{FieldError, Problem, Result};
-use crate::routes::run_id_param;
+use crate::http::{JsonBody, Reply};
+use crate::model;
+use crate::problem::{Problem, Result};
+use crate::routes::{RunList, id_param, run_id_param};
 use crate::store::{Sql, Tx, get_json, get_str};
 use crate::validate::{self, Check};
 
-fn trace_id_param(id: &str) -> Result<String> {
-    if validate::is_id(id) {
-        Ok(id.to_owned())
-    } else {
-        Err(Problem::bad_param("path.traceId", "must be an id"))
-    }
-}
-
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    let step = query.int("step", 0, 1999)?;
-    query.finish()?;
-    let filters = json!(["traces", run_id, step]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
-    let mut conn = state.store.pool.acquire().await?;
-    model::visible_run(&mut conn, &user, &run_id).await?;
+pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) -> Result<Reply> {
+    let step = list.query.int("step", 0, 1999)?;
+    let filters = json!(["traces", list.run_id, step]);
+    let mut list = list.open(&state, &user, filters).await?;
     let mut sql = Sql::new("SELECT id, started_at, body FROM traces WHERE run_id = ");
-    sql.text(&run_id);
+    sql.text(&list.run_id);
     if let Some(step) = step {
         sql.push(" AND step = ").int(step);
     }
-    if let Some(after) = after {
-        let (Some(at), Some(id)) = (after[0].as_str(), after[1].as_str()) else {
-            return Err(Problem::bad_param("query.cursor", "is not valid"));
-        };
+    if let Some((at, id)) = list.after(|after| Some((after[0].as_str()?, after[1].as_str()?)))? {
         sql.push(" AND (started_at > ").text(at);
         sql.push(" OR (started_at = ").text(at).push(" AND id > ").text(id).push("))");
     }
-    sql.push(" ORDER BY started_at, id LIMIT ").int(limit + 1);
-    let rows = sql.query().fetch_all(&mut *conn).await?;
+    sql.push(" ORDER BY started_at, id");
     let key = |last: &_| Ok(json!([get_str(last, "started_at")?, get_str(last, "id")?]));
-    page(&rows, limit, &filters, key, |row| Ok(get_json(row, "body")?))
+    list.page(sql, key, |row| Ok(get_json(row, "body")?)).await
 }
 
 pub async fn get(
@@ -61,7 +37,7 @@ pub async fn get(
     user: User,
     Path((run_id, trace_id)): Path<(String, String)>,
 ) -> Result<Reply> {
-    let (run_id, trace_id) = (run_id_param(&run_id)?, trace_id_param(&trace_id)?);
+    let (run_id, trace_id) = (run_id_param(&run_id)?, id_param("traceId", &trace_id)?);
     let mut conn = state.store.pool.acquire().await?;
     model::visible_run(&mut conn, &user, &run_id).await?;
     let row = sqlx::query("SELECT body FROM traces WHERE run_id = $1 AND id = $2")
@@ -79,7 +55,7 @@ pub async fn put(
     Path((run_id, trace_id)): Path<(String, String)>,
     JsonBody(body, _): JsonBody,
 ) -> Result<Reply> {
-    let (run_id, trace_id) = (run_id_param(&run_id)?, trace_id_param(&trace_id)?);
+    let (run_id, trace_id) = (run_id_param(&run_id)?, id_param("traceId", &trace_id)?);
     check_trace(&user, &run_id, &trace_id, &body)?;
     let mut tx = state.store.begin().await?;
     let reply = write_trace(&mut tx, &user, &run_id, &trace_id, &body).await?;
@@ -95,15 +71,12 @@ pub fn check_trace(user: &User, run_id: &str, trace_id: &str, body: &Value) -> R
     let mut c = Check::default();
     validate::trace(body, &mut c);
     if body.get("id").and_then(Value::as_str).is_some_and(|id| id != trace_id) {
-        c.errors.push(FieldError::new("id", "must equal the traceId in the path"));
+        c.err("/id", "must equal the traceId in the path");
     }
     if body.get("runId").and_then(Value::as_str).is_some_and(|id| id != run_id) {
-        c.errors.push(FieldError::new("runId", "must equal the runId in the path"));
+        c.err("/runId", "must equal the runId in the path");
     }
-    if !c.ok() {
-        return Err(Problem::validation(c.errors));
-    }
-    Ok(())
+    c.finish()
 }
 
 /// Stores a trace (checked by [`check_trace`]) once, in `tx`, locking its run first;
@@ -115,7 +88,7 @@ pub async fn write_trace(
     trace_id: &str,
     body: &Value,
 ) -> Result<Reply> {
-    let run = model::visible(user, lock_run(tx, run_id).await?)?;
+    let run = model::lock_visible_run(tx, user, run_id).await?;
     // A trace is part of what was reviewed: once approved (or rejected, archived), the run
     // takes none, as it takes no other write.
     model::require_editable(&run)?;

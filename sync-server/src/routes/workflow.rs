@@ -1,16 +1,16 @@
 //! `GET/POST /runs/{runId}/transitions`: the review status flow, enforced here.
 
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
 use crate::auth::User;
-use crate::http::{JsonBody, Reply, if_match};
+use crate::http::{Reply, if_match};
 use crate::idempotency::Replay;
-use crate::model::{self, Entry, PathScope, RunRow, Status, changed_since, lock_run, run_json};
+use crate::model::{self, Entry, PathScope, RunRow, Status, run_json};
 use crate::problem::{Problem, Result};
-use crate::routes::run_id_param;
+use crate::routes::{RunPost, run_id_param};
 use crate::validate::Check;
 
 /// Who may move a run from one status to another: `None` if the pair is not a transition.
@@ -46,18 +46,10 @@ pub async fn options(
     })))
 }
 
-pub async fn transition(
-    State(state): State<AppState>,
-    user: User,
-    Path(run_id): Path<String>,
-    headers: HeaderMap,
-    JsonBody(body, raw): JsonBody,
-) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let base = if_match(&headers)?;
-    let request = format!("POST /runs/{run_id}/transitions {base}");
-    let act = |replay| apply(&state, &user, &run_id, base, &body, replay);
-    crate::idempotency::once(&state, &user, &headers, &request, &raw, act).await
+pub async fn transition(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
+    let base = if_match(&post.headers)?;
+    let act = |replay| apply(&state, &user, &post.run_id, base, &post.body, replay);
+    post.once(&state, &user, &format!("transitions {base}"), act).await
 }
 
 async fn apply(
@@ -72,21 +64,12 @@ async fn apply(
     c.body("TransitionRequest", body);
     let to = body.get("to").and_then(Value::as_str).and_then(Status::parse);
     let note = crate::validate::text(body, "note");
-    let (Some(to), true) = (to, c.ok()) else { return Err(Problem::validation(c.errors)) };
+    let to = c.finish_with(to)?;
 
     let mut tx = state.store.begin().await?;
-    let run = model::visible(user, lock_run(&mut tx, run_id).await?)?;
+    let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     if run.version != base {
-        let record = run_json(&mut tx, &run).await?;
-        let paths = changed_since(&mut tx, run_id, base, PathScope::All).await?;
-        return Err(Problem::conflict(
-            "conflict",
-            "run",
-            Some(base),
-            Some(run.version),
-            record,
-            Some(paths),
-        ));
+        return Err(model::run_conflict(&mut tx, &run, base, PathScope::All).await?);
     }
     let from = run.status;
     let pending = model::counters(&mut tx, run_id).await?.pending_suggestions;
@@ -99,7 +82,7 @@ async fn apply(
             )
             .detail(format!("A run cannot go from {} to {}.", from.as_str(), to.as_str()))
             .errors(vec![crate::problem::FieldError::new(
-                "to",
+                "/to",
                 format!("is not reachable from {}", from.as_str()),
             )])
             .with("allowed", json!(allowed_targets(user, &run, pending))));
@@ -149,7 +132,6 @@ async fn apply(
     entry.extra.insert("transition".into(), Value::Object(transition));
     let now = crate::time::now();
     let version = model::commit_version(&mut tx, &run, user, &now, entry, Some(&header)).await?;
-    let run = lock_run(&mut tx, run_id).await?.ok_or_else(|| Problem::internal("run vanished"))?;
-    let record = run_json(&mut tx, &run).await?;
+    let record = model::run_after_write(&mut tx, run_id).await?;
     replay.commit(tx, Reply::ok(record).version(version)).await
 }

@@ -23,23 +23,9 @@ use agent_engine::run::{
 use run_contract::telemetry::{LogEntry, LogKind, RoleSpend, Telemetry};
 use serde_json::{Value, json};
 use sync_server::auth::{Role, add_user};
+/// The database a test server runs on; `name` is as `/healthz` says it.
+pub use sync_server::store::Backend;
 use sync_server::store::Store;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-impl Backend {
-    /// As `/healthz` names it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        }
-    }
-}
 
 /// The users every test server has.
 pub const USERS: [(&str, Role); 5] = [
@@ -441,6 +427,14 @@ impl Resp {
             .as_array()
             .map(|errors| errors.iter().map(|e| e["path"].as_str().unwrap().to_owned()).collect())
             .unwrap_or_default()
+    }
+
+    /// Asserts a `422 validation` problem and returns the `path`s of its `errors`, sorted.
+    pub fn refused_paths(&self) -> Vec<String> {
+        self.problem(422, "validation");
+        let mut paths = self.error_paths();
+        paths.sort();
+        paths
     }
 
     /// Asserts a problem+json answer of `status` and `kind` and returns its body.
