@@ -186,9 +186,7 @@ mod tests {
     use std::cell::Cell;
     use std::collections::BTreeMap;
 
-    use protocol::settings::{
-        AgentOptions, ModelConfig, ProviderKind, RoleModels, Secret, Settings,
-    };
+    use crate::testing::settings;
     use serde_json::json;
 
     struct Replies(RefCell<Vec<String>>);
@@ -211,26 +209,6 @@ mod tests {
         }
         async fn sleep(&self, ms: f64) {
             self.0.set(self.0.get() + ms);
-        }
-    }
-
-    fn settings() -> Settings {
-        let model = ModelConfig {
-            provider: ProviderKind::OpenAi,
-            base_url: "http://llm.test/v1".into(),
-            api_key: Secret::new("sk-studio-secret"),
-            model: "gpt-test".into(),
-            timeout_ms: 5000,
-            max_retries: 0,
-        };
-        Settings {
-            models: RoleModels::all(model),
-            agent: AgentOptions::default(),
-            allow: vec![],
-            deny: vec![],
-            variants: BTreeMap::new(),
-            prompt_overrides: BTreeMap::new(),
-            prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
         }
     }
 
@@ -276,7 +254,7 @@ mod tests {
         assert!(result.attempts[1].violations.is_empty());
         assert_eq!(result.exchanges.len(), 2);
         let sent = serde_json::to_string(&result.exchanges).unwrap();
-        assert!(!sent.contains("sk-studio-secret") && sent.contains("Bearer ***"), "{sent}");
+        assert!(!sent.contains("sk-test-secret-key") && sent.contains("Bearer ***"), "{sent}");
         assert!(sent.contains("six times seven?"));
         assert_eq!((result.input_tokens, result.output_tokens), (200, 20));
         assert!(result.cost > 0.0 && result.latency_ms > 0.0);
