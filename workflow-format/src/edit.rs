@@ -185,7 +185,7 @@ mod tests {
         assert_eq!(w.steps[0].subtask, "album", "steps stay grouped in subtask order");
         let problems = w.validate();
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert_eq!(problems[0].path, "subtasks[0].dependsOn[0]");
+        assert_eq!(problems[0].path, "/subtasks/0/dependsOn/0");
         assert!(problems[0].message.contains("not upstream"));
     }
 
@@ -196,7 +196,7 @@ mod tests {
             apply(&w, &Edit::MoveStep { from: 3, to_subtask: "play".into(), position: 0 }).unwrap();
         assert_eq!(w.steps[0].intent, "Open the album");
         assert!(w.steps.iter().all(|s| s.subtask == "play"));
-        assert!(w.validate().iter().any(|p| p.path == "subtasks[1]"));
+        assert!(w.validate().iter().any(|p| p.path == "/subtasks/1"));
         let w = apply(&w, &Edit::DeleteSubtask { index: 1 }).unwrap();
         assert_eq!(w.validate(), []);
         assert!(apply(&w, &Edit::DeleteStep { index: 9 }).unwrap_err().contains("no step 10"));

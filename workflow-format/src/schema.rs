@@ -120,7 +120,7 @@ pub struct StepAction {
     pub descriptor: Option<TargetDescriptor>,
 }
 
-/// One thing wrong, at a path like `subtasks[1].dependsOn[0]`.
+/// One thing wrong, at a JSON Pointer like `/subtasks/1/dependsOn/0`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {
     pub path: String,
@@ -188,13 +188,13 @@ impl Workflow {
     fn templated(&self) -> Vec<(String, &str)> {
         let mut texts = vec![("description".to_owned(), self.description.as_str())];
         for (i, subtask) in self.subtasks.iter().enumerate() {
-            texts.push((format!("subtasks[{i}].text"), &subtask.text));
-            texts.push((format!("subtasks[{i}].expectedOutcome"), &subtask.expected_outcome));
+            texts.push((format!("/subtasks/{i}/text"), &subtask.text));
+            texts.push((format!("/subtasks/{i}/expectedOutcome"), &subtask.expected_outcome));
         }
         for (i, step) in self.steps.iter().enumerate() {
-            texts.push((format!("steps[{i}].intent"), &step.intent));
+            texts.push((format!("/steps/{i}/intent"), &step.intent));
             if let Some(value) = &step.action.value {
-                texts.push((format!("steps[{i}].action.value"), value));
+                texts.push((format!("/steps/{i}/action/value"), value));
             }
         }
         texts
@@ -204,11 +204,11 @@ impl Workflow {
     pub fn validate(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if self.name.trim().is_empty() {
-            problems.push(problem("name", "Give the workflow a name."));
+            problems.push(problem("/name", "Give the workflow a name."));
         }
         let mut seen = BTreeSet::new();
         for (i, param) in self.params.iter().enumerate() {
-            let path = format!("params[{i}].name");
+            let path = format!("/params/{i}/name");
             if !is_identifier(&param.name) {
                 problems.push(problem(
                     &path,
@@ -233,22 +233,22 @@ impl Workflow {
         for (i, param) in self.params.iter().enumerate() {
             if is_identifier(&param.name) && !used.contains(param.name.as_str()) {
                 problems.push(problem(
-                    format!("params[{i}].name"),
+                    format!("/params/{i}/name"),
                     format!("{{{}}} is not used by any step or subtask.", param.name),
                 ));
             }
         }
 
         if self.subtasks.is_empty() {
-            problems.push(problem("subtasks", "Add at least one subtask."));
+            problems.push(problem("/subtasks", "Add at least one subtask."));
         }
         let mut subtask_index = BTreeMap::new();
         for (i, subtask) in self.subtasks.iter().enumerate() {
             if subtask.id.trim().is_empty() {
-                problems.push(problem(format!("subtasks[{i}].id"), "A subtask needs an id."));
+                problems.push(problem(format!("/subtasks/{i}/id"), "A subtask needs an id."));
             } else if subtask_index.contains_key(subtask.id.as_str()) {
                 problems.push(problem(
-                    format!("subtasks[{i}].id"),
+                    format!("/subtasks/{i}/id"),
                     format!("The id {:?} is used twice.", subtask.id),
                 ));
             } else {
@@ -256,17 +256,17 @@ impl Workflow {
             }
             if subtask.text.trim().is_empty() {
                 problems
-                    .push(problem(format!("subtasks[{i}].text"), "Say what this subtask does."));
+                    .push(problem(format!("/subtasks/{i}/text"), "Say what this subtask does."));
             }
             if subtask.expected_outcome.trim().is_empty() {
                 problems.push(problem(
-                    format!("subtasks[{i}].expectedOutcome"),
+                    format!("/subtasks/{i}/expectedOutcome"),
                     "Say what the screen shows when this subtask is done.",
                 ));
             }
             if !self.steps.iter().any(|s| s.subtask == subtask.id) {
                 problems.push(problem(
-                    format!("subtasks[{i}]"),
+                    format!("/subtasks/{i}"),
                     "This subtask has no steps: replay has nothing to ground it on.",
                 ));
             }
@@ -278,7 +278,7 @@ impl Workflow {
             let at = subtask_index.get(step.subtask.as_str()).copied();
             if at.is_none() {
                 problems.push(problem(
-                    format!("steps[{i}].subtask"),
+                    format!("/steps/{i}/subtask"),
                     format!("There is no subtask {:?}.", step.subtask),
                 ));
             }
@@ -288,20 +288,20 @@ impl Workflow {
             );
             if needs_value && step.action.value.as_deref().is_none_or(|v| v.is_empty()) {
                 problems.push(problem(
-                    format!("steps[{i}].action.value"),
+                    format!("/steps/{i}/action/value"),
                     "This action needs a value.",
                 ));
             }
             if step.action.value.as_deref().is_some_and(|v| v.contains(SECRET_MASK)) {
                 problems.push(problem(
-                    format!("steps[{i}].action.value"),
+                    format!("/steps/{i}/action/value"),
                     "The recorded secret was masked: replace it with a parameter.",
                 ));
             }
             if step.action.kind != ActionKind::Extract {
                 continue;
             }
-            let path = format!("steps[{i}].action.variable");
+            let path = format!("/steps/{i}/action/variable");
             match step.action.variable.as_deref() {
                 None | Some("") => {
                     problems.push(problem(path, "Name the variable this extract stores."))
@@ -318,7 +318,7 @@ impl Workflow {
         }
         for (i, subtask) in self.subtasks.iter().enumerate() {
             for (j, name) in subtask.depends_on.iter().enumerate() {
-                let path = format!("subtasks[{i}].dependsOn[{j}]");
+                let path = format!("/subtasks/{i}/dependsOn/{j}");
                 match variables.get(name.as_str()) {
                     None => problems.push(problem(path, format!("No step extracts {name:?}."))),
                     Some(&at) if at >= i => problems.push(problem(
@@ -341,7 +341,7 @@ impl Workflow {
         let mut problems = Vec::new();
         for name in given.keys() {
             if !self.params.iter().any(|p| &p.name == name) {
-                problems.push(problem(format!("params.{name}"), "There is no such parameter."));
+                problems.push(problem(format!("/params/{name}"), "There is no such parameter."));
             }
         }
         let mut values = BTreeMap::new();
@@ -355,7 +355,7 @@ impl Workflow {
                 } else {
                     "Give this parameter a value."
                 };
-                problems.push(problem(format!("params[{i}]"), why));
+                problems.push(problem(format!("/params/{i}"), why));
             }
             values.insert(param.name.clone(), value.to_owned());
         }
@@ -512,7 +512,7 @@ pub(crate) mod tests {
         let defaults = workflow.substitute(&BTreeMap::new()).unwrap();
         assert_eq!(defaults.subtasks[0].text, "Search for and play numb");
         let unknown = BTreeMap::from([("artist".to_owned(), "x".to_owned())]);
-        assert_eq!(paths(&workflow.substitute(&unknown).unwrap_err()), ["params.artist"]);
+        assert_eq!(paths(&workflow.substitute(&unknown).unwrap_err()), ["/params/artist"]);
     }
 
     #[test]
@@ -547,25 +547,25 @@ pub(crate) mod tests {
         assert_eq!(
             got,
             [
-                "params[1].name",
-                "params[2].name",
-                "steps[1].action.value",
-                "steps[2].action.value",
-                "steps[3].subtask",
-                "subtasks[0].dependsOn[0]",
-                "subtasks[1]",
-                "subtasks[1].dependsOn[1]",
-                "subtasks[2].id",
-                "subtasks[2].text",
+                "/params/1/name",
+                "/params/2/name",
+                "/steps/1/action/value",
+                "/steps/2/action/value",
+                "/steps/3/subtask",
+                "/subtasks/0/dependsOn/0",
+                "/subtasks/1",
+                "/subtasks/1/dependsOn/1",
+                "/subtasks/2/id",
+                "/subtasks/2/text",
             ],
             "{problems:#?}"
         );
         let message = |path: &str| {
             problems.iter().find(|p| p.path == path).map(|p| p.message.clone()).unwrap()
         };
-        assert!(message("subtasks[0].dependsOn[0]").contains("not upstream"));
-        assert!(message("steps[1].action.value").contains("{artist}"));
-        assert!(message("params[1].name").contains("not used"));
+        assert!(message("/subtasks/0/dependsOn/0").contains("not upstream"));
+        assert!(message("/steps/1/action/value").contains("{artist}"));
+        assert!(message("/params/1/name").contains("not used"));
         // A problem-free workflow is required to substitute.
         assert!(workflow.substitute(&BTreeMap::new()).is_err());
     }
@@ -583,7 +583,7 @@ pub(crate) mod tests {
         workflow.steps[1].action.kind = ActionKind::Type;
         assert_eq!(workflow.validate(), []);
         let missing = workflow.for_replay(&BTreeMap::new()).unwrap_err();
-        assert_eq!(missing, [problem("params[1]", "Enter this secret.")]);
+        assert_eq!(missing, [problem("/params/1", "Enter this secret.")]);
         let given = BTreeMap::from([("password".to_owned(), "hunter2".to_owned())]);
         let input = workflow.for_replay(&given).unwrap();
         assert_eq!(input.params["password"], "[secret:password]");

@@ -34,14 +34,14 @@ pub fn params_editor(props: &Props) -> Html {
         })
     };
     html! {
-        <section class="params">
+        <section class="/params">
             <h3>{ "Parameters" }</h3>
             <table>
                 <thead><tr><th>{ "Name" }</th><th>{ "Description" }</th><th>{ "Example" }</th><th></th></tr></thead>
                 <tbody>
                     { for params.iter().enumerate().map(|(i, p)| html! {
                         <ParamRow key={i} index={i} param={p.clone()}
-                            problems={props.editor.problems_at(&format!("params[{i}]")).into_iter().cloned().collect::<Vec<_>>()}
+                            problems={props.editor.problems_at(&format!("/params/{i}")).into_iter().cloned().collect::<Vec<_>>()}
                             dispatch={props.dispatch.clone()} />
                     }) }
                 </tbody>

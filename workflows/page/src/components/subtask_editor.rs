@@ -55,14 +55,14 @@ pub fn subtask_editor(props: &Props) -> Html {
     let down =
         dispatch.reform(move |_| Action::Edit(Edit::MoveSubtask { from: index, to: index + 1 }));
     let delete = dispatch.reform(move |_| Action::Edit(Edit::DeleteSubtask { index }));
-    let path = format!("subtasks[{index}]");
+    let path = format!("/subtasks/{index}");
     let own: Vec<&Problem> = props
         .editor
         .problems_at(&path)
         .into_iter()
         .filter(|p| !p.path.contains("dependsOn"))
         .collect();
-    let depends_problems = props.editor.problems_at(&format!("{path}.dependsOn"));
+    let depends_problems = props.editor.problems_at(&format!("{path}/dependsOn"));
     let upstream = props.editor.upstream_variables(index);
     let ids: Vec<String> = draft.subtasks.iter().map(|s| s.id.clone()).collect();
     html! {
@@ -88,10 +88,10 @@ pub fn subtask_editor(props: &Props) -> Html {
             </label>
             { field_problems(&depends_problems) }
             { field_problems(&own) }
-            <ol class="steps">
+            <ol class="/steps">
                 { for draft.steps.iter().enumerate().filter(|(_, s)| s.subtask == subtask.id).map(|(i, s)| html! {
                     <StepRow key={i} index={i} step={s.clone()} subtasks={ids.clone()}
-                        problems={props.editor.problems_at(&format!("steps[{i}]")).into_iter().cloned().collect::<Vec<_>>()}
+                        problems={props.editor.problems_at(&format!("/steps/{i}")).into_iter().cloned().collect::<Vec<_>>()}
                         dispatch={dispatch.clone()} />
                 }) }
             </ol>

@@ -48,15 +48,14 @@ impl Editor {
         self.dirty() && self.problems.is_empty()
     }
 
-    /// The problems at `path` or below it (`subtasks[1]` also takes `subtasks[1].text`).
+    /// The problems at JSON Pointer `path` or below it (`/subtasks/1` also takes
+    /// `/subtasks/1/text`).
     pub fn problems_at(&self, path: &str) -> Vec<&Problem> {
         self.problems
             .iter()
             .filter(|p| {
                 p.path == path
-                    || p.path
-                        .strip_prefix(path)
-                        .is_some_and(|rest| rest.starts_with('.') || rest.starts_with('['))
+                    || p.path.strip_prefix(path).is_some_and(|rest| rest.starts_with('/'))
             })
             .collect()
     }

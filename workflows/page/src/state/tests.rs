@@ -114,9 +114,9 @@ fn renaming_a_parameter_rewrites_its_uses_and_problems_show_live_where_they_are(
         expected_outcome: "open done".into(),
     }));
     let editor = page.editor.as_ref().unwrap();
-    assert_eq!(editor.problems_at("params[1]").len(), 1);
-    assert!(editor.problems_at("params[1]")[0].message.contains("not used"));
-    assert!(editor.problems_at("subtasks[2]")[0].message.contains("{who} is not a parameter"));
+    assert_eq!(editor.problems_at("/params/1").len(), 1);
+    assert!(editor.problems_at("/params/1")[0].message.contains("not used"));
+    assert!(editor.problems_at("/subtasks/2")[0].message.contains("{who} is not a parameter"));
     assert!(!editor.can_save());
     page.apply(Action::Save);
     assert_eq!(effects(&page), [Effect::Load], "a workflow with problems is not saved");
@@ -141,7 +141,7 @@ fn a_dependency_must_name_an_upstream_extract() {
         index: 0,
         depends_on: vec!["cheapest".into()],
     }));
-    let problems = page.editor.as_ref().unwrap().problems_at("subtasks[0].dependsOn");
+    let problems = page.editor.as_ref().unwrap().problems_at("/subtasks/0/dependsOn");
     assert!(problems[0].message.contains("not upstream"), "{problems:?}");
     page.apply(Action::Edit(Edit::SetDependencies { index: 0, depends_on: vec![] }));
     page.apply(Action::Edit(Edit::SetDependencies {
@@ -154,7 +154,7 @@ fn a_dependency_must_name_an_upstream_extract() {
     let editor = page.editor.as_ref().unwrap();
     assert_eq!(editor.draft.subtasks[0].id, "open");
     assert_eq!(editor.draft.steps[0].subtask, "open", "steps follow their subtask");
-    assert!(!editor.problems_at("subtasks[0].dependsOn[0]").is_empty());
+    assert!(!editor.problems_at("/subtasks/0/dependsOn/0").is_empty());
 }
 
 #[test]
