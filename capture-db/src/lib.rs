@@ -40,13 +40,15 @@
 //! | `promptVersions` | `[path, number]` | one saved override of a prompt file (`{path, number, text, savedAt}`) | `path` |
 //! | `pipelines` | `[id, version]` | a pipeline file as saved (`{id, version, text, hash, savedAt, published}`) | `id` |
 //!
-//! Records are plain objects (`serde_wasm_bindgen`'s `json_compatible`), so DevTools and the
-//! other program read them as JSON.
+//! Records are plain objects, written and read through JSON text ([`encode`], [`decode`]),
+//! so DevTools and the other program read them as JSON, and each program compiles one
+//! serde format (serde_json) for its types rather than a second one for `JsValue`s.
 
 use indexed_db_futures::KeyPath;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
 
 pub const DATABASE: &str = "alphascout";
@@ -164,6 +166,17 @@ fn create_version_3(db: &Database) -> indexed_db_futures::Result<()> {
 }
 
 /// Plain objects and `null`s, as the JSON the types describe.
-pub fn encode(value: &impl Serialize) -> Result<JsValue, serde_wasm_bindgen::Error> {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+pub fn encode(value: &impl Serialize) -> Result<JsValue, String> {
+    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+    js_sys::JSON::parse(&text).map_err(|e| format!("{e:?}"))
+}
+
+/// A stored record read back as `T`. A Blob or any other non-JSON value is an error, as is a
+/// record that does not have `T`'s shape.
+pub fn decode<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
+    let text = js_sys::JSON::stringify(&value)
+        .ok()
+        .and_then(|text| text.as_string())
+        .ok_or_else(|| "the stored value is not JSON".to_owned())?;
+    serde_json::from_str(&text).map_err(|e| e.to_string())
 }

@@ -84,7 +84,7 @@ pub struct SaveResult {
 fn decode<T: DeserializeOwned>(values: Vec<JsValue>, what: &str) -> Vec<T> {
     values
         .into_iter()
-        .filter_map(|value| match serde_wasm_bindgen::from_value(value) {
+        .filter_map(|value| match capture_db::decode(value) {
             Ok(record) => Some(record),
             Err(cause) => {
                 // One odd row must not hide the rest; it stays stored as it is.
@@ -128,7 +128,7 @@ impl Db {
     /// worker keep under fixed keys (settings, keys) is optional, so a failure reads as none.
     async fn read<T: DeserializeOwned>(&self, store: &str, key: &str) -> Option<T> {
         let value = self.get(store, key).await.ok().flatten()?;
-        serde_wasm_bindgen::from_value(value).ok()
+        capture_db::decode(value).ok()
     }
 
     /// The page's own setting under `key` in the `annotation` store, if stored and readable.
@@ -257,7 +257,7 @@ impl Db {
             let Some(value) = self.get(RUNS, run_id).await? else {
                 return Ok(None);
             };
-            let run: Run = serde_wasm_bindgen::from_value(value)?;
+            let run: Run = capture_db::decode(value)?;
             let steps = sorted(decode(self.of_run(STEPS, run_id).await?, "step"));
             let mut versions: Vec<Version> =
                 decode(self.of_run(VERSIONS, run_id).await?, "version");
@@ -640,7 +640,7 @@ async fn of_run_in(store: &ObjectStore<'_>, run_id: &str) -> Result<Vec<JsValue>
 /// transaction: a save and a pull both keep what only the stored copy knows.
 async fn stored_run(store: &ObjectStore<'_>, run_id: &str) -> Result<Option<Run>, Cause> {
     let value = store.get::<JsValue, _, _>(run_id).await?;
-    Ok(value.and_then(|v| serde_wasm_bindgen::from_value(v).ok()))
+    Ok(value.and_then(|v| capture_db::decode(v).ok()))
 }
 
 /// Queue entries, stamped `at`, for the `changes` not in `queued` already: a save and a
@@ -697,7 +697,7 @@ impl Db {
             let values = all_in(&store).await?;
             let mut out = Vec::new();
             for (key, value) in keys.into_iter().zip(values) {
-                if let Ok(entry) = serde_wasm_bindgen::from_value(value) {
+                if let Ok(entry) = capture_db::decode(value) {
                     out.push((key, entry));
                 }
             }

@@ -15,7 +15,7 @@ pub async fn traces() -> Result<Vec<LlmTrace>, String> {
     let values = read.await.map_err(|e| format!("IndexedDB: could not read the traces: {e}"))?;
     Ok(values
         .into_iter()
-        .filter_map(|value| match serde_wasm_bindgen::from_value(value) {
+        .filter_map(|value| match capture_db::decode(value) {
             Ok(trace) => Some(trace),
             Err(cause) => {
                 web_sys::console::warn_1(&format!("skipped an unreadable trace: {cause}").into());

@@ -33,7 +33,7 @@ impl Db {
         let tx = self.db.transaction(name).build()?;
         let mut rows = Vec::new();
         for value in tx.object_store(name)?.get_all::<JsValue>().await? {
-            rows.push(serde_wasm_bindgen::from_value(value?)?);
+            rows.push(capture_db::decode(value?)?);
         }
         Ok(rows)
     }
@@ -83,8 +83,7 @@ impl Db {
         };
         let value = read.await.map_err(failed("read the recording"))?;
         let value = value.ok_or_else(|| format!("There is no recording {id:?}."))?;
-        let json: Value = serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())?;
-        serde_json::from_value(json).map_err(|e| format!("The recording cannot be read: {e}"))
+        capture_db::decode(value).map_err(|e| format!("The recording cannot be read: {e}"))
     }
 
     pub async fn screenshot(&self, key: &str) -> Option<web_sys::Blob> {
