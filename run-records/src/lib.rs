@@ -18,6 +18,22 @@ use run_contract::action::Action;
 
 pub use run_contract::ReviewStatus;
 
+/// How a step's actions ended, as the words `ok`, `failed`, `cancelled` in storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StepOutcome {
+    Ok,
+    Failed,
+    Cancelled,
+}
+
+impl StepOutcome {
+    /// `Ok` when every action of the step worked, else `Failed`.
+    pub fn of(ok: bool) -> StepOutcome {
+        if ok { StepOutcome::Ok } else { StepOutcome::Failed }
+    }
+}
+
 /// Tokens a model call used.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct Usage {
@@ -152,8 +168,7 @@ pub struct StepRecord {
     pub issues: Vec<Value>,
     pub last_edited_by: String,
     pub last_edited_at: String,
-    /// ok | failed | cancelled
-    pub outcome: String,
+    pub outcome: StepOutcome,
     pub trace_ids: Vec<String>,
     pub duration_ms: f64,
 }
@@ -271,7 +286,7 @@ mod tests {
             issues: vec![],
             last_edited_by: "agent".into(),
             last_edited_at: "x".into(),
-            outcome: "ok".into(),
+            outcome: StepOutcome::Ok,
             trace_ids: vec![],
             duration_ms: 1.0,
         };

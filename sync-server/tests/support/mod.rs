@@ -529,7 +529,7 @@ pub fn step_record(run_id: &str, index: u32, screenshot: Option<(&str, usize)>) 
         issues: vec![],
         last_edited_by: "agent".into(),
         last_edited_at: CAPTURED_AT.into(),
-        outcome: "ok".into(),
+        outcome: agent_engine::run::StepOutcome::Ok,
         trace_ids: vec![format!("trace-{index}")],
         duration_ms: 812.5,
     };

@@ -72,7 +72,7 @@ fn engine_step() -> StepRecord {
         issues: vec![],
         last_edited_by: "agent".into(),
         last_edited_at: "2026-11-22T10:00:30.000Z".into(),
-        outcome: "ok".into(),
+        outcome: run_records::StepOutcome::Ok,
         trace_ids: vec!["t1".into()],
         duration_ms: 812.0,
     }

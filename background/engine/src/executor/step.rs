@@ -20,7 +20,7 @@ use crate::providers::Http;
 use crate::repair::{RepairLedger, StructuredError};
 use crate::run::{
     Actor, EventDetail, EventKind, ExecutedAction, ExecutionState, ScreenshotRef, StepAction,
-    StepRecord, Thoughts, iso8601,
+    StepOutcome, StepRecord, Thoughts, iso8601,
 };
 use crate::truncate;
 use run_contract::digest::sha256_hex;
@@ -474,7 +474,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             issues: Vec::new(),
             last_edited_by: "agent".into(),
             last_edited_at: iso8601((self.epoch_ms)()),
-            outcome: if ok { "ok" } else { "failed" }.into(),
+            outcome: StepOutcome::of(ok),
             trace_ids: std::mem::take(&mut cp.step_traces),
             duration_ms: self.clock.now_ms() - started,
         };

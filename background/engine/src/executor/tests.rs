@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::*;
 use super::{Capture, CaptureError};
 use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
-use crate::run::{AgentRun, LlmTrace, StepRecord};
+use crate::run::{AgentRun, LlmTrace, StepOutcome, StepRecord};
 use crate::testing::{FakeClock, settings};
 use run_contract::telemetry::LogKind;
 
@@ -1282,10 +1282,10 @@ fn a_later_action_whose_target_changed_is_skipped_not_failed() {
 
     let steps = world.store.steps.borrow();
     let first = &steps[0].0;
-    assert_eq!(first.outcome, "ok", "a skipped action is not a failure");
+    assert_eq!(first.outcome, StepOutcome::Ok, "a skipped action is not a failure");
     assert_eq!(first.actions.len(), 2, "carried out, then the one skipped");
     assert!(first.actions[1].message.starts_with("skipped, not carried out"));
-    assert_eq!(steps[1].0.outcome, "failed");
+    assert_eq!(steps[1].0.outcome, StepOutcome::Failed);
     assert_eq!((cp.counters.successes, cp.counters.failures), (2, 1));
 
     let next = world.model.prompt(2);

@@ -42,8 +42,8 @@ use crate::page_state::Element;
 use crate::providers::{Http, ModelConfig, Usage};
 use crate::repair::RepairLedger;
 use crate::run::{
-    Actor, AgentRun, ExecutedAction, ReviewStatus, ScreenshotRef, StepAction, StepRecord, Subtask,
-    SubtaskStatus, Thoughts, iso8601,
+    Actor, AgentRun, ExecutedAction, ReviewStatus, ScreenshotRef, StepAction, StepOutcome,
+    StepRecord, Subtask, SubtaskStatus, Thoughts, iso8601,
 };
 use crate::{Clock, truncate, untrusted};
 
@@ -671,7 +671,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             issues: Vec::new(),
             last_edited_by: "agent".into(),
             last_edited_at: at,
-            outcome: if outcome.ok { "ok" } else { "failed" }.into(),
+            outcome: StepOutcome::of(outcome.ok),
             trace_ids,
             // From the look to the record: the model's time included, as a task's step.
             duration_ms: self.cx.clock.now_ms() - started,
