@@ -132,7 +132,7 @@ impl PromptSet {
                 let known: Vec<&str> = prompt.variants.keys().map(String::as_str).collect();
                 let message =
                     format!("No variant {:?}: choose one of {}.", variant.trim(), known.join(", "));
-                Some((format!("variants.{id}"), message))
+                Some((format!("/variants/{id}"), message))
             })
             .collect()
     }

@@ -109,18 +109,18 @@ impl ModelConfig {
         let role = role.id();
         let mut problems = Vec::new();
         if self.model.trim().is_empty() {
-            problems.push((format!("models.{role}.model"), "Enter a model name.".to_owned()));
+            problems.push((format!("/models/{role}/model"), "Enter a model name.".to_owned()));
         }
         let base = self.base_url.trim();
         if !base.is_empty() && !is_http(base) {
             problems.push((
-                format!("models.{role}.base_url"),
+                format!("/models/{role}/base_url"),
                 "A base URL starts with http:// or https://.".to_owned(),
             ));
         }
         if let Some(host) = plain_http_host(base).filter(|_| !self.api_key.is_empty()) {
             problems.push((
-                format!("models.{role}.base_url"),
+                format!("/models/{role}/base_url"),
                 format!(
                     "The API key would travel unencrypted to {host}. Use https://, or \
                      http:// only for a server on this computer."
@@ -129,13 +129,13 @@ impl ModelConfig {
         }
         if self.provider == ProviderKind::OpenAiCompatible && base.is_empty() {
             problems.push((
-                format!("models.{role}.base_url"),
+                format!("/models/{role}/base_url"),
                 "An OpenAI-compatible provider needs its base URL.".to_owned(),
             ));
         }
         if self.timeout_ms < 1000 {
             problems
-                .push((format!("models.{role}.timeout_ms"), "Allow at least 1000 ms.".to_owned()));
+                .push((format!("/models/{role}/timeout_ms"), "Allow at least 1000 ms.".to_owned()));
         }
         problems
     }
@@ -338,7 +338,7 @@ impl Settings {
                 model.api_key = old.api_key.clone();
             } else {
                 problems.push((
-                    format!("models.{}.api_key", role.id()),
+                    format!("/models/{}/api_key", role.id()),
                     format!(
                         "The server changed (from {} to {}): enter the API key for it. The stored key is only sent to the server it was entered for.",
                         old.server(),
@@ -359,17 +359,17 @@ impl Settings {
         }
         let agent = &self.agent;
         for (field, value, min, max) in [
-            ("agent.max_steps", agent.max_steps, 1, 500),
-            ("agent.planning_interval", agent.planning_interval, 1, 50),
-            ("agent.max_consecutive_failures", agent.max_consecutive_failures, 1, 20),
-            ("agent.max_actions_per_step", agent.max_actions_per_step, 1, 10),
-            ("agent.history_steps", agent.history_steps, 1, 20),
-            ("agent.memory_budget_chars", agent.memory_budget_chars, 500, 100_000),
-            ("agent.state_text_chars", agent.state_text_chars, 0, 100_000),
-            ("agent.thinking_interval", agent.thinking_interval, 0, 100),
-            ("agent.repair_retries", agent.repair_retries, 0, 5),
-            ("agent.repair_budget", agent.repair_budget, 0, 200),
-            ("agent.max_jobs", agent.max_jobs, 1, 10),
+            ("/agent/max_steps", agent.max_steps, 1, 500),
+            ("/agent/planning_interval", agent.planning_interval, 1, 50),
+            ("/agent/max_consecutive_failures", agent.max_consecutive_failures, 1, 20),
+            ("/agent/max_actions_per_step", agent.max_actions_per_step, 1, 10),
+            ("/agent/history_steps", agent.history_steps, 1, 20),
+            ("/agent/memory_budget_chars", agent.memory_budget_chars, 500, 100_000),
+            ("/agent/state_text_chars", agent.state_text_chars, 0, 100_000),
+            ("/agent/thinking_interval", agent.thinking_interval, 0, 100),
+            ("/agent/repair_retries", agent.repair_retries, 0, 5),
+            ("/agent/repair_budget", agent.repair_budget, 0, 200),
+            ("/agent/max_jobs", agent.max_jobs, 1, 10),
         ] {
             if value < min || value > max {
                 problems.push((field.to_owned(), format!("Use a number from {min} to {max}.")));
@@ -381,7 +381,7 @@ impl Settings {
                 .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
             if !segments_ok {
                 problems.push((
-                    "agent.trace_redactions".to_owned(),
+                    "/agent/trace_redactions".to_owned(),
                     format!(
                         "{path:?} is not a variable path like page_state or planner.reasoning."
                     ),
@@ -392,7 +392,7 @@ impl Settings {
             for (i, pattern) in patterns.iter().enumerate() {
                 if pattern.trim().is_empty() || pattern.contains(char::is_whitespace) {
                     problems.push((
-                        format!("{list}.{i}"),
+                        format!("/{list}/{i}"),
                         "A pattern is one URL or host, without spaces.".to_owned(),
                     ));
                 }
@@ -501,7 +501,7 @@ mod tests {
             keyed.models.planner.base_url = remote.into();
             let problems = keyed.problems();
             assert!(
-                problems.iter().any(|(field, message)| field == "models.planner.base_url"
+                problems.iter().any(|(field, message)| field == "/models/planner/base_url"
                     && message.contains("unencrypted")),
                 "{remote}: {problems:?}"
             );
@@ -533,7 +533,7 @@ mod tests {
             moved.models.navigator.api_key = Secret::new("");
             let problems = moved.keep_keys_of(Some(&previous));
             assert_eq!(problems.len(), 1, "{other}: {problems:?}");
-            assert_eq!(problems[0].0, "models.navigator.api_key");
+            assert_eq!(problems[0].0, "/models/navigator/api_key");
             assert!(moved.models.navigator.api_key.is_empty(), "{other}: the key was kept");
         }
         // A key typed anew for the new server is used as typed.
@@ -551,6 +551,6 @@ mod tests {
         s.models.navigator.base_url = "ftp://x".into();
         s.deny = vec!["two words".into()];
         let fields: Vec<String> = s.problems().into_iter().map(|(f, _)| f).collect();
-        assert_eq!(fields, ["models.navigator.base_url", "agent.max_steps", "deny.0"]);
+        assert_eq!(fields, ["/models/navigator/base_url", "/agent/max_steps", "/deny/0"]);
     }
 }

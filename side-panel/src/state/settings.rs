@@ -1,7 +1,7 @@
 //! The Settings form: a draft of text fields over [`Settings`], checked as it is edited with
 //! the same rules the worker applies ([`Settings::problems`]), so mistakes show at once next
-//! to their field. Problems are keyed by the worker's field paths (`models.navigator.base_url`,
-//! `agent.max_steps`, `allow.0`, …).
+//! to their field. Problems are keyed by the worker's field paths, JSON Pointers into the
+//! settings (`/models/navigator/base_url`, `/agent/max_steps`, `/allow/0`, …).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -61,28 +61,28 @@ impl Field {
     /// The field path problems name (as the worker's `Settings::problems` does).
     pub fn path(self) -> String {
         match self {
-            Field::Provider(role) => format!("models.{}.provider", role.id()),
-            Field::BaseUrl(role) => format!("models.{}.base_url", role.id()),
-            Field::ApiKey(role) => format!("models.{}.api_key", role.id()),
-            Field::Model(role) => format!("models.{}.model", role.id()),
-            Field::Timeout(role) => format!("models.{}.timeout_ms", role.id()),
-            Field::RepairEnabled => "models.repair".into(),
-            Field::MaxSteps => "agent.max_steps".into(),
-            Field::MaxJobs => "agent.max_jobs".into(),
-            Field::PlanningInterval => "agent.planning_interval".into(),
-            Field::FailureThreshold => "agent.max_consecutive_failures".into(),
-            Field::MaxActions => "agent.max_actions_per_step".into(),
-            Field::StateText => "agent.state_text_chars".into(),
-            Field::ThinkingInterval => "agent.thinking_interval".into(),
-            Field::RepairRetries => "agent.repair_retries".into(),
-            Field::RepairBudget => "agent.repair_budget".into(),
-            Field::HistorySteps => "agent.history_steps".into(),
-            Field::TraceRedactions => "agent.trace_redactions".into(),
-            Field::Vision => "agent.vision".into(),
-            Field::Allow => "allow".into(),
-            Field::Deny => "deny".into(),
-            Field::Variant(role) => format!("variants.{}", role.id()),
-            Field::Prices => "prices".into(),
+            Field::Provider(role) => format!("/models/{}/provider", role.id()),
+            Field::BaseUrl(role) => format!("/models/{}/base_url", role.id()),
+            Field::ApiKey(role) => format!("/models/{}/api_key", role.id()),
+            Field::Model(role) => format!("/models/{}/model", role.id()),
+            Field::Timeout(role) => format!("/models/{}/timeout_ms", role.id()),
+            Field::RepairEnabled => "/models/repair".into(),
+            Field::MaxSteps => "/agent/max_steps".into(),
+            Field::MaxJobs => "/agent/max_jobs".into(),
+            Field::PlanningInterval => "/agent/planning_interval".into(),
+            Field::FailureThreshold => "/agent/max_consecutive_failures".into(),
+            Field::MaxActions => "/agent/max_actions_per_step".into(),
+            Field::StateText => "/agent/state_text_chars".into(),
+            Field::ThinkingInterval => "/agent/thinking_interval".into(),
+            Field::RepairRetries => "/agent/repair_retries".into(),
+            Field::RepairBudget => "/agent/repair_budget".into(),
+            Field::HistorySteps => "/agent/history_steps".into(),
+            Field::TraceRedactions => "/agent/trace_redactions".into(),
+            Field::Vision => "/agent/vision".into(),
+            Field::Allow => "/allow".into(),
+            Field::Deny => "/deny".into(),
+            Field::Variant(role) => format!("/variants/{}", role.id()),
+            Field::Prices => "/prices".into(),
         }
     }
 
@@ -493,7 +493,7 @@ pub struct SettingsForm {
 
 /// The form field a problem's path belongs to: `allow.2` → `allow`.
 /// The price table as typed: `model = input, output` a line, in USD per million tokens.
-/// A line that does not read is a problem at `prices.<index>`.
+/// A line that does not read is a problem at `/prices/<index>`.
 fn prices(text: &str, problems: &mut Vec<(String, String)>) -> BTreeMap<String, (f64, f64)> {
     let mut table = BTreeMap::new();
     for (index, (_, line)) in pattern_lines(text).into_iter().enumerate() {
@@ -510,7 +510,7 @@ fn prices(text: &str, problems: &mut Vec<(String, String)>) -> BTreeMap<String, 
                 table.insert(model, price);
             }
             None => problems.push((
-                format!("prices.{index}"),
+                format!("/prices/{index}"),
                 "Write model = input, output in USD per million tokens, e.g. gpt-4o = 2.5, 10."
                     .into(),
             )),
@@ -519,11 +519,12 @@ fn prices(text: &str, problems: &mut Vec<(String, String)>) -> BTreeMap<String, 
     table
 }
 
+/// The field a problem belongs to: a list's line (`/deny/1`) belongs to the list.
 fn owner(path: &str) -> &str {
-    match path.split_once('.') {
-        Some((list @ ("allow" | "deny" | "prices"), _)) => list,
-        _ => path,
-    }
+    ["/allow", "/deny", "/prices"]
+        .into_iter()
+        .find(|list| path.strip_prefix(list).is_some_and(|rest| rest.starts_with('/')))
+        .unwrap_or(path)
 }
 
 impl SettingsForm {
@@ -694,8 +695,8 @@ mod tests {
         draft.set(Field::RepairRetries, "9".into());
         let (settings, _) = draft.build();
         let problems: Vec<String> = settings.problems().into_iter().map(|(f, _)| f).collect();
-        assert!(problems.contains(&"agent.trace_redactions".to_owned()), "{problems:?}");
-        assert!(problems.contains(&"agent.repair_retries".to_owned()), "{problems:?}");
+        assert!(problems.contains(&"/agent/trace_redactions".to_owned()), "{problems:?}");
+        assert!(problems.contains(&"/agent/repair_retries".to_owned()), "{problems:?}");
     }
 
     #[test]
@@ -706,7 +707,7 @@ mod tests {
         let (settings, problems) = draft.build();
         assert_eq!(settings.prices.get("claude-test"), Some(&(3.0, 15.0)));
         assert_eq!(problems.len(), 1);
-        assert_eq!(problems[0].0, "prices.1");
+        assert_eq!(problems[0].0, "/prices/1");
     }
 
     fn stored() -> Settings {
@@ -762,7 +763,7 @@ mod tests {
         assert_eq!(form.draft.max_steps, "40");
         assert!(form.problems().is_empty(), "no complaints before anything is typed");
         assert_eq!(form.submit(), None);
-        assert!(fields(&form.problems()).contains(&"models.navigator.model"));
+        assert!(fields(&form.problems()).contains(&"/models/navigator/model"));
     }
 
     #[test]
@@ -774,7 +775,12 @@ mod tests {
         form.edit(Field::Deny, "evil.test\n\ntwo words".into());
         assert_eq!(
             fields(&form.problems()),
-            ["models.planner.timeout_ms", "models.navigator.base_url", "agent.max_steps", "deny.1"]
+            [
+                "/models/planner/timeout_ms",
+                "/models/navigator/base_url",
+                "/agent/max_steps",
+                "/deny/1"
+            ]
         );
         assert_eq!(
             form.problems_of(Field::Timeout(ModelRole::Planner))[0].1,
@@ -790,7 +796,7 @@ mod tests {
         let mut form = form(Some(&stored()));
         assert_eq!(form.draft.max_jobs, "3");
         form.edit(Field::MaxJobs, "0".into());
-        assert_eq!(fields(&form.problems()), ["agent.max_jobs"]);
+        assert_eq!(fields(&form.problems()), ["/agent/max_jobs"]);
         form.edit(Field::MaxJobs, "4".into());
         assert_eq!(form.submit().map(|s| s.agent.max_jobs), Some(4));
     }
@@ -801,7 +807,7 @@ mod tests {
         let settings = form.submit().expect("valid");
         form.saving = Some(2);
         assert_eq!(settings.models.planner.api_key.expose(), "***", "the stored key is kept");
-        form.saved(None, vec![("models.navigator.model".into(), "Unknown model.".into())]);
+        form.saved(None, vec![("/models/navigator/model".into(), "Unknown model.".into())]);
         assert_eq!(form.saved, Some(Saved::Refused));
         assert_eq!(form.problems_of(Field::Model(ModelRole::Navigator))[0].1, "Unknown model.");
         form.edit(Field::Model(ModelRole::Navigator), "other".into());
@@ -829,7 +835,7 @@ mod tests {
         assert_eq!(settings.variants.get("planner").map(String::as_str), Some("B"));
         assert!(settings.agent.vision);
         form.edit(Field::Variant(ModelRole::Thinking), "B C".into());
-        assert_eq!(fields(&form.problems()), ["variants.thinking"]);
+        assert_eq!(fields(&form.problems()), ["/variants/thinking"]);
     }
 
     #[test]

@@ -228,7 +228,7 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     s.panel.call("Input.insertText", json!({"text": "ftp://nowhere"})).unwrap();
     s.panel.click("[data-testid=settings-save]");
     let error = s.panel.wait_for_text(
-        "[data-testid=settings-error][data-field='models.navigator.base_url']",
+        "[data-testid=settings-error][data-field='/models/navigator/base_url']",
         "http",
     );
     assert!(error.contains("http:// or https://"), "{error}");
@@ -244,7 +244,7 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     s.panel.call("Input.insertText", json!({"text": "sk-typed-for-the-lan"})).unwrap();
     s.panel.click("[data-testid=settings-save]");
     let error = s.panel.wait_for_text(
-        "[data-testid=settings-error][data-field='models.navigator.base_url']",
+        "[data-testid=settings-error][data-field='/models/navigator/base_url']",
         "unencrypted",
     );
     assert!(error.contains("192.168.1.20"), "{error}");
