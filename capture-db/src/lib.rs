@@ -171,9 +171,12 @@ pub fn encode(value: &impl Serialize) -> Result<JsValue, String> {
     js_sys::JSON::parse(&text).map_err(|e| format!("{e:?}"))
 }
 
-/// A stored record read back as `T`. A Blob or any other non-JSON value is an error, as is a
-/// record that does not have `T`'s shape.
+/// A stored record (or any plain JS value) read back as `T`; `undefined` reads as `null`. A
+/// Blob or any other non-JSON value is an error, as is a record that does not have `T`'s shape.
 pub fn decode<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
+    if value.is_undefined() {
+        return serde_json::from_str("null").map_err(|e| e.to_string());
+    }
     let text = js_sys::JSON::stringify(&value)
         .ok()
         .and_then(|text| text.as_string())

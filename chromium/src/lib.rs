@@ -122,7 +122,7 @@ impl Chromium {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             let targets = list_targets(&port).unwrap_or_default();
-            if let Some(id) = extension_in(&targets) {
+            if let Some((_, id)) = extension_in(&targets) {
                 return Ok(id);
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -158,13 +158,15 @@ fn list_targets(port: &str) -> Result<serde_json::Value, String> {
     serde_json::from_str(body).map_err(|e| e.to_string())
 }
 
-/// The id in `chrome-extension://<id>/background.js`, the extension's service worker.
-pub fn extension_in(targets: &serde_json::Value) -> Option<String> {
+/// The extension's service worker among DevTools `targets` (`/json/list` or CDP's
+/// `targetInfos`: both have `type` and `url`), with the id in its
+/// `chrome-extension://<id>/background.js`.
+pub fn extension_in(targets: &serde_json::Value) -> Option<(&serde_json::Value, String)> {
     targets.as_array()?.iter().find_map(|target| {
         let url = target["url"].as_str()?;
         let rest = url.strip_prefix("chrome-extension://")?;
         (target["type"] == "service_worker" && url.ends_with("/background.js"))
-            .then(|| rest.split('/').next().unwrap_or_default().to_owned())
+            .then(|| (target, rest.split('/').next().unwrap_or_default().to_owned()))
     })
 }
 
@@ -178,7 +180,7 @@ mod tests {
             {"type": "page", "url": "chrome-extension://abc/side-panel.html"},
             {"type": "service_worker", "url": "chrome-extension://abc/background.js"},
         ]);
-        assert_eq!(super::extension_in(&targets).as_deref(), Some("abc"));
+        assert_eq!(super::extension_in(&targets).map(|(_, id)| id).as_deref(), Some("abc"));
         assert_eq!(super::extension_in(&json!([])), None);
     }
 }

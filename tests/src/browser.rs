@@ -85,15 +85,8 @@ impl Browser {
         let deadline = Instant::now() + Duration::from_secs(20);
         while Instant::now() < deadline {
             let targets = self.call("Target.getTargets", json!({}))?;
-            for target in targets["targetInfos"].as_array().into_iter().flatten() {
-                let url = target["url"].as_str().unwrap_or_default();
-                if target["type"] == "service_worker"
-                    && url.ends_with("/background.js")
-                    && let Some(id) = url.strip_prefix("chrome-extension://")
-                {
-                    let id = id.split('/').next().unwrap_or_default().to_owned();
-                    return Ok((target["targetId"].as_str().unwrap_or("").to_owned(), id));
-                }
+            if let Some((target, id)) = chromium_launch::extension_in(&targets["targetInfos"]) {
+                return Ok((target["targetId"].as_str().unwrap_or("").to_owned(), id));
             }
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -56,9 +56,10 @@ pub async fn ping() {
     let _ = settle_js(platform_info()).await;
 }
 
-/// Converts to a JS value with plain objects (not `Map`s), as `postMessage` expects.
+/// Converts to a JS value with plain objects (not `Map`s), as `postMessage` expects, by the
+/// same JSON text path as stored records.
 pub fn to_js<T: Serialize>(value: &T) -> JsValue {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+    capture_db::encode(value).unwrap_or(JsValue::NULL)
 }
 
 impl Port {
@@ -118,7 +119,7 @@ impl agent_engine::actions::Tabs for ChromeTabs {
     async fn list(&self) -> Result<Vec<agent_engine::actions::TabInfo>, TabError> {
         let targets = settle_js(debugger_targets()).await.map_err(TabError::Failed)?;
         let targets: Vec<serde_json::Value> =
-            serde_wasm_bindgen::from_value(targets).map_err(|e| TabError::Failed(e.to_string()))?;
+            capture_db::decode(targets).map_err(TabError::Failed)?;
         Ok(targets
             .iter()
             // Extension pages (this panel among them) are not the agent's to drive.
@@ -199,7 +200,7 @@ impl Cdp for ChromeDebugger {
         params: Value,
     ) -> Result<Value, CdpError> {
         let reply = settle(debugger_send(&debuggee(tab, session), method, &to_js(&params))).await?;
-        serde_wasm_bindgen::from_value(reply).map_err(|e| CdpError::Protocol {
+        capture_db::decode(reply).map_err(|e| CdpError::Protocol {
             detail: format!("unreadable reply to {method}: {e}"),
         })
     }

@@ -134,7 +134,7 @@ pub fn watched_events() -> Vec<String> {
 /// A CDP event from a tab the engine is attached to.
 #[wasm_bindgen]
 pub fn on_debugger_event(tab_id: TabId, method: String, params: JsValue) {
-    let params: serde_json::Value = serde_wasm_bindgen::from_value(params).unwrap_or_default();
+    let params: serde_json::Value = capture_db::decode(params).unwrap_or_default();
     if method == "Fetch.requestPaused" {
         // The request waits until it is answered: answer it now, off this callback.
         wasm_bindgen_futures::spawn_local(async move {

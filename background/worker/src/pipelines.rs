@@ -520,7 +520,7 @@ async fn stored(store: &Store) -> Result<Vec<StoredPipeline>, String> {
         Ok::<_, Box<dyn std::error::Error>>(values.collect::<Result<Vec<_>, _>>()?)
     };
     let values = read.await.map_err(|e| format!("The pipelines could not be read: {e}"))?;
-    Ok(values.into_iter().filter_map(|v| serde_wasm_bindgen::from_value(v).ok()).collect())
+    Ok(values.into_iter().filter_map(|v| capture_db::decode(v).ok()).collect())
 }
 
 async fn put(store: &Store, row: &StoredPipeline) -> Result<(), String> {

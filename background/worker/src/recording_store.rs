@@ -132,9 +132,8 @@ impl RecordingStore {
     }
 }
 
-/// Through `serde_json`, which handles the flattened fields.
 fn to_js(value: &impl Serialize) -> Result<JsValue, Cause> {
-    Ok(encode(&serde_json::to_value(value)?)?)
+    Ok(encode(value)?)
 }
 
 fn failed(what: String) -> impl FnOnce(Cause) -> String {

@@ -33,7 +33,7 @@ pub struct Queue {
 /// can take as long as the model's timeout, and a Pause must not wait behind it; so can a
 /// Prompt Studio run or a pipeline run (which a Cancel must be able to reach).
 pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
-    let request: PanelRequest = match serde_wasm_bindgen::from_value(message) {
+    let request: PanelRequest = match capture_db::decode(message) {
         Ok(request) => request,
         Err(error) => {
             // Without an id there is no one to answer.
@@ -175,7 +175,7 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
 
 /// Answers one `chrome.runtime.sendMessage` debug request.
 pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue {
-    match serde_wasm_bindgen::from_value::<DebugRequest>(message) {
+    match capture_db::decode::<DebugRequest>(message) {
         Ok(DebugRequest::WorkerTimings) => to_js(&worker.timings()),
         Ok(DebugRequest::PageState { tab_id, margin }) => {
             let mut options = ObserveOptions::default();

@@ -6,8 +6,8 @@
 //! conversation deletes its checkpoint only. Its runs, steps, screenshots and traces stay,
 //! for annotators (the runs' `taskId` is the session id).
 //!
-//! Records are the engine's serde types as plain objects (`serde_wasm_bindgen`'s
-//! `json_compatible`), so DevTools and other pages read them as JSON. Screenshots are real
+//! Records are the engine's serde types as plain objects, written and read through JSON text
+//! (`capture_db::encode`/`decode`), so DevTools and other pages read them as JSON. Screenshots are real
 //! Blobs, which IndexedDB keeps as files, instead of base64 that would bloat every row.
 //! API keys live apart from the settings so the settings row, like everything else that is
 //! serialized, only ever holds `***`.
@@ -156,7 +156,7 @@ impl Store {
                 let mut first: Option<RunHeader> = None;
                 for value in index.get_all::<JsValue>().with_query(*session).await? {
                     runs += 1;
-                    let Ok(run) = serde_wasm_bindgen::from_value::<RunHeader>(value?) else {
+                    let Ok(run) = decode::<RunHeader>(value?) else {
                         continue;
                     };
                     if first.as_ref().is_none_or(|f| run.created_at < f.created_at) {
@@ -202,9 +202,9 @@ impl Store {
             let Some(value) = store.get::<JsValue, _, _>(SETTINGS_KEY).await? else {
                 return Ok(None);
             };
-            let mut settings: Settings = serde_wasm_bindgen::from_value(value)?;
+            let mut settings: Settings = decode(value)?;
             let keys: BTreeMap<String, String> = match store.get::<JsValue, _, _>(KEYS_KEY).await? {
-                Some(keys) => serde_wasm_bindgen::from_value(keys)?,
+                Some(keys) => decode(keys)?,
                 None => BTreeMap::new(),
             };
             // Always restore, so a missing "keys" row leaves empty keys rather than `***`.
@@ -235,7 +235,7 @@ impl Store {
             let tx = self.db.transaction(SETTINGS).build()?;
             let value = tx.object_store(SETTINGS)?.get::<JsValue, _, _>(FAVOURITES_KEY).await?;
             Ok::<_, Cause>(match value {
-                Some(value) => serde_wasm_bindgen::from_value(value)?,
+                Some(value) => decode(value)?,
                 None => Vec::new(),
             })
         };
@@ -278,7 +278,7 @@ impl CheckpointStore for Store {
 /// The checkpoint stored under `key`, read through the engine (which upgrades older
 /// versions); one that cannot be read is logged with its key and why.
 fn decode_checkpoint(key: &str, value: JsValue) -> Result<Checkpoint, Unreadable> {
-    let read = serde_wasm_bindgen::from_value::<serde_json::Value>(value)
+    let read = capture_db::decode::<serde_json::Value>(value)
         .map_err(|cause| Unreadable::new(key, format!("it is not plain data: {cause}")))
         .and_then(|value| read_checkpoint(key, value));
     if let Err(unreadable) = &read {
@@ -287,11 +287,9 @@ fn decode_checkpoint(key: &str, value: JsValue) -> Result<Checkpoint, Unreadable
     read
 }
 
-/// A stored plain object read back as `T` through JSON, so serde's own rules (defaults,
-/// flattening, tags) apply as they do everywhere else.
+/// A stored plain object read back as `T` ([`capture_db::decode`], with the worker's error).
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, Cause> {
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)?;
-    Ok(serde_json::from_value(json)?)
+    Ok(capture_db::decode(value)?)
 }
 
 /// Puts one record in store `name` (under `key` when the store's keys are out-of-line), in a

@@ -40,8 +40,7 @@ impl WorkflowDb {
         };
         let value = read.await.map_err(failed("read the recording"))?;
         let value = value.ok_or_else(|| format!("There is no recording {id:?}."))?;
-        let json: serde_json::Value =
-            serde_wasm_bindgen::from_value(value).map_err(|e| e.to_string())?;
+        let json: serde_json::Value = capture_db::decode(value)?;
         if json.get("status").and_then(|s| s.as_str()) == Some("recording") {
             return Err("That recording is still going: stop it first.".into());
         }
