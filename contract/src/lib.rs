@@ -5,6 +5,7 @@
 //! - [`roles`]: who a person is ([`Role`]) and the status transitions each may make.
 //! - [`action`]: the Navigator's [`Action`] union, and the shape of each variant on the wire.
 //! - [`issue`]: a problem flagged on a step ([`Issue`]), with its type, severity and status.
+//! - [`problem`]: what a checker finds wrong with a document ([`Problem`]), at a JSON Pointer.
 //! - [`time`]: ISO 8601 UTC timestamps as every record stores them.
 //! - [`digest`]: lowercase hex and the SHA-256 content address of screenshots.
 //! - [`url`]: the two percent-encodings in use, form and component.
@@ -18,6 +19,7 @@ pub mod action;
 pub mod digest;
 pub mod issue;
 pub mod limits;
+pub mod problem;
 pub mod roles;
 pub mod status;
 pub mod telemetry;
@@ -26,5 +28,6 @@ pub mod url;
 
 pub use action::{Action, TabId};
 pub use issue::{Issue, IssueKind, IssueStatus, Severity};
+pub use problem::Problem;
 pub use roles::Role;
 pub use status::ReviewStatus;

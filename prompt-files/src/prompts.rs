@@ -120,7 +120,10 @@ impl PromptSet {
 
     /// Settings' chosen variants that no prompt has, as (field path, message), so the form
     /// says so instead of a task pausing on it.
-    pub fn variant_problems(&self, chosen: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    pub fn variant_problems(
+        &self,
+        chosen: &BTreeMap<String, String>,
+    ) -> Vec<run_contract::Problem> {
         chosen
             .iter()
             .filter(|(_, variant)| !variant.trim().is_empty())
@@ -132,7 +135,10 @@ impl PromptSet {
                 let known: Vec<&str> = prompt.variants.keys().map(String::as_str).collect();
                 let message =
                     format!("No variant {:?}: choose one of {}.", variant.trim(), known.join(", "));
-                Some((format!("/variants/{id}"), message))
+                Some(run_contract::Problem::new(
+                    run_contract::problem::pointer("/variants", id),
+                    message,
+                ))
             })
             .collect()
     }

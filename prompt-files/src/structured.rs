@@ -9,6 +9,8 @@
 //! `default`, `$schema`, `$defs`. Any other keyword is refused when the schema is compiled,
 //! so nothing is silently not checked.
 
+pub use run_contract::Problem;
+use run_contract::problem::pointer;
 use serde_json::{Map, Value};
 
 /// Why no JSON could be read from a reply.
@@ -110,21 +112,6 @@ fn without_trailing_commas(text: &str) -> String {
     out
 }
 
-/// One way a value fails its schema.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// JSON Pointer to the offending value, `""` for the root.
-    pub path: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for Violation {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.path.is_empty() { "the top level" } else { &self.path };
-        write!(f, "at {at}: {}", self.message)
-    }
-}
-
 /// A JSON Schema, checked for supported keywords.
 #[derive(Debug, Clone)]
 pub struct Schema {
@@ -166,7 +153,7 @@ impl Schema {
     }
 
     /// Every violation of the schema by `value`; empty when it conforms.
-    pub fn validate(&self, value: &Value) -> Vec<Violation> {
+    pub fn validate(&self, value: &Value) -> Vec<Problem> {
         let mut found = Vec::new();
         self.check(&self.root, value, "", &mut found);
         found
@@ -182,9 +169,9 @@ impl Schema {
         }
     }
 
-    fn check(&self, schema: &Value, value: &Value, path: &str, found: &mut Vec<Violation>) {
+    fn check(&self, schema: &Value, value: &Value, path: &str, found: &mut Vec<Problem>) {
         let schema = self.resolve(schema);
-        let mut fail = |message: String| found.push(Violation { path: path.to_owned(), message });
+        let mut fail = |message: String| found.push(Problem::new(path, message));
         if let Some(kind) = schema.get("type") {
             let kinds: Vec<&str> = match kind {
                 Value::String(one) => vec![one.as_str()],
@@ -229,7 +216,7 @@ impl Schema {
                 inner.is_empty()
             });
             if !fits {
-                found.push(Violation {
+                found.push(Problem {
                     path: path.to_owned(),
                     message: "matches none of the allowed shapes".into(),
                 });
@@ -242,28 +229,28 @@ impl Schema {
         schema: &Value,
         object: &Map<String, Value>,
         path: &str,
-        found: &mut Vec<Violation>,
+        found: &mut Vec<Problem>,
     ) {
         let properties = schema.get("properties").and_then(Value::as_object);
         for name in schema.get("required").and_then(Value::as_array).into_iter().flatten() {
             if let Some(name) = name.as_str()
                 && !object.contains_key(name)
             {
-                found.push(Violation {
+                found.push(Problem {
                     path: path.to_owned(),
                     message: format!("missing required field {name:?}"),
                 });
             }
         }
         for (key, item) in object {
-            let child = format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"));
+            let child = pointer(path, key);
             match properties.and_then(|p| p.get(key)) {
                 Some(property) => self.check(property, item, &child, found),
                 None if schema.get("additionalProperties") == Some(&Value::Bool(false)) => {
                     let known: Vec<&str> = properties
                         .map(|p| p.keys().map(String::as_str).collect())
                         .unwrap_or_default();
-                    found.push(Violation {
+                    found.push(Problem {
                         path: child,
                         message: format!(
                             "unexpected field {key:?} (allowed: {})",
@@ -276,8 +263,8 @@ impl Schema {
         }
     }
 
-    fn check_array(&self, schema: &Value, items: &[Value], path: &str, found: &mut Vec<Violation>) {
-        let mut fail = |message: String| found.push(Violation { path: path.to_owned(), message });
+    fn check_array(&self, schema: &Value, items: &[Value], path: &str, found: &mut Vec<Problem>) {
+        let mut fail = |message: String| found.push(Problem::new(path, message));
         bounds(schema, ("minItems", "maxItems"), items.len() as f64, " items", &mut fail);
         if let Some(item_schema) = schema.get("items") {
             for (i, item) in items.iter().enumerate() {
@@ -294,9 +281,9 @@ impl Schema {
         branches: &[Value],
         value: &Value,
         path: &str,
-        found: &mut Vec<Violation>,
+        found: &mut Vec<Problem>,
     ) {
-        let results: Vec<Vec<Violation>> = branches
+        let results: Vec<Vec<Problem>> = branches
             .iter()
             .map(|b| {
                 let mut inner = Vec::new();
@@ -309,7 +296,7 @@ impl Schema {
             return;
         }
         if fitting > 1 {
-            found.push(Violation {
+            found.push(Problem {
                 path: path.to_owned(),
                 message: "matches more than one allowed shape".into(),
             });
@@ -321,7 +308,7 @@ impl Schema {
                 found.extend(results[at].iter().cloned());
             } else {
                 let options: Vec<String> = tags.iter().map(Value::to_string).collect();
-                found.push(Violation {
+                found.push(Problem {
                     path: format!("{path}/{key}"),
                     message: format!(
                         "must be one of {}, got {}",
@@ -332,7 +319,7 @@ impl Schema {
             }
             return;
         }
-        found.push(Violation {
+        found.push(Problem {
             path: path.to_owned(),
             message: "matches none of the allowed shapes".into(),
         });
@@ -436,24 +423,13 @@ fn type_name(value: &Value) -> &'static str {
 
 /// The JSON in `raw` and its violations of `schema` (a parse failure is one violation at
 /// the top level).
-pub fn check_answer(
-    raw: &str,
-    schema: &Schema,
-) -> (Option<Value>, Vec<protocol::studio::Violation>) {
+pub fn check_answer(raw: &str, schema: &Schema) -> (Option<Value>, Vec<Problem>) {
     match extract_json(raw) {
         Ok(value) => {
-            let violations = schema
-                .validate(&value)
-                .into_iter()
-                .map(|v| protocol::studio::Violation { path: v.path, message: v.message })
-                .collect();
-            (Some(value), violations)
+            let problems = schema.validate(&value);
+            (Some(value), problems)
         }
-        Err(error) => {
-            let violation =
-                protocol::studio::Violation { path: String::new(), message: error.message };
-            (None, vec![violation])
-        }
+        Err(error) => (None, vec![Problem::whole(error.message)]),
     }
 }
 

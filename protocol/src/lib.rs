@@ -340,7 +340,7 @@ pub enum WorkerEvent {
     Settings {
         id: u32,
         settings: Option<Box<settings::Settings>>,
-        problems: Vec<(String, String)>,
+        problems: Vec<run_contract::Problem>,
     },
     /// The stored conversations, newest first.
     Sessions {
@@ -381,8 +381,8 @@ pub enum WorkerEvent {
         id: u32,
         version: u32,
         published: bool,
-        errors: Vec<studio::PipelineProblem>,
-        warnings: Vec<studio::PipelineProblem>,
+        errors: Vec<run_contract::Problem>,
+        warnings: Vec<run_contract::Problem>,
     },
     /// Every stored pipeline version.
     Pipelines {

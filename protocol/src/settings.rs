@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use run_contract::Problem;
 use serde::{Deserialize, Serialize};
 
 /// An API key. It prints and serializes as `***`, so it cannot leak into logs, events,
@@ -105,21 +106,24 @@ impl ModelConfig {
 
     /// Inline problems of this model as `role`'s, as (field path, message): what
     /// [`Settings::problems`] says about it, and what a connection test checks first.
-    pub fn problems(&self, role: ModelRole) -> Vec<(String, String)> {
+    pub fn problems(&self, role: ModelRole) -> Vec<Problem> {
         let role = role.id();
         let mut problems = Vec::new();
         if self.model.trim().is_empty() {
-            problems.push((format!("/models/{role}/model"), "Enter a model name.".to_owned()));
+            problems.push(Problem::new(
+                format!("/models/{role}/model"),
+                "Enter a model name.".to_owned(),
+            ));
         }
         let base = self.base_url.trim();
         if !base.is_empty() && !is_http(base) {
-            problems.push((
+            problems.push(Problem::new(
                 format!("/models/{role}/base_url"),
                 "A base URL starts with http:// or https://.".to_owned(),
             ));
         }
         if let Some(host) = plain_http_host(base).filter(|_| !self.api_key.is_empty()) {
-            problems.push((
+            problems.push(Problem::new(
                 format!("/models/{role}/base_url"),
                 format!(
                     "The API key would travel unencrypted to {host}. Use https://, or \
@@ -128,14 +132,16 @@ impl ModelConfig {
             ));
         }
         if self.provider == ProviderKind::OpenAiCompatible && base.is_empty() {
-            problems.push((
+            problems.push(Problem::new(
                 format!("/models/{role}/base_url"),
                 "An OpenAI-compatible provider needs its base URL.".to_owned(),
             ));
         }
         if self.timeout_ms < 1000 {
-            problems
-                .push((format!("/models/{role}/timeout_ms"), "Allow at least 1000 ms.".to_owned()));
+            problems.push(Problem::new(
+                format!("/models/{role}/timeout_ms"),
+                "Allow at least 1000 ms.".to_owned(),
+            ));
         }
         problems
     }
@@ -326,7 +332,7 @@ impl Settings {
     /// server: a key is never sent to a server it was not entered for. A stored key whose
     /// server changed is dropped, and the role's key field gets a problem asking for the
     /// new server's key.
-    pub fn keep_keys_of(&mut self, previous: Option<&Settings>) -> Vec<(String, String)> {
+    pub fn keep_keys_of(&mut self, previous: Option<&Settings>) -> Vec<Problem> {
         let mut problems = Vec::new();
         let Some(previous) = previous else { return problems };
         for (role, model) in self.models.each_mut() {
@@ -337,7 +343,7 @@ impl Settings {
             if model.server() == old.server() {
                 model.api_key = old.api_key.clone();
             } else {
-                problems.push((
+                problems.push(Problem::new(
                     format!("/models/{}/api_key", role.id()),
                     format!(
                         "The server changed (from {} to {}): enter the API key for it. The stored key is only sent to the server it was entered for.",
@@ -351,7 +357,7 @@ impl Settings {
     }
 
     /// Inline problems, as (field path, message).
-    pub fn problems(&self) -> Vec<(String, String)> {
+    pub fn problems(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         let mut copy = self.clone();
         for (role, model) in copy.models.each_mut() {
@@ -372,7 +378,10 @@ impl Settings {
             ("/agent/max_jobs", agent.max_jobs, 1, 10),
         ] {
             if value < min || value > max {
-                problems.push((field.to_owned(), format!("Use a number from {min} to {max}.")));
+                problems.push(Problem::new(
+                    field.to_owned(),
+                    format!("Use a number from {min} to {max}."),
+                ));
             }
         }
         for path in &agent.trace_redactions {
@@ -380,7 +389,7 @@ impl Settings {
                 .split('.')
                 .all(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
             if !segments_ok {
-                problems.push((
+                problems.push(Problem::new(
                     "/agent/trace_redactions".to_owned(),
                     format!(
                         "{path:?} is not a variable path like page_state or planner.reasoning."
@@ -391,7 +400,7 @@ impl Settings {
         for (list, patterns) in [("allow", &self.allow), ("deny", &self.deny)] {
             for (i, pattern) in patterns.iter().enumerate() {
                 if pattern.trim().is_empty() || pattern.contains(char::is_whitespace) {
-                    problems.push((
+                    problems.push(Problem::new(
                         format!("/{list}/{i}"),
                         "A pattern is one URL or host, without spaces.".to_owned(),
                     ));
@@ -501,8 +510,10 @@ mod tests {
             keyed.models.planner.base_url = remote.into();
             let problems = keyed.problems();
             assert!(
-                problems.iter().any(|(field, message)| field == "/models/planner/base_url"
-                    && message.contains("unencrypted")),
+                problems
+                    .iter()
+                    .any(|Problem { path: field, message }| field == "/models/planner/base_url"
+                        && message.contains("unencrypted")),
                 "{remote}: {problems:?}"
             );
             // Without a key (a model server on the local network) only prompts travel: allowed.
@@ -533,7 +544,7 @@ mod tests {
             moved.models.navigator.api_key = Secret::new("");
             let problems = moved.keep_keys_of(Some(&previous));
             assert_eq!(problems.len(), 1, "{other}: {problems:?}");
-            assert_eq!(problems[0].0, "/models/navigator/api_key");
+            assert_eq!(problems[0].path, "/models/navigator/api_key");
             assert!(moved.models.navigator.api_key.is_empty(), "{other}: the key was kept");
         }
         // A key typed anew for the new server is used as typed.
@@ -550,7 +561,7 @@ mod tests {
         s.agent.max_steps = 0;
         s.models.navigator.base_url = "ftp://x".into();
         s.deny = vec!["two words".into()];
-        let fields: Vec<String> = s.problems().into_iter().map(|(f, _)| f).collect();
+        let fields: Vec<String> = s.problems().into_iter().map(|p| p.path).collect();
         assert_eq!(fields, ["/models/navigator/base_url", "/agent/max_steps", "/deny/0"]);
     }
 }

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use run_contract::Problem;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -32,13 +33,6 @@ pub struct HttpExchange {
     pub response: String,
 }
 
-/// A schema violation: JSON Pointer into the answer and what is wrong there.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Violation {
-    pub path: String,
-    pub message: String,
-}
-
 /// One answer of the model (the first, then each repair).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StudioAttempt {
@@ -48,7 +42,7 @@ pub struct StudioAttempt {
     pub problems: Vec<String>,
     /// The JSON found in the answer, if any.
     pub output: Option<Value>,
-    pub violations: Vec<Violation>,
+    pub violations: Vec<Problem>,
     pub input_tokens: u64,
     pub output_tokens: u64,
 }
@@ -92,11 +86,4 @@ pub struct StoredPipeline {
     pub published: bool,
     #[serde(default)]
     pub runs: Vec<Value>,
-}
-
-/// A problem at a JSON Pointer into a pipeline file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PipelineProblem {
-    pub path: String,
-    pub message: String,
 }

@@ -6,18 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 
 /// One problem in a request, with a JSON Pointer into the body (`/thoughts/thought2`; `""`
-/// for the whole body), or `query.<name>`, `header.<name>`, `path.<name>` outside it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FieldError {
-    pub path: String,
-    pub message: String,
-}
-
-impl FieldError {
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { path: path.into(), message: message.into() }
-    }
-}
+/// for the whole body), or `query.<name>`, `header.<name>`, `path.<name>` outside it: the
+/// problem type every checker of the product reports.
+pub type FieldError = run_contract::Problem;
 
 #[derive(Debug)]
 pub struct Problem {

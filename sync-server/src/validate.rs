@@ -27,21 +27,7 @@ pub fn is_sha256(text: &str) -> bool {
     spec().matches("Sha256", text)
 }
 
-/// The JSON Pointer to `key` under `path` (`""` is the whole body).
-pub fn pointer(path: &str, key: &str) -> String {
-    format!("{path}/{}", key.replace('~', "~0").replace('/', "~1"))
-}
-
-/// Whether the JSON Pointer `path` is `base` or inside it.
-pub fn under(path: &str, base: &str) -> bool {
-    path.strip_prefix(base).is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
-
-/// The JSON Pointer of a dot path into a record (`thoughts.thought2`, whose keys hold no
-/// dots).
-pub fn dot_pointer(path: &str) -> String {
-    path.split('.').fold(String::new(), |at, key| pointer(&at, key))
-}
+pub use run_contract::problem::{dot_pointer, pointer, under};
 
 /// Collects problems, one entry for each place.
 #[derive(Debug, Default)]

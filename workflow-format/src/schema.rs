@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+pub use run_contract::Problem;
 use serde::{Deserialize, Serialize};
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
@@ -120,23 +121,6 @@ pub struct StepAction {
     pub descriptor: Option<TargetDescriptor>,
 }
 
-/// One thing wrong, at a JSON Pointer like `/subtasks/1/dependsOn/0`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Problem {
-    pub path: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path, self.message)
-    }
-}
-
-fn problem(path: impl Into<String>, message: impl Into<String>) -> Problem {
-    Problem { path: path.into(), message: message.into() }
-}
-
 /// A parameter or variable name: a letter or `_`, then letters, digits or `_`.
 pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
@@ -204,13 +188,13 @@ impl Workflow {
     pub fn validate(&self) -> Vec<Problem> {
         let mut problems = Vec::new();
         if self.name.trim().is_empty() {
-            problems.push(problem("/name", "Give the workflow a name."));
+            problems.push(Problem::new("/name", "Give the workflow a name."));
         }
         let mut seen = BTreeSet::new();
         for (i, param) in self.params.iter().enumerate() {
             let path = format!("/params/{i}/name");
             if !is_identifier(&param.name) {
-                problems.push(problem(
+                problems.push(Problem::new(
                     &path,
                     format!(
                         "{:?} is not a valid name: use letters, digits and _, starting with a letter.",
@@ -218,7 +202,7 @@ impl Workflow {
                     ),
                 ));
             } else if !seen.insert(param.name.as_str()) {
-                problems.push(problem(&path, format!("{:?} is defined twice.", param.name)));
+                problems.push(Problem::new(&path, format!("{:?} is defined twice.", param.name)));
             }
         }
         let used: BTreeSet<&str> =
@@ -226,13 +210,13 @@ impl Workflow {
         for (path, text) in self.templated() {
             for name in placeholders(text) {
                 if !seen.contains(name) {
-                    problems.push(problem(&path, format!("{{{name}}} is not a parameter.")));
+                    problems.push(Problem::new(&path, format!("{{{name}}} is not a parameter.")));
                 }
             }
         }
         for (i, param) in self.params.iter().enumerate() {
             if is_identifier(&param.name) && !used.contains(param.name.as_str()) {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("/params/{i}/name"),
                     format!("{{{}}} is not used by any step or subtask.", param.name),
                 ));
@@ -240,14 +224,14 @@ impl Workflow {
         }
 
         if self.subtasks.is_empty() {
-            problems.push(problem("/subtasks", "Add at least one subtask."));
+            problems.push(Problem::new("/subtasks", "Add at least one subtask."));
         }
         let mut subtask_index = BTreeMap::new();
         for (i, subtask) in self.subtasks.iter().enumerate() {
             if subtask.id.trim().is_empty() {
-                problems.push(problem(format!("/subtasks/{i}/id"), "A subtask needs an id."));
+                problems.push(Problem::new(format!("/subtasks/{i}/id"), "A subtask needs an id."));
             } else if subtask_index.contains_key(subtask.id.as_str()) {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("/subtasks/{i}/id"),
                     format!("The id {:?} is used twice.", subtask.id),
                 ));
@@ -255,17 +239,19 @@ impl Workflow {
                 subtask_index.insert(subtask.id.as_str(), i);
             }
             if subtask.text.trim().is_empty() {
-                problems
-                    .push(problem(format!("/subtasks/{i}/text"), "Say what this subtask does."));
+                problems.push(Problem::new(
+                    format!("/subtasks/{i}/text"),
+                    "Say what this subtask does.",
+                ));
             }
             if subtask.expected_outcome.trim().is_empty() {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("/subtasks/{i}/expectedOutcome"),
                     "Say what the screen shows when this subtask is done.",
                 ));
             }
             if !self.steps.iter().any(|s| s.subtask == subtask.id) {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("/subtasks/{i}"),
                     "This subtask has no steps: replay has nothing to ground it on.",
                 ));
@@ -277,7 +263,7 @@ impl Workflow {
         for (i, step) in self.steps.iter().enumerate() {
             let at = subtask_index.get(step.subtask.as_str()).copied();
             if at.is_none() {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("/steps/{i}/subtask"),
                     format!("There is no subtask {:?}.", step.subtask),
                 ));
@@ -287,13 +273,13 @@ impl Workflow {
                 ActionKind::Type | ActionKind::Key | ActionKind::Select | ActionKind::Navigate
             );
             if needs_value && step.action.value.as_deref().is_none_or(|v| v.is_empty()) {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("/steps/{i}/action/value"),
                     "This action needs a value.",
                 ));
             }
             if step.action.value.as_deref().is_some_and(|v| v.contains(SECRET_MASK)) {
-                problems.push(problem(
+                problems.push(Problem::new(
                     format!("/steps/{i}/action/value"),
                     "The recorded secret was masked: replace it with a parameter.",
                 ));
@@ -304,14 +290,13 @@ impl Workflow {
             let path = format!("/steps/{i}/action/variable");
             match step.action.variable.as_deref() {
                 None | Some("") => {
-                    problems.push(problem(path, "Name the variable this extract stores."))
+                    problems.push(Problem::new(path, "Name the variable this extract stores."))
                 }
-                Some(name) if !is_identifier(name) => {
-                    problems.push(problem(path, format!("{name:?} is not a valid variable name.")))
-                }
+                Some(name) if !is_identifier(name) => problems
+                    .push(Problem::new(path, format!("{name:?} is not a valid variable name."))),
                 Some(name) => {
                     if variables.insert(name, at.unwrap_or(usize::MAX)).is_some() {
-                        problems.push(problem(path, format!("{name:?} is extracted twice.")));
+                        problems.push(Problem::new(path, format!("{name:?} is extracted twice.")));
                     }
                 }
             }
@@ -320,8 +305,10 @@ impl Workflow {
             for (j, name) in subtask.depends_on.iter().enumerate() {
                 let path = format!("/subtasks/{i}/dependsOn/{j}");
                 match variables.get(name.as_str()) {
-                    None => problems.push(problem(path, format!("No step extracts {name:?}."))),
-                    Some(&at) if at >= i => problems.push(problem(
+                    None => {
+                        problems.push(Problem::new(path, format!("No step extracts {name:?}.")))
+                    }
+                    Some(&at) if at >= i => problems.push(Problem::new(
                         path,
                         format!("{name:?} is extracted in this or a later subtask, not upstream."),
                     )),
@@ -341,7 +328,8 @@ impl Workflow {
         let mut problems = Vec::new();
         for name in given.keys() {
             if !self.params.iter().any(|p| &p.name == name) {
-                problems.push(problem(format!("/params/{name}"), "There is no such parameter."));
+                problems
+                    .push(Problem::new(format!("/params/{name}"), "There is no such parameter."));
             }
         }
         let mut values = BTreeMap::new();
@@ -355,7 +343,7 @@ impl Workflow {
                 } else {
                     "Give this parameter a value."
                 };
-                problems.push(problem(format!("/params/{i}"), why));
+                problems.push(Problem::new(format!("/params/{i}"), why));
             }
             values.insert(param.name.clone(), value.to_owned());
         }
@@ -415,13 +403,13 @@ impl Workflow {
     /// by JSON Pointer), then read; the workflow's own problems come back beside it for the
     /// editor to show.
     pub fn import(text: &str) -> Result<(Workflow, Vec<Problem>), Vec<Problem>> {
-        let value = extract_json(text).map_err(|e| vec![problem("", e.message)])?;
+        let value = extract_json(text).map_err(|e| vec![Problem::new("", e.message)])?;
         let violations = schema().validate(&value);
         if !violations.is_empty() {
-            return Err(violations.into_iter().map(|v| problem(v.path, v.message)).collect());
+            return Err(violations.into_iter().map(|v| Problem::new(v.path, v.message)).collect());
         }
         let workflow: Workflow =
-            serde_json::from_value(value).map_err(|e| vec![problem("", e.to_string())])?;
+            serde_json::from_value(value).map_err(|e| vec![Problem::new("", e.to_string())])?;
         let problems = workflow.validate();
         Ok((workflow, problems))
     }
@@ -583,7 +571,7 @@ pub(crate) mod tests {
         workflow.steps[1].action.kind = ActionKind::Type;
         assert_eq!(workflow.validate(), []);
         let missing = workflow.for_replay(&BTreeMap::new()).unwrap_err();
-        assert_eq!(missing, [problem("/params/1", "Enter this secret.")]);
+        assert_eq!(missing, [Problem::new("/params/1", "Enter this secret.")]);
         let given = BTreeMap::from([("password".to_owned(), "hunter2".to_owned())]);
         let input = workflow.for_replay(&given).unwrap();
         assert_eq!(input.params["password"], "[secret:password]");

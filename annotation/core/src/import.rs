@@ -12,30 +12,32 @@
 
 use std::collections::{HashMap, HashSet};
 
+use run_contract::Problem;
+use run_contract::problem::dot_pointer;
 use run_contract::telemetry::{LogEntry, Telemetry};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::export::{DOCUMENT_FORMAT, DOCUMENT_VERSION};
 use crate::record::{ReviewStatus, Run, Step, StepAction, Thoughts};
 
-/// One problem found in the file.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One problem found in the file: the record it is in, and the problem at a JSON Pointer
+/// inside that record (`/steps/1/url`; `""` for the record as a whole), whose message says
+/// for a person what is wrong and what was expected.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Rejection {
     /// Where: "file", "run 3 (id abc)", "run 2 (id abc), step 5", "line 17".
     pub record: String,
-    /// The field's dot path inside the record; "" for the record as a whole.
-    pub path: String,
-    /// For a person: what is wrong and what was expected.
-    pub message: String,
+    pub problem: Problem,
 }
 
+/// As the runs list shows it: `run 2 (id r2) · /steps/1/url: why`.
 impl std::fmt::Display for Rejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}: {}", self.record, self.message)
+        let Problem { path, message } = &self.problem;
+        if path.is_empty() {
+            write!(f, "{}: {message}", self.record)
         } else {
-            write!(f, "{}, {}: {}", self.record, self.path, self.message)
+            write!(f, "{} · {path}: {message}", self.record)
         }
     }
 }
@@ -136,12 +138,13 @@ struct Problems {
 }
 
 impl Problems {
+    /// `path` is a dot path inside the record (`steps.1.url`: the checks walk keys that
+    /// hold no dots), reported as a JSON Pointer.
     fn add(&mut self, record: &str, path: &str, message: impl Into<String>) {
         if self.list.len() < MAX_REJECTIONS {
             self.list.push(Rejection {
                 record: record.to_owned(),
-                path: path.to_owned(),
-                message: message.into(),
+                problem: Problem::new(dot_pointer(path), message),
             });
         } else {
             self.more += 1;
@@ -156,8 +159,7 @@ impl Problems {
         if self.more > 0 {
             self.list.push(Rejection {
                 record: "file".into(),
-                path: String::new(),
-                message: format!("… and {} more problems not listed", self.more),
+                problem: Problem::whole(format!("… and {} more problems not listed", self.more)),
             });
         }
         self.list
@@ -165,7 +167,7 @@ impl Problems {
 }
 
 fn one(record: &str, message: impl Into<String>) -> Vec<Rejection> {
-    vec![Rejection { record: record.into(), path: String::new(), message: message.into() }]
+    vec![Rejection { record: record.into(), problem: Problem::whole(message) }]
 }
 
 /// How a value's type reads in a message.

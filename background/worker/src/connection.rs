@@ -20,7 +20,7 @@ pub async fn test(
     key: Option<String>,
 ) -> WorkerEvent {
     let answer = |ok: bool, message: String| WorkerEvent::Connection { id, ok, message };
-    if let Some((_, problem)) = model.problems(role).into_iter().next() {
+    if let Some(problem) = model.problems(role).into_iter().next().map(|p| p.message) {
         return answer(false, format!("Fix the form first: {problem}"));
     }
     let key = match key.map(|k| k.trim().to_owned()).filter(|k| !k.is_empty()) {

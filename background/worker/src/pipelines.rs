@@ -20,7 +20,7 @@ use indexed_db_futures::prelude::*;
 use protocol::agent::TaskStatus;
 use protocol::jobs::JobSummary;
 use protocol::settings::Settings;
-use protocol::studio::{PipelineProblem, StoredPipeline};
+use protocol::studio::StoredPipeline;
 use protocol::workflow::ReplayControl;
 use protocol::{TabId, WorkerEvent};
 use serde_json::{Value, json};
@@ -444,10 +444,6 @@ fn summary(
     JobSummary { why, ..JobSummary::new(job, JobKind::Pipeline, tab, title, status) }
 }
 
-fn problems(list: Vec<Problem>) -> Vec<PipelineProblem> {
-    list.into_iter().map(|p| PipelineProblem { path: p.path, message: p.message }).collect()
-}
-
 /// Stores `text` as the next version of its pipeline; with `publish`, only when the
 /// publish gate has no error (its warnings come back either way).
 pub async fn save(
@@ -470,8 +466,8 @@ pub async fn save(
         id,
         version: 0,
         published: false,
-        errors: problems(report.errors),
-        warnings: problems(report.warnings),
+        errors: report.errors,
+        warnings: report.warnings,
     };
     let (Some(hash), Ok(loaded)) = (report.pipeline_hash.clone(), load(text, &prompts)) else {
         return Ok(refused(report));
@@ -504,7 +500,7 @@ pub async fn save(
         version,
         published: publish,
         errors: vec![],
-        warnings: problems(report.warnings),
+        warnings: report.warnings,
     })
 }
 

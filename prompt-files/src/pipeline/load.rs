@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use protocol::settings::ProviderKind;
+pub use run_contract::Problem;
 use run_contract::digest::hex;
-use serde::Serialize;
+use run_contract::problem::pointer;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -18,21 +19,6 @@ use crate::structured::Schema;
 use crate::template::{Library, Template};
 
 use super::when::Condition;
-
-/// One problem found in a pipeline file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Problem {
-    /// JSON Pointer into the file (`/steps/2/prompt_id`), `""` for the whole file.
-    pub path: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for Problem {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let at = if self.path.is_empty() { "the file" } else { &self.path };
-        write!(f, "{at}: {}", self.message)
-    }
-}
 
 /// A pipeline that loaded, with what deserves a look but does not stop it.
 #[derive(Debug, Clone)]
@@ -128,7 +114,7 @@ const ROOTS: [&str; 4] = ["input", "context", "steps", "pipeline"];
 /// Parses `source` as JSON when it looks like JSON (for JSON's own error positions), as YAML
 /// otherwise.
 pub fn parse_source(source: &str) -> Result<Value, Problem> {
-    let problem = |message: String| Problem { path: String::new(), message };
+    let problem = Problem::whole;
     if source.trim_start().starts_with('{') {
         return serde_json::from_str(source).map_err(|e| problem(format!("not valid JSON: {e}")));
     }
@@ -151,9 +137,7 @@ pub fn load(source: &str, prompts: &PromptSet) -> Result<Loaded, Vec<Problem>> {
 /// [`load`] for a file already parsed.
 pub fn load_value(value: &Value, prompts: &PromptSet) -> Result<Loaded, Vec<Problem>> {
     let mut check = Checker { prompts, errors: Vec::new(), warnings: Vec::new() };
-    check.errors.extend(
-        PUBLISHED.validate(value).into_iter().map(|v| Problem { path: v.path, message: v.message }),
-    );
+    check.errors.extend(PUBLISHED.validate(value));
     let pipeline = check.pipeline(value);
     if let (Some(pipeline), true) = (pipeline, check.errors.is_empty()) {
         Ok(Loaded { pipeline, warnings: check.warnings })
@@ -180,11 +164,11 @@ fn text(value: &Value, key: &str) -> String {
 
 impl Checker<'_> {
     fn error(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.errors.push(Problem { path: path.into(), message: message.into() });
+        self.errors.push(Problem::new(path, message));
     }
 
     fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.warnings.push(Problem { path: path.into(), message: message.into() });
+        self.warnings.push(Problem::new(path, message));
     }
 
     /// Walks the file tolerantly, so the rules are checked even where the schema found
@@ -476,8 +460,7 @@ impl Checker<'_> {
             }
             Value::Object(map) => {
                 for (key, item) in map {
-                    let key = key.replace('~', "~0").replace('/', "~1");
-                    self.templates(item, &format!("{at}/{key}"), scope);
+                    self.templates(item, &pointer(at, key), scope);
                 }
             }
             _ => {}

@@ -1,3 +1,4 @@
+use run_contract::Problem;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -5,7 +6,7 @@ pub struct FieldErrorsProps {
     /// The element id the field's `aria-describedby` points at.
     pub id: AttrValue,
     /// (field path, message); the path goes in `data-field`.
-    pub problems: Vec<(String, String)>,
+    pub problems: Vec<Problem>,
     /// For a pattern list: the line number of each pattern index (`allow.1` → line 3).
     #[prop_or_default]
     pub lines: Vec<usize>,
@@ -19,7 +20,7 @@ pub fn field_errors(props: &FieldErrorsProps) -> Html {
     }
     html! {
         <div class="field-errors" id={props.id.clone()}>
-            { for props.problems.iter().map(|(path, message)| {
+            { for props.problems.iter().map(|Problem { path, message }| {
                 let line = path
                     .rsplit_once('.')
                     .and_then(|(_, index)| index.parse::<usize>().ok())

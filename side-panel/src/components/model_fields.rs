@@ -1,3 +1,4 @@
+use run_contract::Problem;
 use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
@@ -13,7 +14,7 @@ pub struct ModelFieldsProps {
     pub role: ModelRole,
     pub model: ModelDraft,
     /// Every problem of the form; this role's are picked out.
-    pub problems: Vec<(String, String)>,
+    pub problems: Vec<Problem>,
     pub on_edit: Callback<(Field, String)>,
     /// This role's "Test connection".
     pub test: ConnectionTest,
@@ -25,9 +26,9 @@ pub struct ModelFieldsProps {
 #[function_component(ModelFields)]
 pub fn model_fields(props: &ModelFieldsProps) -> Html {
     let (role, model) = (props.role, &props.model);
-    let of = |field: Field| -> Vec<(String, String)> {
+    let of = |field: Field| -> Vec<Problem> {
         let path = field.path();
-        props.problems.iter().filter(|(f, _)| *f == path).cloned().collect()
+        props.problems.iter().filter(|p| p.path == path).cloned().collect()
     };
     let provider = Field::Provider(role);
     let onchange = props.on_edit.reform(move |event: Event| {

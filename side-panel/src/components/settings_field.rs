@@ -1,3 +1,4 @@
+use run_contract::Problem;
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
@@ -25,7 +26,7 @@ pub struct SettingsFieldProps {
     /// A short explanation under the field.
     #[prop_or_default]
     pub hint: Option<AttrValue>,
-    pub problems: Vec<(String, String)>,
+    pub problems: Vec<Problem>,
     pub on_edit: Callback<(Field, String)>,
 }
 

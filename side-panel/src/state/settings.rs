@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use protocol::settings::{
     AgentOptions, ModelConfig, ModelRole, ProviderKind, RoleModels, Secret, Settings,
 };
+use run_contract::Problem;
 
 /// Every provider, in the order the form lists them, with its wire id and label.
 pub const PROVIDERS: [(ProviderKind, &str, &str); 6] = [
@@ -165,7 +166,7 @@ impl ModelDraft {
         let mut problems = Vec::new();
         let model = self.build(role, &mut problems);
         problems.extend(model.problems(role));
-        if let Some((_, problem)) = problems.into_iter().next() {
+        if let Some(Problem { message: problem, .. }) = problems.into_iter().next() {
             return Err(format!("Fix the form first: {problem}"));
         }
         let key = self.api_key.trim();
@@ -173,7 +174,7 @@ impl ModelDraft {
         Ok((ModelConfig { api_key: Secret::default(), ..model }, key))
     }
 
-    fn build(&self, role: ModelRole, problems: &mut Vec<(String, String)>) -> ModelConfig {
+    fn build(&self, role: ModelRole, problems: &mut Vec<Problem>) -> ModelConfig {
         ModelConfig {
             provider: self.provider,
             base_url: self.base_url.trim().to_owned(),
@@ -185,11 +186,11 @@ impl ModelDraft {
     }
 }
 
-fn number(text: &str, field: Field, fallback: u32, problems: &mut Vec<(String, String)>) -> u32 {
+fn number(text: &str, field: Field, fallback: u32, problems: &mut Vec<Problem>) -> u32 {
     match text.trim().parse() {
         Ok(n) => n,
         Err(_) => {
-            problems.push((field.path(), "Enter a whole number.".into()));
+            problems.push(Problem::new(field.path(), "Enter a whole number."));
             fallback
         }
     }
@@ -354,7 +355,7 @@ impl SettingsDraft {
     }
 
     /// The settings this draft stands for, and what is wrong with them (empty: savable).
-    pub fn build(&self) -> (Settings, Vec<(String, String)>) {
+    pub fn build(&self) -> (Settings, Vec<Problem>) {
         let mut problems = Vec::new();
         let base = self.base.clone();
         let mut agent = base.as_ref().map(|b| b.agent.clone()).unwrap_or_default();
@@ -405,9 +406,9 @@ impl SettingsDraft {
                 variants.remove(role.id());
             } else {
                 if variant.contains(char::is_whitespace) {
-                    problems.push((
+                    problems.push(Problem::new(
                         Field::Variant(role).path(),
-                        "A variant is one word, like A or B.".into(),
+                        "A variant is one word, like A or B.",
                     ));
                 }
                 variants.insert(role.id().to_owned(), variant.to_owned());
@@ -425,9 +426,9 @@ impl SettingsDraft {
             prices: prices(&self.prices, &mut problems),
         };
         // A field that is not a number gets one complaint, not two.
-        let unreadable: BTreeSet<String> = problems.iter().map(|(f, _)| f.clone()).collect();
-        let mut checked: Vec<(String, String)> =
-            settings.problems().into_iter().filter(|(f, _)| !unreadable.contains(f)).collect();
+        let unreadable: BTreeSet<String> = problems.iter().map(|p| p.path.clone()).collect();
+        let mut checked: Vec<Problem> =
+            settings.problems().into_iter().filter(|p| !unreadable.contains(&p.path)).collect();
         problems.append(&mut checked);
         (settings, problems)
     }
@@ -482,9 +483,9 @@ pub struct SettingsForm {
     /// After a save was tried, every problem shows.
     show_all: bool,
     /// What the draft's own check finds now.
-    local: Vec<(String, String)>,
+    local: Vec<Problem>,
     /// What the worker refused in the last save, until the field is edited.
-    server: Vec<(String, String)>,
+    server: Vec<Problem>,
     pub saving: Option<u32>,
     pub saved: Option<Saved>,
     /// By role, in [`ModelRole::ALL`]'s order.
@@ -494,7 +495,7 @@ pub struct SettingsForm {
 /// The form field a problem's path belongs to: `allow.2` → `allow`.
 /// The price table as typed: `model = input, output` a line, in USD per million tokens.
 /// A line that does not read is a problem at `/prices/<index>`.
-fn prices(text: &str, problems: &mut Vec<(String, String)>) -> BTreeMap<String, (f64, f64)> {
+fn prices(text: &str, problems: &mut Vec<Problem>) -> BTreeMap<String, (f64, f64)> {
     let mut table = BTreeMap::new();
     for (index, (_, line)) in pattern_lines(text).into_iter().enumerate() {
         let parsed = line.split_once('=').and_then(|(model, rest)| {
@@ -509,10 +510,9 @@ fn prices(text: &str, problems: &mut Vec<(String, String)>) -> BTreeMap<String, 
             Some((model, price)) => {
                 table.insert(model, price);
             }
-            None => problems.push((
+            None => problems.push(Problem::new(
                 format!("/prices/{index}"),
-                "Write model = input, output in USD per million tokens, e.g. gpt-4o = 2.5, 10."
-                    .into(),
+                "Write model = input, output in USD per million tokens, e.g. gpt-4o = 2.5, 10.",
             )),
         }
     }
@@ -565,7 +565,7 @@ impl SettingsForm {
             }
         }
         let path = field.path();
-        self.server.retain(|(f, _)| owner(f) != path);
+        self.server.retain(|p| owner(&p.path) != path);
         self.touched.insert(path);
         self.local = self.draft.build().1;
         self.saved = None;
@@ -583,7 +583,7 @@ impl SettingsForm {
     pub fn saved(
         &mut self,
         settings: Option<&protocol::settings::Settings>,
-        problems: Vec<(String, String)>,
+        problems: Vec<Problem>,
     ) {
         self.saving = None;
         if problems.is_empty() {
@@ -641,11 +641,11 @@ impl SettingsForm {
     }
 
     /// The problems to show now, as (field path, message), without repeats.
-    pub fn problems(&self) -> Vec<(String, String)> {
-        let mut shown: Vec<(String, String)> = self
+    pub fn problems(&self) -> Vec<Problem> {
+        let mut shown: Vec<Problem> = self
             .local
             .iter()
-            .filter(|(f, _)| self.show_all || self.touched.contains(owner(f)))
+            .filter(|p| self.show_all || self.touched.contains(owner(&p.path)))
             .cloned()
             .collect();
         for problem in &self.server {
@@ -657,9 +657,9 @@ impl SettingsForm {
     }
 
     /// The problems of one field (for a list: of its lines, as `allow.3`).
-    pub fn problems_of(&self, field: Field) -> Vec<(String, String)> {
+    pub fn problems_of(&self, field: Field) -> Vec<Problem> {
         let path = field.path();
-        self.problems().into_iter().filter(|(f, _)| owner(f) == path).collect()
+        self.problems().into_iter().filter(|p| owner(&p.path) == path).collect()
     }
 }
 
@@ -694,7 +694,7 @@ mod tests {
         draft.set(Field::TraceRedactions, "page state".into());
         draft.set(Field::RepairRetries, "9".into());
         let (settings, _) = draft.build();
-        let problems: Vec<String> = settings.problems().into_iter().map(|(f, _)| f).collect();
+        let problems: Vec<String> = settings.problems().into_iter().map(|p| p.path).collect();
         assert!(problems.contains(&"/agent/trace_redactions".to_owned()), "{problems:?}");
         assert!(problems.contains(&"/agent/repair_retries".to_owned()), "{problems:?}");
     }
@@ -707,7 +707,7 @@ mod tests {
         let (settings, problems) = draft.build();
         assert_eq!(settings.prices.get("claude-test"), Some(&(3.0, 15.0)));
         assert_eq!(problems.len(), 1);
-        assert_eq!(problems[0].0, "/prices/1");
+        assert_eq!(problems[0].path, "/prices/1");
     }
 
     fn stored() -> Settings {
@@ -742,8 +742,8 @@ mod tests {
         form
     }
 
-    fn fields(problems: &[(String, String)]) -> Vec<&str> {
-        problems.iter().map(|(f, _)| f.as_str()).collect()
+    fn fields(problems: &[Problem]) -> Vec<&str> {
+        problems.iter().map(|p| p.path.as_str()).collect()
     }
 
     #[test]
@@ -783,7 +783,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            form.problems_of(Field::Timeout(ModelRole::Planner))[0].1,
+            form.problems_of(Field::Timeout(ModelRole::Planner))[0].message,
             "Enter a whole number."
         );
         assert_eq!(form.problems_of(Field::Deny).len(), 1);
@@ -807,9 +807,12 @@ mod tests {
         let settings = form.submit().expect("valid");
         form.saving = Some(2);
         assert_eq!(settings.models.planner.api_key.expose(), "***", "the stored key is kept");
-        form.saved(None, vec![("/models/navigator/model".into(), "Unknown model.".into())]);
+        form.saved(None, vec![Problem::new("/models/navigator/model", "Unknown model.")]);
         assert_eq!(form.saved, Some(Saved::Refused));
-        assert_eq!(form.problems_of(Field::Model(ModelRole::Navigator))[0].1, "Unknown model.");
+        assert_eq!(
+            form.problems_of(Field::Model(ModelRole::Navigator))[0].message,
+            "Unknown model."
+        );
         form.edit(Field::Model(ModelRole::Navigator), "other".into());
         assert!(form.problems().is_empty());
     }

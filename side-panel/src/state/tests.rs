@@ -591,7 +591,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         ],
     );
     posted(&mut state);
-    assert_eq!(state.settings.problems_of(Field::MaxSteps)[0].0, "/agent/max_steps");
+    assert_eq!(state.settings.problems_of(Field::MaxSteps)[0].path, "/agent/max_steps");
     let mut state = reduce(state, [PanelAction::SaveSettings]);
     assert!(posted(&mut state).is_empty());
 
@@ -618,12 +618,15 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         [PanelAction::Worker(WorkerEvent::Settings {
             id: 4,
             settings: Some(Box::new(stored_settings())),
-            problems: vec![("/models/navigator/base_url".into(), "Unreachable.".into())],
+            problems: vec![run_contract::Problem::new(
+                "/models/navigator/base_url",
+                "Unreachable.",
+            )],
         })],
     );
     assert_eq!(state.settings.saved, Some(Saved::Refused));
     assert_eq!(
-        state.settings.problems_of(Field::BaseUrl(ModelRole::Navigator))[0].1,
+        state.settings.problems_of(Field::BaseUrl(ModelRole::Navigator))[0].message,
         "Unreachable."
     );
 

@@ -1,7 +1,7 @@
 //! A model's answer laid out as lines of pretty JSON, each knowing the JSON Pointer of the
 //! value it starts, so the page can mark the lines a schema violation points at.
 
-use protocol::studio::Violation;
+use prompt_files::structured::Problem;
 use serde_json::Value;
 
 /// One line of the pretty-printed answer.
@@ -17,7 +17,7 @@ pub struct Line {
 
 /// `value` as lines; a violation whose pointer names no line (a missing property) is put
 /// on its parent's line.
-pub fn lines(value: &Value, violations: &[Violation]) -> Vec<Line> {
+pub fn lines(value: &Value, violations: &[Problem]) -> Vec<Line> {
     let mut out = Vec::new();
     walk(value, None, "", 0, true, &mut out);
     for violation in violations {
@@ -34,10 +34,6 @@ pub fn lines(value: &Value, violations: &[Violation]) -> Vec<Line> {
         }
     }
     out
-}
-
-fn escape_key(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 fn walk(
@@ -57,7 +53,7 @@ fn walk(
             out.push(line(format!("{label}{{")));
             let count = map.len();
             for (n, (k, v)) in map.iter().enumerate() {
-                let child = format!("{pointer}/{}", escape_key(k));
+                let child = run_contract::problem::pointer(pointer, k);
                 walk(v, Some(k), &child, indent + 1, n + 1 == count, out);
             }
             out.push(Line { pointer: format!("{pointer}#end"), ..line(format!("}}{comma}")) });

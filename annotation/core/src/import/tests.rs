@@ -60,7 +60,9 @@ fn rejections(name: &str, text: &str) -> Vec<Rejection> {
 }
 
 fn has(rejections: &[Rejection], record: &str, path: &str, words: &str) -> bool {
-    rejections.iter().any(|r| r.record == record && r.path == path && r.message.contains(words))
+    rejections
+        .iter()
+        .any(|r| r.record == record && r.problem.path == path && r.problem.message.contains(words))
 }
 
 #[track_caller]
@@ -163,9 +165,9 @@ fn existing_ids_are_refused_and_copies_get_new_ones() {
     let existing: HashSet<String> = ["r2".to_owned()].into();
     let r = parse("x.json", &text, &existing).unwrap_err();
     assert_eq!(r.len(), 1);
-    assert_has(&r, "run 2 (id r2)", "id", "already exists here; delete it or import a copy");
+    assert_has(&r, "run 2 (id r2)", "/id", "already exists here; delete it or import a copy");
     let jsonl = parse("x.jsonl", &jsonl_document(&batch()), &existing).unwrap_err();
-    assert_has(&jsonl, "run r2 (line 3)", "runId", "already exists here");
+    assert_has(&jsonl, "run r2 (line 3)", "/runId", "already exists here");
 
     let read = read("x.json", &text).unwrap();
     assert_eq!(existing_ids_of(&read, &existing), ["r2"]);
@@ -212,28 +214,28 @@ fn every_problem_is_reported_with_its_place() {
         &[
             (
                 "run 1 (id r1)",
-                "status",
+                "/status",
                 "unknown status \"done\"; expected one of draft, in-review, approved, rejected, archived",
             ),
-            ("run 1 (id r1)", "quality", "120 is too large; at most 100"),
-            ("run 1 (id r1)", "tags.1", "expected text, found the number 5"),
-            ("run 1 (id r1)", "taskPrompt", "missing"),
-            ("run 1 (id r1), step 1", "thoughts.thought2", "expected text, found the number 42"),
-            ("run 1 (id r1), step 1", "thoughts.thought3", "missing; expected text"),
-            ("run 1 (id r1), step 2", "index", "index 0 is also used by step 1"),
-            ("run 1 (id r1), step 2", "runId", "names run \"other\" but is inside run \"r1\""),
+            ("run 1 (id r1)", "/quality", "120 is too large; at most 100"),
+            ("run 1 (id r1)", "/tags/1", "expected text, found the number 5"),
+            ("run 1 (id r1)", "/taskPrompt", "missing"),
+            ("run 1 (id r1), step 1", "/thoughts/thought2", "expected text, found the number 42"),
+            ("run 1 (id r1), step 1", "/thoughts/thought3", "missing; expected text"),
+            ("run 1 (id r1), step 2", "/index", "index 0 is also used by step 1"),
+            ("run 1 (id r1), step 2", "/runId", "names run \"other\" but is inside run \"r1\""),
             (
                 "run 1 (id r1), step 2",
-                "thoughts.thought1",
+                "/thoughts/thought1",
                 "too long: 20001 characters, at most 20000",
             ),
-            ("run 2 (id r1)", "id", "also used by run 1 (id r1)"),
-            ("run 2 (id r1)", "totalSteps", "says 5 steps but the run has 2"),
-            ("run 2 (id r1), step 1", "index", "missing"),
-            ("run 2 (id r1), step 1", "runId", "names run \"r2\" but is inside run \"r1\""),
+            ("run 2 (id r1)", "/id", "also used by run 1 (id r1)"),
+            ("run 2 (id r1)", "/totalSteps", "says 5 steps but the run has 2"),
+            ("run 2 (id r1), step 1", "/index", "missing"),
+            ("run 2 (id r1), step 1", "/runId", "names run \"r2\" but is inside run \"r1\""),
             ("run 2 (id r1), step 2", "", "expected a step object, found the text \"a step?\""),
             ("run 3", "", "expected a run object, found the number 7"),
-            ("run 4", "id", "missing"),
+            ("run 4", "/id", "missing"),
         ],
     );
     assert_eq!(r.len(), 16, "{r:#?}");
@@ -254,14 +256,14 @@ fn nested_fields_are_checked_too() {
     assert_has_all(
         &r,
         &[
-            ("run 1 (id r1)", "subtasks.0.stepRange", "expected [first, last]"),
-            ("run 1 (id r1)", "subtasks.1", "expected a subtask object"),
-            ("run 1 (id r1)", "followUps", "expected a list, found the text"),
-            ("run 1 (id r1), step 1", "screenshot.key", "missing"),
-            ("run 1 (id r1), step 1", "screenshot.bytes", "expected a whole number of 0 or more"),
-            ("run 1 (id r1), step 1", "action.type", "expected text, found the number 3"),
-            ("run 1 (id r1), step 1", "issues.0", "expected an issue object"),
-            ("run 1 (id r1), step 2", "verified", "expected true or false"),
+            ("run 1 (id r1)", "/subtasks/0/stepRange", "expected [first, last]"),
+            ("run 1 (id r1)", "/subtasks/1", "expected a subtask object"),
+            ("run 1 (id r1)", "/followUps", "expected a list, found the text"),
+            ("run 1 (id r1), step 1", "/screenshot/key", "missing"),
+            ("run 1 (id r1), step 1", "/screenshot/bytes", "expected a whole number of 0 or more"),
+            ("run 1 (id r1), step 1", "/action/type", "expected text, found the number 3"),
+            ("run 1 (id r1), step 1", "/issues/0", "expected an issue object"),
+            ("run 1 (id r1), step 2", "/verified", "expected true or false"),
         ],
     );
     assert_eq!(r.len(), 8, "{r:#?}");
@@ -281,14 +283,14 @@ fn jsonl_problems_name_their_lines() {
     assert_has_all(
         &r,
         &[
-            ("line 1", "status", "unknown status \"done\""),
-            ("line 2", "taskPrompt", "differs from line 1 of the same run"),
+            ("line 1", "/status", "unknown status \"done\""),
+            ("line 2", "/taskPrompt", "differs from line 1 of the same run"),
             ("line 3", "", "not valid JSON at column"),
             ("line 3", "", "EOF while parsing"),
-            ("line 5", "stepIndex", "step 1 of run \"r2\" is also on line 4"),
+            ("line 5", "/stepIndex", "step 1 of run \"r2\" is also on line 4"),
             ("line 6", "", "expected a step object, found a list"),
-            ("line 7", "stepIndex", "expected a whole number of 0 or more, found the number -1"),
-            ("run r2 (line 4)", "totalSteps", "says 2 steps but the file has 1"),
+            ("line 7", "/stepIndex", "expected a whole number of 0 or more, found the number -1"),
+            ("run r2 (line 4)", "/totalSteps", "says 2 steps but the file has 1"),
         ],
     );
 }
@@ -298,7 +300,7 @@ fn jsonl_that_lost_lines_is_refused() {
     let text = jsonl_document(&batch());
     let lines: Vec<&str> = text.lines().collect();
     let r = rejections("x.jsonl", &[lines[0], lines[2], lines[3]].join("\n"));
-    assert_has(&r, "run r1 (line 1)", "totalSteps", "says 2 steps but the file has 1");
+    assert_has(&r, "run r1 (line 1)", "/totalSteps", "says 2 steps but the file has 1");
     assert_eq!(r.len(), 1);
 }
 
@@ -326,20 +328,20 @@ fn files_that_are_not_exports_are_explained() {
     let edits: [(Edit, &str, &str); 4] = [
         (
             |doc| doc["format"] = json!("promptgrid.templates"),
-            "format",
+            "/format",
             "not an AlphaScout runs export: format is the text \"promptgrid.templates\"",
         ),
         (
             |doc| doc["version"] = json!(2),
-            "version",
+            "/version",
             "version 2 is not supported; this page reads version 1",
         ),
         (
             |doc| doc.as_object_mut().unwrap().remove("format").map(drop).unwrap(),
-            "format",
+            "/format",
             "missing",
         ),
-        (|doc| doc["runs"] = json!({}), "runs", "expected a list of runs, found an object"),
+        (|doc| doc["runs"] = json!({}), "/runs", "expected a list of runs, found an object"),
     ];
     for (edit, path, words) in edits {
         assert_has(&rejections("x.json", &edited(edit)), "file", path, words);
@@ -353,7 +355,7 @@ fn a_flood_of_problems_is_capped() {
     let text = "{\n".repeat(1000);
     let r = rejections("x.jsonl", &text);
     assert_eq!(r.len(), MAX_REJECTIONS + 1);
-    assert!(r.last().unwrap().message.contains("800 more problems"), "{:?}", r.last());
+    assert!(r.last().unwrap().problem.message.contains("800 more problems"), "{:?}", r.last());
 }
 
 #[test]
@@ -392,10 +394,9 @@ fn deeply_nested_input_is_refused_not_overflowed() {
 fn rejections_read_as_sentences() {
     let r = Rejection {
         record: "line 3".into(),
-        path: "thoughts.thought1".into(),
-        message: "missing; expected text".into(),
+        problem: Problem::new("/thoughts/thought1", "missing; expected text"),
     };
-    assert_eq!(r.to_string(), "line 3, thoughts.thought1: missing; expected text");
+    assert_eq!(r.to_string(), "line 3 · /thoughts/thought1: missing; expected text");
 }
 
 #[test]
@@ -409,7 +410,7 @@ fn files_over_the_size_cap_are_refused_saying_their_size() {
     );
     assert!(too_big(MAX_IMPORT_BYTES).is_none(), "a file of the cap itself comes in");
     let r = too_big(250 * 1024 * 1024 + 5).unwrap();
-    assert!(r[0].message.starts_with("the file is 250.1 MB;"), "{r:?}");
+    assert!(r[0].problem.message.starts_with("the file is 250.1 MB;"), "{r:?}");
 }
 
 #[test]
@@ -420,9 +421,8 @@ fn a_jsonl_line_with_a_malformed_telemetry_log_is_refused_saying_so() {
     line["telemetry"] = json!([{"step": "two", "kind": "thinking"}]);
     let problems = rejections("bad.jsonl", &line.to_string());
     assert!(
-        problems
-            .iter()
-            .any(|p| p.path == "telemetry" && p.message.starts_with("not a list of log entries")),
+        problems.iter().any(|r| r.problem.path == "/telemetry"
+            && r.problem.message.starts_with("not a list of log entries")),
         "{problems:?}"
     );
 }

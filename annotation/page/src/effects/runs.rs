@@ -250,7 +250,7 @@ pub async fn import_text(
             let count = rejections.len();
             // A file whose only fault is ids already here can come in as copies.
             let copyable = !as_copies && import::read(&name, &text).is_ok();
-            let lines = rejections.iter().map(crate::state::rejection_line).collect();
+            let lines = rejections.iter().map(ToString::to_string).collect();
             dispatch.dispatch(Action::Rejections(lines));
             if copyable {
                 dispatch.dispatch(Action::CopyableImport(Some((name.clone(), text))));

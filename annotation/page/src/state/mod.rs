@@ -28,7 +28,6 @@ use yew::Reducible;
 use editor::{EditorState, Loaded, Tool};
 pub use effect::Effect;
 use list::ListState;
-pub use runs::rejection_line;
 pub use sync::RoundDone;
 
 /// How components hand actions to the reducer.

@@ -3,7 +3,7 @@
 //! and queues its IO.
 
 use annotation_core::export::{Format, Options, Screenshots};
-use annotation_core::import::{self, Rejection};
+use annotation_core::import;
 use annotation_core::lint::TextIssue;
 use annotation_core::query::describe;
 use annotation_core::record::{ReviewStatus, Thought};
@@ -12,12 +12,6 @@ use annotation_core::templates;
 use super::editor::{EditorState, Loaded};
 use super::list::ListAction;
 use super::{Effect, Leave, LeaveChoice, Route, Screen, Studio};
-
-/// One import problem as the runs list shows it: "run 2 (id r2) · steps[1].url: why".
-pub fn rejection_line(r: &Rejection) -> String {
-    let path = if r.path.is_empty() { String::new() } else { format!(" · {}", r.path) };
-    format!("{}{}: {}", r.record, path, r.message)
-}
 
 impl Studio {
     pub(super) fn open_run(&mut self, run_id: String, qa: bool) {
@@ -169,9 +163,9 @@ impl Studio {
             self.queue(Effect::ImportFile { file, user: self.user.clone() });
             return;
         };
-        self.rejections = refused.iter().map(rejection_line).collect();
+        self.rejections = refused.iter().map(ToString::to_string).collect();
         self.copyable = None;
-        let why: Vec<&str> = refused.iter().map(|r| r.message.as_str()).collect();
+        let why: Vec<&str> = refused.iter().map(|r| r.problem.message.as_str()).collect();
         self.notify(false, format!("Nothing was imported from {name}: {}.", why.join("; ")));
     }
 

@@ -685,6 +685,6 @@ fn cancelled(step: &str, when: &str) -> PipelineError {
     )
 }
 
-fn violations_json(violations: &[crate::structured::Violation]) -> Value {
+fn violations_json(violations: &[crate::structured::Problem]) -> Value {
     violations.iter().map(|v| json!({"path": v.path, "message": v.message})).collect()
 }

@@ -260,15 +260,15 @@ steps:
     let warnings = load(source, &prompts()).unwrap().warnings;
     let said: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     assert!(
-        said.iter().any(|w| w.starts_with("/steps/0/params/other:") && w.contains("\"colour\"")),
+        said.iter().any(|w| w.starts_with("at /steps/0/params/other:") && w.contains("\"colour\"")),
         "{said:#?}"
     );
     assert!(
-        said.iter().any(|w| w.starts_with("/steps/0/params:") && w.contains("{{word}}")),
+        said.iter().any(|w| w.starts_with("at /steps/0/params:") && w.contains("{{word}}")),
         "{said:#?}"
     );
     assert!(
-        said.iter().any(|w| w.starts_with("/steps/1/output/a:") && w.contains("\"tools\"")),
+        said.iter().any(|w| w.starts_with("at /steps/1/output/a:") && w.contains("\"tools\"")),
         "{said:#?}"
     );
     assert_eq!(warnings.len(), 3, "{said:#?}");
@@ -854,7 +854,7 @@ fn publishing_warns_until_a_real_run_and_about_repairs_and_unresolved_variables(
     let said: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
     assert!(said.iter().any(|w| w.contains("no successful real run")), "{said:#?}");
     assert!(
-        said.iter().any(|w| w.starts_with("/steps/0/params/extra") && w.contains("unresolved")),
+        said.iter().any(|w| w.starts_with("at /steps/0/params/extra") && w.contains("unresolved")),
         "{said:#?}"
     );
 
@@ -870,7 +870,7 @@ fn publishing_warns_until_a_real_run_and_about_repairs_and_unresolved_variables(
     let said: Vec<String> = report.warnings.iter().map(ToString::to_string).collect();
     assert!(!said.iter().any(|w| w.contains("no successful real run")), "{said:#?}");
     assert!(
-        said.iter().any(|w| w.starts_with("/steps/0") && w.contains("1 repair(s)")),
+        said.iter().any(|w| w.starts_with("at /steps/0") && w.contains("1 repair(s)")),
         "{said:#?}"
     );
     assert!(said.iter().any(|w| w.contains("unresolved variable in a run")), "{said:#?}");

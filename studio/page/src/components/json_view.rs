@@ -1,6 +1,6 @@
 //! An answer as pretty JSON, the lines a schema violation names highlighted with it.
 
-use protocol::studio::Violation;
+use prompt_files::structured::Problem;
 use serde_json::Value;
 use studio_core::output::lines;
 use yew::prelude::*;
@@ -9,7 +9,7 @@ use yew::prelude::*;
 pub struct JsonViewProps {
     pub value: Value,
     #[prop_or_default]
-    pub violations: Vec<Violation>,
+    pub violations: Vec<Problem>,
 }
 
 #[function_component(JsonView)]

@@ -16,9 +16,7 @@ pub fn pipelines_view(props: &StudioProps) -> Html {
     let editor = &state.pipeline;
     let (errors, warnings) = match state.check() {
         Ok(prompts) => editor.problems(&prompts),
-        Err(error) => {
-            (vec![prompt_files::pipeline::Problem { path: String::new(), message: error }], vec![])
-        }
+        Err(error) => (vec![prompt_files::pipeline::Problem::whole(error)], vec![]),
     };
     let drawn = diagram(&editor.text);
     let tools = tool_warnings(&editor.text);

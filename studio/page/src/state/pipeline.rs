@@ -3,7 +3,7 @@
 
 use prompt_files::pipeline::{BUNDLED_PIPELINES, Problem, load};
 use prompt_files::prompts::PromptSet;
-use protocol::studio::{PipelineProblem, StoredPipeline};
+use protocol::studio::StoredPipeline;
 use protocol::{PanelRequest, TabId, WorkerEvent};
 use serde_json::Value;
 
@@ -21,8 +21,8 @@ pub enum PipelineRunState {
 pub struct SaveReport {
     pub version: u32,
     pub published: bool,
-    pub errors: Vec<PipelineProblem>,
-    pub warnings: Vec<PipelineProblem>,
+    pub errors: Vec<Problem>,
+    pub warnings: Vec<Problem>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -184,7 +184,7 @@ impl PipelineEditor {
                 self.report = Some(SaveReport {
                     version: 0,
                     published: false,
-                    errors: vec![PipelineProblem { path: String::new(), message: message.clone() }],
+                    errors: vec![Problem::whole(message.clone())],
                     warnings: vec![],
                 });
                 true
@@ -263,8 +263,7 @@ mod tests {
         else {
             panic!()
         };
-        let error =
-            PipelineProblem { path: "/steps/1/prompt_id".into(), message: "no prompt".into() };
+        let error = Problem { path: "/steps/1/prompt_id".into(), message: "no prompt".into() };
         editor.on_event(&WorkerEvent::PipelineSaved {
             id,
             version: 0,

@@ -1,7 +1,8 @@
 use std::collections::BTreeMap;
 
+use prompt_files::structured::Problem;
 use protocol::settings::Settings;
-use protocol::studio::{StudioAttempt, Violation};
+use protocol::studio::StudioAttempt;
 use serde_json::json;
 
 use super::*;
@@ -123,7 +124,7 @@ fn a_sample_from_a_captured_step_previews_and_runs_with_the_drafts() {
             raw: "{}".into(),
             problems: vec!["at /: missing".into()],
             output: Some(json!({})),
-            violations: vec![Violation { path: String::new(), message: "missing".into() }],
+            violations: vec![Problem { path: String::new(), message: "missing".into() }],
             input_tokens: 1,
             output_tokens: 1,
         }],
