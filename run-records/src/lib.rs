@@ -119,19 +119,23 @@ pub struct ScreenshotRef {
     pub bytes: usize,
 }
 
-/// The step's main action in the seed's terms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The step's main action in the seed's terms. Read leniently (a missing field is empty):
+/// the annotation page reads the same rows from imports and older captures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct StepAction {
     /// click | type | scroll | wait | select | navigate, or the agent's own name for the rest
     /// (hover, send_keys, extract, done …).
-    #[serde(rename = "type")]
+    #[serde(rename = "type", default)]
     pub kind: String,
     /// What was acted on, as a person would name it.
+    #[serde(default)]
     pub target: String,
+    #[serde(default)]
     pub value: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
 pub struct Thoughts {
     /// The evaluation of the previous step, or the start state.
     pub thought1: String,
@@ -139,6 +143,59 @@ pub struct Thoughts {
     pub thought2: String,
     /// The next action and its expected result.
     pub thought3: String,
+}
+
+/// One of the three thoughts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Thought {
+    #[serde(rename = "thought1")]
+    One,
+    #[serde(rename = "thought2")]
+    Two,
+    #[serde(rename = "thought3")]
+    Three,
+}
+
+impl Thought {
+    pub const ALL: [Thought; 3] = [Thought::One, Thought::Two, Thought::Three];
+
+    pub fn key(self) -> &'static str {
+        match self {
+            Thought::One => "thought1",
+            Thought::Two => "thought2",
+            Thought::Three => "thought3",
+        }
+    }
+
+    pub fn number(self) -> u8 {
+        match self {
+            Thought::One => 1,
+            Thought::Two => 2,
+            Thought::Three => 3,
+        }
+    }
+
+    pub fn from_key(key: &str) -> Option<Thought> {
+        Thought::ALL.into_iter().find(|t| t.key() == key)
+    }
+}
+
+impl Thoughts {
+    pub fn get(&self, which: Thought) -> &str {
+        match which {
+            Thought::One => &self.thought1,
+            Thought::Two => &self.thought2,
+            Thought::Three => &self.thought3,
+        }
+    }
+
+    pub fn get_mut(&mut self, which: Thought) -> &mut String {
+        match which {
+            Thought::One => &mut self.thought1,
+            Thought::Two => &mut self.thought2,
+            Thought::Three => &mut self.thought3,
+        }
+    }
 }
 
 /// One action as carried out, with its outcome.

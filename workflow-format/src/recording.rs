@@ -15,6 +15,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::schema::ActionKind;
+
 /// What stands in for a secret's text wherever a recording is kept (the executor's mask).
 pub const SECRET_MASK: &str = "[secret]";
 
@@ -203,17 +205,17 @@ pub enum RecordedAction {
 }
 
 impl RecordedAction {
-    /// `click`, `type`… as the workflow schema names action kinds.
-    pub fn kind(&self) -> &'static str {
+    /// The workflow step's kind this recorded action becomes.
+    pub fn kind(&self) -> ActionKind {
         match self {
-            RecordedAction::Click { .. } => "click",
-            RecordedAction::Type { .. } => "type",
-            RecordedAction::Key { .. } => "key",
-            RecordedAction::Select { .. } => "select",
-            RecordedAction::Scroll { .. } => "scroll",
-            RecordedAction::Navigate { .. } => "navigate",
-            RecordedAction::SwitchTab { .. } => "switch_tab",
-            RecordedAction::Extract { .. } => "extract",
+            RecordedAction::Click { .. } => ActionKind::Click,
+            RecordedAction::Type { .. } => ActionKind::Type,
+            RecordedAction::Key { .. } => ActionKind::Key,
+            RecordedAction::Select { .. } => ActionKind::Select,
+            RecordedAction::Scroll { .. } => ActionKind::Scroll,
+            RecordedAction::Navigate { .. } => ActionKind::Navigate,
+            RecordedAction::SwitchTab { .. } => ActionKind::SwitchTab,
+            RecordedAction::Extract { .. } => ActionKind::Extract,
         }
     }
 
@@ -600,7 +602,7 @@ mod tests {
         assert_eq!(typed.details.as_deref(), Some("trailing"));
         assert_eq!(steps.len(), 3);
         assert_eq!(steps[0].details.as_deref(), Some("the green button"));
-        assert_eq!(steps[1].action.kind(), "navigate");
+        assert_eq!(steps[1].action.kind(), ActionKind::Navigate);
         assert_eq!(steps[2].action.describe(), "extract \"the album\" (one of: A)");
         assert_eq!(steps[2].screenshot.as_deref(), Some("e"));
         assert_eq!(steps[2].details, None, "the note went to the step after it");

@@ -11,6 +11,8 @@ use serde_json::{Map, Value};
 
 /// The review status flow: draft → in-review → approved | rejected → archived.
 pub use run_contract::ReviewStatus;
+/// The step's action and thoughts are the capture's own types, read leniently.
+pub use run_records::{StepAction, Thought, Thoughts};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -121,81 +123,6 @@ pub struct ScreenshotRef {
     pub mime: String,
     #[serde(default)]
     pub bytes: usize,
-}
-
-/// The step's main action in the seed's terms.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct StepAction {
-    /// click | type | scroll | wait | select | navigate, or the agent's own name for the rest.
-    #[serde(rename = "type", default)]
-    pub kind: String,
-    #[serde(default)]
-    pub target: String,
-    #[serde(default)]
-    pub value: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub struct Thoughts {
-    #[serde(default)]
-    pub thought1: String,
-    #[serde(default)]
-    pub thought2: String,
-    #[serde(default)]
-    pub thought3: String,
-}
-
-/// One of the three thoughts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Thought {
-    #[serde(rename = "thought1")]
-    One,
-    #[serde(rename = "thought2")]
-    Two,
-    #[serde(rename = "thought3")]
-    Three,
-}
-
-impl Thought {
-    pub const ALL: [Thought; 3] = [Thought::One, Thought::Two, Thought::Three];
-
-    pub fn key(self) -> &'static str {
-        match self {
-            Thought::One => "thought1",
-            Thought::Two => "thought2",
-            Thought::Three => "thought3",
-        }
-    }
-
-    pub fn number(self) -> u8 {
-        match self {
-            Thought::One => 1,
-            Thought::Two => 2,
-            Thought::Three => 3,
-        }
-    }
-
-    pub fn from_key(key: &str) -> Option<Thought> {
-        Thought::ALL.into_iter().find(|t| t.key() == key)
-    }
-}
-
-impl Thoughts {
-    pub fn get(&self, which: Thought) -> &str {
-        match which {
-            Thought::One => &self.thought1,
-            Thought::Two => &self.thought2,
-            Thought::Three => &self.thought3,
-        }
-    }
-
-    pub fn get_mut(&mut self, which: Thought) -> &mut String {
-        match which {
-            Thought::One => &mut self.thought1,
-            Thought::Two => &mut self.thought2,
-            Thought::Three => &mut self.thought3,
-        }
-    }
 }
 
 /// Where a step stands in annotation (the left panel's status dot).

@@ -318,7 +318,7 @@ pub fn build_workflow(
         .zip(steps)
         .map(|(recorded, a)| {
             let b = placed.get(&recorded.index);
-            let kind = kind_of(&recorded.action);
+            let kind = recorded.action.kind();
             // A click has no value; the recorded one stands when pass B gave none.
             let value = match kind {
                 ActionKind::Click => None,
@@ -383,19 +383,6 @@ pub fn build_workflow(
             })
             .collect(),
         steps: workflow_steps,
-    }
-}
-
-fn kind_of(action: &RecordedAction) -> ActionKind {
-    match action {
-        RecordedAction::Click { .. } => ActionKind::Click,
-        RecordedAction::Type { .. } => ActionKind::Type,
-        RecordedAction::Key { .. } => ActionKind::Key,
-        RecordedAction::Select { .. } => ActionKind::Select,
-        RecordedAction::Scroll { .. } => ActionKind::Scroll,
-        RecordedAction::Navigate { .. } => ActionKind::Navigate,
-        RecordedAction::SwitchTab { .. } => ActionKind::SwitchTab,
-        RecordedAction::Extract { .. } => ActionKind::Extract,
     }
 }
 
