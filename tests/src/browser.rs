@@ -140,6 +140,8 @@ impl Browser {
     /// Stops the extension's service worker, as Chrome does to an idle one, and waits until
     /// none runs. The next event starts it afresh. A worker stopped before it handled its
     /// start-up events is restarted by Chrome; that one is let finish, then stopped too.
+    /// Only for when nothing reconnects: with a port open (a panel, the test's own), a fresh
+    /// worker starts within a few hundred ms, so use `kill_extension_worker` there.
     pub fn stop_extension_worker(&mut self) {
         for _ in 0..5 {
             if let Some(worker) = self.worker_target() {

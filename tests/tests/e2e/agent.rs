@@ -212,7 +212,7 @@ fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
     while llm.requests().len() < 3 {
         std::thread::sleep(Duration::from_millis(20));
     }
-    browser.stop_extension_worker();
+    browser.kill_extension_worker();
 
     // The test's port reconnects, which starts a fresh worker; it restores the task.
     let restored = browser.wait_for_task("paused");

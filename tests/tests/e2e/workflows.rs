@@ -244,7 +244,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
         .filter(|s| s["runId"] == run_id.as_str())
         .map(|s| s["index"].as_u64().unwrap())
         .collect();
-    browser.stop_extension_worker();
+    browser.kill_extension_worker();
 
     // The test's port reconnects, which starts a fresh worker; it restores the replay.
     let paused = workflows::wait_for_replay(&mut browser, "paused", |r| r["status"] == "paused");
