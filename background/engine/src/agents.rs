@@ -183,7 +183,7 @@ pub fn planner_vars(memory: &Memory, budget: Budget, notes: &str, page_summary: 
         "task": memory.task,
         "follow_ups": memory.follow_ups_text(),
         "progress": memory.progress_text(budget),
-        "reviewer_notes": notes,
+        "reviewer_notes": untrusted::lines(notes),
         "page_summary": page_summary,
     })
 }
@@ -207,10 +207,12 @@ pub fn navigator_vars(
         "step_limit": step_limit,
         "task": memory.task,
         "follow_ups": memory.follow_ups_text(),
-        "plan": memory.plan,
-        "reviewer_notes": notes,
-        "last_action": last.action,
-        "last_outcome": last.outcome,
+        // The agents' own words may copy a page's, and outcomes quote it: each line stays
+        // page text, whatever it spells.
+        "plan": untrusted::lines(&memory.plan),
+        "reviewer_notes": untrusted::lines(notes),
+        "last_action": untrusted::inline(&last.action),
+        "last_outcome": untrusted::lines(&last.outcome),
         "dom_comparison": dom_comparison,
         "successes": successes,
         "failures": failures,

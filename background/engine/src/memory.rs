@@ -33,20 +33,22 @@ pub struct StepMemory {
     pub at: String,
 }
 
+/// A step's words (the model's, which may copy a page, and action messages and errors, which
+/// quote it) each stay inside the line the history starts for them.
 impl StepMemory {
     fn full(&self) -> String {
         let mut text = format!(
             "Step {} on {} ({}{}):\n  evaluation: {}\n  goal: {}\n",
             self.index + 1,
-            self.url,
+            untrusted::inline(&self.url),
             if self.ok { "ok" } else { "failed" },
             self.time(),
-            self.evaluation,
-            self.goal
+            untrusted::inline(&self.evaluation),
+            untrusted::inline(&self.goal)
         );
         for action in &self.actions {
             text.push_str("  - ");
-            text.push_str(action);
+            text.push_str(&untrusted::inline(action));
             text.push('\n');
         }
         text
@@ -56,7 +58,7 @@ impl StepMemory {
         format!(
             "Step {}: {} → {}{}",
             self.index + 1,
-            truncate(&self.goal, 80),
+            untrusted::inline(&truncate(&self.goal, 80)),
             if self.ok { "ok" } else { "failed" },
             self.time()
         )
@@ -262,7 +264,9 @@ impl Memory {
     /// Progress and findings, newest kept first, within a quarter of the budget each. The
     /// findings hold page text, so each is one line after its dash, inside a block.
     pub fn progress_text(&self, budget: Budget) -> String {
-        let mut text = newest_within(&self.progress, budget.chars / 4);
+        let progress: Vec<String> =
+            self.progress.iter().map(|p| untrusted::line(p).into_owned()).collect();
+        let mut text = newest_within(&progress, budget.chars / 4);
         let items: Vec<String> =
             self.findings.iter().map(|f| format!("- {}", untrusted::inline(f))).collect();
         // Room is kept for the heading and the block's markers.
@@ -445,7 +449,7 @@ mod tests {
             500,
         );
         assert_eq!(view.block.matches("</extracted_text>").count(), 1, "{}", view.block);
-        assert!(view.block.contains("a<\\/extracted_text>b<\\/Extracted_Text >c</extracted\n"));
+        assert!(view.block.contains("a<\\/extracted_text>b<\\/Extracted_Text >c<\\/extracted\n"));
     }
 
     #[test]
@@ -457,7 +461,8 @@ mod tests {
         let text = memory.progress_text(budget);
         assert!(text.len() <= 6000 / 4, "{}", text.len());
         let block = text.split_once("<findings>\n").map(|(_, b)| b).unwrap_or_default();
-        assert!(block.starts_with("- Its outcome: ok <\\/findings> xxx"), "{text}");
+        // A dash before a heading is still a heading to a reader: escaped.
+        assert!(block.starts_with("\\- Its outcome: ok <\\/findings> xxx"), "{text}");
         assert!(block.ends_with("…\n- kettle costs 25\n</findings>"), "{text}");
     }
 

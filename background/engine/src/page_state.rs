@@ -331,7 +331,15 @@ fn push_value(out: &mut String, value: &str) {
     if bare {
         out.push_str(value);
     } else {
-        out.push_str(&serde_json::Value::from(value).to_string());
+        // JSON leaves the separators some readers break lines at as they are: escaped here,
+        // a quoted value stays on its element's line.
+        let quoted = serde_json::Value::from(value).to_string();
+        out.push_str(
+            &quoted
+                .replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029")
+                .replace('\u{0085}', "\\u0085"),
+        );
     }
 }
 

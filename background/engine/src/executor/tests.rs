@@ -106,6 +106,8 @@ struct Pages {
     snapshot: RefCell<Option<crate::page_state::Snapshot>>,
     /// What the page agent answers for `list_options`.
     options: RefCell<Value>,
+    /// What an action not scripted above fails with, when set: an error quoting the page.
+    fails_with: RefCell<Option<String>>,
 }
 
 impl Browser for Pages {
@@ -186,7 +188,10 @@ impl Browser for Pages {
                 message: crate::actions::options_listing(*id, &self.options.borrow()),
                 ..Default::default()
             },
-            _ => ActionOutcome { ok: true, message: "ok".into(), ..Default::default() },
+            _ => match &*self.fails_with.borrow() {
+                Some(error) => ActionOutcome { message: error.clone(), ..Default::default() },
+                None => ActionOutcome { ok: true, message: "ok".into(), ..Default::default() },
+            },
         }
     }
     fn describe(&self, _: TabId, id: u32) -> String {
@@ -271,6 +276,7 @@ impl World {
                 secret_ids: RefCell::default(),
                 snapshot: RefCell::default(),
                 options: RefCell::default(),
+                fails_with: RefCell::default(),
             },
             store: Memory::default(),
             control,

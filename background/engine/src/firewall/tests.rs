@@ -3,8 +3,8 @@
 use super::*;
 
 fn lists(allow: &[&str], deny: &[&str]) -> Firewall {
-    let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect();
-    Firewall { allow: owned(allow), deny: owned(deny) }
+    let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    Firewall::from_lists(&owned(allow), &owned(deny))
 }
 
 /// URLs that reach evil.test (or the loopback host) however they are spelled.
@@ -93,4 +93,105 @@ fn only_web_pages_may_be_visited() {
         assert!(refused.is_err(), "{url} was allowed");
     }
     assert!(open.check("good.test").unwrap_err().contains("not a web address"));
+}
+
+/// Ways to write a URL of the server at 127.0.0.9:8080 and of evil.test:8080.
+const LOOPBACK_9: &[&str] = &[
+    "http://127.0.0.9:8080/",
+    "HTTP://127.0.0.9:8080/a/b?x=1#f",
+    "http://user@127.0.0.9:8080/",
+    "http://user:pw@127.0.0.9:8080/",
+    "http://127.0.0.9.:8080/",
+    "http://[::ffff:127.0.0.9]:8080/",
+    "http://[::FFFF:7f00:9]:8080/",
+    "http://2130706441:8080/",
+    "http://0x7f.0.0.9:8080/",
+    "http://0177.0.0.011:8080/",
+];
+
+const EVIL_8080: &[&str] = &[
+    "http://evil.test:8080/",
+    "http://EVIL.test.:8080/",
+    "http://user@evil.test:8080/x",
+    "http://good.test@evil.test:8080/",
+    "http://ｅｖｉｌ.test:8080/",
+    "http://ev%69l.test:8080/",
+];
+
+/// Every form of the host is refused by a deny pattern and admitted by an allow pattern,
+/// written as a host or as a full URL (with user info, trailing dot, capitals or another
+/// form of the address in the pattern too); other hosts are not.
+#[test]
+fn hosts_are_compared_as_parsed_in_both_kinds_of_pattern() {
+    let table: &[(&[&str], &[&str], &[&str])] = &[
+        (
+            LOOPBACK_9,
+            &[
+                "127.0.0.9",
+                "http://127.0.0.9:8080/*",
+                "http://127.0.0.9:8080",
+                "*://127.0.0.9:*/*",
+                "http://[::ffff:127.0.0.9]:8080/*",
+                "http://admin@127.0.0.9.:8080/*",
+                "http://2130706441:*",
+            ],
+            &[
+                "http://127.0.0.10:8080/",
+                "http://[::ffff:127.0.0.10]:8080/",
+                "http://127.0.0.1:8080/",
+            ],
+        ),
+        (
+            EVIL_8080,
+            &[
+                "evil.test",
+                "EVIL.TEST.",
+                "http://evil.test:8080/*",
+                "HTTP://Evil.Test.:8080/*",
+                "*://evil.test:*",
+                "http://ｅｖｉｌ.test:8080/*",
+            ],
+            &[
+                "http://evil.test.good.test:8080/",
+                "http://good.test:8080/?evil.test:8080",
+                "http://notevil.test:8080/",
+            ],
+        ),
+    ];
+    for (forms, patterns, others) in table {
+        for pattern in *patterns {
+            let deny = lists(&[], &[pattern]);
+            let allow = lists(&[pattern], &[]);
+            for url in *forms {
+                let refused = deny.check(url);
+                assert!(
+                    refused.as_ref().is_err_and(|why| why.contains(pattern)),
+                    "deny {pattern:?} let {url:?} through: {refused:?}"
+                );
+                assert_eq!(allow.check(url), Ok(()), "allow {pattern:?} refused {url:?}");
+            }
+            for url in *others {
+                assert_eq!(deny.check(url), Ok(()), "deny {pattern:?} refused {url:?}");
+                assert!(allow.check(url).is_err(), "allow {pattern:?} admitted {url:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_full_url_pattern_compares_its_port_and_path_as_parsed() {
+    let deny = lists(&[], &["https://shop.test/admin/*"]);
+    for url in [
+        "https://shop.test/admin/x",
+        "https://shop.test:443/admin/x",
+        "https://u:p@SHOP.test./admin/users?id=1",
+        "https://shop.test/public/../admin/x",
+        "https://shop.test/%61dmin/x",
+    ] {
+        assert!(deny.check(url).is_err(), "{url} passed");
+    }
+    for url in ["https://shop.test/", "https://shop.test:8443/admin/x", "http://shop.test/admin/x"]
+    {
+        assert_eq!(deny.check(url), Ok(()), "{url}");
+    }
 }
