@@ -730,15 +730,18 @@
   // one-time codes, PINs. Known by type, by their autocomplete tokens, or by their name.
   const SECRET_AUTOCOMPLETE = new Set(["current-password", "new-password", "one-time-code",
     "cc-number", "cc-csc", "cc-exp", "cc-exp-month", "cc-exp-year"]);
-  const SECRET_NAME = /passw|passcode|\bpin\b|one.?time|\botp\b|cvc|cvv|csc|security.?code|card.?num|cc.?num|\bexp(iry|iration)?\b|ssn|social.?security|\biban\b/i;
+  const SECRET_NAME = /passw|passcode|kennwort|mot de passe|contrase|\bpin\b|one.?time|\botp\b|cvc|cvv|csc|security.?code|verification.?code|card.?num|cc.?num|card.?no\b|\bexp(iry|iration)?\b|ssn|social.?security|\biban\b/i;
 
+  // By type, autocomplete tokens, or any name a person or the markup gives it: its label
+  // (a text field labelled "Password" is a password field), or the text beside it.
   function isSecret(el) {
     if (el.tagName !== "INPUT") return false;
     if (el.type === "password") return true;
     const tokens = (el.getAttribute("autocomplete") || "").toLowerCase().split(/\s+/);
     if (tokens.some((t) => SECRET_AUTOCOMPLETE.has(t))) return true;
-    const names = [el.name, el.id, el.getAttribute("aria-label"), el.placeholder].join(" ");
-    return SECRET_NAME.test(names);
+    const names = [el.name, el.id, el.getAttribute("aria-label"), el.placeholder, labelOf(el)].join(" ");
+    if (SECRET_NAME.test(names)) return true;
+    return SECRET_NAME.test(inferredName(el)[0] || "");
   }
 
   function point(id) {

@@ -42,6 +42,10 @@ pub struct ActionOutcome {
     /// without counting as a failure of the model's choice.
     #[serde(default)]
     pub stale: bool,
+    /// The field typed into held a secret when it was focused (a field may turn into a
+    /// password field only then): what was typed is masked from then on.
+    #[serde(default)]
+    pub secret: bool,
 }
 
 impl ActionOutcome {
@@ -622,6 +626,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         if settled.popup {
             outcome.message.push_str("; new elements appeared (suggestions?)");
         }
+        outcome.secret = secret;
         Ok(outcome.changed(settled.navigated))
     }
 

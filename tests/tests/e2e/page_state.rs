@@ -108,7 +108,10 @@ fn widgets_show_their_current_values_but_never_a_secret() {
     assert!(page.contains("<input name=cardnumber secret filled>Card number"), "{page}");
     assert!(page.contains("<input name=cvc secret filled>Security code"), "{page}");
     assert!(page.contains("secret filled>Code from your phone"), "{page}");
-    for secret in ["4111111111111111", "737", "918273"] {
+    // A text field is a secret one when its label, or the text beside it, says so.
+    assert!(page.contains("<input name=f1 secret filled>Repeat password"), "{page}");
+    assert!(page.contains("<input name=f2 secret filled>~Your PIN"), "{page}");
+    for secret in ["4111111111111111", "737", "918273", "plain-looking-pw", "4821"] {
         assert!(!state.to_string().contains(secret), "{secret} is in the state");
     }
 }

@@ -276,6 +276,27 @@ fn scrub_keys(params: &mut Value, settings: &Settings) {
     replace_everywhere(params, &keys, "***");
 }
 
+/// What stands in for a secret wherever a task's record keeps it.
+pub(super) const SECRET_MASK: &str = "[secret]";
+
+/// `value` with every occurrence of `secrets` in its strings masked, or `None` if masking
+/// a string that names a variant (a secret that happens to equal one) left it unreadable.
+pub(super) fn masked<T: serde::Serialize + DeserializeOwned>(
+    value: &T,
+    secrets: &[String],
+) -> Option<T> {
+    let mut json = serde_json::to_value(value).ok()?;
+    replace_everywhere(&mut json, secrets, SECRET_MASK);
+    serde_json::from_value(json).ok()
+}
+
+/// [`masked`] in place; `value` stays as it was when the mask would leave it unreadable.
+pub(super) fn mask_in<T: serde::Serialize + DeserializeOwned>(value: &mut T, secrets: &[String]) {
+    if let Some(done) = masked(value, secrets) {
+        *value = done;
+    }
+}
+
 /// Replaces every occurrence of each of `secrets` in the strings of `value` with `mask`.
 pub(super) fn replace_everywhere(value: &mut Value, secrets: &[String], mask: &str) {
     match value {

@@ -6,6 +6,7 @@ use protocol::jobs::JobStatus;
 use protocol::settings::Settings;
 use serde::{Deserialize, Serialize};
 
+use super::ask::mask_in;
 use super::stored::{self, CHECKPOINT_VERSION};
 use crate::agents::{LastStep, PlannerOutput};
 use crate::detector::LoopDetector;
@@ -102,7 +103,17 @@ pub struct Checkpoint {
     /// Not stored (it could not be, and a restarted worker finds out again).
     #[serde(skip)]
     pub storage_full: bool,
+    /// What was typed into secret fields in this run, longest first: masked in everything
+    /// kept from then on, whatever the field becomes (a password shown as text by the
+    /// page's "show" toggle, a value the model repeats). Held in memory only, never stored:
+    /// a worker that restarts mid-task knows the fields, not the values.
+    #[serde(skip)]
+    pub secrets: Vec<String>,
 }
+
+/// Shorter secrets are masked in the step that typed them only: masking every later
+/// occurrence of "12" would garble every page after it.
+const STICKY_SECRET_CHARS: usize = 4;
 
 pub(super) const MAX_EVENTS: usize = 400;
 pub(super) const MAX_FINDING: usize = 1500;
@@ -149,7 +160,37 @@ impl Checkpoint {
             events: Vec::new(),
             unreviewed: Vec::new(),
             storage_full: false,
+            secrets: Vec::new(),
         }
+    }
+
+    /// Remembers `text`, typed into a secret field; true when it is one to mask from now
+    /// on that was not known yet.
+    pub(super) fn learn_secret(&mut self, text: &str) -> bool {
+        if text.chars().count() < STICKY_SECRET_CHARS || self.secrets.iter().any(|s| s == text) {
+            return false;
+        }
+        self.secrets.push(text.to_owned());
+        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        true
+    }
+
+    /// Masks the known secrets in all the checkpoint keeps: the events, memory, the last
+    /// step, notes, the plan, the step's traces, the run's log and the loop detector's
+    /// action signatures.
+    pub(super) fn mask_secrets(&mut self) {
+        if self.secrets.is_empty() {
+            return;
+        }
+        let secrets = self.secrets.clone();
+        mask_in(&mut self.events, &secrets);
+        mask_in(&mut self.memory, &secrets);
+        mask_in(&mut self.last, &secrets);
+        mask_in(&mut self.notes, &secrets);
+        mask_in(&mut self.planner, &secrets);
+        mask_in(&mut self.step_traces, &secrets);
+        mask_in(&mut self.run, &secrets);
+        mask_in(&mut self.detector, &secrets);
     }
 
     /// A follow-up task after this one ended: a new run in the same session, keeping what

@@ -8,7 +8,7 @@ use protocol::settings::ModelRole;
 
 use super::Capture;
 use super::ask::CallError;
-use super::ask::replace_everywhere;
+use super::ask::{SECRET_MASK, mask_in, masked};
 use super::checkpoint::{EXTRACT_CHARS, MAX_FINDING};
 use super::{Browser, Checkpoint, Executor, PageView};
 use crate::Clock;
@@ -71,6 +71,8 @@ struct Acted {
     extracted: Vec<String>,
     /// The Navigator asked for the user instead of acting.
     asked: Option<String>,
+    /// Texts typed into fields found secret only when focused, by field id.
+    found_secrets: Vec<(u32, String)>,
 }
 
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
@@ -116,26 +118,17 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             }
         };
         // Text typed into a secret field (a password, a card number, a one-time code) is
-        // masked in everything kept of the step: its trace, record, events and memory.
-        let secrets = self.secrets(cp.tab_id, &output.actions);
+        // masked in everything kept of the step: its trace, record, events and memory; and
+        // so is every value typed into one earlier in the task.
+        let typed = self.secrets(cp.tab_id, &output.actions);
+        for (_, text) in &typed {
+            cp.learn_secret(text);
+        }
         let unmasked = output.actions.clone();
-        let output = if secrets.is_empty() {
-            output
-        } else {
-            // A trace the mask cannot be applied to is not kept rather than kept unmasked.
-            trace = trace.and_then(|t| masked(&t, &secrets));
-            let mut output = output;
-            for action in &mut output.actions {
-                if let Action::Type { id, text, .. } = action
-                    && secrets.iter().any(|(secret, _)| secret == id)
-                {
-                    *text = SECRET_MASK.into();
-                }
-            }
-            // The same text in the thoughts and memory goes too; should masking there break
-            // the answer's shape, the typed fields alone are masked.
-            masked(&output, &secrets).unwrap_or(output)
-        };
+        let secrets = step_secrets(&typed, &cp.secrets);
+        let output = mask_output(output, &typed, &secrets);
+        // A trace the mask cannot be applied to is not kept rather than kept unmasked.
+        trace = trace.and_then(|t| masked(&t, &secrets));
         self.store_trace(cp, trace.as_ref()).await;
         cp.notes.navigator.clear();
         self.emit_detail(
@@ -157,7 +150,27 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let actions: Vec<&Action> = output.actions.iter().take(max).collect();
         let acted =
             self.act(cp, &actions, &unmasked, &look.view.url, look.off_limits.as_deref()).await;
+        // A field that turned into a secret one only when focused: what was kept of the
+        // step before that was known is masked now.
+        let mut acted = acted;
+        let output = match acted.found_secrets.is_empty() {
+            true => output,
+            false => {
+                let mut typed = typed;
+                typed.append(&mut acted.found_secrets);
+                let secrets = step_secrets(&typed, &cp.secrets);
+                if let Some(trace) = trace.and_then(|t| masked(&t, &secrets)) {
+                    self.store_trace(cp, Some(&trace)).await;
+                }
+                for action in acted.executed.iter_mut().chain(acted.skipped.as_mut()) {
+                    mask_in(action, &secrets);
+                }
+                mask_output(output, &typed, &secrets)
+            }
+        };
+        let actions: Vec<&Action> = output.actions.iter().take(max).collect();
         let done = self.record(cp, started, look, &output, &actions, acted).await;
+        cp.mask_secrets();
         let abort = output.current_state.decision == Decision::Abort;
         StepEnd::Finished { done, abort }
     }
@@ -199,6 +212,17 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             if let Err(refusal) = firewall.check(&view.url) {
                 view = withheld(&view.url, &refusal);
                 off_limits = Some(refusal);
+            }
+        }
+        // A value typed into a secret field earlier may show on the page now (a "show
+        // password" toggle turned its field into a text field): masked before anything sees it.
+        if !cp.secrets.is_empty() {
+            for text in [&mut view.url, &mut view.title, &mut view.text, &mut view.comparison] {
+                for secret in &cp.secrets {
+                    if text.contains(secret.as_str()) {
+                        *text = text.replace(secret.as_str(), SECRET_MASK);
+                    }
+                }
             }
         }
         if cp.run.start_url.is_empty() {
@@ -282,6 +306,16 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 acted.not_carried_out = Some(("the page changed under them".into(), i));
                 break;
             }
+            let mut label = label;
+            if outcome.secret
+                && let Action::Type { id, text, .. } = &unmasked[i]
+                && !text.is_empty()
+                && !matches!(action, Action::Type { text, .. } if text == SECRET_MASK)
+            {
+                cp.learn_secret(text);
+                label = label.replace(text.as_str(), SECRET_MASK);
+                acted.found_secrets.push((*id, text.clone()));
+            }
             if let Some(tab) = outcome.tab {
                 cp.tab_id = tab;
             }
@@ -355,7 +389,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         actions: &[&Action],
         acted: Acted,
     ) -> Option<DoneClaim> {
-        let Acted { mut executed, skipped, not_carried_out, done, extracted, asked } = acted;
+        let Acted { mut executed, skipped, not_carried_out, done, extracted, asked, .. } = acted;
         let state = &output.current_state;
         let index = cp.step;
         // A step that asked the user did nothing that could fail.
@@ -549,19 +583,34 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     }
 }
 
-/// What stands in for a secret wherever the step is kept.
-const SECRET_MASK: &str = "[secret]";
+/// The texts to mask in a step: those it types into secret fields (of any length) and
+/// those typed into one earlier, longest first so masking one never leaves part of another.
+fn step_secrets(typed: &[(u32, String)], known: &[String]) -> Vec<String> {
+    let mut all: Vec<String> = typed.iter().map(|(_, text)| text.clone()).collect();
+    all.extend(known.iter().filter(|k| !all.contains(k)).cloned().collect::<Vec<_>>());
+    all.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    all
+}
 
-/// `value` with every occurrence of `secrets` masked, or `None` if masking a string that
-/// names a variant (a secret that happens to equal one) left it unreadable.
-fn masked<T: serde::Serialize + serde::de::DeserializeOwned>(
-    value: &T,
-    secrets: &[(u32, String)],
-) -> Option<T> {
-    let texts: Vec<String> = secrets.iter().map(|(_, text)| text.clone()).collect();
-    let mut json = serde_json::to_value(value).ok()?;
-    replace_everywhere(&mut json, &texts, SECRET_MASK);
-    serde_json::from_value(json).ok()
+/// The Navigator's answer as kept: the text of each `type` into a secret field masked, and
+/// `secrets` wherever else they appear (its thoughts, its memory); should masking there
+/// break the answer's shape, the typed fields alone are masked.
+fn mask_output(
+    mut output: NavigatorOutput,
+    typed: &[(u32, String)],
+    secrets: &[String],
+) -> NavigatorOutput {
+    if secrets.is_empty() {
+        return output;
+    }
+    for action in &mut output.actions {
+        if let Action::Type { id, text, .. } = action
+            && (typed.iter().any(|(secret, _)| secret == id) || secrets.contains(text))
+        {
+            *text = SECRET_MASK.into();
+        }
+    }
+    masked(&output, secrets).unwrap_or(output)
 }
 
 /// What the Navigator sees of a page it may not read: where it is and why, nothing of it.

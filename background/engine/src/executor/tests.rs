@@ -108,6 +108,10 @@ struct Pages {
     options: RefCell<Value>,
     /// What an action not scripted above fails with, when set: an error quoting the page.
     fails_with: RefCell<Option<String>>,
+    /// Fields that turn into password fields when focused (plain text in the page state).
+    secret_on_focus: RefCell<Vec<u32>>,
+    /// The page shows what was last typed, as a "show password" toggle does.
+    shows_typed: RefCell<Option<String>>,
 }
 
 impl Browser for Pages {
@@ -129,7 +133,11 @@ impl Browser for Pages {
             url: self.stuck_at.borrow().clone().unwrap_or(format!("http://shop.test/page{page}")),
             title: format!("Page {page}"),
             text: format!(
-                "Page {page}\n[1]<a>Next\n[2]<button>Stay\n[3]<a>Category\n[4]<a>Reviews\n[99]<button>Broken"
+                "Page {page}\n[1]<a>Next\n[2]<button>Stay\n[3]<a>Category\n[4]<a>Reviews\n[99]<button>Broken{}",
+                self.shows_typed
+                    .borrow()
+                    .as_ref()
+                    .map_or(String::new(), |t| { format!("\n[5]<input value={t:?}>Password") })
             ),
             comparison: String::new(),
             hash: format!("h{page}"),
@@ -147,6 +155,20 @@ impl Browser for Pages {
             && self.performed.borrow().len() >= n
         {
             self.control.request_pause();
+        }
+        if let Action::Type { id, text, .. } = action {
+            if self.shows_typed.borrow().is_some() {
+                *self.shows_typed.borrow_mut() = Some(text.clone());
+            }
+            if self.secret_on_focus.borrow().contains(id) {
+                let message = "Typed into the secret field (its value is never shown)";
+                return ActionOutcome {
+                    ok: true,
+                    message: message.into(),
+                    secret: true,
+                    ..Default::default()
+                };
+            }
         }
         match action {
             // Links: each opens another page.
@@ -234,7 +256,12 @@ impl Capture for Memory {
         Ok(())
     }
     async fn save_trace(&self, trace: &LlmTrace) -> Result<(), CaptureError> {
-        self.traces.borrow_mut().push(trace.clone());
+        // Stored by id, as the worker's store does: a trace saved again replaces itself.
+        let mut traces = self.traces.borrow_mut();
+        match traces.iter_mut().find(|t| t.id == trace.id) {
+            Some(kept) => *kept = trace.clone(),
+            None => traces.push(trace.clone()),
+        }
         Ok(())
     }
     async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
@@ -277,6 +304,8 @@ impl World {
                 snapshot: RefCell::default(),
                 options: RefCell::default(),
                 fails_with: RefCell::default(),
+                secret_on_focus: RefCell::default(),
+                shows_typed: RefCell::default(),
             },
             store: Memory::default(),
             control,
@@ -1007,6 +1036,78 @@ fn what_is_typed_into_a_secret_field_is_typed_but_kept_nowhere() {
         assert!(!text.contains(CARD), "#{i} holds the card number");
     }
     assert!(kept[0].contains("[secret]") && kept[0].contains("Ada"), "{}", kept[0]);
+}
+
+/// What a run keeps: step records, traces, checkpoints, and each prompt after step `from`.
+fn kept_after(world: &World, from: usize) -> Vec<String> {
+    let mut kept = vec![
+        serde_json::to_string(
+            &*world.store.steps.borrow().iter().map(|s| &s.0).collect::<Vec<_>>(),
+        )
+        .unwrap(),
+        serde_json::to_string(&*world.store.traces.borrow()).unwrap(),
+        world.store.checkpoints.borrow().join("\n"),
+    ];
+    kept.extend((from..world.model.prompts.borrow().len()).map(|i| world.model.prompt(i)));
+    kept
+}
+
+#[test]
+fn a_field_that_turns_into_a_password_field_when_focused_keeps_its_value_nowhere() {
+    const PASSWORD: &str = "correct horse 7";
+    let mut world = World::new(vec![
+        plan(false, ""),
+        Reply::Json(navigator(
+            "Success: the login form is open",
+            &format!("the password is {PASSWORD}"),
+            &format!("Log in with {PASSWORD}"),
+            json!([{"action": "type", "id": 6, "text": PASSWORD}, {"action": "click", "id": 2}]),
+        )),
+        // The model repeats it later, typing it into an ordinary field.
+        navigate(json!([{"action": "type", "id": 3, "text": PASSWORD}])),
+        navigate(done_action()),
+        think(true, None, "", "Logged in"),
+    ]);
+    world.pages.secret_on_focus.borrow_mut().push(6);
+    let mut cp = world.start("Log in");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    let performed = world.pages.performed.borrow().clone();
+    assert!(performed.contains(&Action::Type { id: 6, text: PASSWORD.into(), clear: true }));
+    assert!(performed.contains(&Action::Type { id: 3, text: PASSWORD.into(), clear: true }));
+    for (i, text) in kept_after(&world, 2).iter().enumerate() {
+        assert!(!text.contains(PASSWORD), "#{i} holds the password:\n{text}");
+    }
+    let steps = world.store.steps.borrow();
+    assert_eq!(
+        steps[0].0.actions[0].action,
+        Action::Type { id: 6, text: "[secret]".into(), clear: true }
+    );
+    assert_eq!(
+        steps[1].0.actions[0].action,
+        Action::Type { id: 3, text: "[secret]".into(), clear: true }
+    );
+}
+
+#[test]
+fn a_password_the_page_shows_after_typing_is_masked_in_every_later_page_state() {
+    const PASSWORD: &str = "hunter2-long";
+    let mut world = World::new(vec![
+        plan(false, ""),
+        navigate(json!([{"action": "type", "id": 2, "text": PASSWORD}])),
+        navigate(done_action()),
+        think(true, None, "", "Shown"),
+    ]);
+    world.pages.secret_ids.borrow_mut().push(2);
+    // A "show password" toggle: the next page state reads the field's value as text.
+    *world.pages.shows_typed.borrow_mut() = Some(String::new());
+    let mut cp = world.start("Log in");
+    world.run(&mut cp);
+    let second = world.model.prompt(2);
+    assert!(second.contains("[5]<input value=\"[secret]\">Password"), "{second}");
+    for (i, text) in kept_after(&world, 2).iter().enumerate() {
+        assert!(!text.contains(PASSWORD), "#{i} holds the password:\n{text}");
+    }
 }
 
 #[test]
