@@ -261,6 +261,10 @@ pub struct AgentOptions {
     /// Jobs (tasks, replays, reflections, pipeline runs) that may run at once, each in its
     /// own tab.
     pub max_jobs: u32,
+    /// Also stop a task's pages' own requests (scripts, images, fetches) to hosts on the
+    /// deny list, not only the pages and frames the agent opens. Off by default: every
+    /// request of the page then waits for the worker's check.
+    pub block_page_requests: bool,
 }
 
 impl Default for AgentOptions {
@@ -279,6 +283,7 @@ impl Default for AgentOptions {
             state_text_chars: 6000,
             trace_redactions: Vec::new(),
             max_jobs: 3,
+            block_page_requests: false,
         }
     }
 }

@@ -226,10 +226,15 @@ pub const WATCHED_EVENTS: &[&str] = &[
     "Fetch.requestPaused",
 ];
 
-/// What the firewall pauses: documents (a tab's page or a frame's), before they are
-/// requested, redirects included.
-fn document_requests() -> Value {
-    json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]})
+/// What the firewall pauses, before it is requested (redirects included): documents (a
+/// tab's page or a frame's) and link pings; with `page_requests`, every request.
+fn guarded_requests(firewall: &Firewall) -> Value {
+    let paused =
+        |kind: &str| json!({"urlPattern": "*", "resourceType": kind, "requestStage": "Request"});
+    match firewall.page_requests {
+        true => json!({"patterns": [{"urlPattern": "*", "requestStage": "Request"}]}),
+        false => json!({"patterns": [paused("Document"), paused("Ping")]}),
+    }
 }
 
 /// The tabs the engine is attached to, so each is attached once and detached on request.
@@ -291,8 +296,9 @@ impl<C: Cdp> Sessions<C> {
             let children =
                 json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true});
             self.cdp.send(tab, None, "Target.setAutoAttach", children).await?;
-            if self.guard.borrow().is_some() {
-                self.cdp.send(tab, None, "Fetch.enable", document_requests()).await?;
+            let patterns = self.guard.borrow().as_ref().map(guarded_requests);
+            if let Some(patterns) = patterns {
+                self.cdp.send(tab, None, "Fetch.enable", patterns).await?;
             }
             self.cdp.send(tab, None, "Page.getFrameTree", json!({})).await
         };
@@ -398,27 +404,33 @@ impl<C: Cdp> Sessions<C> {
     /// Guards the attached tabs (and those attached later) with `firewall` while a task
     /// runs; `None` lets them go anywhere again, as the person's own browsing may.
     pub async fn guard(&self, firewall: Option<Firewall>) {
-        let on = firewall.is_some();
+        let patterns = firewall.as_ref().map(guarded_requests);
         *self.guard.borrow_mut() = firewall;
         let tabs: Vec<TabId> = self.tabs.borrow().keys().copied().collect();
         for tab in tabs {
-            let _ = match on {
-                true => self.cdp.send(tab, None, "Fetch.enable", document_requests()).await,
-                false => self.cdp.send(tab, None, "Fetch.disable", json!({})).await,
+            let _ = match &patterns {
+                Some(patterns) => self.cdp.send(tab, None, "Fetch.enable", patterns.clone()).await,
+                None => self.cdp.send(tab, None, "Fetch.disable", json!({})).await,
             };
         }
     }
 
-    /// A document request paused in `tab`: let it go, or stop it before it leaves when the
-    /// firewall refuses its URL (noted for the action that caused it). Every paused request
-    /// is answered, also one that comes after the guard was lifted.
+    /// A request paused in `tab`: let it go, or stop it before it leaves. A document goes
+    /// where the firewall admits it (a refusal is noted for the action that caused it); a
+    /// link's ping never goes; a page's own request goes unless its host is denied. Every
+    /// paused request is answered, also one that comes after the guard was lifted.
     pub async fn on_request_paused(&self, tab: TabId, params: &Value) {
         let Some(id) = params.get("requestId").and_then(Value::as_str) else { return };
         let url = params.pointer("/request/url").and_then(Value::as_str).unwrap_or_default();
-        let refusal = self.guard.borrow().as_ref().and_then(|f| f.check(url).err());
+        let kind = params.get("resourceType").and_then(Value::as_str).unwrap_or("Document");
+        let refusal = self.guard.borrow().as_ref().and_then(|f| match kind {
+            "Document" => f.check(url).err().map(|why| (why, true)),
+            "Ping" => Some(("a link's ping is never sent from a task's tab".to_owned(), false)),
+            _ => f.check_page_request(url).err().map(|why| (why, false)),
+        });
         let answer = match refusal {
-            Some(why) => {
-                if let Some(open) = self.tabs.borrow_mut().get_mut(&tab) {
+            Some((why, navigation)) => {
+                if navigation && let Some(open) = self.tabs.borrow_mut().get_mut(&tab) {
                     open.blocked.push((url.to_owned(), why));
                 }
                 ("Fetch.failRequest", json!({"requestId": id, "errorReason": "BlockedByClient"}))
@@ -490,6 +502,8 @@ pub(crate) mod fake {
         pub answers: RefCell<HashMap<String, VecDeque<Result<Value, CdpError>>>>,
         pub attach_error: Option<CdpError>,
         pub calls: RefCell<Vec<String>>,
+        /// Each command's parameters, in the order of `calls` (attach and detach left out).
+        pub params: RefCell<Vec<(String, Value)>>,
     }
 
     impl FakeCdp {
@@ -520,8 +534,9 @@ pub(crate) mod fake {
             tab: TabId,
             session: Option<&str>,
             method: &str,
-            _: Value,
+            params: Value,
         ) -> Result<Value, CdpError> {
+            self.params.borrow_mut().push((method.to_owned(), params));
             let call = match session {
                 Some(session) => format!("{method} {tab}/{session}"),
                 None => format!("{method} {tab}"),
@@ -619,6 +634,51 @@ mod tests {
         block_on(sessions.guard(Some(Firewall::new(&settings))));
         block_on(sessions.send(2, "Page.enable", json!({}))).unwrap();
         assert!(fake.calls.borrow().contains(&"Fetch.enable 2".to_owned()));
+    }
+
+    #[test]
+    fn while_guarded_pings_never_go_and_page_requests_to_denied_hosts_only_when_asked() {
+        let paused = |id: &str, kind: &str, url: &str| json!({"requestId": id, "resourceType": kind, "request": {"url": url}});
+        let answers = |fake: &FakeCdp| -> Vec<String> {
+            fake.calls.borrow().iter().filter(|c| c.starts_with("Fetch.")).cloned().collect()
+        };
+        let enabled = |fake: &FakeCdp| -> Value {
+            fake.params.borrow().iter().find(|(m, _)| m == "Fetch.enable").unwrap().1.clone()
+        };
+        for page_requests in [false, true] {
+            let fake = FakeCdp::default();
+            let sessions = Sessions::new(&fake);
+            block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
+            let mut settings = protocol::settings::Settings {
+                allow: vec!["shop.test".into()],
+                deny: vec!["evil.test".into()],
+                ..crate::testing::settings()
+            };
+            settings.agent.block_page_requests = page_requests;
+            block_on(sessions.guard(Some(Firewall::new(&settings))));
+            let patterns = enabled(&fake).to_string();
+            assert_eq!(patterns.contains("Ping"), !page_requests, "{patterns}");
+            assert_eq!(patterns.contains("Document"), !page_requests, "{patterns}");
+            let mut requests = vec![
+                ("r1", "Ping", "https://shop.test/track"),
+                ("r2", "Ping", "https://evil.test/track"),
+                ("r3", "Document", "https://cdn.test/"),
+            ];
+            let mut expected = vec!["Fetch.failRequest 1"; 3];
+            if page_requests {
+                // Chrome pauses these only when every request is guarded.
+                requests.push(("r4", "Script", "https://evil.test/x.js"));
+                // An allow list names sites to visit, not the hosts their pages load from.
+                requests.push(("r5", "Image", "https://cdn.test/x.png"));
+                expected.extend(["Fetch.failRequest 1", "Fetch.continueRequest 1"]);
+            }
+            for (id, kind, url) in requests {
+                block_on(sessions.on_request_paused(1, &paused(id, kind, url)));
+            }
+            assert_eq!(answers(&fake)[1..], expected, "page requests blocked: {page_requests}");
+            let blocked = sessions.take_blocked(1);
+            assert_eq!(blocked.len(), 1, "only the navigation is told to the agent: {blocked:?}");
+        }
     }
 
     #[test]

@@ -17,16 +17,34 @@ use url::{Host, Url};
 pub struct Firewall {
     allow: Vec<Pattern>,
     deny: Vec<Pattern>,
+    /// Whether the pages' own requests (not only documents) to denied hosts are stopped too.
+    pub page_requests: bool,
 }
 
 impl Firewall {
     pub fn new(settings: &Settings) -> Firewall {
-        Firewall::from_lists(&settings.allow, &settings.deny)
+        Firewall {
+            page_requests: settings.agent.block_page_requests,
+            ..Firewall::from_lists(&settings.allow, &settings.deny)
+        }
     }
 
     pub fn from_lists(allow: &[String], deny: &[String]) -> Firewall {
         let read = |list: &[String]| list.iter().map(|p| Pattern::read(p)).collect();
-        Firewall { allow: read(allow), deny: read(deny) }
+        Firewall { allow: read(allow), deny: read(deny), page_requests: false }
+    }
+
+    /// Whether a page's own request (a script, an image, a fetch) to `raw` may go: only
+    /// the deny list applies, since an allow list names the sites to visit, not the hosts
+    /// their pages load from.
+    pub fn check_page_request(&self, raw: &str) -> Result<(), String> {
+        let Ok(url) = Url::parse(raw.trim()) else { return Ok(()) };
+        let Some(host) = host_of(&url) else { return Ok(()) };
+        let target = Target { url: &url, host: &host };
+        match self.deny.iter().find(|p| p.matches(&target)) {
+            Some(pattern) => Err(format!("{raw} is on your deny list ({}).", pattern.text)),
+            None => Ok(()),
+        }
     }
 
     /// Whether the agent may open or act on `raw`, or why not (a sentence for the model and

@@ -165,7 +165,12 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
 
                 <h3>{ "Where the agent may go" }</h3>
                 { list(Field::Allow, "Allow list", &draft.allow, "Empty: any site. A pattern without a scheme matches the host and its subdomains; * matches anything.", PATTERNS) }
-                { list(Field::Deny, "Deny list", &draft.deny, "Never visited, even if allowed.", PATTERNS) }
+                { list(Field::Deny, "Deny list", &draft.deny, "Never visited, even if allowed: no page, frame or tab the agent reaches loads from these, and no link pings them.", PATTERNS) }
+                <label class="check">
+                    <input type="checkbox" data-testid={Field::BlockPageRequests.testid()}
+                        checked={draft.block_page_requests} onchange={checkbox(Field::BlockPageRequests)} />
+                    { "Also block page requests to denied hosts (scripts, images, fetches; pages load a little slower)" }
+                </label>
 
                 { list(Field::TraceRedactions, "Kept out of traces", &draft.trace_redactions, "Prompt variables replaced by [redacted] in every trace, rendered prompt included.", "one variable path a line, e.g. page_state") }
 

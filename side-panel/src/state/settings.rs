@@ -53,6 +53,8 @@ pub enum Field {
     Vision,
     Allow,
     Deny,
+    /// Also stop the pages' own requests to denied hosts.
+    BlockPageRequests,
     Variant(ModelRole),
     /// `model = input, output` (USD per million tokens), one model a line.
     Prices,
@@ -82,6 +84,7 @@ impl Field {
             Field::Vision => "/agent/vision".into(),
             Field::Allow => "/allow".into(),
             Field::Deny => "/deny".into(),
+            Field::BlockPageRequests => "/agent/block_page_requests".into(),
             Field::Variant(role) => format!("/variants/{}", role.id()),
             Field::Prices => "/prices".into(),
         }
@@ -110,6 +113,7 @@ impl Field {
             Field::Vision => "settings-vision".into(),
             Field::Allow => "settings-allow".into(),
             Field::Deny => "settings-deny".into(),
+            Field::BlockPageRequests => "settings-block-page-requests".into(),
             Field::Variant(role) => format!("settings-{}-variant", role.id()),
             Field::Prices => "settings-prices".into(),
         }
@@ -226,6 +230,7 @@ pub struct SettingsDraft {
     /// One pattern a line.
     pub allow: String,
     pub deny: String,
+    pub block_page_requests: bool,
     /// Planner, Navigator, Thinking; empty means A.
     pub variants: [String; 3],
     /// `model = input, output` a line.
@@ -252,6 +257,7 @@ impl SettingsDraft {
                 history_steps: defaults.history_steps.to_string(),
                 trace_redactions: defaults.trace_redactions.join("\n"),
                 vision: defaults.vision,
+                block_page_requests: defaults.block_page_requests,
                 ..SettingsDraft::default()
             };
         };
@@ -279,6 +285,7 @@ impl SettingsDraft {
             history_steps: agent.history_steps.to_string(),
             trace_redactions: agent.trace_redactions.join("\n"),
             vision: agent.vision,
+            block_page_requests: agent.block_page_requests,
             allow: settings.allow.join("\n"),
             deny: settings.deny.join("\n"),
             variants: [
@@ -343,6 +350,7 @@ impl SettingsDraft {
             Field::HistorySteps => self.history_steps = value,
             Field::TraceRedactions => self.trace_redactions = value,
             Field::Vision => self.vision = flag,
+            Field::BlockPageRequests => self.block_page_requests = flag,
             Field::Allow => self.allow = value,
             Field::Deny => self.deny = value,
             Field::Variant(role) => {
@@ -392,6 +400,7 @@ impl SettingsDraft {
         agent.trace_redactions =
             pattern_lines(&self.trace_redactions).into_iter().map(|(_, p)| p.to_owned()).collect();
         agent.vision = self.vision;
+        agent.block_page_requests = self.block_page_requests;
         let [planner, navigator, thinking, repair] = &self.models;
         let models = RoleModels {
             planner: planner.build(ModelRole::Planner, &mut problems),
@@ -829,6 +838,7 @@ mod tests {
         form.edit(Field::Variant(ModelRole::Navigator), "".into());
         form.edit(Field::Variant(ModelRole::Planner), "B".into());
         form.edit(Field::Vision, "true".into());
+        form.edit(Field::BlockPageRequests, "true".into());
         let settings = form.submit().expect("valid");
         assert_eq!(settings.models.navigator.api_key.expose(), "sk-new", "typed over the mask");
         assert_eq!(settings.models.planner.api_key.expose(), "", "deleted");
@@ -837,6 +847,7 @@ mod tests {
         assert_eq!(settings.variants.get("navigator"), None, "empty means A");
         assert_eq!(settings.variants.get("planner").map(String::as_str), Some("B"));
         assert!(settings.agent.vision);
+        assert!(settings.agent.block_page_requests);
         form.edit(Field::Variant(ModelRole::Thinking), "B C".into());
         assert_eq!(fields(&form.problems()), ["/variants/thinking"]);
     }
