@@ -25,7 +25,9 @@ let watched = null;
 chrome.debugger.onEvent.addListener((source, method, params) => {
   if (source.tabId === undefined || (watched && !watched.has(method))) return;
   whenReady(() => {
-    if (watched.has(method)) worker.on_debugger_event(source.tabId, method, params ?? {});
+    if (watched.has(method)) {
+      worker.on_debugger_event(source.tabId, source.sessionId, method, params ?? {});
+    }
   });
 });
 
@@ -42,8 +44,17 @@ const panelFor = (tabId) => {
     .setOptions({ tabId, path: `side-panel.html?tabId=${tabId}`, enabled: true })
     .catch(() => {}); // the tab closed meanwhile
 };
-// A tab's options outlive its navigations: set them once, when it is created.
-chrome.tabs.onCreated.addListener((tab) => panelFor(tab.id));
+// A tab's options outlive its navigations: set them once, when it is created. While a job
+// acts in tabs, a tab its tabs open is held until it is guarded (`new_tabs.rs`).
+chrome.tabs.onCreated.addListener((tab) => {
+  panelFor(tab.id);
+  whenReady(() => worker.on_tab_created(tab.id, tab.openerTabId));
+});
+chrome.webNavigation.onErrorOccurred.addListener((details) => {
+  if (details.frameId === 0 && details.error === "net::ERR_BLOCKED_BY_CLIENT") {
+    whenReady(() => worker.on_page_load_blocked(details.tabId, details.url));
+  }
+});
 
 // While recording, switching tabs is a step, and the recorder follows to the new tab.
 chrome.tabs.onActivated.addListener((info) => {

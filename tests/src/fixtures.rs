@@ -59,6 +59,11 @@ impl FixtureSites {
         format!("{}/{}", self.a.base, path.trim_start_matches('/'))
     }
 
+    /// The paths (with queries) site A was asked for so far.
+    pub fn requests(&self) -> Vec<String> {
+        self.a.log.lock().expect("the log").clone()
+    }
+
     /// The paths (with queries) site B was asked for so far.
     pub fn other_requests(&self) -> Vec<String> {
         self.b.log.lock().expect("the log").clone()

@@ -226,6 +226,13 @@ pub const WATCHED_EVENTS: &[&str] = &[
     "Fetch.requestPaused",
 ];
 
+/// Attach to a target's cross-site frames (and its workers) as they are created, each held
+/// until [`Sessions::on_attached`] has set it up, so a frame's first request already waits
+/// for the firewall.
+fn auto_attach() -> Value {
+    json!({"autoAttach": true, "waitForDebuggerOnStart": true, "flatten": true})
+}
+
 /// What the firewall pauses, before it is requested (redirects included): documents (a
 /// tab's page or a frame's) and link pings; with `page_requests`, every request.
 fn guarded_requests(firewall: &Firewall) -> Value {
@@ -253,6 +260,14 @@ impl<C: Cdp> Sessions<C> {
 
     pub fn is_attached(&self, tab: TabId) -> bool {
         self.tabs.borrow().contains_key(&tab)
+    }
+
+    /// Attaches to `tab` if it is not yet: with the firewall's guard, while one is on.
+    pub async fn attach_now(&self, tab: TabId) -> Result<(), CdpError> {
+        match self.is_attached(tab) {
+            true => Ok(()),
+            false => self.attach(tab).await,
+        }
     }
 
     /// Sends `method` to `tab`, attaching first if needed.
@@ -293,9 +308,7 @@ impl<C: Cdp> Sessions<C> {
             // No buffers: we count requests, we never read bodies.
             let network = json!({"maxTotalBufferSize": 0, "maxResourceBufferSize": 0});
             self.cdp.send(tab, None, "Network.enable", network).await?;
-            let children =
-                json!({"autoAttach": true, "waitForDebuggerOnStart": false, "flatten": true});
-            self.cdp.send(tab, None, "Target.setAutoAttach", children).await?;
+            self.cdp.send(tab, None, "Target.setAutoAttach", auto_attach()).await?;
             let patterns = self.guard.borrow().as_ref().map(guarded_requests);
             if let Some(patterns) = patterns {
                 self.cdp.send(tab, None, "Fetch.enable", patterns).await?;
@@ -406,12 +419,46 @@ impl<C: Cdp> Sessions<C> {
     pub async fn guard(&self, firewall: Option<Firewall>) {
         let patterns = firewall.as_ref().map(guarded_requests);
         *self.guard.borrow_mut() = firewall;
-        let tabs: Vec<TabId> = self.tabs.borrow().keys().copied().collect();
-        for tab in tabs {
+        // Each tab, and each cross-site frame in it (its own session).
+        let targets: Vec<(TabId, Option<String>)> = self
+            .tabs
+            .borrow()
+            .iter()
+            .flat_map(|(tab, s)| {
+                std::iter::once((*tab, None))
+                    .chain(s.children.keys().map(|child| (*tab, Some(child.clone()))))
+            })
+            .collect();
+        for (tab, session) in targets {
+            let session = session.as_deref();
             let _ = match &patterns {
-                Some(patterns) => self.cdp.send(tab, None, "Fetch.enable", patterns.clone()).await,
-                None => self.cdp.send(tab, None, "Fetch.disable", json!({})).await,
+                Some(patterns) => {
+                    self.cdp.send(tab, session, "Fetch.enable", patterns.clone()).await
+                }
+                None => self.cdp.send(tab, session, "Fetch.disable", json!({})).await,
             };
+        }
+    }
+
+    /// A target attached under `tab` (a cross-site frame, a worker), held before it runs:
+    /// a frame's requests are guarded as the tab's are and its own frames attached the same
+    /// way, then it may run. While guarded, a frame whose guard could not be set is left
+    /// held (it shows nothing) rather than let loose.
+    pub async fn on_attached(&self, tab: TabId, params: &Value) {
+        let Some(session) = params.get("sessionId").and_then(Value::as_str) else { return };
+        if params.pointer("/targetInfo/type").and_then(Value::as_str) == Some("iframe") {
+            let patterns = self.guard.borrow().as_ref().map(guarded_requests);
+            if let Some(patterns) = patterns
+                && self.cdp.send(tab, Some(session), "Fetch.enable", patterns).await.is_err()
+            {
+                return;
+            }
+            let _ = self.cdp.send(tab, Some(session), "Target.setAutoAttach", auto_attach()).await;
+        }
+        if params.get("waitingForDebugger") == Some(&Value::Bool(true)) {
+            let resume = json!({});
+            let _ =
+                self.cdp.send(tab, Some(session), "Runtime.runIfWaitingForDebugger", resume).await;
         }
     }
 
@@ -419,7 +466,7 @@ impl<C: Cdp> Sessions<C> {
     /// where the firewall admits it (a refusal is noted for the action that caused it); a
     /// link's ping never goes; a page's own request goes unless its host is denied. Every
     /// paused request is answered, also one that comes after the guard was lifted.
-    pub async fn on_request_paused(&self, tab: TabId, params: &Value) {
+    pub async fn on_request_paused(&self, tab: TabId, session: Option<&str>, params: &Value) {
         let Some(id) = params.get("requestId").and_then(Value::as_str) else { return };
         let url = params.pointer("/request/url").and_then(Value::as_str).unwrap_or_default();
         let kind = params.get("resourceType").and_then(Value::as_str).unwrap_or("Document");
@@ -437,7 +484,8 @@ impl<C: Cdp> Sessions<C> {
             }
             None => ("Fetch.continueRequest", json!({"requestId": id})),
         };
-        let _ = self.cdp.send(tab, None, answer.0, answer.1).await;
+        // A frame's request is answered in the frame's own session.
+        let _ = self.cdp.send(tab, session, answer.0, answer.1).await;
     }
 
     /// The navigations the firewall stopped in `tab` since the last call.
@@ -608,11 +656,11 @@ mod tests {
         };
         block_on(sessions.guard(Some(Firewall::new(&settings))));
         let paused = |id: &str, url: &str| json!({"requestId": id, "request": {"url": url}});
-        block_on(sessions.on_request_paused(1, &paused("r1", "https://shop.test/")));
-        block_on(sessions.on_request_paused(1, &paused("r2", "HTTPS://EVIL.TEST./login")));
+        block_on(sessions.on_request_paused(1, None, &paused("r1", "https://shop.test/")));
+        block_on(sessions.on_request_paused(1, None, &paused("r2", "HTTPS://EVIL.TEST./login")));
         block_on(sessions.guard(None));
         // A request paused just before the guard was lifted still gets its answer.
-        block_on(sessions.on_request_paused(1, &paused("r3", "https://evil.test/")));
+        block_on(sessions.on_request_paused(1, None, &paused("r3", "https://evil.test/")));
         let calls = fake.calls.borrow();
         assert_eq!(
             calls[6..],
@@ -673,12 +721,73 @@ mod tests {
                 expected.extend(["Fetch.failRequest 1", "Fetch.continueRequest 1"]);
             }
             for (id, kind, url) in requests {
-                block_on(sessions.on_request_paused(1, &paused(id, kind, url)));
+                block_on(sessions.on_request_paused(1, None, &paused(id, kind, url)));
             }
             assert_eq!(answers(&fake)[1..], expected, "page requests blocked: {page_requests}");
             let blocked = sessions.take_blocked(1);
             assert_eq!(blocked.len(), 1, "only the navigation is told to the agent: {blocked:?}");
         }
+    }
+
+    #[test]
+    fn a_cross_site_frame_is_guarded_before_it_runs_and_answered_in_its_own_session() {
+        let fake = FakeCdp::default();
+        let sessions = Sessions::new(&fake);
+        block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
+        let frame = json!({"sessionId": "S2", "waitingForDebugger": true,
+                           "targetInfo": {"type": "iframe", "targetId": "T2", "url": ""}});
+        // Before a task: the frame is attached and let go at once.
+        sessions.on_event(1, "Target.attachedToTarget", &frame, 1.0);
+        block_on(sessions.on_attached(1, &frame));
+        let settings = protocol::settings::Settings {
+            deny: vec!["evil.test".into()],
+            ..crate::testing::settings()
+        };
+        // A task starts: the frame already there is guarded too.
+        block_on(sessions.guard(Some(Firewall::new(&settings))));
+        // A frame created during the task (here inside the first) is guarded before it runs.
+        let nested = json!({"sessionId": "S3", "waitingForDebugger": true,
+                            "targetInfo": {"type": "iframe", "targetId": "T3", "url": ""}});
+        sessions.on_event(1, "Target.attachedToTarget", &nested, 2.0);
+        block_on(sessions.on_attached(1, &nested));
+        let worker = json!({"sessionId": "W1", "waitingForDebugger": true,
+                            "targetInfo": {"type": "worker", "targetId": "T4", "url": ""}});
+        block_on(sessions.on_attached(1, &worker));
+        let request = json!({"requestId": "r1", "resourceType": "Document",
+                             "request": {"url": "https://evil.test/"}});
+        block_on(sessions.on_request_paused(1, Some("S3"), &request));
+        let calls = fake.calls.borrow();
+        assert_eq!(
+            calls[6..],
+            [
+                "Target.setAutoAttach 1/S2",
+                "Runtime.runIfWaitingForDebugger 1/S2",
+                "Fetch.enable 1",
+                "Fetch.enable 1/S2",
+                "Fetch.enable 1/S3",
+                "Target.setAutoAttach 1/S3",
+                "Runtime.runIfWaitingForDebugger 1/S3",
+                "Runtime.runIfWaitingForDebugger 1/W1",
+                "Fetch.failRequest 1/S3",
+            ]
+        );
+        let auto = fake.params.borrow().iter().find(|(m, _)| m == "Target.setAutoAttach").cloned();
+        assert_eq!(auto.unwrap().1["waitForDebuggerOnStart"], true);
+        assert_eq!(sessions.take_blocked(1).len(), 1, "the frame's refused page is told");
+    }
+
+    #[test]
+    fn while_guarded_a_frame_whose_guard_failed_stays_held() {
+        let fake = FakeCdp::default()
+            .answer("Fetch.enable", Err(CdpError::Protocol { detail: "no such session".into() }));
+        let sessions = Sessions::new(&fake);
+        block_on(sessions.send(1, "Page.enable", json!({}))).unwrap();
+        let settings = crate::testing::settings();
+        block_on(sessions.guard(Some(Firewall::new(&settings))));
+        let frame = json!({"sessionId": "S2", "waitingForDebugger": true,
+                           "targetInfo": {"type": "iframe", "targetId": "T2", "url": ""}});
+        block_on(sessions.on_attached(1, &frame));
+        assert!(!fake.calls.borrow().iter().any(|c| c.starts_with("Runtime.runIfWaiting")));
     }
 
     #[test]

@@ -27,6 +27,10 @@ extern "C" {
     fn tabs_update(tab: TabId, properties: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = remove, catch)]
     fn tabs_remove(tab: TabId) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query, catch)]
+    fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "declarativeNetRequest"], js_name = updateSessionRules, catch)]
+    fn dnr_update_session_rules(options: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_name = setTimeout)]
     fn set_timeout(callback: &js_sys::Function, ms: i32) -> JsValue;
     #[wasm_bindgen(js_name = setInterval)]
@@ -107,6 +111,41 @@ fn object(entries: &[(&str, JsValue)]) -> JsValue {
 async fn settle_js(call: Result<Promise, JsValue>) -> Result<JsValue, String> {
     let promise = call.map_err(|e| error_message(&e))?;
     JsFuture::from(promise).await.map_err(|e| error_message(&e))
+}
+
+/// The id of every tab (no `tabs` permission needed for ids).
+pub async fn tab_ids() -> Vec<TabId> {
+    let Ok(tabs) = settle_js(tabs_query(&Object::new().into())).await else { return Vec::new() };
+    let tabs: Vec<Value> = capture_db::decode(tabs).unwrap_or_default();
+    tabs.iter().filter_map(|t| t["id"].as_i64()).map(|id| id as TabId).collect()
+}
+
+/// The session rule that holds new tabs' page loads (see `new_tabs`).
+const HOLD_RULE: u32 = 1;
+
+/// Blocks page loads (main frames) in every tab but `free`, until released.
+pub async fn hold_page_loads(free: &[TabId]) -> Result<(), String> {
+    let rule = serde_json::json!({
+        "removeRuleIds": [HOLD_RULE],
+        "addRules": [{
+            "id": HOLD_RULE,
+            "priority": 1,
+            "action": {"type": "block"},
+            "condition": {"resourceTypes": ["main_frame"], "excludedTabIds": free},
+        }],
+    });
+    settle_js(dnr_update_session_rules(&to_js(&rule))).await.map(drop)
+}
+
+/// Lifts [`hold_page_loads`].
+pub async fn release_page_loads() -> Result<(), String> {
+    let rule = serde_json::json!({"removeRuleIds": [HOLD_RULE]});
+    settle_js(dnr_update_session_rules(&to_js(&rule))).await.map(drop)
+}
+
+/// Loads `url` in `tab`, as the person's own navigation.
+pub async fn load_in_tab(tab: TabId, url: &str) -> Result<(), String> {
+    settle_js(tabs_update(tab, &object(&[("url", url.into())]))).await.map(drop)
 }
 
 /// A failed `chrome.tabs` call, telling a tab that is gone from other failures.

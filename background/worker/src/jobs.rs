@@ -206,6 +206,8 @@ impl JobTable {
     /// Guards every attached tab with the firewall while a job acts in tabs.
     pub async fn guard(&self, worker: &Worker, settings: &Settings) {
         if !self.guarded.replace(true) {
+            // New tabs are held first, so none opened meanwhile slips through.
+            worker.new_tabs.start().await;
             worker.sessions.guard(Some(Firewall::new(settings))).await;
         }
     }
@@ -222,6 +224,7 @@ impl JobTable {
             if !running && jobs.guarded.get() && !jobs::any_running(&jobs.rules()) {
                 jobs.guarded.set(false);
                 worker.sessions.guard(None).await;
+                worker.new_tabs.stop().await;
             }
             worker.ports.broadcast(&jobs.event(None).await);
             if !jobs.any_live() && !worker.recorder.holds_tab() {

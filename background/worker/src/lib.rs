@@ -9,6 +9,7 @@ mod chrome;
 mod connection;
 mod http;
 mod jobs;
+mod new_tabs;
 mod pipelines;
 mod recorder;
 mod recording_store;
@@ -45,6 +46,8 @@ struct Worker {
     pipelines: pipelines::Pipelines,
     recorder: recorder::Recorder,
     workflows: workflows::Workflows,
+    /// Tabs the agent's tabs open, held until guarded.
+    new_tabs: new_tabs::NewTabs,
     listeners_registered_ms: f64,
     wasm_instantiate_ms: f64,
     ready_ms: Cell<f64>,
@@ -71,6 +74,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         pipelines: pipelines::Pipelines::default(),
         recorder: recorder::Recorder::default(),
         workflows: workflows::Workflows::default(),
+        new_tabs: new_tabs::NewTabs::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
         ready_ms: Cell::new(0.0),
@@ -80,8 +84,31 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
     });
     state.ready_ms.set(chrome::now_ms());
     wasm_bindgen_futures::spawn_local(recorder::Recorder::restore(state.clone()));
-    wasm_bindgen_futures::spawn_local(tasks::Tasks::restore(state.clone()));
-    wasm_bindgen_futures::spawn_local(workflows::Workflows::restore(state));
+    wasm_bindgen_futures::spawn_local(async move {
+        // A hold on new tabs left by the worker before this one: a job that resumes puts
+        // its own in place.
+        let _ = chrome::release_page_loads().await;
+        tasks::Tasks::restore(state.clone()).await;
+        workflows::Workflows::restore(state).await;
+    });
+}
+
+/// Chrome created a tab; `opener` is the tab it was opened from, if any.
+#[wasm_bindgen]
+pub fn on_tab_created(tab_id: TabId, opener: Option<TabId>) {
+    let worker = worker();
+    wasm_bindgen_futures::spawn_local(async move {
+        new_tabs::NewTabs::on_created(&worker, tab_id, opener).await;
+    });
+}
+
+/// A tab's page load was blocked before it was requested (`net::ERR_BLOCKED_BY_CLIENT`).
+#[wasm_bindgen]
+pub fn on_page_load_blocked(tab_id: TabId, url: String) {
+    let worker = worker();
+    wasm_bindgen_futures::spawn_local(async move {
+        new_tabs::NewTabs::on_blocked(&worker, tab_id, url).await;
+    });
 }
 
 /// A page connected a port: greet it, and show it every task and replay (each panel picks
@@ -131,16 +158,24 @@ pub fn watched_events() -> Vec<String> {
     agent_engine::cdp::WATCHED_EVENTS.iter().map(|e| (*e).to_owned()).collect()
 }
 
-/// A CDP event from a tab the engine is attached to.
+/// A CDP event from a tab the engine is attached to, or from one of its cross-site frames
+/// (`session`, the child session CDP gave it).
 #[wasm_bindgen]
-pub fn on_debugger_event(tab_id: TabId, method: String, params: JsValue) {
+pub fn on_debugger_event(tab_id: TabId, session: Option<String>, method: String, params: JsValue) {
     let params: serde_json::Value = capture_db::decode(params).unwrap_or_default();
     if method == "Fetch.requestPaused" {
         // The request waits until it is answered: answer it now, off this callback.
         wasm_bindgen_futures::spawn_local(async move {
-            worker().sessions.on_request_paused(tab_id, &params).await;
+            worker().sessions.on_request_paused(tab_id, session.as_deref(), &params).await;
         });
         return;
+    }
+    if method == "Target.attachedToTarget" {
+        // The frame waits, unable to request anything, until it is set up and let go.
+        let params = params.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            worker().sessions.on_attached(tab_id, &params).await;
+        });
     }
     let worker = worker();
     worker.sessions.on_event(tab_id, &method, &params, chrome::now_ms());
@@ -165,6 +200,7 @@ pub fn on_debugger_detach(tab_id: TabId, reason: String) {
     // rather than restart and name elements the model saw before.
     if reason == "target_closed" {
         worker.observer.forget(tab_id);
+        worker.new_tabs.forget(tab_id);
     }
     let why = CdpError::from_detach_reason(&reason).to_string();
     chrome::log(&format!("detached from tab {tab_id}: {why}"));

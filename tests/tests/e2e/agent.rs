@@ -18,6 +18,19 @@ fn id_of(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
     listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| panic!("{text} listed"))
 }
 
+/// [`id_of`] once `text` is listed: a cross-site frame loads in its own process, after
+/// its page.
+fn id_of_eventually(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
+    for _ in 0..50 {
+        let state = browser.page_state(tab);
+        if let Some(id) = listed(&state, text).and_then(|e| e["id"].as_u64()) {
+            return id;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    panic!("{text} is never listed")
+}
+
 #[test]
 fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
     let sites = FixtureSites::serve();
@@ -305,4 +318,103 @@ fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
     for outcome in &outcomes[2..4] {
         assert!(outcome.contains("stopped before the request left"), "{outcome}");
     }
+}
+
+/// A tab the task's tab opens is held before its first request and checked like a
+/// navigation, however it is opened: a form posting into a new tab, a link to an allowed
+/// page that redirects, a link whose address changes as it is pressed (after the pre-click
+/// look at it) and a script's `window.open`. The denied site never hears of any of them;
+/// the allowed first hop of the redirect is loaded, through the firewall.
+#[test]
+fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/firewall/tabs.html"));
+    let names = [
+        "Post a form to a new tab",
+        "Redirect in a new tab",
+        "Harmless in a new tab",
+        "Open a window",
+    ];
+    let ids: Vec<u64> = names.iter().map(|name| id_of(&mut browser, &page, name)).collect();
+    let click = |id: u64, goal: &str| {
+        navigate("Start: the page lists ways out", goal, json!([{"action": "click", "id": id}]))
+    };
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Try each way out", ""),
+        click(ids[0], "Post the form"),
+        click(ids[1], "Follow the redirect in a new tab"),
+        click(ids[2], "Open the harmless link"),
+        click(ids[3], "Open the window"),
+        verdict(false, "", ""),
+        plan(false, "1. Report what happened", ""),
+        navigate(
+            "Failure: no way out reached the secret",
+            "Report",
+            json!([{"action": "done", "text": "Every way out was stopped"}]),
+        ),
+        verdict(true, "", "Every way out was stopped."),
+    ]);
+    let mut settings = settings(llm.base_url());
+    settings["deny"] = json!(["localhost"]);
+    settings["agent"]["max_consecutive_failures"] = json!(10);
+    settings["agent"]["planning_interval"] = json!(50);
+    browser.configure_agent(settings);
+
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
+        "task": "Try to reach the secret page"}));
+    assert_eq!(started["type"], "done", "{started}");
+    browser.wait_for_task("done");
+
+    let secret: Vec<String> =
+        sites.other_requests().into_iter().filter(|path| path.contains("secret")).collect();
+    assert!(secret.is_empty(), "the denied site was asked for {secret:?}");
+    // The held tab's first page was asked for again once it was guarded: the allowed hop.
+    let replayed = sites.requests().into_iter().any(|path| path.contains("blank-redirect"));
+    assert!(replayed, "the redirect's first hop was never loaded: {:?}", sites.requests());
+}
+
+/// A cross-site frame is guarded in its own process: it navigating itself to a denied
+/// page, and a frame it creates that redirects there, are stopped before the request.
+#[test]
+fn a_cross_site_frame_cannot_reach_a_denied_page_either() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/firewall/frames.html"));
+    let go = id_of_eventually(&mut browser, &page, "Go to the secret");
+    let frame = id_of_eventually(&mut browser, &page, "Frame the secret");
+    let click = |id: u64, goal: &str| {
+        navigate("Start: the frame lists ways out", goal, json!([{"action": "click", "id": id}]))
+    };
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Try each way out", ""),
+        click(frame, "Frame the secret"),
+        click(go, "Go to the secret in the frame"),
+        navigate(
+            "Failure: the frame did not reach the secret",
+            "Report",
+            json!([{"action": "done", "text": "Both ways were stopped"}]),
+        ),
+        verdict(true, "", "Both ways were stopped."),
+    ]);
+    let mut settings = settings(llm.base_url());
+    // The other site is allowed (it is the frame's), its secret page is not.
+    let secret = format!("{}*", sites.other_url("/firewall/secret.html"));
+    settings["deny"] = json!([secret]);
+    settings["agent"]["max_consecutive_failures"] = json!(10);
+    settings["agent"]["planning_interval"] = json!(50);
+    browser.configure_agent(settings);
+
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
+        "task": "Try to reach the secret page from the frame"}));
+    assert_eq!(started["type"], "done", "{started}");
+    browser.wait_for_task("done");
+
+    let asked = sites.other_requests();
+    assert!(asked.iter().any(|p| p.contains("frame.html")), "the frame loaded: {asked:?}");
+    let secret: Vec<&String> = asked.iter().filter(|p| p.contains("secret")).collect();
+    assert!(secret.is_empty(), "the denied page was asked for {secret:?}");
+    // The nested frame's first hop (an allowed site) was let through; only its redirect
+    // to the secret page was stopped.
+    assert!(sites.requests().iter().any(|p| p.contains("via%3Dnested")), "{:?}", sites.requests());
 }
