@@ -494,15 +494,21 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         ActionOutcome::ok(message)
     }
 
+    /// Opens an empty tab and loads `url` in it through the tab's guarded session, so a
+    /// redirect on the way is checked like any navigation.
     async fn open_tab(&self, url: &str) -> ActionOutcome {
-        match self.tabs.open(url).await {
-            Ok(new) => {
-                let mut outcome = ActionOutcome::ok(format!("Opened tab {new} at {url}"));
-                outcome.tab = Some(new);
-                outcome.changed(true)
+        let new = match self.tabs.open("about:blank").await {
+            Ok(new) => new,
+            Err(error) => return ActionOutcome::fail(format!("Could not open {url}: {error}")),
+        };
+        let mut outcome = match self.navigate(new, url).await {
+            Ok(loaded) => {
+                ActionOutcome { message: format!("In new tab {new}: {}", loaded.message), ..loaded }
             }
-            Err(error) => ActionOutcome::fail(format!("Could not open {url}: {error}")),
-        }
+            Err(error) => ActionOutcome::fail(format!("Opened tab {new}, but {error}")),
+        };
+        outcome.tab = Some(new);
+        outcome.changed(true)
     }
 
     async fn navigate(&self, tab: TabId, url: &str) -> Result<ActionOutcome, CdpError> {
