@@ -1,13 +1,15 @@
 //! Users, roles and bearer tokens. A token is 32 random bytes shown once by
-//! `sync-server user add` (or `user token rotate`); only its SHA-256 is stored, so a
-//! database leak leaks no token. A user has one token at a time: it may have an expiry,
-//! rotating replaces it (the old one stops working at once), and revoking stops it until
-//! the next rotation. Every request reads the user's row, so each takes effect at once, also
-//! when the CLI changes it beside a running server.
+//! `sync-server user add` (or `user token rotate`, or `POST /users/me/token` to the user
+//! rotating their own); only its SHA-256 is stored, so a database leak leaks no token. A user
+//! has one token at a time: it may have an expiry, rotating replaces it (the old one stops
+//! working at once), and revoking stops it until an admin rotates it. A user's own rotation
+//! keeps the expiry, and loses to a revocation racing it: only an admin extends or restores a
+//! token. Every request reads the user's row, so each takes effect at once, also when the CLI
+//! changes it beside a running server.
 
 use axum::extract::FromRequestParts;
-use axum::http::header;
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
 use base64::Engine as _;
 use run_contract::digest::sha256_hex;
 use serde_json::{Value, json};
@@ -42,14 +44,19 @@ impl FromRequestParts<AppState> for User {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<User, Problem> {
-        let value = parts.headers.get(header::AUTHORIZATION).ok_or_else(Problem::unauthorized)?;
-        let value = value.to_str().map_err(|_| Problem::unauthorized())?;
-        let (scheme, token) = value.trim().split_once(' ').ok_or_else(Problem::unauthorized)?;
-        if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
-            return Err(Problem::unauthorized());
-        }
-        user_for_token(&state.store, token.trim()).await
+        user_for_token(&state.store, bearer(&parts.headers)?).await
     }
+}
+
+/// The token of the `Authorization: Bearer …` header; `401` without one.
+pub fn bearer(headers: &HeaderMap) -> Result<&str, Problem> {
+    let value = headers.get(header::AUTHORIZATION).ok_or_else(Problem::unauthorized)?;
+    let value = value.to_str().map_err(|_| Problem::unauthorized())?;
+    let (scheme, token) = value.trim().split_once(' ').ok_or_else(Problem::unauthorized)?;
+    if !scheme.eq_ignore_ascii_case("bearer") || token.trim().is_empty() {
+        return Err(Problem::unauthorized());
+    }
+    Ok(token.trim())
 }
 
 /// The user a bearer token belongs to, or `401` saying why not (unknown, revoked, expired).
@@ -164,6 +171,31 @@ pub async fn rotate_token(
         return Err(format!("no user {id:?}"));
     }
     Ok(token)
+}
+
+/// Replaces `user`'s token `token` (the one their request came with) with a new one, and
+/// returns it and when it expires: when the old one would have. Only if `token` is still
+/// theirs and not revoked, so of two rotations racing with one token one wins (the other is
+/// `401`, as any request with the old token now is).
+pub async fn rotate_own_token(
+    store: &Store,
+    user: &User,
+    token: &str,
+) -> Result<(String, Option<String>), Problem> {
+    let new = new_token();
+    let row = sqlx::query(
+        "UPDATE users SET token_hash = $3, token_issued_at = $4 \
+         WHERE id = $1 AND token_hash = $2 AND token_revoked_at IS NULL \
+         RETURNING token_expires_at",
+    )
+    .bind(user.id.clone())
+    .bind(hash_token(token))
+    .bind(hash_token(&new))
+    .bind(crate::time::now())
+    .fetch_optional(&store.pool)
+    .await?
+    .ok_or_else(|| Problem::unauthorized().detail("Unknown token."))?;
+    Ok((new, get_opt_str(&row, "token_expires_at")?))
 }
 
 /// Stops a user's token from working, until [`rotate_token`] gives them a new one.

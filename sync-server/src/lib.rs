@@ -7,7 +7,7 @@
 //! cargo run -p sync-server                                  # 127.0.0.1:8787, SQLite ./data/sync.db
 //! cargo run -p sync-server -- --database-url postgres://…   # PostgreSQL
 //! cargo run -p sync-server -- user add alice annotator      # prints alice's bearer token
-//! cargo run -p sync-server -- user token rotate alice         # a new one; the old one ends
+//! cargo run -p sync-server -- user token rotate alice       # a new one; the old one ends
 //! cargo test -p sync-server                                 # SQLite; PostgreSQL too with
 //!                                                           # SYNC_TEST_POSTGRES_URL=postgres://…
 //! cargo xtask test                                          # the gate runs both
@@ -17,8 +17,10 @@
 //!
 //! - `main.rs`: the CLI (`serve`, the default; `user add`, `user list`, `user token rotate`
 //!   and `user token revoke`).
-//! - `connections.rs`: accepting connections under a cap, with head (and so idle) and body
-//!   timeouts, so slow or silent clients cannot hold the server ([`Config`]).
+//! - `connections.rs`: accepting connections under a cap and a per-peer cap, at which idle
+//!   connections make room for new ones (busy ones never do), with head (and so idle), body
+//!   and write timeouts, so slow, silent or unread clients cannot hold the server
+//!   ([`Config`]).
 //! - [`store`]: the `sqlx::Any` pool over SQLite or PostgreSQL, the embedded migrations
 //!   (`migrations/*.sql`, portable SQL), and the write lock on a run's row that serializes
 //!   writers (its module doc says why `Any` and how).
@@ -34,8 +36,10 @@
 //! - [`http`]: bodies under size limits, `If-Match`/`If-None-Match`, queries, cursors.
 //! - [`problem`]: RFC 9457 errors, including the `409` conflict body with the current
 //!   record, the base and current versions and the paths changed in between.
-//! - [`auth`]: roles, hashed bearer tokens, the `User` extractor (`401`).
-//! - [`idempotency`]: `Idempotency-Key` on POSTs.
+//! - [`auth`]: roles, hashed bearer tokens, the `User` extractor (`401`), and a user's own
+//!   token rotation (`POST /users/me/token`).
+//! - [`idempotency`]: `Idempotency-Key` on POSTs, reserved in the write's own transaction so
+//!   that retries racing each other act once.
 //! - `routes/`: one module per tag of the contract; `routes::NOT_IMPLEMENTED` lists the
 //!   operations answered with `501` (none now). `routes/mod.rs` holds what the routes share:
 //!   the extractors of a list under a run (`RunList`: run id, page size and cursor, then the
@@ -54,15 +58,11 @@
 //!   is rejected and then archived until an admin restores it.
 //! - `q` on `GET /runs` is a case-insensitive substring match over the lowercased prompt,
 //!   answer and steps' thoughts (portable `LIKE`), not SQLite FTS5 / PostgreSQL `tsvector`.
-//! - `Idempotency-Key`: two retries racing each other can both act; problems do not carry
-//!   `instance`.
+//! - Problems do not carry `instance`.
 //! - Migrations run at start-up without a cross-process lock: start one server first when
 //!   several share a PostgreSQL database.
-//! - Tokens are rotated and revoked with the CLI only; there is no route for a user to
-//!   rotate their own.
-//! - A response a client never reads is not timed out: the head and body timeouts bound what
-//!   the server waits to receive, and the connection cap bounds how many such clients there
-//!   can be.
+//! - Tokens are revoked, and their lives extended, with the CLI only; a user can rotate their
+//!   own (`POST /users/me/token`), keeping its expiry.
 
 pub mod auth;
 mod connections;
@@ -97,8 +97,18 @@ pub struct Config {
     /// How long a request's body may take to arrive, from when the handler starts reading
     /// it (`408` and the connection closed past it).
     pub body_timeout: Duration,
-    /// Connections open at once; one more is answered `503` (`Retry-After: 1`) and closed.
+    /// Connections open at once. At the cap a new connection closes the connection that has
+    /// been idle longest to take its place; if none is idle, it is answered `503`
+    /// (`Retry-After: 1`) and closed (`connections.rs`).
     pub max_connections: usize,
+    /// Connections open at once from one peer (an IPv4 address, an IPv6 /64), answered the
+    /// same way at its cap (the peer's own idle connections yield) without taking a slot of
+    /// `max_connections`. Behind a reverse proxy every client is the proxy: raise it to
+    /// `max_connections` there.
+    pub max_connections_per_peer: usize,
+    /// How long a write may wait for the client to take bytes before the connection is
+    /// dropped: a client that stops reading its answer cannot hold a connection.
+    pub write_timeout: Duration,
 }
 
 impl Default for Config {
@@ -109,6 +119,8 @@ impl Default for Config {
             head_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             max_connections: 512,
+            max_connections_per_peer: 128,
+            write_timeout: Duration::from_secs(30),
         }
     }
 }

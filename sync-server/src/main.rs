@@ -27,9 +27,18 @@ struct Cli {
     /// Seconds a request body may take to arrive.
     #[arg(long, default_value_t = Config::default().body_timeout.as_secs())]
     body_timeout_secs: u64,
-    /// Connections open at once; more are answered 503 and closed.
+    /// Seconds a write may wait for the client to take bytes before the connection is
+    /// dropped.
+    #[arg(long, default_value_t = Config::default().write_timeout.as_secs())]
+    write_timeout_secs: u64,
+    /// Connections open at once. At the limit a new one closes the connection idle longest;
+    /// if every one has a request in progress, it is answered 503 and closed.
     #[arg(long, default_value_t = Config::default().max_connections)]
     max_connections: usize,
+    /// Connections open at once from one address (IPv4, or IPv6 /64), likewise; a quarter of
+    /// --max-connections by default. Behind a reverse proxy, set it to --max-connections.
+    #[arg(long)]
+    max_connections_per_peer: Option<usize>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -137,7 +146,12 @@ async fn run(cli: Cli) -> Result<(), String> {
                 cors_origins: cli.cors_origins,
                 head_timeout: Duration::from_secs(cli.head_timeout_secs.max(1)),
                 body_timeout: Duration::from_secs(cli.body_timeout_secs.max(1)),
+                write_timeout: Duration::from_secs(cli.write_timeout_secs.max(1)),
                 max_connections: cli.max_connections.max(1),
+                max_connections_per_peer: cli
+                    .max_connections_per_peer
+                    .unwrap_or(cli.max_connections / 4)
+                    .max(1),
                 ..Config::default()
             };
             let shutdown = async {

@@ -8,10 +8,11 @@
 //! column type, is a `{blob}` placeholder in the migrations (`BLOB` / `BYTEA`).
 //!
 //! Writes to a run serialize on the run's row: a write transaction's first statement is
-//! [`lock_run`], an `UPDATE … RETURNING` on it. That takes SQLite's write lock before
-//! anything is read (so a deferred transaction never has to upgrade a stale read snapshot)
-//! and PostgreSQL's row lock, so the version check and the write that follows it cannot
-//! interleave with another writer's, whichever server process it runs in.
+//! [`lock_run`], an `UPDATE … RETURNING` on it (after the `Idempotency-Key` reservation, a
+//! write too, when the request has one: see `idempotency`). That takes SQLite's write lock
+//! before anything is read (so a deferred transaction never has to upgrade a stale read
+//! snapshot) and PostgreSQL's row lock, so the version check and the write that follows it
+//! cannot interleave with another writer's, whichever server process it runs in.
 //!
 //! SQLite has one writer at a time. Writers that find its lock taken poll for it (sleeping
 //! 1, 2, 5, 10… ms between tries), which under load wastes most of the time the lock is

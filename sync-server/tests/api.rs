@@ -6,10 +6,12 @@ mod support;
 
 use std::io::Write;
 use std::net::TcpStream;
+use std::sync::Barrier;
 
 use run_contract::digest::sha256_hex;
 use serde_json::{Value, json};
-use support::{Server, jpeg, run_record, step_record, trace_record};
+use support::{Resp, Server, jpeg, run_record, step_record, trace_record};
+use sync_server::auth;
 
 on_both_backends!(
     health_auth_and_routing,
@@ -23,6 +25,8 @@ on_both_backends!(
     rollback_creates_a_new_version,
     comment_threads,
     batch_upsert_and_traces,
+    racing_retries_with_one_idempotency_key_act_once,
+    users_rotate_their_own_token,
 );
 
 fn health_auth_and_routing(s: &Server) {
@@ -829,4 +833,83 @@ fn batch_upsert_and_traces(s: &Server) {
     bad["attempts"][0]["raw"] = json!(null);
     let resp = s.req("alice", "PUT", "/runs/b1/traces/trace-2").json(&bad).send();
     assert_eq!(resp.refused_paths(), ["/apiKey", "/attempts/0/raw", "/id"]);
+}
+
+/// Retries racing each other with one `Idempotency-Key` act once: the first reserves the key
+/// in its write's transaction, the others wait for it and answer what it answered. Before,
+/// each found no answer kept yet and stored a comment of its own. A first try that fails
+/// keeps nothing, so its retry is evaluated afresh.
+fn racing_retries_with_one_idempotency_key_act_once(s: &Server) {
+    s.create_run("alice", "r1");
+    let comment = json!({"text": "Is the price with VAT?", "kind": "question",
+        "anchor": {"stepIndex": null}});
+    let post = |key: &str, body: &Value| {
+        s.req("rita", "POST", "/runs/r1/comments").header("Idempotency-Key", key).json(body)
+    };
+    let racers = 8;
+    let start = Barrier::new(racers);
+    let answers: Vec<Resp> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..racers)
+            .map(|_| {
+                let (req, start) = (post("key-race-0001", &comment), &start);
+                scope.spawn(move || {
+                    start.wait();
+                    req.send()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|thread| thread.join().expect("a racer")).collect()
+    });
+    let first = &answers[0];
+    assert_eq!(first.status, 201, "{}", first.text());
+    for answer in &answers {
+        let seen = (answer.status, answer.header("etag"), answer.text());
+        assert_eq!(seen, (first.status, first.header("etag"), first.text()));
+    }
+    let stored = s.get_json("rita", "/runs/r1/comments");
+    assert_eq!(stored["items"].as_array().unwrap().len(), 1, "{stored}");
+
+    // Its anchor's step is not there yet: refused, and nothing kept under the key.
+    let on_step = json!({"text": "Which kettle?", "kind": "question", "anchor": {"stepIndex": 0}});
+    let refused = post("key-race-0002", &on_step).send();
+    assert_eq!(refused.problem(422, "validation")["errors"][0]["path"], "/anchor/stepIndex");
+    s.create_step("alice", "r1", 0);
+    let created = post("key-race-0002", &on_step).send();
+    assert_eq!(created.status, 201, "{}", created.text());
+    assert_eq!(post("key-race-0002", &on_step).send().json()["id"], created.json()["id"]);
+}
+
+/// A user rotates their own token with `POST /users/me/token`: the answer carries the new
+/// token (once, not to be stored by caches) and the old one's expiry; the old token stops
+/// working at once, also for a second rotation. Before, only the CLI could rotate a token.
+fn users_rotate_their_own_token(s: &Server) {
+    let bearer = |token: &str| format!("Bearer {token}");
+    let me = |token: &str| s.anon("GET", "/users/me").header("Authorization", &bearer(token));
+    let rotate =
+        |token: &str| s.anon("POST", "/users/me/token").header("Authorization", &bearer(token));
+    s.anon("POST", "/users/me/token").send().problem(401, "unauthorized");
+
+    let old = s.token("alice").to_owned();
+    let resp = rotate(&old).send();
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(resp.header("cache-control"), Some("no-store"));
+    let body = resp.json();
+    let new = body["token"].as_str().expect("a token").to_owned();
+    assert!(new.starts_with("as_") && new != old, "{body}");
+    assert_eq!(body["expiresAt"], Value::Null, "alice's token had no expiry: {body}");
+    assert_eq!(me(&old).send().problem(401, "unauthorized")["detail"], "Unknown token.");
+    assert_eq!(me(&new).send().json()["id"], "alice");
+    rotate(&old).send().problem(401, "unauthorized");
+    assert_eq!(me(&new).send().status, 200, "a refused rotation changes nothing");
+    assert_eq!(me(s.token("carol")).send().status, 200, "nobody else's token changes");
+
+    // A token that expires: the new one ends when the old one would have.
+    let in_an_hour = sync_server::time::now_ms() + 3_600_000;
+    let expiring = s.db(|store| async move {
+        auth::rotate_token(&store, "carol", Some(in_an_hour)).await.unwrap()
+    });
+    let body = rotate(&expiring).send().json();
+    assert_eq!(body["expiresAt"], sync_server::time::format_ms(in_an_hour), "{body}");
+    assert_eq!(me(body["token"].as_str().unwrap()).send().json()["id"], "carol");
+    assert_eq!(me(&expiring).send().status, 401);
 }

@@ -451,3 +451,29 @@ fn the_queue_limits_are_the_contracts() {
     assert!(description.contains(&format!("| JSON request body | {mib} MiB (`413`) |")));
     assert_eq!(sync_server::http::JSON_LIMIT, run_contract::limits::JSON_BODY_BYTES);
 }
+
+/// Every operation `openapi.yaml` lists is routed: asked without a token (path parameters
+/// filled in with anything), none is answered "no such route" or "method not allowed".
+#[test]
+fn every_operation_in_the_yaml_is_routed() {
+    let api = openapi();
+    let server = support::Server::start(support::Backend::Sqlite).expect("a SQLite server");
+    let mut operations = 0;
+    for (path, item) in api["paths"].as_object().expect("paths") {
+        let mut concrete = String::new();
+        for (i, part) in path.split(['{', '}']).enumerate() {
+            // Odd parts are the parameters' names.
+            concrete.push_str(if i % 2 == 1 { "x1" } else { part });
+        }
+        for (method, operation) in item.as_object().unwrap() {
+            if operation.get("operationId").is_none() {
+                continue;
+            }
+            let resp = server.anon(&method.to_uppercase(), &concrete).send();
+            let unrouted = resp.status == 405 || resp.text().contains("No such route.");
+            assert!(!unrouted, "{method} {path}: {} {}", resp.status, resp.text());
+            operations += 1;
+        }
+    }
+    assert!(operations > 30, "{operations}");
+}

@@ -1,12 +1,15 @@
 //! The server under load, failure and abuse: replay records that stay cheap as they grow,
-//! crashes between a write and its replay record, idle and half-sent connections, clocks
-//! that disagree, and what one user may learn of another's data. Each scenario runs on
-//! SQLite, and on PostgreSQL too when `SYNC_TEST_POSTGRES_URL` is set.
+//! crashes between a write and its replay record, idle, half-sent and unread connections and
+//! peers that open too many, clocks that disagree, and what one user may learn of another's
+//! data. Each scenario runs on SQLite, and on PostgreSQL too when `SYNC_TEST_POSTGRES_URL` is
+//! set; the connection tests run on SQLite only (connections do not depend on the database).
 
 mod support;
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::TcpStream;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use annotation_core::sync::{self, SyncSettings};
@@ -174,19 +177,57 @@ fn idle_and_half_sent_connections_are_closed_and_others_still_served() {
     assert_eq!(me.status, 200);
 }
 
-/// Past the connection cap, a connection is answered `503` with `Retry-After` at once
-/// instead of waiting; once a slot frees, requests are served again.
+/// The test clients' usual address, and another one: each is a peer of its own to the server.
+const HERE: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+const ELSEWHERE: IpAddr = IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2));
+
+/// A connection with a request in progress: its head sent, a body promised
+/// (`Expect: 100-continue`) and the server reading that body (its `100 Continue` came back),
+/// so it stays busy until the body arrives or the body timeout passes.
+fn busy_connection(s: &Server, from: IpAddr) -> TcpStream {
+    let mut stream = support::connect_from(s.addr, from, None);
+    let head = format!(
+        "POST /runs:batchUpsert HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\
+         Connection: close\r\n\r\n",
+        s.token("carol"),
+        BUSY_BODY.len()
+    );
+    stream.write_all(head.as_bytes()).expect("send");
+    let mut interim = Vec::new();
+    let mut byte = [0u8; 1];
+    while !interim.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).expect("100 Continue");
+        assert_eq!(n, 1, "closed before 100 Continue: {}", String::from_utf8_lossy(&interim));
+        interim.push(byte[0]);
+    }
+    assert!(interim.starts_with(b"HTTP/1.1 100"), "{}", String::from_utf8_lossy(&interim));
+    stream
+}
+
+/// The body a [`busy_connection`] promised.
+const BUSY_BODY: &[u8] = br#"{"items": []}"#;
+
+/// Past the connection cap with every connection busy (a request in progress), a new one is
+/// answered `503` with `Retry-After` at once instead of waiting, and no busy one is closed to
+/// make room; once a slot frees, requests are served again.
 #[test]
 fn connections_over_the_cap_are_told_to_retry() {
     let config = Config { max_connections: 8, ..Config::default() };
     let s = Server::start_with(Backend::Sqlite, config).expect("a SQLite server");
-    let mut held: Vec<TcpStream> =
-        (0..8).map(|_| TcpStream::connect(s.addr).expect("connect")).collect();
+    let mut held: Vec<TcpStream> = (0..8).map(|_| busy_connection(&s, HERE)).collect();
     let busy = s.req("alice", "GET", "/users/me").send();
     let body = busy.problem(503, "unavailable");
     assert_eq!(busy.header("retry-after"), Some("1"), "{body}");
 
-    held.pop();
+    // Each busy one is still there, and answered once its body comes (an empty batch: `422`).
+    for stream in &mut held {
+        stream.write_all(BUSY_BODY).expect("the rest of the request");
+    }
+    for stream in &mut held {
+        support::read_response(stream).problem(422, "validation");
+    }
+    drop(held);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let me = s.req("alice", "GET", "/users/me").send();
@@ -196,6 +237,164 @@ fn connections_over_the_cap_are_told_to_retry() {
         assert!(Instant::now() < deadline, "no slot freed: {}", me.status);
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// At the connection cap, a connection waiting for a request (new, or idle between requests)
+/// makes room for a new one: the one idle longest is closed, without an answer, as an idle
+/// timeout would. So idle sockets holding every slot, opened again and again, cannot keep an
+/// authenticated request from being answered. Before, it was answered `503`.
+#[test]
+fn idle_connections_make_room_for_requests() {
+    let config = Config { max_connections: 8, max_connections_per_peer: 1000, ..Config::default() };
+    let s = Server::start_with(Backend::Sqlite, config).expect("a SQLite server");
+    let mut idle: Vec<TcpStream> = Vec::new();
+    for round in 0..25 {
+        // Eight more: every slot is idle when the request comes, whatever closed before.
+        idle.extend((0..8).map(|_| TcpStream::connect(s.addr).expect("connect")));
+        let me = s.req("alice", "GET", "/users/me").send();
+        let id = me.json()["id"].clone();
+        assert_eq!((me.status, id.as_str()), (200, Some("alice")), "round {round}");
+    }
+    // The first one was idle longest when the first request came: closed, and told nothing.
+    let mut said = Vec::new();
+    match idle[0].read_to_end(&mut said) {
+        Ok(_) => assert_eq!(String::from_utf8_lossy(&said), ""),
+        Err(e) => assert_eq!(e.kind(), ErrorKind::ConnectionReset, "{e}"),
+    }
+}
+
+/// Idle sockets from one peer, each opened again as the server closes (or refuses) it, on a
+/// thread of their own until [`Flood::stop`].
+struct Flood {
+    stop: Arc<AtomicBool>,
+    reopened: Arc<AtomicUsize>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Flood {
+    /// Returns once `count` sockets are open.
+    fn start(addr: SocketAddr, from: IpAddr, count: usize) -> Flood {
+        let (stop, reopened) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicUsize::new(0)));
+        let (started, ready) = std::sync::mpsc::channel();
+        let (stopping, counting) = (stop.clone(), reopened.clone());
+        let thread = std::thread::spawn(move || {
+            let open = || {
+                let stream = support::connect_from(addr, from, None);
+                stream.set_nonblocking(true).unwrap();
+                stream
+            };
+            let mut sockets: Vec<TcpStream> = (0..count).map(|_| open()).collect();
+            started.send(()).unwrap();
+            let mut sink = [0u8; 1024];
+            while !stopping.load(Ordering::SeqCst) {
+                for socket in &mut sockets {
+                    // Anything but "nothing yet" (closed, reset, a 503) means it is done.
+                    let read = socket.read(&mut sink);
+                    if !matches!(read, Err(e) if e.kind() == ErrorKind::WouldBlock) {
+                        *socket = open();
+                        counting.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        });
+        ready.recv().expect("the flood starts");
+        Flood { stop, reopened, thread }
+    }
+
+    /// Stops the flood (once it has opened a socket again) and says how many it reopened.
+    fn stop(self) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.reopened.load(Ordering::SeqCst) == 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.stop.store(true, Ordering::SeqCst);
+        self.thread.join().expect("the flood thread");
+        self.reopened.load(Ordering::SeqCst)
+    }
+}
+
+/// One peer gets at most `max_connections_per_peer` connections. With that many requests in
+/// progress, its next connection is answered `503` with `Retry-After` while another peer is
+/// served; idle sockets it opens by the dozen, again as they close, hold no more than its
+/// share, and the server goes on answering others. Before, one peer's ~530 idle sockets had
+/// up to all of 25 requests answered `503`.
+#[test]
+fn one_peer_cannot_take_every_connection() {
+    let config = Config { max_connections: 16, max_connections_per_peer: 4, ..Config::default() };
+    let s = Server::start_with(Backend::Sqlite, config).expect("a SQLite server");
+    let busy: Vec<TcpStream> = (0..4).map(|_| busy_connection(&s, ELSEWHERE)).collect();
+    let me = s.req("alice", "GET", "/users/me");
+    let refused = support::send_from(ELSEWHERE, &me);
+    let body = refused.problem(503, "unavailable");
+    assert_eq!(refused.header("retry-after"), Some("1"), "{body}");
+    assert_eq!(support::send_from(HERE, &me).status, 200);
+    drop(busy);
+
+    let flood = Flood::start(s.addr, ELSEWHERE, 24);
+    for i in 0..25 {
+        let resp = support::send_from(HERE, &me);
+        assert_eq!(resp.status, 200, "request {i}: {}", resp.text());
+    }
+    assert!(flood.stop() > 0, "the server closed none of the flood's sockets");
+}
+
+/// A client that asks for a large answer and never reads it holds its connection only until
+/// the write timeout passes without it taking any bytes; then the server drops it and the
+/// slot serves others. Before, it held the connection for as long as it kept it open. The
+/// answer (a page of runs with long prompts) is made larger than what the kernel buffers
+/// between the two on the machine the test runs on. With one connection allowed, another
+/// request is served exactly when that one is dropped.
+#[test]
+fn an_answer_never_read_frees_its_connection() {
+    let config =
+        Config { max_connections: 1, write_timeout: Duration::from_secs(1), ..Config::default() };
+    let s = Server::start_with(Backend::Sqlite, config).expect("a SQLite server");
+    // The server's send buffer at its largest; the client's receive buffer is set small.
+    let buffered = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_wmem")
+        .ok()
+        .and_then(|text| text.split_whitespace().nth(2)?.parse::<usize>().ok())
+        .unwrap_or(16 << 20);
+    // 50,000 characters (the most a prompt may have) of 4 bytes each.
+    let long = "\u{1D11E}".repeat(50_000);
+    let runs = (2 * buffered + (2 << 20)) / (2 * long.len()) + 1;
+    assert!(runs <= 200, "one page cannot outgrow {buffered} bytes of buffers");
+    for i in 0..runs {
+        let id = format!("big-{i}");
+        let mut run = run_record(&id);
+        run["taskPrompt"] = json!(long);
+        run["finalAnswer"] = json!(long);
+        let resp = s.req("alice", "PUT", &format!("/runs/{id}")).create().json(&run).send();
+        assert_eq!(resp.status, 201, "{}", resp.text());
+    }
+    let whole = s.req("alice", "GET", "/runs?limit=200").send();
+    assert!(whole.body.len() > 2 * buffered, "{} bytes", whole.body.len());
+
+    let request = format!(
+        "GET /runs?limit=200 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer {}\r\n\r\n",
+        s.token("alice")
+    );
+    let mut unread = support::connect_from(s.addr, HERE, Some(4096));
+    unread.write_all(request.as_bytes()).expect("send");
+    // The answer has begun: the server is writing it, and nobody reads it.
+    unread.peek(&mut [0u8; 1]).expect("the answer begins");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let me = s.req("alice", "GET", "/users/me").send();
+        if me.status == 200 {
+            break;
+        }
+        me.problem(503, "unavailable");
+        assert!(Instant::now() < deadline, "the unread answer still holds the connection");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // The server dropped it: it ends short of the whole answer.
+    let mut got = Vec::new();
+    match unread.read_to_end(&mut got) {
+        Ok(_) => {}
+        Err(e) => assert_eq!(e.kind(), ErrorKind::ConnectionReset, "still open: {e}"),
+    }
+    assert!(got.len() < whole.body.len(), "{} of {} bytes", got.len(), whole.body.len());
 }
 
 /// The page asks for the runs changed since its last pull with the cursor the server gave

@@ -105,10 +105,10 @@ fn sync_server_on_postgres(tally: &mut Tally) -> Result<(), String> {
     let cluster = Cluster::start()?;
     println!("sync-server integration tests: PostgreSQL at {} ({})", cluster.url, cluster.version);
     let before = tally.postgres_ok;
-    tally.cargo_test_with_env(
-        &["test", "--workspace", "--test", "api", "--test", "suggestions", "--", PG_TESTS],
-        &[("SYNC_TEST_POSTGRES_URL", &cluster.url)],
-    )?;
+    let binaries = ["--test", "api", "--test", "suggestions", "--test", "hardening"];
+    let args: Vec<&str> =
+        ["test", "--workspace"].into_iter().chain(binaries).chain(["--", PG_TESTS]).collect();
+    tally.cargo_test_with_env(&args, &[("SYNC_TEST_POSTGRES_URL", &cluster.url)])?;
     let ran = tally.postgres_ok - before;
     if ran == 0 {
         return Err("the PostgreSQL run of sync-server ran no PostgreSQL scenario".into());

@@ -144,7 +144,7 @@ async fn create_comment(
     }
     let text = c.finish_with(text)?;
 
-    let mut tx = state.store.begin().await?;
+    let mut tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     not_archived(&run)?;
     let id = new_id();

@@ -257,7 +257,7 @@ async fn apply_rollback(
     let note = validate::text(body, "note");
     let target = c.finish_with(target)?;
 
-    let mut tx = state.store.begin().await?;
+    let mut tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     require_full_edit(user, &run)?;
     if run.version != base {

@@ -41,6 +41,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health))
         .route("/users/me", get(me))
+        .route("/users/me/token", post(rotate_my_token))
         .route("/runs", get(runs::list))
         .route("/runs:batchUpsert", post(batch::upsert))
         .route("/runs/{run_id}", get(runs::get).put(runs::put))
@@ -138,6 +139,20 @@ async fn health(State(state): State<AppState>) -> Result<Reply> {
 
 async fn me(user: User) -> impl IntoResponse {
     Reply::ok(user.to_json())
+}
+
+/// `POST /users/me/token`: the caller's new token, answered once; the one sent stops working.
+async fn rotate_my_token(
+    State(state): State<AppState>,
+    user: User,
+    headers: HeaderMap,
+) -> Result<Response> {
+    let token = crate::auth::bearer(&headers)?;
+    let (token, expires_at) = crate::auth::rotate_own_token(&state.store, &user, token).await?;
+    let reply = Reply::ok(json!({"token": token, "expiresAt": expires_at}));
+    // The answer holds a secret: no cache may keep it.
+    let no_store = [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))];
+    Ok((no_store, reply).into_response())
 }
 
 /// A `runId` path segment.

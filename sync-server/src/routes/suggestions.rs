@@ -121,7 +121,7 @@ async fn create_suggestion(
     let mut c = Check::default();
     let input = validate::suggestion_create(body, &mut c);
     let input = c.finish_with(input)?;
-    let mut tx = state.store.begin().await?;
+    let mut tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     if user.role == Role::Annotator {
         return Err(Problem::forbidden(
@@ -262,8 +262,9 @@ async fn decide(state: &AppState, user: &User, post: &ItemPost, accept: bool) ->
         Some(base) => format!("suggestions/{id}/accept {base}"),
         None => format!("suggestions/{id}/reject"),
     };
-    let act = |replay| async move {
-        let decision = Decision::take(state, user, run_id, &id, post.body.as_ref()).await?;
+    let act = |replay: Replay| async move {
+        let body = post.body.as_ref();
+        let decision = Decision::take(state, user, run_id, &id, body, &replay).await?;
         match base {
             Some(base) => accept_suggestion(user, run_id, &id, base, decision, replay).await,
             None => reject_suggestion(user, run_id, &id, decision, replay).await,
@@ -272,8 +273,8 @@ async fn decide(state: &AppState, user: &User, post: &ItemPost, accept: bool) ->
     post.once(state, user, &what, act).await
 }
 
-/// What accepting and rejecting begin with: the note checked, the run locked, the
-/// suggestion found, and the caller one who decides on it.
+/// What accepting and rejecting begin with: the note checked, the transaction begun (by
+/// `replay`), the run locked, the suggestion found, and the caller one who decides on it.
 struct Decision {
     tx: Tx,
     run: RunRow,
@@ -288,11 +289,12 @@ impl Decision {
         run_id: &str,
         id: &str,
         body: Option<&Value>,
+        replay: &Replay,
     ) -> Result<Decision> {
         let mut c = Check::default();
         let note = validate::suggestion_decision(body, &mut c);
         c.finish()?;
-        let mut tx = state.store.begin().await?;
+        let mut tx = replay.begin(&state.store).await?;
         let (run, row) = locked(&mut tx, user, run_id, id).await?;
         may_decide(user, &run)?;
         Ok(Decision { tx, run, row, note })

@@ -66,7 +66,7 @@ async fn apply(
     let note = crate::validate::text(body, "note");
     let to = c.finish_with(to)?;
 
-    let mut tx = state.store.begin().await?;
+    let mut tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     if run.version != base {
         return Err(model::run_conflict(&mut tx, &run, base, PathScope::All).await?);

@@ -8,8 +8,9 @@
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::path::PathBuf;
+use std::sync::LazyLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -348,6 +349,41 @@ impl Req {
         let bytes = self.encode();
         exchange(self.addr, &bytes)
     }
+}
+
+/// A connection to `addr` from the loopback address `from`: any of 127.0.0.0/8 reaches the
+/// server, and each is a peer of its own to it. `recv_buffer` sets the client's receive
+/// buffer (before connecting, so the window is small from the start): a client that does
+/// not read then stalls the server's writes sooner.
+pub fn connect_from(addr: SocketAddr, from: IpAddr, recv_buffer: Option<u32>) -> TcpStream {
+    // std cannot bind before connecting; tokio's socket can.
+    static CONNECTOR: LazyLock<tokio::runtime::Runtime> = LazyLock::new(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("runtime")
+    });
+    let stream = CONNECTOR.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4()?;
+        if let Some(bytes) = recv_buffer {
+            socket.set_recv_buffer_size(bytes)?;
+        }
+        socket.bind(SocketAddr::new(from, 0))?;
+        socket.connect(addr).await?.into_std()
+    });
+    let stream = stream.unwrap_or_else(|e| panic!("connect from {from}: {e}"));
+    stream.set_nonblocking(false).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    stream.set_write_timeout(Some(Duration::from_secs(60))).unwrap();
+    stream
+}
+
+/// Sends `req` from the loopback address `from` and reads the whole response.
+pub fn send_from(from: IpAddr, req: &Req) -> Resp {
+    let mut stream = connect_from(req.addr, from, None);
+    stream.write_all(&req.encode()).expect("write request");
+    read_response(&mut stream)
 }
 
 /// Writes `request` and reads the whole response (the server closes after it).
