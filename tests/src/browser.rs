@@ -209,6 +209,15 @@ impl Browser {
         self.open_with(url, "chrome.windows.create({url: URL}).then(window => window.tabs[0].id)")
     }
 
+    /// Opens `url` in a new tab as if from `opener` (a link the person opened in a new tab).
+    pub fn open_tab_from(&mut self, url: &str, opener: &Tab) -> Tab {
+        let create = format!(
+            "chrome.tabs.create({{url: URL, active: true, openerTabId: {}}}).then(tab => tab.id)",
+            opener.id
+        );
+        self.open_with(url, &create)
+    }
+
     /// Opens `url` with `create`, JS that answers the new tab's id with `URL` standing for
     /// the URL, and attaches to it once it has loaded.
     fn open_with(&mut self, url: &str, create: &str) -> Tab {

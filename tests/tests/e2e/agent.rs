@@ -374,6 +374,38 @@ fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
     assert!(replayed, "the redirect's first hop was never loaded: {:?}", sites.requests());
 }
 
+/// While a task holds the tabs its tab opens, the person's own new tabs load as ever: one
+/// they open themselves, and one opened from a tab the agent does not work in.
+#[test]
+fn the_persons_own_new_tabs_load_while_a_task_runs() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let own = browser.open_tab(&sites.url("/shop/index.html"));
+    let page = browser.open_tab(&sites.url("/firewall/tabs.html"));
+    let llm = ScriptedLlm::start([
+        // The task is under way (its tabs guarded) while the Planner takes its time.
+        plan(false, "1. Report", "").after(Duration::from_secs(3)),
+        navigate("Start", "Report", json!([{"action": "done", "text": "Nothing to do"}])),
+        verdict(true, "", "Nothing to do."),
+    ]);
+    browser.configure_agent(settings(llm.base_url()));
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
+        "task": "Wait a moment"}));
+    assert_eq!(started["type"], "done", "{started}");
+    std::thread::sleep(Duration::from_millis(500));
+    let opened = [
+        browser.open_tab(&sites.url("/shop/product.html?sku=grinder")),
+        browser.open_tab_from(&sites.url("/shop/product.html?sku=kettle"), &own),
+    ];
+    for (tab, sku) in opened.iter().zip(["grinder", "kettle"]) {
+        tab.page.wait_for(
+            &format!("location.href.endsWith('sku={sku}') && document.readyState === 'complete'"),
+            &format!("the {sku} page to load in the person's tab"),
+        );
+    }
+    browser.wait_for_task("done");
+}
+
 /// A cross-site frame is guarded in its own process: it navigating itself to a denied
 /// page, and a frame it creates that redirects there, are stopped before the request.
 #[test]
