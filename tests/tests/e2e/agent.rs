@@ -374,6 +374,41 @@ fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
     assert!(replayed, "the redirect's first hop was never loaded: {:?}", sites.requests());
 }
 
+/// `click_at` names no element, so no look at a link comes before it: the new tab it opens
+/// is held all the same. And a link's ping never goes out (the link itself is followed).
+#[test]
+fn a_click_at_a_point_and_a_links_ping_reach_no_denied_site() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/firewall/press.html"));
+    let pinged = id_of(&mut browser, &page, "A link that pings");
+    let centre = page.page.eval(
+        "(() => { const r = document.getElementById('blank').getBoundingClientRect(); \
+         return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+    );
+    let (x, y) = (centre[0].as_f64().unwrap(), centre[1].as_f64().unwrap());
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Press the link\n2. Follow the other", ""),
+        navigate("Start", "Press the link", json!([{"action": "click_at", "x": x, "y": y}])),
+        navigate("Success", "Follow the other", json!([{"action": "click", "id": pinged}])),
+        navigate("Success", "Report", json!([{"action": "done", "text": "Both pressed"}])),
+        verdict(true, "", "Both pressed."),
+    ]);
+    let mut settings = settings(llm.base_url());
+    settings["deny"] = json!(["localhost"]);
+    browser.configure_agent(settings);
+
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
+        "task": "Press both links"}));
+    assert_eq!(started["type"], "done", "{started}");
+    browser.wait_for_task("done");
+
+    let secret: Vec<String> =
+        sites.other_requests().into_iter().filter(|path| path.contains("secret")).collect();
+    assert!(secret.is_empty(), "the denied site was asked for {secret:?}");
+    assert!(sites.requests().iter().any(|p| p.contains("pinged")), "{:?}", sites.requests());
+}
+
 /// While a task holds the tabs its tab opens, the person's own new tabs load as ever: one
 /// they open themselves, and one opened from a tab the agent does not work in.
 #[test]
