@@ -440,6 +440,12 @@ impl<C: Cdp> Sessions<C> {
         }
     }
 
+    /// Whether the guard in force admits `url` as a page to load; `None` when no guard is
+    /// on (a job's tab must then load nothing on its behalf).
+    pub fn guard_admits(&self, url: &str) -> Option<Result<(), String>> {
+        self.guard.borrow().as_ref().map(|firewall| firewall.check(url))
+    }
+
     /// A target attached under `tab` (a cross-site frame, a worker), held before it runs:
     /// a frame's requests are guarded as the tab's are and its own frames attached the same
     /// way, then it may run. While guarded, a frame whose guard could not be set is left

@@ -223,8 +223,9 @@ impl JobTable {
             let jobs = &worker.jobs;
             if !running && jobs.guarded.get() && !jobs::any_running(&jobs.rules()) {
                 jobs.guarded.set(false);
-                worker.sessions.guard(None).await;
+                // New tabs first: none of a job's held tabs may load once its guard is gone.
                 worker.new_tabs.stop().await;
+                worker.sessions.guard(None).await;
             }
             worker.ports.broadcast(&jobs.event(None).await);
             if !jobs.any_live() && !worker.recorder.holds_tab() {

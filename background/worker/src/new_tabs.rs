@@ -127,17 +127,18 @@ impl NewTabs {
         };
         let replayed = match guarded {
             // From the page itself, so it stays its opener's (`window.opener`), and through
-            // the tab's Fetch, so the firewall decides.
-            true => {
-                let expression = format!("location.replace({})", json!(url));
-                let call = json!({"expression": expression});
-                worker
-                    .sessions
-                    .send(tab, "Runtime.evaluate", call)
-                    .await
-                    .map(drop)
-                    .map_err(|e| e.to_string())
-            }
+            // the tab's Fetch, so the firewall decides on every hop. Checked here first too:
+            // a job that ended meanwhile took its guard with it, and what it opened then
+            // loads nothing.
+            true => match worker.sessions.guard_admits(&url) {
+                Some(Ok(())) => {
+                    let call = json!({"expression": format!("location.replace({})", json!(url))});
+                    let sent = worker.sessions.send(tab, "Runtime.evaluate", call).await;
+                    sent.map(drop).map_err(|e| e.to_string())
+                }
+                Some(Err(refusal)) => Err(refusal),
+                None => Err("the job that opened it has ended".to_owned()),
+            },
             false => chrome::load_in_tab(tab, &url).await,
         };
         if let Err(error) = replayed {

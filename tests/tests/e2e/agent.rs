@@ -31,6 +31,49 @@ fn id_of_eventually(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) 
     panic!("{text} is never listed")
 }
 
+/// A model that clicks each of `ids` (one a step, for `goals`) and then reports: four steps
+/// on one page, after which the stagnation detector asks for a review and the Planner plans
+/// again from it.
+fn four_ways_out(ids: &[u64], goals: [&str; 4]) -> Vec<Reply> {
+    let click = |id: u64, goal: &str| {
+        navigate("Start: the page lists ways out", goal, json!([{"action": "click", "id": id}]))
+    };
+    let mut replies = vec![plan(false, "1. Try each way out", "")];
+    replies.extend(ids.iter().zip(goals).map(|(id, goal)| click(*id, goal)));
+    replies.extend([
+        verdict(false, "", ""),
+        plan(false, "1. Report that every way out is refused", ""),
+        navigate(
+            "Failure: every way out was stopped",
+            "Report",
+            json!([{"action": "done", "text": "Every way out was stopped"}]),
+        ),
+        verdict(true, "", "Every way out was stopped."),
+    ]);
+    replies
+}
+
+/// Runs `task` in `tab` on `llm`'s script with `deny` as the deny list, until it is done.
+/// Failures in a row are these tests' point, not a streak for the ThinkingAgent.
+fn run_denying(browser: &mut Browser, tab: &e2e::browser::Tab, llm: &ScriptedLlm, deny: Value) {
+    let mut settings = settings(llm.base_url());
+    settings["deny"] = deny;
+    settings["agent"]["max_consecutive_failures"] = json!(10);
+    settings["agent"]["planning_interval"] = json!(50);
+    browser.configure_agent(settings);
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": tab.id,
+        "task": "Try to reach the secret page"}));
+    assert_eq!(started["type"], "done", "{started}");
+    browser.wait_for_task("done");
+}
+
+/// Fails if the other (denied) site was asked for its secret page.
+fn assert_secret_never_asked(sites: &FixtureSites) {
+    let secret: Vec<String> =
+        sites.other_requests().into_iter().filter(|path| path.contains("secret")).collect();
+    assert!(secret.is_empty(), "the denied site was asked for {secret:?}");
+}
+
 #[test]
 fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
     let sites = FixtureSites::serve();
@@ -269,41 +312,11 @@ fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
             .iter()
             .map(|name| id_of(&mut browser, &page, name))
             .collect();
-    let click = |id: u64, goal: &str| {
-        navigate("Start: the page lists ways out", goal, json!([{"action": "click", "id": id}]))
-    };
-    let llm = ScriptedLlm::start([
-        plan(false, "1. Try each way out", ""),
-        click(ids[0], "Follow the link"),
-        click(ids[1], "Open the new tab"),
-        click(ids[2], "Press the script button"),
-        click(ids[3], "Follow the redirect"),
-        // Four steps on one page: the stagnation detector asks for a review, and the Planner
-        // plans again from it.
-        verdict(false, "", ""),
-        plan(false, "1. Report that every way out is refused", ""),
-        navigate(
-            "Failure: every way out was stopped",
-            "Report",
-            json!([{"action": "done", "text": "Every way out was stopped"}]),
-        ),
-        verdict(true, "", "Every way out was stopped."),
-    ]);
-    let mut settings = settings(llm.base_url());
-    settings["deny"] = json!(["localhost"]);
-    // Four failures in a row are this test's point, not a streak for the ThinkingAgent.
-    settings["agent"]["max_consecutive_failures"] = json!(10);
-    settings["agent"]["planning_interval"] = json!(50);
-    browser.configure_agent(settings);
-
-    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
-        "task": "Try to reach the secret page"}));
-    assert_eq!(started["type"], "done", "{started}");
-    browser.wait_for_task("done");
-
-    let secret: Vec<String> =
-        sites.other_requests().into_iter().filter(|path| path.contains("secret")).collect();
-    assert!(secret.is_empty(), "the denied site was asked for {secret:?}");
+    let goals =
+        ["Follow the link", "Open the new tab", "Press the script button", "Follow the redirect"];
+    let llm = ScriptedLlm::start(four_ways_out(&ids, goals));
+    run_denying(&mut browser, &page, &llm, json!(["localhost"]));
+    assert_secret_never_asked(&sites);
     // Each attempt failed with why, for the model.
     let outcomes: Vec<String> = browser
         .agent_messages()
@@ -337,38 +350,11 @@ fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
         "Open a window",
     ];
     let ids: Vec<u64> = names.iter().map(|name| id_of(&mut browser, &page, name)).collect();
-    let click = |id: u64, goal: &str| {
-        navigate("Start: the page lists ways out", goal, json!([{"action": "click", "id": id}]))
-    };
-    let llm = ScriptedLlm::start([
-        plan(false, "1. Try each way out", ""),
-        click(ids[0], "Post the form"),
-        click(ids[1], "Follow the redirect in a new tab"),
-        click(ids[2], "Open the harmless link"),
-        click(ids[3], "Open the window"),
-        verdict(false, "", ""),
-        plan(false, "1. Report what happened", ""),
-        navigate(
-            "Failure: no way out reached the secret",
-            "Report",
-            json!([{"action": "done", "text": "Every way out was stopped"}]),
-        ),
-        verdict(true, "", "Every way out was stopped."),
-    ]);
-    let mut settings = settings(llm.base_url());
-    settings["deny"] = json!(["localhost"]);
-    settings["agent"]["max_consecutive_failures"] = json!(10);
-    settings["agent"]["planning_interval"] = json!(50);
-    browser.configure_agent(settings);
-
-    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
-        "task": "Try to reach the secret page"}));
-    assert_eq!(started["type"], "done", "{started}");
-    browser.wait_for_task("done");
-
-    let secret: Vec<String> =
-        sites.other_requests().into_iter().filter(|path| path.contains("secret")).collect();
-    assert!(secret.is_empty(), "the denied site was asked for {secret:?}");
+    let goals =
+        ["Post the form", "Follow the redirect", "Open the harmless link", "Open the window"];
+    let llm = ScriptedLlm::start(four_ways_out(&ids, goals));
+    run_denying(&mut browser, &page, &llm, json!(["localhost"]));
+    assert_secret_never_asked(&sites);
     // The held tab's first page was asked for again once it was guarded: the allowed hop.
     let replayed = sites.requests().into_iter().any(|path| path.contains("blank-redirect"));
     assert!(replayed, "the redirect's first hop was never loaded: {:?}", sites.requests());
@@ -394,18 +380,8 @@ fn a_click_at_a_point_and_a_links_ping_reach_no_denied_site() {
         navigate("Success", "Report", json!([{"action": "done", "text": "Both pressed"}])),
         verdict(true, "", "Both pressed."),
     ]);
-    let mut settings = settings(llm.base_url());
-    settings["deny"] = json!(["localhost"]);
-    browser.configure_agent(settings);
-
-    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
-        "task": "Press both links"}));
-    assert_eq!(started["type"], "done", "{started}");
-    browser.wait_for_task("done");
-
-    let secret: Vec<String> =
-        sites.other_requests().into_iter().filter(|path| path.contains("secret")).collect();
-    assert!(secret.is_empty(), "the denied site was asked for {secret:?}");
+    run_denying(&mut browser, &page, &llm, json!(["localhost"]));
+    assert_secret_never_asked(&sites);
     assert!(sites.requests().iter().any(|p| p.contains("pinged")), "{:?}", sites.requests());
 }
 
@@ -464,23 +440,12 @@ fn a_cross_site_frame_cannot_reach_a_denied_page_either() {
         ),
         verdict(true, "", "Both ways were stopped."),
     ]);
-    let mut settings = settings(llm.base_url());
     // The other site is allowed (it is the frame's), its secret page is not.
     let secret = format!("{}*", sites.other_url("/firewall/secret.html"));
-    settings["deny"] = json!([secret]);
-    settings["agent"]["max_consecutive_failures"] = json!(10);
-    settings["agent"]["planning_interval"] = json!(50);
-    browser.configure_agent(settings);
-
-    let started = browser.agent_request(json!({"type": "start_task", "tab_id": page.id,
-        "task": "Try to reach the secret page from the frame"}));
-    assert_eq!(started["type"], "done", "{started}");
-    browser.wait_for_task("done");
-
+    run_denying(&mut browser, &page, &llm, json!([secret]));
+    assert_secret_never_asked(&sites);
     let asked = sites.other_requests();
     assert!(asked.iter().any(|p| p.contains("frame.html")), "the frame loaded: {asked:?}");
-    let secret: Vec<&String> = asked.iter().filter(|p| p.contains("secret")).collect();
-    assert!(secret.is_empty(), "the denied page was asked for {secret:?}");
     // The nested frame's first hop (an allowed site) was let through; only its redirect
     // to the secret page was stopped.
     assert!(sites.requests().iter().any(|p| p.contains("via%3Dnested")), "{:?}", sites.requests());

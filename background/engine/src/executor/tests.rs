@@ -1052,6 +1052,13 @@ fn kept_after(world: &World, from: usize) -> Vec<String> {
     kept
 }
 
+/// Nothing `world` kept, nor any prompt after step `from`, holds `secret`.
+fn assert_kept_nowhere(world: &World, from: usize, secret: &str) {
+    for (i, text) in kept_after(world, from).iter().enumerate() {
+        assert!(!text.contains(secret), "#{i} holds the secret:\n{text}");
+    }
+}
+
 #[test]
 fn a_field_that_turns_into_a_password_field_when_focused_keeps_its_value_nowhere() {
     const PASSWORD: &str = "correct horse 7";
@@ -1075,9 +1082,7 @@ fn a_field_that_turns_into_a_password_field_when_focused_keeps_its_value_nowhere
     let performed = world.pages.performed.borrow().clone();
     assert!(performed.contains(&Action::Type { id: 6, text: PASSWORD.into(), clear: true }));
     assert!(performed.contains(&Action::Type { id: 3, text: PASSWORD.into(), clear: true }));
-    for (i, text) in kept_after(&world, 2).iter().enumerate() {
-        assert!(!text.contains(PASSWORD), "#{i} holds the password:\n{text}");
-    }
+    assert_kept_nowhere(&world, 2, PASSWORD);
     let steps = world.store.steps.borrow();
     assert_eq!(
         steps[0].0.actions[0].action,
@@ -1105,9 +1110,7 @@ fn a_password_the_page_shows_after_typing_is_masked_in_every_later_page_state() 
     world.run(&mut cp);
     let second = world.model.prompt(2);
     assert!(second.contains("[5]<input value=\"[secret]\">Password"), "{second}");
-    for (i, text) in kept_after(&world, 2).iter().enumerate() {
-        assert!(!text.contains(PASSWORD), "#{i} holds the password:\n{text}");
-    }
+    assert_kept_nowhere(&world, 2, PASSWORD);
 }
 
 #[test]
