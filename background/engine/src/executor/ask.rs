@@ -297,16 +297,19 @@ pub(super) fn mask_in<T: serde::Serialize + DeserializeOwned>(value: &mut T, sec
     }
 }
 
+/// Replaces every occurrence of each of `secrets` in `text` with `mask`.
+pub(super) fn mask_text(text: &mut String, secrets: &[String], mask: &str) {
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        if text.contains(secret.as_str()) {
+            *text = text.replace(secret.as_str(), mask);
+        }
+    }
+}
+
 /// Replaces every occurrence of each of `secrets` in the strings of `value` with `mask`.
 pub(super) fn replace_everywhere(value: &mut Value, secrets: &[String], mask: &str) {
     match value {
-        Value::String(text) => {
-            for secret in secrets.iter().filter(|s| !s.is_empty()) {
-                if text.contains(secret.as_str()) {
-                    *text = text.replace(secret.as_str(), mask);
-                }
-            }
-        }
+        Value::String(text) => mask_text(text, secrets, mask),
         Value::Array(items) => items.iter_mut().for_each(|v| replace_everywhere(v, secrets, mask)),
         Value::Object(map) => {
             map.values_mut().for_each(|v| replace_everywhere(v, secrets, mask));

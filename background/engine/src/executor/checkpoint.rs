@@ -175,22 +175,18 @@ impl Checkpoint {
         true
     }
 
-    /// Masks the known secrets in all the checkpoint keeps: the events, memory, the last
-    /// step, notes, the plan, the step's traces, the run's log and the loop detector's
-    /// action signatures.
+    /// Masks the known secrets in all the checkpoint keeps (events, memory, the last step,
+    /// notes, the plan, traces, the run's log, the loop detector's signatures), through the
+    /// one JSON form a checkpoint is read from anyway.
     pub(super) fn mask_secrets(&mut self) {
         if self.secrets.is_empty() {
             return;
         }
-        let secrets = self.secrets.clone();
-        mask_in(&mut self.events, &secrets);
-        mask_in(&mut self.memory, &secrets);
-        mask_in(&mut self.last, &secrets);
-        mask_in(&mut self.notes, &secrets);
-        mask_in(&mut self.planner, &secrets);
-        mask_in(&mut self.step_traces, &secrets);
-        mask_in(&mut self.run, &secrets);
-        mask_in(&mut self.detector, &secrets);
+        // What is never stored is not in that form: kept aside and put back.
+        let (secrets, storage_full) = (std::mem::take(&mut self.secrets), self.storage_full);
+        mask_in(self, &secrets);
+        self.secrets = secrets;
+        self.storage_full = storage_full;
     }
 
     /// A follow-up task after this one ended: a new run in the same session, keeping what

@@ -8,7 +8,7 @@ use protocol::settings::ModelRole;
 
 use super::Capture;
 use super::ask::CallError;
-use super::ask::{SECRET_MASK, mask_in, masked};
+use super::ask::{SECRET_MASK, mask_in, mask_text, masked};
 use super::checkpoint::{EXTRACT_CHARS, MAX_FINDING};
 use super::{Browser, Checkpoint, Executor, PageView};
 use crate::Clock;
@@ -216,14 +216,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         }
         // A value typed into a secret field earlier may show on the page now (a "show
         // password" toggle turned its field into a text field): masked before anything sees it.
-        if !cp.secrets.is_empty() {
-            for text in [&mut view.url, &mut view.title, &mut view.text, &mut view.comparison] {
-                for secret in &cp.secrets {
-                    if text.contains(secret.as_str()) {
-                        *text = text.replace(secret.as_str(), SECRET_MASK);
-                    }
-                }
-            }
+        for text in [&mut view.url, &mut view.title, &mut view.text, &mut view.comparison] {
+            mask_text(text, &cp.secrets, SECRET_MASK);
         }
         if cp.run.start_url.is_empty() {
             cp.run.start_url = view.url.clone();
