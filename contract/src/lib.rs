@@ -4,6 +4,8 @@
 //! - [`status`]: the review workflow's [`ReviewStatus`].
 //! - [`roles`]: who a person is ([`Role`]) and the status transitions each may make.
 //! - [`action`]: the Navigator's [`Action`] union, and the shape of each variant on the wire.
+//! - [`action_kind`]: the one vocabulary of step kinds ([`ActionKind`]) that recordings,
+//!   workflows, replays and captured runs share.
 //! - [`issue`]: a problem flagged on a step ([`Issue`]), with its type, severity and status.
 //! - [`problem`]: what a checker finds wrong with a document ([`Problem`]), at a JSON Pointer.
 //! - [`time`]: ISO 8601 UTC timestamps as every record stores them.
@@ -16,6 +18,7 @@
 //! server. Whatever is here must build for wasm32 and natively alike.
 
 pub mod action;
+pub mod action_kind;
 pub mod digest;
 pub mod issue;
 pub mod limits;
@@ -27,6 +30,7 @@ pub mod time;
 pub mod url;
 
 pub use action::{Action, TabId};
+pub use action_kind::ActionKind;
 pub use issue::{Issue, IssueKind, IssueStatus, Severity};
 pub use problem::Problem;
 pub use roles::Role;

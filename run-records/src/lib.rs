@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use protocol::agent::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, TaskStatus};
+pub use run_contract::ActionKind;
 use run_contract::action::Action;
 
 pub use run_contract::ReviewStatus;
@@ -123,10 +124,10 @@ pub struct ScreenshotRef {
 /// the annotation page reads the same rows from imports and older captures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct StepAction {
-    /// click | type | scroll | wait | select | navigate, or the agent's own name for the rest
-    /// (hover, send_keys, extract, done …).
+    /// The seed's six kinds and the rest of the one vocabulary; older captures' names are
+    /// read as the kind they meant.
     #[serde(rename = "type", default)]
-    pub kind: String,
+    pub kind: ActionKind,
     /// What was acted on, as a person would name it.
     #[serde(default)]
     pub target: String,
@@ -143,6 +144,13 @@ pub struct Thoughts {
     pub thought2: String,
     /// The next action and its expected result.
     pub thought3: String,
+}
+
+impl StepAction {
+    /// The record of `action` done on `target` (a person's name for it).
+    pub fn of(action: &Action, target: &str) -> StepAction {
+        StepAction { kind: action.kind(), target: target.to_owned(), value: action.step_value() }
+    }
 }
 
 /// One of the three thoughts.
@@ -328,6 +336,22 @@ mod tests {
     }
 
     #[test]
+    fn a_step_action_stored_by_an_older_version_reads_in_todays_vocabulary() {
+        let read = |kind: &str| {
+            serde_json::from_value::<StepAction>(serde_json::json!({"type": kind, "target": "x"}))
+                .unwrap()
+                .kind
+        };
+        // Tasks stored `send_keys`; replays stored the Navigator's tags.
+        assert_eq!(read("send_keys"), ActionKind::Key);
+        assert_eq!(read("go_to_url"), ActionKind::Navigate);
+        assert_eq!(read("select_option"), ActionKind::Select);
+        assert_eq!(read("upload_file"), ActionKind::Other("upload_file".into()));
+        let missing = serde_json::from_value::<StepAction>(serde_json::json!({})).unwrap();
+        assert_eq!(missing.kind, ActionKind::None);
+    }
+
+    #[test]
     fn steps_serialize_in_the_seed_shape() {
         let step = StepRecord {
             run_id: "r".into(),
@@ -335,7 +359,11 @@ mod tests {
             url: "u".into(),
             title: "t".into(),
             screenshot: None,
-            action: StepAction { kind: "click".into(), target: "Add to cart".into(), value: None },
+            action: StepAction {
+                kind: ActionKind::Click,
+                target: "Add to cart".into(),
+                value: None,
+            },
             actions: vec![],
             thoughts: Thoughts::default(),
             extended_thoughts: vec![],

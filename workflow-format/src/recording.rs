@@ -237,11 +237,18 @@ impl RecordedAction {
             RecordedAction::Type { text, .. } => Some(text.clone()),
             RecordedAction::Key { key, .. } => Some(key.clone()),
             RecordedAction::Select { option, .. } => Some(option.clone()),
-            RecordedAction::Scroll { screens, .. } => Some(format!("{screens:.1}")),
             RecordedAction::Navigate { url } => Some(url.clone()),
             RecordedAction::SwitchTab { tab_id } => Some(tab_id.to_string()),
             RecordedAction::Extract { query, .. } => Some(query.clone()),
-            RecordedAction::Click { .. } => None,
+            RecordedAction::Click { .. } | RecordedAction::Scroll { .. } => None,
+        }
+    }
+
+    /// A scroll's distance in screens, which a workflow step keeps as a number.
+    pub fn screens(&self) -> Option<f64> {
+        match self {
+            RecordedAction::Scroll { screens, .. } => Some(*screens),
+            _ => None,
         }
     }
 

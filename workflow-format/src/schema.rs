@@ -92,18 +92,9 @@ pub struct WorkflowStep {
     pub details: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionKind {
-    Click,
-    Type,
-    Key,
-    Select,
-    Scroll,
-    Navigate,
-    SwitchTab,
-    Extract,
-}
+/// A workflow step's kind is one of [`ActionKind::REPLAYABLE`] (checked by
+/// [`Workflow::validate`]).
+pub use run_contract::ActionKind;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepAction {
@@ -111,6 +102,9 @@ pub struct StepAction {
     /// Typed text, key, option, URL or extract query, with `{param}`s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// A scroll's distance in screens (negative is up).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub screens: Option<f64>,
     /// An extract's variable name, which later subtasks depend on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variable: Option<String>,
@@ -266,6 +260,12 @@ impl Workflow {
                 problems.push(Problem::new(
                     format!("/steps/{i}/subtask"),
                     format!("There is no subtask {:?}.", step.subtask),
+                ));
+            }
+            if !step.action.kind.is_replayable() {
+                problems.push(Problem::new(
+                    format!("/steps/{i}/action/kind"),
+                    format!("A workflow cannot replay {:?} steps.", step.action.kind.as_str()),
                 ));
             }
             let needs_value = matches!(
@@ -437,6 +437,7 @@ pub(crate) mod tests {
             action: StepAction {
                 kind,
                 value: value.map(Into::into),
+                screens: None,
                 variable: None,
                 candidates: vec![],
                 descriptor: None,
@@ -617,20 +618,18 @@ pub(crate) mod tests {
         got.sort();
         assert_eq!(got, ["/steps/0/action/kind", "/subtasks/0/dependsOn"]);
         // Every kind serde writes is one the schema allows.
-        for kind in [
-            ActionKind::Click,
-            ActionKind::Type,
-            ActionKind::Key,
-            ActionKind::Select,
-            ActionKind::Scroll,
-            ActionKind::Navigate,
-            ActionKind::SwitchTab,
-            ActionKind::Extract,
-        ] {
+        for kind in ActionKind::REPLAYABLE {
             let mut one = value.clone();
-            one["steps"][0]["action"]["kind"] = serde_json::to_value(kind).unwrap();
+            one["steps"][0]["action"]["kind"] = serde_json::to_value(&kind).unwrap();
             assert_eq!(schema().validate(&one), [], "{kind:?}");
         }
+        // A kind the vocabulary has but a workflow cannot replay is refused by both checks.
+        let mut hover = value.clone();
+        hover["steps"][0]["action"]["kind"] = serde_json::json!("hover");
+        assert_eq!(
+            paths(&Workflow::import(&hover.to_string()).unwrap_err()),
+            ["/steps/0/action/kind"]
+        );
         assert_eq!(workflow.saved("later").version, 2);
     }
 }

@@ -252,7 +252,9 @@ impl Anonymizer {
             self.know(&step.last_edited_by);
             step.extra.iter().for_each(|(k, v)| self.know_field(k, v));
             step.issues.iter().chain(&step.actions).for_each(|v| self.know_in(v));
-            if let (Some(kind), Some(value)) = (typed(&step.action.kind), &step.action.value) {
+            if let (Some(kind), Some(value)) =
+                (typed(step.action.kind.as_str()), &step.action.value)
+            {
                 self.phrases.learn(value, kind);
             }
             for action in &step.actions {
@@ -306,7 +308,7 @@ impl Anonymizer {
         }
         let action = &mut step.action;
         if let Some(value) = action.value.as_mut().filter(|v| !v.is_empty() && *v != SECRET) {
-            *value = match typed(&action.kind) {
+            *value = match typed(action.kind.as_str()) {
                 Some(kind) => placeholder(kind).to_owned(),
                 None => self.text(value),
             };

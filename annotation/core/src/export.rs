@@ -11,6 +11,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
+use run_contract::ActionKind;
 use run_contract::telemetry::{LogEntry, RoleSpend, Telemetry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -418,7 +419,7 @@ fn write_jsonl(run: &Run, steps: &[Step], opts: &Options) -> String {
             url: &step.url,
             title: &step.title,
             action: ActionOut {
-                kind: &step.action.kind,
+                kind: step.action.kind.as_str(),
                 target: &step.action.target,
                 value: step.action.value.as_deref(),
             },
@@ -546,7 +547,7 @@ fn write_csv(run: &Run, steps: &[Step], opts: &Options) -> String {
             &[
                 &run.id,
                 &index,
-                &step.action.kind,
+                step.action.kind.as_str(),
                 &step.thoughts.thought1,
                 &step.thoughts.thought2,
                 &step.thoughts.thought3,
@@ -668,10 +669,9 @@ fn write_markdown(run: &Run, steps: &[Step], opts: &Options) -> String {
     markdown_spend(&mut out, &run.telemetry);
     let log = crate::telemetry::by_step(&run.telemetry, steps);
     for (at, step) in steps.iter().enumerate() {
-        let mut action = markdown_text(if step.action.kind.is_empty() {
-            "no action"
-        } else {
-            &step.action.kind
+        let mut action = markdown_text(match &step.action.kind {
+            ActionKind::None => "no action",
+            kind => kind.as_str(),
         });
         if !step.action.target.trim().is_empty() {
             action.push_str(&format!(" “{}”", markdown_text(&step.action.target)));

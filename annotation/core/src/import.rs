@@ -12,9 +12,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use run_contract::Problem;
 use run_contract::problem::dot_pointer;
 use run_contract::telemetry::{LogEntry, Telemetry};
+use run_contract::{ActionKind, Problem};
 use serde_json::{Map, Value};
 
 use crate::export::{DOCUMENT_FORMAT, DOCUMENT_VERSION};
@@ -857,7 +857,7 @@ fn line_step(obj: &Map<String, Value>, run_id: &str, index: u32) -> Step {
         url: string(obj, "url"),
         title: string(obj, "title"),
         action: StepAction {
-            kind: action.map(|a| string(a, "type")).unwrap_or_default(),
+            kind: ActionKind::parse(&action.map(|a| string(a, "type")).unwrap_or_default()),
             target: action.map(|a| string(a, "target")).unwrap_or_default(),
             value: action.and_then(|a| a.get("value")).and_then(Value::as_str).map(str::to_owned),
         },

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use run_contract::ActionKind;
 use serde::{Deserialize, Serialize};
 
 use crate::record::{ReviewStatus, Run, Step, StepState};
@@ -94,8 +95,8 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
         step.extended_thoughts.iter().for_each(|t| add(t));
         add(&step.action.target);
         add(step.action.value.as_deref().unwrap_or(""));
-        if !step.action.kind.is_empty() {
-            action_types.insert(step.action.kind.clone());
+        if step.action.kind != ActionKind::None {
+            action_types.insert(step.action.kind.as_str().to_owned());
         }
         match step.state() {
             StepState::Done => done += 1,

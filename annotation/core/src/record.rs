@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 /// The review status flow: draft → in-review → approved | rejected → archived.
 pub use run_contract::ReviewStatus;
 /// The step's action and thoughts are the capture's own types, read leniently.
-pub use run_records::{StepAction, Thought, Thoughts};
+pub use run_records::{ActionKind, StepAction, Thought, Thoughts};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]

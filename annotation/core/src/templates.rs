@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::record::{Step, Thought, Thoughts};
+use crate::record::{ActionKind, Step, Thought, Thoughts};
 
 mod bundle {
     include!(concat!(env!("OUT_DIR"), "/bundled_templates.rs"));
@@ -303,7 +303,7 @@ pub fn star(step: &Step, name: &str, by: &str, at: &str) -> Template {
         }
     }
     let name = name.trim();
-    let kind = step.action.kind.trim();
+    let kind = step.action.kind.as_str();
     Template {
         id,
         name: if name.is_empty() {
@@ -312,7 +312,7 @@ pub fn star(step: &Step, name: &str, by: &str, at: &str) -> Template {
             name.to_string()
         },
         family: "starred".into(),
-        action_type: (!kind.is_empty()).then(|| kind.to_string()),
+        action_type: (step.action.kind != ActionKind::None).then(|| kind.to_string()),
         thoughts: step.thoughts.clone(),
         starred_from: Some(StarredFrom {
             run_id: step.run_id.clone(),
@@ -325,11 +325,13 @@ pub fn star(step: &Step, name: &str, by: &str, at: &str) -> Template {
 
 /// The templates for a step with `action_type`: those of that action first, then the rest,
 /// each group in its original order.
-pub fn suggest<'a>(templates: &'a [Template], action_type: &str) -> Vec<&'a Template> {
-    let wanted = action_type.trim();
+pub fn suggest<'a>(templates: &'a [Template], action_type: &ActionKind) -> Vec<&'a Template> {
+    // A template names its kind as written when it was made; read it in today's vocabulary.
     let fits = |t: &&Template| {
-        !wanted.is_empty()
-            && t.action_type.as_deref().is_some_and(|a| a.trim().eq_ignore_ascii_case(wanted))
+        *action_type != ActionKind::None
+            && t.action_type
+                .as_deref()
+                .is_some_and(|a| ActionKind::parse(&a.to_ascii_lowercase()) == *action_type)
     };
     let (mut first, rest): (Vec<&Template>, Vec<&Template>) = templates.iter().partition(fits);
     first.extend(rest);

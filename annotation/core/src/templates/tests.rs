@@ -1,5 +1,6 @@
 use super::*;
 use crate::checklist;
+use crate::record::ActionKind;
 
 const SAMPLE: &str = "---
 name: Popup
@@ -198,7 +199,7 @@ fn star_turns_a_step_into_a_template() {
     let back = parse("starred-run-7-x-3.md", &render(&full)).unwrap();
     assert_eq!(back.starred_from, full.starred_from);
     assert_eq!(back.thoughts.thought2, "# not a heading");
-    step.action.kind = String::new();
+    step.action.kind = ActionKind::None;
     let t = star(&step, "", "ann", "now");
     assert_eq!(t.action_type, None);
     assert_eq!(t.name, "Step 3 of Run 7/x");
@@ -216,8 +217,8 @@ fn suggest_puts_the_step_action_first_and_keeps_order() {
     };
     let all = [t("a", None), t("b", Some("click")), t("c", Some("type")), t("d", Some("Click"))];
     let ids = |v: Vec<&Template>| v.iter().map(|t| t.id.clone()).collect::<Vec<_>>();
-    assert_eq!(ids(suggest(&all, "click")), ["b", "d", "a", "c"]);
-    assert_eq!(ids(suggest(&all, "")), ["a", "b", "c", "d"]);
-    assert_eq!(ids(suggest(&all, "scroll")), ["a", "b", "c", "d"]);
-    assert!(suggest(&[], "click").is_empty());
+    assert_eq!(ids(suggest(&all, &"click".into())), ["b", "d", "a", "c"]);
+    assert_eq!(ids(suggest(&all, &"".into())), ["a", "b", "c", "d"]);
+    assert_eq!(ids(suggest(&all, &"scroll".into())), ["a", "b", "c", "d"]);
+    assert!(suggest(&[], &ActionKind::Click).is_empty());
 }

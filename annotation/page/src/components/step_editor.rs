@@ -1,6 +1,6 @@
 use annotation_core::issues::{Draft as IssueDraft, IssueKind, Severity};
 use annotation_core::lint::{self, TextIssue};
-use annotation_core::record::{StepAction, StepState, Thought};
+use annotation_core::record::{ActionKind, StepAction, StepState, Thought};
 use yew::prelude::*;
 
 use crate::components::screenshot_view::ScreenshotView;
@@ -11,10 +11,6 @@ use crate::language;
 use crate::state::editor::EditorState;
 use crate::state::{Action, Dispatch, GrammarCheck, web_link};
 use crate::util::now;
-
-/// The action types an annotator picks from; a captured step may carry another of the
-/// agent's own names, which stays selectable.
-pub const ACTION_TYPES: [&str; 6] = ["click", "type", "scroll", "wait", "select", "navigate"];
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
@@ -83,7 +79,8 @@ pub fn step_editor(props: &Props) -> Html {
             dispatch.dispatch(Action::EditFlag(draft));
         })
     };
-    let mut kinds: Vec<String> = ACTION_TYPES.iter().map(|k| (*k).to_owned()).collect();
+    // The one vocabulary, the seed's six first; an imported step's own name stays selectable.
+    let mut kinds = ActionKind::NAMED.to_vec();
     if !kinds.contains(&step.action.kind) {
         kinds.push(step.action.kind.clone());
     }
@@ -113,8 +110,8 @@ pub fn step_editor(props: &Props) -> Html {
             <ScreenshotView shot={step.screenshot.clone()} zoomed={editor.zoom} on_zoom={dispatch.to_callback().reform(|_| Action::ToggleZoom)} />
             <div class="action-fields">
                 <label>{ "Action" }
-                    <select data-testid="action-type" disabled={!perms.edit} onchange={set_action(|a, v| a.kind = v)}>
-                        { for kinds.iter().map(|k| html! { <option value={k.clone()} selected={*k == step.action.kind}>{ k }</option> }) }
+                    <select data-testid="action-type" disabled={!perms.edit} onchange={set_action(|a, v| a.kind = ActionKind::parse(&v))}>
+                        { for kinds.iter().map(|k| html! { <option value={k.to_string()} selected={*k == step.action.kind}>{ k.as_str() }</option> }) }
                     </select>
                 </label>
                 <label class="grow">{ "Target" }

@@ -1,4 +1,4 @@
-use annotation_core::record::{Step, StepState};
+use annotation_core::record::{ActionKind, Step, StepState};
 use yew::prelude::*;
 
 use crate::components::screenshot_view::Thumbnail;
@@ -18,19 +18,20 @@ pub struct Props {
 }
 
 /// The symbol for an action type, so a long list can be scanned by eye.
-pub fn action_icon(kind: &str) -> &'static str {
+pub fn action_icon(kind: &ActionKind) -> &'static str {
     // Symbols from common text fonts (DejaVu, Segoe UI Symbol), not emoji, which a machine
     // without an emoji font shows as empty boxes.
     match kind {
-        "click" | "click_at" => "➚",
-        "type" | "send_keys" => "⌨",
-        "scroll" | "scroll_to_text" => "↕",
-        "wait" => "◷",
-        "select" | "select_option" => "☰",
-        "navigate" | "go_to_url" | "open_tab" | "back" | "forward" | "reload" | "web_search" => "➜",
-        "done" => "✔",
-        "extract" | "extract_content" => "≡",
-        _ => "•",
+        ActionKind::Click => "➚",
+        ActionKind::Type | ActionKind::Key => "⌨",
+        ActionKind::Scroll => "↕",
+        ActionKind::Wait => "◷",
+        ActionKind::Select | ActionKind::ListOptions => "☰",
+        ActionKind::Navigate | ActionKind::SwitchTab | ActionKind::CloseTab => "➜",
+        ActionKind::Done => "✔",
+        ActionKind::Extract => "≡",
+        ActionKind::AskUser => "?",
+        ActionKind::Hover | ActionKind::None | ActionKind::Other(_) => "•",
     }
 }
 
@@ -50,7 +51,7 @@ pub fn step_row(props: &Props) -> Html {
             data-index={step.index.to_string()} data-state={state_class} data-draft={props.drafted.to_string()}
             onclick={props.on_select.reform(move |_| position)} aria-current={props.selected.then_some("step")}>
             <span class="number">{ step.index + 1 }</span>
-            <span class="icon" title={step.action.kind.clone()}>{ action_icon(&step.action.kind) }</span>
+            <span class="icon" title={step.action.kind.to_string()}>{ action_icon(&step.action.kind) }</span>
             <Thumbnail shot={step.screenshot.clone()} />
             <span class="summary">
                 <span class="action-line">{ format!("{} {}", step.action.kind, step.action.target) }</span>

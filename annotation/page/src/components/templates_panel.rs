@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use annotation_core::record::Thought;
+use annotation_core::record::{ActionKind, Thought};
 use annotation_core::templates::{self, Template};
 use yew::prelude::*;
 
@@ -87,7 +87,7 @@ pub fn templates_panel(props: &Props) -> Html {
                     <option value="" selected={chosen.is_none()}>{ "Choose a template…" }</option>
                     { for ordered.iter().map(|t| {
                         let label = match &t.action_type {
-                            Some(a) if *a == step.action.kind => format!("★ {} ({a})", t.name),
+                            Some(a) if ActionKind::parse(a) == step.action.kind => format!("★ {} ({a})", t.name),
                             _ => t.name.clone(),
                         };
                         html! { <option value={t.id.clone()} selected={chosen.as_deref() == Some(t.id.as_str())}>{ label }</option> }

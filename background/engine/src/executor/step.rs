@@ -23,6 +23,7 @@ use crate::run::{
     StepOutcome, StepRecord, Thoughts, iso8601,
 };
 use crate::truncate;
+use run_contract::ActionKind;
 use run_contract::digest::sha256_hex;
 
 /// The Navigator's `done`: its text and whether it succeeded or gave up.
@@ -480,14 +481,14 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             title: view.title,
             screenshot: screenshot_ref,
             action: match (main, &asked) {
-                (Some(a), _) => step_action(&a.action, &a.target),
+                (Some(a), _) => StepAction::of(&a.action, &a.target),
                 (None, Some(need)) => StepAction {
-                    kind: "ask_user".into(),
+                    kind: ActionKind::AskUser,
                     target: "the user".into(),
                     value: Some(need.clone()),
                 },
                 (None, None) => {
-                    StepAction { kind: "none".into(), target: String::new(), value: None }
+                    StepAction { kind: ActionKind::None, target: String::new(), value: None }
                 }
             },
             actions: executed,
@@ -653,26 +654,4 @@ fn thoughts(state: &agents::CurrentState) -> Thoughts {
         thought2: state.thought_state.clone(),
         thought3: or(&state.thought_next, &state.next_goal),
     }
-}
-
-fn step_action(action: &Action, target: &str) -> StepAction {
-    let (kind, value) = match action {
-        Action::Click { .. } | Action::ClickAt { .. } => ("click", None),
-        Action::Type { text, .. } => ("type", Some(text.clone())),
-        Action::Scroll { screens, .. } => ("scroll", Some(screens.to_string())),
-        Action::ScrollToText { text } => ("scroll", Some(text.clone())),
-        Action::Wait { seconds } => ("wait", Some(seconds.to_string())),
-        Action::SelectOption { option, .. } => ("select", Some(option.clone())),
-        Action::GoToUrl { url } | Action::OpenTab { url } => ("navigate", Some(url.clone())),
-        Action::Back | Action::Forward | Action::Reload => ("navigate", None),
-        Action::WebSearch { query } => ("navigate", Some(query.clone())),
-        Action::SendKeys { keys } => ("send_keys", Some(keys.clone())),
-        Action::Done { text, .. } => ("done", Some(text.clone())),
-        Action::Hover { .. } => ("hover", None),
-        Action::ListOptions { .. } => ("list_options", None),
-        Action::SwitchTab { .. } => ("switch_tab", None),
-        Action::CloseTab { .. } => ("close_tab", None),
-        Action::Extract { .. } => ("extract", None),
-    };
-    StepAction { kind: kind.into(), target: target.to_owned(), value }
 }

@@ -1527,7 +1527,7 @@ fn the_navigator_asks_and_the_task_pauses_with_the_thinking_agents_question() {
     assert!(gate.contains("Acme and Zeta"), "{gate}");
     // The step is captured as the agent asking, with its thoughts.
     let steps = world.store.steps.borrow();
-    assert_eq!(steps[0].0.action.kind, "ask_user");
+    assert_eq!(steps[0].0.action.kind, run_contract::ActionKind::AskUser);
     assert!(steps[0].0.action.value.as_deref().unwrap().contains("which one"));
     assert_eq!(cp.counters.failures, 0, "asking is not failing");
     drop(steps);

@@ -321,7 +321,7 @@ pub fn build_workflow(
             let kind = recorded.action.kind();
             // A click has no value; the recorded one stands when pass B gave none.
             let value = match kind {
-                ActionKind::Click => None,
+                ActionKind::Click | ActionKind::Scroll => None,
                 _ => b
                     .map(|b| b.action_value.clone())
                     .filter(|v| !v.is_empty())
@@ -347,6 +347,7 @@ pub fn build_workflow(
                 action: StepAction {
                     kind,
                     value,
+                    screens: recorded.action.screens(),
                     variable,
                     candidates,
                     descriptor: recorded.action.target().cloned(),

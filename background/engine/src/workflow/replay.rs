@@ -28,7 +28,7 @@ use protocol::jobs::JobStatus;
 use run_contract::digest::sha256_hex;
 use run_contract::telemetry::{LogEntry, LogKind};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
 use super::schema::{ActionKind, Workflow, WorkflowStep};
@@ -658,7 +658,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                 mime: "image/jpeg".into(),
                 bytes: bytes.len(),
             }),
-            action: step_action(action, target),
+            action: StepAction::of(action, target),
             actions: vec![ExecutedAction {
                 action: action.clone(),
                 target: target.to_owned(),
@@ -707,7 +707,7 @@ pub fn fast_action(step: &WorkflowStep, elements: &[Element], focus_known: bool)
         let only = found.next()?;
         found.next().is_none().then_some(only.id)
     };
-    match step.action.kind {
+    match &step.action.kind {
         ActionKind::Click => Some(Action::Click { id: target()? }),
         ActionKind::Type => Some(Action::Type { id: target()?, text: value?, clear: true }),
         ActionKind::Select => {
@@ -717,7 +717,7 @@ pub fn fast_action(step: &WorkflowStep, elements: &[Element], focus_known: bool)
         // Keys go to whatever has focus.
         ActionKind::Key if focus_known => Some(Action::SendKeys { keys: value? }),
         ActionKind::Scroll if step.action.descriptor.is_none() => {
-            Some(Action::Scroll { id: None, screens: value?.parse().ok()? })
+            Some(Action::Scroll { id: None, screens: step.action.screens? })
         }
         _ => None,
     }
@@ -778,29 +778,8 @@ fn target_of(browser: &impl Browser, tab: TabId, action: &Action) -> String {
     }
 }
 
-/// The action's name as the contract writes it (`click`, `send_keys`…).
-fn action_name(action: &Action) -> String {
-    serde_json::to_value(action)
-        .ok()
-        .and_then(|v| v.get("action").and_then(Value::as_str).map(str::to_owned))
-        .unwrap_or_default()
-}
-
 fn describe(action: &Action, target: &str) -> String {
     crate::executor::describe_action(action, target)
-}
-
-fn step_action(action: &Action, target: &str) -> StepAction {
-    let value = match action {
-        Action::Type { text, .. } => Some(text.clone()),
-        Action::SelectOption { option, .. } => Some(option.clone()),
-        Action::SendKeys { keys } => Some(keys.clone()),
-        Action::GoToUrl { url } | Action::OpenTab { url } => Some(url.clone()),
-        Action::Done { text, .. } => Some(text.clone()),
-        Action::Scroll { screens, .. } => Some(screens.to_string()),
-        _ => None,
-    };
-    StepAction { kind: action_name(action), target: target.to_owned(), value }
 }
 
 /// The subtask's recorded steps for the prompt: one line each.
@@ -809,16 +788,17 @@ fn reference_listing(references: &[(usize, &WorkflowStep)]) -> String {
         .iter()
         .enumerate()
         .map(|(n, (_, step))| {
-            let value = step.action.value.as_deref().map(|v| format!(" {v:?}")).unwrap_or_default();
+            let value = match (&step.action.value, step.action.screens) {
+                (Some(v), _) => format!(" {v:?}"),
+                (None, Some(screens)) => format!(" {screens} screens"),
+                (None, None) => String::new(),
+            };
             let variable =
                 step.action.variable.as_deref().map(|v| format!(" → {v}")).unwrap_or_default();
             format!(
                 "{}. {}{value}{variable} on {}: {} (expected before: {}; after: {})",
                 n + 1,
-                serde_json::to_value(step.action.kind)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default(),
+                step.action.kind,
                 untrusted::inline(if step.target.is_empty() { "the page" } else { &step.target }),
                 step.intent,
                 step.expected_current_state,

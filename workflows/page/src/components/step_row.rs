@@ -2,7 +2,7 @@
 //! another subtask.
 
 use workflow_format::edit::Edit;
-use workflow_format::schema::{Problem, WorkflowStep};
+use workflow_format::schema::{ActionKind, Problem, WorkflowStep};
 use yew::prelude::*;
 
 use crate::components::{field_problems, value_of};
@@ -35,12 +35,10 @@ pub fn step_row(props: &Props) -> Html {
         Action::Edit(Edit::MoveStep { from: index, to_subtask: value_of(&e), position: usize::MAX })
     });
     let delete = props.dispatch.reform(move |_| Action::Edit(Edit::DeleteStep { index }));
-    let kind = serde_json::to_value(props.step.action.kind)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default();
+    let kind = &props.step.action.kind;
     let problems: Vec<&Problem> = props.problems.iter().collect();
-    let has_value = props.step.action.value.is_some() || kind != "click";
+    let has_value = props.step.action.value.is_some()
+        || !matches!(kind, ActionKind::Click | ActionKind::Scroll);
     html! {
         <li class="step" data-testid="step-row" data-index={index.to_string()}>
             <div class="shot">
@@ -55,13 +53,18 @@ pub fn step_row(props: &Props) -> Html {
                     <input data-testid="step-intent" value={props.step.intent.clone()} onchange={update(|s, v| s.intent = v)} />
                 </label>
                 <div class="action">
-                    <span class="kind">{ kind.clone() }</span>
+                    <span class="kind">{ kind.as_str() }</span>
                     <span class="target">{ props.step.target.clone() }</span>
                     if has_value {
                         <input data-testid="step-value" value={props.step.action.value.clone().unwrap_or_default()}
                             aria-label="Value" onchange={update(|s, v| s.action.value = Some(v))} />
                     }
-                    if kind == "extract" {
+                    if *kind == ActionKind::Scroll {
+                        <input data-testid="step-screens" type="number" step="0.5" aria-label="Screens (negative is up)"
+                            value={props.step.action.screens.map(|s| s.to_string()).unwrap_or_default()}
+                            onchange={update(|s, v| s.action.screens = v.trim().parse().ok())} />
+                    }
+                    if *kind == ActionKind::Extract {
                         <input data-testid="step-variable" value={props.step.action.variable.clone().unwrap_or_default()}
                             aria-label="Variable" onchange={update(|s, v| s.action.variable = Some(v.trim().to_owned()))} />
                     }

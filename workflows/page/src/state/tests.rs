@@ -21,6 +21,7 @@ fn step(
         action: StepAction {
             kind,
             value: value.map(Into::into),
+            screens: None,
             variable: variable.map(Into::into),
             candidates: vec![],
             descriptor: None,

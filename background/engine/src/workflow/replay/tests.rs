@@ -176,6 +176,7 @@ fn step(subtask: &str, kind: ActionKind, value: Option<&str>, url: &str) -> Work
         action: StepAction {
             kind,
             value: value.map(Into::into),
+            screens: None,
             variable: None,
             candidates: vec![],
             descriptor: None,
@@ -582,6 +583,23 @@ fn the_fast_path_never_types_a_masked_secret_and_needs_a_naming_field() {
     let enter = step("s", ActionKind::Key, Some("Enter"), "https://a.test/");
     assert_eq!(fast_action(&enter, &elements, false), None);
     assert!(fast_action(&enter, &elements, true).is_some());
+}
+
+#[test]
+fn a_recorded_scroll_replays_its_screens_as_a_number_and_is_captured_like_a_tasks() {
+    let mut scroll = step("s", ActionKind::Scroll, None, "https://a.test/");
+    scroll.action.screens = Some(-1.5);
+    let action = fast_action(&scroll, &[], false).unwrap();
+    assert_eq!(action, Action::Scroll { id: None, screens: -1.5 });
+    // A replay's step and a task's step say the same thing for the same action.
+    let record = crate::run::StepAction::of(&action, "the page");
+    assert_eq!((record.kind, record.value.as_deref()), (ActionKind::Scroll, Some("-1.5")));
+    let keys =
+        crate::run::StepAction::of(&Action::SendKeys { keys: "Enter".into() }, "the search box");
+    assert_eq!(serde_json::to_value(&keys).unwrap()["type"], "key");
+    // Without a distance there is nothing to do fast: the model reads the step instead.
+    scroll.action.screens = None;
+    assert_eq!(fast_action(&scroll, &[], false), None);
 }
 
 #[test]
