@@ -41,7 +41,7 @@
   const FRAMES = new Set(["IFRAME", "FRAME"]);
   // Everything `interactiveByMarkup` can accept, as one selector for a native query.
   const MARKUP_INTERACTIVE = "a[href],button,input,select,textarea,summary,[role]," +
-    "[contenteditable],[onclick],[tabindex]";
+    "[contenteditable],[onclick],[tabindex],[draggable=true]";
 
   // Interactive by markup alone; cursor-only clickables are found later, in view only.
   function interactiveByMarkup(el, tag) {
@@ -64,6 +64,8 @@
       return !(parent && parent.isContentEditable); // only the editable region's root
     }
     if (el.hasAttribute("onclick")) return true;
+    // Made to be dragged: list items, cards, handles.
+    if (el.getAttribute("draggable") === "true") return true;
     const tabindex = el.getAttribute("tabindex");
     return tabindex !== null && +tabindex >= 0;
   }
@@ -266,6 +268,15 @@
     } else if (el.isContentEditable) {
       d.editable = true;
       d.value = squash(el.textContent || "", 4 * max);
+    }
+    // A custom slider or spinner shows its value as a person reads it off the widget.
+    if (role === "slider" || role === "spinbutton") {
+      const now = el.getAttribute("aria-valuetext") || el.getAttribute("aria-valuenow");
+      if (now !== null && now !== "") d.value = squash(now, max);
+      for (const a of ["min", "max"]) {
+        const v = el.getAttribute("aria-value" + a);
+        if (v !== null && v !== "") d[a] = v;
+      }
     }
     const attrs = ["name", "placeholder", "aria-expanded", "aria-checked", "aria-selected",
       "aria-haspopup", "aria-controls"];
@@ -523,7 +534,9 @@
           const alt = el.getAttribute("alt");
           if (ctx.named && alt) ctx.named.push(" " + alt + " ");
         }
-        const isPointer = style.cursor === "pointer";
+        // A grab or move cursor says "drag me" as a pointer says "click me".
+        const grab = style.cursor === "grab" || style.cursor === "move";
+        const isPointer = style.cursor === "pointer" || grab;
         let interactive = interactiveByMarkup(el, tag) || (tag === "A" && sized);
         let pointer = false;
         const items = isPointer && holdsItems(el);
@@ -538,6 +551,7 @@
         const strong = STRONG_TAGS.has(tag) || (role !== null && STRONG_ROLES.has(role));
         let d = null;
         if (interactive && sized) d = consider(el, tag, r, left, top, bottom, ctx, pointer);
+        if (d && (grab || el.getAttribute("draggable") === "true")) d.draggable = true;
         // A label standing in for a hidden checkbox or radio carries its state.
         if (d && control && !controlShown && (control.type === "checkbox" || control.type === "radio")) {
           d.type = control.type;
@@ -610,6 +624,12 @@
             const prefix = level ? "#".repeat(level) + " " : tag === "LI" ? "- " : "";
             if (prefix !== child.prefix) child = { ...child, prefix };
           }
+        }
+        // A cell that is itself an element (a spreadsheet's cell): its row shows its id in
+        // its column, as for an element inside a cell.
+        if (d && !ctx.named && ctx.row && !child.cell && (tag === "TD" || tag === "TH" ||
+          style.display === "table-cell" || /^(cell|gridcell|columnheader|rowheader)$/.test(role))) {
+          ctx.row.cells.push([" [" + d.id + "] "]);
         }
         if (el.shadowRoot) visit(el.shadowRoot, child.shadow ? child : { ...child, shadow: true });
         if (FRAMES.has(tag)) {
@@ -1206,6 +1226,7 @@
     /** The id of an element the engine holds a remote reference to (an <iframe>). */
     idFor: assignId,
     frameOrigin,
+    frameOffset,
     /** Basic facts about the document. */
     describe() {
       return { title: document.title, url: location.href, readyState: document.readyState };

@@ -31,6 +31,14 @@ pub enum Action {
         x: f64,
         y: f64,
     },
+    /// Double-click element `id` (to edit a cell, open an item, pick a word).
+    DoubleClick {
+        id: u32,
+    },
+    /// Right-click element `id`, for the menu the page shows on it.
+    RightClick {
+        id: u32,
+    },
     /// Type into element `id`, replacing its content unless `clear` is false. Date, time,
     /// colour, slider and number inputs take `text` in their own value format (or one a
     /// person would obviously mean the same by) and are always replaced.
@@ -55,6 +63,42 @@ pub enum Action {
         text: String,
     },
     Hover {
+        id: u32,
+    },
+    /// Press on element `id`, move, and release: onto element `to`, or onto the text
+    /// `to_text` shows (a column's heading, "Drop files here"), moved on from there by
+    /// (`dx`, `dy`) CSS pixels; with neither, by (`dx`, `dy`) from where it is.
+    Drag {
+        id: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<u32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to_text: Option<String>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        dx: f64,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        dy: f64,
+    },
+    /// Highlight `text` as a person selects it with the mouse: anywhere on the page, or
+    /// inside element `id` (a paragraph, or a field's value).
+    SelectText {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<u32>,
+    },
+    /// Move slider `id` (a range input or a custom slider) to `value`; the outcome says
+    /// what the page shows after.
+    SetSlider {
+        id: u32,
+        value: f64,
+    },
+    /// Copy to the clipboard: what is selected, or all of element `id`'s text or value.
+    Copy {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<u32>,
+    },
+    /// Paste the clipboard into field `id`, at the end of what it holds.
+    Paste {
         id: u32,
     },
     /// List the options of a native `<select>` or an ARIA combobox/listbox.
@@ -107,6 +151,10 @@ fn is_false(value: &bool) -> bool {
     !value
 }
 
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
+}
+
 impl Action {
     /// The variant's place in [`SHAPES`]. The match is exhaustive, so a new variant does not
     /// compile until it has a place; the tests then want its shape and an example.
@@ -119,19 +167,44 @@ impl Action {
             Action::Reload => 4,
             Action::Click { .. } => 5,
             Action::ClickAt { .. } => 6,
-            Action::Type { .. } => 7,
-            Action::SendKeys { .. } => 8,
-            Action::Scroll { .. } => 9,
-            Action::ScrollToText { .. } => 10,
-            Action::Hover { .. } => 11,
-            Action::ListOptions { .. } => 12,
-            Action::SelectOption { .. } => 13,
-            Action::OpenTab { .. } => 14,
-            Action::SwitchTab { .. } => 15,
-            Action::CloseTab { .. } => 16,
-            Action::Wait { .. } => 17,
-            Action::Extract { .. } => 18,
-            Action::Done { .. } => 19,
+            Action::DoubleClick { .. } => 7,
+            Action::RightClick { .. } => 8,
+            Action::Type { .. } => 9,
+            Action::SendKeys { .. } => 10,
+            Action::Scroll { .. } => 11,
+            Action::ScrollToText { .. } => 12,
+            Action::Hover { .. } => 13,
+            Action::Drag { .. } => 14,
+            Action::SelectText { .. } => 15,
+            Action::SetSlider { .. } => 16,
+            Action::Copy { .. } => 17,
+            Action::Paste { .. } => 18,
+            Action::ListOptions { .. } => 19,
+            Action::SelectOption { .. } => 20,
+            Action::OpenTab { .. } => 21,
+            Action::SwitchTab { .. } => 22,
+            Action::CloseTab { .. } => 23,
+            Action::Wait { .. } => 24,
+            Action::Extract { .. } => 25,
+            Action::Done { .. } => 26,
+        }
+    }
+
+    /// The page element the action works on, if it names one.
+    pub fn element(&self) -> Option<u32> {
+        match self {
+            Action::Click { id }
+            | Action::DoubleClick { id }
+            | Action::RightClick { id }
+            | Action::Type { id, .. }
+            | Action::Hover { id }
+            | Action::Drag { id, .. }
+            | Action::SetSlider { id, .. }
+            | Action::Paste { id }
+            | Action::ListOptions { id }
+            | Action::SelectOption { id, .. } => Some(*id),
+            Action::Scroll { id, .. } | Action::SelectText { id, .. } | Action::Copy { id } => *id,
+            _ => None,
         }
     }
 
@@ -151,11 +224,18 @@ impl Action {
             Action::Reload,
             Action::Click { id: 3 },
             Action::ClickAt { x: 10.5, y: 20.0 },
+            Action::DoubleClick { id: 8 },
+            Action::RightClick { id: 9 },
             Action::Type { id: 4, text: "hello".into(), clear: false },
             Action::SendKeys { keys: "Enter".into() },
             Action::Scroll { id: Some(2), screens: -1.5 },
             Action::ScrollToText { text: "Prices".into() },
             Action::Hover { id: 5 },
+            Action::Drag { id: 10, to: Some(11), to_text: Some("Done".into()), dx: 0.5, dy: -40.0 },
+            Action::SelectText { text: "quick brown".into(), id: Some(12) },
+            Action::SetSlider { id: 13, value: 7.5 },
+            Action::Copy { id: Some(14) },
+            Action::Paste { id: 15 },
             Action::ListOptions { id: 6 },
             Action::SelectOption { id: 7, option: "Red".into(), deselect: true },
             Action::OpenTab { url: "https://example.org/".into() },
@@ -225,6 +305,8 @@ pub const SHAPES: &[VariantShape] = {
         VariantShape { tag: "reload", fields: &[] },
         VariantShape { tag: "click", fields: &[required("id", U32)] },
         VariantShape { tag: "click_at", fields: &[required("x", Number), required("y", Number)] },
+        VariantShape { tag: "double_click", fields: &[required("id", U32)] },
+        VariantShape { tag: "right_click", fields: &[required("id", U32)] },
         VariantShape {
             tag: "type",
             fields: &[required("id", U32), required("text", text(20_000)), optional("clear", Bool)],
@@ -233,6 +315,26 @@ pub const SHAPES: &[VariantShape] = {
         VariantShape { tag: "scroll", fields: &[optional("id", U32), optional("screens", Number)] },
         VariantShape { tag: "scroll_to_text", fields: &[required("text", text(2000))] },
         VariantShape { tag: "hover", fields: &[required("id", U32)] },
+        VariantShape {
+            tag: "drag",
+            fields: &[
+                required("id", U32),
+                optional("to", U32),
+                optional("to_text", text(2000)),
+                optional("dx", Number),
+                optional("dy", Number),
+            ],
+        },
+        VariantShape {
+            tag: "select_text",
+            fields: &[required("text", text(2000)), optional("id", U32)],
+        },
+        VariantShape {
+            tag: "set_slider",
+            fields: &[required("id", U32), required("value", Number)],
+        },
+        VariantShape { tag: "copy", fields: &[optional("id", U32)] },
+        VariantShape { tag: "paste", fields: &[required("id", U32)] },
         VariantShape { tag: "list_options", fields: &[required("id", U32)] },
         VariantShape {
             tag: "select_option",

@@ -23,6 +23,13 @@ pub enum ActionKind {
     Navigate,
     Wait,
     Hover,
+    DoubleClick,
+    RightClick,
+    Drag,
+    SelectText,
+    SetSlider,
+    Copy,
+    Paste,
     SwitchTab,
     CloseTab,
     ListOptions,
@@ -39,7 +46,7 @@ pub enum ActionKind {
 
 impl ActionKind {
     /// Every named kind, in the order an editor lists them (the seed's six first).
-    pub const NAMED: [ActionKind; 15] = [
+    pub const NAMED: [ActionKind; 22] = [
         ActionKind::Click,
         ActionKind::Type,
         ActionKind::Scroll,
@@ -48,6 +55,13 @@ impl ActionKind {
         ActionKind::Navigate,
         ActionKind::Key,
         ActionKind::Hover,
+        ActionKind::DoubleClick,
+        ActionKind::RightClick,
+        ActionKind::Drag,
+        ActionKind::SelectText,
+        ActionKind::SetSlider,
+        ActionKind::Copy,
+        ActionKind::Paste,
         ActionKind::SwitchTab,
         ActionKind::CloseTab,
         ActionKind::ListOptions,
@@ -79,6 +93,13 @@ impl ActionKind {
             ActionKind::Navigate => "navigate",
             ActionKind::Wait => "wait",
             ActionKind::Hover => "hover",
+            ActionKind::DoubleClick => "double_click",
+            ActionKind::RightClick => "right_click",
+            ActionKind::Drag => "drag",
+            ActionKind::SelectText => "select_text",
+            ActionKind::SetSlider => "set_slider",
+            ActionKind::Copy => "copy",
+            ActionKind::Paste => "paste",
             ActionKind::SwitchTab => "switch_tab",
             ActionKind::CloseTab => "close_tab",
             ActionKind::ListOptions => "list_options",
@@ -157,6 +178,13 @@ impl Action {
             | Action::Reload => ActionKind::Navigate,
             Action::Wait { .. } => ActionKind::Wait,
             Action::Hover { .. } => ActionKind::Hover,
+            Action::DoubleClick { .. } => ActionKind::DoubleClick,
+            Action::RightClick { .. } => ActionKind::RightClick,
+            Action::Drag { .. } => ActionKind::Drag,
+            Action::SelectText { .. } => ActionKind::SelectText,
+            Action::SetSlider { .. } => ActionKind::SetSlider,
+            Action::Copy { .. } => ActionKind::Copy,
+            Action::Paste { .. } => ActionKind::Paste,
             Action::ListOptions { .. } => ActionKind::ListOptions,
             Action::SwitchTab { .. } => ActionKind::SwitchTab,
             Action::CloseTab { .. } => ActionKind::CloseTab,
@@ -182,9 +210,19 @@ impl Action {
             Action::SendKeys { keys } => keys.clone(),
             Action::Done { text, .. } => text.clone(),
             Action::SwitchTab { tab_id } | Action::CloseTab { tab_id } => tab_id.to_string(),
+            Action::SelectText { text, .. } => text.clone(),
+            Action::SetSlider { value, .. } => value.to_string(),
+            Action::Drag { dx, dy, .. } if *dx != 0.0 || *dy != 0.0 => {
+                format!("by ({dx}, {dy}) px")
+            }
             Action::Click { .. }
             | Action::ClickAt { .. }
             | Action::Hover { .. }
+            | Action::DoubleClick { .. }
+            | Action::RightClick { .. }
+            | Action::Drag { .. }
+            | Action::Copy { .. }
+            | Action::Paste { .. }
             | Action::ListOptions { .. }
             | Action::Extract { .. } => return None,
         })
@@ -213,9 +251,9 @@ mod tests {
 
     #[test]
     fn an_unknown_name_is_kept_as_written() {
-        let kind: ActionKind = serde_json::from_str("\"drag\"").unwrap();
-        assert_eq!(kind, ActionKind::Other("drag".into()));
-        assert_eq!(serde_json::to_string(&kind).unwrap(), "\"drag\"");
+        let kind: ActionKind = serde_json::from_str("\"upload_file\"").unwrap();
+        assert_eq!(kind, ActionKind::Other("upload_file".into()));
+        assert_eq!(serde_json::to_string(&kind).unwrap(), "\"upload_file\"");
         assert!(!kind.is_replayable());
         assert_eq!(ActionKind::parse(""), ActionKind::None);
     }

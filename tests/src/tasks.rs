@@ -16,7 +16,7 @@ use crate::fixtures::FixtureSites;
 use crate::llm::{Reply, ScriptedLlm};
 
 /// The fixture tasks, by page.
-pub const PAGES: [&str; 10] = [
+pub const PAGES: [&str; 18] = [
     "table.html",
     "paragraph.html",
     "number-game.html",
@@ -27,6 +27,14 @@ pub const PAGES: [&str; 10] = [
     "dropdown.html",
     "checkboxes.html",
     "consent.html",
+    "sortable.html",
+    "kanban.html",
+    "highlight.html",
+    "slider.html",
+    "hover-menu.html",
+    "context-menu.html",
+    "edit-cell.html",
+    "paste.html",
 ];
 
 /// What a task left behind.
@@ -315,6 +323,136 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 return done("The form is not in view");
             };
             reader::act("Agree and continue", json!([click(agree), click(go)]))
+        }),
+        "sortable.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("The steps are in order");
+            }
+            // The listed steps in page order: (id, its number).
+            let steps: Vec<(u64, char)> = state
+                .lines()
+                .filter(|l| l.contains("draggable") && l.contains(">Step "))
+                .filter_map(|l| Some((id_of(l, "<li")?, l.split("Step ").nth(1)?.chars().next()?)))
+                .collect();
+            let wanted = ['1', '2', '3', '4'];
+            match (0..steps.len()).find(|&i| steps[i].1 != wanted[i]) {
+                // Each drop puts the next step before the one standing in its place.
+                Some(i) => match steps.iter().find(|(_, n)| *n == wanted[i]) {
+                    Some((id, _)) => reader::act(
+                        &format!("Move step {} up", wanted[i]),
+                        json!([{"action": "drag", "id": id, "to": steps[i].0}]),
+                    ),
+                    None => done("A step is missing from the list"),
+                },
+                None if steps.len() == 4 => {
+                    with(state, "Check", |id| reader::act("Check", json!([click(id)])))
+                }
+                None => done("The list does not show four steps"),
+            }
+        }),
+        "kanban.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("The card is in Done");
+            }
+            with(state, "Fix the login bug", |card| {
+                reader::act(
+                    "Drag the card to the Done column",
+                    json!([{"action": "drag", "id": card, "to_text": "Done"}]),
+                )
+            })
+        }),
+        "highlight.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Highlighted");
+            }
+            let phrase = "solar panels on every roof";
+            let shown =
+                text_lines(state).iter().any(|l| l.contains(phrase) && l.contains("council"));
+            if !shown {
+                return done("The article does not show the phrase");
+            }
+            reader::act("Highlight the phrase", json!([{"action": "select_text", "text": phrase}]))
+        }),
+        "slider.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Saved at 13");
+            }
+            let Some(line) = state.lines().find(|l| l.contains("role=slider")) else {
+                return done("The page shows no slider");
+            };
+            let slider = id_of(line, "role=slider").expect("a listed slider");
+            if line.contains("value=13 ") || line.contains("value=13>") {
+                return with(state, "Save", |id| reader::act("Save", json!([click(id)])));
+            }
+            reader::act(
+                "Set the volume",
+                json!([{"action": "set_slider", "id": slider, "value": 13}]),
+            )
+        }),
+        "hover-menu.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Kettles opened");
+            }
+            // Deepest first: whatever the hovers have opened so far.
+            if let Some(kettles) = named(state, "Kettles") {
+                return reader::act("Open Kettles", json!([click(kettles)]));
+            }
+            if let Some(kitchen) = named(state, "Kitchen") {
+                return reader::act(
+                    "Open the Kitchen menu",
+                    json!([{"action": "hover", "id": kitchen}]),
+                );
+            }
+            with(state, "Products", |id| {
+                reader::act("Open the Products menu", json!([{"action": "hover", "id": id}]))
+            })
+        }),
+        "context-menu.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Deleted");
+            }
+            if let Some(delete) = named(state, "Delete") {
+                return reader::act("Delete", json!([click(delete)]));
+            }
+            with(state, "report.pdf", |id| {
+                reader::act("Open its menu", json!([{"action": "right_click", "id": id}]))
+            })
+        }),
+        "edit-cell.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Bob is 42");
+            }
+            if let Some(field) = named(state, "Age of Bob") {
+                return reader::act(
+                    "Enter the new age",
+                    json!([type_into(field, "42"), {"action": "send_keys", "keys": "Enter"}]),
+                );
+            }
+            // Bob's row: `| Bob | [7] |`, the cell's id in the second column.
+            let row = text_lines(state).into_iter().find(|l| l.starts_with("| Bob |"));
+            let cell = row.and_then(|r| r.split('[').nth(1)).and_then(|r| r.split(']').next());
+            match cell.and_then(|c| c.parse::<u64>().ok()) {
+                Some(id) => {
+                    reader::act("Edit the age", json!([{"action": "double_click", "id": id}]))
+                }
+                None => done("The table shows no cell for Bob's age"),
+            }
+        }),
+        "paste.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("Confirmed");
+            }
+            let (Some(order), Some(confirm)) =
+                (named(state, "Order number"), named(state, "Confirmation"))
+            else {
+                return done("The form is not in view");
+            };
+            with(state, "Confirm", |go| {
+                reader::act(
+                    "Copy, paste and confirm",
+                    json!([{"action": "copy", "id": order}, {"action": "paste", "id": confirm}, click(go)]),
+                )
+            })
         }),
         other => panic!("no fixture task {other}"),
     }

@@ -16,7 +16,9 @@ use crate::untrusted;
 pub use crate::page_state::TabInfo;
 use run_contract::url::form_encode;
 
+mod gestures;
 mod input_values;
+use gestures::Press;
 use input_values::{Limits, ValueKind};
 
 /// The union lives in the shared contract, so the sync server reads what the engine writes.
@@ -170,10 +172,19 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 self.sessions.send(tab, "Page.reload", json!({})).await?;
                 self.after_navigation(tab, &before, "Reloaded the page").await?
             }
-            Action::Click { id } => self.click(tab, *id).await?,
+            Action::Click { id } => self.click(tab, *id, Press::Left).await?,
+            Action::DoubleClick { id } => self.click(tab, *id, Press::Double).await?,
+            Action::RightClick { id } => self.click(tab, *id, Press::Right).await?,
+            Action::Drag { id, to, to_text, dx, dy } => {
+                self.drag(tab, *id, *to, to_text.as_deref(), (*dx, *dy)).await?
+            }
+            Action::SelectText { text, id } => self.select_text(tab, text, *id).await?,
+            Action::SetSlider { id, value } => self.set_slider(tab, *id, *value).await?,
+            Action::Copy { id } => self.copy(tab, *id).await?,
+            Action::Paste { id } => self.paste(tab, *id).await?,
             Action::ClickAt { x, y } => {
                 let before = self.activity(tab);
-                self.mouse_click(tab, *x, *y).await?;
+                self.press_at(tab, (*x, *y), Press::Left).await?;
                 let settled = self.settle(tab, &before).await;
                 self.describe_settled(tab, format!("Clicked at ({x:.0}, {y:.0})"), settled, None)
                     .await
@@ -197,7 +208,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                     Err(outcome) => return Ok(outcome),
                 };
                 let before = self.activity(tab);
-                self.mouse(tab, "mouseMoved", x, y).await?;
+                self.mouse_event(tab, "mouseMoved", (x, y), "left", 0, 0).await?;
                 let settled = self.settle(tab, &before).await;
                 self.describe_settled(tab, format!("Hovered over [{id}]"), settled, Some(mutations))
                     .await
@@ -329,45 +340,25 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         Ok(Ok((x, y, point["mutations"].as_u64().unwrap_or_default(), link)))
     }
 
-    async fn mouse(&self, tab: TabId, kind: &str, x: f64, y: f64) -> Result<(), CdpError> {
-        let event = json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1,
-                           "buttons": if kind == "mousePressed" { 1 } else { 0 }});
-        self.sessions.send(tab, "Input.dispatchMouseEvent", event).await.map(drop)
-    }
-
-    /// Moves to, presses and releases the mouse at (x, y). A move is input Chrome delivers
-    /// with the next frame, and a hidden tab (a job in the background) draws none: its answer
-    /// then takes seconds. The press right behind it flushes it, in order, so the move is not
-    /// waited for beyond a few frames.
-    async fn mouse_click(&self, tab: TabId, x: f64, y: f64) -> Result<(), CdpError> {
-        let moved = self.mouse(tab, "mouseMoved", x, y);
-        if let Some(moved) = crate::within(self.clock, MOVE_ANSWER_MS, moved).await {
-            moved?;
-        }
-        for kind in ["mousePressed", "mouseReleased"] {
-            self.mouse(tab, kind, x, y).await?;
-        }
-        Ok(())
-    }
-
-    async fn click(&self, tab: TabId, id: u32) -> Result<ActionOutcome, CdpError> {
+    /// Clicks element `id` as `press` says (once, twice, or with the right button), after
+    /// checking a link's destination. A right-click opens the page's menu, not the link.
+    async fn click(&self, tab: TabId, id: u32, press: Press) -> Result<ActionOutcome, CdpError> {
         let (x, y, mutations, link) = match self.point(tab, id).await? {
             Ok(point) => point,
             Err(outcome) => return Ok(outcome),
         };
         // A link's destination is checked before the click, so a refused page (in this tab
         // or a new one) is never requested.
-        if let Some(link) = link
+        if let Some(link) = link.filter(|_| press != Press::Right)
             && let Err(refusal) = self.firewall.check(&link)
         {
             return Ok(ActionOutcome::fail(format!("Not clicked: [{id}] is a link. {refusal}")));
         }
         let tabs_before = self.tabs.list().await.unwrap_or_default();
         let before = self.activity(tab);
-        self.mouse_click(tab, x, y).await?;
+        self.press_at(tab, (x, y), press).await?;
         let settled = self.settle(tab, &before).await;
-        let mut outcome =
-            self.describe_settled(tab, format!("Clicked [{id}]"), settled, Some(mutations)).await;
+        let mut outcome = self.describe_settled(tab, press.did(id), settled, Some(mutations)).await;
         if let Ok(after) = self.tabs.list().await
             && let Some(new) = after.iter().find(|t| tabs_before.iter().all(|b| b.id != t.id))
         {
@@ -717,6 +708,9 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             down["text"] = text.as_str().into();
             down["unmodifiedText"] = text.as_str().into();
         }
+        if let Some(command) = press.command {
+            down["commands"] = json!([command]);
+        }
         self.sessions.send(tab, "Input.dispatchKeyEvent", down).await?;
         let up = json!({"type": "keyUp", "key": press.key, "code": press.code,
             "windowsVirtualKeyCode": press.key_code, "modifiers": press.modifiers});
@@ -860,7 +854,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
             )));
         }
         if option.as_ref().is_some_and(|o| o["visible"] != true) {
-            let opened = self.click(tab, id).await?;
+            let opened = self.click(tab, id, Press::Left).await?;
             if !opened.ok {
                 return Ok(opened);
             }
@@ -881,7 +875,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         let Some(option_id) = option["id"].as_u64() else {
             return Ok(ActionOutcome::fail("That option cannot be targeted."));
         };
-        let clicked = self.click(tab, option_id as u32).await?;
+        let clicked = self.click(tab, option_id as u32, Press::Left).await?;
         if !clicked.ok || clicked.page_changed {
             return Ok(clicked);
         }
@@ -993,6 +987,9 @@ struct KeyPress {
     key_code: u32,
     modifiers: u32,
     text: Option<String>,
+    /// The editing command a shortcut runs (`copy`, `paste` …): synthetic key events do not
+    /// run them by themselves, so CDP is told, and the page hears its clipboard events.
+    command: Option<&'static str>,
 }
 
 impl KeyPress {
@@ -1044,6 +1041,7 @@ impl KeyPress {
                 key_code: *key_code,
                 modifiers,
                 text,
+                command: None,
             });
         }
         let mut chars = key.chars();
@@ -1055,7 +1053,23 @@ impl KeyPress {
                 // With Control or Meta it is a shortcut, not text.
                 let text = (modifiers & 0b0110 == 0)
                     .then(|| if modifiers & 8 != 0 { upper.to_string() } else { c.to_string() });
-                Ok(KeyPress { key: c.to_string(), code, key_code: upper as u32, modifiers, text })
+                // Control or Meta with these letters edit, on every platform's keyboard.
+                let command = match (modifiers & 0b0110 != 0, modifiers & 0b1001 == 0, upper) {
+                    (true, true, 'C') => Some("copy"),
+                    (true, true, 'V') => Some("paste"),
+                    (true, true, 'X') => Some("cut"),
+                    (true, true, 'A') => Some("selectAll"),
+                    (true, true, 'Z') => Some("undo"),
+                    _ => None,
+                };
+                Ok(KeyPress {
+                    key: c.to_string(),
+                    code,
+                    key_code: upper as u32,
+                    modifiers,
+                    text,
+                    command,
+                })
             }
             _ => Err(format!(
                 "Unknown key {key:?}. Use names like Enter, Tab, Escape, ArrowDown, PageDown, \
@@ -1086,6 +1100,22 @@ mod tests {
         events: Vec<(&'static str, Value)>,
         tabs: &impl Tabs,
     ) -> (ActionOutcome, Vec<String>) {
+        let (outcome, calls, _) = perform_with_params(action, answers, events, tabs);
+        (outcome, calls)
+    }
+
+    /// The input events `action` sent (method and parameters), with its outcome.
+    fn inputs(action: Action, answers: Vec<Value>) -> (ActionOutcome, Vec<(String, Value)>) {
+        let (outcome, _, params) = perform_with_params(action, answers, vec![], &OneTab);
+        (outcome, params.into_iter().filter(|(m, _)| m.starts_with("Input.")).collect())
+    }
+
+    fn perform_with_params(
+        action: Action,
+        answers: Vec<Value>,
+        events: Vec<(&'static str, Value)>,
+        tabs: &impl Tabs,
+    ) -> (ActionOutcome, Vec<String>, Vec<(String, Value)>) {
         let mut fake = FakeCdp::page().answer("Runtime.evaluate", Ok(json!({"result": {}})));
         for answer in answers {
             fake = fake.answer("Runtime.evaluate", Ok(json!({"result": {"value": answer}})));
@@ -1104,7 +1134,8 @@ mod tests {
         };
         let outcome = block_on(hands.perform(1, &action));
         let calls = page.fake.calls.borrow().clone();
-        (outcome, calls)
+        let params = page.fake.params.borrow().clone();
+        (outcome, calls, params)
     }
 
     /// [`FakeCdp`] plus events that reach `Sessions` on a mouse release, the way the worker
@@ -1416,5 +1447,90 @@ mod tests {
     fn waiting_is_bounded() {
         let (outcome, _) = perform(Action::Wait { seconds: 60.0 }, vec![]);
         assert_eq!(outcome.message, "Waited 10.0 s");
+    }
+
+    fn mouse(inputs: &[(String, Value)]) -> Vec<(String, String, i64, i64)> {
+        inputs
+            .iter()
+            .filter(|(m, _)| m == "Input.dispatchMouseEvent")
+            .map(|(_, p)| {
+                let field = |k: &str| p[k].as_str().unwrap_or_default().to_owned();
+                (
+                    field("type"),
+                    field("button"),
+                    p["clickCount"].as_i64().unwrap_or(0),
+                    p["buttons"].as_i64().unwrap_or(0),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_double_click_presses_twice_and_a_right_click_with_the_right_button() {
+        let point = json!({"x": 10, "y": 20, "mutations": 5});
+        let quiet = json!({"waitedMs": 40, "quiet": true, "mutations": 6});
+        let (double, sent) =
+            inputs(Action::DoubleClick { id: 3 }, vec![point.clone(), quiet.clone()]);
+        assert!(double.message.starts_with("Double-clicked [3]"), "{}", double.message);
+        let presses: Vec<i64> =
+            mouse(&sent).iter().filter(|e| e.0 == "mousePressed").map(|e| e.2).collect();
+        assert_eq!(presses, [1, 2], "the second press makes the dblclick");
+        let (right, sent) = inputs(Action::RightClick { id: 3 }, vec![point, quiet]);
+        assert!(right.message.starts_with("Right-clicked [3]"), "{}", right.message);
+        assert!(mouse(&sent).iter().any(|e| e.0 == "mousePressed" && e.1 == "right" && e.3 == 2));
+    }
+
+    #[test]
+    fn a_drag_holds_the_button_from_the_element_to_the_target_and_releases_there() {
+        let from = json!({"x": 10, "y": 20, "mutations": 5});
+        let onto = json!({"x": 110, "y": 220, "mutations": 5});
+        let quiet = json!({"waitedMs": 40, "quiet": true, "mutations": 9});
+        let drag = Action::Drag { id: 3, to: Some(4), to_text: None, dx: 0.0, dy: 0.0 };
+        let (outcome, sent) = inputs(drag, vec![from, onto, quiet]);
+        assert_eq!(outcome.message, "Dragged [3] onto [4]");
+        let events = mouse(&sent);
+        assert_eq!(events.first().map(|e| e.0.as_str()), Some("mouseMoved"));
+        let held: Vec<_> = events.iter().filter(|e| e.0 == "mouseMoved" && e.3 == 1).collect();
+        assert!(held.len() >= 8, "moves a frame at a time with the button held: {events:?}");
+        let (_, last) = sent.iter().rev().find(|(m, _)| m == "Input.dispatchMouseEvent").unwrap();
+        assert_eq!(
+            (last["type"].as_str(), last["x"].as_f64(), last["y"].as_f64()),
+            (Some("mouseReleased"), Some(110.0), Some(220.0))
+        );
+        // Nowhere to drop is refused before anything is pressed.
+        let nowhere = Action::Drag { id: 3, to: None, to_text: None, dx: 0.0, dy: 0.0 };
+        let (refused, sent) = inputs(nowhere, vec![]);
+        assert!(!refused.ok && refused.message.contains("Say where to drop"));
+        assert!(sent.is_empty());
+    }
+
+    #[test]
+    fn copy_and_paste_run_the_editing_commands_and_paste_reports_what_the_field_holds() {
+        let (copied, sent) =
+            inputs(Action::Copy { id: Some(2) }, vec![json!({"selected": "ORD-1"})]);
+        assert!(copied.ok && copied.message.starts_with("Copied \"ORD-1\""), "{}", copied.message);
+        let down =
+            sent.iter().find(|(m, p)| m == "Input.dispatchKeyEvent" && p["type"] == "rawKeyDown");
+        assert_eq!(down.unwrap().1["commands"], json!(["copy"]));
+        let nothing = inputs(Action::Copy { id: None }, vec![json!("")]).0;
+        assert!(!nothing.ok && nothing.message.contains("Nothing is selected"));
+        let unchanged = vec![json!({"ok": true}), json!({"value": "a"}), json!({"value": "a"})];
+        let refused = inputs(Action::Paste { id: 4 }, unchanged).0;
+        assert!(!refused.ok && refused.message.contains("did not change"), "{}", refused.message);
+        assert_eq!(KeyPress::parse("Control+V").unwrap().command, Some("paste"));
+        assert_eq!(KeyPress::parse("Shift+V").unwrap().command, None);
+    }
+
+    #[test]
+    fn a_slider_value_outside_its_range_is_refused_before_it_is_touched() {
+        let info = json!({"min": 0, "max": 20, "now": 5, "vertical": false, "text": "",
+                          "thumb": [50, 10], "track": [0, 5, 300, 10]});
+        let (outcome, sent) = inputs(Action::SetSlider { id: 6, value: 30.0 }, vec![info]);
+        assert!(
+            !outcome.ok && outcome.message.contains("goes from 0 to 20"),
+            "{}",
+            outcome.message
+        );
+        assert!(sent.is_empty());
     }
 }

@@ -44,8 +44,8 @@ use checkpoint::MAX_EVENTS;
 pub use checkpoint::{Checkpoint, Counters, EXTRACT_CHARS, Notes, UserMessage};
 pub use control::Control;
 use plan::plan_needs_review;
-pub use step::describe_action;
 use step::{DoneClaim, StepEnd};
+pub use step::{describe_action, target_of};
 pub use stored::{CHECKPOINT_VERSION, Unreadable, read_checkpoint};
 
 /// The page as the executor needs it for one step.

@@ -9,8 +9,13 @@ use serde_json::{Value, json};
 
 use crate::cdp::{Cdp, CdpError, Sessions};
 
-/// The page agent's source, compiled into the worker.
-pub const SOURCE: &str = include_str!("../../../content-script/page-agent.js");
+/// The page agent's source, compiled into the worker: the state and the basic actions,
+/// then the helpers of the actions beyond clicking and typing (`alphascoutHands`).
+pub const SOURCE: &str = concat!(
+    include_str!("../../../content-script/page-agent.js"),
+    "\n",
+    include_str!("../../../content-script/page-hands.js")
+);
 
 /// The world name visible in DevTools' context picker.
 pub const WORLD_NAME: &str = "alphascout";

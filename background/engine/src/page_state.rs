@@ -27,6 +27,7 @@
 //! * `origin=` names the origin of another site's frame an element is in.
 //! * Page text never starts a line like an element or a prompt heading: such a line is
 //!   escaped with `\`, and names are kept to one line (`crate::untrusted`).
+//! * `draggable`: made to be dragged (the markup says so, or a grab cursor).
 //! * `pointer`: clickable by cursor style only. `scroll=A/B`: a scrollable container with A
 //!   screens above and B below. `offscreen`: inside the margin below or above the viewport.
 //! * The `view` line says where the viewport is, how many interactive elements lie above and
@@ -140,6 +141,8 @@ pub struct Element {
     #[serde(rename = "aria-haspopup")]
     pub haspopup: Option<String>,
     pub pointer: bool,
+    /// Made to be dragged (`draggable`, or a grab cursor).
+    pub draggable: bool,
     pub offscreen: bool,
     pub shadow: bool,
     pub frame: u32,
@@ -272,6 +275,7 @@ impl Element {
             (self.disabled, "disabled"),
             (self.readonly, "readonly"),
             (self.pointer, "pointer"),
+            (self.draggable, "draggable"),
             (self.offscreen, "offscreen"),
         ];
         for (on, flag) in flags {

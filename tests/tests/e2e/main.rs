@@ -8,6 +8,7 @@ mod annotation_finetune;
 mod annotation_sync;
 mod annotation_work;
 mod extension;
+mod hands;
 mod jobs;
 mod page_state;
 mod page_text;

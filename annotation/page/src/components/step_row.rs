@@ -22,7 +22,10 @@ pub fn action_icon(kind: &ActionKind) -> &'static str {
     // Symbols from common text fonts (DejaVu, Segoe UI Symbol), not emoji, which a machine
     // without an emoji font shows as empty boxes.
     match kind {
-        ActionKind::Click => "➚",
+        ActionKind::Click | ActionKind::DoubleClick | ActionKind::RightClick => "➚",
+        ActionKind::Drag => "✥",
+        ActionKind::SelectText | ActionKind::Copy | ActionKind::Paste => "⎘",
+        ActionKind::SetSlider => "⇹",
         ActionKind::Type | ActionKind::Key => "⌨",
         ActionKind::Scroll => "↕",
         ActionKind::Wait => "◷",

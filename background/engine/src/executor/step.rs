@@ -525,20 +525,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     }
 
     fn target(&self, tab: TabId, action: &Action) -> String {
-        match action {
-            Action::Click { id }
-            | Action::Type { id, .. }
-            | Action::Hover { id }
-            | Action::ListOptions { id }
-            | Action::SelectOption { id, .. }
-            | Action::Scroll { id: Some(id), .. } => self.browser.describe(tab, *id),
-            Action::GoToUrl { url } | Action::OpenTab { url } => url.clone(),
-            Action::WebSearch { query } => query.clone(),
-            Action::ScrollToText { text } => text.clone(),
-            Action::ClickAt { x, y } => format!("({x}, {y})"),
-            Action::SwitchTab { tab_id } | Action::CloseTab { tab_id } => format!("tab {tab_id}"),
-            _ => String::new(),
-        }
+        target_of(self.browser, tab, action)
     }
 
     /// The texts the Navigator asks to type into secret fields, by field id (longest first,
@@ -625,6 +612,26 @@ fn withheld(url: &str, refusal: &str) -> PageView {
 }
 
 /// `click "Add to cart"`, `type "kettle" into "Search"`, `go_to_url https://…`.
+/// What a person would call what `action` works on: the element's name, the URL, the text.
+pub fn target_of(browser: &impl Browser, tab: TabId, action: &Action) -> String {
+    match action {
+        Action::Drag { id, to: Some(to), .. } => {
+            format!("{} onto {}", browser.describe(tab, *id), browser.describe(tab, *to))
+        }
+        Action::Drag { id, to_text: Some(text), .. } => {
+            format!("{} onto {text:?}", browser.describe(tab, *id))
+        }
+        Action::GoToUrl { url } | Action::OpenTab { url } => url.clone(),
+        Action::WebSearch { query } => query.clone(),
+        Action::ScrollToText { text } => text.clone(),
+        Action::SelectText { text, id: None } => format!("{text:?}"),
+        Action::ClickAt { x, y } => format!("({x}, {y})"),
+        Action::SwitchTab { tab_id } | Action::CloseTab { tab_id } => format!("tab {tab_id}"),
+        Action::Copy { id: None } => "the selection".into(),
+        _ => action.element().map(|id| browser.describe(tab, id)).unwrap_or_default(),
+    }
+}
+
 pub fn describe_action(action: &Action, target: &str) -> String {
     let name = serde_json::to_value(action)
         .ok()
@@ -634,6 +641,8 @@ pub fn describe_action(action: &Action, target: &str) -> String {
         Action::Type { text, .. } => format!("type {text:?} into {target}"),
         Action::SelectOption { option, .. } => format!("select {option:?} in {target}"),
         Action::SendKeys { keys } => format!("press {keys}"),
+        Action::SetSlider { value, .. } => format!("set {target} to {value}"),
+        Action::Paste { .. } => format!("paste into {target}"),
         Action::Done { success, .. } => {
             format!("done ({})", if *success { "success" } else { "gave up" })
         }
@@ -642,7 +651,6 @@ pub fn describe_action(action: &Action, target: &str) -> String {
     }
 }
 
-/// The step's action in the seed's vocabulary.
 /// Seed `000_…` §1's three thoughts from the Navigator's reflection. A model that left one
 /// empty still gives the step something to annotate: its evaluation, what it saw, its goal.
 fn thoughts(state: &agents::CurrentState) -> Thoughts {

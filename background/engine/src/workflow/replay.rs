@@ -36,7 +36,8 @@ use crate::actions::{Action, ActionOutcome, Tabs, WaitLimits};
 use crate::browser::CdpBrowser;
 use crate::cdp::Cdp;
 use crate::executor::{
-    Browser, CallContext, CallError, CallSpec, Capture, PageView, decode_answer, traced_call,
+    Browser, CallContext, CallError, CallSpec, Capture, PageView, decode_answer, target_of,
+    traced_call,
 };
 use crate::page_state::Element;
 use crate::providers::{Http, ModelConfig, Usage};
@@ -764,18 +765,6 @@ fn normalise(text: &str) -> String {
 fn path_of(url: &str) -> Option<String> {
     let parsed = url::Url::parse(url).ok()?;
     Some(format!("{}{}", parsed.origin().ascii_serialization(), parsed.path()))
-}
-
-fn target_of(browser: &impl Browser, tab: TabId, action: &Action) -> String {
-    match action {
-        Action::Click { id }
-        | Action::Type { id, .. }
-        | Action::Hover { id }
-        | Action::ListOptions { id }
-        | Action::SelectOption { id, .. } => browser.describe(tab, *id),
-        Action::Scroll { id: Some(id), .. } => browser.describe(tab, *id),
-        _ => String::new(),
-    }
 }
 
 fn describe(action: &Action, target: &str) -> String {
