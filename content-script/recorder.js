@@ -41,6 +41,8 @@
     listeners.push([target, type, wrapped]);
   };
 
+  const pick = (node) => (node instanceof Element ? (node.closest(CLICKABLE) || node) : null);
+
   // Enter in a form's field submits it with a click on its button: Enter's effect.
   let enterAt = -Infinity;
   on(window, "click", (e) => {
@@ -51,9 +53,68 @@
     send({ kind: "click", target: describe(el) });
   });
 
+  // The browser reports both clicks first; the fold makes the three one step.
+  on(window, "dblclick", (e) => {
+    const el = pick(e.target);
+    if (el) send({ kind: "double_click", target: describe(el) });
+  });
+
+  on(window, "contextmenu", (e) => {
+    const el = pick(e.target);
+    if (el) send({ kind: "right_click", target: describe(el) });
+  });
+
+  // Drags: HTML5 drag and drop (dragstart … drop), or a press, a move of more than a few
+  // pixels and a release (pointer-driven lists, boards and handles). The drop target is
+  // what lay under the pointer besides the dragged thing itself.
+  let press = null; // {x, y, el, html5}
+  const under = (x, y, dragged) =>
+    document.elementsFromPoint(x, y).find((el) => !dragged.contains(el) && el !== document.documentElement);
+  const dragged = (x, y) => {
+    const p = press;
+    press = null;
+    if (!p || Math.hypot(x - p.x, y - p.y) < 8) return;
+    const onto = pick(under(x, y, p.el));
+    const event = { kind: "drag", target: describe(p.el), dx: Math.round(x - p.x), dy: Math.round(y - p.y) };
+    if (onto && onto !== document.body) event.to = describe(onto);
+    send(event);
+  };
+  on(window, "pointerdown", (e) => {
+    if (e.button !== 0 || !(e.target instanceof Element)) return;
+    press = { x: e.clientX, y: e.clientY, el: e.target.closest("[draggable=true]") || pick(e.target), html5: false };
+  });
+  on(window, "dragstart", () => { if (press) press.html5 = true; });
+  on(window, "drop", (e) => { if (press && press.html5) dragged(e.clientX, e.clientY); });
+  on(window, "dragend", () => { if (press && press.html5) press = null; });
+  on(window, "pointerup", (e) => { if (press && !press.html5) dragged(e.clientX, e.clientY); });
+
+  // Copy and paste inside the page, with the text they carried (masked in a secret field).
+  on(window, "copy", () => {
+    const active = document.activeElement;
+    const field = active && (active.tagName === "INPUT" || active.tagName === "TEXTAREA") ? active : null;
+    const text = field ? field.value.slice(field.selectionStart, field.selectionEnd)
+      : String(document.getSelection() || "");
+    if (!text.trim()) return;
+    const anchor = field || document.getSelection()?.anchorNode?.parentElement;
+    const event = { kind: "copy", text };
+    if (anchor && anchor !== document.body) {
+      event.target = describe(anchor);
+      event.text = masked(event.target, text);
+    }
+    send(event);
+  });
+  on(window, "paste", (e) => {
+    const el = e.target instanceof Element ? e.target : null;
+    if (!el) return;
+    const target = describe(el.closest("input,textarea,[contenteditable]") || el);
+    send({ kind: "paste", target, text: masked(target, e.clipboardData?.getData("text") || "") });
+  });
+
   on(window, "input", (e) => {
     const el = e.target;
     if (!(el instanceof Element)) return;
+    // A paste's input is the paste step's effect.
+    if (e.inputType === "insertFromPaste" || e.inputType === "insertFromDrop") return;
     if (el.tagName === "INPUT" && ["checkbox", "radio", "file", "range", "color"].includes(el.type)) return;
     if (el.tagName === "SELECT") return;
     const target = describe(el);

@@ -72,7 +72,7 @@ impl ActionKind {
     ];
 
     /// The kinds a recording can hold and a workflow can replay.
-    pub const REPLAYABLE: [ActionKind; 8] = [
+    pub const REPLAYABLE: [ActionKind; 13] = [
         ActionKind::Click,
         ActionKind::Type,
         ActionKind::Key,
@@ -81,6 +81,11 @@ impl ActionKind {
         ActionKind::Navigate,
         ActionKind::SwitchTab,
         ActionKind::Extract,
+        ActionKind::DoubleClick,
+        ActionKind::RightClick,
+        ActionKind::Drag,
+        ActionKind::Copy,
+        ActionKind::Paste,
     ];
 
     pub fn as_str(&self) -> &str {

@@ -344,9 +344,17 @@ impl Page {
     /// Clicks the centre of the element matching `selector` with real mouse events, once it
     /// is visible and enabled.
     pub fn click(&self, selector: &str) {
+        let at = self.centre(selector);
+        self.mouse("mouseMoved", at, "none", 0, selector);
+        self.mouse("mousePressed", at, "left", 1, selector);
+        self.mouse("mouseReleased", at, "left", 1, selector);
+    }
+
+    /// Where a click on `selector` lands: its centre, once that point hits the element itself
+    /// and stays the same for two polls (a screenshot or font that loads late moves the
+    /// layout, and a click computed before it lands elsewhere).
+    fn centre(&self, selector: &str) -> (f64, f64) {
         let selector_js = Value::from(selector);
-        // The point must hit the element itself and stay put for two polls: a screenshot or
-        // font that loads late moves the layout, and a click computed before it lands elsewhere.
         let centre = self.wait_value(
             &format!(
                 "(() => {{ const e = document.querySelector({selector_js});
@@ -363,13 +371,71 @@ impl Page {
             ),
             &format!("{selector} to be visible and enabled"),
         );
-        let (x, y) = (centre[0].as_f64().unwrap_or(0.0), centre[1].as_f64().unwrap_or(0.0));
-        for kind in ["mouseMoved", "mousePressed", "mouseReleased"] {
-            self.call(
-                "Input.dispatchMouseEvent",
-                json!({"type": kind, "x": x, "y": y, "button": "left", "clickCount": 1}),
-            )
-            .unwrap_or_else(|e| panic!("clicking {selector}: {e}"));
+        (centre[0].as_f64().unwrap_or(0.0), centre[1].as_f64().unwrap_or(0.0))
+    }
+
+    fn mouse(&self, kind: &str, (x, y): (f64, f64), button: &str, count: u32, what: &str) {
+        let held = match (kind, button) {
+            ("mouseReleased", _) | (_, "none") => 0,
+            (_, "right") => 2,
+            _ => 1,
+        };
+        let button = if button == "none" { "left" } else { button };
+        self.call(
+            "Input.dispatchMouseEvent",
+            json!({"type": kind, "x": x, "y": y, "button": button, "buttons": held,
+                   "clickCount": count}),
+        )
+        .unwrap_or_else(|e| panic!("{kind} on {what}: {e}"));
+    }
+
+    /// A person's double-click: two presses, the second with a click count of 2.
+    pub fn double_click(&self, selector: &str) {
+        let at = self.centre(selector);
+        self.mouse("mouseMoved", at, "none", 0, selector);
+        for count in [1, 2] {
+            self.mouse("mousePressed", at, "left", count, selector);
+            self.mouse("mouseReleased", at, "left", count, selector);
+        }
+    }
+
+    pub fn right_click(&self, selector: &str) {
+        let at = self.centre(selector);
+        self.mouse("mouseMoved", at, "none", 0, selector);
+        self.mouse("mousePressed", at, "right", 1, selector);
+        self.mouse("mouseReleased", at, "right", 1, selector);
+    }
+
+    /// A person's drag from `from` onto `to`: press, move in steps with the button held,
+    /// release.
+    pub fn drag(&self, from: &str, to: &str) {
+        let start = self.centre(from);
+        let end = self.centre(to);
+        self.mouse("mouseMoved", start, "none", 0, from);
+        self.mouse("mousePressed", start, "left", 1, from);
+        for step in 1..=10 {
+            let share = f64::from(step) / 10.0;
+            let at = (start.0 + (end.0 - start.0) * share, start.1 + (end.1 - start.1) * share);
+            self.mouse("mouseMoved", at, "left", 0, from);
+            std::thread::sleep(std::time::Duration::from_millis(16));
+        }
+        self.mouse("mouseReleased", end, "left", 1, to);
+    }
+
+    /// Control with `letter` in the focused element, running its editing command as the
+    /// keyboard does (`copy`, `paste`, `selectAll`).
+    pub fn shortcut(&self, letter: char, command: &str) {
+        let upper = letter.to_ascii_uppercase();
+        let key = json!({"key": letter.to_string(), "code": format!("Key{upper}"),
+                         "windowsVirtualKeyCode": upper as u32, "modifiers": 2});
+        let mut down = key.clone();
+        down["type"] = "rawKeyDown".into();
+        down["commands"] = json!([command]);
+        let mut up = key;
+        up["type"] = "keyUp".into();
+        for event in [down, up] {
+            self.call("Input.dispatchKeyEvent", event)
+                .unwrap_or_else(|e| panic!("Control+{upper}: {e}"));
         }
     }
 

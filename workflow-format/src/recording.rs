@@ -11,7 +11,9 @@
 //!   within [`CAUSED_WITHIN_MS`] of a click, key or select) is that action's effect, not a
 //!   step;
 //! * a `details` note goes onto the next step (the last one when nothing follows);
-//! * an `extract` (Ctrl+I) is a step of its own, with the screenshot taken when it was asked.
+//! * an `extract` (Ctrl+I) is a step of its own, with the screenshot taken when it was asked;
+//! * a double-click is one step, not the two clicks the browser reports before it; a paste
+//!   is the step, not the input it causes.
 
 use serde::{Deserialize, Serialize};
 
@@ -23,6 +25,9 @@ pub const SECRET_MASK: &str = "[secret]";
 /// Scrolls smaller than this (in screens, summed over a burst) do not change what a person
 /// can reach, so they are not steps.
 pub const MIN_SCROLL_SCREENS: f64 = 0.25;
+
+/// A click this soon after a drag is the drag's release, not a step.
+pub const DRAG_CLICK_MS: f64 = 300.0;
 
 /// A navigation this soon after a click, key press or select is taken to be its effect.
 pub const CAUSED_WITHIN_MS: f64 = 3000.0;
@@ -87,7 +92,8 @@ impl TargetDescriptor {
         }
     }
 
-    /// Two descriptors name the same field (for coalescing typing).
+    /// Two descriptors name the same element (for coalescing typing, and for the clicks a
+    /// double-click is made of).
     fn same_field(&self, other: &TargetDescriptor) -> bool {
         if !self.selector.is_empty() || !other.selector.is_empty() {
             return self.selector == other.selector;
@@ -163,6 +169,33 @@ pub enum RawInput {
     Details {
         text: String,
     },
+    DoubleClick {
+        target: TargetDescriptor,
+    },
+    /// The context menu asked for (the right button, or the menu key).
+    RightClick {
+        target: TargetDescriptor,
+    },
+    /// Pressed on `target`, moved, released over `to` (what was there, when the recorder
+    /// could name it), `dx`/`dy` CSS pixels from where it started.
+    Drag {
+        target: TargetDescriptor,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<TargetDescriptor>,
+        dx: f64,
+        dy: f64,
+    },
+    /// Copied `text` (the selection), from `target` when it is a field or element.
+    Copy {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<TargetDescriptor>,
+        text: String,
+    },
+    /// Pasted `text` into `target`.
+    Paste {
+        target: TargetDescriptor,
+        text: String,
+    },
 }
 
 /// A step's action as recorded.
@@ -202,6 +235,30 @@ pub enum RecordedAction {
         #[serde(default)]
         candidates: Vec<String>,
     },
+    DoubleClick {
+        target: TargetDescriptor,
+    },
+    RightClick {
+        target: TargetDescriptor,
+    },
+    Drag {
+        target: TargetDescriptor,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<TargetDescriptor>,
+        dx: f64,
+        dy: f64,
+    },
+    Copy {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<TargetDescriptor>,
+        /// The copied text, or [`SECRET_MASK`].
+        text: String,
+    },
+    Paste {
+        target: TargetDescriptor,
+        /// The pasted text, or [`SECRET_MASK`].
+        text: String,
+    },
 }
 
 impl RecordedAction {
@@ -216,6 +273,11 @@ impl RecordedAction {
             RecordedAction::Navigate { .. } => ActionKind::Navigate,
             RecordedAction::SwitchTab { .. } => ActionKind::SwitchTab,
             RecordedAction::Extract { .. } => ActionKind::Extract,
+            RecordedAction::DoubleClick { .. } => ActionKind::DoubleClick,
+            RecordedAction::RightClick { .. } => ActionKind::RightClick,
+            RecordedAction::Drag { .. } => ActionKind::Drag,
+            RecordedAction::Copy { .. } => ActionKind::Copy,
+            RecordedAction::Paste { .. } => ActionKind::Paste,
         }
     }
 
@@ -223,10 +285,14 @@ impl RecordedAction {
         match self {
             RecordedAction::Click { target }
             | RecordedAction::Type { target, .. }
-            | RecordedAction::Select { target, .. } => Some(target),
-            RecordedAction::Key { target, .. } | RecordedAction::Scroll { target, .. } => {
-                target.as_ref()
-            }
+            | RecordedAction::Select { target, .. }
+            | RecordedAction::DoubleClick { target }
+            | RecordedAction::RightClick { target }
+            | RecordedAction::Drag { target, .. }
+            | RecordedAction::Paste { target, .. } => Some(target),
+            RecordedAction::Key { target, .. }
+            | RecordedAction::Scroll { target, .. }
+            | RecordedAction::Copy { target, .. } => target.as_ref(),
             _ => None,
         }
     }
@@ -240,7 +306,14 @@ impl RecordedAction {
             RecordedAction::Navigate { url } => Some(url.clone()),
             RecordedAction::SwitchTab { tab_id } => Some(tab_id.to_string()),
             RecordedAction::Extract { query, .. } => Some(query.clone()),
-            RecordedAction::Click { .. } | RecordedAction::Scroll { .. } => None,
+            RecordedAction::Copy { text, .. } | RecordedAction::Paste { text, .. } => {
+                Some(text.clone())
+            }
+            RecordedAction::Click { .. }
+            | RecordedAction::Scroll { .. }
+            | RecordedAction::DoubleClick { .. }
+            | RecordedAction::RightClick { .. }
+            | RecordedAction::Drag { .. } => None,
         }
     }
 
@@ -275,6 +348,18 @@ impl RecordedAction {
             }
             RecordedAction::Extract { query, candidates } => {
                 format!("extract {query:?} (one of: {})", candidates.join(", "))
+            }
+            RecordedAction::DoubleClick { target } => format!("double-click {}", target.describe()),
+            RecordedAction::RightClick { target } => format!("right-click {}", target.describe()),
+            RecordedAction::Drag { target, to: Some(to), .. } => {
+                format!("drag {} onto {}", target.describe(), to.describe())
+            }
+            RecordedAction::Drag { target, dx, dy, .. } => {
+                format!("drag {} by ({dx:.0}, {dy:.0}) px", target.describe())
+            }
+            RecordedAction::Copy { text, .. } => format!("copy {text:?}"),
+            RecordedAction::Paste { target, text } => {
+                format!("paste {text:?} into {}", target.describe())
             }
         }
     }
@@ -375,6 +460,8 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
     let mut open = false;
     let mut last_cause_ms: Option<f64> = None;
     for event in events {
+        // The first click a double-click swallowed: its screen is the one before the gesture.
+        let mut swallowed: Option<RecordedStep> = None;
         let action = match &event.input {
             RawInput::Details { text } => {
                 if !text.trim().is_empty() {
@@ -406,6 +493,13 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
                 }
                 RecordedAction::Scroll { target: target.clone(), screens: *screens }
             }
+            // A pointer drag ends with a click where it was released: the drag's, not a step.
+            RawInput::Click { .. }
+                if matches!(steps.last(), Some(RecordedStep { action: RecordedAction::Drag { .. }, at_ms, .. })
+                    if event.at_ms - at_ms <= DRAG_CLICK_MS) =>
+            {
+                continue;
+            }
             RawInput::Click { target } => RecordedAction::Click { target: target.clone() },
             RawInput::Key { key, target } => {
                 if !matches!(key.as_str(), "Enter" | "Escape" | "Tab") {
@@ -430,6 +524,35 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             RawInput::Extract { query, candidates } => {
                 RecordedAction::Extract { query: query.clone(), candidates: candidates.clone() }
             }
+            RawInput::DoubleClick { target } => {
+                // The browser reports the double-click's two clicks first: they are part of it.
+                for _ in 0..2 {
+                    if let Some(RecordedStep {
+                        action: RecordedAction::Click { target: clicked },
+                        ..
+                    }) = steps.last()
+                        && clicked.same_field(target)
+                    {
+                        swallowed = steps.pop();
+                    }
+                }
+                RecordedAction::DoubleClick { target: target.clone() }
+            }
+            RawInput::RightClick { target } => {
+                RecordedAction::RightClick { target: target.clone() }
+            }
+            RawInput::Drag { target, to, dx, dy } => {
+                RecordedAction::Drag { target: target.clone(), to: to.clone(), dx: *dx, dy: *dy }
+            }
+            RawInput::Copy { target, text } => {
+                let secret = target.as_ref().is_some_and(TargetDescriptor::is_secret);
+                let text = if secret { SECRET_MASK.to_owned() } else { text.clone() };
+                RecordedAction::Copy { target: target.clone(), text }
+            }
+            RawInput::Paste { target, text } => {
+                let text = if target.is_secret() { SECRET_MASK.to_owned() } else { text.clone() };
+                RecordedAction::Paste { target: target.clone(), text }
+            }
         };
         close_scroll(&mut steps, open);
         open = matches!(action, RecordedAction::Type { .. } | RecordedAction::Scroll { .. });
@@ -438,7 +561,11 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             RecordedAction::Click { .. }
             | RecordedAction::Key { .. }
             | RecordedAction::Select { .. }
-            | RecordedAction::Type { .. } => Some(event.at_ms),
+            | RecordedAction::Type { .. }
+            | RecordedAction::DoubleClick { .. }
+            | RecordedAction::RightClick { .. }
+            | RecordedAction::Drag { .. }
+            | RecordedAction::Paste { .. } => Some(event.at_ms),
             RecordedAction::Scroll { .. } => last_cause_ms,
             _ => None,
         };
@@ -454,6 +581,12 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             details: (!details.is_empty()).then(|| details.join("\n")),
         });
         details.clear();
+        if let (Some(first), Some(step)) = (swallowed, steps.last_mut()) {
+            step.at_ms = first.at_ms;
+            step.screenshot = first.screenshot;
+            step.page_state = first.page_state;
+            step.details = first.details.or(step.details.take());
+        }
     }
     close_scroll(&mut steps, true);
     if !details.is_empty()
@@ -511,6 +644,59 @@ mod tests {
 
     fn typing(ms: f64, selector: &str, value: &str) -> RawEvent {
         at(ms, &format!("s{ms}"), RawInput::Input { target: field(selector), value: value.into() })
+    }
+
+    #[test]
+    fn a_double_click_is_one_step_and_gestures_keep_what_replay_needs() {
+        let cell = field("#age");
+        let mut secret = field("#pin");
+        secret.secret = true;
+        let events = [
+            at(0.0, "s0", RawInput::Click { target: cell.clone() }),
+            at(90.0, "s1", RawInput::Click { target: cell.clone() }),
+            at(95.0, "s2", RawInput::DoubleClick { target: cell.clone() }),
+            at(900.0, "s3", RawInput::RightClick { target: field("#file") }),
+            at(
+                1500.0,
+                "s4",
+                RawInput::Drag {
+                    target: field("#card"),
+                    to: Some(field("#done")),
+                    dx: 240.0,
+                    dy: -10.0,
+                },
+            ),
+            at(
+                2000.0,
+                "s5",
+                RawInput::Copy { target: Some(field("#order")), text: "ORD-1".into() },
+            ),
+            at(2500.0, "s6", RawInput::Paste { target: field("#confirm"), text: "ORD-1".into() }),
+            at(3000.0, "s7", RawInput::Paste { target: secret, text: "1234".into() }),
+        ];
+        let steps = fold_events(&events);
+        let kinds: Vec<ActionKind> = steps.iter().map(|s| s.action.kind()).collect();
+        assert_eq!(
+            kinds,
+            [
+                ActionKind::DoubleClick,
+                ActionKind::RightClick,
+                ActionKind::Drag,
+                ActionKind::Copy,
+                ActionKind::Paste,
+                ActionKind::Paste
+            ]
+        );
+        // The double-click's screen is the one before its first click.
+        assert_eq!(steps[0].screenshot.as_deref(), Some("s0"));
+        assert_eq!(steps[2].action.describe(), "drag input \"card\" onto input \"done\"");
+        assert_eq!(steps[4].action.value().as_deref(), Some("ORD-1"));
+        assert_eq!(steps[5].action.value().as_deref(), Some(SECRET_MASK), "a secret is never kept");
+        // Each reads back from its stored form.
+        for step in &steps {
+            let stored = serde_json::to_value(step).unwrap();
+            assert_eq!(&serde_json::from_value::<RecordedStep>(stored).unwrap(), step);
+        }
     }
 
     #[test]

@@ -113,6 +113,12 @@ pub struct StepAction {
     /// The recorded element, for replay's fast path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub descriptor: Option<TargetDescriptor>,
+    /// A drag's drop target as recorded, when the recorder could name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<TargetDescriptor>,
+    /// A drag's movement in CSS pixels, from where it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<[f64; 2]>,
 }
 
 /// A parameter or variable name: a letter or `_`, then letters, digits or `_`.
@@ -441,6 +447,8 @@ pub(crate) mod tests {
                 variable: None,
                 candidates: vec![],
                 descriptor: None,
+                to: None,
+                offset: None,
             },
             url: None,
             screenshot: None,

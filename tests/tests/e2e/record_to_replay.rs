@@ -112,3 +112,115 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
     // The recorded click, typing, Enter and select were found again without the model.
     assert!(ended["calls_saved"].as_u64().unwrap() >= 3, "{ended:#}");
 }
+
+/// Pass B for a recording of gestures: one subtask, every step in it, the recorded values.
+fn pass_b_for(steps: usize) -> Reply {
+    let steps: Vec<_> = (0..steps)
+        .map(|i| json!({"index": i, "subtask": "gestures", "action_value": "", "variable": ""}))
+        .collect();
+    Reply::json(json!({
+        "task_name": "Tidy the page",
+        "detailed_task_description": "Reorder, edit, delete and confirm on the gestures page.",
+        "task_params": [],
+        "subtasks": [{"id": "gestures", "text": "Do each gesture",
+                      "expected_outcome": "The page shows the new order, age, files and confirmation",
+                      "depends_on": []}],
+        "steps": steps
+    }))
+}
+
+#[test]
+fn a_recorded_drag_double_click_right_click_and_paste_are_replayed_without_the_model() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let replay_calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = replay_calls.clone();
+    let steps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let recorded = steps.clone();
+    let llm = ScriptedLlm::responding(move |prompt| match prompt_kind(prompt) {
+        Prompt::ReflectStep => pass_a(prompt),
+        Prompt::ReflectTask => pass_b_for(recorded.load(std::sync::atomic::Ordering::SeqCst)),
+        Prompt::Replay => {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Reply::error(400, "the replay should not need the model")
+        }
+        Prompt::Other => Reply::error(400, "not a workflow prompt"),
+    });
+    browser.configure_agent(settings(llm.base_url()));
+    let url = sites.url("/controls/gestures.html");
+    let (tab, panel) = e2e::recording::start_recording_at(&mut browser, &url);
+    let page = &tab.page;
+    let summary = |page: &e2e::browser::Page| page.text("#summary");
+
+    // As a person: a drag, a double-click and a new value, a right-click and its menu, a
+    // copy and a paste.
+    page.drag("#step-c", "#step-a");
+    page.wait_for_text("#summary", "order=Charlie,Alpha,Bravo");
+    wait_for_events(&panel, 1);
+    page.double_click("#bob-age");
+    page.wait_for("document.activeElement?.id === 'bob-age-field'", "the cell's field");
+    page.eval("document.execCommand('selectAll')");
+    page.call("Input.insertText", json!({"text": "42"})).unwrap();
+    page.press_enter();
+    page.wait_for_text("#summary", "bob=42");
+    page.right_click("#file-report");
+    page.wait_for(
+        "getComputedStyle(document.getElementById('menu')).display === 'block'",
+        "the menu",
+    );
+    page.click("#delete");
+    page.wait_for_text("#summary", "files=notes.txt;");
+    page.click("#order");
+    page.shortcut('a', "selectAll");
+    page.shortcut('c', "copy");
+    page.click("#confirm");
+    page.shortcut('v', "paste");
+    page.wait_for_text("#summary", "confirm=ORD-58213-KX");
+    let after = summary(page);
+    // Twelve events: the double-click's two clicks come before it.
+    wait_for_events(&panel, 12);
+    stop(&panel);
+
+    let stored = browser.debug(json!({"type": "debug.recording"}));
+    let recording_id = stored["recording"]["id"].as_str().expect("a recording").to_owned();
+    let kinds: Vec<&str> = stored["recording"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["action"]["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "drag",
+            "double_click",
+            "type",
+            "key",
+            "right_click",
+            "click",
+            "click",
+            "copy",
+            "click",
+            "paste"
+        ],
+        "{stored:#}"
+    );
+    steps.store(kinds.len(), std::sync::atomic::Ordering::SeqCst);
+    let workflow_id = workflows::reflect_recording(&mut browser, &recording_id);
+
+    // Replay on the page as it was before.
+    page.eval(&format!("location.href = {}", json!(format!("{url}?again"))));
+    page.wait_for("location.search === '?again'", "the page again");
+    page.wait_for_text("#summary", "order=Alpha,Bravo,Charlie");
+    page.call("Page.bringToFront", json!({})).unwrap();
+    let started = browser.agent_request(json!({"type": "start_replay",
+        "workflow_id": workflow_id, "version": 1, "tab_id": tab.id, "params": {}}));
+    assert_eq!(started["type"], "replay", "{started}");
+    let ended = workflows::wait_for_replay(&mut browser, "to end", |r| {
+        ["done", "failed", "cancelled"].contains(&r["status"].as_str().unwrap_or(""))
+    });
+    assert_eq!(ended["status"], "done", "{ended:#}");
+    // The page ends as the person left it, and no step needed the model.
+    assert_eq!(summary(page), after);
+    assert_eq!(replay_calls.load(std::sync::atomic::Ordering::SeqCst), 0, "{ended:#}");
+}

@@ -321,7 +321,11 @@ pub fn build_workflow(
             let kind = recorded.action.kind();
             // A click has no value; the recorded one stands when pass B gave none.
             let value = match kind {
-                ActionKind::Click | ActionKind::Scroll => None,
+                ActionKind::Click
+                | ActionKind::Scroll
+                | ActionKind::DoubleClick
+                | ActionKind::RightClick
+                | ActionKind::Drag => None,
                 _ => b
                     .map(|b| b.action_value.clone())
                     .filter(|v| !v.is_empty())
@@ -348,6 +352,14 @@ pub fn build_workflow(
                     kind,
                     value,
                     screens: recorded.action.screens(),
+                    to: match &recorded.action {
+                        RecordedAction::Drag { to, .. } => to.clone(),
+                        _ => None,
+                    },
+                    offset: match &recorded.action {
+                        RecordedAction::Drag { dx, dy, .. } => Some([*dx, *dy]),
+                        _ => None,
+                    },
                     variable,
                     candidates,
                     descriptor: recorded.action.target().cloned(),

@@ -702,12 +702,14 @@ pub fn fast_action(step: &WorkflowStep, elements: &[Element], focus_known: bool)
     if value.as_deref().is_some_and(|v| v.contains(SECRET_MASK) || v.contains('{')) {
         return None;
     }
-    let target = || -> Option<u32> {
-        let descriptor = step.action.descriptor.as_ref()?;
+    // The one element a recorded descriptor matches now.
+    let only = |descriptor: Option<&TargetDescriptor>| -> Option<u32> {
+        let descriptor = descriptor?;
         let mut found = elements.iter().filter(|e| matches(descriptor, e));
         let only = found.next()?;
         found.next().is_none().then_some(only.id)
     };
+    let target = || only(step.action.descriptor.as_ref());
     match &step.action.kind {
         ActionKind::Click => Some(Action::Click { id: target()? }),
         ActionKind::Type => Some(Action::Type { id: target()?, text: value?, clear: true }),
@@ -720,6 +722,24 @@ pub fn fast_action(step: &WorkflowStep, elements: &[Element], focus_known: bool)
         ActionKind::Scroll if step.action.descriptor.is_none() => {
             Some(Action::Scroll { id: None, screens: step.action.screens? })
         }
+        ActionKind::DoubleClick => Some(Action::DoubleClick { id: target()? }),
+        ActionKind::RightClick => Some(Action::RightClick { id: target()? }),
+        // Onto the element it was dropped on, else by the distance it moved.
+        ActionKind::Drag => {
+            let id = target()?;
+            match (only(step.action.to.as_ref()), step.action.offset) {
+                (Some(to), _) => {
+                    Some(Action::Drag { id, to: Some(to), to_text: None, dx: 0.0, dy: 0.0 })
+                }
+                (None, Some([dx, dy])) if dx != 0.0 || dy != 0.0 => {
+                    Some(Action::Drag { id, to: None, to_text: None, dx, dy })
+                }
+                _ => None,
+            }
+        }
+        // A copy of a selection in the page's text needs the model to select it again.
+        ActionKind::Copy => Some(Action::Copy { id: Some(target()?) }),
+        ActionKind::Paste => Some(Action::Paste { id: target()? }),
         _ => None,
     }
 }

@@ -38,7 +38,14 @@ pub fn step_row(props: &Props) -> Html {
     let kind = &props.step.action.kind;
     let problems: Vec<&Problem> = props.problems.iter().collect();
     let has_value = props.step.action.value.is_some()
-        || !matches!(kind, ActionKind::Click | ActionKind::Scroll);
+        || !matches!(
+            kind,
+            ActionKind::Click
+                | ActionKind::Scroll
+                | ActionKind::DoubleClick
+                | ActionKind::RightClick
+                | ActionKind::Drag
+        );
     html! {
         <li class="step" data-testid="step-row" data-index={index.to_string()}>
             <div class="shot">

@@ -25,6 +25,8 @@ fn step(
             variable: variable.map(Into::into),
             candidates: vec![],
             descriptor: None,
+            to: None,
+            offset: None,
         },
         url: None,
         screenshot: Some("abc".into()),

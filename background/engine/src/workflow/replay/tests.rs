@@ -180,6 +180,8 @@ fn step(subtask: &str, kind: ActionKind, value: Option<&str>, url: &str) -> Work
             variable: None,
             candidates: vec![],
             descriptor: None,
+            to: None,
+            offset: None,
         },
         url: Some(url.into()),
         screenshot: None,
