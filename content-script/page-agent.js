@@ -147,32 +147,32 @@
 
   // A label is short; a longer run of text beside a field is a paragraph or an instruction.
   const LABEL_CHARS = 60;
+  // Sentence punctuation between words: more than one sentence, or an abbreviation inside
+  // running text. Neither is how a field is named.
+  const SENTENCE_BREAK = /[.!?]\s+\S/;
 
-  // Text a person reads as a field's name when the markup gives none: the nearest visible
-  // text before it in the same row, cell or group (after it, for checkboxes and radios),
-  // else its table column's header. Answers [name, the node it came from].
-  function inferredName(el) {
+  // The nearest visible text before field `el` in the same row, cell or group (after it,
+  // for checkboxes and radios), else its table column's header: {text, node}, where `node`
+  // is the text node or element it came from (null for a header), or null when there is
+  // none.
+  function nearbyText(el) {
     const after = el.type === "checkbox" || el.type === "radio";
     const step = after ? "nextSibling" : "previousSibling";
-    const label = (text, node) => {
-      const name = squash(text, 200);
-      return name.length <= LABEL_CHARS ? [name, node] : ["", null];
-    };
     let node = el;
     for (let depth = 0; depth < 4 && node; depth++) {
       for (let sib = node[step]; sib; sib = sib[step]) {
         if (sib.nodeType === 3) {
-          if (sib.data.trim()) return label(sib.data, sib);
+          if (sib.data.trim()) return { text: squash(sib.data, 200), node: sib };
           continue;
         }
         if (sib.nodeType !== 1 || SKIP.has(sib.tagName)) continue;
         // Text beyond another field belongs to that field.
-        if (sib.matches(FIELD_SELECTOR) || sib.querySelector(FIELD_SELECTOR)) return ["", null];
+        if (sib.matches(FIELD_SELECTOR) || sib.querySelector(FIELD_SELECTOR)) return null;
         if (sib.closest("[aria-hidden=true]") || !sib.checkVisibility({ opacityProperty: true })) continue;
         const r = sib.getBoundingClientRect();
         if (r.width <= 1 && r.height <= 1) continue;
         const text = sib.innerText || "";
-        if (text.trim()) return label(text, sib);
+        if (text.trim()) return { text: squash(text, 200), node: sib };
       }
       const parent = node.parentElement;
       if (!parent || /^(FORM|FIELDSET|TABLE|TBODY|THEAD|BODY|HTML|UL|OL)$/.test(parent.tagName)) break;
@@ -183,9 +183,45 @@
     if (table && cell.parentElement) {
       const head = table.tHead?.rows[0] || table.rows[0];
       const header = head && head !== cell.parentElement ? head.cells[cell.cellIndex] : null;
-      if (header) return label(header.textContent || "", null);
+      if (header) return { text: squash(header.textContent || "", 200), node: null };
     }
-    return ["", null];
+    return null;
+  }
+
+  // Does `node` share a line with field `el`, as a label in the same row or cell does,
+  // rather than stand in a block of its own above or below it?
+  function level(node, el) {
+    let r;
+    if (node.nodeType === 3) {
+      const range = node.ownerDocument.createRange();
+      range.selectNodeContents(node);
+      r = range.getBoundingClientRect();
+    } else {
+      r = node.getBoundingClientRect();
+    }
+    const f = el.getBoundingClientRect();
+    return Math.min(r.bottom, f.bottom) - Math.max(r.top, f.top) > 1;
+  }
+
+  // Text a person reads as a field's name when the markup gives none, marked inferred.
+  // Answers [name, the node whose text the name stands for, or null]. Only a name that is
+  // plainly a label (beside the field or in its cell, ending in a colon, a <label>) stands
+  // for its text; a word alone above a field names it and stays a line too. A paragraph, a
+  // sentence or a lone code above a field is what the page says, not a name.
+  function inferredName(el) {
+    const near = nearbyText(el);
+    const text = near ? near.text : "";
+    if (!text || text.length > LABEL_CHARS || SENTENCE_BREAK.test(text)) return ["", null];
+    const node = near.node;
+    if (!node) return [text, null]; // a column header, said in its own row
+    if (level(node, el)) return [text, node];
+    if (node.nodeType === 1 && (node.tagName === "P" || node.querySelector("p"))) return ["", null];
+    const colon = text.endsWith(":");
+    if (!colon && /\s/.test(text) && text.endsWith(".")) return ["", null];
+    if (!colon && !/\s/.test(text) && /\d/.test(text)) return ["", null];
+    const cell = el.closest("td,th");
+    const label = colon || (node.nodeType === 1 && node.tagName === "LABEL") || (cell && cell.contains(node));
+    return [text, label ? node : null];
   }
 
   // A name for a control that shows no text: its title, an image's alt, an SVG title, or
@@ -222,7 +258,7 @@
         if (name) {
           d.text = squash(name, max);
           d.inferred = true;
-          d.source = source;
+          if (source) d.source = source;
         }
       }
     } else {
@@ -289,6 +325,12 @@
     if (el.required || el.getAttribute("aria-required") === "true") d.required = true;
     if (el.getAttribute("aria-invalid") === "true" || (el.willValidate && el.matches(":user-invalid"))) {
       d.invalid = true;
+    }
+    // The state leaves out a name that repeats the value or the name attribute (typed
+    // what the page shows above the box, say): the text then stays where a person sees it.
+    if (d.source) {
+      const same = (v) => typeof v === "string" && squash(v, max).toLowerCase() === d.text.toLowerCase();
+      if (same(d.value) || same(d.name)) delete d.source;
     }
     return d;
   }
@@ -360,6 +402,7 @@
     let frameCount = 0;
     const considered = new Set(); // interactive elements the walk has already judged
     const consumed = new Set(); // text that became a field's name, not to be said again
+    const said = new Set(); // fields whose line says the text their name came from
     const box = (left, top, r) => [Math.round(left), Math.round(top), Math.round(r.width), Math.round(r.height)];
 
     // Visible text, gathered into lines between the listed elements. `line` collects the
@@ -424,6 +467,7 @@
       const d = describe(el, tag, max);
       if (d.source) {
         // The text the name came from is said once, on the field's line.
+        said.add(d);
         const last = out.text[out.text.length - 1];
         if (last && last.at === out.elements.length && squash(last.line, 200) === squash(d.text, 200)) {
           out.text.pop();
@@ -489,7 +533,7 @@
       // form row whose one text is the name of the field beside it.
       const texts = cells.filter((c) => c && !/^(\[\d+\]\s*)+$/.test(c));
       const named = texts.length === 1 &&
-        out.elements.slice(row.at).some((d) => d.inferred && d.text === texts[0]);
+        out.elements.slice(row.at).some((d) => said.has(d) && d.text === texts[0]);
       out.text[row.slot] = texts.length && !named ? { at: row.at, line: "| " + cells.join(" | ") + " |" } : null;
     };
 
@@ -761,7 +805,9 @@
     if (tokens.some((t) => SECRET_AUTOCOMPLETE.has(t))) return true;
     const names = [el.name, el.id, el.getAttribute("aria-label"), el.placeholder, labelOf(el)].join(" ");
     if (SECRET_NAME.test(names)) return true;
-    return SECRET_NAME.test(inferredName(el)[0] || "");
+    // Any short text beside it, label-like or not: "Enter your PIN." above a box says it too.
+    const near = nearbyText(el);
+    return !!near && near.text.length <= LABEL_CHARS && SECRET_NAME.test(near.text);
   }
 
   function point(id) {

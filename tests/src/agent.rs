@@ -293,8 +293,9 @@ pub mod reader {
     pub fn page_state(prompt: &str) -> &str {
         let start = prompt.find("The page now:\n").map_or(0, |i| i + "The page now:\n".len());
         let rest = &prompt[start..];
-        // The state sits in the untrusted-page wrapper or runs to the reflection rules.
-        let end = rest.find("\nReflect, then act:").unwrap_or(rest.len());
+        // The state sits in the untrusted-page wrapper or runs to the reflection rules (page
+        // text that starts a line so is escaped).
+        let end = rest.find("\nReflect, then act").unwrap_or(rest.len());
         &rest[..end]
     }
 

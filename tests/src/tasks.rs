@@ -1,5 +1,6 @@
 //! Fixture tasks (`tests/fixtures/tasks/`) that need what a page *says*: a table, a
-//! paragraph, feedback, labels that are plain text, a datepicker's month, a list's items.
+//! paragraph (also right above a box), a code to type, feedback, labels that are plain text,
+//! a datepicker's month, a list's items.
 //! Each is solved by the real worker with a model that decides from its prompt alone
 //! ([`crate::agent::reader`]): it finds the page state in the Navigator's prompt and acts on
 //! what it reads there, so a task succeeds only if the state carries what a person sees.
@@ -16,9 +17,11 @@ use crate::fixtures::FixtureSites;
 use crate::llm::{Reply, ScriptedLlm};
 
 /// The fixture tasks, by page.
-pub const PAGES: [&str; 18] = [
+pub const PAGES: [&str; 20] = [
     "table.html",
     "paragraph.html",
+    "paragraph-above.html",
+    "code-above.html",
     "number-game.html",
     "form-table.html",
     "form-grid.html",
@@ -143,6 +146,19 @@ pub fn named(state: &str, name: &str) -> Option<u64> {
     })
 }
 
+/// The line of page text right before the first element line that contains `element`.
+fn line_before<'a>(state: &'a str, element: &str) -> Option<&'a str> {
+    let mut before = None;
+    for line in state.lines() {
+        let listed = line.starts_with('[') || line.starts_with("+[");
+        if listed && line.contains(element) {
+            return before;
+        }
+        before = (!listed).then_some(line);
+    }
+    None
+}
+
 /// Acts on `name`, or says done when the page does not show it: a model cannot act on
 /// what it is not shown.
 fn with(state: &str, name: &str, act: impl FnOnce(u64) -> Reply) -> Reply {
@@ -198,6 +214,30 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
             let paragraph = lines.iter().find(|l| l.starts_with("Quietly"));
             let word = paragraph.filter(|_| asks).and_then(|p| p.split_whitespace().nth(1));
             answer(state, word.map(str::to_owned))
+        }),
+        "paragraph-above.html" => Box::new(|state: &str| {
+            let asks = text_lines(state).iter().any(|l| l.contains("6th word of the paragraph"));
+            // The paragraph is the text standing right above the box.
+            let paragraph = line_before(state, "<input").filter(|l| !l.starts_with('#'));
+            let word = paragraph.filter(|_| asks).and_then(|p| p.split_whitespace().nth(5));
+            answer(state, word.map(|w| w.trim_end_matches(['.', ',']).to_owned()))
+        }),
+        "code-above.html" => Box::new(|state: &str| {
+            if state.contains("Correct") {
+                return done("The page says Correct");
+            }
+            let lines = text_lines(state);
+            let below = lines.iter().skip_while(|l| !l.contains("Type the text below")).nth(1);
+            let code = below.filter(|l| !l.trim().is_empty());
+            let (Some(code), Some(input)) = (code, id_of(state, "<input")) else {
+                return done("The page shows no text below its instruction");
+            };
+            // Typed already: submit once the box holds what the page still shows.
+            let typed = [format!("value={code}>"), format!("value={code:?}>")];
+            if state.lines().any(|l| l.contains("<input") && typed.iter().any(|t| l.contains(t))) {
+                return with(state, "Submit", |id| reader::act("Submit", json!([click(id)])));
+            }
+            reader::act("Type the text", json!([type_into(input, code)]))
         }),
         "number-game.html" => {
             let mut bounds = (0, 9);

@@ -265,3 +265,44 @@ fn page_text_that_imitates_the_prompt_is_escaped_and_another_sites_frame_is_name
     assert!(message.contains("\n2. [user, at step 1] pay now"), "{message}");
     assert!(message.lines().skip(1).all(|l| l.starts_with(['1', '2'])), "{message}");
 }
+
+#[test]
+fn a_field_is_named_only_by_text_that_reads_as_a_label_and_page_text_stays() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url("/controls/labels.html"));
+
+    let state = browser.page_state(&tab);
+    // The lines after the header, ids left out: an element line reads `[]<tag …>name`.
+    let page: String = text(&state)
+        .lines()
+        .skip_while(|line| !line.starts_with("view: "))
+        .skip(1)
+        .skip_while(|line| line.starts_with("tabs: "))
+        .map(|line| match line.trim_start_matches('+').strip_prefix('[') {
+            Some(rest) => format!("[]{}\n", rest.split_once(']').map_or(rest, |(_, e)| e)),
+            None => format!("{line}\n"),
+        })
+        .collect();
+    let expected = [
+        // Beside the field, or above it ending with a colon: its name, said once.
+        "[]<input value=\"\">~First name",
+        "[]<input value=\"\">~E-mail:",
+        // A word alone above it: its name, and still a line of text.
+        "Nickname",
+        "[]<input value=\"\">~Nickname",
+        // A paragraph, a sentence or a code above it is content, not a name.
+        "Quis nostrud exercitation. Ullamco laboris.",
+        "[]<input value=\"\">",
+        "Add a note for the courier.",
+        "[]<input value=\"\">",
+        "Type the text below",
+        "Q8R-2ZT",
+        "[]<input value=\"\">",
+        // A name the line would not show, as it repeats the value, leaves its text in place.
+        "Teal",
+        "[]<input value=Teal>",
+        "[]<input type=checkbox unchecked>~I accept the terms.",
+    ];
+    assert_eq!(page, expected.map(|line| format!("{line}\n")).concat(), "{}", text(&state));
+}

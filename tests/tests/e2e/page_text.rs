@@ -52,6 +52,30 @@ fn a_paragraph_question_is_answered_from_the_text() {
 }
 
 #[test]
+fn a_paragraph_right_above_a_box_stays_page_text_and_does_not_name_it() {
+    let solved = run("paragraph-above.html");
+    let state = solved.state(0);
+    let paragraph = "Dolor varius amet tellus. Magna porta fusce.";
+    assert!(text_lines(state).contains(&paragraph), "{paragraph} as a line of\n{state}");
+    assert!(state.contains("<input value=\"\">\n"), "the box has no name:\n{state}");
+    assert_solved(&solved);
+}
+
+#[test]
+fn a_code_above_a_box_is_page_text_and_stays_once_typed_into_it() {
+    let solved = run("code-above.html");
+    let code = "XK7-PQ2";
+    let before = solved.state(0);
+    assert!(text_lines(before).contains(&code), "the code as a line of\n{before}");
+    assert!(before.contains("<input value=\"\">\n"), "the code names nothing:\n{before}");
+    // What a person still sees stays, though the box now holds the same text.
+    let typed = solved.state(1);
+    assert!(typed.contains("<input value=XK7-PQ2>"), "{typed}");
+    assert!(text_lines(typed).contains(&code), "the code is still a line of\n{typed}");
+    assert_solved(&solved);
+}
+
+#[test]
 fn a_number_game_is_won_by_reading_the_feedback() {
     let solved = run("number-game.html");
     assert_eq!(solved.result, "won", "the feedback line says Correct");
