@@ -181,7 +181,7 @@ pub enum RawInput {
     Drag {
         target: TargetDescriptor,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<TargetDescriptor>,
+        to: Option<Box<TargetDescriptor>>,
         dx: f64,
         dy: f64,
     },
@@ -244,7 +244,7 @@ pub enum RecordedAction {
     Drag {
         target: TargetDescriptor,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<TargetDescriptor>,
+        to: Option<Box<TargetDescriptor>>,
         dx: f64,
         dy: f64,
     },
@@ -661,7 +661,7 @@ mod tests {
                 "s4",
                 RawInput::Drag {
                     target: field("#card"),
-                    to: Some(field("#done")),
+                    to: Some(Box::new(field("#done"))),
                     dx: 240.0,
                     dy: -10.0,
                 },

@@ -353,7 +353,7 @@ pub fn build_workflow(
                     value,
                     screens: recorded.action.screens(),
                     to: match &recorded.action {
-                        RecordedAction::Drag { to, .. } => to.clone(),
+                        RecordedAction::Drag { to, .. } => to.as_deref().cloned(),
                         _ => None,
                     },
                     offset: match &recorded.action {
