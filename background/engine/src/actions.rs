@@ -1100,13 +1100,15 @@ mod tests {
         events: Vec<(&'static str, Value)>,
         tabs: &impl Tabs,
     ) -> (ActionOutcome, Vec<String>) {
-        let (outcome, calls, _) = perform_with_params(action, answers, events, tabs);
+        let (outcome, calls, _) =
+            perform_with_params(action, answers, events, tabs, &Firewall::default());
         (outcome, calls)
     }
 
     /// The input events `action` sent (method and parameters), with its outcome.
     fn inputs(action: Action, answers: Vec<Value>) -> (ActionOutcome, Vec<(String, Value)>) {
-        let (outcome, _, params) = perform_with_params(action, answers, vec![], &OneTab);
+        let (outcome, _, params) =
+            perform_with_params(action, answers, vec![], &OneTab, &Firewall::default());
         (outcome, params.into_iter().filter(|(m, _)| m.starts_with("Input.")).collect())
     }
 
@@ -1115,6 +1117,7 @@ mod tests {
         answers: Vec<Value>,
         events: Vec<(&'static str, Value)>,
         tabs: &impl Tabs,
+        firewall: &Firewall,
     ) -> (ActionOutcome, Vec<String>, Vec<(String, Value)>) {
         let mut fake = FakeCdp::page().answer("Runtime.evaluate", Ok(json!({"result": {}})));
         for answer in answers {
@@ -1130,7 +1133,7 @@ mod tests {
             tabs,
             search_url: "https://search.example/?q=",
             limits: WaitLimits::default(),
-            firewall: &Firewall::default(),
+            firewall,
         };
         let outcome = block_on(hands.perform(1, &action));
         let calls = page.fake.calls.borrow().clone();
@@ -1532,5 +1535,28 @@ mod tests {
             outcome.message
         );
         assert!(sent.is_empty());
+    }
+
+    #[test]
+    fn a_double_click_or_a_drag_of_a_link_to_a_denied_site_is_refused_like_a_click() {
+        let firewall = Firewall::from_lists(&[], &["denied.example".to_owned()]);
+        let link = json!({"x": 10, "y": 20, "mutations": 5, "link": "https://denied.example/x"});
+        let drag = Action::Drag { id: 3, to: None, to_text: None, dx: 50.0, dy: 0.0 };
+        for action in [Action::DoubleClick { id: 3 }, drag] {
+            let (outcome, _, params) =
+                perform_with_params(action, vec![link.clone()], vec![], &OneTab, &firewall);
+            assert!(!outcome.ok && outcome.message.contains("is a link"), "{}", outcome.message);
+            assert!(params.iter().all(|(m, _)| !m.starts_with("Input.")), "nothing was pressed");
+        }
+        // A right-click opens the page's menu, not the link: it goes ahead.
+        let quiet = json!({"waitedMs": 40, "quiet": true, "mutations": 6});
+        let (right, ..) = perform_with_params(
+            Action::RightClick { id: 3 },
+            vec![link, quiet],
+            vec![],
+            &OneTab,
+            &firewall,
+        );
+        assert!(right.ok, "{}", right.message);
     }
 }
