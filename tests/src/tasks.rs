@@ -72,6 +72,41 @@ impl Solved {
     pub fn solved(&self) -> bool {
         self.result == "Correct" || self.result == "won"
     }
+
+    /// Every outcome the Navigator was shown of its last actions, in order.
+    pub fn outcomes(&self) -> Vec<String> {
+        self.prompts
+            .iter()
+            .filter_map(|p| p.split("Its outcome:\n").nth(1))
+            .filter_map(|rest| rest.split("\n\n").next())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// The page accepted the answer, within the Navigator's calls + 2 model calls (a
+    /// Planner call, then the ThinkingAgent's exit gate). On failure it shows what the model
+    /// was told and saw last.
+    pub fn assert_solved(&self) {
+        let last = self.state(self.navigator_calls.saturating_sub(1));
+        let said = self.outcomes();
+        assert!(self.solved(), "the page did not accept it ({:?}): {said:#?}\n{last}", self.result);
+        assert!(
+            self.model_calls() <= self.navigator_calls + 2,
+            "{} model calls for {} Navigator calls",
+            self.model_calls(),
+            self.navigator_calls
+        );
+    }
+}
+
+/// Solves fixture `page` in a browser of its own (12 Navigator steps at most) and checks
+/// the task finished.
+pub fn solve_alone(page: &str) -> Solved {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let solved = solve(&mut browser, &sites, page, 12);
+    assert_eq!(solved.status, "done", "the task did not finish: {:#?}", solved.outcomes());
+    solved
 }
 
 /// Runs the task of fixture `page` in `browser`: the Planner plans once, the Navigator reads

@@ -3,36 +3,12 @@
 //! (`e2e::tasks`) with a model that decides from its prompt alone; the page itself judges
 //! the result ("Correct"), so the events a person's hand makes must have reached it.
 
-use e2e::browser::Browser;
-use e2e::fixtures::FixtureSites;
 use e2e::tasks::{self, Solved};
 
 fn solve(page: &str) -> Solved {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let solved = tasks::solve(&mut browser, &sites, page, 12);
-    let last = solved.state(solved.navigator_calls - 1).to_owned();
-    let said = outcomes(&solved);
-    assert_eq!(solved.status, "done", "the task did not finish: {said:#?}\n{last}");
-    assert!(solved.solved(), "the page did not accept it ({:?}): {said:#?}\n{last}", solved.result);
-    assert!(
-        solved.model_calls() <= solved.navigator_calls + 2,
-        "{} model calls for {} Navigator calls",
-        solved.model_calls(),
-        solved.navigator_calls
-    );
+    let solved = tasks::solve_alone(page);
+    solved.assert_solved();
     solved
-}
-
-/// Every outcome the Navigator was shown of its last actions, in order.
-fn outcomes(solved: &Solved) -> Vec<String> {
-    solved
-        .prompts
-        .iter()
-        .filter_map(|p| p.split("Its outcome:\n").nth(1))
-        .filter_map(|rest| rest.split("\n\n").next())
-        .map(str::to_owned)
-        .collect()
 }
 
 #[test]
@@ -40,23 +16,23 @@ fn a_sortable_list_is_put_in_order_by_dragging() {
     let solved = solve("sortable.html");
     // The items were listed as things to drag, so the model could name them.
     assert!(solved.state(0).contains(" draggable>Step 3: Pour the water"), "{}", solved.state(0));
-    assert!(outcomes(&solved).iter().any(|o| o.contains("Dragged [")), "{:?}", outcomes(&solved));
+    assert!(solved.outcomes().iter().any(|o| o.contains("Dragged [")), "{:?}", solved.outcomes());
 }
 
 #[test]
 fn a_kanban_card_is_dragged_onto_another_column_by_its_heading() {
     let solved = solve("kanban.html");
     assert!(
-        outcomes(&solved).iter().any(|o| o.contains("onto \"Done\"")),
+        solved.outcomes().iter().any(|o| o.contains("onto \"Done\"")),
         "{:?}",
-        outcomes(&solved)
+        solved.outcomes()
     );
 }
 
 #[test]
 fn a_phrase_is_highlighted_with_the_mouse() {
     let solved = solve("highlight.html");
-    let said = outcomes(&solved);
+    let said = solved.outcomes();
     assert!(said.iter().any(|o| o.contains("Selected \"solar panels on every roof\"")), "{said:?}");
 }
 
@@ -65,7 +41,7 @@ fn a_custom_slider_is_set_to_a_value_and_the_page_shows_it() {
     let solved = solve("slider.html");
     // The state shows the slider's value as a person reads it off the widget, before and after.
     assert!(solved.state(0).contains("value=5"), "{}", solved.state(0));
-    let said = outcomes(&solved);
+    let said = solved.outcomes();
     assert!(
         said.iter().any(|o| o.contains("Moved slider [") && o.contains("it shows 13")),
         "{said:?}"
@@ -86,9 +62,9 @@ fn a_two_level_hover_menu_stays_open_for_the_click() {
 fn a_context_menu_item_is_chosen_after_a_right_click() {
     let solved = solve("context-menu.html");
     assert!(
-        outcomes(&solved).iter().any(|o| o.contains("Right-clicked [")),
+        solved.outcomes().iter().any(|o| o.contains("Right-clicked [")),
         "{:?}",
-        outcomes(&solved)
+        solved.outcomes()
     );
 }
 
@@ -96,9 +72,9 @@ fn a_context_menu_item_is_chosen_after_a_right_click() {
 fn a_table_cell_is_edited_after_a_double_click() {
     let solved = solve("edit-cell.html");
     assert!(
-        outcomes(&solved).iter().any(|o| o.contains("Double-clicked [")),
+        solved.outcomes().iter().any(|o| o.contains("Double-clicked [")),
         "{:?}",
-        outcomes(&solved)
+        solved.outcomes()
     );
 }
 
@@ -106,6 +82,6 @@ fn a_table_cell_is_edited_after_a_double_click() {
 fn a_value_is_copied_and_pasted_between_fields_with_clipboard_events() {
     // The page accepts only a paste whose clipboard data holds the order number.
     let solved = solve("paste.html");
-    let said = outcomes(&solved);
+    let said = solved.outcomes();
     assert!(said.iter().any(|o| o.contains("Copied \"ORD-58213-KX\"")), "{said:?}");
 }

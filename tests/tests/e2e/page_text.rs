@@ -4,31 +4,11 @@
 //! the task, within Navigator calls + 2 model calls.
 
 use e2e::agent::reader::text_lines;
-use e2e::browser::Browser;
-use e2e::fixtures::FixtureSites;
-use e2e::tasks::{self, Solved, named};
-
-fn run(page: &str) -> Solved {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let solved = tasks::solve(&mut browser, &sites, page, 12);
-    assert_eq!(solved.status, "done", "the task did not finish");
-    solved
-}
-
-fn assert_solved(solved: &Solved) {
-    assert!(solved.solved(), "the page did not accept the answer: {:?}", solved.result);
-    assert!(
-        solved.model_calls() <= solved.navigator_calls + 2,
-        "{} model calls for {} Navigator calls",
-        solved.model_calls(),
-        solved.navigator_calls
-    );
-}
+use e2e::tasks::{self, named};
 
 #[test]
 fn a_table_lookup_reads_the_row_the_task_names() {
-    let solved = run("table.html");
+    let solved = tasks::solve_alone("table.html");
     let state = solved.state(0);
     for row in ["| Field | Value |", "| Last name | Lovelace |", "| Country | United Kingdom |"] {
         assert!(state.contains(row), "{row} missing from\n{state}");
@@ -40,30 +20,30 @@ fn a_table_lookup_reads_the_row_the_task_names() {
     for hidden in ["Screen-reader only note", "Hidden sentence", "Decorative sentence"] {
         assert!(!state.contains(hidden), "{hidden} is not visible, yet in\n{state}");
     }
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn a_paragraph_question_is_answered_from_the_text() {
-    let solved = run("paragraph.html");
+    let solved = tasks::solve_alone("paragraph.html");
     assert!(solved.state(0).contains("\nQuietly marmalade drifts over the harbour"));
     assert!(solved.state(0).contains("\n## Find the 2nd word in the paragraph"));
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn a_paragraph_right_above_a_box_stays_page_text_and_does_not_name_it() {
-    let solved = run("paragraph-above.html");
+    let solved = tasks::solve_alone("paragraph-above.html");
     let state = solved.state(0);
     let paragraph = "Dolor varius amet tellus. Magna porta fusce.";
     assert!(text_lines(state).contains(&paragraph), "{paragraph} as a line of\n{state}");
     assert!(state.contains("<input value=\"\">\n"), "the box has no name:\n{state}");
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn a_code_above_a_box_is_page_text_and_stays_once_typed_into_it() {
-    let solved = run("code-above.html");
+    let solved = tasks::solve_alone("code-above.html");
     let code = "XK7-PQ2";
     let before = solved.state(0);
     assert!(text_lines(before).contains(&code), "the code as a line of\n{before}");
@@ -72,12 +52,12 @@ fn a_code_above_a_box_is_page_text_and_stays_once_typed_into_it() {
     let typed = solved.state(1);
     assert!(typed.contains("<input value=XK7-PQ2>"), "{typed}");
     assert!(text_lines(typed).contains(&code), "the code is still a line of\n{typed}");
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn a_number_game_is_won_by_reading_the_feedback() {
-    let solved = run("number-game.html");
+    let solved = tasks::solve_alone("number-game.html");
     assert_eq!(solved.result, "won", "the feedback line says Correct");
     // The feedback line reached the model, and the change was reported as new text.
     assert!(solved.state(1).contains("\nThe number is "), "{}", solved.state(1));
@@ -88,47 +68,47 @@ fn a_number_game_is_won_by_reading_the_feedback() {
 
 #[test]
 fn fields_in_a_table_layout_are_named_by_the_text_beside_them() {
-    let solved = run("form-table.html");
+    let solved = tasks::solve_alone("form-table.html");
     let state = solved.state(0);
     for field in ["~First name", "~Last name", "~City", "~Phone"] {
         assert!(state.contains(&format!("<input value=\"\">{field}\n")), "{field} in\n{state}");
     }
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn fields_in_a_grid_layout_are_named_by_the_text_beside_them() {
-    let solved = run("form-grid.html");
+    let solved = tasks::solve_alone("form-grid.html");
     let state = solved.state(0);
     assert!(state.contains("<input value=Kettle>~Product\n"), "{state}");
     assert!(!text_lines(state).contains(&"Quantity"), "a label is said once:\n{state}");
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn a_datepicker_shows_its_month_and_icon_only_prev_next() {
-    let solved = run("datepicker.html");
+    let solved = tasks::solve_alone("datepicker.html");
     let opened = solved.state(1);
     assert!(opened.contains("\nDecember 2016\n"), "the month title:\n{opened}");
     assert!(named(opened, "Prev").is_some() && named(opened, "Next").is_some(), "{opened}");
     assert!(opened.contains("| Su | Mo | Tu | We | Th | Fr | Sa |"), "{opened}");
     assert!(solved.state(2).contains("\nNovember 2016\n"), "{}", solved.state(2));
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn autocomplete_suggestions_that_come_later_are_each_clickable() {
-    let solved = run("autocomplete.html");
+    let solved = tasks::solve_alone("autocomplete.html");
     let after_typing = solved.state(1);
     for item in ["Bowling Green, KY (BWG)", "Boston, MA (BOS)", "Bozeman, MT (BZN)"] {
         assert!(named(after_typing, item).is_some(), "{item} as its own element:\n{after_typing}");
     }
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn a_styled_dropdown_lists_each_item_once_open() {
-    let solved = run("dropdown.html");
+    let solved = tasks::solve_alone("dropdown.html");
     let closed = solved.state(0);
     assert!(closed.contains("<div pointer>Choose a colour\n"), "closed, items hidden:\n{closed}");
     let open = solved.state(1);
@@ -136,12 +116,12 @@ fn a_styled_dropdown_lists_each_item_once_open() {
         assert!(named(open, item).is_some(), "{item}:\n{open}");
     }
     assert!(named(open, "Choose a colour").is_some(), "the box keeps its own name:\n{open}");
-    assert_solved(&solved);
+    solved.assert_solved();
 }
 
 #[test]
 fn a_checkbox_list_shows_each_state_and_is_set_in_one_step() {
-    let solved = run("checkboxes.html");
+    let solved = tasks::solve_alone("checkboxes.html");
     let state = solved.state(0);
     for line in [
         "<input type=checkbox unchecked>Apple",
@@ -152,13 +132,13 @@ fn a_checkbox_list_shows_each_state_and_is_set_in_one_step() {
     ] {
         assert!(state.contains(line), "{line} in\n{state}");
     }
-    assert_solved(&solved);
+    solved.assert_solved();
     assert_eq!(solved.navigator_calls, 2, "one step to act, one to say done");
 }
 
 #[test]
 fn a_two_click_form_is_done_in_one_navigator_step() {
-    let solved = run("consent.html");
-    assert_solved(&solved);
+    let solved = tasks::solve_alone("consent.html");
+    solved.assert_solved();
     assert_eq!(solved.navigator_calls, 2, "one step to act, one to say done");
 }

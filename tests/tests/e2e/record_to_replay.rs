@@ -12,6 +12,12 @@ use e2e::recording::{key, sort_low_to_high, start_recording, stop, wait_for_even
 use e2e::workflows::{self, Prompt, prompt_kind};
 use serde_json::json;
 
+/// The kinds of the stored recording's steps, in order.
+fn step_kinds(stored: &serde_json::Value) -> Vec<&str> {
+    let steps = stored["recording"]["steps"].as_array().expect("a recording's steps");
+    steps.iter().map(|s| s["action"]["type"].as_str().unwrap()).collect()
+}
+
 /// Pass A for any recorded step: what a model says of a step it sees.
 fn pass_a(prompt: &str) -> Reply {
     let action = prompt.lines().find(|l| l.starts_with("The action:")).unwrap_or("the action");
@@ -85,12 +91,7 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
     stop(&panel);
     let stored = browser.debug(json!({"type": "debug.recording"}));
     let recording_id = stored["recording"]["id"].as_str().expect("a recording").to_owned();
-    let kinds: Vec<&str> = stored["recording"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["action"]["type"].as_str().unwrap())
-        .collect();
+    let kinds = step_kinds(&stored);
     assert_eq!(kinds, ["click", "type", "key", "select", "extract", "click"], "{stored:#}");
 
     // Reflect the recording as it was stored.
@@ -183,12 +184,7 @@ fn a_recorded_drag_double_click_right_click_and_paste_are_replayed_without_the_m
 
     let stored = browser.debug(json!({"type": "debug.recording"}));
     let recording_id = stored["recording"]["id"].as_str().expect("a recording").to_owned();
-    let kinds: Vec<&str> = stored["recording"]["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["action"]["type"].as_str().unwrap())
-        .collect();
+    let kinds = step_kinds(&stored);
     assert_eq!(
         kinds,
         [
