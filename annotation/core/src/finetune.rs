@@ -21,7 +21,8 @@
 //! …}}` in the user turn only), so each file has one shape and loads as a table. Steps
 //! without a recorded Navigator call (runs imported, or synced from another browser, carry
 //! no traces) or without an action in the schema are left out, and the card says how many
-//! and why. Runs are split into train and validation whole, by a seeded shuffle.
+//! and why. Runs are split into train, validation and test whole, by a seeded shuffle;
+//! runs with open issues or steps not marked complete can be left out.
 //!
 //! Secrets: the engine already writes `[secret]` for what was typed into secret fields and
 //! `***` for keys; [`mask`] also replaces every secret the caller knows (API keys, the sync
@@ -50,7 +51,13 @@ pub struct Options {
     pub screenshots: bool,
     /// Share of the runs (0–50 %) set aside for validation.
     pub validation_percent: u8,
+    /// Share of the runs (0–50 %) set aside for test (seed 000's third split).
+    #[serde(default)]
+    pub test_percent: u8,
     pub seed: u64,
+    /// Leave out runs with open issues or steps not marked complete.
+    #[serde(default)]
+    pub only_finished: bool,
 }
 
 impl Default for Options {
@@ -59,7 +66,9 @@ impl Default for Options {
             statuses: vec![ReviewStatus::Approved],
             screenshots: false,
             validation_percent: 10,
+            test_percent: 0,
             seed: 42,
+            only_finished: false,
         }
     }
 }
@@ -238,24 +247,41 @@ fn fnv(seed: u64, text: &str) -> u64 {
     hash
 }
 
-/// The runs set aside for validation: `percent` of them (rounded, at least one when asked
-/// for and there are two or more runs, never all), chosen by a shuffle seeded with `seed`.
-pub fn validation_runs(run_ids: &[String], percent: u8, seed: u64) -> Vec<String> {
-    let percent = usize::from(percent.min(50));
-    if percent == 0 || run_ids.len() < 2 {
-        return Vec::new();
-    }
+/// The runs set aside for validation and for test: `validation` and `test` percent of
+/// them (each at most 50, rounded, at least one when asked for while runs are left, and
+/// never every run: train keeps one), chosen by a shuffle seeded with `seed`.
+pub fn held_out(
+    run_ids: &[String],
+    validation: u8,
+    test: u8,
+    seed: u64,
+) -> (Vec<String>, Vec<String>) {
     let mut shuffled: Vec<&String> = run_ids.iter().collect();
     shuffled.sort_by_key(|id| (fnv(seed, id), (*id).clone()));
-    let count = ((run_ids.len() * percent + 50) / 100).clamp(1, run_ids.len() - 1);
-    let mut chosen: Vec<String> = shuffled.into_iter().take(count).cloned().collect();
-    chosen.sort();
-    chosen
+    let mut left = run_ids.len().saturating_sub(1);
+    let mut take = |percent: u8| {
+        let percent = usize::from(percent.min(50));
+        if percent == 0 || left == 0 {
+            return 0;
+        }
+        let count = ((run_ids.len() * percent + 50) / 100).clamp(1, left);
+        left -= count;
+        count
+    };
+    let (v, t) = (take(validation), take(test));
+    let pick = |range: std::ops::Range<usize>| {
+        let mut chosen: Vec<String> = shuffled[range].iter().map(|id| (*id).clone()).collect();
+        chosen.sort();
+        chosen
+    };
+    (pick(0..v), pick(v..v + t))
 }
 
-/// Which runs go in: those whose status was chosen.
-pub fn chosen(run: &Run, options: &Options) -> bool {
-    options.statuses.contains(&run.status)
+/// Which runs go in: those whose status was chosen, and with [`Options::only_finished`]
+/// only those a person finished (every step complete, no open issue).
+pub fn chosen(run: &Run, steps: &[Step], options: &Options) -> bool {
+    let finished = || crate::review::ApprovalCheck::of(steps, &[]).doubts().is_none();
+    options.statuses.contains(&run.status) && (!options.only_finished || finished())
 }
 
 /// How a run's steps become examples.
@@ -328,24 +354,34 @@ pub fn run_examples(
     out
 }
 
-/// Splits the runs that gave examples into train and validation (see [`validation_runs`])
-/// and counts each side; returns (train, validation) as JSON lines.
-pub fn split(runs: Vec<RunExamples>, options: &Options, tally: &mut Tally) -> (String, String) {
+/// The three splits as JSON lines.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Splits {
+    pub train: String,
+    pub validation: String,
+    pub test: String,
+}
+
+/// Splits the runs that gave examples into train, validation and test (see [`held_out`])
+/// and counts each.
+pub fn split(runs: Vec<RunExamples>, options: &Options, tally: &mut Tally) -> Splits {
     let ids: Vec<String> = runs.iter().filter(|r| r.count > 0).map(|r| r.run_id.clone()).collect();
-    let held_out = validation_runs(&ids, options.validation_percent, options.seed);
-    let (mut train, mut validation) = (String::new(), String::new());
+    let (validation, test) =
+        held_out(&ids, options.validation_percent, options.test_percent, options.seed);
+    let mut out = Splits::default();
     for run in runs.into_iter().filter(|r| r.count > 0) {
-        if held_out.contains(&run.run_id) {
-            tally.validation_runs += 1;
-            tally.validation_examples += run.count;
-            validation.push_str(&run.lines);
+        let (lines, runs, examples) = if validation.contains(&run.run_id) {
+            (&mut out.validation, &mut tally.validation_runs, &mut tally.validation_examples)
+        } else if test.contains(&run.run_id) {
+            (&mut out.test, &mut tally.test_runs, &mut tally.test_examples)
         } else {
-            tally.train_runs += 1;
-            tally.train_examples += run.count;
-            train.push_str(&run.lines);
-        }
+            (&mut out.train, &mut tally.train_runs, &mut tally.train_examples)
+        };
+        *runs += 1;
+        *examples += run.count;
+        lines.push_str(&run.lines);
     }
-    (train, validation)
+    out
 }
 
 /// What the dataset card reports.
@@ -356,6 +392,8 @@ pub struct Tally {
     pub train_examples: usize,
     pub validation_runs: usize,
     pub validation_examples: usize,
+    pub test_runs: usize,
+    pub test_examples: usize,
     /// Steps left out, by why.
     pub skipped: BTreeMap<Skip, usize>,
     /// Per (prompt id, variant, revision hash): examples, and how many rendered exactly as
@@ -367,7 +405,11 @@ pub struct Tally {
 
 impl Tally {
     pub fn examples(&self) -> usize {
-        self.train_examples + self.validation_examples
+        self.train_examples + self.validation_examples + self.test_examples
+    }
+
+    pub fn runs(&self) -> usize {
+        self.train_runs + self.validation_runs + self.test_runs
     }
 }
 
@@ -393,6 +435,9 @@ pub fn card(tally: &Tally, facts: &CardFacts) -> String {
     if tally.validation_examples > 0 {
         out.push_str("  - split: validation\n    path: validation.jsonl\n");
     }
+    if tally.test_examples > 0 {
+        out.push_str("  - split: test\n    path: test.jsonl\n");
+    }
     out.push_str("---\n\n# AlphaScout Navigator fine-tuning data\n\n");
     out.push_str(&format!(
         "Annotated steps of the AlphaScout browser agent, one chat example per step: the \
@@ -406,11 +451,8 @@ pub fn card(tally: &Tally, facts: &CardFacts) -> String {
         "| validation | {} | {} |\n",
         tally.validation_runs, tally.validation_examples
     ));
-    out.push_str(&format!(
-        "| all | {} | {} |\n\n",
-        tally.train_runs + tally.validation_runs,
-        tally.examples()
-    ));
+    out.push_str(&format!("| test | {} | {} |\n", tally.test_runs, tally.test_examples));
+    out.push_str(&format!("| all | {} | {} |\n\n", tally.runs(), tally.examples()));
     let statuses: Vec<&str> = options.statuses.iter().map(|s| s.as_str()).collect();
     out.push_str("## Selection\n\n");
     out.push_str(&format!("- Run statuses: {}\n", statuses.join(", ")));
@@ -423,9 +465,13 @@ pub fn card(tally: &Tally, facts: &CardFacts) -> String {
             "not included".to_owned()
         }
     ));
+    if options.only_finished {
+        out.push_str("- Only runs a person finished: every step complete, no open issue\n");
+    }
     out.push_str(&format!(
-        "- Split: {} % of the runs to validation, whole runs, seed {}\n\n",
+        "- Split: {} % of the runs to validation and {} % to test, whole runs, seed {}\n\n",
         options.validation_percent.min(50),
+        options.test_percent.min(50),
         options.seed
     ));
     out.push_str("## Prompts\n\n| prompt | variant | revision hash | examples | exact |\n|---|---|---|---|---|\n");

@@ -190,9 +190,85 @@ pub fn pending(suggestions: &[Suggestion]) -> usize {
     suggestions.iter().filter(|s| s.state == SuggestionState::Pending).count()
 }
 
+/// What stands between a run and approval: the one rule for Approve on a run, Alt+A and
+/// "Approve picked". A pending suggestion refuses it (the run's author decides each first,
+/// as the server insists); open issues and steps not marked complete make the approver say
+/// yes to them, since the run would go into training data as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ApprovalCheck {
+    pub pending_suggestions: usize,
+    pub open_issues: usize,
+    /// Steps not marked complete, of `steps`.
+    pub incomplete: usize,
+    pub steps: usize,
+}
+
+impl ApprovalCheck {
+    pub fn of(steps: &[Step], suggestions: &[Suggestion]) -> Self {
+        ApprovalCheck {
+            pending_suggestions: pending(suggestions),
+            open_issues: steps.iter().map(crate::issues::open_count).sum(),
+            incomplete: steps.iter().filter(|s| !s.verified).count(),
+            steps: steps.len(),
+        }
+    }
+
+    /// From a runs-list row, which knows everything but the suggestions.
+    pub fn of_summary(summary: &crate::query::RunSummary, pending_suggestions: usize) -> Self {
+        ApprovalCheck {
+            pending_suggestions,
+            open_issues: summary.open_issues as usize,
+            incomplete: summary.steps.saturating_sub(summary.done) as usize,
+            steps: summary.steps as usize,
+        }
+    }
+
+    /// Why the run cannot be approved now, if it cannot.
+    pub fn refusal(&self) -> Option<String> {
+        let n = self.pending_suggestions;
+        (n > 0).then(|| format!("{n} suggestion{} still to be decided by the author", plural(n)))
+    }
+
+    /// What the approver should know first, if anything.
+    pub fn doubts(&self) -> Option<String> {
+        let mut doubts = Vec::new();
+        if self.open_issues > 0 {
+            let n = self.open_issues;
+            doubts.push(format!("{n} open issue{}", plural(n)));
+        }
+        if self.incomplete > 0 {
+            doubts.push(format!("{} of {} steps not complete", self.incomplete, self.steps));
+        }
+        (!doubts.is_empty()).then(|| doubts.join(" and "))
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn approval_is_refused_while_suggestions_wait_and_questioned_for_open_work() {
+        let done = Step { verified: true, ..Step::default() };
+        let mut flagged = done.clone();
+        flagged.issues = vec![serde_json::json!({"id": "issue-1", "type": "logic",
+            "severity": "major", "description": "wrong", "status": "open"})];
+        let todo = Step::default();
+        let clean = ApprovalCheck::of(&[done.clone(), done.clone()], &[]);
+        assert_eq!((clean.refusal(), clean.doubts()), (None, None));
+        let open = ApprovalCheck::of(&[done, flagged, todo], &[]);
+        assert_eq!(open.doubts().as_deref(), Some("1 open issue and 1 of 3 steps not complete"));
+        assert_eq!(open.refusal(), None);
+        let waiting = ApprovalCheck { pending_suggestions: 2, ..clean };
+        assert_eq!(
+            waiting.refusal().as_deref(),
+            Some("2 suggestions still to be decided by the author")
+        );
+    }
 
     fn comment(id: &str, parent: Option<&str>, at: &str) -> Comment {
         Comment {

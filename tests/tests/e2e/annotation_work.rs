@@ -348,3 +348,66 @@ fn a_run_only_on_the_sync_server_opens_by_its_url() {
     page.wait_for_text("[data-testid=runs-count]", "1 of 1 runs");
     assert_eq!(page.eval("document.querySelector('[data-testid=search]').value"), "session-far-1");
 }
+
+#[test]
+fn approving_runs_with_open_work_asks_first_on_one_run_and_in_a_batch_and_the_export_counts_them() {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    let mut unfinished = run_record("open", "Compare two kettles", 3);
+    unfinished["status"] = json!("in-review");
+    unfinished["annotator"] = json!("ann");
+    let mut finished = run_record("done", "List kettles", 1);
+    finished["status"] = json!("in-review");
+    finished["annotator"] = json!("ann");
+    let mut flagged = step_record("open", 0, ["I start.", "I see the shop.", "I will search."]);
+    flagged["verified"] = json!(true);
+    flagged["issues"] = json!([{"id": "issue-1", "type": "logic", "severity": "major",
+        "description": "The thought contradicts the screenshot.", "status": "open",
+        "flaggedBy": "rev", "flaggedAt": "2026-11-20T09:02:00.000Z"}]);
+    let mut complete = step_record("done", 0, ["I start.", "I see the list.", "I will read it."]);
+    complete["verified"] = json!(true);
+    seed(
+        &page,
+        &[unfinished, finished],
+        &[
+            flagged,
+            step_record("open", 1, ["I searched.", "I see kettles.", "I will compare."]),
+            step_record("open", 2, ["I compared.", "I see prices.", "I will answer."]),
+            complete,
+        ],
+    );
+    set_user(&page, "rev", "reviewer");
+
+    // One run: Approve names what is open; Cancel leaves it in review.
+    navigate(&browser, &page, "?agentRunId=open&qa=true");
+    page.click("[data-testid=to-approved]");
+    let asked = page.wait_for_text("[data-testid=approve-doubts]", "1 open issue");
+    assert!(asked.contains("2 of 3 steps not complete"), "{asked}");
+    page.click("[data-testid=approve-cancel]");
+    page.wait_for(
+        "!document.querySelector('[data-testid=approve-confirm]')",
+        "the question to close",
+    );
+    let status = |page: &e2e::browser::Page, id: &str| {
+        stored(page, "runs").iter().find(|r| r["id"] == id).unwrap()["status"].clone()
+    };
+    assert_eq!(status(&page, "open"), "in-review");
+
+    // The fine-tuning dialog counts the unfinished run among those it would take.
+    navigate(&browser, &page, "?");
+    page.wait_for_text("[data-testid=runs-count]", "2 of 2 runs");
+    page.click("[data-testid=finetune-open]");
+    page.wait_for_text("[data-testid=finetune-unfinished]", "1 of these runs has open issues");
+    page.click("[data-testid=finetune-dialog] .row button:not(.primary)");
+
+    // A batch: both picked, the question, then only the finished one approved.
+    page.click("[data-run=open] input[type=checkbox]");
+    page.click("[data-run=done] input[type=checkbox]");
+    page.wait_for_text("[data-testid=batch-bar]", "2 picked");
+    page.click("[data-testid=batch-approve]");
+    page.wait_for_text("[data-testid=batch-approve-doubts]", "1 of the 2 picked runs");
+    page.click("[data-testid=batch-approve-finished]");
+    page.wait_for_text("[data-testid=notice]", "1 run moved to Approved");
+    assert_eq!(status(&page, "done"), "approved");
+    assert_eq!(status(&page, "open"), "in-review");
+}

@@ -128,7 +128,7 @@ fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
     assert_eq!(tally.prompts.values().next(), Some(&(2, 2)));
     let empty = RunExamples { run_id: "none".into(), lines: String::new(), count: 0 };
     let other = RunExamples { run_id: "r2".into(), ..made.clone() };
-    let (train, validation) =
+    let splits =
         split(vec![made, empty, other], &Options { validation_percent: 50, ..options }, &mut tally);
     assert_eq!(
         (tally.train_runs, tally.train_examples),
@@ -136,7 +136,8 @@ fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
         "a run without examples is no run of the split"
     );
     assert_eq!((tally.validation_runs, tally.validation_examples), (1, 2));
-    assert_eq!((train.lines().count(), validation.lines().count()), (2, 2));
+    assert_eq!((splits.train.lines().count(), splits.validation.lines().count()), (2, 2));
+    assert!(splits.test.is_empty());
 }
 
 #[test]
@@ -162,16 +163,36 @@ fn known_secrets_are_masked_wherever_they_appear() {
 }
 
 #[test]
-fn the_split_is_by_whole_runs_seeded_and_never_empty_on_either_side() {
+fn the_split_is_by_whole_runs_seeded_and_train_is_never_empty() {
     let ids: Vec<String> = (0..20).map(|i| format!("run-{i}")).collect();
-    let a = validation_runs(&ids, 10, 7);
+    let (a, test) = held_out(&ids, 10, 0, 7);
     assert_eq!(a.len(), 2);
-    assert_eq!(a, validation_runs(&ids, 10, 7), "the same seed, the same runs");
-    assert_ne!(a, validation_runs(&ids, 10, 8), "another seed, other runs");
-    assert_eq!(validation_runs(&ids[..2], 10, 7).len(), 1, "at least one when asked for");
-    assert!(validation_runs(&ids[..1], 50, 7).is_empty(), "a single run stays in train");
-    assert!(validation_runs(&ids, 0, 7).is_empty());
-    assert_eq!(validation_runs(&ids, 90, 7).len(), 10, "at most half");
+    assert!(test.is_empty());
+    assert_eq!(held_out(&ids, 10, 0, 7).0, a, "the same seed, the same runs");
+    assert_ne!(held_out(&ids, 10, 0, 8).0, a, "another seed, other runs");
+    assert_eq!(held_out(&ids[..2], 10, 0, 7).0.len(), 1, "at least one when asked for");
+    assert!(held_out(&ids[..1], 50, 50, 7).0.is_empty(), "a single run stays in train");
+    assert!(held_out(&ids, 0, 0, 7).0.is_empty());
+    assert_eq!(held_out(&ids, 90, 0, 7).0.len(), 10, "at most half");
+    // Three splits: no run in two of them, and train keeps at least one.
+    let (validation, test) = held_out(&ids, 10, 20, 7);
+    assert_eq!((validation.len(), test.len()), (2, 4));
+    assert!(validation.iter().all(|id| !test.contains(id)));
+    let (v, t) = held_out(&ids[..3], 30, 30, 7);
+    assert_eq!((v.len(), t.len()), (1, 1), "of three runs, one each and one for train");
+    assert_eq!(held_out(&ids[..2], 50, 50, 7).1.len(), 0, "nothing left for test");
+}
+
+#[test]
+fn only_finished_runs_go_in_when_asked() {
+    let run = Run { status: ReviewStatus::Approved, ..Run::default() };
+    let finished = Step { verified: true, ..Step::default() };
+    let unfinished = Step::default();
+    let all = Options::default();
+    let only = Options { only_finished: true, ..Options::default() };
+    assert!(chosen(&run, &[finished.clone(), unfinished.clone()], &all));
+    assert!(!chosen(&run, &[finished.clone(), unfinished], &only));
+    assert!(chosen(&run, &[finished], &only));
 }
 
 #[test]

@@ -6,6 +6,8 @@ use yew::prelude::*;
 pub struct Props {
     /// How many runs the list offers (picked, or shown by its filters).
     pub count: usize,
+    /// How many of them have open issues or steps not marked complete.
+    pub unfinished: usize,
     pub on_export: Callback<Options>,
     pub on_cancel: Callback<()>,
 }
@@ -27,11 +29,13 @@ pub fn finetune_dialog(props: &Props) -> Html {
             options.set(next);
         })
     };
-    let on_shots = {
+    let check = |edit: fn(&mut Options, bool)| {
         let options = options.clone();
         Callback::from(move |e: Event| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            options.set(Options { screenshots: input.checked(), ..(*options).clone() });
+            let mut next = (*options).clone();
+            edit(&mut next, input.checked());
+            options.set(next);
         })
     };
     let number = |edit: fn(&mut Options, u64)| {
@@ -54,7 +58,7 @@ pub fn finetune_dialog(props: &Props) -> Html {
             <div class="dialog finetune" role="dialog" aria-label="Fine-tuning export" data-testid="finetune-dialog">
                 <h2>{ "Fine-tuning data for the Navigator" }</h2>
                 <p class="muted">{ format!(
-                    "From the {} run{} the list offers (set its filters, or pick runs, first): one chat example per step, the Navigator's prompt as it saw it and its answer with your thoughts. A ZIP of train.jsonl, validation.jsonl and a dataset card.",
+                    "From the {} run{} the list offers (set its filters, or pick runs, first): one chat example per step, the Navigator's prompt as it saw it and its answer with your thoughts. A ZIP of train.jsonl, validation.jsonl, test.jsonl and a dataset card.",
                     props.count, if props.count == 1 { "" } else { "s" }) }</p>
                 <fieldset class="statuses">
                     <legend>{ "Runs in status" }</legend>
@@ -67,12 +71,24 @@ pub fn finetune_dialog(props: &Props) -> Html {
                     }) }
                 </fieldset>
                 <label class="check">
-                    <input type="checkbox" data-testid="finetune-screenshots" checked={options.screenshots} onchange={on_shots} />
+                    <input type="checkbox" data-testid="finetune-screenshots" checked={options.screenshots} onchange={check(|o, on| o.screenshots = on)} />
                     { "Include each step's screenshot as an image" }
+                </label>
+                <p data-testid="finetune-unfinished" class={classes!((props.unfinished > 0).then_some("warn"))}>{ match props.unfinished {
+                    0 => "Every one of these runs was finished: all steps complete, no open issue.".to_owned(),
+                    n => format!("{n} of these runs {} open issues or steps not complete.", if n == 1 { "has" } else { "have" }),
+                } }</p>
+                <label class="check">
+                    <input type="checkbox" data-testid="finetune-only-finished" checked={options.only_finished} onchange={check(|o, on| o.only_finished = on)} />
+                    { "Leave out runs with open issues or steps not complete" }
                 </label>
                 <label>{ "Runs held out for validation (%)" }
                     <input type="number" min="0" max="50" data-testid="finetune-validation" value={options.validation_percent.to_string()}
                         onchange={number(|o, v| o.validation_percent = v.min(50) as u8)} />
+                </label>
+                <label>{ "Runs held out for test (%)" }
+                    <input type="number" min="0" max="50" data-testid="finetune-test" value={options.test_percent.to_string()}
+                        onchange={number(|o, v| o.test_percent = v.min(50) as u8)} />
                 </label>
                 <label>{ "Split seed" }
                     <input type="number" min="0" data-testid="finetune-seed" value={options.seed.to_string()} onchange={number(|o, v| o.seed = v)} />

@@ -122,6 +122,13 @@ pub fn run_header(props: &Props) -> Html {
                 }
                 <button data-testid="duplicate" onclick={on_duplicate}>{ "Duplicate" }</button>
             </div>
+            if let Some(doubts) = &props.editor.approving {
+                <div class="confirm-bar" role="alertdialog" data-testid="approve-confirm">
+                    <span data-testid="approve-doubts">{ format!("This run has {doubts}. Approved, it goes into training data as it is.") }</span>
+                    <button class="primary" data-testid="approve-anyway" onclick={props.dispatch.to_callback().reform(|_| Action::ConfirmApproval(true))}>{ "Approve anyway" }</button>
+                    <button data-testid="approve-cancel" onclick={props.dispatch.to_callback().reform(|_| Action::ConfirmApproval(false))}>{ "Cancel" }</button>
+                </div>
+            }
         </div>
     }
 }

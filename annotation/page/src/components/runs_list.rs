@@ -1,5 +1,6 @@
 use annotation_core::query::facets;
 use annotation_core::record::ReviewStatus;
+use annotation_core::review::ApprovalCheck;
 use annotation_core::roles::User;
 use yew::prelude::*;
 
@@ -10,7 +11,7 @@ use crate::components::finetune_dialog::FinetuneDialog;
 use crate::components::run_filters::RunFilters;
 use crate::components::run_row::RunRow;
 use crate::components::virtual_rows::use_window;
-use crate::state::list::{ListAction, ListState};
+use crate::state::list::{BatchAnswer, ListAction, ListState};
 use crate::state::{Action, Dispatch};
 
 const ROW_PX: f64 = 58.0;
@@ -141,6 +142,20 @@ pub fn runs_list(props: &Props) -> Html {
                     <button class="ghost" onclick={on_list.reform(|_| ListAction::PickShown(false))}>{ "Clear" }</button>
                 </div>
             }
+            if let Some(asked) = &list.approving {
+                <div class="confirm-bar" role="alertdialog" data-testid="batch-approve-confirm">
+                    <span data-testid="batch-approve-doubts">{ format!(
+                        "{} of the {} picked runs {} open issues or steps not complete. Approved, they go into training data as they are.",
+                        asked.doubtful.len(), asked.all.len(), if asked.doubtful.len() == 1 { "has" } else { "have" }) }</span>
+                    <button class="primary" data-testid="batch-approve-all" onclick={props.dispatch.to_callback().reform(|_| Action::ConfirmBatchApproval(BatchAnswer::All))}>
+                        { format!("Approve all {}", asked.all.len()) }</button>
+                    if asked.doubtful.len() < asked.all.len() {
+                        <button data-testid="batch-approve-finished" onclick={props.dispatch.to_callback().reform(|_| Action::ConfirmBatchApproval(BatchAnswer::Finished))}>
+                            { format!("Approve only the {} finished", asked.all.len() - asked.doubtful.len()) }</button>
+                    }
+                    <button data-testid="batch-approve-cancel" onclick={props.dispatch.to_callback().reform(|_| Action::ConfirmBatchApproval(BatchAnswer::Cancel))}>{ "Cancel" }</button>
+                </div>
+            }
             if list.loaded && list.summaries.is_empty() {
                 <div class="empty" data-testid="no-runs">
                     <h2>{ "No captured runs yet" }</h2>
@@ -170,6 +185,7 @@ pub fn runs_list(props: &Props) -> Html {
             }
             if *finetuning {
                 <FinetuneDialog count={if picked.is_empty() { list.shown.len() } else { picked.len() }}
+                    unfinished={list.offered().filter(|s| ApprovalCheck::of_summary(s, 0).doubts().is_some()).count()}
                     on_export={on_finetune} on_cancel={let f = finetuning.clone(); Callback::from(move |()| f.set(false))} />
             }
             if *exporting {

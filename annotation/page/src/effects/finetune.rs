@@ -1,6 +1,6 @@
 //! The fine-tuning export's IO: the runs, their Navigator traces and screenshots from
 //! IndexedDB, the prompt files the worker renders with (and its prompt overrides), the
-//! secrets to mask; then a ZIP of `train.jsonl`, `validation.jsonl` and the card
+//! secrets to mask; then a ZIP of `train.jsonl`, `validation.jsonl`, `test.jsonl` and the card
 //! (`README.md`). What goes in, and how, is `annotation_core::finetune`'s.
 
 use std::collections::HashMap;
@@ -34,11 +34,12 @@ pub async fn export(
         Ok((file, tally)) => {
             let left_out: usize = tally.skipped.values().sum();
             let mut text = format!(
-                "Exported {} examples ({} train, {} validation) from {} runs to {file}.",
+                "Exported {} examples ({} train, {} validation, {} test) from {} runs to {file}.",
                 tally.examples(),
                 tally.train_examples,
                 tally.validation_examples,
-                tally.train_runs + tally.validation_runs
+                tally.test_examples,
+                tally.runs()
             );
             if left_out > 0 {
                 text += &format!(" {left_out} steps were left out: the card in the ZIP says why.");
@@ -62,7 +63,9 @@ async fn build(
         .everything()
         .await?
         .into_iter()
-        .filter(|(run, _)| wanted.contains(run.id.as_str()) && finetune::chosen(run, options))
+        .filter(|(run, steps)| {
+            wanted.contains(run.id.as_str()) && finetune::chosen(run, steps, options)
+        })
         .collect();
     runs.sort_by(|a, b| a.0.id.cmp(&b.0.id));
     let settings = db.agent_settings().await;
@@ -101,18 +104,21 @@ async fn build(
         progress(dispatch, label, i + 1, total);
         yield_now().await;
     }
-    let (train, held_out) = finetune::split(built, options, &mut tally);
+    let splits = finetune::split(built, options, &mut tally);
     let at = now();
     let card = finetune::card(&tally, &CardFacts { exported_at: &at, filter, options });
     let mut zip = ZipWriter::new();
     let parts = js_sys::Array::new();
     let bytes = |data: Vec<u8>| JsValue::from(js_sys::Uint8Array::from(data.as_slice()));
     parts.push(&bytes(zip.entry("README.md", card.as_bytes())));
-    if tally.train_examples > 0 {
-        parts.push(&bytes(zip.entry("train.jsonl", train.as_bytes())));
-    }
-    if tally.validation_examples > 0 {
-        parts.push(&bytes(zip.entry("validation.jsonl", held_out.as_bytes())));
+    for (name, lines, examples) in [
+        ("train.jsonl", &splits.train, tally.train_examples),
+        ("validation.jsonl", &splits.validation, tally.validation_examples),
+        ("test.jsonl", &splits.test, tally.test_examples),
+    ] {
+        if examples > 0 {
+            parts.push(&bytes(zip.entry(name, lines.as_bytes())));
+        }
     }
     parts.push(&bytes(zip.finish()));
     let file_name = file_name(&at);

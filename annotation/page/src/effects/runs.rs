@@ -5,6 +5,7 @@ use annotation_core::history::Version;
 use annotation_core::import;
 use annotation_core::query::RunSummary;
 use annotation_core::record::{ReviewStatus, Run, Step, Thought};
+use annotation_core::review::ApprovalCheck;
 use annotation_core::roles::User;
 use annotation_core::sync::SyncSettings;
 
@@ -307,8 +308,19 @@ pub async fn move_runs(
 ) {
     let (mut moved, mut refused) = (0, Vec::new());
     for id in ids {
+        // The single Approve's rule: a suggestion its author has not decided refuses it.
+        let waiting = match to {
+            ReviewStatus::Approved => match db.review(id).await {
+                Ok((_, suggestions)) => ApprovalCheck::of(&[], &suggestions).refusal(),
+                Err(why) => Some(why),
+            },
+            _ => None,
+        };
         let edited = db
             .edit_run(id, &user.name, &now(), |run| {
+                if let Some(why) = &waiting {
+                    return Edit::Skip(format!("{} ({why})", short(&run.task_prompt)));
+                }
                 let allowed = annotation_core::roles::permitted(
                     user,
                     run.annotator.as_deref(),

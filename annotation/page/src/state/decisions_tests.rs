@@ -246,11 +246,28 @@ fn alt_a_approves_only_when_the_buttons_would() {
     studio.apply(Action::Approve);
     assert!(studio.effects.is_empty(), "a suggestion is still pending");
 
+    // Steps not marked complete: Approve asks, and only a yes approves.
     let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
     studio.apply(Action::Approve);
+    assert!(studio.effects.is_empty(), "it asks first");
+    let asked = studio.editor.as_ref().unwrap().approving.clone().expect("a question");
+    assert!(asked.contains("steps not complete"), "{asked}");
+    studio.apply(Action::ConfirmApproval(false));
+    assert!(studio.effects.is_empty() && studio.editor.as_ref().unwrap().approving.is_none());
+    studio.apply(Action::Approve);
+    studio.apply(Action::ConfirmApproval(true));
     let [Effect::Save { run, .. }] = queued(&studio)[..] else { panic!() };
     assert_eq!(run.status, ReviewStatus::Approved);
     assert_eq!(run.reviewed_by.as_deref(), Some("ann"));
+
+    // Every step complete and no open issue: it approves at once.
+    let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
+    for step in &mut studio.editor.as_mut().unwrap().steps {
+        step.verified = true;
+    }
+    studio.apply(Action::Approve);
+    let [Effect::Save { run, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!(run.status, ReviewStatus::Approved);
 }
 
 #[test]
@@ -520,4 +537,28 @@ fn only_starred_templates_are_edited_or_deleted_and_collections_keep_a_descripti
     assert!(
         matches!(queued(&studio)[..], [Effect::Export { .. }, Effect::CollectionExported(n)] if n == "batch")
     );
+}
+
+#[test]
+fn approve_picked_asks_about_runs_with_open_work_and_can_leave_them_out() {
+    let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
+    let finished = Step { verified: true, ..Step::default() };
+    let unfinished = Step::default();
+    let summaries = vec![
+        summarize(&Run { id: "done".into(), ..Run::default() }, std::slice::from_ref(&finished)),
+        summarize(&Run { id: "half".into(), ..Run::default() }, &[finished, unfinished]),
+    ];
+    studio.apply(Action::ListLoaded(summaries));
+    studio.apply(Action::List(list::ListAction::PickShown(true)));
+    studio.apply(Action::MovePicked(ReviewStatus::Approved));
+    assert!(studio.effects.is_empty(), "it asks first");
+    let asked = studio.list.approving.clone().expect("a question");
+    assert_eq!(asked.doubtful, ["half"]);
+    studio.apply(Action::ConfirmBatchApproval(list::BatchAnswer::Finished));
+    let [Effect::MoveRuns { ids, to, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!((ids.as_slice(), *to), (["done".to_owned()].as_slice(), ReviewStatus::Approved));
+    // Submitting for review asks nothing.
+    studio.effects.clear();
+    studio.apply(Action::MovePicked(ReviewStatus::InReview));
+    assert_eq!(queued(&studio).len(), 1);
 }

@@ -9,7 +9,7 @@ use annotation_core::issues::{self, Draft as IssueDraft};
 use annotation_core::record::{
     ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete, update_subtasks,
 };
-use annotation_core::review::{Comment, Suggestion};
+use annotation_core::review::{ApprovalCheck, Comment, Suggestion};
 use annotation_core::roles::{Permissions, User, allowed_targets, move_run, permissions};
 use annotation_core::templates;
 
@@ -112,6 +112,8 @@ pub struct EditorState {
     pub blocked: Option<(Command, Unfilled)>,
     /// Unsaved edits brought back from storage when the run opened.
     pub restored: Option<Restored>,
+    /// Approve was asked for a run with open work: what the approver is asked to accept.
+    pub approving: Option<String>,
 }
 
 pub struct Loaded {
@@ -160,6 +162,7 @@ impl EditorState {
             flag: IssueDraft::default(),
             blocked: None,
             restored,
+            approving: None,
         }
     }
 
@@ -203,10 +206,15 @@ impl EditorState {
     pub fn targets(&self) -> Vec<ReviewStatus> {
         let run = self.merged_run();
         let mut targets = allowed_targets(&self.user, run.annotator.as_deref(), run.status);
-        if annotation_core::review::pending(&self.suggestions) > 0 {
+        if self.approval().refusal().is_some() {
             targets.retain(|t| *t != ReviewStatus::Approved);
         }
         targets
+    }
+
+    /// The approval rule for the run as it stands, unsaved edits included.
+    pub fn approval(&self) -> ApprovalCheck {
+        ApprovalCheck::of(&self.merged_steps(), &self.suggestions)
     }
 
     fn draft_mut(&mut self) -> Option<&mut Step> {
@@ -416,7 +424,25 @@ impl EditorState {
 
     /// Moves the run to `to`, saving it (with any edits) as one version. The buttons offer
     /// only permitted moves; the sync server judges again.
+    /// Moves the run to `to`. Approving a run with open issues or steps not complete asks
+    /// first ([`EditorState::approving`]); [`EditorState::confirm_approval`] answers.
     pub fn transition(&mut self, to: ReviewStatus) {
+        if to == ReviewStatus::Approved
+            && let Some(doubts) = self.approval().doubts()
+        {
+            self.approving = Some(doubts);
+            return;
+        }
+        self.move_to(to);
+    }
+
+    pub fn confirm_approval(&mut self, approve: bool) {
+        if self.approving.take().is_some() && approve {
+            self.move_to(ReviewStatus::Approved);
+        }
+    }
+
+    fn move_to(&mut self, to: ReviewStatus) {
         let mut run = self.merged_run().clone();
         move_run(&mut run, to, &self.user);
         self.run_draft = Some(run);

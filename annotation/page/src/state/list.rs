@@ -20,6 +20,24 @@ pub struct ListState {
     pub loaded: bool,
     /// Whether the runs' search texts are in `summaries` yet (they load after the list shows).
     pub texts_loaded: bool,
+    /// "Approve picked" asked first: the picked runs with open issues or unfinished steps.
+    pub approving: Option<BatchApproval>,
+}
+
+/// The picked runs Approve would move, and those of them with open work.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchApproval {
+    pub all: Vec<String>,
+    pub doubtful: Vec<String>,
+}
+
+/// The approver's answer to [`BatchApproval`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BatchAnswer {
+    All,
+    /// Only the runs whose steps are all complete, with no open issue.
+    Finished,
+    Cancel,
 }
 
 pub enum ListAction {
@@ -34,6 +52,14 @@ pub enum ListAction {
 }
 
 impl ListState {
+    /// The runs an export or batch acts on: those picked, else those the filters show.
+    pub fn offered(&self) -> impl Iterator<Item = &RunSummary> {
+        let shown = self.shown.iter().map(|&i| &self.summaries[i]);
+        let picked = self.summaries.iter().filter(|s| self.picked.contains(&s.run_id));
+        let all_shown = self.picked.is_empty();
+        shown.filter(move |_| all_shown).chain(picked.filter(move |_| !all_shown))
+    }
+
     pub fn load(&mut self, summaries: Vec<RunSummary>) {
         self.summaries = Rc::new(summaries);
         self.loaded = true;

@@ -334,6 +334,9 @@ pub enum Action {
     SetTags(Vec<String>),
     MarkComplete,
     Transition(ReviewStatus),
+    /// The approver's answer when Approve asked about open issues or unfinished steps.
+    ConfirmApproval(bool),
+    ConfirmBatchApproval(list::BatchAnswer),
     /// Alt+A: approve when approving is possible now.
     Approve,
     /// The flag form as typed and chosen.
@@ -517,8 +520,17 @@ impl Studio {
             Action::ImportFile { name, bytes, file } => self.import_file(name, bytes, file),
             Action::ExportFinetune(options) => self.export_finetune(options),
             Action::ImportCopies => self.import_copies(),
-            Action::MovePicked(to) => {
-                let ids = self.list.picked.iter().cloned().collect();
+            Action::MovePicked(to) => self.move_picked(to),
+            Action::ConfirmBatchApproval(answer) => {
+                let Some(asked) = self.list.approving.take() else { return };
+                let ids = match answer {
+                    list::BatchAnswer::All => asked.all,
+                    list::BatchAnswer::Finished => {
+                        asked.all.into_iter().filter(|id| !asked.doubtful.contains(id)).collect()
+                    }
+                    list::BatchAnswer::Cancel => return,
+                };
+                let to = ReviewStatus::Approved;
                 self.queue(Effect::MoveRuns { ids, to, user: self.user.clone() });
             }
             Action::CollectPicked(name) => {
@@ -694,6 +706,7 @@ impl Studio {
             Action::SetTags(tags) => editor.set_tags(tags),
             Action::MarkComplete => editor.mark_complete(),
             Action::Transition(to) => editor.transition(to),
+            Action::ConfirmApproval(yes) => editor.confirm_approval(yes),
             Action::EditFlag(draft) => editor.flag = draft,
             Action::Flag(at) => editor.flag(&at),
             Action::ResolveIssue { position, resolved, at } => {

@@ -7,10 +7,11 @@ use annotation_core::import;
 use annotation_core::lint::TextIssue;
 use annotation_core::query::describe;
 use annotation_core::record::{ReviewStatus, Thought};
+use annotation_core::review::ApprovalCheck;
 use annotation_core::templates;
 
 use super::editor::{EditorState, Loaded};
-use super::list::ListAction;
+use super::list::{self, ListAction};
 use super::{Effect, Leave, LeaveChoice, Route, Screen, Studio};
 
 impl Studio {
@@ -172,6 +173,28 @@ impl Studio {
     pub(super) fn import_copies(&mut self) {
         let Some((name, text)) = self.copyable.clone() else { return };
         self.queue(Effect::ImportText { name, text, user: self.user.clone(), as_copies: true });
+    }
+
+    /// Moves the picked runs. Approving them asks first when some have open issues or steps
+    /// not complete, as Approve on one run does; the effect refuses runs whose suggestions
+    /// still wait for their author.
+    pub(super) fn move_picked(&mut self, to: ReviewStatus) {
+        let all: Vec<String> = self.list.picked.iter().cloned().collect();
+        if to == ReviewStatus::Approved {
+            let doubtful: Vec<String> = self
+                .list
+                .summaries
+                .iter()
+                .filter(|s| self.list.picked.contains(&s.run_id))
+                .filter(|s| ApprovalCheck::of_summary(s, 0).doubts().is_some())
+                .map(|s| s.run_id.clone())
+                .collect();
+            if !doubtful.is_empty() {
+                self.list.approving = Some(list::BatchApproval { all, doubtful });
+                return;
+            }
+        }
+        self.queue(Effect::MoveRuns { ids: all, to, user: self.user.clone() });
     }
 
     /// Alt+A approves when the run's buttons would offer it, and says why not otherwise.
