@@ -230,6 +230,11 @@ pub enum PanelRequest {
     ListJobs {
         id: u32,
     },
+    /// The open web tabs with their titles and URLs (from the debugger's target list, so
+    /// no `tabs` permission is needed), answered as [`WorkerEvent::Tabs`].
+    ListTabs {
+        id: u32,
+    },
     /// Stops the job `job_id` (a [`jobs::JobSummary::id`]) whatever its kind; answered with
     /// `done`, or `failed` when no such job is live.
     StopJob {
@@ -289,6 +294,7 @@ impl PanelRequest {
             | PanelRequest::CurrentReplay { id }
             | PanelRequest::ListWorkflows { id }
             | PanelRequest::ListJobs { id }
+            | PanelRequest::ListTabs { id }
             | PanelRequest::StopJob { id, .. } => *id,
         }
     }
@@ -416,6 +422,10 @@ pub enum WorkerEvent {
         id: u32,
         workflows: Vec<workflow::WorkflowSummary>,
     },
+    Tabs {
+        id: u32,
+        tabs: Vec<TabInfo>,
+    },
     /// Every live job, and those that ended since the worker started; sent on connect, on
     /// every change, and when asked (`id`).
     Jobs {
@@ -423,6 +433,14 @@ pub enum WorkerEvent {
         id: Option<u32>,
         jobs: Vec<jobs::JobSummary>,
     },
+}
+
+/// A browser tab as the agent lists them: its title and URL tell a person which it is.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TabInfo {
+    pub id: i32,
+    pub url: String,
+    pub title: String,
 }
 
 /// A quick-start prompt: shown as a chip on an empty chat; clicking it fills the chat box.

@@ -26,8 +26,13 @@ pub enum ReflectStage {
     Task,
     /// Saved as version 1 of `workflow_id`.
     Done { workflow_id: String },
-    /// Stopped; `why` says which pass and step and why. Retrying keeps pass-A results.
-    Failed { why: String },
+    /// Stopped; `why` says in a sentence which step and why, `details` what the model's
+    /// answer got wrong. Retrying keeps pass-A results.
+    Failed {
+        why: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

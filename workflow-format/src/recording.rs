@@ -5,6 +5,7 @@
 //! natively:
 //! * typing into one field is one `type` step with the field's final value, whatever the
 //!   number of input events; a secret field's text is kept only as [`SECRET_MASK`];
+//! * choosing several times in a row in one list is one `select` step with the last choice;
 //! * only Enter, Escape and Tab are kept among key presses (the rest is typing);
 //! * consecutive scrolls of one target are one scroll, dropped under [`MIN_SCROLL_SCREENS`];
 //! * a navigation the user did not start (the browser says so, or, when it does not, one
@@ -508,6 +509,16 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
                 RecordedAction::Key { key: key.clone(), target: target.clone() }
             }
             RawInput::Select { target, option } => {
+                // Choosing again in the same list, as typing again in the same field, leaves
+                // one step with what it ended on (a multiple select reports all it holds).
+                if open
+                    && let Some(RecordedAction::Select { target: chosen, option: kept }) =
+                        steps.last_mut().map(|s| &mut s.action)
+                    && chosen.same_field(target)
+                {
+                    *kept = option.clone();
+                    continue;
+                }
                 RecordedAction::Select { target: target.clone(), option: option.clone() }
             }
             RawInput::Navigate { url, typed } => {
@@ -555,7 +566,12 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             }
         };
         close_scroll(&mut steps, open);
-        open = matches!(action, RecordedAction::Type { .. } | RecordedAction::Scroll { .. });
+        open = matches!(
+            action,
+            RecordedAction::Type { .. }
+                | RecordedAction::Scroll { .. }
+                | RecordedAction::Select { .. }
+        );
         // What the user did can load a page; a scroll between does not change that.
         last_cause_ms = match action {
             RecordedAction::Click { .. }
@@ -644,6 +660,37 @@ mod tests {
 
     fn typing(ms: f64, selector: &str, value: &str) -> RawEvent {
         at(ms, &format!("s{ms}"), RawInput::Input { target: field(selector), value: value.into() })
+    }
+
+    #[test]
+    fn choosing_again_in_the_same_list_is_one_step_and_another_list_is_another() {
+        let select = |ms: f64, selector: &str, option: &str| {
+            at(
+                ms,
+                &format!("s{ms}"),
+                RawInput::Select { target: field(selector), option: option.into() },
+            )
+        };
+        let steps = fold_events(&[
+            select(0.0, "#size", "S"),
+            select(500.0, "#size", "M"),
+            select(900.0, "#size", "L"),
+            select(1500.0, "#colour", "Red"),
+            at(2000.0, "s2000", RawInput::Click { target: field("#go") }),
+            select(2500.0, "#size", "XL"),
+        ]);
+        let chosen: Vec<String> = steps.iter().map(|s| s.action.describe()).collect();
+        assert_eq!(
+            chosen,
+            [
+                "select \"L\" in input \"size\"",
+                "select \"Red\" in input \"colour\"",
+                "click input \"go\"",
+                "select \"XL\" in input \"size\""
+            ]
+        );
+        // The step's screen is the one before the first choice.
+        assert_eq!(steps[0].screenshot.as_deref(), Some("s0"));
     }
 
     #[test]

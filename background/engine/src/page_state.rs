@@ -81,13 +81,7 @@ pub struct TextLine {
     pub cut: Option<u32>,
 }
 
-/// A browser tab as the agent lists them.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct TabInfo {
-    pub id: i32,
-    pub url: String,
-    pub title: String,
-}
+pub use protocol::TabInfo;
 
 /// One listed element.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

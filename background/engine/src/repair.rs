@@ -151,6 +151,27 @@ impl std::fmt::Display for StructuredError {
     }
 }
 
+impl StructuredError {
+    /// One sentence for a person: what went wrong, without the list of problems.
+    pub fn headline(&self) -> String {
+        match self {
+            StructuredError::Provider(error) => error.to_string(),
+            StructuredError::Invalid { attempts, .. } => format!(
+                "The model's answer did not follow the expected format, {} attempt(s) in a row.",
+                attempts.len()
+            ),
+        }
+    }
+
+    /// What the last answer got wrong, where, for whoever wants to look.
+    pub fn details(&self) -> Option<String> {
+        match self {
+            StructuredError::Provider(_) => None,
+            StructuredError::Invalid { .. } => Some(self.to_string()),
+        }
+    }
+}
+
 /// Asks for an answer that follows `schema`, repairing invalid ones per `policy` within the
 /// run's `ledger`. `repair_model`, when given, handles the repairs.
 #[allow(clippy::too_many_arguments)]

@@ -168,6 +168,10 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
         PanelRequest::ListWorkflows { id } => worker.workflows.list(worker, id).await,
         PanelRequest::ListJobs { id } => Ok(worker.jobs.event(Some(id)).await),
+        PanelRequest::ListTabs { id } => agent_engine::actions::Tabs::list(&ChromeTabs)
+            .await
+            .map(|tabs| WorkerEvent::Tabs { id, tabs })
+            .map_err(|e| format!("The open tabs could not be listed: {e}")),
         PanelRequest::StopJob { id, job_id } => worker.jobs.stop(worker, id, &job_id).await,
     };
     answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })

@@ -537,7 +537,10 @@ async fn reflect_recording(
             Ok(reflection) => done[index] = Some(reflection),
             Err(error) => {
                 flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
-                return tell(ReflectStage::Failed { why: error.to_string() });
+                return tell(ReflectStage::Failed {
+                    why: error.to_string(),
+                    details: error.details().map(str::to_owned),
+                });
             }
         }
     }
@@ -549,7 +552,10 @@ async fn reflect_recording(
         Ok(task) => task,
         Err(error) => {
             flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
-            return tell(ReflectStage::Failed { why: error.to_string() });
+            return tell(ReflectStage::Failed {
+                why: error.to_string(),
+                details: error.details().map(str::to_owned),
+            });
         }
     };
     let workflow_id = chrome::random_uuid();
@@ -559,7 +565,8 @@ async fn reflect_recording(
         Ok(()) => tell(ReflectStage::Done { workflow_id }),
         Err(error) => {
             flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
-            tell(ReflectStage::Failed { why: format!("The workflow was not saved: {error}") })
+            let why = format!("The workflow was not saved: {error}");
+            tell(ReflectStage::Failed { why, details: None })
         }
     }
 }

@@ -1009,8 +1009,8 @@ impl PanelState {
             | WorkerEvent::PipelineSaved { .. }
             | WorkerEvent::Pipelines { .. }
             | WorkerEvent::PipelineStep { .. } => {}
-            // Reflection progress is the Workflows page's.
-            WorkerEvent::Reflection { .. } => {}
+            // Reflection progress and tab lists are the Workflows page's.
+            WorkerEvent::Reflection { .. } | WorkerEvent::Tabs { .. } => {}
             WorkerEvent::Replay { replay, .. } => self.workflows.on_replay(self.tab, replay),
             WorkerEvent::Workflows { id, workflows } => self.workflows.listed(id, workflows),
             WorkerEvent::Jobs { id, jobs } => self.jobs.listed(id, jobs),

@@ -145,6 +145,13 @@ fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another
         &format!("[...document.querySelectorAll('[data-testid=replay-tab] option')].some(o => o.value === '{}')", tab.id),
         "the shop tab among the choices",
     );
+    // A person tells the tabs apart by title and address, not by Chrome's numbers.
+    let offered = page.eval(&format!(
+        "document.querySelector('[data-testid=replay-tab] option[value=\"{}\"]').textContent",
+        tab.id
+    ));
+    let offered = offered.as_str().unwrap_or_default();
+    assert!(offered.contains("/shop/index.html") && !offered.contains("in window"), "{offered}");
     set_field(&page, "[data-testid=replay-tab]", &tab.id.to_string());
     page.click("[data-testid=replay-start]");
     page.wait_for(
@@ -409,7 +416,10 @@ fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
 
     let page = reflect_on_the_page(&mut browser, "failed");
     let why = page.text("[data-testid=reflect-progress]");
-    assert!(why.contains("Pass B failed") && why.contains("overloaded"), "{why}");
+    assert!(
+        why.contains("could not be put together into a workflow") && why.contains("overloaded"),
+        "{why}"
+    );
     assert!(workflows::all(&mut browser, "workflows").is_empty(), "nothing half-made is saved");
     // Pass A saw the screenshots before and after each step.
     let first = &llm.requests()[0].body;

@@ -135,7 +135,6 @@ fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatche
                     }
                     Err(error) => dispatch.dispatch(Action::Notice(error)),
                 },
-                Effect::ListTabs => dispatch.dispatch(Action::Tabs(port::web_tabs().await)),
                 Effect::StartReplay {
                     id,
                     workflow_id,

@@ -1,52 +1,21 @@
-//! The page's link to the worker: the port (`page-port`'s), for reflecting and replaying,
-//! and the open tabs a replay can run in. The only module here that knows `chrome.*`.
+//! The page's link to the worker: the port (`page-port`'s), for reflecting, replaying and
+//! listing the open tabs, and the tab calls of its own. The only module here that knows
+//! `chrome.*`.
 
 use js_sys::{Object, Promise, Reflect};
 use protocol::TabId;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-use crate::state::TabChoice;
-
 /// The port itself is `page-port`'s, shared with the other extension pages.
 pub use page_port::WorkerPort;
 
 #[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = query)]
-    fn tabs_query(query: &JsValue) -> Promise;
-    #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = getCurrent)]
-    fn tabs_get_current() -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = update)]
     fn tabs_update(tab: TabId, properties: &JsValue) -> Promise;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs"], js_name = create)]
     fn tabs_create(properties: &JsValue) -> Promise;
-}
-
-/// The open tabs but this page's. Without the `tabs` permission (which the extension does
-/// not ask for) Chrome gives no title or URL, so a tab is named by its id and window.
-pub async fn web_tabs() -> Vec<TabChoice> {
-    let get = |tab: &JsValue, key: &str| Reflect::get(tab, &key.into()).ok();
-    let own = JsFuture::from(tabs_get_current())
-        .await
-        .ok()
-        .and_then(|tab| get(&tab, "id")?.as_f64())
-        .map(|id| id as TabId);
-    let Ok(tabs) = JsFuture::from(tabs_query(&Object::new())).await else { return Vec::new() };
-    js_sys::Array::from(&tabs)
-        .iter()
-        .filter_map(|tab| {
-            let id = get(&tab, "id")?.as_f64()? as TabId;
-            let url = get(&tab, "url").and_then(|u| u.as_string()).unwrap_or_default();
-            let title = get(&tab, "title").and_then(|t| t.as_string()).unwrap_or_else(|| {
-                let window = get(&tab, "windowId").and_then(|w| w.as_f64()).unwrap_or_default();
-                let active = get(&tab, "active").and_then(|a| a.as_bool()).unwrap_or_default();
-                format!("Tab {id} in window {window}{}", if active { " (active)" } else { "" })
-            });
-            let web = url.is_empty() || url.starts_with("http");
-            (Some(id) != own && web).then_some(TabChoice { id, title, url })
-        })
-        .collect()
 }
 
 /// Opens `url` in a new tab and gives its id.

@@ -73,10 +73,22 @@ pub enum ReflectError {
     Empty,
     /// Paused or cancelled by the user.
     Interrupted,
-    /// Pass A failed on step `step`.
-    StepFailed { step: u32, why: String },
+    /// Pass A failed on step `step`: `why` in a sentence, `details` for whoever looks.
+    StepFailed { step: u32, why: String, details: Option<String> },
     /// Pass B failed, or answered something that does not fit the recording.
-    TaskFailed { why: String },
+    TaskFailed { why: String, details: Option<String> },
+}
+
+impl ReflectError {
+    /// The model's own words on what was wrong, kept out of the sentence above them.
+    pub fn details(&self) -> Option<&str> {
+        match self {
+            ReflectError::StepFailed { details, .. } | ReflectError::TaskFailed { details, .. } => {
+                details.as_deref()
+            }
+            _ => None,
+        }
+    }
 }
 
 impl std::fmt::Display for ReflectError {
@@ -84,18 +96,21 @@ impl std::fmt::Display for ReflectError {
         match self {
             ReflectError::Empty => f.write_str("The recording has no steps to reflect on."),
             ReflectError::Interrupted => f.write_str("Reflection was stopped."),
-            ReflectError::StepFailed { step, why } => {
-                write!(f, "Pass A failed on step {}: {why}", step + 1)
+            ReflectError::StepFailed { step, why, .. } => {
+                write!(f, "Recorded step {} could not be described: {why}", step + 1)
             }
-            ReflectError::TaskFailed { why } => write!(f, "Pass B failed: {why}"),
+            ReflectError::TaskFailed { why, .. } => {
+                write!(f, "The steps could not be put together into a workflow: {why}")
+            }
         }
     }
 }
 
-fn why(error: CallError) -> String {
+/// The failure in a sentence, and the model's answer's problems apart from it.
+fn why(error: CallError) -> (String, Option<String>) {
     match error {
-        CallError::Interrupted => "interrupted".to_owned(),
-        CallError::Failed(error) => error.to_string(),
+        CallError::Interrupted => ("interrupted".to_owned(), None),
+        CallError::Failed(error) => (error.headline(), error.details()),
     }
 }
 
@@ -183,7 +198,10 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
         self.ask(STEP_PROMPT, &run_id, index as u32, vars, images, traces).await.map_err(
             |e| match e {
                 CallError::Interrupted => ReflectError::Interrupted,
-                e => ReflectError::StepFailed { step: index as u32, why: why(e) },
+                e => {
+                    let (why, details) = why(e);
+                    ReflectError::StepFailed { step: index as u32, why, details }
+                }
             },
         )
     }
@@ -244,7 +262,10 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
             .await
             .map_err(|e| match e {
                 CallError::Interrupted => ReflectError::Interrupted,
-                e => ReflectError::TaskFailed { why: why(e) },
+                e => {
+                    let (why, details) = why(e);
+                    ReflectError::TaskFailed { why, details }
+                }
             })?;
         check_fits(recording, &task)?;
         Ok(task)
@@ -268,7 +289,7 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
 /// Pass B's answer must place every recorded step exactly once, in a subtask it defined,
 /// with subtasks taking consecutive runs of steps.
 fn check_fits(recording: &Recording, task: &TaskReflection) -> Result<(), ReflectError> {
-    let fail = |why: String| Err(ReflectError::TaskFailed { why });
+    let fail = |why: String| Err(ReflectError::TaskFailed { why, details: None });
     let ids: Vec<&str> = task.subtasks.iter().map(|s| s.id.as_str()).collect();
     let mut placed = BTreeSet::new();
     let mut last_subtask = 0;
@@ -585,7 +606,13 @@ pub(crate) mod tests {
         let (result, traces) = run(&http, true, &mut done);
         let error = result.unwrap_err();
         assert!(matches!(error, ReflectError::StepFailed { step: 1, .. }), "{error}");
-        assert!(error.to_string().starts_with("Pass A failed on step 2:"), "{error}");
+        // One sentence for a person; the schema's complaints are kept apart, for whoever looks.
+        assert_eq!(
+            error.to_string(),
+            "Recorded step 2 could not be described: The model's answer did not follow the \
+             expected format, 3 attempt(s) in a row."
+        );
+        assert!(error.details().is_some_and(|d| d.contains("/intent")), "{:?}", error.details());
         assert!(traces[1].error.is_some());
         assert!(done[0].is_some() && done[1].is_none());
 
@@ -596,7 +623,7 @@ pub(crate) mod tests {
         let (result, _) = run(&http, true, &mut done);
         assert_eq!(
             result.unwrap_err(),
-            ReflectError::TaskFailed { why: "it leaves out step(s) 2".into() }
+            ReflectError::TaskFailed { why: "it leaves out step(s) 2".into(), details: None }
         );
         assert_eq!(http.seen.borrow().len(), 3);
 

@@ -34,7 +34,7 @@ pub fn recording_row(props: &Props) -> Html {
         ReflectStage::Step { step, of } => ("busy", format!("Pass A: step {} of {of}", step + 1)),
         ReflectStage::Task => ("busy", "Pass B: the whole task".to_owned()),
         ReflectStage::Done { .. } => ("done", "Reflected: the workflow is open".to_owned()),
-        ReflectStage::Failed { why } => ("failed", format!("Failed: {why}")),
+        ReflectStage::Failed { why, .. } => ("failed", format!("Failed: {why}")),
     });
     let failed = progress.as_ref().is_some_and(|(kind, _)| *kind == "failed");
     html! {
@@ -52,6 +52,13 @@ pub fn recording_row(props: &Props) -> Html {
             </div>
             if let Some((kind, text)) = progress {
                 <p class={classes!("progress", kind)} data-testid="reflect-progress" data-state={kind}>{ text }</p>
+            }
+            // What the model's answer got wrong, folded: the sentence above says enough.
+            if let Some(ReflectStage::Failed { details: Some(details), .. }) = props.progress.as_ref().map(|p| &p.stage) {
+                <details class="reflect-details" data-testid="reflect-details">
+                    <summary>{ "Details" }</summary>
+                    <pre>{ details }</pre>
+                </details>
             }
         </li>
     }

@@ -42,8 +42,6 @@ pub enum Effect {
     Download { name: String, text: String },
     /// Read recording `id` and offer it as JSONL.
     ExportRecording(String),
-    /// List the open web pages a replay can run in.
-    ListTabs,
     /// Start a replay: in `tab`, or in a new tab at `start_url` when `None`.
     StartReplay {
         id: u32,
@@ -284,7 +282,7 @@ impl Page {
                         let mut form = ReplayForm::for_workflow(saved);
                         form.tab = self.preferred_tab;
                         self.replay_form = Some(form);
-                        self.effect(Effect::ListTabs);
+                        self.request(|id| PanelRequest::ListTabs { id });
                     }
                     None => self.notice = Some("Save the workflow before replaying it.".into()),
                 }
@@ -355,9 +353,17 @@ impl Page {
                 self.reflections.insert(progress.recording_id.clone(), progress);
             }
             WorkerEvent::Replay { replay, .. } => self.replay = replay.map(|r| *r),
+            // The web pages a replay can run in, by title and URL.
+            WorkerEvent::Tabs { tabs, .. } => {
+                self.tabs = tabs
+                    .into_iter()
+                    .filter(|t| t.url.starts_with("http"))
+                    .map(|t| TabChoice { id: t.id, title: t.title, url: t.url })
+                    .collect();
+            }
             WorkerEvent::Failed { id, message } => {
                 if let Some(recording_id) = self.reflect_asked.remove(&id) {
-                    let stage = ReflectStage::Failed { why: message };
+                    let stage = ReflectStage::Failed { why: message, details: None };
                     self.reflections
                         .insert(recording_id.clone(), ReflectProgress { recording_id, stage });
                 } else {

@@ -200,7 +200,22 @@ fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
     page.apply(Action::ReplayOpen);
     let form = page.replay_form.clone().unwrap();
     assert_eq!(form.values()["query"], "coffee");
-    assert_eq!(effects(&page).last(), Some(&Effect::ListTabs));
+    let Some(Effect::Send(PanelRequest::ListTabs { id })) = effects(&page).last().cloned() else {
+        panic!("the open tabs are asked for")
+    };
+    // Tabs come with their titles and URLs; pages that are not web pages are not offered.
+    page.apply(Action::Worker(WorkerEvent::Tabs {
+        id,
+        tabs: vec![
+            protocol::TabInfo {
+                id: 7,
+                title: "Fixture Shop".into(),
+                url: "http://shop.test/".into(),
+            },
+            protocol::TabInfo { id: 8, title: "Settings".into(), url: "chrome://settings".into() },
+        ],
+    }));
+    assert_eq!(page.tabs.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), ["Fixture Shop"]);
     page.apply(Action::ReplayParam("query".into(), "".into()));
     page.apply(Action::ReplayStart);
     assert!(page.notice.as_ref().unwrap().contains("query"));
@@ -246,7 +261,10 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
         panic!()
     };
     page.apply(Action::Worker(WorkerEvent::Failed { id, message: "No model".into() }));
-    assert_eq!(page.reflections["rec"].stage, ReflectStage::Failed { why: "No model".into() });
+    assert_eq!(
+        page.reflections["rec"].stage,
+        ReflectStage::Failed { why: "No model".into(), details: None }
+    );
     assert!(page.notice.is_none());
     page.apply(Action::Worker(WorkerEvent::Reflection {
         progress: ReflectProgress {
