@@ -78,3 +78,21 @@ pub fn extension_alive() -> bool {
         .and_then(|runtime| get(&runtime, "id"))
         .is_some_and(|id| id.is_string())
 }
+
+/// `iso` in the reader's own locale and time zone ("2 Jan 2025, 14:03"), or as it is when
+/// it is not a date.
+pub fn local_time(iso: &str) -> String {
+    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_str(iso));
+    if date.get_time().is_nan() {
+        return iso.to_owned();
+    }
+    let options = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&options, &"dateStyle".into(), &"medium".into());
+    let _ = js_sys::Reflect::set(&options, &"timeStyle".into(), &"short".into());
+    js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &options)
+        .format()
+        .call1(&wasm_bindgen::JsValue::UNDEFINED, &date)
+        .ok()
+        .and_then(|text| text.as_string())
+        .unwrap_or_else(|| iso.to_owned())
+}

@@ -1,6 +1,5 @@
-use js_sys::{Array, Object, Reflect};
+use page_port::local_time;
 use protocol::agent::SessionSummary;
-use wasm_bindgen::JsValue;
 use yew::prelude::*;
 
 #[derive(Properties, PartialEq)]
@@ -23,24 +22,6 @@ pub struct SessionRowProps {
     pub on_ask_delete: Callback<String>,
     pub on_cancel_delete: Callback<()>,
     pub on_delete: Callback<String>,
-}
-
-/// `iso` in the reader's own locale and time zone ("2 Jan 2025, 14:03"), or as it is when
-/// it is not a date.
-fn local_time(iso: &str) -> String {
-    let date = js_sys::Date::new(&JsValue::from_str(iso));
-    if date.get_time().is_nan() {
-        return iso.to_owned();
-    }
-    let options = Object::new();
-    let _ = Reflect::set(&options, &"dateStyle".into(), &"medium".into());
-    let _ = Reflect::set(&options, &"timeStyle".into(), &"short".into());
-    js_sys::Intl::DateTimeFormat::new(&Array::new(), &options)
-        .format()
-        .call1(&JsValue::UNDEFINED, &date)
-        .ok()
-        .and_then(|text| text.as_string())
-        .unwrap_or_else(|| iso.to_owned())
 }
 
 /// One conversation in the History: its first task, status and date; open it, or delete it

@@ -133,6 +133,15 @@ fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another
     assert_eq!(v2["subtasks"][2]["dependsOn"], json!(["cheapest"]));
     assert_eq!(v2["subtasks"][0]["dependsOn"], json!([]));
     page.screenshot(&std::env::temp_dir().join("workflows-editor.png"));
+    // A step's screen enlarges on a click, and a click puts it back.
+    page.click("[data-testid=step-shot]");
+    page.wait_for(
+        "document.querySelector('[data-testid=step-shot-zoom]')",
+        "the screenshot enlarged",
+    );
+    page.screenshot(&std::env::temp_dir().join("workflows-step-zoom.png"));
+    page.click("[data-testid=step-shot-zoom]");
+    page.wait_for("!document.querySelector('[data-testid=step-shot-zoom]')", "the screenshot back");
 
     // Replay with another value in another tab, from the form.
     let tab = browser.open_tab(&sites.url("/shop/index.html"));

@@ -40,7 +40,7 @@ pub fn recording_row(props: &Props) -> Html {
     html! {
         <li class="recording" data-testid="recording-row" data-id={r.id.clone()}>
             <div class="title">{ if r.name.is_empty() { r.id.clone() } else { r.name.clone() } }</div>
-            <div class="meta">{ format!("{} steps · {} · {}", r.steps, r.status, r.created_at) }</div>
+            <div class="meta">{ format!("{} steps · {} · {}", r.steps, r.status, page_port::local_time(&r.created_at)) }</div>
             <div class="actions">
                 <button data-testid="reflect" disabled={!stopped || busy} onclick={reflect}
                     title={if stopped { "Make a workflow of it" } else { "Stop the recording first" }}>

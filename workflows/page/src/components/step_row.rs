@@ -23,6 +23,12 @@ pub struct Props {
 pub fn step_row(props: &Props) -> Html {
     let index = props.index;
     let shot = use_screenshot(props.step.screenshot.clone());
+    // A click shows the screenshot at full size; another click, anywhere, puts it back.
+    let zoomed = use_state(|| false);
+    let zoom = {
+        let zoomed = zoomed.clone();
+        Callback::from(move |_: MouseEvent| zoomed.set(!*zoomed))
+    };
     let update = |change: fn(&mut WorkflowStep, String)| {
         let step = props.step.clone();
         props.dispatch.reform(move |e: Event| {
@@ -50,7 +56,13 @@ pub fn step_row(props: &Props) -> Html {
         <li class="step" data-testid="step-row" data-index={index.to_string()}>
             <div class="shot">
                 if let Some(url) = shot {
-                    <img data-testid="step-shot" src={url} alt="The screen when this step was recorded" />
+                    <img data-testid="step-shot" src={url.clone()} alt="The screen when this step was recorded"
+                        title="Click to enlarge" onclick={zoom.clone()} />
+                    if *zoomed {
+                        <div class="zoom" data-testid="step-shot-zoom" onclick={zoom.clone()} role="dialog" aria-label="The screenshot at full size">
+                            <img src={url} alt="The screen when this step was recorded, full size" />
+                        </div>
+                    }
                 } else {
                     <span class="no-shot">{ "No screenshot" }</span>
                 }
