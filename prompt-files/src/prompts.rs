@@ -118,6 +118,14 @@ impl PromptSet {
         self.prompts.get(id)
     }
 
+    /// Every prompt's variant names (A first), so Settings offers only the ones that exist.
+    pub fn variant_names(&self) -> BTreeMap<String, Vec<String>> {
+        self.prompts
+            .iter()
+            .map(|(id, prompt)| (id.clone(), prompt.variants.keys().cloned().collect()))
+            .collect()
+    }
+
     /// Settings' chosen variants that no prompt has, as (field path, message), so the form
     /// says so instead of a task pausing on it.
     pub fn variant_problems(

@@ -98,6 +98,27 @@ pub enum EventDetail {
     /// The problem is in the model settings (`what`: the API key, the model name…): the
     /// panel offers a way to Settings.
     NeedsSettings { what: String },
+    /// The ThinkingAgent's verdict, called for `reason` (`title` names the occasion, e.g.
+    /// "After your message"): what it `decided` ("continue the plan", "re-plan", "ask the
+    /// user", "approve"), what it found `missing`, and its instructions to each agent (empty
+    /// when none).
+    Verdict {
+        title: String,
+        reason: String,
+        decided: String,
+        #[serde(default)]
+        missing: String,
+        #[serde(default)]
+        to_planner: String,
+        #[serde(default)]
+        to_navigator: String,
+    },
+    /// The Planner or the Navigator asked for the user instead of acting (`need`, in its own
+    /// words); the Navigator's asking step is the step `step` counts.
+    AgentAsks { need: String },
+    /// The model's answer did not follow the schema even after the repair loop (`details`
+    /// holds the problems); `retried` when the task goes on and tries again.
+    MalformedAnswer { retried: bool },
 }
 
 /// Where a task stands.

@@ -347,6 +347,9 @@ pub enum WorkerEvent {
         id: u32,
         settings: Option<Box<settings::Settings>>,
         problems: Vec<run_contract::Problem>,
+        /// Prompt id → its variants (bundled and overridden), for Settings' choice of one.
+        #[serde(default)]
+        variants: std::collections::BTreeMap<String, Vec<String>>,
     },
     /// The stored conversations, newest first.
     Sessions {

@@ -482,8 +482,18 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             StructuredError::Provider(LlmError::BadRequest { .. }) => Some("the model settings"),
             _ => None,
         };
-        let detail = settings_problem
-            .map_or(EventDetail::None, |what| EventDetail::NeedsSettings { what: what.into() });
+        let budget_gone = matches!(error, StructuredError::Invalid { budget_exhausted: true, .. });
+        let gives_up = budget_gone
+            || cp.counters.consecutive_failures
+                >= self.settings.agent.max_consecutive_failures.max(1);
+        let detail = match (settings_problem, error) {
+            (Some(what), _) => EventDetail::NeedsSettings { what: what.into() },
+            // The problems are for whoever debugs the prompt; the panel folds them away.
+            (None, StructuredError::Invalid { .. }) => {
+                EventDetail::MalformedAnswer { retried: !gives_up }
+            }
+            (None, _) => EventDetail::None,
+        };
         self.emit_detail(
             cp,
             actor,
@@ -492,7 +502,6 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             message.clone(),
             detail.clone(),
         );
-        let budget_gone = matches!(error, StructuredError::Invalid { budget_exhausted: true, .. });
         if let Some(what) = settings_problem {
             // The error event above says what is wrong; the question says what to do.
             let role = format!("{actor:?}").to_lowercase();
@@ -508,10 +517,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             );
             return true;
         }
-        if budget_gone
-            || cp.counters.consecutive_failures
-                >= self.settings.agent.max_consecutive_failures.max(1)
-        {
+        if gives_up {
             let question = format!(
                 "I could not get a usable answer from the model ({message}). Resume to retry, try another model in Settings, or tell me how to proceed."
             );

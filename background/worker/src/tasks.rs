@@ -370,7 +370,13 @@ impl Tasks {
 
     pub async fn get_settings(&self, id: u32) -> Result<WorkerEvent, String> {
         let settings = self.open_store().await?.settings().await?;
-        Ok(WorkerEvent::Settings { id, settings: settings.map(Box::new), problems: vec![] })
+        let variants = prompt_variants(settings.as_ref());
+        Ok(WorkerEvent::Settings {
+            id,
+            settings: settings.map(Box::new),
+            problems: vec![],
+            variants,
+        })
     }
 
     pub async fn save_settings(
@@ -392,7 +398,8 @@ impl Tasks {
         if problems.is_empty() {
             store.put_settings(&settings).await?;
         }
-        Ok(WorkerEvent::Settings { id, settings: Some(Box::new(settings)), problems })
+        let variants = prompt_variants(Some(&settings));
+        Ok(WorkerEvent::Settings { id, settings: Some(Box::new(settings)), problems, variants })
     }
 
     pub async fn start(
@@ -864,4 +871,10 @@ fn with_executor<R>(
     let prompts = PromptSet::bundled();
     let control = Control::default();
     f(&executor(&parts, settings, &prompts, &control))
+}
+
+/// The variants each prompt has, with the Studio's overrides (which may add some).
+fn prompt_variants(settings: Option<&Settings>) -> BTreeMap<String, Vec<String>> {
+    let overrides = settings.map(|s| s.prompt_overrides.clone()).unwrap_or_default();
+    PromptSet::with_overrides(&overrides).unwrap_or_else(|_| PromptSet::bundled()).variant_names()
 }

@@ -294,6 +294,7 @@ pub fn app() -> Html {
             if state.view == View::Telemetry {
                 <TelemetryView telemetry={state.task.telemetry.clone()}
                     has_task={state.task.run_id.is_some()}
+                    steps={state.task.step}
                     on_close={act(|| PanelAction::ToggleTelemetry)} />
             }
             if state.settings_open() {

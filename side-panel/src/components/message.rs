@@ -74,6 +74,22 @@ pub fn message(props: &MessageProps) -> Html {
                 }
             </>
         },
+        EventKind::Error if message.malformed().is_some() => {
+            // The schema's problems matter to whoever tunes the prompt, not to the chat.
+            html! {
+                <>
+                    <header class="msg-head">
+                        <span class="who">{ actor_label(message.actor) }</span>
+                        <span class="badge retried">{ "malformed answer" }</span>
+                    </header>
+                    <p class="text" data-testid="malformed-line">{ message.malformed().unwrap_or_default() }</p>
+                    <details class="malformed-details" data-testid="malformed-details">
+                        <summary>{ "Details" }</summary>
+                        <p class="text">{ text }</p>
+                    </details>
+                </>
+            }
+        }
         EventKind::Error => {
             html! {
                 <>
@@ -91,6 +107,26 @@ pub fn message(props: &MessageProps) -> Html {
             }
         }
         EventKind::Progress if line => html! { <p class="text">{ text }</p> },
+        EventKind::Progress if message.verdict().is_some() => {
+            // What the ThinkingAgent decided and why, as "What happened" tells it.
+            let (title, lines) = message.verdict().unwrap_or_default();
+            html! {
+                <>
+                    <header class="msg-head">
+                        <span class="who">{ actor_label(message.actor) }</span>
+                        <span class="step-no">{ title.to_owned() }</span>
+                    </header>
+                    <dl class="verdict" data-testid="verdict">
+                        { for lines.into_iter().map(|(label, text)| html! {
+                            <>
+                                <dt>{ label }</dt>
+                                <dd>{ text.to_owned() }</dd>
+                            </>
+                        }) }
+                    </dl>
+                </>
+            }
+        }
         EventKind::Progress => {
             // A plan reads better as a titled list.
             let (title, source) = match &message.detail {
@@ -122,7 +158,8 @@ pub fn message(props: &MessageProps) -> Html {
     });
     let article = html! {
         <article
-            class={classes!("msg", format!("actor-{actor}"), format!("kind-{kind}"), line.then_some("line"))}
+            class={classes!("msg", format!("actor-{actor}"), format!("kind-{kind}"), line.then_some("line"),
+                message.malformed().is_some().then_some("malformed"))}
             data-testid="message"
             data-actor={actor}
             data-kind={kind}

@@ -30,4 +30,5 @@ pub mod step_card;
 pub mod telemetry_view;
 pub mod title_probe;
 pub mod tools;
+pub mod variant_select;
 pub mod workflow_menu;

@@ -4,6 +4,7 @@ use yew::prelude::*;
 use crate::components::field_errors::FieldErrors;
 use crate::components::model_fields::ModelFields;
 use crate::components::settings_field::{InputKind, SettingsField};
+use crate::components::variant_select::VariantSelect;
 use protocol::settings::ModelRole;
 
 use crate::state::settings::{Field, Load, Saved, SettingsForm, pattern_lines};
@@ -177,8 +178,8 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                 <h3>{ "Prompt variants" }</h3>
                 <div class="grid">
                     { for ModelRole::AGENTS.iter().map(|role| html! {
-                        <SettingsField field={Field::Variant(*role)} label={role.label()}
-                            value={draft.variant(*role).to_owned()} placeholder="A"
+                        <VariantSelect role={*role} choices={form.variant_choices(*role)}
+                            value={draft.variant(*role).to_owned()}
                             problems={of(Field::Variant(*role))} on_edit={on_edit.clone()} />
                     }) }
                 </div>

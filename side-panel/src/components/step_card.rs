@@ -17,6 +17,7 @@ pub fn step_card(props: &StepCardProps) -> Html {
         StepOutcome::Ok => ("ok", "done"),
         StepOutcome::Failed => ("failed", "failed"),
         StepOutcome::Interrupted => ("interrupted", "interrupted"),
+        StepOutcome::Asked => ("asked", "question"),
     };
     let finished: Vec<_> = group.acts.iter().filter(|act| act.result.is_some()).collect();
     let failed = group.failed_acts();
@@ -40,6 +41,16 @@ pub fn step_card(props: &StepCardProps) -> Html {
             </header>
             if let Some(goal) = &group.goal {
                 <p class="goal">{ goal.clone() }</p>
+            }
+            if let Some(asked) = &group.asked {
+                // The question itself shows once: below, when one is put to the person.
+                <p class="asked" data-testid="step-asked">
+                    if asked.question_follows {
+                        { "Asked for your input instead of acting (the question is below)." }
+                    } else {
+                        { format!("Asked for your input instead of acting: {}", asked.need) }
+                    }
+                </p>
             }
             if let Some(live) = group.live() {
                 <p class="live" data-testid="live-action">

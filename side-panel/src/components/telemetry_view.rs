@@ -1,12 +1,16 @@
 use protocol::agent::Telemetry;
-use run_contract::telemetry::{LogKind, RoleSpend};
+use run_contract::telemetry::RoleSpend;
 use yew::prelude::*;
+
+use crate::state::telemetry::{counts, when};
 
 #[derive(Properties, PartialEq)]
 pub struct TelemetryViewProps {
     pub telemetry: Telemetry,
     /// Whether a task has been shown at all.
     pub has_task: bool,
+    /// Steps the run has taken, so an entry after the last one says so.
+    pub steps: u32,
     pub on_close: Callback<()>,
 }
 
@@ -32,7 +36,6 @@ fn spend_row(role: &str, spend: &RoleSpend) -> Html {
 #[function_component(TelemetryView)]
 pub fn telemetry_view(props: &TelemetryViewProps) -> Html {
     let t = &props.telemetry;
-    let decisions = t.log.iter().filter(|e| e.kind == LogKind::Thinking).count();
     html! {
         <section class="telemetry" data-testid="telemetry" aria-label="What happened">
             <div class="view-head">
@@ -44,7 +47,7 @@ pub fn telemetry_view(props: &TelemetryViewProps) -> Html {
                 <p class="muted">{ "No task yet." }</p>
             } else {
                 <p class="telemetry-counts" data-testid="telemetry-counts">
-                    { format!("{decisions} decisions · {} pauses · {} resumes", t.pauses, t.resumes) }
+                    { counts(t) }
                 </p>
                 <table class="telemetry-spend">
                     <caption>{ "Spend per role (every attempt counted)" }</caption>
@@ -61,10 +64,12 @@ pub fn telemetry_view(props: &TelemetryViewProps) -> Html {
                 if t.log.is_empty() {
                     <p class="muted">{ "No decisions, questions or pauses yet." }</p>
                 } else {
+                    // Newest first, so a running task's latest decision is at the top.
+                    <h3 class="telemetry-log-head" data-testid="telemetry-log-head">{ "Log, newest first" }</h3>
                     <ol class="telemetry-log">
                         { for t.log.iter().rev().map(|entry| html! {
                             <li data-testid="telemetry-entry" data-kind={format!("{:?}", entry.kind).to_lowercase()}>
-                                <span class="when">{ format!("before step {}", entry.step + 1) }</span>
+                                <span class="when">{ when(entry.step, props.steps) }</span>
                                 <span class="kind">{ entry.kind.label() }</span>
                                 <span class="what">{ entry.message.clone() }</span>
                             </li>

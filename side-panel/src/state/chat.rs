@@ -26,6 +26,44 @@ pub struct Message {
     pub note: Option<String>,
 }
 
+impl Message {
+    /// A model answer the repair loop gave up on: a short line for the chat, with the
+    /// problems (`text`) folded under it; `None` for any other message.
+    pub fn malformed(&self) -> Option<&'static str> {
+        match self.detail {
+            EventDetail::MalformedAnswer { retried: true } => {
+                Some("The model's answer was malformed; retried.")
+            }
+            EventDetail::MalformedAnswer { retried: false } => {
+                Some("The model's answer was malformed.")
+            }
+            _ => None,
+        }
+    }
+
+    /// The ThinkingAgent's verdict as labelled lines: what it decided, why it was asked,
+    /// and what it told whom (empty lines left out); `None` for any other message.
+    pub fn verdict(&self) -> Option<(&str, Vec<(&'static str, &str)>)> {
+        let EventDetail::Verdict { title, reason, decided, missing, to_planner, to_navigator } =
+            &self.detail
+        else {
+            return None;
+        };
+        let lines = [
+            ("Decided", decided),
+            ("Why", reason),
+            ("Missing", missing),
+            ("To the Planner", to_planner),
+            ("To the Navigator", to_navigator),
+        ]
+        .into_iter()
+        .filter(|(_, text)| !text.trim().is_empty())
+        .map(|(label, text)| (label, text.as_str()))
+        .collect();
+        Some((title.as_str(), lines))
+    }
+}
+
 /// How a step ended, or that it is under way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StepOutcome {
@@ -33,6 +71,17 @@ pub enum StepOutcome {
     Ok,
     Failed,
     Interrupted,
+    /// The Navigator asked the user a question instead of acting.
+    Asked,
+}
+
+/// What an asking step asked the user for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskedUser {
+    /// In the Navigator's own words.
+    pub need: String,
+    /// A question to the user follows in the chat, so the step does not repeat it.
+    pub question_follows: bool,
 }
 
 /// One action of a step: its label, and its outcome once known (`Err` when it failed).
@@ -52,6 +101,8 @@ pub struct StepGroup {
     pub goal: Option<String>,
     pub acts: Vec<Act>,
     pub outcome: StepOutcome,
+    /// Set when the step asked the user instead of acting.
+    pub asked: Option<AskedUser>,
 }
 
 impl StepGroup {
@@ -251,6 +302,7 @@ impl Chat {
             goal: None,
             acts: Vec::new(),
             outcome: StepOutcome::Running,
+            asked: None,
         }));
         let Some(Entry::Step(group)) = self.entries.last_mut() else { unreachable!() };
         group
@@ -297,10 +349,47 @@ impl Chat {
         }));
     }
 
+    /// The Navigator's step `number` of `run_id` asked the user: it did nothing, so it shows
+    /// as a question, not as done. False when there is no such step.
+    fn mark_asked(&mut self, run_id: &str, number: u32, need: &str) -> bool {
+        let group = self.entries.iter_mut().rev().find_map(|entry| match entry {
+            Entry::Step(group) if group.run_id == run_id && group.number == number => Some(group),
+            _ => None,
+        });
+        let Some(group) = group else { return false };
+        group.outcome = StepOutcome::Asked;
+        group.asked = Some(AskedUser { need: need.trim().to_owned(), question_follows: false });
+        true
+    }
+
+    /// A question to the user: an agent's need just before it (the asking step, or the
+    /// Planner's "I need your input") is the same question, so it is shown once, here.
+    fn question_asked(&mut self) {
+        for at in (0..self.entries.len()).rev() {
+            match &mut self.entries[at] {
+                Entry::Step(group) => {
+                    if let Some(asked) = &mut group.asked {
+                        asked.question_follows = true;
+                    }
+                    return;
+                }
+                Entry::Message(m) if matches!(m.detail, EventDetail::AgentAsks { .. }) => {
+                    self.entries.remove(at);
+                    return;
+                }
+                Entry::Message(m) if m.kind == EventKind::Question => return,
+                Entry::Message(_) => {}
+            }
+        }
+    }
+
     fn fold(&mut self, event: &AgentEvent) {
         use ExecutionState::*;
         if event.actor == Actor::User && event.kind == EventKind::Message {
             self.settle_pending(event);
+        }
+        if event.kind == EventKind::Question {
+            self.question_asked();
         }
         if event.actor != Actor::Navigator {
             // Anything task-level, or another agent speaking, means the step is over.
@@ -315,6 +404,9 @@ impl Chat {
             return;
         }
         match (&event.state, &event.detail) {
+            // `step` counts the steps taken, the asking one included.
+            (_, EventDetail::AgentAsks { need })
+                if self.mark_asked(&event.run_id, event.step, need) => {}
             (StepStart, EventDetail::StepOpened { number }) => {
                 self.open_new_step(event, *number);
             }
@@ -644,5 +736,113 @@ pub(crate) mod tests {
         assert_eq!(last.text, "cheaper please");
         assert!(last.note.as_deref().unwrap().contains("Not applied"));
         assert_eq!(chat.drop_pending(5), None);
+    }
+
+    /// The Navigator's step `n` asking for `need`, as the engine says it: the step ends
+    /// with nothing done, then the need.
+    fn an_asking_step(n: u32, need: &str) -> Vec<AgentEvent> {
+        let mut events = a_step(n, "Ask the user", &[]);
+        events.push(AgentEvent {
+            step: n,
+            ..with(
+                EventDetail::AgentAsks { need: need.into() },
+                event(
+                    Actor::Navigator,
+                    ExecutionState::StepOk,
+                    EventKind::Progress,
+                    &format!("I need your input: {need}"),
+                ),
+            )
+        });
+        events
+    }
+
+    fn the_question(text: &str) -> AgentEvent {
+        event(Actor::System, ExecutionState::TaskPause, EventKind::Question, text)
+    }
+
+    #[test]
+    fn an_asking_step_shows_as_a_question_not_as_done() {
+        let chat = chat_of(&timed(an_asking_step(1, "Which kettle?")));
+        let group = steps(&chat)[0];
+        assert_eq!(group.outcome, StepOutcome::Asked, "it did nothing: {chat:#?}");
+        assert_eq!(
+            group.asked,
+            Some(AskedUser { need: "Which kettle?".into(), question_follows: false })
+        );
+        assert!(messages(&chat).is_empty(), "the need is the step's, not a message of its own");
+    }
+
+    #[test]
+    fn the_question_an_agent_asks_shows_once() {
+        use ExecutionState::*;
+        let mut events = an_asking_step(1, "Which kettle?");
+        events.push(event(Actor::Thinking, StepOk, EventKind::Progress, "Review"));
+        events.push(the_question("Which kettle do you mean, steel or glass?"));
+        let chat = chat_of(&timed(events));
+        let texts: Vec<&str> = messages(&chat).iter().map(|m| m.2).collect();
+        assert_eq!(texts, ["Review", "Which kettle do you mean, steel or glass?"]);
+        assert!(steps(&chat)[0].asked.as_ref().unwrap().question_follows);
+
+        // The Planner's need, then the question: the question alone.
+        let events = timed(vec![
+            with(
+                EventDetail::AgentAsks { need: "Which city?".into() },
+                event(
+                    Actor::Planner,
+                    StepOk,
+                    EventKind::Progress,
+                    "I need your input: Which city?",
+                ),
+            ),
+            the_question("Which city?"),
+        ]);
+        let chat = chat_of(&events);
+        assert_eq!(messages(&chat), [(Actor::System, EventKind::Question, "Which city?")]);
+    }
+
+    #[test]
+    fn a_malformed_answer_the_task_retries_is_one_short_line() {
+        use ExecutionState::*;
+        let dump = "The model's answer did not follow the expected format after 3 attempt(s) \
+                    (repairs did not fix it): /current_state: missing property next_goal";
+        let chat = chat_of(&timed(vec![with(
+            EventDetail::MalformedAnswer { retried: true },
+            event(Actor::Navigator, StepFail, EventKind::Error, dump),
+        )]));
+        let Some(Entry::Message(message)) = chat.entries.last() else { panic!("{chat:#?}") };
+        assert_eq!(message.malformed(), Some("The model's answer was malformed; retried."));
+        assert_eq!(message.text, dump, "the details stay, folded");
+        let given_up =
+            Message { detail: EventDetail::MalformedAnswer { retried: false }, ..message.clone() };
+        assert_eq!(given_up.malformed(), Some("The model's answer was malformed."));
+    }
+
+    #[test]
+    fn a_verdict_after_a_message_says_what_was_decided_and_why() {
+        use ExecutionState::*;
+        let verdict = EventDetail::Verdict {
+            title: "After your message".into(),
+            reason: "the user sent a message during the task".into(),
+            decided: "continue the plan".into(),
+            missing: String::new(),
+            to_planner: String::new(),
+            to_navigator: "Open the steel kettle".into(),
+        };
+        let chat = chat_of(&timed(vec![with(
+            verdict,
+            event(Actor::Thinking, StepOk, EventKind::Progress, "After your message"),
+        )]));
+        let Some(Entry::Message(message)) = chat.entries.last() else { panic!("{chat:#?}") };
+        let (title, lines) = message.verdict().expect("a verdict");
+        assert_eq!(title, "After your message");
+        assert_eq!(
+            lines,
+            [
+                ("Decided", "continue the plan"),
+                ("Why", "the user sent a message during the task"),
+                ("To the Navigator", "Open the steel kettle"),
+            ]
+        );
     }
 }

@@ -19,6 +19,7 @@ pub mod history;
 pub mod jobs;
 pub mod recording;
 pub mod settings;
+pub mod telemetry;
 pub mod workflows;
 
 use std::collections::BTreeMap;
@@ -992,7 +993,10 @@ impl PanelState {
             WorkerEvent::Connection { id, ok, message } => {
                 self.settings.tested(id, ok, message);
             }
-            WorkerEvent::Settings { id, settings, problems } => {
+            WorkerEvent::Settings { id, settings, problems, variants } => {
+                if !variants.is_empty() {
+                    self.settings.variants = variants;
+                }
                 if self.settings.awaits_load(id) {
                     self.settings.loaded(settings.as_deref());
                 } else if self.settings.saving == Some(id) {

@@ -499,6 +499,8 @@ pub struct SettingsForm {
     pub saved: Option<Saved>,
     /// By role, in [`ModelRole::ALL`]'s order.
     pub connection: [ConnectionTest; 4],
+    /// Prompt id → the variants it has, as the worker last said (overrides included).
+    pub variants: BTreeMap<String, Vec<String>>,
 }
 
 /// The form field a problem's path belongs to: `allow.2` → `allow`.
@@ -554,9 +556,24 @@ impl SettingsForm {
             load: Load::Ready { stored: settings.is_some() },
             draft: SettingsDraft::new(settings),
             connection: std::mem::take(&mut self.connection),
+            variants: std::mem::take(&mut self.variants),
             ..SettingsForm::default()
         };
         self.local = self.draft.build().1;
+    }
+
+    /// The variants a role's prompt offers, A first; the one chosen stays among them even
+    /// when no prompt has it (then its problem says so), so the choice shows what is stored.
+    pub fn variant_choices(&self, role: ModelRole) -> Vec<String> {
+        let mut choices = self.variants.get(role.id()).cloned().unwrap_or_default();
+        if choices.is_empty() {
+            choices.push("A".into());
+        }
+        let chosen = self.draft.variant(role).trim();
+        if !chosen.is_empty() && !choices.iter().any(|c| c == chosen) {
+            choices.push(chosen.to_owned());
+        }
+        choices
     }
 
     pub fn edit(&mut self, field: Field, value: String) {
@@ -598,6 +615,7 @@ impl SettingsForm {
         if problems.is_empty() {
             let mut fresh = SettingsForm {
                 connection: std::mem::take(&mut self.connection),
+                variants: std::mem::take(&mut self.variants),
                 ..Default::default()
             };
             fresh.loaded(settings);
@@ -677,6 +695,20 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
+
+    #[test]
+    fn the_variant_is_a_choice_of_those_the_prompt_has() {
+        let mut form = SettingsForm {
+            variants: BTreeMap::from([("navigator".into(), vec!["A".into(), "B".into()])]),
+            ..SettingsForm::default()
+        };
+        form.loaded(None);
+        assert_eq!(form.variant_choices(ModelRole::Navigator), ["A", "B"], "kept across a load");
+        assert_eq!(form.variant_choices(ModelRole::Planner), ["A"], "not told: A only");
+        // A stored variant no prompt has stays visible, with its problem.
+        form.edit(Field::Variant(ModelRole::Navigator), "C".into());
+        assert_eq!(form.variant_choices(ModelRole::Navigator), ["A", "B", "C"]);
+    }
 
     #[test]
     fn the_seeds_tunables_are_edited_and_checked() {

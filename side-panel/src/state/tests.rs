@@ -566,7 +566,12 @@ fn the_gear_opens_settings_and_loads_them_once() {
     let mut state = reduce(
         state,
         [
-            PanelAction::Worker(WorkerEvent::Settings { id: 3, settings: None, problems: vec![] }),
+            PanelAction::Worker(WorkerEvent::Settings {
+                id: 3,
+                settings: None,
+                problems: vec![],
+                variants: Default::default(),
+            }),
             PanelAction::ToggleSettings,
             PanelAction::ToggleSettings,
         ],
@@ -586,11 +591,13 @@ fn invalid_settings_show_inline_and_are_not_sent() {
                 id: 3,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
+                variants: BTreeMap::from([("thinking".into(), vec!["A".into(), "B".into()])]),
             }),
             PanelAction::EditSetting(Field::MaxSteps, "0".into()),
         ],
     );
     posted(&mut state);
+    assert_eq!(state.settings.variant_choices(ModelRole::Thinking), ["A", "B"]);
     assert_eq!(state.settings.problems_of(Field::MaxSteps)[0].path, "/agent/max_steps");
     let mut state = reduce(state, [PanelAction::SaveSettings]);
     assert!(posted(&mut state).is_empty());
@@ -622,6 +629,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
                 "/models/navigator/base_url",
                 "Unreachable.",
             )],
+            variants: Default::default(),
         })],
     );
     assert_eq!(state.settings.saved, Some(Saved::Refused));
@@ -639,6 +647,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
                 id: 5,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
+                variants: Default::default(),
             }),
         ],
     );
@@ -663,6 +672,7 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
                 id: 3,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
+                variants: Default::default(),
             }),
             PanelAction::EditSetting(Field::ApiKey(ModelRole::Navigator), "sk-typed".into()),
             PanelAction::EditSetting(Field::Model(ModelRole::Navigator), "gpt-other".into()),
@@ -718,7 +728,12 @@ fn a_connection_test_of_a_broken_form_says_what_to_fix_without_asking() {
         connected_on_tab(3),
         [
             PanelAction::OpenSettings,
-            PanelAction::Worker(WorkerEvent::Settings { id: 3, settings: None, problems: vec![] }),
+            PanelAction::Worker(WorkerEvent::Settings {
+                id: 3,
+                settings: None,
+                problems: vec![],
+                variants: Default::default(),
+            }),
             PanelAction::TestConnection(ModelRole::Thinking),
         ],
     );

@@ -222,6 +222,17 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     assert_eq!(key, "***", "keys are masked");
     let prices = s.panel.eval("document.querySelector('[data-testid=settings-prices]').value");
     assert_eq!(prices, "scripted-model = 1, 2", "the price table is editable");
+    // A prompt variant is chosen among those the prompt has, not typed.
+    let variants = s.panel.eval(
+        "[...document.querySelectorAll('select[data-testid=settings-navigator-variant] option')].map(o => o.value)",
+    );
+    assert_eq!(variants, json!(["A", "B"]), "the navigator prompt's variants");
+    if let Ok(dir) = std::env::var("SCREENSHOT_DIR") {
+        s.panel.eval(
+            "document.querySelector('[data-testid=settings-navigator-variant]').scrollIntoView()",
+        );
+        s.panel.screenshot(&std::path::Path::new(&dir).join("settings-variants.png"));
+    }
     s.panel.eval(
         "{ const f = document.querySelector('[data-testid=settings-navigator-base-url]'); f.focus(); f.select(); true }",
     );
@@ -484,7 +495,18 @@ fn the_navigator_asks_the_answer_resumes_and_what_happened_shows_the_decisions()
     let questions = messages(&s.panel, "system", "question");
     assert_eq!(questions.len(), 1, "{questions:?}");
     assert!(questions[0].ends_with("the kettle, the grinder or the scale?"), "{questions:?}");
-    assert!(s.panel.visible_text().contains("I need your input: The shop sells a kettle"));
+    // The asking step is a question, not "done", and the question shows once.
+    assert_eq!(
+        s.panel
+            .eval("document.querySelector('[data-testid=message][data-outcome]').dataset.outcome"),
+        "asked"
+    );
+    let text = s.panel.visible_text();
+    assert!(!text.contains("I need your input"), "the need is not a second question: {text}");
+    assert!(text.contains("Asked for your input instead of acting"), "{text}");
+    if let Ok(dir) = std::env::var("SCREENSHOT_DIR") {
+        s.panel.screenshot(&std::path::Path::new(&dir).join("asking-step.png"));
+    }
 
     // The answer goes to the ThinkingAgent, which lets the Navigator go on with it.
     s.llm.push(decide(false, "", "The user means the grinder: report its price"));
@@ -498,6 +520,17 @@ fn the_navigator_asks_the_answer_resumes_and_what_happened_shows_the_decisions()
     s.panel.wait_for_status("done");
     assert!(prompt(&s.llm, 3).contains("The user has just answered the question"));
     assert!(prompt(&s.llm, 4).contains("The user means the grinder: report its price"));
+    // The verdict after the answer says what it decided, why, and what the Navigator is told.
+    let verdicts = s
+        .panel
+        .eval("[...document.querySelectorAll('[data-testid=verdict]')].map(v => v.innerText)");
+    let verdicts: Vec<String> = serde_json::from_value(verdicts).unwrap();
+    let after = verdicts.iter().find(|v| v.contains("user answered")).expect("{verdicts:?}");
+    assert!(after.contains("continue the plan"), "{after}");
+    assert!(after.contains("The user means the grinder: report its price"), "{after}");
+    if let Ok(dir) = std::env::var("SCREENSHOT_DIR") {
+        s.panel.screenshot(&std::path::Path::new(&dir).join("verdict.png"));
+    }
 
     s.panel.click("[data-testid=telemetry-toggle]");
     s.panel.wait_for(
@@ -512,7 +545,15 @@ fn the_navigator_asks_the_answer_resumes_and_what_happened_shows_the_decisions()
         assert!(kinds.iter().any(|k| k == kind), "{kind} in {kinds:?}");
     }
     let counts = s.panel.text("[data-testid=telemetry-counts]");
-    assert!(counts.contains("3 decisions · 1 pauses · 1 resumes"), "{counts}");
+    assert!(counts.contains("3 decisions · 1 pause · 1 resume"), "{counts}");
+    assert!(s.panel.text("[data-testid=telemetry-log-head]").contains("newest first"));
+    let whens = s.panel.eval(
+        "[...document.querySelectorAll('[data-testid=telemetry-entry] .when')].map(w => w.innerText)",
+    );
+    let whens: Vec<String> = serde_json::from_value(whens).unwrap();
+    // Two steps were taken: the closing decision came after the last one, not before a third.
+    assert_eq!(whens.first().map(String::as_str), Some("after the last step"), "{whens:?}");
+    assert!(!whens.iter().any(|w| w.contains("step 3")), "{whens:?}");
     let roles = s.panel.eval(
         "[...document.querySelectorAll('[data-testid=telemetry-spend]')].map(r => r.dataset.role)",
     );
@@ -590,5 +631,37 @@ fn the_navigator_asks_the_answer_resumes_and_what_happened_shows_the_decisions()
             assert!(text.contains("- _question_: "), "{text}");
             assert!(text.contains("| thinking | 3 |"), "{text}");
         }
+    }
+}
+
+#[test]
+fn a_malformed_answer_the_task_retries_is_one_short_line_with_its_details_folded() {
+    let s = setup(vec![
+        plan(false, "1. Report the kettle's price", ""),
+        // The Navigator's answer and both repairs are not JSON: the repair loop gives up.
+        Reply::text("no json here"),
+        Reply::text("still none"),
+        Reply::text("nothing"),
+        navigate(
+            "Success",
+            "Report the price",
+            json!([{"action": "done", "text": "The kettle costs €39.00.", "success": true}]),
+        ),
+        verdict(true, "", "The kettle costs €39.00."),
+    ]);
+    s.panel.send_message("What does the kettle cost?");
+    s.panel.wait_for_status("done");
+    let line = s.panel.text("[data-testid=malformed-line]");
+    assert_eq!(line, "The model's answer was malformed; retried.");
+    assert_eq!(
+        s.panel.eval("document.querySelector('[data-testid=malformed-details]').open"),
+        false,
+        "the problems are folded"
+    );
+    let details =
+        s.panel.eval("document.querySelector('[data-testid=malformed-details]').textContent");
+    assert!(details.as_str().unwrap().contains("did not follow the expected format"), "{details}");
+    if let Ok(dir) = std::env::var("SCREENSHOT_DIR") {
+        s.panel.screenshot(&std::path::Path::new(&dir).join("malformed.png"));
     }
 }

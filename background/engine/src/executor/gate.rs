@@ -11,7 +11,7 @@ use crate::Clock;
 use crate::agents::{self, Claim, PlannerOutput, ThinkingOutput};
 use crate::providers::Http;
 use crate::repair::RepairLedger;
-use crate::run::{Actor, EventKind, ExecutionState, TaskStatus};
+use crate::run::{Actor, EventDetail, EventKind, ExecutionState, TaskStatus};
 use crate::truncate;
 use run_contract::telemetry::LogKind;
 
@@ -65,7 +65,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             return true;
         }
         // A rejected claim ended the plan it came from: the Planner starts from the verdict.
-        let paused = self.apply_verdict(cp, &verdict, "Not done yet");
+        let paused = self.apply_verdict(cp, &verdict, "Not done yet", reason);
         cp.replan = true;
         paused
     }
@@ -97,7 +97,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         };
         cp.unreviewed.clear();
         // Without a plan there is nothing to continue.
-        let paused = self.apply_verdict(cp, &verdict, "After your message");
+        let paused = self.apply_verdict(cp, &verdict, "After your message", reason);
         cp.replan |= cp.planner.is_none();
         Some(paused)
     }
@@ -117,12 +117,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             _ => "Navigator",
         };
         self.log(cp, LogKind::Asks, format!("the {name}: {}", truncate(need, 300)));
-        self.emit(
+        self.emit_detail(
             cp,
             agent,
             ExecutionState::StepOk,
             EventKind::Progress,
             format!("I need your input: {need}"),
+            EventDetail::AgentAsks { need: need.to_owned() },
         );
         let reason = format!("the {name} says it needs the user");
         let planner = cp.planner.clone();
@@ -134,7 +135,12 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 let guides = !verdict.instructions_for_planner.trim().is_empty()
                     || !verdict.instructions_for_navigator.trim().is_empty();
                 if asks || guides {
-                    return self.apply_verdict(cp, &verdict, "Review (an agent needs you)");
+                    return self.apply_verdict(
+                        cp,
+                        &verdict,
+                        "Review (an agent needs you)",
+                        &reason,
+                    );
                 }
                 // No question and no guidance: the agent's own words go to the user.
                 self.request_user_input(cp, need);
@@ -163,7 +169,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             Ok(verdict) => verdict,
             Err(paused) => return paused,
         };
-        self.apply_verdict(cp, &verdict, &format!("Review ({reason})"))
+        self.apply_verdict(cp, &verdict, &format!("Review ({reason})"), reason)
     }
 
     /// Asks the ThinkingAgent, called for `reason`, and logs its decision (seed §7). `Err`
@@ -185,15 +191,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             }
         };
         cp.counters.thinking_calls += 1;
-        let decided = if verdict.approved {
-            "approve"
-        } else if verdict.should_pause_for_user && !verdict.question_for_user.trim().is_empty() {
-            "ask the user"
-        } else if verdict.replan {
-            "re-plan"
-        } else {
-            "continue the plan"
-        };
+        let decided = decision(&verdict);
         let mut message = format!("Called because {reason}. Decided: {decided}.");
         for (what, text) in [
             ("Missing", &verdict.missing_pieces),
@@ -213,6 +211,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         cp: &mut Checkpoint,
         verdict: &ThinkingOutput,
         title: &str,
+        reason: &str,
     ) -> bool {
         cp.notes.planner = verdict.instructions_for_planner.clone();
         cp.notes.navigator = verdict.instructions_for_navigator.clone();
@@ -225,11 +224,44 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         if !verdict.instructions_for_planner.is_empty() {
             details.push_str(&format!(". {}", verdict.instructions_for_planner));
         }
-        self.emit(cp, Actor::Thinking, ExecutionState::StepOk, EventKind::Progress, details);
+        if !verdict.instructions_for_navigator.is_empty() {
+            details
+                .push_str(&format!(". To the Navigator: {}", verdict.instructions_for_navigator));
+        }
+        // The same facts as data, so the panel shows what it decided and why.
+        let detail = EventDetail::Verdict {
+            title: title.to_owned(),
+            reason: reason.to_owned(),
+            decided: decision(verdict).to_owned(),
+            missing: verdict.missing_pieces.trim().to_owned(),
+            to_planner: verdict.instructions_for_planner.trim().to_owned(),
+            to_navigator: verdict.instructions_for_navigator.trim().to_owned(),
+        };
+        self.emit_detail(
+            cp,
+            Actor::Thinking,
+            ExecutionState::StepOk,
+            EventKind::Progress,
+            details,
+            detail,
+        );
         if verdict.should_pause_for_user && !verdict.question_for_user.trim().is_empty() {
             self.request_user_input(cp, &verdict.question_for_user);
             return true;
         }
         false
+    }
+}
+
+/// The ThinkingAgent's decision in words, as the telemetry and the panel say it.
+fn decision(verdict: &ThinkingOutput) -> &'static str {
+    if verdict.approved {
+        "approve"
+    } else if verdict.should_pause_for_user && !verdict.question_for_user.trim().is_empty() {
+        "ask the user"
+    } else if verdict.replan {
+        "re-plan"
+    } else {
+        "continue the plan"
     }
 }

@@ -748,9 +748,35 @@ fn a_repair_that_fails_twice_pauses_to_ask_for_help() {
     };
     assert!(question.contains("could not get a usable answer"), "{question}");
     assert!(world.has(Actor::Navigator, ExecutionState::StepFail));
+    let failure = world.store.events.borrow().iter().find(|e| e.kind == EventKind::Error).cloned();
+    assert_eq!(
+        failure.unwrap().detail,
+        EventDetail::MalformedAnswer { retried: false },
+        "the task pauses on it: not retried"
+    );
     assert!(
         world.store.traces.borrow()[1].error.as_deref().unwrap().contains("after 2 attempt(s)")
     );
+}
+
+#[test]
+fn a_malformed_answer_the_task_goes_on_from_says_so_as_data() {
+    let mut world = World::new(vec![
+        plan(false, ""),
+        Reply::Text("no json"),
+        Reply::Text("still none"),
+        navigate(done_action()),
+        think(true, None, "", "Done"),
+    ]);
+    world.settings.agent.repair_retries = 1;
+    world.settings.agent.max_consecutive_failures = 3;
+    let mut cp = world.start("t");
+    world.run(&mut cp);
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    let events = world.store.events.borrow();
+    let failure = events.iter().find(|e| e.kind == EventKind::Error).unwrap();
+    assert_eq!(failure.detail, EventDetail::MalformedAnswer { retried: true });
+    assert!(failure.details.contains("after 2 attempt(s)"), "the problems stay in the text");
 }
 
 #[test]
@@ -1541,6 +1567,25 @@ fn the_navigator_asks_and_the_task_pauses_with_the_thinking_agents_question() {
     ]);
     world.run(&mut cp);
     assert_eq!(cp.status, TaskStatus::Done { answer: "Bought the Acme kettle".into() });
+    // The panel gets the need and the verdict after the answer as data.
+    let details: Vec<EventDetail> =
+        world.store.events.borrow().iter().map(|e| e.detail.clone()).collect();
+    assert!(
+        details.iter().any(
+            |d| matches!(d, EventDetail::AgentAsks { need } if need.contains("Acme and Zeta"))
+        )
+    );
+    assert!(
+        details.contains(&EventDetail::Verdict {
+            title: "After your message".into(),
+            reason: "the user answered the agent's question".into(),
+            decided: "continue the plan".into(),
+            missing: String::new(),
+            to_planner: String::new(),
+            to_navigator: "Buy the Acme kettle".into(),
+        }),
+        "{details:#?}"
+    );
     let kinds: Vec<LogKind> = cp.run.telemetry.log.iter().map(|l| l.kind).collect();
     for kind in
         [LogKind::Asks, LogKind::Thinking, LogKind::UserInput, LogKind::FollowUp, LogKind::Resume]

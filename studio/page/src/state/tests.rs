@@ -17,6 +17,7 @@ fn connected() -> Studio {
         id: 1,
         settings: Some(Box::new(settings)),
         problems: vec![],
+        variants: Default::default(),
     }));
     studio
 }
