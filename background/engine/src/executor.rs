@@ -518,8 +518,10 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             return true;
         }
         if gives_up {
+            // The question is for a person: the schema's complaints stay in the error above.
             let question = format!(
-                "I could not get a usable answer from the model ({message}). Resume to retry, try another model in Settings, or tell me how to proceed."
+                "I could not get a usable answer from the model ({}). Resume to retry, try another model in Settings, or tell me how to proceed.",
+                error.headline().trim_end_matches('.')
             );
             self.log(cp, LogKind::UserInput, &question);
             let detail = EventDetail::NeedsSettings { what: "another model".into() };

@@ -134,18 +134,9 @@ impl std::fmt::Display for StructuredError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             StructuredError::Provider(error) => error.fmt(f),
-            StructuredError::Invalid { attempts, budget_exhausted } => {
+            StructuredError::Invalid { attempts, .. } => {
                 let last = attempts.last().map(|a| a.problems.join("; ")).unwrap_or_default();
-                let why = if *budget_exhausted {
-                    "the run's repair budget is used up"
-                } else {
-                    "repairs did not fix it"
-                };
-                write!(
-                    f,
-                    "The model's answer did not follow the expected format after {} attempt(s) ({why}): {last}",
-                    attempts.len()
-                )
+                write!(f, "{}: {last}", self.headline().trim_end_matches('.'))
             }
         }
     }
@@ -156,10 +147,17 @@ impl StructuredError {
     pub fn headline(&self) -> String {
         match self {
             StructuredError::Provider(error) => error.to_string(),
-            StructuredError::Invalid { attempts, .. } => format!(
-                "The model's answer did not follow the expected format, {} attempt(s) in a row.",
-                attempts.len()
-            ),
+            StructuredError::Invalid { attempts, budget_exhausted } => {
+                let why = if *budget_exhausted {
+                    "the run's repair budget is used up"
+                } else {
+                    "repairs did not fix it"
+                };
+                format!(
+                    "The model's answer did not follow the expected format after {} attempt(s) ({why}).",
+                    attempts.len()
+                )
+            }
         }
     }
 

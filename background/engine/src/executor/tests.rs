@@ -747,6 +747,9 @@ fn a_repair_that_fails_twice_pauses_to_ask_for_help() {
         panic!("{:?}", cp.status)
     };
     assert!(question.contains("could not get a usable answer"), "{question}");
+    // One sentence for the person, not the schema's list of complaints.
+    assert!(question.contains("did not follow the expected format"), "{question}");
+    assert!(!question.contains("; "), "{question}");
     assert!(world.has(Actor::Navigator, ExecutionState::StepFail));
     let failure = world.store.events.borrow().iter().find(|e| e.kind == EventKind::Error).cloned();
     assert_eq!(

@@ -610,7 +610,7 @@ pub(crate) mod tests {
         assert_eq!(
             error.to_string(),
             "Recorded step 2 could not be described: The model's answer did not follow the \
-             expected format, 3 attempt(s) in a row."
+             expected format after 3 attempt(s) (repairs did not fix it)."
         );
         assert!(error.details().is_some_and(|d| d.contains("/intent")), "{:?}", error.details());
         assert!(traces[1].error.is_some());
