@@ -267,7 +267,7 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
     assert_eq!(count(&page, "[data-testid=pipeline-errors]"), 0);
 
     // Run it from the Studio on the fixture's product page.
-    replace_text(&page, "[data-testid=pipeline-tab]", &product.id.to_string());
+    pick_tab(&page, &product);
     page.click("[data-testid=pipeline-run]");
     page.wait_for("document.querySelector('[data-testid=pipeline-result]')", "the run");
     assert_eq!(
@@ -474,7 +474,7 @@ fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cance
     page.wait_for("document.querySelector('[data-testid=tab-pipelines]')", "the Studio");
     page.click("[data-testid=tab-pipelines]");
     page.wait_for("document.querySelector('[data-testid=pipeline-text]')", "the pipeline editor");
-    replace_text(&page, "[data-testid=pipeline-tab]", &product.id.to_string());
+    pick_tab(&page, &product);
     page.click("[data-testid=pipeline-run]");
     // Each step shows as it ends: the page is read while the model still thinks.
     page.wait_for(
@@ -528,4 +528,17 @@ fn a_pipeline_step_runs_an_agent_task_and_gets_its_answer() {
     let task = browser.agent_request(json!({"type": "current_task"}));
     assert_eq!(task["snapshot"]["run_id"], run_id.as_str());
     assert_eq!(task["snapshot"]["task"], "What does the steel kettle cost?");
+}
+
+/// Chooses `tab` in the test run's tab list, where it shows by its title and address.
+fn pick_tab(page: &Page, tab: &e2e::browser::Tab) {
+    let option = format!("[data-testid=pipeline-tab] option[value=\"{}\"]", tab.id);
+    page.wait_for(
+        &format!("document.querySelector({})", Value::from(option.as_str())),
+        "the tab listed",
+    );
+    let shown =
+        page.eval(&format!("document.querySelector({}).textContent", Value::from(option.as_str())));
+    assert!(shown.as_str().is_some_and(|s| s.contains("http")), "{shown}");
+    choose(page, "[data-testid=pipeline-tab]", &tab.id.to_string());
 }

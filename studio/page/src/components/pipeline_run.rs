@@ -26,6 +26,13 @@ pub fn pipeline_run(props: &StudioProps) -> Html {
         let dispatch = dispatch.clone();
         Callback::from(move |_| dispatch.dispatch(Action::Pipeline(action.clone())))
     };
+    let choose_tab = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |e: Event| {
+            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            dispatch.dispatch(Action::Pipeline(PipelineAction::Tab(select.value())));
+        })
+    };
     let running = matches!(editor.run, PipelineRunState::Running(_));
     let body = match &editor.run {
         PipelineRunState::Idle => html! {},
@@ -49,8 +56,22 @@ pub fn pipeline_run(props: &StudioProps) -> Html {
                     oninput={act(PipelineAction::Input)} />
             </label>
             <div class="buttons">
-                <label>{ "Tab id " }<input data-testid="pipeline-tab" size="6" value={editor.tab_text.clone()}
-                    oninput={act(PipelineAction::Tab)} placeholder="e.g. 123" /></label>
+                // Chosen by title and address; a tab the list no longer has stays chosen.
+                <label>{ "Tab " }
+                    <select data-testid="pipeline-tab" onchange={choose_tab}>
+                        <option value="" selected={editor.tab_text.is_empty()}>{ "none (the page tools have no tab)" }</option>
+                        { for editor.tabs.iter().map(|t| html! {
+                            <option value={t.id.to_string()} selected={editor.tab() == Some(t.id)}>
+                                { format!("{} — {}", if t.title.is_empty() { "(untitled)" } else { &t.title }, t.url) }
+                            </option>
+                        }) }
+                        if editor.tab().is_some_and(|id| editor.tabs.iter().all(|t| t.id != id)) {
+                            <option value={editor.tab_text.clone()} selected=true>{ format!("tab {}", editor.tab_text) }</option>
+                        }
+                    </select>
+                </label>
+                <button class="ghost" data-testid="pipeline-tabs-refresh" title="List the open tabs again"
+                    onclick={click(PipelineAction::ListTabs)}>{ "↻" }</button>
                 <button data-testid="pipeline-run" disabled={running} onclick={click(PipelineAction::Run)}>{ "Run" }</button>
                 if running {
                     <button data-testid="pipeline-cancel" onclick={click(PipelineAction::Cancel)}>{ "Cancel" }</button>

@@ -260,6 +260,7 @@ impl Studio {
                     Tab::Pipelines => {
                         let id = self.request(|id| PanelRequest::ListPipelines { id });
                         self.pipeline.listing = Some(id);
+                        self.request(|id| PanelRequest::ListTabs { id });
                     }
                     Tab::Prompts => {}
                 }

@@ -4,7 +4,7 @@
 use prompt_files::pipeline::{BUNDLED_PIPELINES, Problem, load};
 use prompt_files::prompts::PromptSet;
 use protocol::studio::StoredPipeline;
-use protocol::{PanelRequest, TabId, WorkerEvent};
+use protocol::{PanelRequest, TabId, TabInfo, WorkerEvent};
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -30,6 +30,8 @@ pub enum PipelineAction {
     Text(String),
     Input(String),
     Tab(String),
+    /// Ask the worker for the open tabs to choose from.
+    ListTabs,
     Run,
     Cancel,
     Save {
@@ -51,6 +53,8 @@ pub struct PipelineEditor {
     pub listing: Option<u32>,
     /// The running run's steps so far, as the worker tells them.
     pub live: Vec<Value>,
+    /// The open web pages a test run can read, by title and URL.
+    pub tabs: Vec<TabInfo>,
 }
 
 impl Default for PipelineEditor {
@@ -65,6 +69,7 @@ impl Default for PipelineEditor {
             stored: vec![],
             listing: None,
             live: vec![],
+            tabs: vec![],
         }
     }
 }
@@ -102,6 +107,7 @@ impl PipelineEditor {
                 self.tab_text = text;
                 None
             }
+            PipelineAction::ListTabs => Some(PanelRequest::ListTabs { id: next_id() }),
             PipelineAction::Open(text) => {
                 self.text = text;
                 self.report = None;
@@ -150,6 +156,10 @@ impl PipelineEditor {
             {
                 self.run = PipelineRunState::Done(run.clone());
                 self.live.clear();
+                true
+            }
+            WorkerEvent::Tabs { tabs, .. } => {
+                self.tabs = tabs.iter().filter(|t| t.url.starts_with("http")).cloned().collect();
                 true
             }
             WorkerEvent::PipelineStep { run, step } => {
@@ -220,6 +230,22 @@ mod tests {
                 .any(|e| e.path.starts_with("/steps/1") && e.message.contains("no_such_prompt")),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn the_tab_list_offers_open_web_pages_by_title() {
+        let mut editor = PipelineEditor::default();
+        let mut n = 0;
+        let mut next = || {
+            n += 1;
+            n
+        };
+        let asked = editor.apply(PipelineAction::ListTabs, &mut next);
+        assert_eq!(asked, Some(PanelRequest::ListTabs { id: 1 }));
+        let tab = |id, url: &str| TabInfo { id, title: format!("Tab {id}"), url: url.into() };
+        let tabs = vec![tab(7, "http://shop.test/p"), tab(8, "chrome://newtab/")];
+        assert!(editor.on_event(&WorkerEvent::Tabs { id: 1, tabs }));
+        assert_eq!(editor.tabs, [tab(7, "http://shop.test/p")]);
     }
 
     #[test]
