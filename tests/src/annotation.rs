@@ -243,3 +243,55 @@ pub fn set_user(page: &Page, name: &str, role: &str) {
         "who you are",
     );
 }
+
+/// The score in a quality label such as `quality 73` (the run header, the step's checks),
+/// or `None` when it shows none (`quality —`, not scored yet).
+pub fn quality_in(page: &Page, selector: &str) -> Option<u64> {
+    let text = page.text(selector);
+    text.trim().trim_start_matches("quality").trim().parse().ok()
+}
+
+/// How many pixels within 40 of `rgb` on each channel a person sees over the element
+/// matching `selector`, its box grown by `below` px at the bottom (a text decoration is
+/// drawn under the glyphs), and how many of `ink`, the text's colour, for a check that the
+/// box holds the text at all. Read from a real screenshot, decoded in the page itself, of
+/// the page as it is: scroll the element into view first.
+pub fn pixels_over(
+    page: &Page,
+    selector: &str,
+    below: f64,
+    rgb: [u8; 3],
+    ink: [u8; 3],
+) -> (u64, u64) {
+    let rect = page.eval(&format!(
+        "(() => {{ const r = document.querySelector({}).getBoundingClientRect();
+           return [r.x + scrollX, r.y + scrollY, r.width, r.height]; }})()",
+        Value::from(selector)
+    ));
+    let at = |i: usize| rect[i].as_f64().unwrap_or_else(|| panic!("{selector}'s box: {rect}"));
+    let clip = json!({"x": at(0), "y": at(1), "width": at(2), "height": at(3) + below, "scale": 1});
+    let shot = page
+        .call("Page.captureScreenshot", json!({"format": "png", "clip": clip}))
+        .unwrap_or_else(|e| panic!("screenshot of {selector}: {e}"));
+    let data = shot["data"].as_str().unwrap_or_default();
+    let counts = page.eval(&format!(
+        r#"(async () => {{
+            const bytes = Uint8Array.from(atob({data}), c => c.charCodeAt(0));
+            const bitmap = await createImageBitmap(new Blob([bytes], {{type: 'image/png'}}));
+            const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
+            const g = canvas.getContext('2d');
+            g.drawImage(bitmap, 0, 0);
+            const px = g.getImageData(0, 0, bitmap.width, bitmap.height).data;
+            const near = (i, [r, gr, b]) =>
+                Math.abs(px[i] - r) < 40 && Math.abs(px[i + 1] - gr) < 40 && Math.abs(px[i + 2] - b) < 40;
+            let hits = 0, inked = 0;
+            for (let i = 0; i < px.length; i += 4) {{
+                if (near(i, {rgb:?})) hits++;
+                if (near(i, {ink:?})) inked++;
+            }}
+            return [hits, inked];
+        }})()"#,
+        data = Value::from(data),
+    ));
+    (counts[0].as_u64().unwrap_or(0), counts[1].as_u64().unwrap_or(0))
+}

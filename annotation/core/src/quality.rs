@@ -10,8 +10,13 @@
 //! | Language | 20 | no spelling or grammar issues | 10 or more per 100 words |
 //!
 //! An empty step scores 0 on every part. The run score is the mean of its steps' scores,
-//! each counting the spelling and grammar issues the page found in it when it saved
-//! ([`run_quality_counted`]; the page holds the dictionary, the stored run does not).
+//! the last step judged as final.
+//!
+//! A run is scored one way only, [`score`]: every step's misspellings against the dictionary,
+//! plus the grammar issues the page knows of, lower its Language part. There is no way to
+//! score a run without a [`Speller`], so no save, status move, rollback or import can store a
+//! score that missed the spelling; a page without its dictionary stores no score at all, and
+//! the run shows as not scored yet.
 //!
 //! Speed: the runs list scores many runs, so scoring reads each thought once without
 //! allocating ([`crate::checklist`]'s scan) and skips the checklist's wording. 1,000 runs of 20
@@ -22,7 +27,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::checklist::{self, Analysis};
-use crate::record::{ReviewStatus, Run, Step};
+use crate::record::{ReviewStatus, Run, Step, Thought};
+use crate::spelling::Speller;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Part {
@@ -96,15 +102,40 @@ fn readability(a: &Analysis, words: usize) -> u8 {
     clamp(score)
 }
 
-/// The run's quality without counting text issues: the mean of its steps' scores, the last
-/// step judged as final; 0 for a run without steps.
-pub fn run_quality(steps: &[Step]) -> u8 {
-    run_quality_counted(steps, &[])
+/// The run's score: [`step_quality`] of each step counting its misspelled words
+/// ([`misspelled`]) and `grammar`'s issues for it (step index, count), averaged; the last
+/// step is judged as final, and a run without steps scores 0. Every score a run stores is
+/// this one.
+pub fn score(steps: &[Step], speller: &Speller, grammar: &[(u32, usize)]) -> u8 {
+    let issues: Vec<usize> = steps
+        .iter()
+        .map(|step| {
+            let found = grammar.iter().filter(|(index, _)| *index == step.index);
+            misspelled(step, speller) + found.map(|(_, n)| n).sum::<usize>()
+        })
+        .collect();
+    run_quality_counted(steps, &issues)
+}
+
+/// How many misspelled words the step's three thoughts hold: what its Language part counts
+/// besides grammar, as the editor counts it while one types and as [`score`] does.
+pub fn misspelled(step: &Step, speller: &Speller) -> usize {
+    Thought::ALL
+        .iter()
+        .map(|which| speller.check_only(*which, step.thoughts.get(*which)).len())
+        .sum()
+}
+
+/// Whether a step scores as `other` does: the same thoughts and outcome, which is all that
+/// [`step_quality`] reads of it. A step changed otherwise (synced, re-verified) keeps the
+/// run's score true.
+pub fn scores_alike(step: &Step, other: &Step) -> bool {
+    step.thoughts == other.thoughts && step.outcome == other.outcome
 }
 
 /// The run's quality with `text_issues[i]` spelling and grammar issues in step `i` (missing
-/// entries count none), so misspelled thoughts lower the Language part and the score.
-pub fn run_quality_counted(steps: &[Step], text_issues: &[usize]) -> u8 {
+/// entries count none). Private: a run's score is [`score`]'s, which counts the spelling.
+fn run_quality_counted(steps: &[Step], text_issues: &[usize]) -> u8 {
     if steps.is_empty() {
         return 0;
     }

@@ -238,6 +238,23 @@ impl<'a> Compiled<'a> {
     }
 
     fn matches(&self, s: &RunSummary) -> bool {
+        self.quality_passes(s) && self.passes_apart_from_quality(s)
+    }
+
+    /// A quality bound passes only runs with a score: one not scored yet may be anything,
+    /// and an export of "quality ≥ 80" must not take it in. [`unscored_hidden`] says how many
+    /// it holds back.
+    fn quality_passes(&self, s: &RunSummary) -> bool {
+        let f = self.filter;
+        if f.min_quality.is_none() && f.max_quality.is_none() {
+            return true;
+        }
+        s.quality.is_some_and(|q| {
+            f.min_quality.is_none_or(|min| q >= min) && f.max_quality.is_none_or(|max| q <= max)
+        })
+    }
+
+    fn passes_apart_from_quality(&self, s: &RunSummary) -> bool {
         let f = self.filter;
         if !f.statuses.is_empty() && !f.statuses.contains(&s.status) {
             return false;
@@ -258,13 +275,6 @@ impl<'a> Compiled<'a> {
             && s.annotator.as_deref().is_none_or(|a| a.to_lowercase() != *annotator)
         {
             return false;
-        }
-        if f.min_quality.is_some() || f.max_quality.is_some() {
-            let Some(q) = s.quality else { return false };
-            if f.min_quality.is_some_and(|min| q < min) || f.max_quality.is_some_and(|max| q > max)
-            {
-                return false;
-            }
         }
         if !self.tags.iter().all(|t| s.tags.iter().any(|have| have.to_lowercase() == *t)) {
             return false;
@@ -292,6 +302,20 @@ impl<'a> Compiled<'a> {
 /// Whether the run passes every condition of `filter`.
 pub fn matches(summary: &RunSummary, filter: &Filter) -> bool {
     Compiled::new(filter).matches(summary)
+}
+
+/// How many runs `filter` hides only because they have no score yet (never saved, opened or
+/// imported here): they pass every other condition, but a quality bound passes scored runs
+/// only. 0 without a quality bound.
+pub fn unscored_hidden(summaries: &[RunSummary], filter: &Filter) -> usize {
+    if filter.min_quality.is_none() && filter.max_quality.is_none() {
+        return 0;
+    }
+    let compiled = Compiled::new(filter);
+    summaries
+        .iter()
+        .filter(|s| s.quality.is_none() && compiled.passes_apart_from_quality(s))
+        .count()
 }
 
 /// The indexes of the summaries that pass `filter`, in `sort` order (ties: newest first,

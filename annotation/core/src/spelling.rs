@@ -14,6 +14,12 @@
 //! word list. [`Speller::check`] suggests once per distinct misspelled word; a page that checks
 //! while the annotator types can use [`Speller::check_only`] and call [`Speller::suggest`] when
 //! an issue is opened.
+//!
+//! Suggestions come from spellbook (Hunspell's algorithm), whose order favours the kind of
+//! edit it tried first: for "adress" it offers "dress" (a letter too many) before "address"
+//! (a letter missing). [`Speller::suggest`] ranks them again: fewest edits first
+//! ([`distance`], where a swap of two letters or one letter missing counts one), then the
+//! more common word (`spelling/common.txt`), then spellbook's order.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -68,10 +74,11 @@ impl Speller {
             || self.dict.check(word)
     }
 
-    /// Up to [`MAX_SUGGESTIONS`] replacements for `word`, best first.
+    /// Up to [`MAX_SUGGESTIONS`] replacements for `word`, best first (see [`rank`]).
     pub fn suggest(&self, word: &str) -> Vec<String> {
         let mut out = Vec::new();
         self.dict.suggest(word, &mut out);
+        let mut out = rank(word, out);
         out.truncate(MAX_SUGGESTIONS);
         out
     }
@@ -110,6 +117,84 @@ impl Speller {
         }
         out
     }
+}
+
+/// The common words, most common first (`spelling/common.txt`, `#` lines are comments).
+const COMMON: &str = include_str!("spelling/common.txt");
+
+/// Where `word` (lowercase) stands among the common words; `usize::MAX` when not listed.
+fn commonness(word: &str) -> usize {
+    COMMON
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .flat_map(str::split_whitespace)
+        .position(|common| common.eq_ignore_ascii_case(word))
+        .unwrap_or(usize::MAX)
+}
+
+/// `candidates` for the misspelled `word`, best first: fewest edits from it ([`distance`],
+/// ignoring case), then the more common word, then as given (the spell checker's order).
+pub fn rank(word: &str, candidates: Vec<String>) -> Vec<String> {
+    let word = word.to_lowercase();
+    let mut keyed: Vec<((usize, usize), String)> = candidates
+        .into_iter()
+        .map(|candidate| {
+            let lower = candidate.to_lowercase();
+            ((distance(&word, &lower), commonness(&lower)), candidate)
+        })
+        .collect();
+    // Stable: ties keep the spell checker's order.
+    keyed.sort_by_key(|(key, _)| *key);
+    keyed.into_iter().map(|(_, candidate)| candidate).collect()
+}
+
+/// The Damerau–Levenshtein distance between `a` and `b`, in characters: how many
+/// insertions, deletions, substitutions and swaps of two adjacent characters turn one into
+/// the other ("adress" → "address" and "teh" → "the" are 1; "ca" → "abc" is 2, a swap and
+/// then an insertion between the swapped letters, which the restricted variant counts 3).
+pub fn distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let (n, m) = (a.len(), b.len());
+    // `d` is (n + 2) × (m + 2): row and column 0 hold a bound no real path reaches, so a
+    // swap with nothing before it is never taken; `d[i + 1][j + 1]` is the distance between
+    // the first `i` characters of `a` and the first `j` of `b`.
+    let width = m + 2;
+    let never = n + m;
+    let mut d = vec![0usize; (n + 2) * width];
+    let at = |i: usize, j: usize| i * width + j;
+    d[at(0, 0)] = never;
+    for i in 0..=n {
+        d[at(i + 1, 0)] = never;
+        d[at(i + 1, 1)] = i;
+    }
+    for j in 0..=m {
+        d[at(0, j + 1)] = never;
+        d[at(1, j + 1)] = j;
+    }
+    // The last row of `a` where each character was seen.
+    let mut last_row: BTreeMap<char, usize> = BTreeMap::new();
+    for i in 1..=n {
+        // The last column of `b` in this row where the characters matched.
+        let mut last_match = 0;
+        for j in 1..=m {
+            let (k, l) = (last_row.get(&b[j - 1]).copied().unwrap_or(0), last_match);
+            let cost = if a[i - 1] == b[j - 1] {
+                last_match = j;
+                0
+            } else {
+                1
+            };
+            let substitute = d[at(i, j)] + cost;
+            let insert = d[at(i + 1, j)] + 1;
+            let delete = d[at(i, j + 1)] + 1;
+            // Swap a[k] and a[i] (which match b[j] and b[l]), with whatever lay between
+            // deleted from `a` and inserted from `b`.
+            let swap = d[at(k, l)] + (i - k - 1) + 1 + (j - l - 1);
+            d[at(i + 1, j + 1)] = substitute.min(insert).min(delete).min(swap);
+        }
+        last_row.insert(a[i - 1], i);
+    }
+    d[at(n + 1, m + 1)]
 }
 
 /// The byte ranges of `text` that are not prose.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::error::Error;
 
 use annotation_core::history::{self, Version};
-use annotation_core::quality::{run_quality, run_quality_counted};
+use annotation_core::quality;
 use annotation_core::query::{self, RunSummary};
 use annotation_core::record::{Run, Step};
 use annotation_core::review::{Comment, Suggestion};
@@ -21,6 +21,7 @@ use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::language::Scorer;
 use crate::state::drafts::{self, StoredDraft};
 use crate::util::new_id;
 use wasm_bindgen::JsValue;
@@ -269,9 +270,10 @@ impl Db {
         read.await.map_err(failed("read the run"))
     }
 
-    /// Saves `run` and `steps` as the next version, by `author` at `now`, its quality counting
-    /// `text_issues` per step (`None`: the steps are as before, and so is the quality). The first save also records the run as captured (version 1),
-    /// so the agent's own words can always be rolled back to.
+    /// Saves `run` and `steps` as the next version, by `author` at `now`, scored by `scorer`
+    /// with `grammar`'s issues (step index, count), whatever the save changed: a status
+    /// move scores the spelling as an edit does. The first save also records the run as
+    /// captured (version 1), so the agent's own words can always be rolled back to.
     pub async fn save(
         &self,
         before: (&Run, &[Step]),
@@ -279,7 +281,7 @@ impl Db {
         mut run: Run,
         mut steps: Vec<Step>,
         (author, now): (&str, &str),
-        text_issues: Option<&[usize]>,
+        (scorer, grammar): (&Scorer, &[(u32, usize)]),
     ) -> Result<SaveResult, String> {
         let write = async {
             let mut first = None;
@@ -315,11 +317,7 @@ impl Db {
             };
             run.version = version.number;
             run.updated_at = now.to_owned();
-            run.quality = match (text_issues, before.0.quality) {
-                (Some(issues), _) => Some(run_quality_counted(&steps, issues)),
-                (None, Some(kept)) => Some(kept),
-                (None, None) => Some(run_quality(&steps)),
-            };
+            run.quality = scorer.score(&steps, grammar);
             self.write_run(&run, &steps, before.1, first.iter().chain([&version])).await?;
             Ok(SaveResult { run, steps, versions: first.into_iter().chain([version]).collect() })
         };
@@ -382,12 +380,12 @@ impl Db {
     }
 
     /// Changes one stored run's header with `edit` and saves it as a version (batch actions
-    /// on the runs list, which have no editor open).
+    /// on the runs list, which have no editor open), scored by `scorer` as every save is.
     pub async fn edit_run(
         &self,
         run_id: &str,
-        author: &str,
-        now: &str,
+        (author, now): (&str, &str),
+        scorer: &Scorer,
         edit: impl FnOnce(&mut Run) -> Edit,
     ) -> Result<Edit, String> {
         let data = self.run(run_id).await?.ok_or_else(|| format!("run {run_id} is gone"))?;
@@ -395,30 +393,21 @@ impl Db {
         match edit(&mut run) {
             Edit::Save => {
                 let before = (&data.run, &data.steps[..]);
-                // A header edit leaves the thoughts, so the quality stored with them stays.
-                self.save(
-                    before,
-                    data.versions.last(),
-                    run,
-                    data.steps.clone(),
-                    (author, now),
-                    None,
-                )
-                .await?;
+                let (latest, steps) = (data.versions.last(), data.steps.clone());
+                self.save(before, latest, run, steps, (author, now), (scorer, &[])).await?;
                 Ok(Edit::Save)
             }
             skip => Ok(skip),
         }
     }
 
-    /// Puts the run back as it was at `target`, as a new version.
+    /// Puts the run back as it was at `target`, as a new version scored by `scorer`.
     pub async fn rollback(
         &self,
         current: (&Run, &[Step]),
-        target: &Version,
-        latest: &Version,
-        author: &str,
-        now: &str,
+        (target, latest): (&Version, &Version),
+        (author, now): (&str, &str),
+        scorer: &Scorer,
     ) -> Result<SaveResult, String> {
         let write = async {
             let mut version = history::rollback(target, latest, author, now);
@@ -427,13 +416,49 @@ impl Db {
             run.updated_at = now.to_owned();
             // Sync state is the copy's, not the content's: keep what the current copy knows.
             run.server_version = current.0.server_version;
-            run.quality = Some(run_quality(&version.steps));
+            run.quality = scorer.score(&version.steps, &[]);
             version.run = run.clone();
             let steps = version.steps.clone();
             self.write_run(&run, &steps, current.1, [&version].into_iter()).await?;
             Ok::<_, Cause>(SaveResult { run, steps, versions: vec![version] })
         };
         write.await.map_err(failed("roll back"))
+    }
+
+    /// Scores the run `run_id` with `scorer` if it has no score yet (captured and never
+    /// saved, or synced from elsewhere), reading and writing it in one transaction, and
+    /// notes the score in its stored summary too: the list shows it without summarizing the
+    /// run again. Returns the score written, if any.
+    pub async fn score_unscored(
+        &self,
+        run_id: &str,
+        scorer: &Scorer,
+    ) -> Result<Option<u8>, String> {
+        let write = async {
+            let tx = self.writer(&[RUNS, STEPS, SUMMARIES])?;
+            let runs = tx.object_store(RUNS)?;
+            let Some(mut run) = stored_run(&runs, run_id).await?.filter(|r| r.quality.is_none())
+            else {
+                return Ok(None);
+            };
+            let steps: Vec<Step> =
+                sorted(decode(of_run_in(&tx.object_store(STEPS)?, run_id).await?, "step"));
+            let Some(score) = scorer.score(&steps, &[]) else { return Ok(None) };
+            run.quality = Some(score);
+            runs.put(encode(&run)?).await?;
+            let summaries = tx.object_store(SUMMARIES)?;
+            let summary = summaries.get::<JsValue, _, _>(run_id).await?;
+            if let Some(mut summary) =
+                summary.and_then(|v| capture_db::decode::<RunSummary>(v).ok())
+            {
+                summary.quality = Some(score);
+                summaries.put(encode(&summary)?).await?;
+            }
+            drop((runs, summaries));
+            tx.commit().await?;
+            Ok::<_, Cause>(Some(score))
+        };
+        write.await.map_err(failed("store the run's score"))
     }
 
     pub async fn put_comment(&self, comment: &Comment) -> Result<(), String> {
@@ -572,12 +597,13 @@ impl Db {
     }
 
     /// Stores imported runs, all or none: one transaction, each run with a first version
-    /// saying where it came from.
+    /// saying where it came from, and scored by `scorer` (a score in the file is not
+    /// taken: it may have been counted otherwise, or edited).
     pub async fn import(
         &self,
         runs: &[(Run, Vec<Step>)],
-        author: &str,
-        now: &str,
+        (author, now): (&str, &str),
+        scorer: &Scorer,
     ) -> Result<(), String> {
         let write = async {
             let tx = self.writer(&[RUNS, STEPS, VERSIONS])?;
@@ -585,6 +611,7 @@ impl Db {
             let version_store = tx.object_store(VERSIONS)?;
             for (run, steps) in runs {
                 let mut run = run.clone();
+                run.quality = scorer.score(steps, &[]);
                 let mut version = history::next_version(None, &run, steps, author, now)
                     .ok_or("an imported run made no version")?;
                 version.summary = format!("Imported by {author}");
@@ -753,37 +780,60 @@ impl Db {
     }
 
     /// Writes records as the server has them (a pull, or the version after a push), without
-    /// a version of their own: they are the server's history, not a local edit.
+    /// a version of their own: they are the server's history, not a local edit. Steps whose
+    /// text changed leave their run unscored (scored again when it is next opened): a score
+    /// is never kept for text it did not read.
     pub async fn put_synced(&self, run: Option<&Run>, steps: &[Step]) -> Result<(), String> {
         let write = async {
             let tx = self.writer(&[RUNS, STEPS, SUMMARIES])?;
-            if let Some(run) = run {
-                let store = tx.object_store(RUNS)?;
-                // What only this browser keeps of a run (collections, the quality it scored,
-                // time spent, review rounds) is not the server's to replace.
-                let stored = stored_run(&store, &run.id).await?;
-                let mut run = run.clone();
-                if let Some(stored) = stored {
+            let store = tx.object_store(STEPS)?;
+            let mut rescore = false;
+            for step in steps {
+                let key = (step.run_id.as_str(), step.index);
+                let stored: Option<Step> = store
+                    .get::<JsValue, _, _>(encode(&key)?)
+                    .await?
+                    .and_then(|v| capture_db::decode(v).ok());
+                rescore |= stored.is_none_or(|stored| !quality::scores_alike(&stored, step));
+                store.put(encode(step)?).await?;
+            }
+            drop(store);
+            let runs = tx.object_store(RUNS)?;
+            let run_id = run.map(|r| r.id.as_str()).or(steps.first().map(|s| s.run_id.as_str()));
+            let stored = match run_id {
+                Some(id) => stored_run(&runs, id).await?,
+                None => None,
+            };
+            let written = match (run, stored) {
+                (Some(run), Some(stored)) => {
+                    // What only this browser keeps of a run (collections, the quality it
+                    // scored, time spent, review rounds) is not the server's to replace.
+                    let mut run = run.clone();
                     if run.collections.is_empty() {
                         run.collections = stored.collections;
                     }
                     run.quality = run.quality.or(stored.quality);
                     run.active_ms = run.active_ms.max(stored.active_ms);
                     run.review_rounds = run.review_rounds.max(stored.review_rounds);
+                    Some(run)
                 }
-                store.put(encode(&run)?).await?;
+                (Some(run), None) => Some(run.clone()),
+                (None, Some(stored)) if rescore && stored.quality.is_some() => Some(stored),
+                (None, _) => None,
+            };
+            if let Some(mut run) = written {
+                if rescore {
+                    run.quality = None;
+                }
+                runs.put(encode(&run)?).await?;
             }
-            let store = tx.object_store(STEPS)?;
-            for step in steps {
-                store.put(encode(step)?).await?;
-            }
+            drop(runs);
             // What the list shows of the run may have changed: its summary is rebuilt.
             if let Some(run_id) =
                 run.map(|r| r.id.as_str()).or(steps.first().map(|s| s.run_id.as_str()))
             {
                 tx.object_store(SUMMARIES)?.delete(run_id).await?;
             }
-            drop(store);
             tx.commit().await?;
             Ok::<_, Cause>(())
         };

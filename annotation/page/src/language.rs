@@ -1,10 +1,13 @@
 //! Spelling and grammar issues of a step's thoughts, as the editor shows them and as the
-//! quality score counts them (its Language part).
+//! quality score counts them (its Language part), and the [`Scorer`] every stored score
+//! comes from.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use annotation_core::lint::TextIssue;
+use annotation_core::quality;
 use annotation_core::record::{Step, Thought};
 use annotation_core::spelling::Speller;
 
@@ -47,12 +50,30 @@ pub fn grammar<'a>(
 /// How many spelling and grammar issues the step's thoughts have (spelling counts none
 /// until the dictionary is loaded).
 pub fn count(speller: Option<&Speller>, check: &GrammarCheck, run_id: &str, step: &Step) -> usize {
-    Thought::ALL
-        .iter()
-        .map(|which| {
-            let spelled =
-                speller.map_or(0, |s| s.check_only(*which, step.thoughts.get(*which)).len());
-            spelled + grammar(check, run_id, step, *which).count()
-        })
-        .sum()
+    let spelled = speller.map_or(0, |s| quality::misspelled(step, s));
+    spelled
+        + Thought::ALL
+            .iter()
+            .map(|which| grammar(check, run_id, step, *which).count())
+            .sum::<usize>()
+}
+
+/// What scores runs as storage writes them: every save, status move, rollback, import and
+/// first open goes through [`Scorer::score`], so each stored score counts the spelling.
+/// Without the dictionary it scores nothing: the run shows as not scored yet rather than
+/// with a score that missed its misspellings.
+#[derive(Clone)]
+pub struct Scorer(Option<Rc<Speller>>);
+
+impl Scorer {
+    /// `speller` is the dictionary, or `None` when it could not be loaded.
+    pub fn new(speller: Option<Rc<Speller>>) -> Scorer {
+        Scorer(speller)
+    }
+
+    /// The score of a run of `steps`, with `grammar`'s issues (step index, count) from
+    /// answers still about their text; `None` without the dictionary.
+    pub fn score(&self, steps: &[Step], grammar: &[(u32, usize)]) -> Option<u8> {
+        self.0.as_ref().map(|speller| quality::score(steps, speller, grammar))
+    }
 }

@@ -238,6 +238,8 @@ fn a_reviewer_suggests_and_comments_the_author_accepts_and_the_reviewer_approves
     navigate(&browser, &page, "?agentRunId=r2&qa=true");
     page.click("[data-testid=to-approved]");
     page.wait_for_text("[data-testid=run-status]", "Approved");
+    // The badge shows the move at once; the notice says when it is stored.
+    page.wait_for_text("[data-testid=notice]", "The run is now approved");
     let runs = stored(&page, "runs");
     assert_eq!(runs[0]["status"], "approved");
     assert_eq!(runs[0]["reviewedBy"], "rev");

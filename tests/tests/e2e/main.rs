@@ -5,6 +5,7 @@ mod actions;
 mod agent;
 mod annotation;
 mod annotation_finetune;
+mod annotation_quality;
 mod annotation_sync;
 mod annotation_work;
 mod extension;

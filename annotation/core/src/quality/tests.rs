@@ -63,8 +63,73 @@ fn visible_elements_are_graded() {
     assert_eq!(part(&one, "Visible elements"), 75);
 }
 
+/// A speller that knows every word of `texts` and nothing else.
+fn speller_knowing(texts: &[&str]) -> Speller {
+    let mut speller = Speller::new("SET UTF-8\n", "1\nI\n").unwrap();
+    let words: Vec<&str> =
+        texts.iter().flat_map(|t| crate::lint::words(t)).map(|w| w.text).collect();
+    speller.add_words(&words);
+    speller
+}
+
+fn thoughts(step: &Step) -> [&str; 3] {
+    [&step.thoughts.thought1, &step.thoughts.thought2, &step.thoughts.thought3]
+}
+
+fn misspelled_step() -> Step {
+    step(
+        "I opened the shop's home page and the serch bar is now focused.",
+        "I can see the 'Search' feild, but no query is typed yet. I need to search for kettles.",
+        "I should tipe 'kettle' into the 'Search' field so that matching products appear.",
+    )
+}
+
+#[test]
+fn a_run_is_scored_with_every_steps_misspellings() {
+    let speller = speller_knowing(&thoughts(&good()));
+    let (clean, typos) = (good(), misspelled_step());
+    assert_eq!(misspelled(&clean, &speller), 0);
+    assert_eq!(misspelled(&typos, &speller), 3, "one in each thought");
+    let both = [clean.clone(), typos.clone()];
+    let spelled_right = score(&[clean.clone(), clean.clone()], &speller, &[]);
+    assert_eq!(spelled_right, run_quality_counted(&[clean.clone(), clean], &[0, 0]));
+    let with_typos = score(&both, &speller, &[]);
+    assert_eq!(with_typos, run_quality_counted(&both, &[0, 3]));
+    assert!(with_typos < spelled_right, "{with_typos} < {spelled_right}");
+    // Whatever the run's position in a list or its header says, the same steps score the same.
+    assert_eq!(score(&both, &speller, &[]), with_typos);
+    assert_eq!(score(&[], &speller, &[]), 0);
+}
+
+#[test]
+fn grammar_issues_count_on_the_step_they_were_found_in() {
+    let speller = speller_knowing(&thoughts(&good()));
+    let mut steps = [good(), misspelled_step()];
+    steps[1].index = 1;
+    let spelling_only = score(&steps, &speller, &[]);
+    let with_grammar = score(&steps, &speller, &[(0, 2), (1, 1), (7, 40)]);
+    assert_eq!(with_grammar, run_quality_counted(&steps, &[2, 4]), "step 7 is not in the run");
+    assert!(with_grammar < spelling_only);
+}
+
+#[test]
+fn a_step_scores_alike_when_its_thoughts_and_outcome_are_the_same() {
+    let a = good();
+    let mut b = a.clone();
+    b.verified = true;
+    b.server_version = Some(4);
+    b.last_edited_by = "someone".into();
+    assert!(scores_alike(&a, &b), "what the score does not read");
+    b.thoughts.thought3.push('!');
+    assert!(!scores_alike(&a, &b));
+    let mut c = a.clone();
+    c.outcome = "failed".into();
+    assert!(!scores_alike(&a, &c), "a failed step is judged on its error label");
+}
+
 #[test]
 fn run_quality_is_the_mean_with_the_last_step_final() {
+    let run_quality = |steps: &[Step]| run_quality_counted(steps, &[]);
     assert_eq!(run_quality(&[]), 0);
     let a = good();
     let single = run_quality(std::slice::from_ref(&a));
@@ -81,7 +146,7 @@ fn run_quality_is_the_mean_with_the_last_step_final() {
 fn a_misspelled_step_lowers_the_run_score() {
     let steps = [good(), good()];
     let clean = run_quality_counted(&steps, &[0, 0]);
-    assert_eq!(clean, run_quality(&steps));
+    assert_eq!(clean, run_quality_counted(&steps, &[]));
     let misspelled = run_quality_counted(&steps, &[0, 2]);
     assert!(misspelled < clean, "{misspelled} < {clean}");
     assert_eq!(run_quality_counted(&steps, &[0]), clean, "a missing count is no issue");
@@ -94,11 +159,11 @@ fn run_quality_scores_many_runs() {
     let started = std::time::Instant::now();
     let mut total = 0u64;
     for _ in 0..1000 {
-        total += u64::from(run_quality(&steps));
+        total += u64::from(run_quality_counted(&steps, &[]));
     }
     let took = started.elapsed();
     eprintln!("run_quality over 1,000 runs of 20 steps: {took:?}");
-    assert_eq!(total, 1000 * u64::from(run_quality(&steps)));
+    assert_eq!(total, 1000 * u64::from(run_quality_counted(&steps, &[])));
 }
 
 #[test]

@@ -143,6 +143,25 @@ fn filters_combine() {
 }
 
 #[test]
+fn a_quality_bound_passes_scored_runs_only_and_counts_the_unscored_it_holds_back() {
+    let all = sample();
+    let pick = |f: &Filter| ids(&all, select(&all, f, Sort::Newest));
+    let at_least = |min| Filter { min_quality: Some(min), ..Filter::default() };
+    // "b" has no score: not even "≥ 0" takes it, and the list says so.
+    assert_eq!(pick(&at_least(0)), ["a", "c"]);
+    assert_eq!(unscored_hidden(&all, &at_least(0)), 1);
+    assert_eq!(unscored_hidden(&all, &Filter { max_quality: Some(100), ..Filter::default() }), 1);
+    // Without a bound nothing is hidden for want of a score.
+    assert_eq!(pick(&Filter::default()), ["b", "a", "c"]);
+    assert_eq!(unscored_hidden(&all, &Filter::default()), 0);
+    // Only runs the other conditions let through are counted.
+    let approved = Filter { statuses: vec![ReviewStatus::Approved], ..at_least(0) };
+    assert_eq!(unscored_hidden(&all, &approved), 0);
+    let saas = Filter { tags: vec!["saas".into()], ..at_least(90) };
+    assert_eq!((pick(&saas).len(), unscored_hidden(&all, &saas)), (0, 1));
+}
+
+#[test]
 fn sorts() {
     let all = sample();
     let order = |sort| ids(&all, select(&all, &Filter::default(), sort));

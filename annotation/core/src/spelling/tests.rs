@@ -1,7 +1,7 @@
 use super::*;
 
 const AFF: &str = "SET UTF-8\nTRY esianrtolcdugmfphbyvkw'\nICONV 1\nICONV ’ '\n";
-const DIC: &str = "13\nand\nI\ncan\nsee\nthe\nsearch\nbutton\nclick\ndon't\nI'm\non\npage\nhello\n";
+const DIC: &str = "16\nand\nI\ncan\nsee\nthe\nsearch\nbutton\nclick\ndon't\nI'm\non\npage\nhello\ndress\naddress\ncadres\n";
 
 fn speller() -> Speller {
     Speller::new(AFF, DIC).unwrap()
@@ -26,6 +26,63 @@ fn flags_unknown_words_with_suggestions() {
     assert!(i.replacements.len() <= MAX_SUGGESTIONS);
     // Applying the first replacement fixes the text.
     assert_eq!(lint::apply(text, i, &i.replacements[0]), "I can see the search button");
+}
+
+#[test]
+fn distance_counts_a_swap_or_a_missing_letter_as_one_edit() {
+    assert_eq!(distance("adress", "address"), 1, "a letter missing");
+    assert_eq!(distance("adress", "dress"), 1, "a letter too many");
+    assert_eq!(distance("teh", "the"), 1, "two letters swapped");
+    assert_eq!(distance("pirce", "price"), 1);
+    assert_eq!(distance("serch", "perch"), 1, "a letter wrong");
+    assert_eq!(distance("clik", "cleek"), 2);
+    assert_eq!(distance("kitten", "sitting"), 3);
+    // A swap, then a letter between the swapped ones: the restricted variant says 3.
+    assert_eq!(distance("ca", "abc"), 2);
+    assert_eq!((distance("", "abc"), distance("abc", ""), distance("", "")), (3, 3, 0));
+    assert_eq!(distance("same", "same"), 0);
+    assert_eq!(distance("café", "cafe"), 1, "characters, not bytes");
+    assert_eq!(distance("😀a", "a😀"), 1);
+    for (a, b) in [("adress", "cadres"), ("ca", "abc"), ("heder", "he der")] {
+        assert_eq!(distance(a, b), distance(b, a), "{a} / {b}");
+    }
+}
+
+#[test]
+fn suggestions_rank_by_edits_then_by_how_common_the_word_is() {
+    let owned = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    // As spellbook orders them for "adress": all but "cadres" one edit away.
+    let found = owned(&["dress", "address", "a dress", "cadres"]);
+    assert_eq!(rank("adress", found), ["address", "dress", "a dress", "cadres"]);
+    let found = owned(&["Dress", "A dress", "Address", "Cadres"]);
+    assert_eq!(rank("Adress", found), ["Address", "Dress", "A dress", "Cadres"], "any case");
+    // Fewer edits first, whatever the order found: "cleek" and "lick" are two away.
+    let found = owned(&["cleek", "clink", "click", "lick"]);
+    assert_eq!(rank("clik", found), ["click", "clink", "cleek", "lick"], "unlisted keep order");
+    assert!(rank("x", Vec::new()).is_empty());
+    assert!(commonness("the") < commonness("address"));
+    assert!(commonness("address") < usize::MAX);
+    assert_eq!(commonness("dress"), usize::MAX);
+}
+
+#[test]
+fn the_common_words_are_each_listed_once() {
+    let words: Vec<&str> = COMMON
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .flat_map(str::split_whitespace)
+        .collect();
+    let distinct: BTreeSet<String> = words.iter().map(|w| w.to_lowercase()).collect();
+    assert_eq!(distinct.len(), words.len(), "a word listed twice ranks by its first place only");
+    assert!(words.len() > 300);
+}
+
+#[test]
+fn the_likeliest_fix_comes_first() {
+    let s = speller();
+    assert_eq!(s.suggest("adress").first().map(String::as_str), Some("address"));
+    assert_eq!(s.suggest("Adress").first().map(String::as_str), Some("Address"));
+    assert_eq!(s.check(Thought::Two, "I can see the adress")[0].replacements[0], "address");
 }
 
 #[test]
@@ -108,7 +165,21 @@ fn real_en_us_dictionary() {
     eprintln!("check with one suggestion took {:?}", started.elapsed());
     assert_eq!(issues.len(), 1);
     assert_eq!(&text[issues[0].start..issues[0].end], "serch");
-    assert!(issues[0].replacements.iter().any(|r| r == "search"), "{:?}", issues[0].replacements);
+    assert_eq!(issues[0].replacements[0], "search", "{:?}", issues[0].replacements);
+    // The likeliest fix first: one edit away, and the commoner word on a tie.
+    for (typo, fix) in [
+        ("adress", "address"),
+        ("clik", "click"),
+        ("buton", "button"),
+        ("pirce", "price"),
+        ("tipe", "type"),
+        ("teh", "the"),
+        ("recieve", "receive"),
+        ("becuase", "because"),
+    ] {
+        let found = s.suggest(typo);
+        assert_eq!(found.first().map(String::as_str), Some(fix), "{typo}: {found:?}");
+    }
     let fine = "I’m on the results page and I don't see the 'Add to cart' button; the drop-down \
                 menu shows ten items, so I should click the user's avatar to open their profile.";
     assert_eq!(flagged(&s, fine), Vec::<String>::new());

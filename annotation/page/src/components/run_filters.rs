@@ -10,6 +10,8 @@ pub struct Props {
     pub filter: Filter,
     pub sort: Sort,
     pub facets: Facets,
+    /// Runs the quality bound holds back only for having no score yet.
+    pub unscored: usize,
     pub on_change: Callback<ListAction>,
 }
 
@@ -94,11 +96,16 @@ pub fn run_filters(props: &Props) -> Html {
                     <option value={k.as_str()} selected={f.issue.as_deref() == Some(k.as_str())}>{ format!("Open {} issues", k.label().to_lowercase()) }</option>
                 }) }
             </select>
-            <label>{ "Quality ≥" }
+            <label title="Only scored runs pass. A run is scored when saved, imported or first opened here.">{ "Quality ≥" }
                 <input type="number" min="0" max="100" step="5" data-testid="filter-quality" size="3"
                     value={f.min_quality.map(|q| q.to_string()).unwrap_or_default()}
                     onchange={set(|f, v| f.min_quality = v.parse().ok())} />
             </label>
+            if props.unscored > 0 {
+                <span class="muted small" data-testid="unscored-hidden" title="Runs never saved, imported or opened here have no score yet, so a quality bound leaves them out. Open one to score it.">
+                    { format!("{} unscored run{} hidden", props.unscored, if props.unscored == 1 { "" } else { "s" }) }
+                </span>
+            }
             <select data-testid="sort" onchange={on_sort}>
                 <option value="newest" selected={props.sort == Sort::Newest}>{ "Newest first" }</option>
                 <option value="oldest" selected={props.sort == Sort::Oldest}>{ "Oldest first" }</option>

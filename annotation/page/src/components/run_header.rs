@@ -2,6 +2,7 @@ use annotation_core::record::{ReviewStatus, progress};
 use annotation_core::roles::transition_label;
 use yew::prelude::*;
 
+use crate::components::run_row::UNSCORED;
 use crate::state::editor::EditorState;
 use crate::state::{Action, Dispatch};
 use crate::util::new_id;
@@ -65,7 +66,11 @@ pub fn run_header(props: &Props) -> Html {
                 if let Some(reviewer) = &run.reviewed_by { <span>{ format!("reviewed by {reviewer}") }</span> }
                 <span>{ format!("updated {}", run.updated_at.get(..16).unwrap_or(&run.updated_at).replace('T', " ")) }</span>
                 <span>{ if run.version == 0 { "not edited yet".to_owned() } else { format!("version {}", run.version) } }</span>
-                if let Some(q) = run.quality { <span data-testid="run-quality">{ format!("quality {q}") }</span> }
+                if let Some(q) = run.quality {
+                    <span data-testid="run-quality">{ format!("quality {q}") }</span>
+                } else {
+                    <span data-testid="run-quality" title={UNSCORED}>{ "quality —" }</span>
+                }
                 if metrics.issues_flagged > 0 {
                     <span class={classes!("badge", "issues", (open_issues > 0).then_some("open"))} data-testid="run-issues"
                         title="Issues flagged on the run's steps">

@@ -2,6 +2,10 @@ use annotation_core::query::RunSummary;
 use yew::prelude::*;
 
 use crate::state::Route;
+
+/// What a run without a score says when pointed at (captured and never opened here, or
+/// synced from another browser): opening it scores it.
+pub const UNSCORED: &str = "not scored yet";
 use crate::state::list::ListAction;
 
 #[derive(Properties, PartialEq)]
@@ -49,7 +53,11 @@ pub fn run_row(props: &Props) -> Html {
                 </span>
             </span>
             <span><span class={classes!("badge", s.status.as_str())} data-testid="run-status">{ s.status.label() }</span></span>
-            <span data-testid="run-quality">{ s.quality.map_or("–".to_owned(), |q| q.to_string()) }</span>
+            if let Some(q) = s.quality {
+                <span data-testid="run-quality">{ q }</span>
+            } else {
+                <span class="muted" data-testid="run-quality" title={UNSCORED}>{ "—" }</span>
+            }
             <span class="progress-cell" title={format!("{} of {} steps complete, {} flagged", s.done, s.steps, s.flagged)}>
                 <span class="bar"><span style={format!("width:{percent}%")} /></span>
                 { format!("{}/{}", s.done, s.steps) }

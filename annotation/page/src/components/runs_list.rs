@@ -108,7 +108,7 @@ pub fn runs_list(props: &Props) -> Html {
                     { if picked.is_empty() { "Export shown…".to_owned() } else { format!("Export {} picked…", picked.len()) } }
                 </button>
             </div>
-            <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} on_change={on_list.clone()} />
+            <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} unscored={list.unscored_hidden} on_change={on_list.clone()} />
             if let Some(name) = list.filter.collection.clone().filter(|c| !c.is_empty()) {
                 <CollectionPanel name={name.clone()} collection={props.collections.iter().find(|c| c.name == name).cloned()}
                     meta={annotation_core::collections::metadata(&list.summaries, &name)}

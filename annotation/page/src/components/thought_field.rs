@@ -28,13 +28,27 @@ pub fn hint(which: Thought) -> &'static str {
 
 /// One of the three thoughts: the text with its issues marked behind it, a character
 /// count, and the issues' one-click fixes below.
+///
+/// The marks sit in a backdrop under a transparent textarea holding the same text in the
+/// same box, so each lands under its word: the backdrop scrolls with the textarea, and both
+/// keep room for a scrollbar (`annotation.css`) so their lines wrap alike.
 #[function_component(ThoughtField)]
 pub fn thought_field(props: &Props) -> Html {
     let which = props.which;
+    let backdrop = use_node_ref();
     let on_input = props.on_change.reform(move |e: InputEvent| {
         let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
         (which, area.value())
     });
+    let on_scroll = {
+        let backdrop = backdrop.clone();
+        Callback::from(move |e: Event| {
+            let area: web_sys::Element = e.target_unchecked_into();
+            if let Some(backdrop) = backdrop.cast::<web_sys::Element>() {
+                backdrop.set_scroll_top(area.scroll_top());
+            }
+        })
+    };
     let n = which.number();
     let marks = segments(&props.text, &props.issues);
     let rows = (props.text.len() / 70 + props.text.matches('\n').count() + 2).clamp(3, 14);
@@ -48,8 +62,8 @@ pub fn thought_field(props: &Props) -> Html {
                     <button class="small" data-testid={format!("suggest{n}")} onclick={on_suggest.reform(move |_| which)}>{ "Suggest change" }</button>
                 }
             </div>
-            <div class="thought-wrap">
-                <div class="backdrop" aria-hidden="true">
+            <div class={classes!("thought-wrap", (!props.editable).then_some("readonly"))}>
+                <div class="backdrop" aria-hidden="true" ref={backdrop}>
                     { for marks.iter().map(|(text, issue)| match issue {
                         Some(_) => html! { <mark>{ text }</mark> },
                         None => html! { { text } },
@@ -57,7 +71,7 @@ pub fn thought_field(props: &Props) -> Html {
                     { "\u{200b}" }
                 </div>
                 <textarea id={format!("thought{n}")} data-testid={format!("thought{n}")} rows={rows.to_string()}
-                    value={props.text.clone()} oninput={on_input} readonly={!props.editable} spellcheck="false" />
+                    value={props.text.clone()} oninput={on_input} onscroll={on_scroll} readonly={!props.editable} spellcheck="false" />
             </div>
             if !props.issues.is_empty() {
                 <ul class="issues" data-testid={format!("thought{n}-issues")}>

@@ -24,6 +24,7 @@ pub use screenshots::use_screenshot;
 
 use crate::db::Db;
 use crate::http;
+use crate::language::Scorer;
 use crate::state::{Action, Dispatch, Effect, Notice, Progress};
 
 /// The open database, shared by the effects and the screenshots.
@@ -74,6 +75,18 @@ async fn speller() -> Result<Rc<Speller>, String> {
     let loaded = loaded?;
     SPELLER.with(|s| *s.borrow_mut() = Some(loaded.clone()));
     Ok(loaded)
+}
+
+/// The scorer every stored score comes from, with the dictionary (loaded first if need be);
+/// without it, runs are left unscored and the console says why.
+async fn scorer() -> Scorer {
+    match speller().await {
+        Ok(speller) => Scorer::new(Some(speller)),
+        Err(why) => {
+            web_sys::console::warn_1(&format!("spelling is off, runs stay unscored: {why}").into());
+            Scorer::new(None)
+        }
+    }
 }
 
 /// A person's action on `run_id` now: counts towards the time spent annotating it.
@@ -131,14 +144,10 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         }
         Effect::Save { before, latest, mut run, steps, author, then_select, grammar } => {
             run.active_ms += take_active(&run.id);
-            // A save that changes no step (a status move, tags) keeps the quality it had.
-            let issues = match steps == before.1 {
-                true => None,
-                false => Some(runs::text_issues(&steps, &grammar).await),
-            };
             let edited = (*run, steps);
+            let grammar = &grammar[..];
             let save =
-                runs::Save { latest: latest.as_deref(), author: &author, then_select, issues };
+                runs::Save { latest: latest.as_deref(), author: &author, then_select, grammar };
             runs::save(db, dispatch, &before, edited, save).await
         }
         Effect::Rollback { current, target, latest, author } => {

@@ -4,12 +4,12 @@ use annotation_core::export::{Format, Options};
 use annotation_core::history::Version;
 use annotation_core::import;
 use annotation_core::query::RunSummary;
-use annotation_core::record::{ReviewStatus, Run, Step, Thought};
+use annotation_core::record::{ReviewStatus, Run, Step};
 use annotation_core::review::ApprovalCheck;
 use annotation_core::roles::User;
 use annotation_core::sync::SyncSettings;
 
-use super::{notify, progress};
+use super::{notify, progress, scorer};
 use crate::db::{Db, Edit};
 use crate::download;
 use crate::state::editor::Loaded;
@@ -72,11 +72,13 @@ pub async fn open_run(
     }
     match found {
         Ok(Some(data)) => {
-            let route = Route { run_id: Some(run_id), task_id: Some(data.run.task_id.clone()), qa };
+            let route =
+                Route { run_id: Some(run_id.clone()), task_id: Some(data.run.task_id.clone()), qa };
             if query_string() != route.query() {
                 set_query(&route.query());
             }
             let draft = db.draft(&data.run.id).await;
+            let unscored = data.run.quality.is_none();
             dispatch.dispatch(Action::RunLoaded(Box::new(Loaded {
                 run: data.run,
                 steps: data.steps,
@@ -87,6 +89,15 @@ pub async fn open_run(
                 user,
                 draft,
             })));
+            // A run never scored (captured, or synced from elsewhere) is scored as it opens,
+            // once the dictionary is here; the editor shows first.
+            if unscored {
+                match db.score_unscored(&run_id, &scorer().await).await {
+                    Ok(Some(quality)) => dispatch.dispatch(Action::Scored { run_id, quality }),
+                    Ok(None) => {}
+                    Err(why) => notify(dispatch, false, why),
+                }
+            }
         }
         Ok(None) => dispatch.dispatch(Action::RunMissing(run_id)),
         Err(why) => notify(dispatch, false, why),
@@ -98,37 +109,12 @@ pub struct Save<'a> {
     pub latest: Option<&'a Version>,
     pub author: &'a str,
     pub then_select: Option<usize>,
-    /// Spelling and grammar issues per step, in order, for the run's quality; `None` when
-    /// no step changed, and the quality stays.
-    pub issues: Option<Vec<usize>>,
+    /// Grammar issues found in the text saved (step index, count): they count in the score
+    /// beside the spelling.
+    pub grammar: &'a [(u32, usize)],
 }
 
-/// Spelling issues (against the bundled dictionary) plus the grammar issues the page knows
-/// of, per step in order. Without a dictionary, spelling counts none.
-pub async fn text_issues(steps: &[Step], grammar: &[(u32, usize)]) -> Vec<usize> {
-    let speller = match super::speller().await {
-        Ok(speller) => Some(speller),
-        Err(why) => {
-            web_sys::console::warn_1(&format!("spelling is off: {why}").into());
-            None
-        }
-    };
-    steps
-        .iter()
-        .map(|step| {
-            let spelling: usize = speller.as_ref().map_or(0, |speller| {
-                Thought::ALL
-                    .iter()
-                    .map(|which| speller.check_only(*which, step.thoughts.get(*which)).len())
-                    .sum()
-            });
-            let found = grammar.iter().find(|(index, _)| *index == step.index);
-            spelling + found.map_or(0, |(_, n)| *n)
-        })
-        .collect()
-}
-
-/// Stores the editor's drafts as one version.
+/// Stores the editor's drafts as one version, scored whatever it changed.
 pub async fn save(
     db: &Db,
     dispatch: &Dispatch,
@@ -136,12 +122,10 @@ pub async fn save(
     (run, steps): (Run, Vec<Step>),
     how: Save<'_>,
 ) {
-    let Save { latest, author, then_select, issues } = how;
-    let at = now();
-    match db
-        .save((&before.0, &before.1), latest, run, steps, (author, &at), issues.as_deref())
-        .await
-    {
+    let Save { latest, author, then_select, grammar } = how;
+    let (at, scorer) = (now(), scorer().await);
+    let before = (&before.0, &before.1[..]);
+    match db.save(before, latest, run, steps, (author, &at), (&scorer, grammar)).await {
         Ok(saved) => dispatch.dispatch(Action::Saved {
             run: Box::new(saved.run),
             steps: saved.steps,
@@ -162,7 +146,9 @@ pub async fn rollback(
     latest: &Version,
     author: &str,
 ) {
-    match db.rollback((&current.0, &current.1), target, latest, author, &now()).await {
+    let scorer = scorer().await;
+    let current = (&current.0, &current.1[..]);
+    match db.rollback(current, (target, latest), (author, &now()), &scorer).await {
         Ok(saved) => {
             let n = saved.versions.last().map(|v| v.number).unwrap_or_default();
             dispatch.dispatch(Action::Saved {
@@ -268,7 +254,7 @@ pub async fn import_text(
         Ok(batch) => {
             let steps: usize = batch.runs.iter().map(|(_, s)| s.len()).sum();
             let runs = batch.runs.len();
-            match db.import(&batch.runs, &user.name, &now()).await {
+            match db.import(&batch.runs, (&user.name, &now()), &scorer().await).await {
                 Ok(()) => {
                     dispatch.dispatch(Action::CopyableImport(None));
                     let copies = if as_copies { " as copies" } else { "" };
@@ -288,7 +274,7 @@ pub async fn import_text(
 /// Stores a copy of a run and opens it.
 pub async fn duplicate(db: &Db, dispatch: &Dispatch, run: Run, steps: Vec<Step>, user: User) {
     let id = run.id.clone();
-    match db.import(&[(run, steps)], &user.name, &now()).await {
+    match db.import(&[(run, steps)], (&user.name, &now()), &scorer().await).await {
         Ok(()) => {
             notify(dispatch, true, "Duplicated: this is the copy.");
             open_run(db, dispatch, id, false, user, &SyncSettings::default()).await;
@@ -307,6 +293,7 @@ pub async fn move_runs(
     user: &User,
 ) {
     let (mut moved, mut refused) = (0, Vec::new());
+    let scorer = scorer().await;
     for id in ids {
         // The single Approve's rule: a suggestion its author has not decided refuses it.
         let waiting = match to {
@@ -317,7 +304,7 @@ pub async fn move_runs(
             _ => None,
         };
         let edited = db
-            .edit_run(id, &user.name, &now(), |run| {
+            .edit_run(id, (&user.name, &now()), &scorer, |run| {
                 if let Some(why) = &waiting {
                     return Edit::Skip(format!("{} ({why})", short(&run.task_prompt)));
                 }
@@ -356,9 +343,10 @@ pub async fn move_runs(
 /// Adds runs to a named collection (seed §7.D), each change a saved version.
 pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, user: &User) {
     let mut added = 0;
+    let scorer = scorer().await;
     for id in ids {
         let edited = db
-            .edit_run(id, &user.name, &now(), |run| {
+            .edit_run(id, (&user.name, &now()), &scorer, |run| {
                 if run.collections.iter().any(|c| c == name) {
                     return Edit::Skip(String::new());
                 }

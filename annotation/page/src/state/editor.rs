@@ -475,6 +475,14 @@ impl EditorState {
         }
     }
 
+    /// Storage scored the run as it opened, having found none: the header shows it. A
+    /// score a save brought meanwhile is newer and stays.
+    pub fn scored(&mut self, quality: u8) {
+        for run in std::iter::once(&mut self.run).chain(self.run_draft.as_mut()) {
+            run.quality.get_or_insert(quality);
+        }
+    }
+
     pub fn save_failed(&mut self) {
         // The drafts stay, so nothing typed is lost; the notice says what failed.
         self.saving = false;

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::rc::Rc;
 
-use annotation_core::query::{Filter, RunSummary, Sort, select};
+use annotation_core::query::{Filter, RunSummary, Sort, select, unscored_hidden};
 use annotation_core::record::ReviewStatus;
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -15,6 +15,8 @@ pub struct ListState {
     pub sort: Sort,
     /// Indexes into `summaries` of the runs shown, in order.
     pub shown: Rc<Vec<usize>>,
+    /// Runs a quality bound holds back only for having no score yet: the filter says so.
+    pub unscored_hidden: usize,
     /// Run ids ticked for a batch action.
     pub picked: BTreeSet<String>,
     pub loaded: bool,
@@ -72,6 +74,7 @@ impl ListState {
 
     fn refresh(&mut self) {
         self.shown = Rc::new(select(&self.summaries, &self.filter, self.sort));
+        self.unscored_hidden = unscored_hidden(&self.summaries, &self.filter);
     }
 
     pub fn apply(&mut self, action: ListAction) {

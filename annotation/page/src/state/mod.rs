@@ -286,6 +286,11 @@ pub enum Action {
     /// list of that session's runs.
     OpenRoute(Route),
     RunLoaded(Box<Loaded>),
+    /// A run without a score was scored as it opened.
+    Scored {
+        run_id: String,
+        quality: u8,
+    },
     RunMissing(String),
     /// Back to the list (by the browser's history: the URL already says so).
     BackToList,
@@ -505,6 +510,11 @@ impl Studio {
             },
             Action::OpenRoute(route) => self.open_route(route),
             Action::RunLoaded(loaded) => self.run_loaded(*loaded),
+            Action::Scored { run_id, quality } => {
+                if let Some(editor) = self.editor.as_mut().filter(|e| e.run.id == run_id) {
+                    editor.scored(quality);
+                }
+            }
             Action::RunMissing(id) => self.screen = Screen::Missing(id),
             Action::BackToList => match &self.editor {
                 Some(editor) if editor.dirty() => self.ask_to_leave(Leave::List, true),

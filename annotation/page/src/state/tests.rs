@@ -197,3 +197,39 @@ fn a_file_over_the_import_cap_is_refused_before_it_is_read() {
     });
     assert!(matches!(studio.effects.last(), Some((_, Effect::ImportFile { .. }))));
 }
+
+#[test]
+fn a_run_scored_as_it_opens_shows_its_score_unless_a_save_scored_it_since() {
+    let mut studio = Studio::default();
+    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    studio.apply(Action::SetTags(vec!["shop".into()]));
+    studio.apply(Action::Scored { run_id: "other".into(), quality: 50 });
+    let editor = studio.editor.as_ref().unwrap();
+    assert_eq!(editor.run.quality, None, "another run's score is not this one's");
+    studio.apply(Action::Scored { run_id: "r".into(), quality: 61 });
+    let editor = studio.editor.as_ref().unwrap();
+    assert_eq!(editor.run.quality, Some(61));
+    assert_eq!(editor.merged_run().quality, Some(61), "the header shows it beside the edits");
+    assert!(editor.dirty(), "the edits stay");
+    studio.editor.as_mut().unwrap().run.quality = Some(70);
+    studio.apply(Action::Scored { run_id: "r".into(), quality: 61 });
+    assert_eq!(studio.editor.as_ref().unwrap().run.quality, Some(70), "a save's score is newer");
+}
+
+#[test]
+fn the_list_counts_the_unscored_runs_a_quality_bound_holds_back() {
+    use annotation_core::query::{Filter, summarize};
+    use list::ListAction;
+    let mut studio = Studio::default();
+    let run = |id: &str, quality| Run { id: id.into(), quality, ..Run::default() };
+    let runs = [run("a", Some(80)), run("b", None), run("c", None)];
+    studio.apply(Action::ListLoaded(runs.iter().map(|r| summarize(r, &[])).collect()));
+    assert_eq!((studio.list.shown.len(), studio.list.unscored_hidden), (3, 0));
+    let bound = Filter { min_quality: Some(0), ..Filter::default() };
+    studio.apply(Action::List(ListAction::Filter(bound)));
+    assert_eq!((studio.list.shown.len(), studio.list.unscored_hidden), (1, 2));
+    studio.apply(Action::List(ListAction::Text("b".into())));
+    assert_eq!((studio.list.shown.len(), studio.list.unscored_hidden), (0, 1), "searched too");
+    studio.apply(Action::List(ListAction::Filter(Filter::default())));
+    assert_eq!((studio.list.shown.len(), studio.list.unscored_hidden), (3, 0));
+}
