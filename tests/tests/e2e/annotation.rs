@@ -237,6 +237,9 @@ fn a_reviewer_suggests_and_comments_the_author_accepts_and_the_reviewer_approves
     set_user(&page, "rev", "reviewer");
     navigate(&browser, &page, "?agentRunId=r2&qa=true");
     page.click("[data-testid=to-approved]");
+    // Its steps were never marked complete: Approve names that and waits for a yes.
+    page.wait_for_text("[data-testid=approve-doubts]", "steps not complete");
+    page.click("[data-testid=approve-anyway]");
     page.wait_for_text("[data-testid=run-status]", "Approved");
     // The badge shows the move at once; the notice says when it is stored.
     page.wait_for_text("[data-testid=notice]", "The run is now approved");

@@ -185,6 +185,8 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
         "B to see the acceptance",
     );
     b.click("[data-testid=to-approved]");
+    // Steps not marked complete: the reviewer says yes to approving it as it is.
+    b.click("[data-testid=approve-anyway]");
     b.wait_for_text("[data-testid=run-status]", "Approved");
     server.wait_for("quinn", "/runs/r7", "the run approved", |run| {
         run["status"] == "approved" && run["reviewedBy"] == "quinn"
