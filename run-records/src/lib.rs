@@ -279,6 +279,10 @@ pub struct LlmTrace {
     /// `[redacted]` here too).
     #[serde(default)]
     pub prompt: SentPrompt,
+    /// Why the edited prompt file could not be rendered, when the bundled one was sent
+    /// instead (seed 003's fallback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// What a model call sent: its rendered messages and its parameters.

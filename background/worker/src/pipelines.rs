@@ -341,6 +341,7 @@ pub async fn run(
                 temperature: call.temperature,
                 ..Default::default()
             },
+            fallback: None,
         };
         store.put_trace(&llm).await.map_err(|e| format!("A step's trace was not stored: {e}"))?;
     }

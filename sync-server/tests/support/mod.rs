@@ -607,6 +607,7 @@ pub fn trace_record(run_id: &str, id: &str, step: u32) -> Value {
             schema_name: Some("navigator".into()),
             images: 0,
         },
+        fallback: None,
     };
     serde_json::to_value(trace).unwrap()
 }

@@ -289,6 +289,11 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
         (step_status("page"), step_status("read"), step_status("not_a_product")),
         (json!("ok"), json!("ok"), json!("skipped"))
     );
+    // Each step's summary names its kind.
+    let summary =
+        |id: &str| page.text(&format!("[data-testid=pipeline-step][data-step={id}] summary"));
+    assert!(summary("page").starts_with("page · tool · ok"), "{}", summary("page"));
+    assert!(summary("read").starts_with("read · llm · ok"), "{}", summary("read"));
     assert!(
         page.text("[data-testid=pipeline-step-llm]")
             .contains("prompt product_facts/A · prompt hash ")

@@ -11,7 +11,10 @@ use crate::agents::{MEMORY_VARS, STATE_VARS};
 use crate::prompts::PromptSet;
 use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, PriceTable, Usage};
 use crate::repair::{RepairLedger, RepairPolicy, StructuredError, ask_structured};
-use crate::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601, redact};
+use crate::run::{
+    Actor, EventKind, ExecutionState, LlmTrace, PromptChars, SentPrompt, iso8601, redact,
+};
+use run_contract::telemetry::LogKind;
 
 /// Why a model call gave no answer.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +56,8 @@ pub struct TracedAnswer {
     pub trace: Option<LlmTrace>,
     pub usage: Usage,
     pub cost: f64,
+    /// The edited prompt file could not be rendered (why): the bundled one was sent.
+    pub fallback: Option<String>,
 }
 
 /// Renders `spec`'s prompt (the variant Settings chose), asks its model for an answer that
@@ -66,16 +71,35 @@ pub async fn traced_call<H: Http, K: Clock>(
     let CallSpec { prompt_id, model, actor, run_id, step, trace_id, vars, images } = spec;
     let settings = cx.settings;
     let variant = settings.variants.get(prompt_id).map(|v| v.trim()).filter(|v| !v.is_empty());
-    let rendered = match cx.prompts.render(prompt_id, variant, &vars) {
+    // A broken edit in the Studio never stops a task: the bundled prompt answers instead,
+    // and the trace and the caller say so.
+    let mut fallback = None;
+    let bundled;
+    let mut prompts = cx.prompts;
+    let rendered = match prompts.render(prompt_id, variant, &vars) {
         Ok(rendered) => rendered,
         Err(error) => {
-            let detail = format!("the prompt could not be rendered: {error}");
-            let error = StructuredError::Provider(LlmError::BadRequest { detail });
-            let answer = Err(CallError::Failed(error));
-            return TracedAnswer { answer, trace: None, usage: Usage::default(), cost: 0.0 };
+            bundled = PromptSet::bundled();
+            match bundled.render(prompt_id, variant, &vars) {
+                Ok(rendered) if !settings.prompt_overrides.is_empty() => {
+                    fallback = Some(error);
+                    prompts = &bundled;
+                    rendered
+                }
+                _ => {
+                    let detail = format!(
+                        "the prompt file {prompt_id} could not be rendered ({error}); fix it in \
+                         the Prompt Studio"
+                    );
+                    let error = StructuredError::Provider(LlmError::BadRequest { detail });
+                    let answer = Err(CallError::Failed(error));
+                    let usage = Usage::default();
+                    return TracedAnswer { answer, trace: None, usage, cost: 0.0, fallback: None };
+                }
+            }
         }
     };
-    let prompt = cx.prompts.prompt(prompt_id).expect("rendered prompts exist");
+    let prompt = prompts.prompt(prompt_id).expect("rendered prompts exist");
     let chat = ChatRequest {
         system: rendered.text.clone(),
         messages: vec![ChatMessage { images, ..ChatMessage::user(USER_TURN) }],
@@ -124,7 +148,7 @@ pub async fn traced_call<H: Http, K: Clock>(
     let system = if redacted.is_empty() {
         rendered.text.clone()
     } else {
-        match cx.prompts.render(prompt_id, variant, &params) {
+        match prompts.render(prompt_id, variant, &params) {
             Ok(again) => again.text,
             Err(_) => "(not kept: it could not be rendered with the redactions)".to_owned(),
         }
@@ -160,13 +184,14 @@ pub async fn traced_call<H: Http, K: Clock>(
         attempts,
         error,
         prompt: sent,
+        fallback: fallback.clone(),
     };
     let answer = match result {
         None => Err(CallError::Interrupted),
         Some(Err(error)) => Err(CallError::Failed(error)),
         Some(Ok(answer)) => Ok(answer.value),
     };
-    TracedAnswer { answer, trace: Some(trace), usage, cost }
+    TracedAnswer { answer, trace: Some(trace), usage, cost, fallback }
 }
 
 /// Reads a schema-valid answer as `T`. The schema and the types agree (tests hold them
@@ -198,6 +223,20 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let (answer, trace) = self.call(cp, role, vars, Vec::new(), ledger).await;
         self.store_trace(cp, trace.as_ref()).await;
         answer
+    }
+
+    /// The edited prompt file `prompt_id` could not be rendered and the bundled one was
+    /// sent: said once per task, in the chat and the run's log, naming where to fix it.
+    fn prompt_fell_back(&self, cp: &mut Checkpoint, prompt_id: &str, why: &str) {
+        let text = format!(
+            "The edited prompt file {prompt_id} could not be rendered ({why}), so the bundled \
+             one was used. Fix it in the Prompt Studio."
+        );
+        if cp.events.iter().any(|e| e.details == text) {
+            return;
+        }
+        self.log(cp, LogKind::Failure, text.clone());
+        self.emit(cp, Actor::System, ExecutionState::StepStart, EventKind::Message, text);
     }
 
     pub(super) async fn store_trace(&self, cp: &mut Checkpoint, trace: Option<&LlmTrace>) {
@@ -241,7 +280,11 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             vars,
             images,
         };
-        let TracedAnswer { answer, trace, usage, cost } = traced_call(&cx, spec, ledger).await;
+        let TracedAnswer { answer, trace, usage, cost, fallback } =
+            traced_call(&cx, spec, ledger).await;
+        if let Some(why) = fallback {
+            self.prompt_fell_back(cp, role.id(), &why);
+        }
         // Nothing was sent when the prompt could not be rendered.
         if trace.is_some() {
             cp.spend.input_tokens += usage.input_tokens;

@@ -1716,3 +1716,34 @@ fn a_trace_holds_the_exact_prompt_and_its_parameters_redacted() {
     assert!(!navigator.system.contains("<button>Stay"), "the redacted page state is not kept");
     assert!(world.model.prompt(1).contains("<button>Stay"), "but it was sent");
 }
+
+#[test]
+fn a_prompt_edit_that_cannot_render_falls_back_to_the_bundled_prompt_and_says_so() {
+    let mut world =
+        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "")]);
+    world.settings.agent.thinking_interval = 0;
+    // Saved in the Studio with a variable no task fills.
+    let mut edits = std::collections::BTreeMap::new();
+    edits.insert("navigator/A.md".to_owned(), "Task: {{task}} {{nope}} {{> json_only}}".to_owned());
+    world.prompts = PromptSet::with_overrides(&edits).unwrap();
+    world.settings.prompt_overrides = edits;
+    let mut cp = world.start("Say done");
+    world.run(&mut cp);
+    // The task went on with the bundled prompt.
+    assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
+    assert!(world.model.prompt(1).starts_with("You are the Navigator"), "the bundled prompt");
+    let traces = world.store.traces.borrow();
+    let navigator = traces.iter().find(|t| t.prompt_id == "navigator").unwrap();
+    assert!(navigator.fallback.as_deref().is_some_and(|w| w.contains("nope")), "{navigator:?}");
+    // Said once, naming where to fix it.
+    let said: Vec<String> = world
+        .store
+        .events
+        .borrow()
+        .iter()
+        .filter(|e| e.details.contains("could not be rendered"))
+        .map(|e| e.details.clone())
+        .collect();
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("Prompt Studio") && !said[0].contains("Settings"), "{}", said[0]);
+}

@@ -108,7 +108,8 @@ fn step_view(step: &Value) -> Html {
             data-status={step["status"].as_str().unwrap_or_default().to_owned()} open={step["status"] != "skipped"}>
             <summary>
                 { format!("{} · {} · {} · {:.0} ms", step["step_id"].as_str().unwrap_or_default(),
-                    step["step_type"].as_str().unwrap_or_default(), step["status"].as_str().unwrap_or_default(),
+                    // The engine's `StepTrace` writes its kind as `type`.
+                    step["type"].as_str().unwrap_or_default(), step["status"].as_str().unwrap_or_default(),
                     step["timing_ms"].as_f64().unwrap_or_default()) }
             </summary>
             <p class="meta">{ format!("pipeline hash {}", step["pipeline_hash"].as_str().unwrap_or_default()) }</p>
