@@ -72,6 +72,46 @@ pub fn preview(
     })
 }
 
+/// The variables a strict prompt's files read, as edited, that no bundled variant of it
+/// reads: the agent never supplies them, so a task could not render the edit (it falls
+/// back to the bundled prompt). Per variant file: the names it would need. Prompts made in
+/// the Studio have no bundled variant to compare with and are left out.
+pub fn unknown_variables(
+    prompts: &PromptSet,
+    entries: &[crate::catalogue::PromptEntry],
+    overrides: &BTreeMap<String, String>,
+) -> Vec<(String, Vec<String>)> {
+    let bundled = crate::catalogue::merged(&BTreeMap::new());
+    let edited = crate::catalogue::merged(overrides);
+    let needs = |files: &BTreeMap<String, String>, path: &str| {
+        let mut needed = BTreeSet::new();
+        let source = files.get(path).map(String::as_str).unwrap_or_default();
+        let _ = collect_variables(source, files, &mut needed, &mut BTreeSet::new());
+        needed
+    };
+    let mut out = Vec::new();
+    for entry in entries.iter().filter(|e| !e.user_made) {
+        if !prompts.prompt(&entry.id).is_some_and(|p| p.strict) {
+            continue;
+        }
+        let paths: Vec<&str> =
+            entry.variants().iter().filter_map(|v| entry.variant_path(v)).collect();
+        let given: BTreeSet<String> = paths
+            .iter()
+            .filter(|p| bundled.contains_key(**p))
+            .flat_map(|p| needs(&bundled, p))
+            .collect();
+        for path in paths {
+            let unknown: Vec<String> =
+                needs(&edited, path).into_iter().filter(|v| !given.contains(v)).collect();
+            if !unknown.is_empty() {
+                out.push((path.to_owned(), unknown));
+            }
+        }
+    }
+    out
+}
+
 /// Variables without a default read by `source` and by the shared rules it includes.
 fn collect_variables(
     source: &str,
@@ -177,6 +217,26 @@ fn split(text: &str) -> Vec<Segment> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_variable_the_agent_never_supplies_is_named_with_its_file() {
+        let mut edits = BTreeMap::new();
+        edits.insert(
+            "navigator/A.md".to_owned(),
+            "Task: {{task}} {{nope}} {{plan}} {{> json_only}}".to_owned(),
+        );
+        let prompts = crate::catalogue::check(&edits).unwrap();
+        let entries = crate::catalogue::catalogue(&edits).prompts;
+        assert_eq!(
+            unknown_variables(&prompts, &entries, &edits),
+            [("navigator/A.md".to_owned(), vec!["nope".to_owned()])]
+        );
+        // The bundled files as they are need nothing new.
+        let none = BTreeMap::new();
+        let bundled = crate::catalogue::check(&none).unwrap();
+        let entries = crate::catalogue::catalogue(&none).prompts;
+        assert!(unknown_variables(&bundled, &entries, &none).is_empty());
+    }
+
     use super::*;
     use crate::catalogue::merged;
     use serde_json::json;

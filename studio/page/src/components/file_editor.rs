@@ -43,6 +43,7 @@ pub fn file_editor(props: &StudioProps) -> Html {
         }).collect::<Html>()
     });
     let problem = state.check().err();
+    let blocked = state.save_problem();
     let all_paths: Vec<String> = catalogue
         .prompts
         .iter()
@@ -102,8 +103,11 @@ pub fn file_editor(props: &StudioProps) -> Html {
                     if here {
                         <p class="error" data-testid="file-error">{ problem.clone().unwrap_or_default() }</p>
                     }
+                    if let (Some(blocked), None) = (&blocked, &problem) {
+                        <p class="error" data-testid="save-problem">{ blocked.clone() }</p>
+                    }
                     <div class="buttons">
-                        <button data-testid="save-prompts" disabled={state.drafts.is_empty() || problem.is_some() || state.saving()}
+                        <button data-testid="save-prompts" disabled={state.drafts.is_empty() || problem.is_some() || blocked.is_some() || state.saving()}
                             onclick={{ let d = dispatch.clone(); Callback::from(move |_| d.dispatch(Action::Save)) }}>
                             { format!("Save {} file(s) as override", state.drafts.len()) }
                         </button>

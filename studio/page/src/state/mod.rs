@@ -187,6 +187,24 @@ impl Studio {
         catalogue::check(&self.working_overrides())
     }
 
+    /// Why the drafts cannot be saved: they do not load, or a strict prompt would read a
+    /// variable its agent never supplies (every task would fall back to the bundled file).
+    pub fn save_problem(&self) -> Option<String> {
+        let overrides = self.working_overrides();
+        let prompts = match catalogue::check(&overrides) {
+            Ok(prompts) => prompts,
+            Err(error) => return Some(error),
+        };
+        let unknown = preview::unknown_variables(&prompts, &self.catalogue().prompts, &overrides);
+        let (path, names) = unknown.into_iter().next()?;
+        let names: Vec<String> = names.iter().map(|n| format!("{{{{{n}}}}}")).collect();
+        Some(format!(
+            "{path} reads {}, which its agent never supplies: a task could not use it. Use the \
+             variables the bundled variants use, or give it a default ({{{{name | default:\"…\"}}}}).",
+            names.join(", ")
+        ))
+    }
+
     pub fn entry(&self) -> Option<PromptEntry> {
         self.catalogue().prompts.into_iter().find(|p| p.id == self.prompt)
     }
@@ -309,8 +327,8 @@ impl Studio {
                 }
             }
             Action::Save => {
-                if let Err(error) = self.check() {
-                    self.notice = Some(format!("Not saved: {error}"));
+                if let Some(problem) = self.save_problem() {
+                    self.notice = Some(format!("Not saved: {problem}"));
                     return;
                 }
                 let edits = self.drafts.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();

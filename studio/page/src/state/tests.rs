@@ -63,8 +63,18 @@ fn editing_a_variant_keeps_a_draft_checks_it_and_saves_it_as_an_override() {
     assert!(studio.notice.as_deref().unwrap().starts_with("Not saved"));
     assert!(!sent(&studio).iter().any(|r| matches!(r, PanelRequest::SavePrompts { .. })));
 
+    // A variable the Navigator is never given: it loads, but it is not saved.
+    studio.effects.clear();
+    studio.apply(Action::Edit("Task: {{task}} {{nope}} {{> json_only}}".into()));
+    assert!(studio.check().is_ok());
+    studio.apply(Action::Save);
+    let notice = studio.notice.clone().unwrap();
+    assert!(notice.starts_with("Not saved: navigator/A.md reads {{nope}}"), "{notice}");
+    assert!(!sent(&studio).iter().any(|r| matches!(r, PanelRequest::SavePrompts { .. })));
+
     studio.apply(Action::Edit("Task: {{task}} {{> json_only}}".into()));
     assert!(studio.check().is_ok());
+    assert_eq!(studio.save_problem(), None);
     studio.apply(Action::Save);
     let Some(PanelRequest::SavePrompts { id, edits }) = sent(&studio).pop() else { panic!() };
     assert_eq!(edits["navigator/A.md"].as_deref(), Some("Task: {{task}} {{> json_only}}"));
