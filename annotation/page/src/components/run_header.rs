@@ -109,7 +109,7 @@ pub fn run_header(props: &Props) -> Html {
             </div>
             <label class="tags-field">{ "Tags" }
                 <input data-testid="run-tags" value={run.tags.join(", ")} onchange={on_tags}
-                    placeholder="shop, checkout" disabled={!perms.edit} />
+                    placeholder="No tags yet: type some, comma-separated" disabled={!perms.edit} />
             </label>
             <div class="actions">
                 { for targets.iter().filter(|t| **t != ReviewStatus::Archived).map(|to| {
