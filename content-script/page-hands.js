@@ -206,6 +206,10 @@
     return { ok: true };
   }
 
+  // The thumb of slider `el`: itself, the slider inside it, or the one it sits in.
+  const thumbOf = (el) => el.matches("[role=slider]") ? el
+    : el.querySelector("[role=slider]") || el.closest("[role=slider]");
+
   const number = (v) => (v === null || v === "" || !Number.isFinite(Number(v)) ? null : Number(v));
 
   /**
@@ -221,8 +225,7 @@
     if (el.tagName === "INPUT" && el.type === "range") return { native: true };
     const native = el.querySelector("input[type=range]");
     if (native && !el.querySelector("[role=slider]")) return { native: true };
-    const thumb = el.matches("[role=slider]") ? el
-      : el.querySelector("[role=slider]") || el.closest("[role=slider]");
+    const thumb = thumbOf(el);
     if (!thumb) return { notSlider: true };
     const min = number(thumb.getAttribute("aria-valuemin")) ?? 0;
     const max = number(thumb.getAttribute("aria-valuemax")) ?? 100;
@@ -261,8 +264,7 @@
   /** Focuses a custom slider's thumb, for the arrow keys that finish setting it. */
   function focusSlider(id) {
     const el = element(id);
-    const thumb = el && (el.matches("[role=slider]") ? el
-      : el.querySelector("[role=slider]") || el.closest("[role=slider]"));
+    const thumb = el && thumbOf(el);
     if (!thumb) return { gone: true };
     thumb.focus({ preventScroll: true });
     return { focused: document.activeElement === thumb || thumb.contains(document.activeElement) };

@@ -330,10 +330,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                  (a dialog, banner or overlay), then try again."
             ))));
         }
-        let (dx, dy) = match self.sessions.owner_of(tab, id) {
-            Some(session) => self.frame_origin(tab, &session).await?,
-            None => (0.0, 0.0),
-        };
+        let (dx, dy) = self.origin_of(tab, id).await?;
         let x = point["x"].as_f64().unwrap_or_default() + dx;
         let y = point["y"].as_f64().unwrap_or_default() + dy;
         let link = point["link"].as_str().map(str::to_owned);

@@ -81,6 +81,8 @@ pub fn unknown_variables(
     entries: &[crate::catalogue::PromptEntry],
     overrides: &BTreeMap<String, String>,
 ) -> Vec<(String, Vec<String>)> {
+    // Only a prompt whose files (or shared rules) were edited can need something new.
+    let rules_edited = overrides.keys().any(|path| path.starts_with("rules/"));
     let bundled = crate::catalogue::merged(&BTreeMap::new());
     let edited = crate::catalogue::merged(overrides);
     let needs = |files: &BTreeMap<String, String>, path: &str| {
@@ -96,6 +98,9 @@ pub fn unknown_variables(
         }
         let paths: Vec<&str> =
             entry.variants().iter().filter_map(|v| entry.variant_path(v)).collect();
+        if !rules_edited && !paths.iter().any(|p| overrides.contains_key(*p)) {
+            continue;
+        }
         let given: BTreeSet<String> = paths
             .iter()
             .filter(|p| bundled.contains_key(**p))

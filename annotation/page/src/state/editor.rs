@@ -206,7 +206,8 @@ impl EditorState {
     pub fn targets(&self) -> Vec<ReviewStatus> {
         let run = self.merged_run();
         let mut targets = allowed_targets(&self.user, run.annotator.as_deref(), run.status);
-        if self.approval().refusal().is_some() {
+        // Only the suggestions decide this; the steps need not be merged on every render.
+        if ApprovalCheck::of(&[], &self.suggestions).refusal().is_some() {
             targets.retain(|t| *t != ReviewStatus::Approved);
         }
         targets

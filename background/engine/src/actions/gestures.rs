@@ -63,6 +63,13 @@ fn same_text(a: &str, b: &str) -> bool {
     norm(a) == norm(b)
 }
 
+/// The element the model named no longer exists: not carried out, and not its fault.
+fn gone(id: u32) -> ActionOutcome {
+    ActionOutcome::stale(format!(
+        "Element [{id}] is gone: the page changed since the state you saw."
+    ))
+}
+
 /// A number as a person writes it: `7`, not `7.0`.
 pub(super) fn plain_number(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
@@ -116,7 +123,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     }
 
     /// Where element `id`'s frame starts in the tab's viewport (zero in the main frame).
-    async fn origin_of(&self, tab: TabId, id: u32) -> Result<(f64, f64), CdpError> {
+    pub(super) async fn origin_of(&self, tab: TabId, id: u32) -> Result<(f64, f64), CdpError> {
         match self.sessions.owner_of(tab, id) {
             Some(session) => self.frame_origin(tab, &session).await,
             None => Ok((0.0, 0.0)),
@@ -218,10 +225,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         let span = self.ask(tab, id, &format!("alphascoutHands.textSpan({args})")).await?;
         let place = id.map_or("on this page".to_owned(), |id| format!("in [{id}]"));
         if span.get("gone").is_some() {
-            return Ok(ActionOutcome::stale(format!(
-                "Element [{}] is gone: the page changed since the state you saw.",
-                id.unwrap_or_default()
-            )));
+            return Ok(gone(id.unwrap_or_default()));
         }
         if span.get("missing").is_some() {
             return Ok(ActionOutcome::fail(format!(
@@ -274,9 +278,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     ) -> Result<ActionOutcome, CdpError> {
         let info = self.agent_for(tab, id, &format!("alphascoutHands.slider({id})")).await?;
         if info.get("gone").is_some() {
-            return Ok(ActionOutcome::stale(format!(
-                "Element [{id}] is gone: the page changed since the state you saw."
-            )));
+            return Ok(gone(id));
         }
         // A range input takes its value as typed, with its own events.
         if info.get("native").is_some() {
@@ -371,9 +373,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
                 let chosen =
                     self.agent_for(tab, id, &format!("alphascoutHands.selectAll({id})")).await?;
                 if chosen.get("gone").is_some() {
-                    return Ok(ActionOutcome::stale(format!(
-                        "Element [{id}] is gone: the page changed since the state you saw."
-                    )));
+                    return Ok(gone(id));
                 }
                 chosen["selected"].as_str().unwrap_or_default().to_owned()
             }
@@ -397,9 +397,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
     pub(super) async fn paste(&self, tab: TabId, id: u32) -> Result<ActionOutcome, CdpError> {
         let focused = self.agent_for(tab, id, &format!("alphascoutHands.focusAtEnd({id})")).await?;
         if focused.get("gone").is_some() {
-            return Ok(ActionOutcome::stale(format!(
-                "Element [{id}] is gone: the page changed since the state you saw."
-            )));
+            return Ok(gone(id));
         }
         if focused.get("notField").is_some() {
             return Ok(ActionOutcome::fail(format!(

@@ -42,8 +42,10 @@ pub fn file_editor(props: &StudioProps) -> Html {
             }
         }).collect::<Html>()
     });
-    let problem = state.check().err();
-    let blocked = state.save_problem();
+    // Loaded once per render: the check and the unknown variables read the same set.
+    let checked = state.check();
+    let blocked = checked.as_ref().ok().and_then(|prompts| state.unknown_variables(prompts));
+    let problem = checked.err();
     let all_paths: Vec<String> = catalogue
         .prompts
         .iter()

@@ -190,12 +190,16 @@ impl Studio {
     /// Why the drafts cannot be saved: they do not load, or a strict prompt would read a
     /// variable its agent never supplies (every task would fall back to the bundled file).
     pub fn save_problem(&self) -> Option<String> {
+        match self.check() {
+            Ok(prompts) => self.unknown_variables(&prompts),
+            Err(error) => Some(error),
+        }
+    }
+
+    /// [`Studio::save_problem`] for drafts that load as `prompts`.
+    pub fn unknown_variables(&self, prompts: &PromptSet) -> Option<String> {
         let overrides = self.working_overrides();
-        let prompts = match catalogue::check(&overrides) {
-            Ok(prompts) => prompts,
-            Err(error) => return Some(error),
-        };
-        let unknown = preview::unknown_variables(&prompts, &self.catalogue().prompts, &overrides);
+        let unknown = preview::unknown_variables(prompts, &self.catalogue().prompts, &overrides);
         let (path, names) = unknown.into_iter().next()?;
         let names: Vec<String> = names.iter().map(|n| format!("{{{{{n}}}}}")).collect();
         Some(format!(
