@@ -183,6 +183,13 @@ pub enum PanelRequest {
         id: u32,
         note: recording::RecordingNote,
     },
+    /// Names a stopped recording for the task it shows (answered with `done`); a name a
+    /// person gives is kept when the recording is reflected.
+    NameRecording {
+        id: u32,
+        recording_id: String,
+        name: String,
+    },
     /// Where the recording stands (answered with `recording`).
     CurrentRecording {
         id: u32,
@@ -286,6 +293,7 @@ impl PanelRequest {
             | PanelRequest::StartRecording { id, .. }
             | PanelRequest::StopRecording { id }
             | PanelRequest::RecordingNote { id, .. }
+            | PanelRequest::NameRecording { id, .. }
             | PanelRequest::CurrentRecording { id }
             | PanelRequest::ReflectRecording { id, .. }
             | PanelRequest::StartReplay { id, .. }

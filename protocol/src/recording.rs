@@ -35,6 +35,21 @@ impl RecordingNote {
     }
 }
 
+/// The longest name a recording takes, in characters.
+pub const MAX_RECORDING_NAME: usize = 200;
+
+/// A recording's name as a person typed it, trimmed, or why it cannot be one.
+pub fn recording_name(typed: &str) -> Result<String, String> {
+    let name = typed.trim();
+    match name.chars().count() {
+        0 => Err("Say what the recording does, for example “Order a pizza”.".into()),
+        n if n > MAX_RECORDING_NAME => {
+            Err(format!("Keep the name within {MAX_RECORDING_NAME} characters."))
+        }
+        _ => Ok(name.to_owned()),
+    }
+}
+
 /// Where the recording stands; broadcast to every page on each change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RecordingStatus {
@@ -58,6 +73,9 @@ pub struct RecordingStatus {
     /// The last thing that went wrong, for a person (capture goes on when it can).
     #[serde(default)]
     pub error: Option<String>,
+    /// Once stopped: the recording's name (its first page's title until a person names it).
+    #[serde(default)]
+    pub name: String,
 }
 
 impl RecordingStatus {
@@ -69,6 +87,13 @@ impl RecordingStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_is_trimmed_and_never_empty_or_too_long() {
+        assert_eq!(recording_name("  Order a pizza ").unwrap(), "Order a pizza");
+        assert!(recording_name("   ").is_err());
+        assert!(recording_name(&"x".repeat(MAX_RECORDING_NAME + 1)).is_err());
+    }
 
     #[test]
     fn candidates_split_on_commas_and_lines() {

@@ -86,6 +86,44 @@ pub struct AgentRun {
     /// per role (seed `001_…` §7).
     #[serde(default)]
     pub telemetry: Telemetry,
+    /// Set on a workflow's replay: which workflow, with what, and how much of it the fast
+    /// path did, so replays are told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayOrigin>,
+}
+
+/// The workflow a replay ran and how it went without the model.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ReplayOrigin {
+    pub workflow_id: String,
+    pub version: u32,
+    /// The parameter values it ran with, examples filled in.
+    pub params: std::collections::BTreeMap<String, String>,
+    /// The fast path was on.
+    pub fast_path: bool,
+    /// Steps carried out so far, and those the fast path did without a model call.
+    pub steps: u32,
+    pub fast_path_steps: u32,
+}
+
+impl ReplayOrigin {
+    /// What tells this replay from the others: its values and the fast path's share,
+    /// as in `size = M, product = socks · fast path 3 of 5 steps`.
+    pub fn describe(&self) -> String {
+        let values: Vec<String> =
+            self.params.iter().map(|(name, value)| format!("{name} = {value}")).collect();
+        let fast = if !self.fast_path {
+            "fast path off".to_owned()
+        } else {
+            let steps = if self.steps == 1 { "step" } else { "steps" };
+            format!("fast path {} of {} {steps}", self.fast_path_steps, self.steps)
+        };
+        match values.is_empty() {
+            true => format!("no parameters · {fast}"),
+            false => format!("{} · {fast}", values.join(", ")),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -323,6 +361,23 @@ pub fn redact(params: &mut Value, paths: &[String]) -> Vec<String> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_replay_is_told_apart_by_its_values_and_the_fast_paths_share() {
+        let mut origin = ReplayOrigin {
+            workflow_id: "wf".into(),
+            version: 2,
+            params: [("size".to_owned(), "M".to_owned()), ("product".into(), "socks".into())]
+                .into(),
+            fast_path: true,
+            steps: 5,
+            fast_path_steps: 3,
+        };
+        assert_eq!(origin.describe(), "product = socks, size = M · fast path 3 of 5 steps");
+        origin.fast_path = false;
+        origin.params.clear();
+        assert_eq!(origin.describe(), "no parameters · fast path off");
+    }
 
     #[test]
     fn timestamps_are_iso_8601_utc() {

@@ -19,6 +19,9 @@ pub struct RunSummary {
     pub run_id: String,
     pub task_id: String,
     pub task_prompt: String,
+    /// A replay's values and fast-path share (`ReplayOrigin::describe`), shown by its title.
+    #[serde(default)]
+    pub replay: Option<String>,
     pub status: ReviewStatus,
     pub agent_status: String,
     pub created_at: String,
@@ -56,8 +59,9 @@ pub struct RunSummary {
     pub version: u32,
 }
 
-/// The summary shape [`summarize`] makes now (1: issues and per-run metrics).
-pub const SUMMARY_FORMAT: u32 = 1;
+/// The summary shape [`summarize`] makes now (1: issues and per-run metrics; 2: what tells
+/// replays apart).
+pub const SUMMARY_FORMAT: u32 = 2;
 
 /// Reduces a run to what the list needs.
 pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
@@ -83,6 +87,8 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
     add(&run.id);
     add(&run.task_id);
     add(&run.task_prompt);
+    // A replay is found by the values it ran with.
+    run.replay.iter().flat_map(|r| r.params.values()).for_each(|v| add(v));
     run.follow_ups.iter().for_each(|f| add(f));
     add(run.final_answer.as_deref().unwrap_or(""));
     run.tags.iter().for_each(|t| add(t));
@@ -109,6 +115,7 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
         run_id: run.id.clone(),
         task_id: run.task_id.clone(),
         task_prompt: run.task_prompt.clone(),
+        replay: run.replay.as_ref().map(run_records::ReplayOrigin::describe),
         status: run.status,
         agent_status: run.agent_status.clone(),
         created_at: run.created_at.clone(),
@@ -512,6 +519,7 @@ mod analytics_tests {
             run_id: String::new(),
             task_id: String::new(),
             task_prompt: String::new(),
+            replay: None,
             status,
             agent_status: String::new(),
             created_at: String::new(),

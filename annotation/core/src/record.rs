@@ -98,6 +98,9 @@ pub struct Run {
         skip_serializing_if = "Telemetry::is_empty"
     )]
     pub telemetry: Telemetry,
+    /// On a workflow's replay: the workflow, its parameter values and the fast path's share.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<run_records::ReplayOrigin>,
     /// Time spent annotating the run in this browser, in ms, added at every save (seed §7.H
     /// "time to annotate"). Local, like `collections`: sync neither sends nor replaces it.
     #[serde(default, skip_serializing_if = "is_zero")]

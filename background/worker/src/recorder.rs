@@ -104,6 +104,7 @@ impl Recorder {
                 offer_open: a.offer_open,
                 steps: None,
                 error: a.error.clone(),
+                name: String::new(),
             }),
             None => self.last.borrow().clone(),
         }
@@ -192,7 +193,7 @@ impl Recorder {
             end_page_state: None,
             steps: Vec::new(),
         };
-        let row = RecordingRow { recording, status: RECORDING.into(), tab_id: tab };
+        let row = RecordingRow { recording, status: RECORDING.into(), tab_id: tab, named: false };
         store.put_recording(&row).await?;
         *self.last.borrow_mut() = None;
         *self.active.borrow_mut() = Some(Active {
@@ -250,9 +251,49 @@ impl Recorder {
             offer_open: false,
             steps: Some(row.recording.steps.len() as u32),
             error: active.error,
+            name: row.recording.name.clone(),
         });
         self.broadcast(worker);
         Ok(self.answer(Some(id)))
+    }
+
+    /// Names a stopped recording. `by_person`: a person chose it, so a reflection keeps it;
+    /// otherwise (the reflection's own name for the task) only an unnamed one takes it.
+    pub async fn name(
+        &self,
+        worker: &Worker,
+        recording_id: &str,
+        name: &str,
+        by_person: bool,
+    ) -> Result<(), String> {
+        let name = protocol::recording::recording_name(name)?;
+        let store = self.store(worker).await?;
+        let mut row = store
+            .recordings()
+            .await?
+            .into_iter()
+            .find(|r| r.recording.id == recording_id)
+            .ok_or_else(|| format!("Recording {recording_id} is no longer stored."))?;
+        if row.status != STOPPED {
+            return Err("Stop the recording before naming it.".into());
+        }
+        if !by_person && row.named {
+            return Ok(());
+        }
+        row.recording.name = name.clone();
+        row.named |= by_person;
+        store.put_recording(&row).await?;
+        let renamed = match self.last.borrow_mut().as_mut() {
+            Some(last) if last.recording_id == recording_id => {
+                last.name = name;
+                true
+            }
+            _ => false,
+        };
+        if renamed {
+            worker.ports.broadcast(&self.answer(None));
+        }
+        Ok(())
     }
 
     pub async fn note(

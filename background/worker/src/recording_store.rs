@@ -29,6 +29,9 @@ pub struct RecordingRow {
     pub recording: Recording,
     pub status: String,
     pub tab_id: TabId,
+    /// A person named it: reflecting it keeps the name instead of taking the task's.
+    #[serde(default)]
+    pub named: bool,
 }
 
 /// One `recordingEvents` row. `uid` is the page's name for the event, so one delivered twice

@@ -151,6 +151,11 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         }
         PanelRequest::StopRecording { id } => worker.recorder.stop(worker, id).await,
         PanelRequest::RecordingNote { id, note } => worker.recorder.note(worker, id, note).await,
+        PanelRequest::NameRecording { id, recording_id, name } => worker
+            .recorder
+            .name(worker, &recording_id, &name, true)
+            .await
+            .map(|()| WorkerEvent::Done { id }),
         PanelRequest::CurrentRecording { id } => Ok(worker.recorder.answer(Some(id))),
         PanelRequest::ReflectRecording { id, recording_id } => {
             worker.workflows.reflect(worker, id, &recording_id).await

@@ -562,7 +562,12 @@ async fn reflect_recording(
     let at = iso8601(js_sys::Date::now());
     let workflow = build_workflow(&recording, &steps, &task, &workflow_id, &at);
     match db.put_workflow(&workflow).await {
-        Ok(()) => tell(ReflectStage::Done { workflow_id }),
+        Ok(()) => {
+            // The recording takes the task's name unless a person named it; a name that
+            // cannot be stored costs the workflow nothing.
+            let _ = worker.recorder.name(worker, &recording.id, &task.task_name, false).await;
+            tell(ReflectStage::Done { workflow_id })
+        }
         Err(error) => {
             flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
             let why = format!("The workflow was not saved: {error}");

@@ -12,6 +12,7 @@ use crate::components::jobs_view::JobsView;
 use crate::components::paused_banner::PausedBanner;
 use crate::components::quick_start::QuickStart;
 use crate::components::record_bar::RecordBar;
+use crate::components::record_name::RecordName;
 use crate::components::record_offer::RecordOffer;
 use crate::components::settings_view::SettingsView;
 use crate::components::status_bar::StatusBar;
@@ -266,6 +267,12 @@ pub fn app() -> Html {
             <RecordBar recording={state.recording.clone()} connected={state.connected()}
                 on_toggle={act(|| PanelAction::Record(RecordAction::Toggle))}
                 on_offer={act(|| PanelAction::Record(RecordAction::OpenOffer))} />
+            if let Some(naming) = state.recording.naming.clone() {
+                <RecordName {naming} on_action={{
+                    let dispatcher = state.dispatcher();
+                    Callback::from(move |action| dispatcher.dispatch(PanelAction::Record(action)))
+                }} />
+            }
             if let Some(offer) = state.recording.offer.clone() {
                 <RecordOffer {offer} on_action={{
                     let dispatcher = state.dispatcher();

@@ -18,6 +18,7 @@ pub mod model_fields;
 pub mod paused_banner;
 pub mod quick_start;
 pub mod record_bar;
+pub mod record_name;
 pub mod record_offer;
 pub mod run_info;
 pub mod session_row;

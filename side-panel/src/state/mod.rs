@@ -964,6 +964,7 @@ impl PanelState {
                     self.on_failed(id, message);
                 }
             }
+            WorkerEvent::Done { id } if self.recording.done(id) => {}
             WorkerEvent::Done { id } => {
                 self.asked.remove(&id);
                 self.jobs.done(id);

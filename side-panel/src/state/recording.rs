@@ -2,7 +2,7 @@
 //! records; this decides what the panel asks and shows, and is tested natively.
 
 use protocol::PanelRequest;
-use protocol::recording::{RecordingNote, RecordingStatus};
+use protocol::recording::{RecordingNote, RecordingStatus, recording_name};
 
 use super::PanelState;
 
@@ -20,6 +20,18 @@ pub struct RecordingView {
     /// A note that closed the offer is on its way: reports sent before the worker had it
     /// must not open the offer again.
     closing: Option<u32>,
+    /// Asked at Stop: what the recording does, prefilled with its first page's title.
+    pub naming: Option<Naming>,
+}
+
+/// The name asked for at Stop.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Naming {
+    pub recording_id: String,
+    pub text: String,
+    /// The request saving it, while on its way.
+    pub saving: Option<u32>,
+    pub problem: Option<String>,
 }
 
 /// What is typed in the offer.
@@ -43,6 +55,11 @@ pub enum RecordAction {
     SaveExtract,
     SaveDetails,
     CancelOffer,
+    /// The name typed at Stop.
+    Name(String),
+    SaveName,
+    /// Keeps the name it has (the reflection may name it for its task later).
+    SkipName,
 }
 
 impl RecordingView {
@@ -57,8 +74,12 @@ impl RecordingView {
             1 => "1 event".to_owned(),
             n => format!("{n} events"),
         };
+        let steps = |n: u32| if n == 1 { "1 step".to_owned() } else { format!("{n} steps") };
         Some(match status.steps {
-            Some(steps) => format!("Recording saved: {steps} steps ({events})."),
+            Some(n) if status.name.is_empty() => {
+                format!("Recording saved: {} ({events}).", steps(n))
+            }
+            Some(n) => format!("Recording saved as “{}”: {} ({events}).", status.name, steps(n)),
             None if status.offer_open => format!("Recording paused for Ctrl+I · {events}"),
             None => format!("Recording tab {} · {events}", status.tab_id),
         })
@@ -68,6 +89,14 @@ impl RecordingView {
         if id.is_some() && id == self.pending {
             self.pending = None;
             self.error = None;
+            // Our Stop: ask what the recording does while the person still remembers.
+            if let Some(stopped) = status.as_ref().filter(|s| s.is_stopped()) {
+                self.naming = Some(Naming {
+                    recording_id: stopped.recording_id.clone(),
+                    text: stopped.name.clone(),
+                    ..Naming::default()
+                });
+            }
         }
         if id.is_some() && id == self.closing {
             self.closing = None;
@@ -82,8 +111,22 @@ impl RecordingView {
         self.status = status;
     }
 
+    /// The answer to a request of ours that has no other answer; false when not ours.
+    pub(super) fn done(&mut self, id: u32) -> bool {
+        if self.naming.as_ref().is_some_and(|n| n.saving == Some(id)) {
+            self.naming = None;
+            return true;
+        }
+        false
+    }
+
     /// A failure answering one of ours; false when the request was not ours.
     pub(super) fn failed(&mut self, id: u32, message: &str) -> bool {
+        if let Some(naming) = self.naming.as_mut().filter(|n| n.saving == Some(id)) {
+            naming.saving = None;
+            naming.problem = Some(message.to_owned());
+            return true;
+        }
         if Some(id) != self.pending && Some(id) != self.closing {
             return false;
         }
@@ -94,6 +137,10 @@ impl RecordingView {
     }
 
     pub(super) fn interrupted(&mut self) {
+        if let Some(naming) = self.naming.as_mut().filter(|n| n.saving.is_some()) {
+            naming.saving = None;
+            naming.problem = Some("The connection to the agent was interrupted. Try again.".into());
+        }
         if self.pending.take().is_some() || self.closing.take().is_some() {
             self.error = Some("The connection to the agent was interrupted. Try again.".into());
         }
@@ -140,6 +187,29 @@ impl PanelState {
                     self.close_offer(RecordingNote::Cancel);
                 }
             }
+            RecordAction::Name(text) => {
+                if let Some(naming) = self.recording.naming.as_mut() {
+                    naming.text = text;
+                    naming.problem = None;
+                }
+            }
+            RecordAction::SaveName => {
+                let Some(naming) = self.recording.naming.as_ref() else { return };
+                if naming.saving.is_some() {
+                    return;
+                }
+                let recording_id = naming.recording_id.clone();
+                let name = match recording_name(&naming.text) {
+                    Ok(name) => name,
+                    Err(problem) => {
+                        self.recording.naming.as_mut().expect("checked").problem = Some(problem);
+                        return;
+                    }
+                };
+                let id = self.request(|id| PanelRequest::NameRecording { id, recording_id, name });
+                self.recording.naming.as_mut().expect("checked").saving = Some(id);
+            }
+            RecordAction::SkipName => self.recording.naming = None,
         }
     }
 
@@ -152,6 +222,7 @@ impl PanelState {
             return;
         }
         self.recording.error = None;
+        self.recording.naming = None;
         let id = if self.recording.is_recording() {
             self.recording.offer = None;
             self.request(|id| PanelRequest::StopRecording { id })
@@ -204,6 +275,7 @@ mod tests {
             offer_open,
             steps,
             error: None,
+            name: if steps.is_some() { "Shop home".into() } else { String::new() },
         }
     }
 
@@ -229,7 +301,50 @@ mod tests {
         assert_eq!(state.outbox.last(), Some(&PanelRequest::StopRecording { id: 1 }));
         let state = report(state, Some(1), Some(status(9, false, Some(5))));
         assert!(!state.recording.is_recording());
-        assert_eq!(state.recording.line().unwrap(), "Recording saved: 5 steps (9 events).");
+        assert_eq!(
+            state.recording.line().unwrap(),
+            "Recording saved as “Shop home”: 5 steps (9 events)."
+        );
+    }
+
+    #[test]
+    fn stop_asks_for_a_name_prefilled_with_the_first_page_and_saves_it() {
+        let state = report(connected(), None, Some(status(2, false, None)));
+        let state = act(state, PanelAction::Record(RecordAction::Toggle));
+        let state = report(state, Some(0), Some(status(2, false, Some(1))));
+        let naming = state.recording.naming.clone().expect("asked at Stop");
+        assert_eq!(naming.text, "Shop home");
+        let state = act(state, PanelAction::Record(RecordAction::Name("  ".into())));
+        let state = act(state, PanelAction::Record(RecordAction::SaveName));
+        assert!(state.recording.naming.as_ref().unwrap().problem.is_some(), "a name is needed");
+        assert_eq!(state.outbox.len(), 1, "nothing sent");
+        let state = act(state, PanelAction::Record(RecordAction::Name("Order socks ".into())));
+        let state = act(state, PanelAction::Record(RecordAction::SaveName));
+        assert_eq!(
+            state.outbox.last(),
+            Some(&PanelRequest::NameRecording {
+                id: 1,
+                recording_id: "rec-1".into(),
+                name: "Order socks".into(),
+            })
+        );
+        let state =
+            act(state, PanelAction::Worker(WorkerEvent::Failed { id: 1, message: "No".into() }));
+        assert_eq!(state.recording.naming.as_ref().unwrap().problem.as_deref(), Some("No"));
+        let state = act(state, PanelAction::Record(RecordAction::SaveName));
+        let state = act(state, PanelAction::Worker(WorkerEvent::Done { id: 2 }));
+        assert!(state.recording.naming.is_none(), "saved");
+        // Another page's stop report does not ask this panel.
+        let state = report(state, None, Some(status(2, false, Some(1))));
+        assert!(state.recording.naming.is_none());
+        // Skip keeps the name it has.
+        let state = act(state, PanelAction::Record(RecordAction::Toggle));
+        let state = report(state, Some(3), Some(status(0, false, None)));
+        let state = act(state, PanelAction::Record(RecordAction::Toggle));
+        let state = report(state, Some(4), Some(status(1, false, Some(1))));
+        let state = act(state, PanelAction::Record(RecordAction::SkipName));
+        assert!(state.recording.naming.is_none());
+        assert_eq!(state.outbox.len(), 5, "skipping sends nothing");
     }
 
     #[test]

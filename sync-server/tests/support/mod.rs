@@ -18,8 +18,8 @@ use agent_engine::actions::Action;
 use agent_engine::providers::Usage;
 use agent_engine::repair::Attempt;
 use agent_engine::run::{
-    Actor, AgentRun, ExecutedAction, LlmTrace, PromptChars, ReviewStatus, ScreenshotRef,
-    SentPrompt, StepAction, StepRecord, Subtask, Thoughts,
+    Actor, AgentRun, ExecutedAction, LlmTrace, PromptChars, ReplayOrigin, ReviewStatus,
+    ScreenshotRef, SentPrompt, StepAction, StepRecord, Subtask, Thoughts,
 };
 use run_contract::telemetry::{LogEntry, LogKind, RoleSpend, Telemetry};
 use serde_json::{Value, json};
@@ -531,6 +531,14 @@ pub fn run_record(id: &str) -> Value {
             )]
             .into(),
         },
+        replay: Some(ReplayOrigin {
+            workflow_id: "wf-shop".into(),
+            version: 2,
+            params: [("product".to_owned(), "kettle".to_owned())].into(),
+            fast_path: true,
+            steps: 2,
+            fast_path_steps: 1,
+        }),
     };
     serde_json::to_value(run).unwrap()
 }

@@ -66,6 +66,7 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
 
     // Record, as a person does it.
     let (shop, panel) = start_recording(&mut browser, &sites);
+    let first_title = shop.page.eval("document.title");
     shop.page.click("input[name=q]");
     wait_for_events(&panel, 1);
     shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
@@ -89,13 +90,26 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
     shop.page.wait_for("location.pathname.endsWith('/product.html')", "the product page");
     wait_for_events(&panel, 9);
     stop(&panel);
+    // Stop asks what the recording does, starting from its first page's title.
+    let name_box = "document.querySelector('[data-testid=record-name-input]')";
+    panel.wait_for(name_box, "the name asked at Stop");
+    assert_eq!(panel.eval(&format!("{name_box}.value")), first_title);
+    panel.click("[data-testid=record-name-input]");
+    panel.eval(&format!("{name_box}.select()"));
+    panel.call("Input.insertText", json!({"text": "Open the cheapest coffee"})).unwrap();
+    panel.press_enter();
+    panel.wait_for("!document.querySelector('[data-testid=record-name]')", "the name saved");
     let stored = browser.debug(json!({"type": "debug.recording"}));
+    assert_eq!(stored["recording"]["name"], "Open the cheapest coffee", "{stored:#}");
     let recording_id = stored["recording"]["id"].as_str().expect("a recording").to_owned();
     let kinds = step_kinds(&stored);
     assert_eq!(kinds, ["click", "type", "key", "select", "extract", "click"], "{stored:#}");
 
     // Reflect the recording as it was stored.
     let workflow_id = workflows::reflect_recording(&mut browser, &recording_id);
+    // The reflection's own name for the task does not replace the person's.
+    let stored = browser.debug(json!({"type": "debug.recording"}));
+    assert_eq!(stored["recording"]["name"], "Open the cheapest coffee");
 
     // Replay with another query from the shop's home page.
     shop.page.eval(&format!("location.href = {}", json!(sites.url("/shop/index.html"))));
@@ -111,7 +125,21 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
     assert_eq!(ended["extracts"]["cheapest"], "French press", "{ended:#}");
     workflows::wait_for_url(&shop, "product.html?sku=press");
     // The recorded click, typing, Enter and select were found again without the model.
-    assert!(ended["calls_saved"].as_u64().unwrap() >= 3, "{ended:#}");
+    let saved = ended["calls_saved"].as_u64().unwrap();
+    assert!(saved >= 3, "{ended:#}");
+
+    // On the annotation page the replay says what it ran with and what the fast path did.
+    let run_id = ended["run_id"].as_str().expect("the replay's run");
+    let annotation = browser
+        .open_tab(&browser.extension_url(&format!("annotation.html?agentRunId={run_id}")))
+        .page;
+    annotation.wait_for("document.querySelector('[data-testid=run-replay]')", "the replay line");
+    let line = annotation.text("[data-testid=run-replay]");
+    let steps = ended["step"].as_u64().unwrap();
+    assert_eq!(line, format!("Replay · query = tea · fast path {saved} of {steps} steps"));
+    annotation.click("[data-testid=back-to-list]");
+    annotation.wait_for("document.querySelector('[data-testid=run-replay]')", "the list's line");
+    assert!(annotation.text("[data-testid=run-replay]").starts_with("query = tea · fast path"));
 }
 
 /// Pass B for a recording of gestures: one subtask, every step in it, the recorded values.
@@ -203,6 +231,22 @@ fn a_recorded_drag_double_click_right_click_and_paste_are_replayed_without_the_m
     );
     steps.store(kinds.len(), std::sync::atomic::Ordering::SeqCst);
     let workflow_id = workflows::reflect_recording(&mut browser, &recording_id);
+    // Not named at Stop: the reflection names it for its task.
+    let stored = browser.debug(json!({"type": "debug.recording"}));
+    assert_eq!(stored["recording"]["name"], "Tidy the page", "{stored:#}");
+    // And a person can rename it on the Workflows page.
+    let flows = browser.open_tab(&browser.extension_url("workflows.html")).page;
+    flows.wait_for_text("[data-testid=recording-name]", "Tidy the page");
+    flows.click("[data-testid=recording-rename]");
+    let name_box = "document.querySelector('[data-testid=recording-name-input]')";
+    flows.wait_for(name_box, "the name field");
+    flows.click("[data-testid=recording-name-input]");
+    flows.eval(&format!("{name_box}.select()"));
+    flows.call("Input.insertText", json!({"text": "Gestures on the test page"})).unwrap();
+    flows.click("[data-testid=recording-name-save]");
+    flows.wait_for_text("[data-testid=recording-name]", "Gestures on the test page");
+    let stored = browser.debug(json!({"type": "debug.recording"}));
+    assert_eq!(stored["recording"]["name"], "Gestures on the test page");
 
     // Replay on the page as it was before.
     page.eval(&format!("location.href = {}", json!(format!("{url}?again"))));

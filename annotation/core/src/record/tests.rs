@@ -40,6 +40,14 @@ fn engine_run() -> AgentRun {
             pauses: 1,
             ..Default::default()
         },
+        replay: Some(run::ReplayOrigin {
+            workflow_id: "wf".into(),
+            version: 1,
+            params: [("product".to_owned(), "kettle".to_owned())].into(),
+            fast_path: true,
+            steps: 2,
+            fast_path_steps: 1,
+        }),
     }
 }
 

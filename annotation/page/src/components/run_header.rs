@@ -51,6 +51,9 @@ pub fn run_header(props: &Props) -> Html {
         <div class="run-header" data-testid="run-header">
             <a href="annotation.html" class="back" onclick={on_back} data-testid="back-to-list">{ "← All runs" }</a>
             <h1 data-testid="run-title">{ &run.task_prompt }</h1>
+            if let Some(replay) = &run.replay {
+                <p class="replay-of" data-testid="run-replay">{ format!("Replay · {}", replay.describe()) }</p>
+            }
             <div class="meta">
                 <span class={classes!("badge", run.status.as_str())} data-testid="run-status">{ run.status.label() }</span>
                 if editor.qa { <span class="badge review" data-testid="qa-badge">{ "Review mode" }</span> }

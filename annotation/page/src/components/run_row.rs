@@ -42,6 +42,9 @@ pub fn run_row(props: &Props) -> Html {
             <input type="checkbox" aria-label="Pick" checked={props.picked} onchange={pick} />
             <span class="task">
                 <a href={Route::link(&id)} onclick={open} data-testid="open-run">{ &s.task_prompt }</a>
+                if let Some(replay) = &s.replay {
+                    <span class="replay-of muted" data-testid="run-replay">{ replay }</span>
+                }
                 <span class="tags">
                     if s.open_issues > 0 {
                         <span class="count issues" data-testid="run-issues" title={format!("{} open issue(s): {}", s.open_issues, s.issue_kinds.join(", "))}>

@@ -262,5 +262,6 @@ fn new_run(id: &str, session: &str, task: &str, settings: &Settings, at: f64) ->
         usage: Usage::default(),
         cost: 0.0,
         telemetry: Default::default(),
+        replay: None,
     }
 }

@@ -43,8 +43,8 @@ use crate::page_state::Element;
 use crate::providers::{Http, ModelConfig, Usage};
 use crate::repair::RepairLedger;
 use crate::run::{
-    Actor, AgentRun, ExecutedAction, ReviewStatus, ScreenshotRef, StepAction, StepOutcome,
-    StepRecord, Subtask, SubtaskStatus, Thoughts, iso8601,
+    Actor, AgentRun, ExecutedAction, ReplayOrigin, ReviewStatus, ScreenshotRef, StepAction,
+    StepOutcome, StepRecord, Subtask, SubtaskStatus, Thoughts, iso8601,
 };
 use crate::{Clock, truncate, untrusted};
 
@@ -180,6 +180,12 @@ impl ReplayState {
             usage: Usage::default(),
             cost: 0.0,
             telemetry: Default::default(),
+            replay: Some(ReplayOrigin {
+                workflow_id: workflow.id.clone(),
+                version: workflow.version,
+                params: params.clone(),
+                ..ReplayOrigin::default()
+            }),
         };
         ReplayState {
             run,
@@ -272,6 +278,11 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         run.updated_at = iso8601((self.cx.epoch_ms)());
         run.total_steps = state.step;
         run.agent_status = state.status.job_status();
+        if let Some(origin) = run.replay.as_mut() {
+            origin.fast_path = self.limits.fast_path;
+            origin.steps = state.step;
+            origin.fast_path_steps = state.calls_saved;
+        }
         run.final_answer = match &state.status {
             ReplayStatus::Done => Some(format!(
                 "Replayed every subtask: {} model call(s), {} saved by the fast path.",
@@ -398,9 +409,14 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
                         let did = describe(&action, &target);
                         let thoughts = Thoughts {
                             thought1: format!("Reference step {}: {}", index + 1, reference.intent),
+                            // Pass A may leave the target unsaid; the element found says it.
                             thought2: format!(
                                 "The recorded target ({}) is the only match on this page.",
-                                reference.target
+                                if reference.target.trim().is_empty() {
+                                    target.as_str()
+                                } else {
+                                    reference.target.as_str()
+                                }
                             ),
                             thought3: format!(
                                 "I {did} without asking the model; expected: {}",

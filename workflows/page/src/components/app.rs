@@ -29,7 +29,7 @@ pub fn app() -> Html {
             <div class="columns">
                 <aside class="lists">
                     <RecordingList recordings={page.recordings.clone()}
-                        reflections={page.reflections.clone()} dispatch={dispatch.clone()} />
+                        reflections={page.reflections.clone()} renaming={page.renaming.clone()} dispatch={dispatch.clone()} />
                     <WorkflowList workflows={page.workflows.clone()}
                         open={page.editor.as_ref().map(|e| e.draft.id.clone())} dispatch={dispatch.clone()} />
                 </aside>

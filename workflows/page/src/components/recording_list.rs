@@ -6,12 +6,13 @@ use protocol::workflow::ReflectProgress;
 use yew::prelude::*;
 
 use crate::components::recording_row::RecordingRowView;
-use crate::state::{Action, RecordingRow};
+use crate::state::{Action, RecordingRow, Renaming};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub recordings: Vec<RecordingRow>,
     pub reflections: BTreeMap<String, ReflectProgress>,
+    pub renaming: Option<Renaming>,
     pub dispatch: Callback<Action>,
 }
 
@@ -26,7 +27,9 @@ pub fn recording_list(props: &Props) -> Html {
             <ul>
                 { for props.recordings.iter().map(|r| html! {
                     <RecordingRowView key={r.id.clone()} recording={r.clone()}
-                        progress={props.reflections.get(&r.id).cloned()} dispatch={props.dispatch.clone()} />
+                        progress={props.reflections.get(&r.id).cloned()}
+                        renaming={props.renaming.clone().filter(|n| n.recording_id == r.id)}
+                        dispatch={props.dispatch.clone()} />
                 }) }
             </ul>
         </section>

@@ -2,14 +2,17 @@
 //! failed with a retry), or export it as JSONL.
 
 use protocol::workflow::{ReflectProgress, ReflectStage};
+use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::state::{Action, RecordingRow};
+use crate::state::{Action, RecordingRow, Renaming};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub recording: RecordingRow,
     pub progress: Option<ReflectProgress>,
+    /// This recording's name while it is being edited.
+    pub renaming: Option<Renaming>,
     pub dispatch: Callback<Action>,
 }
 
@@ -37,9 +40,23 @@ pub fn recording_row(props: &Props) -> Html {
         ReflectStage::Failed { why, .. } => ("failed", format!("Failed: {why}")),
     });
     let failed = progress.as_ref().is_some_and(|(kind, _)| *kind == "failed");
+    let rename = {
+        let id = r.id.clone();
+        props.dispatch.reform(move |_| Action::RenameRecording(id.clone()))
+    };
+    let title = match &props.renaming {
+        Some(renaming) => name_editor(renaming, &props.dispatch),
+        None => html! {
+            <div class="title">
+                <span data-testid="recording-name">{ if r.name.is_empty() { r.id.clone() } else { r.name.clone() } }</span>
+                <button class="ghost" data-testid="recording-rename" disabled={!stopped}
+                    title="Name it for the task it shows" onclick={rename}>{ "Rename" }</button>
+            </div>
+        },
+    };
     html! {
         <li class="recording" data-testid="recording-row" data-id={r.id.clone()}>
-            <div class="title">{ if r.name.is_empty() { r.id.clone() } else { r.name.clone() } }</div>
+            { title }
             <div class="meta">{ format!("{} steps · {} · {}", r.steps, r.status, page_port::local_time(&r.created_at)) }</div>
             <div class="actions">
                 <button data-testid="reflect" disabled={!stopped || busy} onclick={reflect}
@@ -61,5 +78,34 @@ pub fn recording_row(props: &Props) -> Html {
                 </details>
             }
         </li>
+    }
+}
+
+/// The name being edited: Enter saves, Escape cancels.
+fn name_editor(renaming: &Renaming, dispatch: &Callback<Action>) -> Html {
+    let oninput = dispatch.reform(|event: InputEvent| {
+        Action::RecordingName(event.target_unchecked_into::<HtmlInputElement>().value())
+    });
+    let onkeydown = {
+        let dispatch = dispatch.clone();
+        Callback::from(move |event: KeyboardEvent| match event.key().as_str() {
+            "Enter" => dispatch.emit(Action::SaveRecordingName),
+            "Escape" => dispatch.emit(Action::CancelRecordingName),
+            _ => {}
+        })
+    };
+    let saving = renaming.saving.is_some();
+    html! {
+        <div class="title renaming">
+            <input data-testid="recording-name-input" aria-label="Recording name" maxlength="200"
+                value={renaming.text.clone()} disabled={saving} autofocus=true {oninput} {onkeydown} />
+            <button data-testid="recording-name-save" disabled={saving}
+                onclick={dispatch.reform(|_| Action::SaveRecordingName)}>{ "Save" }</button>
+            <button class="ghost" data-testid="recording-name-cancel" disabled={saving}
+                onclick={dispatch.reform(|_| Action::CancelRecordingName)}>{ "Cancel" }</button>
+            if let Some(problem) = &renaming.problem {
+                <p class="problem" data-testid="recording-name-problem" role="alert">{ problem }</p>
+            }
+        </div>
     }
 }

@@ -29,6 +29,16 @@ pub struct RecordingRow {
     pub steps: usize,
 }
 
+/// A recording's name as it is being edited.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Renaming {
+    pub recording_id: String,
+    pub text: String,
+    /// The request saving it, while on its way.
+    pub saving: Option<u32>,
+    pub problem: Option<String>,
+}
+
 /// IO the reducer asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -66,6 +76,11 @@ pub enum Action {
     DismissNotice,
     Reflect(String),
     ExportRecording(String),
+    /// Opens the name of recording `id` for editing.
+    RenameRecording(String),
+    RecordingName(String),
+    SaveRecordingName,
+    CancelRecordingName,
     Worker(WorkerEvent),
     /// Opens the latest version of a workflow in the editor.
     Open(String),
@@ -105,6 +120,8 @@ pub struct Page {
     pub replay: Option<ReplayProgress>,
     pub tabs: Vec<TabChoice>,
     pub notice: Option<String>,
+    /// The recording whose name is being edited.
+    pub renaming: Option<Renaming>,
     /// Queued effects, numbered; the effect layer runs each number once.
     pub effects: Vec<(u64, Effect)>,
     next_effect: u64,
@@ -193,6 +210,39 @@ impl Page {
                 );
             }
             Action::ExportRecording(id) => self.effect(Effect::ExportRecording(id)),
+            Action::RenameRecording(recording_id) => {
+                let Some(row) = self.recordings.iter().find(|r| r.id == recording_id) else {
+                    return;
+                };
+                let text = row.name.clone();
+                self.renaming = Some(Renaming { recording_id, text, ..Renaming::default() });
+            }
+            Action::RecordingName(text) => {
+                if let Some(renaming) = &mut self.renaming {
+                    renaming.text = text;
+                    renaming.problem = None;
+                }
+            }
+            Action::SaveRecordingName => {
+                let Some(renaming) = self.renaming.clone().filter(|r| r.saving.is_none()) else {
+                    return;
+                };
+                match protocol::recording::recording_name(&renaming.text) {
+                    Ok(name) => {
+                        let recording_id = renaming.recording_id;
+                        let id = self.request(|id| PanelRequest::NameRecording {
+                            id,
+                            recording_id,
+                            name,
+                        });
+                        self.renaming.as_mut().expect("checked").saving = Some(id);
+                    }
+                    Err(problem) => {
+                        self.renaming.as_mut().expect("checked").problem = Some(problem)
+                    }
+                }
+            }
+            Action::CancelRecordingName => self.renaming = None,
             Action::Worker(event) => self.on_worker(event),
             Action::Open(id) => match self.latest(&id) {
                 Some(latest) => {
@@ -360,6 +410,19 @@ impl Page {
                     .filter(|t| t.url.starts_with("http"))
                     .map(|t| TabChoice { id: t.id, title: t.title, url: t.url })
                     .collect();
+            }
+            WorkerEvent::Failed { id, message }
+                if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
+            {
+                let renaming = self.renaming.as_mut().expect("checked");
+                renaming.saving = None;
+                renaming.problem = Some(message);
+            }
+            WorkerEvent::Done { id }
+                if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
+            {
+                self.renaming = None;
+                self.effect(Effect::Load);
             }
             WorkerEvent::Failed { id, message } => {
                 if let Some(recording_id) = self.reflect_asked.remove(&id) {

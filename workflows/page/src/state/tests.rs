@@ -326,3 +326,39 @@ fn a_reflected_workflow_does_not_replace_unsaved_edits() {
     assert_eq!(page.editor.as_ref().unwrap().draft.name, "Edited");
     assert!(page.notice.as_ref().unwrap().starts_with("Other is ready"));
 }
+
+#[test]
+fn a_recording_is_renamed_through_the_worker_and_the_list_read_again() {
+    let mut page = Page::new(None);
+    let row = RecordingRow {
+        id: "rec-1".into(),
+        name: "Shop home".into(),
+        created_at: "2026-11-27T08:00:00.000Z".into(),
+        status: "stopped".into(),
+        steps: 4,
+    };
+    page.apply(Action::Loaded { recordings: vec![row], workflows: vec![] });
+    page.apply(Action::RenameRecording("rec-1".into()));
+    assert_eq!(page.renaming.as_ref().unwrap().text, "Shop home", "starts from its name");
+    page.apply(Action::RecordingName(" ".into()));
+    page.apply(Action::SaveRecordingName);
+    assert!(page.renaming.as_ref().unwrap().problem.is_some());
+    page.apply(Action::RecordingName(" Buy socks ".into()));
+    page.apply(Action::SaveRecordingName);
+    let sent = effects(&page).into_iter().rev().find_map(|e| match e {
+        Effect::Send(PanelRequest::NameRecording { id, recording_id, name }) => {
+            Some((id, recording_id, name))
+        }
+        _ => None,
+    });
+    let (id, recording_id, name) = sent.expect("asked the worker");
+    assert_eq!((recording_id.as_str(), name.as_str()), ("rec-1", "Buy socks"));
+    page.apply(Action::Worker(WorkerEvent::Failed { id, message: "Not stored".into() }));
+    assert_eq!(page.renaming.as_ref().unwrap().problem.as_deref(), Some("Not stored"));
+    assert!(page.notice.is_none(), "said beside the name, not as a page notice");
+    page.apply(Action::SaveRecordingName);
+    let id = id + 1;
+    page.apply(Action::Worker(WorkerEvent::Done { id }));
+    assert!(page.renaming.is_none());
+    assert_eq!(effects(&page).last(), Some(&Effect::Load), "the list is read again");
+}
