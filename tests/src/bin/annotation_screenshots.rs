@@ -1,5 +1,5 @@
 //! Captures the annotation page as PNGs under `target/screenshots/`, 1280 px wide in light and
-//! dark mode, in each mode a person meets: the runs list (with analytics), the editor with its
+//! dark mode (the editor also at 1366×768 and 1920×1080), in each mode a person meets: the runs list (with analytics), the editor with its
 //! checks, templates, JSON escaping, history with a diff, review mode with a suggestion and a
 //! comment thread, the export dialog (and what anonymizing removes), the help overlay, an
 //! import refused, the sync settings, and the editor at a narrow width.
@@ -63,7 +63,7 @@ fn main() {
     choose(&page, "[data-testid=user-role]", "qa_manager");
     navigate(&browser, &page, "");
     page.wait_for_text("[data-testid=runs-count]", "12 of 12 runs");
-    let shoot = |name: &str| capture(&page, &out, name, 1280);
+    let shoot = |name: &str| capture(&page, &out, name, (1280, 860));
     shoot("list");
     page.click("[data-testid=analytics-toggle]");
     page.wait_for("document.querySelector('[data-testid=analytics]')", "analytics");
@@ -83,6 +83,9 @@ fn main() {
         "the screenshot",
     );
     shoot("editor-checks");
+    // The sizes annotators work at: everything a step needs on one screen.
+    capture(&page, &out, "editor-1366", (1366, 768));
+    capture(&page, &out, "editor-1920", (1920, 1080));
     page.click("[data-testid=tab-templates]");
     choose(&page, "[data-testid=template-select]", "general-success");
     shoot("editor-templates");
@@ -143,13 +146,13 @@ fn main() {
     shoot("sync-settings");
 
     navigate(&browser, &page, "?agentRunId=run-02&qa=false");
-    capture(&page, &out, "editor-narrow", 760);
+    capture(&page, &out, "editor-narrow", (760, 860));
 }
 
-fn capture(page: &Page, out: &Path, name: &str, width: u32) {
+fn capture(page: &Page, out: &Path, name: &str, (width, height): (u32, u32)) {
     for scheme in ["light", "dark"] {
         let metrics =
-            json!({"width": width, "height": 860, "deviceScaleFactor": 1, "mobile": false});
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false});
         page.call("Emulation.setDeviceMetricsOverride", metrics).expect("viewport");
         let media = json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]});
         page.call("Emulation.setEmulatedMedia", media).expect("colour scheme");

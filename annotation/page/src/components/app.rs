@@ -80,19 +80,20 @@ pub fn app() -> Html {
                 <a class="brand" href="annotation.html">{ "AlphaScout · Annotation" }</a>
                 <a class="ghost" data-testid="open-studio" href="studio.html" title="Prompt Studio: the prompts, their runs and traces">{ "Prompt Studio" }</a>
                 <SyncPill state={state.sync.state.clone()} on_open={state.dispatcher().to_callback().reform(|_| Action::SyncOpen(true))} />
+                // In the bar's flow, so a notice or an export's progress never covers a control.
+                if let Some(progress) = &state.progress {
+                    <div class="progress" data-testid="progress" role="status">
+                        <span>{ format!("{} · {} of {} runs", progress.label, progress.done, progress.total) }</span>
+                        <progress max={progress.total.max(1).to_string()} value={progress.done.to_string()} />
+                    </div>
+                }
+                if let Some(notice) = &state.notice {
+                    <NoticeBar notice={notice.clone()} on_dismiss={on_dismiss} />
+                }
                 <UserBar user={state.user.clone()} on_change={on_user} from_server={state.sync.settings.enabled()} />
                 <button class="ghost" data-testid="help" title="Keyboard shortcuts (?)" onclick={on_help.reform(|_| true)}>{ "?" }</button>
             </header>
             { body }
-            if let Some(progress) = &state.progress {
-                <div class="progress" data-testid="progress" role="status">
-                    <span>{ format!("{} · {} of {} runs", progress.label, progress.done, progress.total) }</span>
-                    <progress max={progress.total.max(1).to_string()} value={progress.done.to_string()} />
-                </div>
-            }
-            if let Some(notice) = &state.notice {
-                <NoticeBar notice={notice.clone()} on_dismiss={on_dismiss} />
-            }
             if state.sync.open && db.is_some() {
                 <SyncPanel sync={state.sync.clone()} grammar={state.grammar.clone()} dispatch={state.dispatcher()} />
             }

@@ -1,11 +1,18 @@
 use yew::prelude::*;
 
 /// Every keyboard shortcut, as `crate::components::run_view::shortcut` reads them.
-pub const SHORTCUTS: [(&str, &str); 11] = [
+pub const SHORTCUTS: [(&str, &str); 18] = [
     ("Alt+↓ or Alt+J", "Next step"),
     ("Alt+↑ or Alt+K", "Previous step"),
-    ("Ctrl+Enter", "Save & mark complete"),
+    ("Alt+N", "Next step that needs work (not complete, or with an open issue)"),
+    ("Alt+L", "Next flagged step (an open issue)"),
+    ("Ctrl+Enter", "Save & mark complete, then the next step that needs work"),
+    ("Ctrl+Shift+Enter", "Submit the run for review, then open the next run in the list"),
+    ("Alt+R", "Next run in the list, as filtered and sorted"),
     ("Alt+F", "Save & flag for review"),
+    ("Alt+T / Alt+V", "Issue type / severity of the next flag: the next choice"),
+    ("Alt+W", "Apply the first spelling fix"),
+    ("Alt+I / Alt+C", "Open Issues / Checks"),
     ("Ctrl+S", "Save"),
     ("Alt+A", "Approve the run (review mode)"),
     ("Alt+1 / 2 / 3", "Edit thought 1, 2 or 3"),

@@ -110,10 +110,18 @@ pub fn run_header(props: &Props) -> Html {
                 <span class="bar"><span style={format!("width:{percent}%")} /></span>
                 <span data-testid="run-progress">{ format!("{percent}% complete") }</span>
             </div>
-            <label class="tags-field">{ "Tags" }
-                <input data-testid="run-tags" value={run.tags.join(", ")} onchange={on_tags}
-                    placeholder="No tags yet: type some, comma-separated" disabled={!perms.edit} />
-            </label>
+            // Review mode reads the tags; only the annotator's view edits them.
+            if editor.qa {
+                <p class="tags-field" data-testid="run-tags-read">{ "Tags: " }
+                    if run.tags.is_empty() { <span class="muted">{ "none" }</span> }
+                    { for run.tags.iter().map(|t| html! { <span class="tag">{ t }</span> }) }
+                </p>
+            } else {
+                <label class="tags-field">{ "Tags" }
+                    <input data-testid="run-tags" value={run.tags.join(", ")} onchange={on_tags}
+                        placeholder="No tags yet: type some, comma-separated" disabled={!perms.edit} />
+                </label>
+            }
             <div class="actions">
                 { for targets.iter().filter(|t| **t != ReviewStatus::Archived).map(|to| {
                     let to = *to;
@@ -128,7 +136,9 @@ pub fn run_header(props: &Props) -> Html {
                 if targets.contains(&ReviewStatus::Archived) {
                     <button data-testid="to-archived" onclick={on_move.reform(|_| ReviewStatus::Archived)}>{ "Archive" }</button>
                 }
-                <button data-testid="duplicate" onclick={on_duplicate}>{ "Duplicate" }</button>
+                if !editor.qa {
+                    <button data-testid="duplicate" onclick={on_duplicate}>{ "Duplicate" }</button>
+                }
             </div>
             if let Some(doubts) = &props.editor.approving {
                 <div class="confirm-bar" role="alertdialog" data-testid="approve-confirm">

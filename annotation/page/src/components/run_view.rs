@@ -5,7 +5,7 @@ use crate::components::run_header::RunHeader;
 use crate::components::step_editor::StepEditor;
 use crate::components::step_list::StepList;
 use crate::components::tool_panel::ToolPanel;
-use crate::state::editor::EditorState;
+use crate::state::editor::{EditorState, Tool};
 use crate::state::{Action, Dispatch, GrammarCheck};
 use crate::util::{listen, now};
 
@@ -20,19 +20,37 @@ pub struct Props {
 
 /// What a key press means on the run page, if anything. `in_text` is true while typing in
 /// a field, where plain keys are text.
-pub fn shortcut(key: &str, alt: bool, ctrl: bool, in_text: bool) -> Option<Shortcut> {
+pub fn shortcut(key: &str, alt: bool, ctrl: bool, shift: bool, in_text: bool) -> Option<Shortcut> {
+    // Alt+letter chords read the letter whatever the case (Shift or Caps Lock).
+    let letter = (alt && !ctrl && key.chars().count() == 1).then(|| key.to_ascii_lowercase());
+    if let Some(letter) = letter.as_deref() {
+        return Some(match letter {
+            "j" => Shortcut::Next,
+            "k" => Shortcut::Prev,
+            "n" => Shortcut::NextNeedingWork,
+            "l" => Shortcut::NextFlagged,
+            "f" => Shortcut::Flag,
+            "a" => Shortcut::Approve,
+            "w" => Shortcut::FixSpelling,
+            "t" => Shortcut::FlagKind,
+            "v" => Shortcut::FlagSeverity,
+            "i" => Shortcut::Tool(Tool::Issues),
+            "c" => Shortcut::Tool(Tool::Checks),
+            "r" => Shortcut::NextRun,
+            "1" => Shortcut::Focus(1),
+            "2" => Shortcut::Focus(2),
+            "3" => Shortcut::Focus(3),
+            "z" => Shortcut::Zoom,
+            "d" => Shortcut::Divider,
+            _ => return None,
+        });
+    }
     Some(match (key, alt, ctrl) {
-        ("ArrowDown" | "j" | "J", true, false) => Shortcut::Next,
-        ("ArrowUp" | "k" | "K", true, false) => Shortcut::Prev,
+        ("ArrowDown", true, false) => Shortcut::Next,
+        ("ArrowUp", true, false) => Shortcut::Prev,
+        ("Enter", false, true) if shift => Shortcut::SubmitAndNext,
         ("Enter", false, true) => Shortcut::Complete,
-        ("f" | "F", true, false) => Shortcut::Flag,
         ("s" | "S", false, true) => Shortcut::Save,
-        ("a" | "A", true, false) => Shortcut::Approve,
-        ("1", true, false) => Shortcut::Focus(1),
-        ("2", true, false) => Shortcut::Focus(2),
-        ("3", true, false) => Shortcut::Focus(3),
-        ("z" | "Z", true, false) => Shortcut::Zoom,
-        ("d" | "D", true, false) => Shortcut::Divider,
         ("?", false, false) if !in_text => Shortcut::Help,
         ("Escape", false, false) => Shortcut::Escape,
         _ => return None,
@@ -43,8 +61,16 @@ pub fn shortcut(key: &str, alt: bool, ctrl: bool, in_text: bool) -> Option<Short
 pub enum Shortcut {
     Next,
     Prev,
+    NextNeedingWork,
+    NextFlagged,
     Complete,
+    SubmitAndNext,
+    NextRun,
     Flag,
+    FlagKind,
+    FlagSeverity,
+    FixSpelling,
+    Tool(Tool),
     Save,
     Approve,
     Focus(u8),
@@ -74,6 +100,7 @@ pub fn run_view(props: &Props) -> Html {
                     &event.key(),
                     event.alt_key(),
                     event.ctrl_key() || event.meta_key(),
+                    event.shift_key(),
                     in_text,
                 ) else {
                     return;
@@ -82,6 +109,17 @@ pub fn run_view(props: &Props) -> Html {
                 match key {
                     Shortcut::Next => dispatch.dispatch(Action::Next),
                     Shortcut::Prev => dispatch.dispatch(Action::Prev),
+                    Shortcut::NextNeedingWork => dispatch.dispatch(Action::NextNeedingWork),
+                    Shortcut::NextFlagged => dispatch.dispatch(Action::NextFlagged),
+                    Shortcut::SubmitAndNext => dispatch.dispatch(Action::SubmitAndNext),
+                    Shortcut::NextRun => dispatch.dispatch(Action::NextRun),
+                    Shortcut::FlagKind => dispatch.dispatch(Action::CycleFlagKind),
+                    Shortcut::FlagSeverity => dispatch.dispatch(Action::CycleFlagSeverity),
+                    Shortcut::Tool(tool) => dispatch.dispatch(Action::ShowTool(tool)),
+                    // The first suggestion of the first underlined word, as a click gives it.
+                    Shortcut::FixSpelling => {
+                        click("[data-testid=step-editor] [data-testid=apply-fix]")
+                    }
                     Shortcut::Complete => dispatch.dispatch(Action::MarkComplete),
                     Shortcut::Flag => dispatch.dispatch(Action::Flag(now())),
                     Shortcut::Save => dispatch.dispatch(Action::Save),
@@ -124,6 +162,16 @@ pub fn run_view(props: &Props) -> Html {
     }
 }
 
+fn click(selector: &str) {
+    let element = web_sys::window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.query_selector(selector).ok().flatten())
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok());
+    if let Some(element) = element {
+        element.click();
+    }
+}
+
 fn focus(selector: &str) {
     let element = web_sys::window()
         .and_then(|w| w.document())
@@ -140,11 +188,14 @@ mod tests {
 
     #[test]
     fn plain_keys_type_in_fields_and_chords_act_everywhere() {
-        assert_eq!(shortcut("?", false, false, true), None);
-        assert_eq!(shortcut("?", false, false, false), Some(Shortcut::Help));
-        assert_eq!(shortcut("ArrowDown", true, false, true), Some(Shortcut::Next));
-        assert_eq!(shortcut("Enter", false, true, true), Some(Shortcut::Complete));
-        assert_eq!(shortcut("j", false, false, false), None);
+        assert_eq!(shortcut("?", false, false, false, true), None);
+        assert_eq!(shortcut("?", false, false, false, false), Some(Shortcut::Help));
+        assert_eq!(shortcut("ArrowDown", true, false, false, true), Some(Shortcut::Next));
+        assert_eq!(shortcut("Enter", false, true, false, true), Some(Shortcut::Complete));
+        assert_eq!(shortcut("Enter", false, true, true, true), Some(Shortcut::SubmitAndNext));
+        assert_eq!(shortcut("j", false, false, false, false), None);
+        assert_eq!(shortcut("N", true, false, true, true), Some(Shortcut::NextNeedingWork));
+        assert_eq!(shortcut("i", true, false, false, true), Some(Shortcut::Tool(Tool::Issues)));
     }
 
     #[test]
@@ -160,6 +211,15 @@ mod tests {
             "Alt+1",
             "Alt+Z",
             "Alt+D",
+            "Alt+N",
+            "Alt+L",
+            "Alt+W",
+            "Alt+T",
+            "Alt+V",
+            "Alt+I",
+            "Alt+C",
+            "Alt+R",
+            "Ctrl+Shift+Enter",
             "?",
             "Esc",
         ] {

@@ -14,7 +14,7 @@ use crate::components::virtual_rows::use_window;
 use crate::state::list::{BatchAnswer, ListAction, ListState};
 use crate::state::{Action, Dispatch};
 
-const ROW_PX: f64 = 58.0;
+const ROW_PX: f64 = 32.0;
 const VIEW_PX: f64 = 900.0;
 
 #[derive(Properties, PartialEq)]
@@ -166,8 +166,9 @@ pub fn runs_list(props: &Props) -> Html {
                     <div class="run-row head">
                         <input type="checkbox" aria-label="Pick all shown" checked={all_shown_picked}
                             onchange={on_list.reform(move |_| ListAction::PickShown(!all_shown_picked))} />
-                        <span>{ "Task" }</span><span>{ "Status" }</span><span>{ "Quality" }</span>
-                        <span>{ "Progress" }</span><span>{ "Annotator" }</span><span>{ "Created" }</span>
+                        <span>{ "Task" }</span><span>{ "Status" }</span><span>{ "Steps" }</span>
+                        <span>{ "Issues" }</span><span>{ "Quality" }</span><span>{ "Annotator" }</span>
+                        <span>{ "Created" }</span>
                     </div>
                     <div class="run-scroll" onscroll={window.onscroll.clone()} data-testid="run-scroll">
                         <div style={format!("height:{}px", window.before)} />

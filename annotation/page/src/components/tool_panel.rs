@@ -27,7 +27,7 @@ pub struct Props {
 #[function_component(ToolPanel)]
 pub fn tool_panel(props: &Props) -> Html {
     let editor = &props.editor;
-    let tool = editor.tool;
+    let tool = editor.shown_tool();
     let body = match tool {
         Tool::Checks => {
             html! { <ChecksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} grammar_check={props.grammar_check.clone()} /> }
@@ -54,8 +54,7 @@ pub fn tool_panel(props: &Props) -> Html {
     html! {
         <div class="tools" data-testid="tools">
             <div class="tabs" role="tablist">
-                { for Tool::ALL.iter().map(|t| {
-                    let t = *t;
+                { for editor.tools().into_iter().map(|t| {
                     let count = match t {
                         Tool::Issues => editor.current().map_or(0, annotation_core::issues::open_count),
                         _ => 0,

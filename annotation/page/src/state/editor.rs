@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use annotation_core::history::Version;
-use annotation_core::issues::{self, Draft as IssueDraft};
+use annotation_core::issues::{self, Draft as IssueDraft, IssueKind, Severity};
 use annotation_core::record::{
     ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete, update_subtasks,
 };
@@ -201,6 +201,18 @@ impl EditorState {
         p
     }
 
+    /// The tool tabs offered: review mode has no writing aids (templates, JSON escaping),
+    /// since a reviewer changes text only through suggestions.
+    pub fn tools(&self) -> Vec<Tool> {
+        let writing = |t: &Tool| matches!(t, Tool::Templates | Tool::Json);
+        Tool::ALL.into_iter().filter(|t| !(self.qa && writing(t))).collect()
+    }
+
+    /// The tab shown: the chosen one when offered, else Review.
+    pub fn shown_tool(&self) -> Tool {
+        if self.tools().contains(&self.tool) { self.tool } else { Tool::Review }
+    }
+
     /// Where the run may move now. As on the server, a run is approved only once its author
     /// has decided every suggestion.
     pub fn targets(&self) -> Vec<ReviewStatus> {
@@ -289,6 +301,45 @@ impl EditorState {
             self.suggesting = None;
             self.zoom = false;
         }
+    }
+
+    /// Alt+N: the next step (after this one, wrapping round) not complete or with an open
+    /// issue; false when every step is done.
+    pub fn next_needing_work(&mut self) -> bool {
+        self.next_where(|step| !step.verified || issues::open_count(step) > 0)
+    }
+
+    /// Alt+L: the next step with an open issue; false when none has one.
+    pub fn next_flagged(&mut self) -> bool {
+        self.next_where(|step| issues::open_count(step) > 0)
+    }
+
+    fn next_where(&mut self, wanted: impl Fn(&Step) -> bool) -> bool {
+        let steps = self.merged_steps();
+        let at = self.at.min(steps.len());
+        // This step last: when it is the only one left, the selection stays on it.
+        let found =
+            (at + 1..steps.len()).chain(0..=at).find(|i| steps.get(*i).is_some_and(&wanted));
+        match found {
+            Some(position) => {
+                self.select(position);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Alt+T and Alt+V: the flag form's issue type and severity, one choice on.
+    pub fn cycle_flag_kind(&mut self) {
+        let kinds = IssueKind::ALL;
+        let at = kinds.iter().position(|k| *k == self.flag.kind).unwrap_or(0);
+        self.flag.kind = kinds[(at + 1) % kinds.len()];
+    }
+
+    pub fn cycle_flag_severity(&mut self) {
+        let all = Severity::ALL;
+        let at = all.iter().position(|s| *s == self.flag.severity).unwrap_or(0);
+        self.flag.severity = all[(at + 1) % all.len()];
     }
 
     pub fn set_thought(&mut self, which: Thought, text: String) {

@@ -6,6 +6,7 @@ pub mod drafts;
 pub mod editor;
 pub mod effect;
 pub mod list;
+mod queue;
 mod review;
 mod runs;
 mod sync;
@@ -230,6 +231,13 @@ pub struct Studio {
     pub task: Option<String>,
     /// What is said of each collection (description, when made and exported).
     pub collections: Vec<annotation_core::collections::Collection>,
+    /// The runs list's order (as filtered and sorted) when the open run was opened: "next
+    /// run" follows it, so a run that leaves the filter on submit still has a next.
+    pub run_queue: Vec<String>,
+    /// Submit & next: the next run opens once the submit is stored.
+    pub next_after_save: bool,
+    /// "Next run" waits for the list (a run opened by its URL).
+    pub next_after_load: bool,
 }
 
 /// Grammar answers, each counting only while its text is what was checked.
@@ -264,6 +272,9 @@ impl Default for Studio {
             wanted: None,
             task: None,
             collections: Vec::new(),
+            run_queue: Vec::new(),
+            next_after_save: false,
+            next_after_load: false,
         }
     }
 }
@@ -329,6 +340,17 @@ pub enum Action {
     Select(usize),
     Next,
     Prev,
+    /// Alt+N: the next step not complete or with an open issue.
+    NextNeedingWork,
+    /// Alt+L: the next step with an open issue.
+    NextFlagged,
+    /// Alt+T / Alt+V: the flag form's issue type and severity, one choice on.
+    CycleFlagKind,
+    CycleFlagSeverity,
+    /// Alt+R: the next run in the list's order (the leave dialog first, with unsaved edits).
+    NextRun,
+    /// Ctrl+Shift+Enter: submit the run for review, then open the next run.
+    SubmitAndNext,
     SetThought(Thought, String),
     /// The step's extended thoughts, one a line.
     SetExtended(Vec<String>),
@@ -497,6 +519,7 @@ impl Studio {
             Action::LoadList => self.queue(Effect::LoadList),
             Action::ListLoaded(summaries) => {
                 self.list.load(summaries);
+                self.list_arrived();
                 if self.editor.is_none() {
                     self.screen = Screen::List;
                 }
@@ -604,6 +627,8 @@ impl Studio {
                 self.grammar_checked(run_id, step_index, result)
             }
             Action::EffectsTaken { up_to } => self.effects.retain(|(n, _)| *n > up_to),
+            Action::NextRun => self.next_run(),
+            Action::SubmitAndNext => self.submit_and_next(),
             action => {
                 // A save that made a version has something to send.
                 let saved = matches!(action, Action::Saved { .. });
@@ -614,6 +639,7 @@ impl Studio {
                 }
                 if matches!(action, Action::SaveFailed(_) | Action::CancelBlocked) {
                     self.after_save = None;
+                    self.next_after_save = false;
                 }
                 self.apply_to_run(action);
                 self.take_command();
@@ -623,6 +649,8 @@ impl Studio {
                         self.queue(Effect::DeleteDraft(editor.run.id.clone()));
                     }
                     self.leave(leave);
+                } else if saved && std::mem::take(&mut self.next_after_save) {
+                    self.next_run();
                 }
             }
         }
@@ -707,6 +735,18 @@ impl Studio {
             Action::Select(position) => editor.select(position),
             Action::Next => editor.select(editor.at + 1),
             Action::Prev => editor.select(editor.at.saturating_sub(1)),
+            Action::NextNeedingWork => {
+                if !editor.next_needing_work() {
+                    self.notify(true, "Every step is complete. Ctrl+Shift+Enter submits the run and opens the next one.");
+                }
+            }
+            Action::NextFlagged => {
+                if !editor.next_flagged() {
+                    self.notify(true, "No step of this run has an open issue.");
+                }
+            }
+            Action::CycleFlagKind => editor.cycle_flag_kind(),
+            Action::CycleFlagSeverity => editor.cycle_flag_severity(),
             Action::SetThought(which, text) => editor.set_thought(which, text),
             Action::SetExtended(thoughts) => editor.set_extended(thoughts),
             Action::SetAction(action) => editor.set_action(action),

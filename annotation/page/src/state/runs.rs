@@ -63,6 +63,7 @@ impl Studio {
         }
         self.editor = Some(editor);
         self.screen = Screen::Run;
+        self.keep_queue();
     }
 
     pub(super) fn back_to_list(&mut self) {

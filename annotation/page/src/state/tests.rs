@@ -233,3 +233,82 @@ fn the_list_counts_the_unscored_runs_a_quality_bound_holds_back() {
     studio.apply(Action::List(ListAction::Filter(Filter::default())));
     assert_eq!((studio.list.shown.len(), studio.list.unscored_hidden), (3, 0));
 }
+
+/// A run `id` with three steps, none complete, for an annotator named ann.
+fn queued_run(id: &str) -> Loaded {
+    let mut loaded = loaded(false, Role::Annotator);
+    loaded.run.id = id.into();
+    for step in &mut loaded.steps {
+        step.run_id = id.into();
+        step.verified = false;
+    }
+    loaded
+}
+
+fn opened(studio: &Studio) -> Option<String> {
+    studio.effects.iter().rev().find_map(|(_, e)| match e {
+        Effect::OpenRun { run_id, .. } => Some(run_id.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_queue_is_walked_step_by_step_then_run_by_run_in_the_lists_order() {
+    use annotation_core::query::summarize;
+    let mut studio = Studio::default();
+    let runs: Vec<Run> =
+        ["a", "b", "c"].iter().map(|id| Run { id: (*id).into(), ..Run::default() }).collect();
+    studio.apply(Action::ListLoaded(runs.iter().map(|r| summarize(r, &[])).collect()));
+    let order: Vec<String> = studio.list.shown().map(|s| s.run_id.clone()).collect();
+    studio.apply(Action::RunLoaded(Box::new(queued_run(&order[0]))));
+    assert_eq!(studio.run_queue, order, "the list's order is kept as the run opens");
+
+    // Alt+N from step 1 goes to the next step not complete; marking steps complete moves on.
+    studio.apply(Action::NextNeedingWork);
+    assert_eq!(studio.editor.as_ref().unwrap().at, 1);
+    studio.apply(Action::Select(0));
+    studio.apply(Action::CycleFlagKind);
+    studio.apply(Action::CycleFlagSeverity);
+    let flag = &studio.editor.as_ref().unwrap().flag;
+    assert_ne!(
+        (flag.kind, flag.severity),
+        (IssueDraft::default().kind, IssueDraft::default().severity)
+    );
+
+    // Submit & next: once the submit is stored, the next run in the list opens.
+    studio.apply(Action::SubmitAndNext);
+    let editor = studio.editor.as_ref().unwrap();
+    assert_eq!(editor.merged_run().status, ReviewStatus::InReview);
+    assert!(opened(&studio).is_none(), "not before the save is stored");
+    let run = Box::new(editor.merged_run().clone());
+    let steps = editor.merged_steps();
+    studio.apply(Action::Saved { run, steps, versions: vec![], then_select: None });
+    assert_eq!(opened(&studio).as_deref(), Some(order[1].as_str()));
+
+    // Alt+R on the last run of the list says so and stays.
+    studio.apply(Action::RunLoaded(Box::new(queued_run(&order[2]))));
+    studio.apply(Action::NextRun);
+    assert_eq!(opened(&studio).as_deref(), Some(order[1].as_str()), "nothing new opened");
+    assert_eq!(studio.notice.as_ref().unwrap().text, "That was the last run in the list.");
+}
+
+#[test]
+fn next_run_with_unsaved_edits_asks_first_and_a_run_opened_by_url_reads_the_list() {
+    use annotation_core::query::summarize;
+    let mut studio = Studio::default();
+    studio.apply(Action::RunLoaded(Box::new(queued_run("a"))));
+    studio.apply(Action::NextRun);
+    assert!(studio.effects.iter().any(|(_, e)| matches!(e, Effect::LoadList)));
+    let runs: Vec<Run> =
+        ["a", "b"].iter().map(|id| Run { id: (*id).into(), ..Run::default() }).collect();
+    studio.apply(Action::ListLoaded(runs.iter().map(|r| summarize(r, &[])).collect()));
+    let next = studio.run_queue.iter().find(|id| *id != "a").cloned();
+    assert_eq!(opened(&studio), next, "the next run opened once the list was read");
+
+    let mut studio = Studio::default();
+    studio.apply(Action::ListLoaded(runs.iter().map(|r| summarize(r, &[])).collect()));
+    studio.apply(Action::RunLoaded(Box::new(queued_run("a"))));
+    studio.apply(Action::SetThought(Thought::One, "I start.".into()));
+    studio.apply(Action::NextRun);
+    assert!(matches!(studio.leaving, Some(Leave::Run { .. })), "the leave dialog asks");
+}
