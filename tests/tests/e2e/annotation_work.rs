@@ -411,3 +411,75 @@ fn approving_runs_with_open_work_asks_first_on_one_run_and_in_a_batch_and_the_ex
     assert_eq!(status(&page, "done"), "approved");
     assert_eq!(status(&page, "open"), "in-review");
 }
+
+/// Issue 27's keyboard path: from the list, Alt+R opens the first run the filter shows;
+/// Alt+1 and typing edit a thought, Ctrl+Enter marks each step complete and moves on,
+/// Ctrl+Shift+Enter submits the run and lands on the next run of the filter, and Alt+R on the
+/// last one says so. No click after the filter is chosen.
+#[test]
+fn a_queue_is_walked_by_keyboard_alone_from_the_first_run_to_the_next() {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    let mut runs = Vec::new();
+    let mut steps = Vec::new();
+    for (n, (id, status)) in
+        [("q1", "draft"), ("q2", "draft"), ("q3", "approved")].iter().enumerate()
+    {
+        let mut run = run_record(id, &format!("Queue task {}", n + 1), 2);
+        run["status"] = json!(status);
+        // Newest first: q1 heads the list.
+        run["createdAt"] = json!(format!("2026-11-2{}T09:00:00.000Z", 5 - n));
+        runs.push(run);
+        for index in 0..2 {
+            steps.push(step_record(
+                id,
+                index,
+                ["I am on the shop.", "I can see the Kettles link.", "I should click it."],
+            ));
+        }
+    }
+    seed(&page, &runs, &steps);
+    navigate(&browser, &page, "");
+    page.wait_for_text("[data-testid=runs-count]", "3 of 3 runs");
+    page.click("[data-testid=filter-draft]");
+    page.wait_for_text("[data-testid=runs-count]", "2 of 3 runs");
+
+    press(&page, "r", "KeyR", 1);
+    page.wait_for_text("[data-testid=run-title]", "Queue task 1");
+    page.wait_for_text("[data-testid=step-heading]", "Step 1 of 2");
+    for step in 1..=2 {
+        press(&page, "1", "Digit1", 1);
+        page.wait_for("document.activeElement?.dataset.testid === 'thought1'", "thought 1 focused");
+        page.call("Input.insertText", json!({"text": " It sells kettles."})).unwrap();
+        press(&page, "Enter", "Enter", 2);
+        if step == 1 {
+            page.wait_for_text("[data-testid=step-heading]", "Step 2 of 2");
+        }
+    }
+    wait_stored(
+        &page,
+        "get('steps', ['q1', 1]).then(s => s && s.verified && s.thoughts.thought1.endsWith('It sells kettles.'))",
+        "both steps of q1 complete",
+    );
+    // Submit, and the next run in the filter opens, although q1 has left the filter.
+    press(&page, "Enter", "Enter", 2 | 8);
+    page.wait_for_text("[data-testid=run-title]", "Queue task 2");
+    page.wait_for_text("[data-testid=step-heading]", "Step 1 of 2");
+    wait_stored(
+        &page,
+        "get('runs', 'q1').then(r => r && r.status === 'in-review')",
+        "q1 submitted",
+    );
+
+    // Alt+N finds the step that needs work; Alt+I opens Issues; Alt+R has no run left.
+    press(&page, "n", "KeyN", 1);
+    page.wait_for_text("[data-testid=step-heading]", "Step 2 of 2");
+    press(&page, "i", "KeyI", 1);
+    page.wait_for(
+        "document.querySelector('[data-testid=tab-issues]').classList.contains('on')",
+        "Issues",
+    );
+    press(&page, "r", "KeyR", 1);
+    page.wait_for_text("[data-testid=notice]", "That was the last run in the list.");
+    assert_eq!(page.text("[data-testid=run-title]"), "Queue task 2");
+}

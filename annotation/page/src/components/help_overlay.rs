@@ -8,7 +8,7 @@ pub const SHORTCUTS: [(&str, &str); 18] = [
     ("Alt+L", "Next flagged step (an open issue)"),
     ("Ctrl+Enter", "Save & mark complete, then the next step that needs work"),
     ("Ctrl+Shift+Enter", "Submit the run for review, then open the next run in the list"),
-    ("Alt+R", "Next run in the list, as filtered and sorted"),
+    ("Alt+R", "Next run in the list, as filtered and sorted (on the list: its first run)"),
     ("Alt+F", "Save & flag for review"),
     ("Alt+T / Alt+V", "Issue type / severity of the next flag: the next choice"),
     ("Alt+W", "Apply the first spelling fix"),

@@ -35,6 +35,19 @@ pub fn runs_list(props: &Props) -> Html {
     let analytics = use_state(|| false);
     let collection = use_state(String::new);
     let window = use_window(props.list.shown.len(), ROW_PX, VIEW_PX);
+    {
+        // Alt+R opens the first run shown: a queue is walked from here by keyboard.
+        let dispatch = props.dispatch.clone();
+        use_effect_with((), move |_| {
+            let guard = crate::util::listen("keydown", move |event: web_sys::KeyboardEvent| {
+                if event.alt_key() && !event.ctrl_key() && event.key().eq_ignore_ascii_case("r") {
+                    event.prevent_default();
+                    dispatch.dispatch(Action::NextRun);
+                }
+            });
+            move || drop(guard)
+        });
+    }
     let list = &props.list;
     let facets = facets(&list.summaries);
     let on_list = {

@@ -735,16 +735,15 @@ impl Studio {
             Action::Select(position) => editor.select(position),
             Action::Next => editor.select(editor.at + 1),
             Action::Prev => editor.select(editor.at.saturating_sub(1)),
-            Action::NextNeedingWork => {
-                if !editor.next_needing_work() {
-                    self.notify(true, "Every step is complete. Ctrl+Shift+Enter submits the run and opens the next one.");
-                }
+            // The guards move the selection; only a step not found is said.
+            Action::NextNeedingWork if !editor.next_needing_work() => self.notify(
+                true,
+                "Every step is complete. Ctrl+Shift+Enter submits the run and opens the next one.",
+            ),
+            Action::NextFlagged if !editor.next_flagged() => {
+                self.notify(true, "No step of this run has an open issue.")
             }
-            Action::NextFlagged => {
-                if !editor.next_flagged() {
-                    self.notify(true, "No step of this run has an open issue.");
-                }
-            }
+            Action::NextNeedingWork | Action::NextFlagged => {}
             Action::CycleFlagKind => editor.cycle_flag_kind(),
             Action::CycleFlagSeverity => editor.cycle_flag_severity(),
             Action::SetThought(which, text) => editor.set_thought(which, text),

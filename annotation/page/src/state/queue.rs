@@ -36,7 +36,14 @@ impl Studio {
     }
 
     pub(super) fn next_run(&mut self) {
-        let Some((qa, dirty)) = self.editor.as_ref().map(|e| (e.qa, e.dirty())) else { return };
+        let Some((qa, dirty)) = self.editor.as_ref().map(|e| (e.qa, e.dirty())) else {
+            // From the list: its first run.
+            let first = self.list.shown().next().map(|s| s.run_id.clone());
+            if let Some(first) = first {
+                self.open_run(first, false);
+            }
+            return;
+        };
         if !self.list.loaded {
             self.next_after_load = true;
             self.queue(Effect::LoadList);
