@@ -152,6 +152,8 @@ pub const LABEL_H: f64 = 15.0;
 /// An upper bound on an 11px character's width, so a label's box holds its text.
 const CHAR_W: f64 = 6.6;
 const LABEL_CHARS: usize = 48;
+/// The width an arrowhead takes at the top of a step, which no label may cover.
+pub const ARROWHEAD: f64 = 12.0;
 
 /// Places the steps in their layers and columns and each `when` label so that no two
 /// labels overlap and none covers a step: the labels of one layer go in the gap above it,
@@ -175,8 +177,19 @@ pub fn layout(diagram: &Diagram) -> Layout {
         wanted.push((node.layer, node.id.clone(), text, x, w));
     }
     // Rows per layer: a label takes the lowest row (nearest its step) where it overlaps no
-    // label already there.
+    // label already there. The lowest row is level with the arrowheads, so there the
+    // arrowheads into the layer's steps are taken from the start.
     let mut rows_of: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); diagram.layers.max(1)];
+    for node in &diagram.nodes {
+        if diagram.edges.iter().any(|e| e.to == node.id) {
+            let head = x_of(node.column) + NODE_W / 2.0 - ARROWHEAD / 2.0;
+            let rows = &mut rows_of[node.layer];
+            if rows.is_empty() {
+                rows.push(Vec::new());
+            }
+            rows[0].push((head, ARROWHEAD));
+        }
+    }
     let mut row_of_label = Vec::new();
     for (layer, _, _, x, w) in &wanted {
         let rows = &mut rows_of[*layer];
@@ -195,7 +208,8 @@ pub fn layout(diagram: &Diagram) -> Layout {
     let mut tops = Vec::new();
     let mut y = MARGIN;
     for (layer, rows) in rows_of.iter().enumerate() {
-        let labels = rows.len() as f64 * LABEL_H;
+        let used = rows.iter().rposition(|row| row.iter().any(|(_, w)| *w > ARROWHEAD));
+        let labels = used.map_or(0.0, |last| (last + 1) as f64 * LABEL_H);
         let gap = if layer == 0 { labels } else { GAP_Y.max(labels + 24.0) };
         y += gap;
         tops.push(y);
@@ -340,6 +354,16 @@ steps:
             }
             for node in &layout.nodes {
                 assert!(!label.rect.intersects(&node.rect), "{} covers {}", label.to, node.node.id);
+            }
+            for edge in &layout.edges {
+                let (x, y) = edge.end;
+                let head = Rect { x: x - ARROWHEAD / 2.0, y: y - 12.0, w: ARROWHEAD, h: 12.0 };
+                assert!(
+                    !label.rect.intersects(&head),
+                    "{} covers the arrow into {}",
+                    label.to,
+                    edge.edge.to
+                );
             }
             assert!(label.rect.x + label.rect.w <= layout.width, "inside the drawing");
             assert!(label.rect.y >= 0.0);

@@ -62,7 +62,7 @@ pub fn compare_panel(props: &StudioProps) -> Html {
                     None => format!("variant {variant}"),
                 } }
                 if is_base { <span class="badge" data-testid="baseline">{ "baseline" }</span> }
-                else { <button class="small" data-testid="make-baseline" onclick={Callback::from(move |_| dispatch.dispatch(Action::Baseline(name.clone())))}>{ "baseline" }</button> }
+                else { <button class="small" data-testid="make-baseline" onclick={Callback::from(move |_| dispatch.dispatch(Action::Baseline(name.clone())))}>{ "use as baseline" }</button> }
             </th>
         }
     });
