@@ -341,6 +341,7 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
     // The example does not replace unsaved YAML without asking, in the page.
     page.click("[data-testid=pipeline-example]");
     page.wait_for_text("[data-testid=pipeline-confirm-open]", "unsaved YAML");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-pipeline-confirm.png"));
     assert!(value(&page, "[data-testid=pipeline-text]").contains("no_such_prompt"));
     page.click("[data-testid=pipeline-confirm-no]");
     page.wait_for("!document.querySelector('[data-testid=pipeline-confirm-open]')", "no question");
@@ -660,6 +661,7 @@ fn saved_versions_are_listed_diffed_and_restored_as_a_new_version() {
     page.wait_for_text("[data-testid=file-state]", "unsaved edits");
     page.click("[data-testid=prompt-version][data-number='1'] [data-testid=version-restore]");
     page.wait_for_text("[data-testid=restore-confirm]", "unsaved edits");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-restore-confirm.png"));
     page.click("[data-testid=restore-confirm-no]");
     page.wait_for("!document.querySelector('[data-testid=restore-confirm]')", "no question");
     assert!(value(&page, "[data-testid=file-text]").starts_with("THIRD, UNSAVED"));
