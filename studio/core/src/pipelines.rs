@@ -85,6 +85,172 @@ pub fn diagram(source: &str) -> Result<Diagram, String> {
     Ok(out)
 }
 
+/// A box on the drawing, in SVG units.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rect {
+    pub x: f64,
+    pub y: f64,
+    pub w: f64,
+    pub h: f64,
+}
+
+impl Rect {
+    /// Whether the two boxes share any area (touching edges do not count).
+    pub fn intersects(&self, other: &Rect) -> bool {
+        self.x < other.x + other.w
+            && other.x < self.x + self.w
+            && self.y < other.y + other.h
+            && other.y < self.y + self.h
+    }
+}
+
+/// A step's box.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacedNode {
+    pub node: Node,
+    pub rect: Rect,
+}
+
+/// An arrow from the bottom of its `from` step to the top of its `to`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacedEdge {
+    pub edge: Edge,
+    pub start: (f64, f64),
+    pub end: (f64, f64),
+}
+
+/// A step's `when`, written once in the gap above the step, beside its arrows' heads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacedLabel {
+    /// The step the condition gates.
+    pub to: String,
+    /// As drawn (shortened when long).
+    pub text: String,
+    /// The whole condition.
+    pub full: String,
+    pub rect: Rect,
+}
+
+/// The diagram drawn: boxes, arrows and labels with their places, and the drawing's size.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Layout {
+    pub nodes: Vec<PlacedNode>,
+    pub edges: Vec<PlacedEdge>,
+    pub labels: Vec<PlacedLabel>,
+    pub width: f64,
+    pub height: f64,
+}
+
+pub const NODE_W: f64 = 170.0;
+pub const NODE_H: f64 = 46.0;
+const GAP_X: f64 = 40.0;
+/// The least room between layers, for the arrows.
+const GAP_Y: f64 = 44.0;
+const MARGIN: f64 = 10.0;
+/// A label's line (11px text) and the room between stacked labels.
+pub const LABEL_H: f64 = 15.0;
+/// An upper bound on an 11px character's width, so a label's box holds its text.
+const CHAR_W: f64 = 6.6;
+const LABEL_CHARS: usize = 48;
+/// The width an arrowhead takes at the top of a step, which no label may cover.
+pub const ARROWHEAD: f64 = 12.0;
+
+/// Places the steps in their layers and columns and each `when` label so that no two
+/// labels overlap and none covers a step: the labels of one layer go in the gap above it,
+/// each beside its step's arrowheads, stacked upwards in rows where they would collide,
+/// and the gap grows to hold the rows.
+pub fn layout(diagram: &Diagram) -> Layout {
+    let x_of = |column: usize| MARGIN + column as f64 * (NODE_W + GAP_X);
+    // Each step with a `when` that reads an earlier step gets one label.
+    let mut wanted: Vec<(usize, String, String, f64, f64)> = Vec::new();
+    for node in &diagram.nodes {
+        let drawn = diagram.edges.iter().any(|e| e.to == node.id && e.when.is_some());
+        let Some(when) = node.when.as_ref().filter(|_| drawn) else { continue };
+        let full = format!("when {when}");
+        let text = if full.chars().count() > LABEL_CHARS {
+            format!("{}…", full.chars().take(LABEL_CHARS - 1).collect::<String>())
+        } else {
+            full.clone()
+        };
+        let w = text.chars().count() as f64 * CHAR_W + 8.0;
+        let x = x_of(node.column) + NODE_W / 2.0 + 6.0;
+        wanted.push((node.layer, node.id.clone(), text, x, w));
+    }
+    // Rows per layer: a label takes the lowest row (nearest its step) where it overlaps no
+    // label already there. The lowest row is level with the arrowheads, so there the
+    // arrowheads into the layer's steps are taken from the start.
+    let mut rows_of: Vec<Vec<Vec<(f64, f64)>>> = vec![Vec::new(); diagram.layers.max(1)];
+    for node in &diagram.nodes {
+        if diagram.edges.iter().any(|e| e.to == node.id) {
+            let head = x_of(node.column) + NODE_W / 2.0 - ARROWHEAD / 2.0;
+            let rows = &mut rows_of[node.layer];
+            if rows.is_empty() {
+                rows.push(Vec::new());
+            }
+            rows[0].push((head, ARROWHEAD));
+        }
+    }
+    let mut row_of_label = Vec::new();
+    for (layer, _, _, x, w) in &wanted {
+        let rows = &mut rows_of[*layer];
+        let free = |row: &Vec<(f64, f64)>| row.iter().all(|(x0, w0)| x + w <= *x0 || x0 + w0 <= *x);
+        let row = match rows.iter().position(free) {
+            Some(row) => row,
+            None => {
+                rows.push(Vec::new());
+                rows.len() - 1
+            }
+        };
+        rows[row].push((*x, *w));
+        row_of_label.push(row);
+    }
+    // Each layer's top: the gap above it holds its label rows and room for the arrows.
+    let mut tops = Vec::new();
+    let mut y = MARGIN;
+    for (layer, rows) in rows_of.iter().enumerate() {
+        let used = rows.iter().rposition(|row| row.iter().any(|(_, w)| *w > ARROWHEAD));
+        let labels = used.map_or(0.0, |last| (last + 1) as f64 * LABEL_H);
+        let gap = if layer == 0 { labels } else { GAP_Y.max(labels + 24.0) };
+        y += gap;
+        tops.push(y);
+        y += NODE_H;
+    }
+    let mut out = Layout::default();
+    for node in &diagram.nodes {
+        let rect = Rect { x: x_of(node.column), y: tops[node.layer], w: NODE_W, h: NODE_H };
+        out.nodes.push(PlacedNode { node: node.clone(), rect });
+    }
+    let rect_of = |id: &str| out.nodes.iter().find(|n| n.node.id == id).map(|n| n.rect);
+    for edge in &diagram.edges {
+        let (Some(from), Some(to)) = (rect_of(&edge.from), rect_of(&edge.to)) else { continue };
+        out.edges.push(PlacedEdge {
+            edge: edge.clone(),
+            start: (from.x + from.w / 2.0, from.y + from.h),
+            end: (to.x + to.w / 2.0, to.y),
+        });
+    }
+    for ((layer, to, text, x, w), row) in wanted.into_iter().zip(row_of_label) {
+        let bottom = tops[layer] - 4.0 - row as f64 * LABEL_H;
+        let full = diagram.nodes.iter().find(|n| n.id == to).and_then(|n| n.when.clone());
+        out.labels.push(PlacedLabel {
+            to,
+            text,
+            full: format!("when {}", full.unwrap_or_default()),
+            rect: Rect { x, y: bottom - (LABEL_H - 2.0), w, h: LABEL_H - 2.0 },
+        });
+    }
+    let right = |r: &Rect| r.x + r.w;
+    out.width = out
+        .nodes
+        .iter()
+        .map(|n| right(&n.rect))
+        .chain(out.labels.iter().map(|l| right(&l.rect)))
+        .fold(0.0, f64::max)
+        + MARGIN;
+    out.height = y + MARGIN;
+    out
+}
+
 /// Whether `text` reads `steps.<id>` (as a whole id).
 fn reads(text: &str, id: &str) -> bool {
     let needle = format!("steps.{id}");
@@ -153,6 +319,61 @@ mod tests {
         let diagram = diagram(source).unwrap();
         assert!(diagram.edges.is_empty(), "{diagram:?}");
         assert!(super::diagram("steps: [").is_err());
+    }
+
+    #[test]
+    fn when_labels_of_edges_meeting_at_one_step_and_its_neighbours_never_overlap() {
+        // `joined` reads three earlier steps in its `when`, and its neighbours in the layer
+        // have long conditions of their own: the labels all want the same gap.
+        let source = r#"
+id: many_whens
+steps:
+  - {id: a, type: transform, output: 1}
+  - {id: b, type: transform, output: 2}
+  - {id: c, type: transform, output: 3}
+  - {id: joined, type: transform, when: "steps.a.output == 1 && steps.b.output == 2 || exists(steps.c.output)", output: "{{steps.a.output}}"}
+  - {id: left_out, type: transform, when: "steps.a.status == 'skipped' && steps.b.status == 'skipped'", output: 0}
+  - {id: third, type: transform, when: "steps.c.output == 3", output: "{{steps.b.output}}"}
+  - {id: last, type: transform, when: "steps.joined.status == 'ok' && steps.third.status == 'ok'", output: 4}
+"#;
+        let drawn = diagram(source).unwrap();
+        let into_joined = drawn.edges.iter().filter(|e| e.to == "joined" && e.when.is_some());
+        assert_eq!(into_joined.count(), 3, "three when edges meet at one step");
+        let layout = layout(&drawn);
+        assert_eq!(layout.labels.len(), 4, "one label per gated step: {:?}", layout.labels);
+        for (n, label) in layout.labels.iter().enumerate() {
+            for other in &layout.labels[n + 1..] {
+                assert!(
+                    !label.rect.intersects(&other.rect),
+                    "{} overlaps {}: {:?} {:?}",
+                    label.to,
+                    other.to,
+                    label.rect,
+                    other.rect
+                );
+            }
+            for node in &layout.nodes {
+                assert!(!label.rect.intersects(&node.rect), "{} covers {}", label.to, node.node.id);
+            }
+            for edge in &layout.edges {
+                let (x, y) = edge.end;
+                let head = Rect { x: x - ARROWHEAD / 2.0, y: y - 12.0, w: ARROWHEAD, h: 12.0 };
+                assert!(
+                    !label.rect.intersects(&head),
+                    "{} covers the arrow into {}",
+                    label.to,
+                    edge.edge.to
+                );
+            }
+            assert!(label.rect.x + label.rect.w <= layout.width, "inside the drawing");
+            assert!(label.rect.y >= 0.0);
+        }
+        let long = layout.labels.iter().find(|l| l.to == "joined").unwrap();
+        assert!(long.text.ends_with('…') && long.full.contains("exists(steps.c.output)"));
+        // The example's labels are apart too.
+        let example = super::layout(&diagram(BUNDLED_PIPELINES[0].1).unwrap());
+        assert_eq!(example.labels.len(), 3);
+        assert!(!example.labels[0].rect.intersects(&example.labels[1].rect));
     }
 
     #[test]

@@ -42,6 +42,36 @@ pub fn repairs(trace: &LlmTrace) -> usize {
     trace.attempts.len().saturating_sub(1)
 }
 
+/// A step as a person reads it: stored indexes count from 0, the pages from 1 (the
+/// annotation page's "Step 3 of 5"), so stored step 2 is "step 3" everywhere.
+pub fn step_label(step: u32) -> String {
+    format!("step {}", u64::from(step) + 1)
+}
+
+/// A run id short enough for a label: its first eight characters after any `kind:` prefix
+/// (`studio:`, `pipeline:`).
+pub fn short_run(run_id: &str) -> &str {
+    let id = run_id.rsplit(':').next().unwrap_or(run_id);
+    match id.char_indices().nth(8) {
+        Some((at, _)) => &id[..at],
+        None => id,
+    }
+}
+
+/// Which captured step a trace is: its run's task (as its variables kept it, shortened),
+/// the run's short id and the step, 1-based.
+pub fn sample_label(trace: &LlmTrace) -> String {
+    let task = trace.params["task"].as_str().map(str::trim).filter(|t| !t.is_empty());
+    let run = format!("run {} · {}", short_run(&trace.run_id), step_label(trace.step));
+    match task {
+        Some(task) if task.chars().count() > 48 => {
+            format!("“{}…” · {run}", task.chars().take(47).collect::<String>().trim_end())
+        }
+        Some(task) => format!("“{task}” · {run}"),
+        None => run,
+    }
+}
+
 /// What the list is narrowed to; empty fields match everything.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct TraceFilter {
@@ -164,6 +194,21 @@ mod tests {
             TraceFilter { model: "CLAUDE".into(), date: "2026-11-23".into(), ..Default::default() };
         assert_eq!(filter.apply(&traces)[0].id, "ccc");
         assert_eq!(Outcome::parse("failed"), Some(Outcome::Failed));
+    }
+
+    #[test]
+    fn steps_read_from_one_and_a_sample_is_named_by_its_run_and_task() {
+        assert_eq!(step_label(0), "step 1");
+        assert_eq!(step_label(2), "step 3");
+        let mut t = trace("a", "navigator", "m", 1, false);
+        t.run_id = "7300bebe-1234-4abc-9def-000000000000".into();
+        assert_eq!(sample_label(&t), "run 7300bebe · step 2");
+        t.params = json!({"task": "What does the steel kettle cost?"});
+        assert_eq!(sample_label(&t), "“What does the steel kettle cost?” · run 7300bebe · step 2");
+        t.params = json!({"task": "x".repeat(80)});
+        assert!(sample_label(&t).starts_with(&format!("“{}…” · run", "x".repeat(47))));
+        assert_eq!(short_run("pipeline:0f1e2d3c-aaaa"), "0f1e2d3c");
+        assert_eq!(short_run("r1"), "r1");
     }
 
     #[test]

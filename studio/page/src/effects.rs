@@ -92,6 +92,9 @@ fn perform(dispatch: Dispatch, effect: Effect) {
         Effect::LoadTraces => wasm_bindgen_futures::spawn_local(async move {
             dispatch.dispatch(Action::TracesLoaded(crate::db::traces().await));
         }),
+        Effect::LoadVersions => wasm_bindgen_futures::spawn_local(async move {
+            dispatch.dispatch(Action::VersionsLoaded(crate::db::prompt_versions().await));
+        }),
         Effect::SetHash(hash) => {
             if let Some(window) = web_sys::window() {
                 // replaceState: no hashchange, so the reducer is not told twice.

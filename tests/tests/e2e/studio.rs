@@ -201,6 +201,34 @@ fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
     assert_eq!((compared.len(), edited), (6, 3), "three with A's edit, three with B");
     assert_eq!(page.text("[data-testid=baseline]"), "baseline");
     assert!(page.text("[data-testid=compare-total][data-variant=B]").starts_with("3/3 valid"));
+    // Rows name the run's task, the run and the step as the annotation page counts it.
+    let rows = page.eval(
+        "[...document.querySelectorAll('[data-testid=compare-sample]')].map(r => r.textContent)",
+    );
+    let short_run = &run_id[..8];
+    for row in rows.as_array().unwrap() {
+        let row = row.as_str().unwrap();
+        assert!(
+            row.starts_with("“What does the steel kettle cost?” · run ")
+                && row.contains(short_run)
+                && !row.contains("step 0"),
+            "{row}"
+        );
+    }
+    assert!(rows.to_string().contains("step 3"), "{rows}");
+    // Each of B's cells says how it differs from A's, the baseline; choosing B turns that round.
+    assert_eq!(count(&page, "[data-testid=compare-delta]"), 3);
+    let delta = page.text("[data-testid=compare-delta]");
+    assert!(delta.starts_with("vs baseline: same action"), "{delta}");
+    page.click("[data-testid=make-baseline]");
+    page.wait_for(
+        "document.querySelector('[data-testid=compare-variant][data-variant=B] [data-testid=baseline]')",
+        "B as the baseline",
+    );
+    assert_eq!(count(&page, "[data-testid=compare-delta]"), 3);
+    assert_eq!(count(&page, "td.baseline[data-testid=compare-cell]"), 3, "B's column is marked");
+    page.eval("document.querySelector('[data-testid=compare-table]').scrollIntoView()");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-compare.png"));
 
     // From an annotated step to its traces, and back.
     let annotation = browser
@@ -265,6 +293,7 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
     assert_eq!(count(&page, "[data-testid=diagram-edge][data-from=page][data-to=read]"), 1);
     assert!(page.text("[data-testid=pipeline-diagram]").contains("when steps.facts.status"));
     assert_eq!(count(&page, "[data-testid=pipeline-errors]"), 0);
+    assert_eq!(labels_overlapping(&page), json!([]));
 
     // Run it from the Studio on the fixture's product page.
     pick_tab(&page, &product);
@@ -309,6 +338,14 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
         &good.replace("prompt_id: product_facts", "prompt_id: no_such_prompt"),
     );
     page.wait_for_text("[data-testid=pipeline-errors]", "no_such_prompt");
+    // The example does not replace unsaved YAML without asking, in the page.
+    page.click("[data-testid=pipeline-example]");
+    page.wait_for_text("[data-testid=pipeline-confirm-open]", "unsaved YAML");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-pipeline-confirm.png"));
+    assert!(value(&page, "[data-testid=pipeline-text]").contains("no_such_prompt"));
+    page.click("[data-testid=pipeline-confirm-no]");
+    page.wait_for("!document.querySelector('[data-testid=pipeline-confirm-open]')", "no question");
+    assert!(value(&page, "[data-testid=pipeline-text]").contains("no_such_prompt"), "kept");
     page.click("[data-testid=pipeline-publish]");
     page.wait_for_text("[data-testid=pipeline-report-headline]", "Refused");
     assert!(page.text("[data-testid=pipeline-report-errors]").contains("no_such_prompt"));
@@ -533,6 +570,169 @@ fn a_pipeline_step_runs_an_agent_task_and_gets_its_answer() {
     let task = browser.agent_request(json!({"type": "current_task"}));
     assert_eq!(task["snapshot"]["run_id"], run_id.as_str());
     assert_eq!(task["snapshot"]["task"], "What does the steel kettle cost?");
+}
+
+/// The pairs of `when` labels whose drawn text boxes overlap, as the browser laid them out.
+fn labels_overlapping(page: &Page) -> Value {
+    page.eval(
+        "(() => { const boxes = [...document.querySelectorAll('[data-testid=diagram-label] text')]
+            .map(t => [t.parentNode.dataset.to, t.getBBox()]);
+          const out = [];
+          boxes.forEach(([a, p], i) => boxes.slice(i + 1).forEach(([b, q]) => {
+            if (p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height) out.push([a, b]);
+          }));
+          return out; })()",
+    )
+}
+
+#[test]
+fn when_labels_into_one_step_are_drawn_apart() {
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&browser.extension_url("studio.html")).page;
+    page.wait_for("document.querySelector('[data-testid=tab-pipelines]')", "the Studio");
+    page.click("[data-testid=tab-pipelines]");
+    page.wait_for("document.querySelector('[data-testid=pipeline-text]')", "the pipeline editor");
+    let pipeline = "id: many_whens\nallow_tools: []\nsteps:\n  - {id: a, type: transform, output: 1}\n  - {id: b, type: transform, output: 2}\n  - {id: c, type: transform, output: 3}\n  - {id: joined, type: transform, when: \"steps.a.output == 1 && steps.b.output == 2 || exists(steps.c.output)\", output: \"{{steps.a.output}}\"}\n  - {id: left_out, type: transform, when: \"steps.a.status == 'skipped' && steps.b.status == 'skipped'\", output: 0}\n  - {id: third, type: transform, when: \"steps.c.output == 3\", output: \"{{steps.b.output}}\"}\n  - {id: last, type: transform, when: \"steps.joined.status == 'ok' && steps.third.status == 'ok'\", output: 4}\n";
+    replace_text(&page, "[data-testid=pipeline-text]", pipeline);
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=diagram-label]').length === 4",
+        "a label per gated step",
+    );
+    assert_eq!(
+        count(&page, "[data-testid=diagram-edge][data-to=joined][data-when]:not([data-when=''])"),
+        3
+    );
+    assert_eq!(labels_overlapping(&page), json!([]));
+    page.eval("document.querySelector('[data-testid=pipeline-diagram]').scrollIntoView()");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-diagram.png"));
+}
+
+#[test]
+fn saved_versions_are_listed_diffed_and_restored_as_a_new_version() {
+    let mut browser = Browser::launch();
+    let llm = ScriptedLlm::start([]);
+    browser.configure_agent(settings(llm.base_url()));
+    let page = browser.open_tab(&browser.extension_url("studio.html")).page;
+    page.wait_for("document.querySelector('[data-testid=file-text]')", "the Studio's editor");
+    page.wait_for_text("[data-testid=versions-panel]", "Not saved from the Studio yet");
+    let bundled = value(&page, "[data-testid=bundled-text]");
+    let save = |text: &str, versions: usize| {
+        replace_text(&page, "[data-testid=file-text]", text);
+        page.wait_for_text("[data-testid=file-state]", "unsaved edits");
+        page.click("[data-testid=save-prompts]");
+        page.wait_for_text("[data-testid=file-state]", "edited (override saved)");
+        page.wait_for(
+            &format!(
+                "document.querySelectorAll('[data-testid=prompt-version]').length === {versions}"
+            ),
+            "the new version listed",
+        );
+    };
+    save(&format!("FIRST EDIT: be brief.\n{bundled}"), 1);
+    save(&format!("SECOND EDIT: be very brief.\n{bundled}"), 2);
+    let numbers = page.eval(
+        "[...document.querySelectorAll('[data-testid=prompt-version]')].map(v => v.dataset.number)",
+    );
+    assert_eq!(numbers, json!(["2", "1"]), "newest first");
+    let row = page.text("[data-testid=prompt-version]");
+    assert!(row.contains("v2") && row.contains("saved in the Studio"), "{row}");
+    // The saved notice belongs to this file: another view does not show it, and it is gone
+    // once the person comes back.
+    page.wait_for_text("[data-testid=notice]", "Saved.");
+    page.click("[data-testid=tab-traces]");
+    page.wait_for("document.querySelector('[data-testid=traces-view]')", "the traces view");
+    assert_eq!(count(&page, "[data-testid=notice]"), 0);
+    page.click("[data-testid=tab-prompts]");
+    page.wait_for("document.querySelector('[data-testid=versions-panel]')", "the prompts view");
+    assert_eq!(count(&page, "[data-testid=notice]"), 0);
+
+    // Version 1 against the text in force: its line out, the new one in, the words marked.
+    page.click("[data-testid=prompt-version][data-number='1'] [data-testid=version-diff]");
+    page.wait_for("document.querySelector('[data-testid=version-diff-view]')", "the diff");
+    assert!(page.text("[data-testid=version-diff-summary]").contains("1 line(s) added, 1 removed"));
+    assert_eq!(page.text("[data-testid=diff-line][data-kind=removed] del"), "FIRST");
+    let added = page.text("[data-testid=diff-line][data-kind=added]");
+    assert!(added.contains("SECOND EDIT: be very brief."), "{added}");
+    assert_eq!(page.text("[data-testid=diff-line][data-kind=added] ins"), "SECOND");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-versions.png"));
+
+    // Restoring over unsaved edits asks first, in the page; keeping them changes nothing.
+    replace_text(&page, "[data-testid=file-text]", &format!("THIRD, UNSAVED\n{bundled}"));
+    page.wait_for_text("[data-testid=file-state]", "unsaved edits");
+    page.click("[data-testid=prompt-version][data-number='1'] [data-testid=version-restore]");
+    page.wait_for_text("[data-testid=restore-confirm]", "unsaved edits");
+    page.screenshot(&e2e::workspace_root().join("target/tmp/studio-restore-confirm.png"));
+    page.click("[data-testid=restore-confirm-no]");
+    page.wait_for("!document.querySelector('[data-testid=restore-confirm]')", "no question");
+    assert!(value(&page, "[data-testid=file-text]").starts_with("THIRD, UNSAVED"));
+    assert_eq!(stored(&page, "promptVersions").len(), 2);
+    page.click("[data-testid=prompt-version][data-number='1'] [data-testid=version-restore]");
+    page.click("[data-testid=restore-confirm-yes]");
+    page.wait_for(
+        "document.querySelectorAll('[data-testid=prompt-version]').length === 3",
+        "the restore kept as version 3",
+    );
+    page.wait_for_text("[data-testid=notice]", "Restored version 1");
+    assert!(value(&page, "[data-testid=file-text]").starts_with("FIRST EDIT"));
+    assert_eq!(page.text("[data-testid=file-state]"), "edited (override saved)");
+    assert_eq!(
+        page.text("[data-testid=prompt-version][data-number='3'] [data-testid=version-note]"),
+        "same text as v1 (restored)"
+    );
+    // History is kept as it was; the worker's next task reads the restored text.
+    let mut versions = stored(&page, "promptVersions");
+    versions.sort_by_key(|v| v["number"].as_u64());
+    let texts: Vec<&str> =
+        versions.iter().map(|v| v["text"].as_str().unwrap_or_default()).collect();
+    assert!(
+        texts[0].starts_with("FIRST") && texts[1].starts_with("SECOND") && texts[2] == texts[0]
+    );
+    let settings = browser.agent_request(json!({"type": "get_settings"}));
+    let in_force = settings["settings"]["prompt_overrides"]["navigator/A.md"].as_str();
+    assert!(in_force.unwrap_or_default().starts_with("FIRST EDIT"), "{settings}");
+}
+
+#[test]
+fn a_traces_annotation_link_opens_the_run_on_the_traces_step() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let state = browser.page_state(&shop);
+    let kettle = listed(&state, "Steel kettle").and_then(|e| e["id"].as_u64()).unwrap();
+    let llm = ScriptedLlm::start([
+        plan(false, "1. Look over the shop\n2. Open the Steel kettle page\n3. Read its price", ""),
+        navigate(
+            "Start",
+            "Scroll to see the products",
+            json!([{"action": "scroll", "screens": 1}]),
+        ),
+        navigate("Success", "Open the kettle's page", json!([{"action": "click", "id": kettle}])),
+        navigate("Success", "Report the price", json!([{"action": "done", "text": "€39.00"}])),
+        verdict(true, "", "The steel kettle costs €39.00."),
+    ]);
+    let mut agent = settings(llm.base_url());
+    agent["agent"]["planning_interval"] = json!(50);
+    browser.configure_agent(agent);
+    let started = browser.agent_request(json!({"type": "start_task", "tab_id": shop.id,
+        "task": "What does the steel kettle cost?"}));
+    assert_eq!(started["type"], "done", "{started}");
+    let run_id = browser.wait_for_task("done")["run_id"].as_str().unwrap_or_default().to_owned();
+
+    // The traces of stored step 2: the third step, as the annotation page counts.
+    let page =
+        browser.open_tab(&browser.extension_url(&format!("studio.html#run={run_id}&step=2"))).page;
+    page.wait_for_text("[data-testid=step-filter]", "step 3");
+    page.wait_for("document.querySelector('[data-testid=trace-row]')", "the step's traces");
+    assert!(page.text("[data-testid=trace-row]").contains("· step 3"));
+    page.click("[data-testid=trace-row]");
+    page.wait_for("document.querySelector('[data-testid=trace-detail]')", "the trace");
+    assert!(page.text("[data-testid=trace-detail]").contains("· step 3"));
+    page.click("[data-testid=trace-annotation-link]");
+    page.wait_for(
+        "document.querySelector('[data-testid=run-view]')",
+        "the run on the annotation page",
+    );
+    page.wait_for_text("[data-testid=step-heading]", "Step 3 of 3");
 }
 
 /// Chooses `tab` in the test run's tab list, where it shows by its title and address.

@@ -72,8 +72,12 @@ pub async fn open_run(
     }
     match found {
         Ok(Some(data)) => {
-            let route =
-                Route { run_id: Some(run_id.clone()), task_id: Some(data.run.task_id.clone()), qa };
+            let route = Route {
+                run_id: Some(run_id.clone()),
+                task_id: Some(data.run.task_id.clone()),
+                qa,
+                step: None,
+            };
             if query_string() != route.query() {
                 set_query(&route.query());
             }

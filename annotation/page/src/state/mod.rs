@@ -40,10 +40,13 @@ pub struct Route {
     pub run_id: Option<String>,
     pub task_id: Option<String>,
     pub qa: bool,
+    /// The step to open the run on, by its stored index (the Prompt Studio's links name the
+    /// step a trace belongs to); without it, the first step not complete.
+    pub step: Option<u32>,
 }
 
 impl Route {
-    /// Reads `?agentRunId=…&taskId=…&qa=true|false`; anything else is ignored. `taskId`
+    /// Reads `?agentRunId=…&taskId=…&qa=true|false&step=n`; anything else is ignored. `taskId`
     /// names the chat session the run belongs to: with no run it shows that session's runs,
     /// and a run it does not match, or one not found, is said so.
     pub fn parse(query: &str) -> Route {
@@ -55,6 +58,7 @@ impl Route {
                 "agentRunId" if !value.is_empty() => route.run_id = Some(value),
                 "taskId" if !value.is_empty() => route.task_id = Some(value),
                 "qa" => route.qa = value == "true" || value == "1",
+                "step" => route.step = value.parse().ok(),
                 _ => {}
             }
         }
@@ -76,7 +80,11 @@ impl Route {
                 if let Some(task) = &self.task_id {
                     query += &format!("&taskId={}", encode(task));
                 }
-                query + if self.qa { "&qa=true" } else { "&qa=false" }
+                query += if self.qa { "&qa=true" } else { "&qa=false" };
+                if let Some(step) = self.step {
+                    query += &format!("&step={step}");
+                }
+                query
             }
         }
     }
@@ -229,6 +237,8 @@ pub struct Studio {
     pub wanted: Option<(String, bool)>,
     /// The URL's `taskId`, while the run it came with is open or missing.
     pub task: Option<String>,
+    /// The URL's run and `step`, until that run opens on that step.
+    pub at_step: Option<(String, u32)>,
     /// What is said of each collection (description, when made and exported).
     pub collections: Vec<annotation_core::collections::Collection>,
     /// The runs list's order (as filtered and sorted) when the open run was opened: "next
@@ -271,6 +281,7 @@ impl Default for Studio {
             after_save: None,
             wanted: None,
             task: None,
+            at_step: None,
             collections: Vec::new(),
             run_queue: Vec::new(),
             next_after_save: false,

@@ -24,6 +24,7 @@ impl Studio {
     /// The page's URL: its run, or with only a `taskId`, the runs of that chat session.
     pub(super) fn open_route(&mut self, route: Route) {
         self.task = route.task_id.clone();
+        self.at_step = route.run_id.clone().zip(route.step);
         match (route.run_id, route.task_id) {
             (Some(run_id), _) => self.open_run(run_id, route.qa),
             (None, Some(task)) => {
@@ -49,6 +50,13 @@ impl Studio {
         self.wanted = None;
         let mut editor = EditorState::new(loaded);
         editor.issued = self.commands;
+        // The link named a step (a trace's, from the Prompt Studio): open on it.
+        if let Some((run, index)) = self.at_step.take()
+            && run == editor.run.id
+            && let Some(position) = editor.steps.iter().position(|s| s.index == index)
+        {
+            editor.select(position);
+        }
         if let Some(restored) = &editor.restored {
             let steps: Vec<String> = restored.steps.iter().map(|n| n.to_string()).collect();
             let mut text = format!(
@@ -77,7 +85,12 @@ impl Studio {
     pub(super) fn ask_to_leave(&mut self, to: Leave, by_history: bool) {
         if by_history && let Some(editor) = &self.editor {
             let task = (!editor.run.task_id.is_empty()).then(|| editor.run.task_id.clone());
-            let route = Route { run_id: Some(editor.run.id.clone()), task_id: task, qa: editor.qa };
+            let route = Route {
+                run_id: Some(editor.run.id.clone()),
+                task_id: task,
+                qa: editor.qa,
+                step: None,
+            };
             self.queue(Effect::SetQuery(route.query()));
         }
         self.leaving = Some(to);

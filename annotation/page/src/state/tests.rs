@@ -91,6 +91,21 @@ fn opening_a_run_selects_its_first_incomplete_step() {
 }
 
 #[test]
+fn a_link_that_names_a_step_opens_the_run_on_that_step() {
+    let route = Route::parse("?agentRunId=r&step=2");
+    assert_eq!(route.step, Some(2));
+    assert_eq!(Route::parse(&route.query()), route);
+    let mut studio = Studio::default();
+    studio.apply(Action::OpenRoute(route));
+    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    assert_eq!(studio.editor.as_ref().unwrap().at, 2, "stored index 2, not the first to do");
+    // Only for the run the link named, and only once.
+    studio.apply(Action::OpenRoute(Route::parse("?agentRunId=other&step=0")));
+    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    assert_eq!(studio.editor.as_ref().unwrap().at, 1);
+}
+
+#[test]
 fn edits_survive_switching_steps_and_save_as_one_command() {
     let mut studio = Studio::default();
     studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));

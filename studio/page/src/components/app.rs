@@ -13,6 +13,7 @@ use crate::components::prompt_list::PromptList;
 use crate::components::run_panel::RunPanel;
 use crate::components::telemetry_view::TelemetryView;
 use crate::components::traces_view::TracesView;
+use crate::components::versions_panel::VersionsPanel;
 use crate::effects::{use_effects, use_port, use_route};
 use crate::state::{Action, Studio, Tab};
 
@@ -41,6 +42,7 @@ pub fn app() -> Html {
                 <PromptList ..props.clone() />
                 <main class="workbench">
                     <FileEditor ..props.clone() />
+                    <VersionsPanel ..props.clone() />
                     <PreviewPanel ..props.clone() />
                     <RunPanel ..props.clone() />
                     <ComparePanel ..props.clone() />
@@ -70,7 +72,7 @@ pub fn app() -> Html {
                     { if state.connected { "connected" } else { "connecting…" } }
                 </span>
             </header>
-            if let Some(notice) = &state.notice {
+            if let Some(notice) = state.notice() {
                 <div class="notice" data-testid="notice">
                     <span>{ notice }</span>
                     <button onclick={dismiss}>{ "×" }</button>

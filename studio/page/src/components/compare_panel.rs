@@ -1,11 +1,11 @@
-//! Runs variants side by side on the newest captured steps of this prompt: per cell the
-//! validity, repairs, tokens and latency; one variant is the baseline the others are
-//! read against.
+//! Runs variants side by side on the newest captured steps of this prompt, a row per step
+//! (its run's task, the run, the step 1-based): per cell the validity, repairs, tokens and
+//! latency, and how it differs from the baseline's cell on that step.
 
 use yew::prelude::*;
 
 use crate::components::StudioProps;
-use crate::state::{Action, CompareCell, RunState};
+use crate::state::{Action, CompareCell, RunState, Studio};
 
 #[function_component(ComparePanel)]
 pub fn compare_panel(props: &StudioProps) -> Html {
@@ -39,13 +39,13 @@ pub fn compare_panel(props: &StudioProps) -> Html {
         })
     };
     let mut variants: Vec<&str> = Vec::new();
-    let mut sample_ids: Vec<&str> = Vec::new();
+    let mut samples_of: Vec<(&str, &str)> = Vec::new();
     for cell in &state.compare {
         if !variants.contains(&cell.variant.as_str()) {
             variants.push(&cell.variant);
         }
-        if !sample_ids.contains(&cell.sample.as_str()) {
-            sample_ids.push(&cell.sample);
+        if !samples_of.iter().any(|(id, _)| *id == cell.sample) {
+            samples_of.push((&cell.sample, &cell.label));
         }
     }
     let cell_of = |variant: &str, sample: &str| {
@@ -56,19 +56,19 @@ pub fn compare_panel(props: &StudioProps) -> Html {
         let dispatch = dispatch.clone();
         let name = variant.to_string();
         html! {
-            <th data-testid="compare-variant" data-variant={variant.to_string()}>
+            <th class={if is_base { "baseline" } else { "" }} data-testid="compare-variant" data-variant={variant.to_string()}>
                 { match variant.split_once('@') {
                     Some((v, role)) => format!("variant {v} · {role} model"),
                     None => format!("variant {variant}"),
                 } }
                 if is_base { <span class="badge" data-testid="baseline">{ "baseline" }</span> }
-                else { <button class="small" data-testid="make-baseline" onclick={Callback::from(move |_| dispatch.dispatch(Action::Baseline(name.clone())))}>{ "baseline" }</button> }
+                else { <button class="small" data-testid="make-baseline" onclick={Callback::from(move |_| dispatch.dispatch(Action::Baseline(name.clone())))}>{ "use as baseline" }</button> }
             </th>
         }
     });
-    let rows = sample_ids.iter().map(|sample| {
-        let cells = variants.iter().map(|variant| cell_view(cell_of(variant, sample)));
-        html! { <tr><th class="sample">{ format!("step of trace {}", &sample[..sample.len().min(8)]) }</th>{ for cells }</tr> }
+    let rows = samples_of.iter().map(|(sample, label)| {
+        let cells = variants.iter().map(|variant| cell_view(state, cell_of(variant, sample)));
+        html! { <tr><th class="sample" data-testid="compare-sample" data-trace={sample.to_string()}>{ *label }</th>{ for cells }</tr> }
     });
     let totals = variants.iter().map(|variant| {
         let done: Vec<_> = state.compare.iter().filter(|c| c.variant == *variant).filter_map(|c| match &c.state {
@@ -103,14 +103,16 @@ pub fn compare_panel(props: &StudioProps) -> Html {
     }
 }
 
-fn cell_view(cell: Option<&CompareCell>) -> Html {
+fn cell_view(state: &Studio, cell: Option<&CompareCell>) -> Html {
     let Some(cell) = cell else { return html! { <td /> } };
+    let is_base = state.baseline.as_deref() == Some(cell.variant.as_str());
+    let class = if is_base { "baseline" } else { "" };
     match &cell.state {
         RunState::Idle | RunState::Running(_) => {
-            html! { <td data-testid="compare-cell" data-state="running">{ "…" }</td> }
+            html! { <td {class} data-testid="compare-cell" data-state="running">{ "…" }</td> }
         }
         RunState::Failed(message) => {
-            html! { <td data-testid="compare-cell" data-state="failed" class="error">{ message }</td> }
+            html! { <td class={format!("error {class}")} data-testid="compare-cell" data-state="failed">{ message }</td> }
         }
         RunState::Done(result) => {
             let valid = result.output.is_some();
@@ -120,10 +122,19 @@ fn cell_view(cell: Option<&CompareCell>) -> Html {
                 .as_ref()
                 .map(|o| o.to_string())
                 .unwrap_or_else(|| result.error.clone().unwrap_or_default());
+            let versus = state.against_baseline(cell).map(|delta| {
+                let changed = delta.validity.is_some() || delta.answer_differs;
+                html! {
+                    <div class={if changed { "delta changed" } else { "delta" }} data-testid="compare-delta">
+                        { format!("vs baseline: {}", delta.phrases().join(" · ")) }
+                    </div>
+                }
+            });
             html! {
-                <td data-testid="compare-cell" data-state={if valid { "valid" } else { "invalid" }}>
-                    <div class="meta">{ format!("{} · {repairs} repair(s) · {} tokens · {:.0} ms",
-                        if valid { "valid" } else { "invalid" }, result.input_tokens + result.output_tokens, result.latency_ms) }</div>
+                <td {class} data-testid="compare-cell" data-state={if valid { "valid" } else { "invalid" }}>
+                    <div class="meta">{ format!("{} · {repairs} repair(s) · {} tokens · ${:.5} · {:.0} ms",
+                        if valid { "valid" } else { "invalid" }, result.input_tokens + result.output_tokens, result.cost, result.latency_ms) }</div>
+                    { versus.unwrap_or_default() }
                     <code class="clip">{ output }</code>
                 </td>
             }

@@ -13,6 +13,7 @@ pub mod run_panel;
 pub mod telemetry_view;
 pub mod trace_detail;
 pub mod traces_view;
+pub mod versions_panel;
 
 use yew::prelude::*;
 

@@ -33,18 +33,19 @@ pub fn pipelines_view(props: &StudioProps) -> Html {
             dispatch.dispatch(Action::Pipeline(PipelineAction::Save { publish }))
         })
     };
-    let open = |text: String| {
+    let open = |name: String, text: String| {
         let dispatch = dispatch.clone();
         Callback::from(move |_| {
-            dispatch.dispatch(Action::Pipeline(PipelineAction::Open(text.clone())))
+            let (name, text) = (name.clone(), text.clone());
+            dispatch.dispatch(Action::Pipeline(PipelineAction::Open { name, text }))
         })
     };
     let examples = BUNDLED_PIPELINES.iter().map(|(name, text)| html! {
-        <li class="item" data-testid="pipeline-example" onclick={open((*text).to_owned())}>{ format!("example: {name}") }</li>
+        <li class="item" data-testid="pipeline-example" onclick={open(format!("example: {name}"), (*text).to_owned())}>{ format!("example: {name}") }</li>
     });
     let stored = editor.stored.iter().rev().map(|row| html! {
         <li class="item" data-testid="pipeline-stored" data-id={row.id.clone()} data-version={row.version.to_string()}
-            onclick={open(row.text.clone())}>
+            onclick={open(format!("{} v{}", row.id, row.version), row.text.clone())}>
             { format!("{} v{}", row.id, row.version) }
             if row.published { <span class="badge" data-testid="pipeline-published">{ "published" }</span> }
             <small>{ format!("{} run(s) · {}", row.runs.len(), row.saved_at) }</small>
@@ -59,6 +60,20 @@ pub fn pipelines_view(props: &StudioProps) -> Html {
             </ul>
         }
     };
+    let answer = |yes: bool| {
+        let dispatch = dispatch.clone();
+        Callback::from(move |_| {
+            dispatch.dispatch(Action::Pipeline(PipelineAction::ConfirmOpen(yes)))
+        })
+    };
+    // Asked in the page: opening another file would throw the unsaved YAML away.
+    let confirm = editor.confirm_open.as_ref().map(|(name, _)| html! {
+        <div class="confirm" data-testid="pipeline-confirm-open" role="alertdialog">
+            <span>{ format!("The editor has unsaved YAML. Open {name} and discard it?") }</span>
+            <button data-testid="pipeline-confirm-yes" onclick={answer(true)}>{ "Discard and open" }</button>
+            <button data-testid="pipeline-confirm-no" onclick={answer(false)}>{ "Keep editing" }</button>
+        </div>
+    });
     let report = editor.report.as_ref().map(|report| {
         let headline = match (report.version, report.published) {
             (0, _) => "Refused".to_owned(),
@@ -81,7 +96,8 @@ pub fn pipelines_view(props: &StudioProps) -> Html {
             </aside>
             <main class="workbench">
                 <section class="panel">
-                    <h2>{ "Pipeline file (YAML)" }</h2>
+                    <h2>{ "Pipeline file (YAML)" }{ if editor.unsaved() { " •" } else { "" } }</h2>
+                    { confirm.unwrap_or_default() }
                     <textarea class={if errors.is_empty() { "code" } else { "code invalid" }} data-testid="pipeline-text"
                         spellcheck="false" value={editor.text.clone()} oninput={on_text} />
                     if !errors.is_empty() {

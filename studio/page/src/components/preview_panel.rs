@@ -2,6 +2,7 @@
 //! shared rules expanded, inserted values highlighted, unresolved variables flagged.
 
 use studio_core::preview::Segment;
+use studio_core::traces::step_label;
 use yew::prelude::*;
 
 use crate::components::{StudioProps, on_input, on_value};
@@ -15,7 +16,7 @@ pub fn preview_panel(props: &StudioProps) -> Html {
         let selected = state.sample_trace.as_deref() == Some(t.id.as_str());
         html! {
             <option value={t.id.clone()} {selected}>
-                { format!("run {} · step {} · {}", t.run_id, t.step, t.started_at) }
+                { format!("run {} · {} · {}", t.run_id, step_label(t.step), t.started_at) }
             </option>
         }
     });

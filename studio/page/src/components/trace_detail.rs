@@ -2,6 +2,7 @@
 //! every answer and the usage; a link back to the captured run on the annotation page.
 
 use run_records::LlmTrace;
+use studio_core::traces::step_label;
 use yew::prelude::*;
 
 use crate::state::Route;
@@ -36,10 +37,10 @@ pub fn trace_detail(props: &TraceDetailProps) -> Html {
                 <dt>{ "revision hash" }</dt><dd data-testid="trace-revision-hash"><code>{ &trace.revision_hash }</code></dd>
                 <dt>{ "model" }</dt><dd>{ format!("{} ({})", trace.model, trace.provider) }</dd>
                 <dt>{ "run" }</dt>
-                <dd><code>{ &trace.run_id }</code>{ format!(" · step {}", trace.step) }</dd>
+                <dd><code>{ &trace.run_id }</code>{ format!(" · {}", step_label(trace.step)) }</dd>
                 if captured {
                     <dt>{ "captured run" }</dt>
-                    <dd><a class="button-link" data-testid="trace-annotation-link" href={Route::annotation_link(&trace.run_id)}>{ "Open the run in Annotation" }</a></dd>
+                    <dd><a class="button-link" data-testid="trace-annotation-link" href={Route::annotation_link(&trace.run_id, trace.step)}>{ format!("Open the run in Annotation at {}", step_label(trace.step)) }</a></dd>
                 }
                 <dt>{ "usage" }</dt>
                 <dd data-testid="trace-usage">{ format!("{} in / {} out tokens · ${:.5} · {:.0} ms · started {}",

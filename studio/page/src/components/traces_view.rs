@@ -1,7 +1,7 @@
 //! Every stored trace, filtered by prompt, variant, model, run, outcome and date; one
 //! opened beside the list.
 
-use studio_core::traces::{Outcome, TraceFilter, repairs};
+use studio_core::traces::{Outcome, TraceFilter, repairs, step_label};
 use yew::prelude::*;
 
 use crate::components::StudioProps;
@@ -46,7 +46,7 @@ pub fn traces_view(props: &StudioProps) -> Html {
                 <td>{ &trace.prompt_id }</td>
                 <td>{ &trace.variant }</td>
                 <td>{ &trace.model }</td>
-                <td><code>{ &trace.run_id }</code>{ format!(" · step {}", trace.step) }</td>
+                <td><code>{ &trace.run_id }</code>{ format!(" · {}", step_label(trace.step)) }</td>
                 <td class={outcome.name()} data-testid="trace-outcome">{ format!("{}{}", outcome.name(),
                     if repairs(trace) > 0 { format!(" ({})", repairs(trace)) } else { String::new() }) }</td>
             </tr>
@@ -80,7 +80,7 @@ pub fn traces_view(props: &StudioProps) -> Html {
                         }) }
                     </select>
                     if let Some(step) = state.step {
-                        <button data-testid="step-filter" onclick={clear_step}>{ format!("step {step} ×") }</button>
+                        <button data-testid="step-filter" onclick={clear_step}>{ format!("{} ×", step_label(step)) }</button>
                     }
                 </div>
                 <p class="meta" data-testid="traces-count">{ format!("{} of {} traces", listed.len(), all.len()) }</p>

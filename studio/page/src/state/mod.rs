@@ -17,8 +17,10 @@ use protocol::{PanelRequest, WorkerEvent};
 use run_records::LlmTrace;
 use serde_json::Value;
 use studio_core::catalogue::{self, Catalogue, FileKind, PromptEntry};
+use studio_core::compare::{self, Delta};
 use studio_core::preview::{self, Preview};
-use studio_core::traces::TraceFilter;
+use studio_core::traces::{TraceFilter, sample_label};
+use studio_core::versions::{self, PromptVersion};
 use yew::Reducible;
 
 pub use pipeline::{PipelineAction, PipelineEditor, PipelineRunState};
@@ -38,7 +40,34 @@ pub enum Tab {
 pub enum Effect {
     Send(PanelRequest),
     LoadTraces,
+    /// The saved prompt versions (`promptVersions`).
+    LoadVersions,
     SetHash(String),
+}
+
+/// Where the person is: the view, and in the prompts view the open file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct View {
+    pub tab: Tab,
+    pub file: Option<String>,
+}
+
+/// A message at the top of the page. One about a view (a save, a restore) shows only
+/// there, and goes when the person moves away or edits again; one about the page (the
+/// traces could not be read) stays until dismissed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub text: String,
+    pub view: Option<View>,
+}
+
+/// A save on its way to the worker: the view it was asked from, and the version it
+/// restores, if it is a restore.
+#[derive(Debug, Clone, PartialEq)]
+struct PendingSave {
+    id: u32,
+    view: View,
+    restoring: Option<(String, u32)>,
 }
 
 /// Where a Studio run stands.
@@ -58,6 +87,8 @@ pub struct CompareCell {
     pub variant: String,
     /// Which sample (the trace it came from).
     pub sample: String,
+    /// The sample as a person knows it: its run's task, the run and the step (1-based).
+    pub label: String,
     pub state: RunState,
 }
 
@@ -91,6 +122,14 @@ pub enum Action {
         samples: usize,
     },
     Baseline(String),
+    VersionsLoaded(Result<Vec<PromptVersion>, String>),
+    /// Shows the diff of the open file's version `n` against its text in the editor.
+    ShowDiff(Option<u32>),
+    /// Restores the open file's version `n`: saved again as the newest version. Asks first
+    /// when the file has unsaved edits.
+    Restore(u32),
+    /// The answer to "discard the unsaved edits and restore?".
+    ConfirmRestore(bool),
     Filter(TraceFilter),
     OpenTrace(Option<String>),
     DismissNotice,
@@ -122,9 +161,15 @@ pub struct Studio {
     /// `#run=…&step=n` narrows the list to one step.
     pub step: Option<u32>,
     pub open_trace: Option<String>,
-    pub notice: Option<String>,
+    notice: Option<Notice>,
     pub pipeline: PipelineEditor,
-    pending_save: Option<u32>,
+    /// Every saved prompt version, once read.
+    pub versions: Option<Vec<PromptVersion>>,
+    /// The version whose diff is shown: path and number.
+    pub diff_version: Option<(String, u32)>,
+    /// A restore waiting for the person to agree to lose the file's unsaved edits.
+    pub confirm_restore: Option<(String, u32)>,
+    pending_save: Option<PendingSave>,
     next_id: u32,
     next_effect: u32,
     pub effects: Vec<(u32, Effect)>,
@@ -152,6 +197,9 @@ impl Default for Studio {
             open_trace: None,
             notice: None,
             pipeline: PipelineEditor::default(),
+            versions: None,
+            diff_version: None,
+            confirm_restore: None,
             pending_save: None,
             next_id: 1,
             next_effect: 0,
@@ -252,7 +300,62 @@ impl Studio {
             .collect()
     }
 
+    /// Where the person is now.
+    pub fn view(&self) -> View {
+        let file = if self.tab == Tab::Prompts { self.file.clone() } else { None };
+        View { tab: self.tab, file }
+    }
+
+    /// The notice to show here: the page's, or this view's.
+    pub fn notice(&self) -> Option<&str> {
+        let notice = self.notice.as_ref()?;
+        let here = notice.view.as_ref().is_none_or(|view| *view == self.view());
+        here.then_some(notice.text.as_str())
+    }
+
+    /// Says `text` in the view the person is in.
+    fn notify(&mut self, text: impl Into<String>) {
+        self.notice = Some(Notice { text: text.into(), view: Some(self.view()) });
+    }
+
+    /// The open file's saved versions, newest first.
+    pub fn file_versions(&self) -> Vec<&PromptVersion> {
+        match (&self.versions, &self.file) {
+            (Some(all), Some(path)) => versions::of_file(all, path),
+            _ => vec![],
+        }
+    }
+
+    /// The text the editor shows for `path`: the draft, else the stored override, else the
+    /// bundled file.
+    pub fn current_text(&self, path: &str) -> Option<String> {
+        self.drafts.get(path).cloned().or_else(|| self.stored_text(path))
+    }
+
+    /// How a finished comparison cell differs from the baseline's cell on the same sample;
+    /// `None` for the baseline's own cells and cells not both answered.
+    pub fn against_baseline(&self, cell: &CompareCell) -> Option<Delta> {
+        let baseline = self.baseline.as_deref().filter(|b| *b != cell.variant)?;
+        let base =
+            self.compare.iter().find(|c| c.variant == baseline && c.sample == cell.sample)?;
+        match (&base.state, &cell.state) {
+            (RunState::Done(base), RunState::Done(this)) => Some(compare::delta(base, this)),
+            _ => None,
+        }
+    }
+
     pub fn apply(&mut self, action: Action) {
+        let before = self.view();
+        let edit = matches!(action, Action::Edit(_));
+        self.act(action);
+        // A view's notice goes when the person leaves the view or edits again.
+        let left = self.view() != before || edit;
+        if left && self.notice.as_ref().is_some_and(|n| n.view.as_ref() == Some(&before)) {
+            self.notice = None;
+        }
+    }
+
+    fn act(&mut self, action: Action) {
         match action {
             Action::Connected => {
                 self.connected = true;
@@ -260,6 +363,9 @@ impl Studio {
                 // The samples for previews and comparisons are the stored traces.
                 if self.traces.is_none() {
                     self.effect(Effect::LoadTraces);
+                }
+                if self.versions.is_none() {
+                    self.effect(Effect::LoadVersions);
                 }
             }
             Action::Disconnected => {
@@ -272,7 +378,23 @@ impl Studio {
             Action::TracesLoaded(Ok(traces)) => self.traces = Some(traces),
             Action::TracesLoaded(Err(error)) => {
                 self.traces = Some(vec![]);
-                self.notice = Some(error);
+                self.notice = Some(Notice { text: error, view: None });
+            }
+            Action::VersionsLoaded(Ok(versions)) => self.versions = Some(versions),
+            Action::VersionsLoaded(Err(error)) => {
+                self.versions = Some(vec![]);
+                self.notice = Some(Notice { text: error, view: None });
+            }
+            Action::ShowDiff(number) => {
+                self.diff_version = number.and_then(|n| Some((self.file.clone()?, n)));
+            }
+            Action::Restore(number) => self.restore(number),
+            Action::ConfirmRestore(yes) => {
+                let Some((path, number)) = self.confirm_restore.take() else { return };
+                if yes && self.file.as_deref() == Some(path.as_str()) {
+                    self.drafts.remove(&path);
+                    self.restore(number);
+                }
             }
             Action::Route(route) => self.follow(route),
             Action::Tab(tab) => {
@@ -332,19 +454,17 @@ impl Studio {
             }
             Action::Save => {
                 if let Some(problem) = self.save_problem() {
-                    self.notice = Some(format!("Not saved: {problem}"));
+                    self.notify(format!("Not saved: {problem}"));
                     return;
                 }
                 let edits = self.drafts.iter().map(|(p, t)| (p.clone(), Some(t.clone()))).collect();
-                let id = self.request(|id| PanelRequest::SavePrompts { id, edits });
-                self.pending_save = Some(id);
+                self.save(edits, None);
             }
             Action::Revert(path) => {
                 self.drafts.remove(&path);
                 let mut edits = BTreeMap::new();
                 edits.insert(path, None);
-                let id = self.request(|id| PanelRequest::SavePrompts { id, edits });
-                self.pending_save = Some(id);
+                self.save(edits, None);
             }
             Action::NewVariant(name) => {
                 let Some(entry) = self.entry() else { return };
@@ -354,7 +474,7 @@ impl Studio {
                         self.variant = name.trim().to_owned();
                         self.file = Some(format!("{}/{}.md", entry.folder, self.variant));
                     }
-                    Err(error) => self.notice = Some(error),
+                    Err(error) => self.notify(error),
                 }
             }
             Action::NewPrompt(id) => match catalogue::new_prompt(&id, &self.catalogue()) {
@@ -365,7 +485,7 @@ impl Studio {
                     self.file = Some(format!("{}/A.md", self.prompt));
                     self.vars_text = "{\n  \"question\": \"\"\n}".into();
                 }
-                Err(error) => self.notice = Some(error),
+                Err(error) => self.notify(error),
             },
             Action::VarsText(text) => {
                 self.vars_text = text;
@@ -401,6 +521,42 @@ impl Studio {
             Action::DismissNotice => self.notice = None,
             Action::EffectsTaken(up_to) => self.effects.retain(|(n, _)| *n > up_to),
         }
+    }
+
+    /// Sends `edits` to be saved, remembering where the person asked from.
+    fn save(&mut self, edits: protocol::studio::PromptEdits, restoring: Option<(String, u32)>) {
+        let view = self.view();
+        let id = self.request(|id| PanelRequest::SavePrompts { id, edits });
+        self.pending_save = Some(PendingSave { id, view, restoring });
+    }
+
+    /// Restores the open file's version `number` by saving its text again (a new version;
+    /// the history stays as it was). Unsaved edits of the file are asked about first.
+    fn restore(&mut self, number: u32) {
+        let Some(path) = self.file.clone() else { return };
+        let found = self.file_versions().into_iter().find(|v| v.number == number);
+        let Some(text) = found.map(|v| v.text.clone()) else {
+            self.notify(format!("No saved version {number} of {path}."));
+            return;
+        };
+        if self.drafts.get(&path).is_some_and(|draft| *draft != text) {
+            self.confirm_restore = Some((path, number));
+            return;
+        }
+        self.drafts.remove(&path);
+        if self.overrides.as_ref().and_then(|o| o.get(&path)) == Some(&text) {
+            self.notify(format!("Version {number} is already the text of {path} in force."));
+            return;
+        }
+        let mut restored = self.overrides.clone().unwrap_or_default();
+        restored.insert(path.clone(), text.clone());
+        if let Err(error) = catalogue::check(&restored) {
+            self.notify(format!("Not restored: {error}"));
+            return;
+        }
+        let mut edits = BTreeMap::new();
+        edits.insert(path.clone(), Some(text));
+        self.save(edits, Some((path, number)));
     }
 
     fn stored_text(&self, path: &str) -> Option<String> {
@@ -456,19 +612,19 @@ impl Studio {
 
     fn compare(&mut self, variants: Vec<String>, samples: usize) {
         self.compare.clear();
-        let picked: Vec<(String, Value)> = self
+        let picked: Vec<(String, String, Value)> = self
             .samples()
             .into_iter()
             .take(samples)
-            .map(|t| (t.id.clone(), t.params.clone()))
+            .map(|t| (t.id.clone(), sample_label(t), t.params.clone()))
             .collect();
         if picked.is_empty() {
-            self.notice = Some(format!("No captured {} step to compare on yet.", self.prompt));
+            self.notify(format!("No captured {} step to compare on yet.", self.prompt));
             return;
         }
         self.baseline = variants.first().cloned();
         for variant in variants {
-            for (sample, vars) in &picked {
+            for (sample, label, vars) in &picked {
                 let state = match self.run_request(&variant, Some(vars.clone())) {
                     Ok(run) => RunState::Running(
                         self.request(|id| PanelRequest::StudioRun { id, run: Box::new(run) }),
@@ -478,6 +634,7 @@ impl Studio {
                 self.compare.push(CompareCell {
                     variant: variant.clone(),
                     sample: sample.clone(),
+                    label: label.clone(),
                     state,
                 });
             }
@@ -496,11 +653,21 @@ impl Studio {
             WorkerEvent::Settings { settings, .. } if self.overrides.is_none() => {
                 self.overrides = Some(settings.map(|s| s.prompt_overrides).unwrap_or_default());
             }
-            WorkerEvent::PromptOverrides { id, overrides } if self.pending_save == Some(id) => {
-                self.pending_save = None;
+            WorkerEvent::PromptOverrides { id, overrides }
+                if self.pending_save.as_ref().is_some_and(|p| p.id == id) =>
+            {
+                let Some(saved) = self.pending_save.take() else { return };
                 self.drafts.retain(|path, text| overrides.get(path) != Some(text));
                 self.overrides = Some(overrides);
-                self.notice = Some("Saved. New tasks use these prompt files.".into());
+                let text = match &saved.restoring {
+                    Some((path, number)) => format!(
+                        "Restored version {number} of {path}, saved as its newest version. New \
+                         tasks use it."
+                    ),
+                    None => "Saved. New tasks use these prompt files.".into(),
+                };
+                self.notice = Some(Notice { text, view: Some(saved.view) });
+                self.effect(Effect::LoadVersions);
             }
             WorkerEvent::StudioResult { id, result } => {
                 let result: Rc<StudioRunResult> = Rc::from(result);
@@ -526,9 +693,8 @@ impl Studio {
                         cell.state = RunState::Failed(message.clone());
                     }
                 }
-                if self.pending_save == Some(id) {
-                    self.pending_save = None;
-                    self.notice = Some(message);
+                if let Some(saved) = self.pending_save.take_if(|p| p.id == id) {
+                    self.notice = Some(Notice { text: message, view: Some(saved.view) });
                 }
             }
             _ => {}

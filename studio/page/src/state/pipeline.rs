@@ -37,8 +37,14 @@ pub enum PipelineAction {
     Save {
         publish: bool,
     },
-    /// Opens a stored version's text (or a bundled example's).
-    Open(String),
+    /// Opens a stored version's text (or a bundled example's), named as the list names it.
+    /// Asks first when the editor holds unsaved YAML.
+    Open {
+        name: String,
+        text: String,
+    },
+    /// The answer to "replace the unsaved YAML?".
+    ConfirmOpen(bool),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -55,6 +61,12 @@ pub struct PipelineEditor {
     pub live: Vec<Value>,
     /// The open web pages a test run can read, by title and URL.
     pub tabs: Vec<TabInfo>,
+    /// The text as last opened or saved: the editor has unsaved YAML when it differs.
+    pub opened: String,
+    /// The text being saved, which becomes `opened` once stored.
+    saving_text: String,
+    /// A file to open once the person agrees to lose the unsaved YAML: its name and text.
+    pub confirm_open: Option<(String, String)>,
 }
 
 impl Default for PipelineEditor {
@@ -70,6 +82,9 @@ impl Default for PipelineEditor {
             listing: None,
             live: vec![],
             tabs: vec![],
+            opened: BUNDLED_PIPELINES[0].1.to_owned(),
+            saving_text: String::new(),
+            confirm_open: None,
         }
     }
 }
@@ -81,6 +96,19 @@ impl PipelineEditor {
             Ok(loaded) => (vec![], loaded.warnings),
             Err(errors) => (errors, vec![]),
         }
+    }
+
+    /// Whether the editor holds YAML that was neither opened nor saved as it is.
+    pub fn unsaved(&self) -> bool {
+        self.text != self.opened
+    }
+
+    fn open(&mut self, text: String) {
+        self.opened = text.clone();
+        self.text = text;
+        self.report = None;
+        self.run = PipelineRunState::Idle;
+        self.confirm_open = None;
     }
 
     pub fn tab(&self) -> Option<TabId> {
@@ -108,10 +136,19 @@ impl PipelineEditor {
                 None
             }
             PipelineAction::ListTabs => Some(PanelRequest::ListTabs { id: next_id() }),
-            PipelineAction::Open(text) => {
-                self.text = text;
-                self.report = None;
-                self.run = PipelineRunState::Idle;
+            PipelineAction::Open { name, text } => {
+                if self.unsaved() && text != self.text {
+                    self.confirm_open = Some((name, text));
+                } else {
+                    self.open(text);
+                }
+                None
+            }
+            PipelineAction::ConfirmOpen(yes) => {
+                match self.confirm_open.take() {
+                    Some((_, text)) if yes => self.open(text),
+                    _ => {}
+                }
                 None
             }
             PipelineAction::Run => {
@@ -142,6 +179,7 @@ impl PipelineEditor {
             PipelineAction::Save { publish } => {
                 let id = next_id();
                 self.saving = Some(id);
+                self.saving_text = self.text.clone();
                 self.report = None;
                 Some(PanelRequest::SavePipeline { id, text: self.text.clone(), publish })
             }
@@ -172,6 +210,9 @@ impl PipelineEditor {
                 if self.saving == Some(*id) =>
             {
                 self.saving = None;
+                if *version > 0 {
+                    self.opened = std::mem::take(&mut self.saving_text);
+                }
                 self.report = Some(SaveReport {
                     version: *version,
                     published: *published,
@@ -278,6 +319,46 @@ mod tests {
         assert_eq!(editor.run, PipelineRunState::Done(result));
         assert!(editor.live.is_empty());
         assert_eq!(editor.apply(PipelineAction::Cancel, &mut ids), None);
+    }
+
+    #[test]
+    fn opening_an_example_over_unsaved_yaml_asks_first() {
+        let mut editor = PipelineEditor::default();
+        let mut ids = counter();
+        let example = BUNDLED_PIPELINES[0];
+        let open = || PipelineAction::Open { name: example.0.into(), text: example.1.into() };
+        // Nothing typed: the example opens at once.
+        editor.apply(open(), &mut ids);
+        assert_eq!(editor.confirm_open, None);
+        let mine = format!("{}\n# mine", example.1);
+        editor.apply(PipelineAction::Text(mine.clone()), &mut ids);
+        assert!(editor.unsaved());
+        editor.apply(open(), &mut ids);
+        assert_eq!(editor.text, mine, "the unsaved YAML is kept until the person agrees");
+        assert_eq!(editor.confirm_open.as_ref().map(|c| c.0.as_str()), Some(example.0));
+        editor.apply(PipelineAction::ConfirmOpen(false), &mut ids);
+        assert_eq!((editor.text.as_str(), editor.confirm_open.is_none()), (mine.as_str(), true));
+        editor.apply(open(), &mut ids);
+        editor.apply(PipelineAction::ConfirmOpen(true), &mut ids);
+        assert_eq!(editor.text, example.1);
+        assert!(!editor.unsaved());
+        // Once saved, the text is no longer unsaved: opening another file asks nothing.
+        editor.apply(PipelineAction::Text(mine.clone()), &mut ids);
+        let Some(PanelRequest::SavePipeline { id, .. }) =
+            editor.apply(PipelineAction::Save { publish: false }, &mut ids)
+        else {
+            panic!()
+        };
+        editor.on_event(&WorkerEvent::PipelineSaved {
+            id,
+            version: 2,
+            published: false,
+            errors: vec![],
+            warnings: vec![],
+        });
+        assert!(!editor.unsaved());
+        editor.apply(open(), &mut ids);
+        assert_eq!((editor.text.as_str(), editor.confirm_open.is_none()), (example.1, true));
     }
 
     #[test]

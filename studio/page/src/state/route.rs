@@ -1,5 +1,6 @@
 //! The Studio's address: `#trace=<id>` opens a trace, `#run=<runId>&step=<n>` lists a
-//! step's traces (the annotation page links here), `#prompt=<id>` opens a prompt.
+//! step's traces (the annotation page links here), `#prompt=<id>` opens a prompt. `n` is
+//! the step's stored index (from 0); the page shows it 1-based.
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Route {
@@ -31,9 +32,10 @@ impl Route {
         format!("studio.html#trace={}", encode(id))
     }
 
-    /// The annotation page's link to a captured run.
-    pub fn annotation_link(run_id: &str) -> String {
-        format!("annotation.html?agentRunId={}", encode(run_id))
+    /// The annotation page's link to a captured run, opened on `step` (the stored index,
+    /// as the annotation page's `step` parameter takes it).
+    pub fn annotation_link(run_id: &str, step: u32) -> String {
+        format!("annotation.html?agentRunId={}&step={step}", encode(run_id))
     }
 }
 
@@ -84,7 +86,7 @@ mod tests {
         assert_eq!(route.trace.as_deref(), Some("a b&c"));
         let route = Route::parse("#run=r%3A1&step=2");
         assert_eq!((route.run.as_deref(), route.step), (Some("r:1"), Some(2)));
-        assert_eq!(Route::annotation_link("r 1"), "annotation.html?agentRunId=r%201");
+        assert_eq!(Route::annotation_link("r 1", 2), "annotation.html?agentRunId=r%201&step=2");
         assert_eq!(Route::parse(""), Route::default());
     }
 }

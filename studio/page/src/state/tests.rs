@@ -5,6 +5,8 @@ use protocol::settings::Settings;
 use protocol::studio::StudioAttempt;
 use serde_json::json;
 
+use studio_core::versions::PromptVersion;
+
 use super::*;
 
 fn connected() -> Studio {
@@ -60,7 +62,7 @@ fn editing_a_variant_keeps_a_draft_checks_it_and_saves_it_as_an_override() {
     assert!(error.contains("no_such_rule"), "{error}");
     // A broken file is not sent.
     studio.apply(Action::Save);
-    assert!(studio.notice.as_deref().unwrap().starts_with("Not saved"));
+    assert!(studio.notice().unwrap().starts_with("Not saved"));
     assert!(!sent(&studio).iter().any(|r| matches!(r, PanelRequest::SavePrompts { .. })));
 
     // A variable the Navigator is never given: it loads, but it is not saved.
@@ -68,7 +70,7 @@ fn editing_a_variant_keeps_a_draft_checks_it_and_saves_it_as_an_override() {
     studio.apply(Action::Edit("Task: {{task}} {{nope}} {{> json_only}}".into()));
     assert!(studio.check().is_ok());
     studio.apply(Action::Save);
-    let notice = studio.notice.clone().unwrap();
+    let notice = studio.notice().unwrap().to_owned();
     assert!(notice.starts_with("Not saved: navigator/A.md reads {{nope}}"), "{notice}");
     assert!(!sent(&studio).iter().any(|r| matches!(r, PanelRequest::SavePrompts { .. })));
 
@@ -164,7 +166,7 @@ fn bad_sample_json_is_said_and_nothing_is_sent() {
 fn compare_runs_each_variant_on_the_newest_captured_steps() {
     let mut studio = connected();
     studio.apply(Action::NewVariant("B".into()));
-    assert!(studio.notice.take().unwrap().contains("already has a variant B"));
+    assert!(studio.notice().unwrap().contains("already has a variant B"));
     studio.apply(Action::NewVariant("C".into()));
     assert_eq!(studio.variant, "C");
     assert!(studio.drafts.contains_key("navigator/C.md"));
@@ -220,4 +222,182 @@ fn an_arm_can_use_another_roles_model() {
         .collect();
     assert_eq!(runs, [("A".into(), ModelRole::Navigator), ("A".into(), ModelRole::Planner)]);
     assert!(matches!(&studio.compare[2].state, RunState::Failed(m) if m.contains("critic")));
+}
+
+fn version(number: u32, text: &str) -> PromptVersion {
+    PromptVersion {
+        path: "navigator/A.md".into(),
+        number,
+        text: text.into(),
+        saved_at: format!("2026-11-2{number}T10:00:00.000Z"),
+    }
+}
+
+fn answer_save(studio: &mut Studio) {
+    let Some(PanelRequest::SavePrompts { id, edits }) = sent(studio).pop() else { panic!() };
+    let mut stored = studio.overrides.clone().unwrap_or_default();
+    for (path, text) in edits {
+        match text {
+            Some(text) => stored.insert(path, text),
+            None => stored.remove(&path),
+        };
+    }
+    studio.apply(Action::Worker(WorkerEvent::PromptOverrides { id, overrides: stored }));
+}
+
+#[test]
+fn a_files_saved_versions_list_newest_first_and_one_is_restored_as_a_new_save() {
+    let mut studio = connected();
+    assert!(studio.effects.iter().any(|(_, e)| *e == Effect::LoadVersions));
+    let one = "V1 {{task}} {{> json_only}}";
+    let two = "V2 {{task}} {{> json_only}}";
+    studio.apply(Action::VersionsLoaded(Ok(vec![
+        version(1, one),
+        version(2, two),
+        PromptVersion { path: "planner/A.md".into(), ..version(3, "other file") },
+    ])));
+    let listed: Vec<u32> = studio.file_versions().iter().map(|v| v.number).collect();
+    assert_eq!(listed, [2, 1], "this file's versions, newest first");
+    studio.apply(Action::ShowDiff(Some(1)));
+    assert_eq!(studio.diff_version, Some(("navigator/A.md".into(), 1)));
+
+    // No unsaved edits: restoring saves version 1's text again.
+    studio.effects.clear();
+    studio.apply(Action::Restore(1));
+    let Some(PanelRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
+    assert_eq!(edits.len(), 1);
+    assert_eq!(edits["navigator/A.md"].as_deref(), Some(one));
+    answer_save(&mut studio);
+    assert_eq!(
+        studio.notice(),
+        Some(
+            "Restored version 1 of navigator/A.md, saved as its newest version. New tasks use it."
+        )
+    );
+    assert!(studio.effects.iter().any(|(_, e)| *e == Effect::LoadVersions), "the new version");
+    assert_eq!(studio.current_text("navigator/A.md").as_deref(), Some(one));
+
+    // Unsaved edits are not thrown away without asking.
+    studio.apply(Action::Edit("Mine {{task}} {{> json_only}}".into()));
+    studio.effects.clear();
+    studio.apply(Action::Restore(2));
+    assert_eq!(studio.confirm_restore, Some(("navigator/A.md".into(), 2)));
+    assert!(sent(&studio).is_empty(), "nothing saved before the answer");
+    studio.apply(Action::ConfirmRestore(false));
+    assert_eq!(studio.confirm_restore, None);
+    assert_eq!(studio.drafts["navigator/A.md"], "Mine {{task}} {{> json_only}}");
+    assert!(sent(&studio).is_empty());
+    studio.apply(Action::Restore(2));
+    studio.apply(Action::ConfirmRestore(true));
+    let Some(PanelRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
+    assert_eq!(edits["navigator/A.md"].as_deref(), Some(two));
+    assert!(!studio.drafts.contains_key("navigator/A.md"));
+
+    // The text in force already: nothing to save.
+    answer_save(&mut studio);
+    studio.effects.clear();
+    studio.apply(Action::Restore(2));
+    assert!(sent(&studio).is_empty());
+    assert!(studio.notice().unwrap().contains("already the text"));
+}
+
+#[test]
+fn the_saved_notice_shows_on_its_file_only_and_goes_when_the_person_moves_or_edits() {
+    let mut studio = connected();
+    studio.apply(Action::Edit("Task: {{task}} {{> json_only}}".into()));
+    studio.apply(Action::Save);
+    answer_save(&mut studio);
+    assert_eq!(studio.notice(), Some("Saved. New tasks use these prompt files."));
+    // Another view: not shown there, and gone when the person comes back.
+    studio.apply(Action::Tab(Tab::Pipelines));
+    assert_eq!(studio.notice(), None);
+    studio.apply(Action::Tab(Tab::Prompts));
+    assert_eq!(studio.notice(), None);
+
+    // Another file of the prompt.
+    studio.apply(Action::Edit("Task: {{task}} again {{> json_only}}".into()));
+    studio.apply(Action::Save);
+    answer_save(&mut studio);
+    assert!(studio.notice().is_some());
+    studio.apply(Action::OpenFile("navigator/schema.json".into()));
+    assert_eq!(studio.notice(), None);
+
+    // Editing again.
+    studio.apply(Action::OpenFile("navigator/A.md".into()));
+    studio.apply(Action::Edit("Task: {{task}} once more {{> json_only}}".into()));
+    studio.apply(Action::Save);
+    answer_save(&mut studio);
+    assert!(studio.notice().is_some());
+    studio.apply(Action::Edit("Task: {{task}} and more {{> json_only}}".into()));
+    assert_eq!(studio.notice(), None);
+
+    // A save answered while the person is elsewhere shows when they are back on its file.
+    studio.apply(Action::Save);
+    studio.apply(Action::Tab(Tab::Traces));
+    answer_save(&mut studio);
+    assert_eq!(studio.notice(), None);
+    studio.apply(Action::Tab(Tab::Prompts));
+    assert_eq!(studio.notice(), Some("Saved. New tasks use these prompt files."));
+
+    // The page's own trouble stays on every view until dismissed.
+    studio.apply(Action::TracesLoaded(Err("IndexedDB: could not read the traces".into())));
+    studio.apply(Action::Tab(Tab::Telemetry));
+    assert_eq!(studio.notice(), Some("IndexedDB: could not read the traces"));
+    studio.apply(Action::DismissNotice);
+    assert_eq!(studio.notice(), None);
+}
+
+fn done(variant: &str, output: Value, tokens: u64, ms: f64) -> StudioRunResult {
+    StudioRunResult {
+        run_id: "studio:1".into(),
+        trace_id: "x".into(),
+        prompt_id: "navigator".into(),
+        variant: variant.into(),
+        prompt_hash: "h".into(),
+        revision_hash: "r".into(),
+        model: "m".into(),
+        exchanges: vec![],
+        attempts: vec![],
+        output: Some(output),
+        error: None,
+        input_tokens: tokens,
+        output_tokens: 0,
+        cost: 0.0,
+        latency_ms: ms,
+    }
+}
+
+#[test]
+fn compare_rows_name_the_run_and_step_and_a_chosen_baseline_changes_what_cells_say() {
+    let mut studio = connected();
+    studio.apply(Action::TracesLoaded(Ok(vec![trace("t1", "navigator", "2026-11-20T10:00:00Z")])));
+    studio.apply(Action::Compare { variants: vec!["A".into(), "B".into()], samples: 1 });
+    assert_eq!(studio.compare[0].label, "“task of t1” · run r1 · step 3");
+    let ids: Vec<u32> = studio
+        .compare
+        .iter()
+        .map(|c| match c.state {
+            RunState::Running(id) => id,
+            _ => panic!(),
+        })
+        .collect();
+    let answers = [
+        done("A", json!({"actions": [{"action": "done"}]}), 100, 200.0),
+        done("B", json!({"actions": [{"action": "click", "id": 3}]}), 130, 150.0),
+    ];
+    for (id, result) in ids.into_iter().zip(answers) {
+        studio.apply(Action::Worker(WorkerEvent::StudioResult { id, result: Box::new(result) }));
+    }
+    let (a, b) = (studio.compare[0].clone(), studio.compare[1].clone());
+    assert_eq!(studio.baseline.as_deref(), Some("A"));
+    assert_eq!(studio.against_baseline(&a), None, "the baseline's own cell");
+    let versus = studio.against_baseline(&b).unwrap();
+    assert_eq!((versus.tokens, versus.answer_differs), (30, true));
+    assert_eq!(versus.phrases(), ["action differs", "+30 tokens", "−50 ms"]);
+    studio.apply(Action::Baseline("B".into()));
+    assert_eq!(studio.against_baseline(&b), None);
+    assert_eq!(
+        studio.against_baseline(&a).unwrap().phrases(),
+        ["action differs", "−30 tokens", "+50 ms"]
+    );
 }
