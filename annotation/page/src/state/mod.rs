@@ -2,6 +2,7 @@
 //! transitions decide, and queue the IO they need as [`Effect`]s, which `crate::effects`
 //! carries out and reports back as actions.
 
+pub mod drafting;
 pub mod drafts;
 pub mod editor;
 pub mod effect;
@@ -18,7 +19,9 @@ use annotation_core::history::Version;
 use annotation_core::issues::Draft as IssueDraft;
 use annotation_core::lint::TextIssue;
 use annotation_core::query::RunSummary;
-use annotation_core::record::{ReviewStatus, Run, Step, StepAction, Subtask, Thought};
+use annotation_core::record::{
+    NavigatorNote, ReviewStatus, Run, Step, StepAction, Subtask, Thought,
+};
 use annotation_core::review::{Comment, CommentKind, Suggestion};
 use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
@@ -330,6 +333,10 @@ pub enum Action {
     Next,
     Prev,
     SetThought(Thought, String),
+    /// One of the Navigator's notes beside the thoughts.
+    SetNote(NavigatorNote, String),
+    /// AI-drafted thoughts: asking, and deciding on a draft (`drafting.rs`).
+    Draft(drafting::DraftAction),
     /// The step's extended thoughts, one a line.
     SetExtended(Vec<String>),
     SetAction(StepAction),
@@ -700,6 +707,7 @@ impl Studio {
             Action::ToggleResolved(comment) => return self.toggle_resolved(*comment),
             Action::StarStep { at } => return self.star_step(at),
             Action::CheckGrammar => return self.check_grammar(),
+            Action::Draft(action) => return self.drafting(action),
             _ => {}
         }
         let Some(editor) = &mut self.editor else { return };
@@ -708,6 +716,7 @@ impl Studio {
             Action::Next => editor.select(editor.at + 1),
             Action::Prev => editor.select(editor.at.saturating_sub(1)),
             Action::SetThought(which, text) => editor.set_thought(which, text),
+            Action::SetNote(which, text) => editor.set_note(which, text),
             Action::SetExtended(thoughts) => editor.set_extended(thoughts),
             Action::SetAction(action) => editor.set_action(action),
             Action::ReplaceStep(step) => editor.replace_step(*step),
