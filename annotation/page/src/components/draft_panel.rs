@@ -71,11 +71,15 @@ pub fn draft_panel(props: &Props) -> Html {
                         });
                         html! {
                             <div class="draft-thought" data-testid={format!("draft-thought{n}")}>
-                                <div class="muted">{ format!("Thought {n}") }</div>
+                                <div class="draft-head">
+                                    <span class="muted">{ format!("Thought {n}") }</span>
+                                    <span class="spacer" />
+                                    <button class="primary small" data-testid={format!("draft-accept{n}")} onclick={send(DraftAction::Accept { step_index: index, which })}>{ "Accept" }</button>
+                                    <button class="small" data-testid={format!("draft-reject{n}")} onclick={send(DraftAction::Reject { step_index: index, which })}>{ "Reject" }</button>
+                                </div>
+                                // The change to the thought as it stands, then the draft to edit.
                                 <DiffText ops={word_diff(step.thoughts.get(which), text)} />
-                                <textarea data-testid={format!("draft-text{n}")} rows="2" value={text.clone()} oninput={on_input} />
-                                <button class="primary small" data-testid={format!("draft-accept{n}")} onclick={send(DraftAction::Accept { step_index: index, which })}>{ "Accept" }</button>
-                                <button class="small" data-testid={format!("draft-reject{n}")} onclick={send(DraftAction::Reject { step_index: index, which })}>{ "Reject" }</button>
+                                <textarea data-testid={format!("draft-text{n}")} aria-label={format!("Drafted thought {n}")} rows="2" value={text.clone()} oninput={on_input} />
                             </div>
                         }
                     }) }
