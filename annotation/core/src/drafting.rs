@@ -34,6 +34,13 @@ pub fn set_thought(step: &mut Step, which: Thought, text: String) {
     *step.thoughts.get_mut(which) = text;
 }
 
+/// After any edit of a step (a template, a fix in every step, a replaced copy): each
+/// drafted thought of `after` keeps its mark only per [`keeps_mark`] against `before`.
+pub fn carry_marks(before: &Step, after: &mut Step) {
+    let thoughts = after.thoughts.clone();
+    after.drafted_thoughts.retain(|t| keeps_mark(before.thoughts.get(*t), thoughts.get(*t)));
+}
+
 /// Accepts a draft of one thought, as the annotator left it (edited or not): the thought
 /// takes the text and is marked drafted. An empty text accepts nothing.
 pub fn accept(step: &mut Step, which: Thought, text: &str) {
@@ -130,6 +137,17 @@ mod tests {
         assert!(s.drafted_thoughts.is_empty(), "typed over whole");
         accept(&mut s, Thought::Three, "  ");
         assert!(s.drafted_thoughts.is_empty() && s.thoughts.thought3.is_empty());
+    }
+
+    #[test]
+    fn a_template_over_a_drafted_thought_takes_its_mark_and_a_fix_keeps_it() {
+        let mut before = step(["I start here.", "I can see the serch box.", ""]);
+        before.drafted_thoughts = vec![Thought::One, Thought::Two];
+        let mut after = before.clone();
+        after.thoughts.thought1 = "Nothing has changed yet.".into();
+        after.thoughts.thought2 = "I can see the search box.".into();
+        carry_marks(&before, &mut after);
+        assert_eq!(after.drafted_thoughts, [Thought::Two]);
     }
 
     #[test]

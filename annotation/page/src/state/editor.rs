@@ -349,6 +349,8 @@ impl EditorState {
             return;
         }
         if let Some(draft) = self.draft_at(position) {
+            let mut step = step;
+            annotation_core::drafting::carry_marks(draft, &mut step);
             *draft = step;
         }
         self.tidy_at(position);
@@ -370,8 +372,12 @@ impl EditorState {
         if !self.permissions().edit {
             return;
         }
-        let mut merged = self.merged_steps();
+        let before = self.merged_steps();
+        let mut merged = before.clone();
         edit(&mut merged);
+        for (before, after) in before.iter().zip(&mut merged) {
+            annotation_core::drafting::carry_marks(before, after);
+        }
         self.drafts =
             merged.into_iter().enumerate().filter(|(i, step)| &self.steps[*i] != step).collect();
     }
