@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod agent;
+pub mod drafting;
 pub mod jobs;
 pub mod recording;
 pub mod settings;
@@ -248,6 +249,12 @@ pub enum PanelRequest {
         id: u32,
         job_id: String,
     },
+    /// The annotation page asks for a draft of one step's three thoughts with the
+    /// Navigator's model (answered with `thoughts_drafted`; the trace is stored).
+    DraftThoughts {
+        id: u32,
+        input: Box<drafting::DraftInput>,
+    },
 }
 
 pub(crate) fn yes() -> bool {
@@ -303,7 +310,8 @@ impl PanelRequest {
             | PanelRequest::ListWorkflows { id }
             | PanelRequest::ListJobs { id }
             | PanelRequest::ListTabs { id }
-            | PanelRequest::StopJob { id, .. } => *id,
+            | PanelRequest::StopJob { id, .. }
+            | PanelRequest::DraftThoughts { id, .. } => *id,
         }
     }
 }
@@ -332,6 +340,14 @@ pub enum WorkerEvent {
     Failed {
         id: u32,
         message: String,
+    },
+    /// A draft of one step's thoughts (`draft_thoughts`), or why there is none, in a line
+    /// for a person.
+    ThoughtsDrafted {
+        id: u32,
+        run_id: String,
+        step_index: u32,
+        result: Result<drafting::DraftedThoughts, String>,
     },
     /// A request that needs no other answer was carried out.
     Done {

@@ -244,6 +244,74 @@ impl Thoughts {
     }
 }
 
+/// The Navigator's own notes at a step beside its three thoughts: its answer's
+/// `evaluation_previous_goal`, `memory` and `next_goal`. Kept on the step so an annotator
+/// can check and correct them, and the fine-tuning target carries the corrections.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+pub struct NavigatorNotes {
+    pub evaluation_previous_goal: String,
+    pub memory: String,
+    pub next_goal: String,
+}
+
+/// One of the Navigator's notes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NavigatorNote {
+    Evaluation,
+    Memory,
+    NextGoal,
+}
+
+impl NavigatorNote {
+    pub const ALL: [NavigatorNote; 3] =
+        [NavigatorNote::Evaluation, NavigatorNote::Memory, NavigatorNote::NextGoal];
+
+    /// The field's name in the record (`navigator.<key>`).
+    pub fn key(self) -> &'static str {
+        match self {
+            NavigatorNote::Evaluation => "evaluationPreviousGoal",
+            NavigatorNote::Memory => "memory",
+            NavigatorNote::NextGoal => "nextGoal",
+        }
+    }
+
+    /// The field's name in the Navigator's answer (`current_state.<name>`).
+    pub fn answer_key(self) -> &'static str {
+        match self {
+            NavigatorNote::Evaluation => "evaluation_previous_goal",
+            NavigatorNote::Memory => "memory",
+            NavigatorNote::NextGoal => "next_goal",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            NavigatorNote::Evaluation => "Evaluation of the previous goal",
+            NavigatorNote::Memory => "Memory",
+            NavigatorNote::NextGoal => "Next goal",
+        }
+    }
+}
+
+impl NavigatorNotes {
+    pub fn get(&self, which: NavigatorNote) -> &str {
+        match which {
+            NavigatorNote::Evaluation => &self.evaluation_previous_goal,
+            NavigatorNote::Memory => &self.memory,
+            NavigatorNote::NextGoal => &self.next_goal,
+        }
+    }
+
+    pub fn get_mut(&mut self, which: NavigatorNote) -> &mut String {
+        match which {
+            NavigatorNote::Evaluation => &mut self.evaluation_previous_goal,
+            NavigatorNote::Memory => &mut self.memory,
+            NavigatorNote::NextGoal => &mut self.next_goal,
+        }
+    }
+}
+
 /// One action as carried out, with its outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExecutedAction {
@@ -274,6 +342,14 @@ pub struct StepRecord {
     pub outcome: StepOutcome,
     pub trace_ids: Vec<String>,
     pub duration_ms: f64,
+    /// The Navigator's notes beside its thoughts; none on steps it did not answer for
+    /// (recorded, replayed, imported).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub navigator: Option<NavigatorNotes>,
+    /// The thoughts whose text a model drafted and a person accepted (seed §7.G), so training
+    /// can leave them out or weight them; see `annotation_core::drafting`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drafted_thoughts: Vec<Thought>,
 }
 
 /// Characters of a rendered prompt by where they come from.
@@ -433,6 +509,8 @@ mod tests {
             outcome: StepOutcome::Ok,
             trace_ids: vec![],
             duration_ms: 1.0,
+            navigator: None,
+            drafted_thoughts: vec![],
         };
         let json = serde_json::to_value(&step).unwrap();
         assert_eq!(json["action"]["type"], "click");

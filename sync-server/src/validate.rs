@@ -144,8 +144,15 @@ fn record(body: &Value, name: &str) -> Map<String, Value> {
 // ------------------------------------------------------------------------------ steps
 
 /// Step fields an update may change.
-pub const STEP_EDITABLE: [&str; 5] =
-    ["action", "thoughts", "extendedThoughts", "verified", "issues"];
+pub const STEP_EDITABLE: [&str; 7] = [
+    "action",
+    "thoughts",
+    "extendedThoughts",
+    "verified",
+    "issues",
+    "navigator",
+    "draftedThoughts",
+];
 
 /// The fields of a step an update may change, a missing one as null.
 pub fn step_editable(step: &Map<String, Value>) -> Map<String, Value> {

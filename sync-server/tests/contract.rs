@@ -392,6 +392,13 @@ fn the_server_refuses_what_the_request_schemas_refuse_and_no_more() {
     assert_eq!(proposing("action", json!({"type": "click"})), ["/proposed/target"]);
     assert_eq!(proposing("action.value", Value::Null), Vec::<String>::new());
     assert_eq!(proposing("extendedThoughts", json!(["a", 1])), ["/proposed/1"]);
+    // The mark of AI-drafted thoughts names thoughts only; the Navigator's notes are text.
+    let mut drafted = step_record("r1", 0, Some((&"a".repeat(64), 2048)));
+    drafted["draftedThoughts"] = json!(["thought2", "thought4"]);
+    assert_eq!(server("StepWrite", &drafted), ["/draftedThoughts/1"]);
+    drafted["draftedThoughts"] = Value::Null;
+    drafted["navigator"] = json!({"evaluationPreviousGoal": "", "memory": 3, "nextGoal": ""});
+    assert_eq!(server("StepWrite", &drafted), ["/navigator/memory"]);
     // Tags are unique items.
     let mut run = run_record("r1");
     run["tags"] = json!(["kitchen", "kitchen"]);

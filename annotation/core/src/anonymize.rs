@@ -324,6 +324,13 @@ impl Anonymizer {
             let thought = step.thoughts.get_mut(which);
             *thought = self.text(thought);
         }
+        // The Navigator's memory holds what it found on pages: names, addresses, values.
+        if let Some(notes) = &mut step.navigator {
+            for which in crate::record::NavigatorNote::ALL {
+                let note = notes.get_mut(which);
+                *note = self.text(note);
+            }
+        }
         for action in &mut step.actions {
             for (kind, value) in typed_fields_mut(action) {
                 if value.as_str().is_some_and(|v| v != SECRET) {

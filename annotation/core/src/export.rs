@@ -370,7 +370,13 @@ struct Line<'a> {
     title: &'a str,
     action: ActionOut<'a>,
     thoughts: &'a crate::record::Thoughts,
+    /// The thoughts a model drafted and a person accepted (`thought1`…), empty when none:
+    /// training can leave them out or weight them.
+    drafted_thoughts: Vec<&'static str>,
     extended_thoughts: &'a [String],
+    /// The Navigator's evaluation, memory and next goal as annotated, on steps that have them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    navigator: Option<&'a crate::record::NavigatorNotes>,
     outcome: &'a str,
     verified: bool,
     status: &'a str,
@@ -424,7 +430,9 @@ fn write_jsonl(run: &Run, steps: &[Step], opts: &Options) -> String {
                 value: step.action.value.as_deref(),
             },
             thoughts: &step.thoughts,
+            drafted_thoughts: crate::drafting::marks(step),
             extended_thoughts: &step.extended_thoughts,
+            navigator: step.navigator.as_ref(),
             outcome: &step.outcome,
             verified: step.verified,
             status: run.status.as_str(),
@@ -453,7 +461,8 @@ fn write_jsonl(run: &Run, steps: &[Step], opts: &Options) -> String {
 
 /// Seed §13 Day 3's columns first, then the rest. `telemetry` holds what the agents logged
 /// since the step before, a line each (the last step's row also what came after it).
-pub const CSV_COLUMNS: [&str; 16] = [
+/// `drafted_thoughts` names the thoughts a model drafted (`thought1;thought3`).
+pub const CSV_COLUMNS: [&str; 17] = [
     "run_id",
     "step_index",
     "action_type",
@@ -470,6 +479,7 @@ pub const CSV_COLUMNS: [&str; 16] = [
     "annotator",
     "outcome",
     "telemetry",
+    "drafted_thoughts",
 ];
 
 /// Characters a spreadsheet may skip before reading a cell as a formula: whitespace (tab,
@@ -542,6 +552,7 @@ fn write_csv(run: &Run, steps: &[Step], opts: &Options) -> String {
             .collect();
         let telemetry = telemetry.join("\n");
         let shot = screenshot_text(step, opts).unwrap_or_default();
+        let drafted = crate::drafting::marks(step).join(";");
         row(
             &mut out,
             &[
@@ -561,6 +572,7 @@ fn write_csv(run: &Run, steps: &[Step], opts: &Options) -> String {
                 annotator,
                 &step.outcome,
                 &telemetry,
+                &drafted,
             ],
         );
     }

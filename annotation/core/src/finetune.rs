@@ -13,8 +13,12 @@
 //! - **assistant** (the target): the Navigator's answer in its own schema
 //!   (`prompts/navigator/schema.json`): the annotated thoughts as `thought_changed`,
 //!   `thought_state` and `thought_next`, the annotated extended thoughts, the actions the step
-//!   carried out (`run_contract::Action`), and the fields annotators do not edit
-//!   (evaluation, decision, memory, next goal) as the model answered them.
+//!   carried out (`run_contract::Action`), the Navigator's notes (evaluation, memory, next
+//!   goal) as annotated on the step (`Step::navigator`; as the model answered them for steps
+//!   captured before the step kept them), and the decision as the model answered it.
+//!
+//! Steps whose thoughts a model drafted (`Step::drafted_thoughts`) are named in
+//! `provenance.jsonl` beside the splits, or left out when chosen.
 //!
 //! Without screenshots every `content` is a string; with them every `content` is a list of
 //! parts (`{"type": "text", "text": …}`, and `{"type": "image_url", "image_url": {"url":
@@ -34,7 +38,7 @@ use run_contract::Action;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::record::{ReviewStatus, Run, Step};
+use crate::record::{NavigatorNote, ReviewStatus, Run, Step};
 
 /// What stands in for a secret in the export.
 pub const MASK: &str = "[secret]";
@@ -58,6 +62,9 @@ pub struct Options {
     /// Leave out runs with open issues or steps not marked complete.
     #[serde(default)]
     pub only_finished: bool,
+    /// Leave out steps whose thoughts a model drafted (seed §7.G).
+    #[serde(default)]
+    pub leave_out_drafted: bool,
 }
 
 impl Default for Options {
@@ -69,6 +76,7 @@ impl Default for Options {
             test_percent: 0,
             seed: 42,
             only_finished: false,
+            leave_out_drafted: false,
         }
     }
 }
@@ -141,6 +149,8 @@ pub enum Skip {
     PromptFailed,
     /// It carried out no action the Navigator's schema knows.
     NoAction,
+    /// A model drafted its thoughts, and such steps were left out.
+    Drafted,
 }
 
 impl Skip {
@@ -151,6 +161,7 @@ impl Skip {
             }
             Skip::PromptFailed => "its prompt could not be rendered again",
             Skip::NoAction => "no action in the Navigator's schema",
+            Skip::Drafted => "its thoughts were drafted by a model (left out as chosen)",
         }
     }
 }
@@ -172,18 +183,22 @@ pub fn target(step: &Step, answered: Option<&Value>) -> Result<Value, Skip> {
         return Err(Skip::NoAction);
     }
     let said = |key: &str| answered.and_then(|a| a["current_state"][key].as_str());
+    // The notes as annotated, where the step carries them; else as the model answered.
+    let note = |which: NavigatorNote| {
+        step.navigator.as_ref().map(|n| n.get(which)).or_else(|| said(which.answer_key()))
+    };
     let thoughts = &step.thoughts;
     let decision = said("decision").filter(|d| ["proceed", "retry", "abort"].contains(d));
     Ok(json!({
         "current_state": {
-            "evaluation_previous_goal": said("evaluation_previous_goal").unwrap_or(&thoughts.thought1),
+            "evaluation_previous_goal": note(NavigatorNote::Evaluation).unwrap_or(&thoughts.thought1),
             "thought_changed": thoughts.thought1,
             "thought_state": thoughts.thought2,
             "thought_next": thoughts.thought3,
             "extended_thoughts": step.extended_thoughts.iter().take(MAX_EXTENDED_THOUGHTS).collect::<Vec<_>>(),
             "decision": decision.unwrap_or("proceed"),
-            "memory": said("memory").unwrap_or_default(),
-            "next_goal": said("next_goal").unwrap_or(&thoughts.thought3),
+            "memory": note(NavigatorNote::Memory).unwrap_or_default(),
+            "next_goal": note(NavigatorNote::NextGoal).unwrap_or(&thoughts.thought3),
         },
         // The step acted, so it asked nothing.
         "ask_user": "",
@@ -306,6 +321,8 @@ pub struct RunExamples {
     /// JSON lines, each ending in a newline.
     pub lines: String,
     pub count: usize,
+    /// Per line: the step's index and its model-drafted thoughts (`thought1`…).
+    pub steps: Vec<(u32, Vec<&'static str>)>,
 }
 
 /// The examples of one run's steps; steps left out, the prompts used and the images are
@@ -317,9 +334,13 @@ pub fn run_examples(
     build: &Build,
     tally: &mut Tally,
 ) -> RunExamples {
-    let mut out = RunExamples { run_id: run.id.clone(), lines: String::new(), count: 0 };
+    let mut out =
+        RunExamples { run_id: run.id.clone(), lines: String::new(), count: 0, steps: Vec::new() };
     for step in steps {
         let made = (|| {
+            if build.options.leave_out_drafted && !step.drafted_thoughts.is_empty() {
+                return Err(Skip::Drafted);
+            }
             let call = calls.get(&step.index).ok_or(Skip::NoPrompt)?;
             let answered = call.answer.as_deref().and_then(build.parse_answer);
             let target = target(step, answered.as_ref())?;
@@ -347,6 +368,9 @@ pub fn run_examples(
                 out.lines.push_str(&line.to_string());
                 out.lines.push('\n');
                 out.count += 1;
+                let marks = crate::drafting::marks(step);
+                tally.drafted += usize::from(!marks.is_empty());
+                out.steps.push((step.index, marks));
             }
             Err(why) => *tally.skipped.entry(why).or_default() += 1,
         }
@@ -360,6 +384,10 @@ pub struct Splits {
     pub train: String,
     pub validation: String,
     pub test: String,
+    /// `provenance.jsonl`: per example, its split and line, run, step and model-drafted
+    /// thoughts, so training can leave drafted steps out or weight them (the examples
+    /// themselves keep the chat format's one key, `messages`).
+    pub provenance: String,
 }
 
 /// Splits the runs that gave examples into train, validation and test (see [`held_out`])
@@ -377,8 +405,21 @@ pub fn split(runs: Vec<RunExamples>, options: &Options, tally: &mut Tally) -> Sp
         } else {
             (&mut out.train, &mut tally.train_runs, &mut tally.train_examples)
         };
+        let name = if validation.contains(&run.run_id) {
+            "validation"
+        } else if test.contains(&run.run_id) {
+            "test"
+        } else {
+            "train"
+        };
+        for (step, drafted) in &run.steps {
+            let entry = json!({"split": name, "line": *examples, "run_id": run.run_id,
+                "step": step, "drafted_thoughts": drafted});
+            out.provenance.push_str(&entry.to_string());
+            out.provenance.push('\n');
+            *examples += 1;
+        }
         *runs += 1;
-        *examples += run.count;
         lines.push_str(&run.lines);
     }
     out
@@ -401,6 +442,8 @@ pub struct Tally {
     pub prompts: BTreeMap<(String, String, String), (usize, usize)>,
     /// Examples with a screenshot.
     pub images: usize,
+    /// Examples whose thoughts a model drafted.
+    pub drafted: usize,
 }
 
 impl Tally {
@@ -465,6 +508,15 @@ pub fn card(tally: &Tally, facts: &CardFacts) -> String {
             "not included".to_owned()
         }
     ));
+    out.push_str(&if options.leave_out_drafted {
+        "- Steps whose thoughts a model drafted: left out\n".to_owned()
+    } else {
+        format!(
+            "- Steps whose thoughts a model drafted: {} examples, marked in `provenance.jsonl` \
+             (`drafted_thoughts`)\n",
+            tally.drafted
+        )
+    });
     if options.only_finished {
         out.push_str("- Only runs a person finished: every step complete, no open issue\n");
     }
@@ -500,7 +552,9 @@ pub fn card(tally: &Tally, facts: &CardFacts) -> String {
          \"thought_state\", \"thought_next\", \"extended_thoughts\", \"decision\", \"memory\", \
          \"next_goal\"}, \"ask_user\": \"\", \"actions\": [...]}`: thoughts 1–3 (what changed, the \
          state, the next action) and the extended thoughts as annotated, the actions carried out, \
-         and the other fields as the model answered them. ",
+         and the evaluation, memory and next goal as annotated (the model's own where the step \
+         has none). `provenance.jsonl` names each example's split, line (from 0), run, step \
+         and the thoughts a model drafted. ",
     );
     out.push_str(if options.screenshots {
         "Every `content` is a list of parts; the user turn's image is a `data:image/jpeg;base64` URL.\n"

@@ -33,6 +33,7 @@
 pub mod anonymize;
 pub mod checklist;
 pub mod collections;
+pub mod drafting;
 pub mod escape;
 pub mod export;
 pub mod finetune;

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 /// The review status flow: draft → in-review → approved | rejected → archived.
 pub use run_contract::ReviewStatus;
 /// The step's action and thoughts are the capture's own types, read leniently.
-pub use run_records::{ActionKind, StepAction, Thought, Thoughts};
+pub use run_records::{ActionKind, NavigatorNote, NavigatorNotes, StepAction, Thought, Thoughts};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -176,6 +176,14 @@ pub struct Step {
     pub trace_ids: Vec<String>,
     #[serde(default)]
     pub duration_ms: f64,
+    /// The Navigator's notes beside its thoughts (evaluation, memory, next goal), editable;
+    /// none on steps the Navigator did not answer for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub navigator: Option<NavigatorNotes>,
+    /// The thoughts whose text a model drafted and a person accepted (see
+    /// [`crate::drafting`]).
+    #[serde(default, deserialize_with = "null_as_default", skip_serializing_if = "Vec::is_empty")]
+    pub drafted_thoughts: Vec<Thought>,
     /// The server's version of this step when last synced (`baseVersion`), if ever synced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_version: Option<i64>,

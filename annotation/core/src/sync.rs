@@ -150,7 +150,7 @@ const RUN_WRITE: [&str; 16] = [
 ];
 
 /// A step's fields the server stores (`StepWrite`).
-const STEP_WRITE: [&str; 16] = [
+const STEP_WRITE: [&str; 18] = [
     "runId",
     "index",
     "url",
@@ -167,6 +167,8 @@ const STEP_WRITE: [&str; 16] = [
     "outcome",
     "traceIds",
     "durationMs",
+    "navigator",
+    "draftedThoughts",
 ];
 
 fn only(value: Value, keys: &[&str]) -> Value {

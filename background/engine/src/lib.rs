@@ -10,6 +10,7 @@ pub mod agents;
 pub mod browser;
 pub mod cdp;
 pub mod detector;
+pub mod draft_thoughts;
 pub mod executor;
 pub mod firewall;
 pub mod jobs;

@@ -7,6 +7,7 @@
 
 mod chrome;
 mod connection;
+mod drafting;
 mod http;
 mod jobs;
 mod new_tabs;

@@ -31,7 +31,8 @@ pub struct Queue {
 
 /// Decodes a port message once and queues it. A connection test runs beside the queue: it
 /// can take as long as the model's timeout, and a Pause must not wait behind it; so can a
-/// Prompt Studio run or a pipeline run (which a Cancel must be able to reach).
+/// Prompt Studio run, a pipeline run (which a Cancel must be able to reach) or a draft of a
+/// step's thoughts.
 pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
     let request: PanelRequest = match capture_db::decode(message) {
         Ok(request) => request,
@@ -43,7 +44,8 @@ pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
     if let PanelRequest::TestConnection { .. }
     | PanelRequest::StudioRun { .. }
     | PanelRequest::RunPipeline { .. }
-    | PanelRequest::RunPublished { .. } = request
+    | PanelRequest::RunPublished { .. }
+    | PanelRequest::DraftThoughts { .. } = request
     {
         wasm_bindgen_futures::spawn_local(async move {
             port.post(&handle_panel_request(&worker, request).await);
@@ -138,6 +140,10 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
         PanelRequest::CancelPipeline { id, run } => crate::pipelines::cancel(worker, id, run),
+        PanelRequest::DraftThoughts { id, input } => match tasks.store().await {
+            Ok(store) => Ok(crate::drafting::run(&store, id, *input).await),
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
         PanelRequest::SavePipeline { id, text, publish } => match tasks.store().await {
             Ok(store) => crate::pipelines::save(worker, &store, id, &text, publish).await,
             Err(error) => Err(format!("Storage is unavailable: {error}")),

@@ -1006,8 +1006,10 @@ impl PanelState {
                 }
             }
             WorkerEvent::Recording { id, status } => self.recording.on_status(id, status),
-            // An answer to a request we no longer wait for, or the Prompt Studio's.
+            // An answer to a request we no longer wait for, or the Prompt Studio's or the
+            // annotation page's.
             WorkerEvent::PageTitle { .. }
+            | WorkerEvent::ThoughtsDrafted { .. }
             | WorkerEvent::PageState { .. }
             | WorkerEvent::StudioResult { .. }
             | WorkerEvent::PromptOverrides { .. }

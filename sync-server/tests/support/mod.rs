@@ -576,6 +576,12 @@ pub fn step_record(run_id: &str, index: u32, screenshot: Option<(&str, usize)>) 
         outcome: agent_engine::run::StepOutcome::Ok,
         trace_ids: vec![format!("trace-{index}")],
         duration_ms: 812.5,
+        navigator: Some(agent_engine::run::NavigatorNotes {
+            evaluation_previous_goal: "Success: the front page is open".into(),
+            memory: "Kettles are under Kitchen".into(),
+            next_goal: "Open the steel kettle".into(),
+        }),
+        drafted_thoughts: vec![agent_engine::run::Thought::Two],
     };
     serde_json::to_value(step).unwrap()
 }

@@ -4,6 +4,7 @@
 mod actions;
 mod agent;
 mod annotation;
+mod annotation_drafts;
 mod annotation_finetune;
 mod annotation_quality;
 mod annotation_sync;

@@ -146,3 +146,20 @@ fn the_engine_is_nobody_and_its_secret_mask_stays() {
         "The agent typed [secret]; the word [typed text] is typed text here."
     );
 }
+
+#[test]
+fn the_navigators_notes_are_anonymized_like_the_thoughts() {
+    let run = Run { id: "r".into(), created_by: "Alice Smith".into(), ..Run::default() };
+    let mut steps = vec![Step {
+        navigator: Some(crate::record::NavigatorNotes {
+            memory: "Alice Smith's address is alice@example.com".into(),
+            ..Default::default()
+        }),
+        ..Step::default()
+    }];
+    let mut a = Anonymizer::new();
+    a.learn(&run, &steps);
+    a.apply(&mut run.clone(), &mut steps);
+    let memory = &steps[0].navigator.as_ref().unwrap().memory;
+    assert!(!memory.contains("alice@example.com") && !memory.contains("Alice"), "{memory}");
+}

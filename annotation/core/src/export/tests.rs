@@ -3,7 +3,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::*;
-use crate::record::{ReviewStatus, StepAction, Thoughts};
+use crate::record::{ReviewStatus, StepAction, Thought, Thoughts};
 use run_contract::telemetry::LogKind;
 
 const AUTHOR: &str = "alice.annotator";
@@ -973,4 +973,28 @@ fn one_export_gives_a_person_one_placeholder_in_every_run() {
     assert!(thought(0, 1, "thought3").ends_with("will check [email 1]"));
     assert_eq!(thought(1, 1, "thought2"), "Write to [email 1] again.");
     assert_eq!(thought(0, 0, "thought2"), thought(1, 0, "thought2"), "same people, same text");
+}
+
+#[test]
+fn drafted_thoughts_and_the_navigators_notes_are_marked_in_json_jsonl_and_csv() {
+    let mut s = steps();
+    s[1].drafted_thoughts = vec![Thought::One, Thought::Three];
+    s[1].navigator = Some(crate::record::NavigatorNotes {
+        memory: "The kettle costs 20 €".into(),
+        ..Default::default()
+    });
+    let o = opts(Screenshots::Reference, false);
+    let lines: Vec<Value> =
+        jsonl_lines(&run(), &s, &o).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["draftedThoughts"], json!([]));
+    assert_eq!(lines[1]["draftedThoughts"], json!(["thought1", "thought3"]));
+    assert_eq!(lines[1]["navigator"]["memory"], "The kettle costs 20 €");
+    assert!(lines[0].get("navigator").is_none());
+    let json: Value = serde_json::from_str(&json_run(&run(), &s, &o)).unwrap();
+    assert_eq!(json["steps"][1]["draftedThoughts"], json!(["thought1", "thought3"]));
+    let mut text = csv_header();
+    text.push_str(&csv_rows(&run(), &s, &o));
+    let rows = read_csv(&text);
+    let column = CSV_COLUMNS.iter().position(|c| *c == "drafted_thoughts").unwrap();
+    assert_eq!((rows[1][column].as_str(), rows[2][column].as_str()), ("", "thought1;thought3"));
 }

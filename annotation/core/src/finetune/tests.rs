@@ -2,6 +2,7 @@ use prompt_files::prompts::PromptSet;
 use serde_json::json;
 
 use super::*;
+use crate::record::Thought;
 
 /// A Navigator trace as the engine stores it: `kept` adds the messages as sent and the
 /// model's accepted answer (traces written before they were kept have neither).
@@ -126,7 +127,8 @@ fn each_step_becomes_the_prompt_the_navigator_saw_and_its_annotated_answer() {
     );
     // Rendered again, or as kept, the prompt is byte for byte what the Navigator got.
     assert_eq!(tally.prompts.values().next(), Some(&(2, 2)));
-    let empty = RunExamples { run_id: "none".into(), lines: String::new(), count: 0 };
+    let empty =
+        RunExamples { run_id: "none".into(), lines: String::new(), count: 0, steps: vec![] };
     let other = RunExamples { run_id: "r2".into(), ..made.clone() };
     let splits =
         split(vec![made, empty, other], &Options { validation_percent: 50, ..options }, &mut tally);
@@ -236,4 +238,74 @@ fn a_step_with_no_action_in_the_schema_is_left_out() {
     let mut odd = step(0, json!([]));
     odd.actions = vec![json!({"action": {"action": "teleport"}})];
     assert_eq!(target(&odd, None), Err(Skip::NoAction));
+}
+
+#[test]
+fn the_navigators_notes_go_in_as_annotated() {
+    let answered = json!({"current_state": {"evaluation_previous_goal": "Success",
+        "memory": "Pirce not seen yet", "next_goal": "Add it to the cart", "decision": "retry"}});
+    let mut annotated = step(0, json!([{"action": "click", "id": 4}]));
+    annotated.navigator = Some(crate::record::NavigatorNotes {
+        evaluation_previous_goal: "Success: the shop is open".into(),
+        memory: "Price not seen yet".into(),
+        next_goal: "Add it to the cart".into(),
+    });
+    let state = &target(&annotated, Some(&answered)).unwrap()["current_state"];
+    assert_eq!(state["memory"], "Price not seen yet", "the corrected memory, not the model's");
+    assert_eq!(state["evaluation_previous_goal"], "Success: the shop is open");
+    assert_eq!(state["decision"], "retry");
+    // A step captured before steps kept the notes: the model's own answer.
+    let older = step(0, json!([{"action": "click", "id": 4}]));
+    assert_eq!(
+        target(&older, Some(&answered)).unwrap()["current_state"]["memory"],
+        "Pirce not seen yet"
+    );
+}
+
+#[test]
+fn drafted_steps_are_named_in_the_provenance_or_left_out() {
+    let traces = vec![
+        trace(0, params("Find the kettle's price", "[4]<a>Steel kettle"), None),
+        trace(1, params("Find the kettle's price", "[9]<button>Add to cart"), None),
+    ];
+    let calls = navigator_calls(&traces);
+    let mut steps = vec![
+        step(0, json!([{"action": "click", "id": 4}])),
+        step(1, json!([{"action": "click", "id": 9}])),
+    ];
+    steps[1].drafted_thoughts = vec![Thought::Two, Thought::Three];
+    let run = Run { id: "r".into(), status: ReviewStatus::Approved, ..Run::default() };
+    let examples = |options: &Options, tally: &mut Tally| {
+        let build = Build {
+            options,
+            user_turn: "Answer.",
+            secrets: &[],
+            render: &render,
+            parse_answer: &parse,
+            image: &|_| None,
+        };
+        run_examples(&run, &steps, &calls, &build, tally)
+    };
+    let options = Options::default();
+    let mut tally = Tally::default();
+    let made = examples(&options, &mut tally);
+    assert_eq!((made.count, tally.drafted), (2, 1));
+    let splits = split(vec![made], &options, &mut tally);
+    let provenance: Vec<Value> =
+        splits.provenance.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        provenance[1],
+        json!({"split": "train", "line": 1, "run_id": "r", "step": 1,
+               "drafted_thoughts": ["thought2", "thought3"]})
+    );
+    assert_eq!(provenance[0]["drafted_thoughts"], json!([]));
+    let facts = CardFacts { exported_at: "t", filter: "all", options: &options };
+    assert!(card(&tally, &facts).contains("a model drafted: 1 examples"));
+
+    let leave_out = Options { leave_out_drafted: true, ..Options::default() };
+    let mut tally = Tally::default();
+    let made = examples(&leave_out, &mut tally);
+    assert_eq!((made.count, tally.skipped.get(&Skip::Drafted)), (1, Some(&1)));
+    let facts = CardFacts { exported_at: "t", filter: "all", options: &leave_out };
+    assert!(card(&tally, &facts).contains("drafted by a model (left out as chosen) | 1"));
 }

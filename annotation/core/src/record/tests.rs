@@ -83,6 +83,12 @@ fn engine_step() -> StepRecord {
         outcome: run_records::StepOutcome::Ok,
         trace_ids: vec!["t1".into()],
         duration_ms: 812.0,
+        navigator: Some(run::NavigatorNotes {
+            evaluation_previous_goal: "Success: the shop is open".into(),
+            memory: "Kettles are under Kitchen".into(),
+            next_goal: "Open the kettles".into(),
+        }),
+        drafted_thoughts: vec![run::Thought::Two],
     }
 }
 

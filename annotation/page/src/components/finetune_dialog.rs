@@ -82,6 +82,10 @@ pub fn finetune_dialog(props: &Props) -> Html {
                     <input type="checkbox" data-testid="finetune-only-finished" checked={options.only_finished} onchange={check(|o, on| o.only_finished = on)} />
                     { "Leave out runs with open issues or steps not complete" }
                 </label>
+                <label class="check">
+                    <input type="checkbox" data-testid="finetune-leave-out-drafted" checked={options.leave_out_drafted} onchange={check(|o, on| o.leave_out_drafted = on)} />
+                    { "Leave out steps whose thoughts a model drafted" }
+                </label>
                 <label>{ "Runs held out for validation (%)" }
                     <input type="number" min="0" max="50" data-testid="finetune-validation" value={options.validation_percent.to_string()}
                         onchange={number(|o, v| o.validation_percent = v.min(50) as u8)} />

@@ -3,6 +3,8 @@ use annotation_core::lint::{self, TextIssue};
 use annotation_core::record::{ActionKind, StepAction, StepState, Thought};
 use yew::prelude::*;
 
+use crate::components::draft_panel::DraftPanel;
+use crate::components::navigator_notes::NavigatorNotesView;
 use crate::components::screenshot_view::ScreenshotView;
 use crate::components::step_telemetry::StepTelemetry;
 use crate::components::thought_field::ThoughtField;
@@ -125,6 +127,10 @@ pub fn step_editor(props: &Props) -> Html {
             if !step.actions.is_empty() && step.outcome == "failed" {
                 <p class="outcome bad" data-testid="step-outcome">{ "The agent's action failed at this step; thought 3 of the next step should quote the error." }</p>
             }
+            <DraftPanel step={step.clone()} drafting={editor.drafting.clone()} editable={perms.edit}
+                without_thoughts={annotation_core::drafting::without_thoughts(&editor.merged_steps())
+                    .iter().filter(|i| !editor.drafting.pending.contains_key(i)).count()}
+                dispatch={dispatch.clone()} />
             { for Thought::ALL.iter().map(|which| {
                 let text = step.thoughts.get(*which).to_owned();
                 let mut issues = speller.as_ref().map(|s| language::spelling(&s.0, *which, &text)).unwrap_or_default();
@@ -137,6 +143,10 @@ pub fn step_editor(props: &Props) -> Html {
                         on_suggest={(perms.suggest && editor.qa).then(|| dispatch.to_callback().reform(Action::StartSuggest))} />
                 }
             }) }
+            if let Some(notes) = step.navigator.clone() {
+                <NavigatorNotesView notes={notes} editable={perms.edit}
+                    on_change={dispatch.to_callback().reform(|(which, text)| Action::SetNote(which, text))} />
+            }
             <label class="extended-thoughts">
                 <span>{ "Extended thoughts " }<span class="muted">{ "(optional, one a line, at most 5: alternatives weighed, risks, what else was seen)" }</span></span>
                 <textarea data-testid="extended-thoughts" rows={(step.extended_thoughts.len().clamp(1, 5)).to_string()}

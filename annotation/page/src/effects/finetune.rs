@@ -1,7 +1,8 @@
 //! The fine-tuning export's IO: the runs, their Navigator traces and screenshots from
 //! IndexedDB, the prompt files the worker renders with (and its prompt overrides), the
 //! secrets to mask; then a ZIP of `train.jsonl`, `validation.jsonl`, `test.jsonl` and the card
-//! (`README.md`). What goes in, and how, is `annotation_core::finetune`'s.
+//! (`README.md`), and `provenance.jsonl` (each example's run, step and drafted thoughts).
+//! What goes in, and how, is `annotation_core::finetune`'s.
 
 use std::collections::HashMap;
 
@@ -120,6 +121,9 @@ async fn build(
             parts.push(&bytes(zip.entry(name, lines.as_bytes())));
         }
     }
+    if tally.examples() > 0 {
+        parts.push(&bytes(zip.entry("provenance.jsonl", splits.provenance.as_bytes())));
+    }
     parts.push(&bytes(zip.finish()));
     let file_name = file_name(&at);
     let options_bag = web_sys::BlobPropertyBag::new();
@@ -162,7 +166,7 @@ async fn screenshots(db: &Db, steps: &[Step]) -> HashMap<String, String> {
 }
 
 /// Standard base64 with padding.
-fn base64(data: &[u8]) -> String {
+pub(super) fn base64(data: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
     for chunk in data.chunks(3) {

@@ -3,6 +3,7 @@
 //! reports what happened as actions. It decides nothing a test could check without a
 //! browser; components never reach it except through actions (and `use_screenshot`).
 
+mod drafting;
 mod finetune;
 mod hooks;
 mod runs;
@@ -155,6 +156,9 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         }
         Effect::Export { ids, filter, format, options } => {
             runs::export(db, dispatch, ids, filter, format, options).await
+        }
+        Effect::DraftThoughts { input, screenshot_key, trace_ids } => {
+            drafting::ask(db, dispatch, *input, screenshot_key, trace_ids).await
         }
         Effect::Finetune { ids, filter, options } => {
             finetune::export(db, dispatch, ids, filter, options).await

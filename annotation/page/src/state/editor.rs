@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 use annotation_core::history::Version;
 use annotation_core::issues::{self, Draft as IssueDraft, IssueKind, Severity};
 use annotation_core::record::{
-    ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete, update_subtasks,
+    NavigatorNote, ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete,
+    update_subtasks,
 };
 use annotation_core::review::{ApprovalCheck, Comment, Suggestion};
 use annotation_core::roles::{Permissions, User, allowed_targets, move_run, permissions};
@@ -114,6 +115,8 @@ pub struct EditorState {
     pub restored: Option<Restored>,
     /// Approve was asked for a run with open work: what the approver is asked to accept.
     pub approving: Option<String>,
+    /// Model-drafted thoughts waiting for the annotator, and the drafting under way.
+    pub drafting: super::drafting::Drafting,
 }
 
 pub struct Loaded {
@@ -163,6 +166,7 @@ impl EditorState {
             blocked: None,
             restored,
             approving: None,
+            drafting: Default::default(),
         }
     }
 
@@ -347,7 +351,18 @@ impl EditorState {
             return;
         }
         if let Some(step) = self.draft_mut() {
-            *step.thoughts.get_mut(which) = text;
+            annotation_core::drafting::set_thought(step, which, text);
+        }
+        self.tidy();
+    }
+
+    /// One of the Navigator's notes (evaluation, memory, next goal), on a step that has them.
+    pub fn set_note(&mut self, which: NavigatorNote, text: String) {
+        if !self.permissions().edit {
+            return;
+        }
+        if let Some(notes) = self.draft_mut().and_then(|step| step.navigator.as_mut()) {
+            *notes.get_mut(which) = text;
         }
         self.tidy();
     }
@@ -385,7 +400,20 @@ impl EditorState {
             return;
         }
         if let Some(draft) = self.draft_at(position) {
+            let mut step = step;
+            annotation_core::drafting::carry_marks(draft, &mut step);
             *draft = step;
+        }
+        self.tidy_at(position);
+    }
+
+    /// Edits the step at `position` (selected or not) in its unsaved copy: an accepted draft.
+    pub fn edit_step_at(&mut self, position: usize, edit: impl FnOnce(&mut Step)) {
+        if !self.permissions().edit {
+            return;
+        }
+        if let Some(draft) = self.draft_at(position) {
+            edit(draft);
         }
         self.tidy_at(position);
     }
@@ -395,8 +423,12 @@ impl EditorState {
         if !self.permissions().edit {
             return;
         }
-        let mut merged = self.merged_steps();
+        let before = self.merged_steps();
+        let mut merged = before.clone();
         edit(&mut merged);
+        for (before, after) in before.iter().zip(&mut merged) {
+            annotation_core::drafting::carry_marks(before, after);
+        }
         self.drafts =
             merged.into_iter().enumerate().filter(|(i, step)| &self.steps[*i] != step).collect();
     }

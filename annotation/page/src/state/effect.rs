@@ -136,6 +136,13 @@ pub enum Effect {
     },
     /// Drop a queued change the server refused.
     Discard(Box<Pending>),
+    /// Ask the worker for a draft of a step's thoughts, adding the step's screenshot (by
+    /// its key) and the page state a trace of it kept.
+    DraftThoughts {
+        input: Box<protocol::drafting::DraftInput>,
+        screenshot_key: Option<String>,
+        trace_ids: Vec<String>,
+    },
     /// One sync round; `open_run` is the run on screen when it starts.
     SyncRound {
         settings: SyncSettings,

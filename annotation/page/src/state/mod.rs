@@ -2,6 +2,7 @@
 //! transitions decide, and queue the IO they need as [`Effect`]s, which `crate::effects`
 //! carries out and reports back as actions.
 
+pub mod drafting;
 pub mod drafts;
 pub mod editor;
 pub mod effect;
@@ -19,7 +20,9 @@ use annotation_core::history::Version;
 use annotation_core::issues::Draft as IssueDraft;
 use annotation_core::lint::TextIssue;
 use annotation_core::query::RunSummary;
-use annotation_core::record::{ReviewStatus, Run, Step, StepAction, Subtask, Thought};
+use annotation_core::record::{
+    NavigatorNote, ReviewStatus, Run, Step, StepAction, Subtask, Thought,
+};
 use annotation_core::review::{Comment, CommentKind, Suggestion};
 use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
@@ -363,6 +366,10 @@ pub enum Action {
     /// Ctrl+Shift+Enter: submit the run for review, then open the next run.
     SubmitAndNext,
     SetThought(Thought, String),
+    /// One of the Navigator's notes beside the thoughts.
+    SetNote(NavigatorNote, String),
+    /// AI-drafted thoughts: asking, and deciding on a draft (`drafting.rs`).
+    Draft(drafting::DraftAction),
     /// The step's extended thoughts, one a line.
     SetExtended(Vec<String>),
     SetAction(StepAction),
@@ -739,6 +746,7 @@ impl Studio {
             Action::ToggleResolved(comment) => return self.toggle_resolved(*comment),
             Action::StarStep { at } => return self.star_step(at),
             Action::CheckGrammar => return self.check_grammar(),
+            Action::Draft(action) => return self.drafting(action),
             _ => {}
         }
         let Some(editor) = &mut self.editor else { return };
@@ -758,6 +766,7 @@ impl Studio {
             Action::CycleFlagKind => editor.cycle_flag_kind(),
             Action::CycleFlagSeverity => editor.cycle_flag_severity(),
             Action::SetThought(which, text) => editor.set_thought(which, text),
+            Action::SetNote(which, text) => editor.set_note(which, text),
             Action::SetExtended(thoughts) => editor.set_extended(thoughts),
             Action::SetAction(action) => editor.set_action(action),
             Action::ReplaceStep(step) => editor.replace_step(*step),

@@ -19,8 +19,8 @@ use crate::memory::StepMemory;
 use crate::providers::Http;
 use crate::repair::{RepairLedger, StructuredError};
 use crate::run::{
-    Actor, EventDetail, EventKind, ExecutedAction, ExecutionState, ScreenshotRef, StepAction,
-    StepOutcome, StepRecord, Thoughts, iso8601,
+    Actor, EventDetail, EventKind, ExecutedAction, ExecutionState, NavigatorNotes, ScreenshotRef,
+    StepAction, StepOutcome, StepRecord, Thoughts, iso8601,
 };
 use crate::truncate;
 use run_contract::ActionKind;
@@ -506,6 +506,12 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             outcome: StepOutcome::of(ok),
             trace_ids: std::mem::take(&mut cp.step_traces),
             duration_ms: self.clock.now_ms() - started,
+            navigator: Some(NavigatorNotes {
+                evaluation_previous_goal: state.evaluation_previous_goal.clone(),
+                memory: state.memory.clone(),
+                next_goal: state.next_goal.clone(),
+            }),
+            drafted_thoughts: Vec::new(),
         };
         cp.step += 1;
         if let Some(open) = cp.run.subtasks.last_mut() {

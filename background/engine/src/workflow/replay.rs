@@ -692,6 +692,8 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             trace_ids,
             // From the look to the record: the model's time included, as a task's step.
             duration_ms: self.cx.clock.now_ms() - started,
+            navigator: None,
+            drafted_thoughts: Vec::new(),
         };
         let _ = self.capture.save_step(&step, screenshot.as_deref()).await;
         state.step += 1;
