@@ -70,10 +70,14 @@ pub fn seed(page: &Page, runs: &[Value], steps: &[Value]) {
             }});
             const shots = [];
             for (const step of steps) {{
-                const canvas = new OffscreenCanvas(320, 200);
+                // A page-sized shot with page-sized text, so a screenshot's readability is seen.
+                const canvas = new OffscreenCanvas(1280, 800);
                 const g = canvas.getContext('2d');
-                g.fillStyle = `hsl(${{step.index * 47 % 360}} 60% 70%)`; g.fillRect(0, 0, 320, 200);
-                g.fillStyle = '#000'; g.font = '40px sans-serif'; g.fillText('step ' + step.index, 40, 110);
+                g.fillStyle = '#fff'; g.fillRect(0, 0, 1280, 800);
+                g.fillStyle = `hsl(${{step.index * 47 % 360}} 60% 70%)`; g.fillRect(0, 0, 1280, 64);
+                g.fillStyle = '#000'; g.font = 'bold 28px sans-serif'; g.fillText('Fixture Shop · step ' + step.index, 32, 42);
+                g.font = '18px sans-serif';
+                ['Kettles', 'Steel kettle — 24.99 €', 'Glass kettle — 32.00 €', 'Add to basket'].forEach((t, i) => g.fillText(t, 48, 140 + i * 40));
                 const blob = await canvas.convertToBlob({{type: 'image/jpeg', quality: 0.8}});
                 const hash = new Uint8Array(await crypto.subtle.digest('SHA-256', await blob.arrayBuffer()));
                 const key = Array.from(hash, b => b.toString(16).padStart(2, '0')).join('');

@@ -483,3 +483,121 @@ fn a_queue_is_walked_by_keyboard_alone_from_the_first_run_to_the_next() {
     page.wait_for_text("[data-testid=notice]", "That was the last run in the list.");
     assert_eq!(page.text("[data-testid=run-title]"), "Queue task 2");
 }
+
+/// Whether every element `selectors` names is inside the viewport and on top at its centre
+/// (a person sees it and can click it without scrolling).
+fn in_view_and_uncovered(page: &Page, selectors: &[&str]) -> Vec<String> {
+    let list = json!(selectors);
+    let found = page.eval(&format!(
+        r#"{list}.filter((sel) => {{
+            const el = document.querySelector(sel);
+            if (!el) return true;
+            const r = el.getBoundingClientRect();
+            const inside = r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+            const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+            return !(inside && top && (top === el || el.contains(top)));
+        }})"#
+    ));
+    serde_json::from_value(found).unwrap()
+}
+
+/// Issue 27's one screen: at 1366×768 a step's screenshot (fitted to its column's width), its
+/// action, all three thoughts and Save are in view and uncovered; Alt+Z shows the screenshot
+/// full size over the page and Esc closes it; a notice sits in the top bar over no control;
+/// review mode offers the reviewer's controls and none of the writing aids.
+#[test]
+fn a_step_fits_one_screen_and_review_mode_shows_the_reviewers_controls() {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    let long = "I can see the Kettles link in the top menu and the search box, but the kettle list is not open yet and no price is shown.";
+    let runs = [run_record("s1", "Find the kettle's price", 2)];
+    let steps = [
+        step_record(
+            "s1",
+            0,
+            [
+                "I am on the Fixture Shop home page, where my task starts.",
+                long,
+                "I should click the Kettles link so the list of kettles opens.",
+            ],
+        ),
+        step_record(
+            "s1",
+            1,
+            [
+                "I clicked the Kettles link and the list opened.",
+                long,
+                "I should open the steel kettle.",
+            ],
+        ),
+    ];
+    seed(&page, &runs, &steps);
+    let metrics = json!({"width": 1366, "height": 768, "deviceScaleFactor": 1, "mobile": false});
+    page.call("Emulation.setDeviceMetricsOverride", metrics).unwrap();
+    navigate(&browser, &page, "?agentRunId=s1&qa=false");
+    page.wait_for(
+        "document.querySelector('[data-testid=screenshot-img]')?.complete",
+        "the screenshot",
+    );
+    let essentials = [
+        "[data-testid=screenshot-img]",
+        "[data-testid=action-type]",
+        "[data-testid=action-target]",
+        "[data-testid=thought1]",
+        "[data-testid=thought2]",
+        "[data-testid=thought3]",
+        "[data-testid=save]",
+        "[data-testid=mark-complete]",
+    ];
+    assert_eq!(in_view_and_uncovered(&page, &essentials), Vec::<String>::new());
+    let fitted = page.eval(
+        "(() => { const i = document.querySelector('[data-testid=screenshot-img]'); \
+         return Math.abs(i.getBoundingClientRect().width - i.parentElement.clientWidth) < 2; })()",
+    );
+    assert_eq!(fitted, true, "the screenshot fills its column's width");
+
+    press(&page, "z", "KeyZ", 1);
+    page.wait_for(
+        "(() => { const i = document.querySelector('[data-testid=screenshot-img]'); return i.getBoundingClientRect().width === i.naturalWidth; })()",
+        "the screenshot at full size",
+    );
+    press(&page, "Escape", "Escape", 0);
+    page.wait_for("!document.querySelector('[data-testid=screenshot].zoomed')", "the zoom closed");
+
+    // A notice (here, a save's) is in the top bar and covers no control.
+    replace_text(
+        &page,
+        "[data-testid=thought1]",
+        "I am on the Fixture Shop's home page, where my task starts.",
+    );
+    press(&page, "s", "KeyS", 2);
+    page.wait_for_text("[data-testid=notice]", "Saved");
+    let covering = page.eval(
+        "(() => { const n = document.querySelector('[data-testid=notice]').getBoundingClientRect(); \
+         return [...document.querySelectorAll('button, input, select, textarea')].filter(c => c.closest('[data-testid=notice]') === null) \
+           .filter(c => { const r = c.getBoundingClientRect(); return r.width && r.left < n.right && r.right > n.left && r.top < n.bottom && r.bottom > n.top; }).length; })()",
+    );
+    assert_eq!(covering, 0, "the notice overlaps no control");
+    assert_eq!(in_view_and_uncovered(&page, &essentials), Vec::<String>::new());
+
+    // Review mode: the reviewer's controls, no writing aids.
+    set_user(&page, "rita", "reviewer");
+    navigate(&browser, &page, "?agentRunId=s1&qa=true");
+    page.wait_for("document.querySelector('[data-testid=suggest1]')", "Suggest change");
+    let present = |sel: &str| page.eval(&format!("!!document.querySelector({sel:?})")) == true;
+    for absent in [
+        "[data-testid=save]",
+        "[data-testid=tab-templates]",
+        "[data-testid=tab-json]",
+        "[data-testid=duplicate]",
+        "[data-testid=run-tags]",
+        "[data-testid=extended-thoughts]",
+    ] {
+        assert!(!present(absent), "{absent} shows in review mode");
+    }
+    assert!(present("[data-testid=tab-review]") && present("[data-testid=run-tags-read]"));
+    assert_eq!(
+        in_view_and_uncovered(&page, &["[data-testid=suggest1]", "[data-testid=thought3]"]),
+        Vec::<String>::new()
+    );
+}

@@ -49,7 +49,7 @@ pub fn navigator_notes(props: &Props) -> Html {
                     <div class="thought note" data-testid={format!("note-{key}-field")}>
                         <div class="thought-head">
                             <label for={format!("note-{key}")}>{ which.label() }</label>
-                            <span class="muted hint">{ hint(which) }</span>
+                            <span class="muted hint" title={hint(which)}>{ hint(which) }</span>
                         </div>
                         <div class={classes!("thought-wrap", (!props.editable).then_some("readonly"))}>
                             <div class="backdrop" aria-hidden="true">

@@ -131,6 +131,7 @@ pub fn run_view(props: &Props) -> Html {
                     Shortcut::Escape => {
                         dispatch.dispatch(Action::Help(false));
                         dispatch.dispatch(Action::Escaping(None));
+                        dispatch.dispatch(Action::Unzoom);
                     }
                 }
             });

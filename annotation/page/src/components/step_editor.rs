@@ -109,6 +109,9 @@ pub fn step_editor(props: &Props) -> Html {
                 <a class="muted" data-testid="step-traces" href={format!("studio.html#run={}&step={}",
                     js_sys::encode_uri_component(&editor.run.id), step.index)}>{ "Traces" }</a>
             </div>
+            // What the agent saw and did, beside what it thought: on a wide screen the two
+            // columns scroll apart and the save bar stays in view (annotation.css).
+            <div class="step-see">
             <ScreenshotView shot={step.screenshot.clone()} zoomed={editor.zoom} on_zoom={dispatch.to_callback().reform(|_| Action::ToggleZoom)} />
             <div class="action-fields">
                 <label>{ "Action" }
@@ -127,6 +130,10 @@ pub fn step_editor(props: &Props) -> Html {
             if !step.actions.is_empty() && step.outcome == "failed" {
                 <p class="outcome bad" data-testid="step-outcome">{ "The agent's action failed at this step; thought 3 of the next step should quote the error." }</p>
             }
+            <StepTelemetry before={before} after={after} />
+            </div>
+            <div class="step-write">
+            <div class="write-scroll">
             <DraftPanel step={step.clone()} drafting={editor.drafting.clone()} editable={perms.edit}
                 without_thoughts={annotation_core::drafting::without_thoughts(&editor.merged_steps())
                     .iter().filter(|i| !editor.drafting.pending.contains_key(i)).count()}
@@ -147,12 +154,37 @@ pub fn step_editor(props: &Props) -> Html {
                 <NavigatorNotesView notes={notes} editable={perms.edit}
                     on_change={dispatch.to_callback().reform(|(which, text)| Action::SetNote(which, text))} />
             }
-            <label class="extended-thoughts">
-                <span>{ "Extended thoughts " }<span class="muted">{ "(optional, one a line, at most 5: alternatives weighed, risks, what else was seen)" }</span></span>
-                <textarea data-testid="extended-thoughts" rows={(step.extended_thoughts.len().clamp(1, 5)).to_string()}
-                    readonly={!perms.edit} value={step.extended_thoughts.join("\n")} onchange={on_extended} />
-            </label>
-            <StepTelemetry before={before} after={after} />
+            if editor.qa {
+                // A reviewer reads them; suggestions go through the thoughts.
+                if !step.extended_thoughts.is_empty() {
+                    <div class="extended-thoughts" data-testid="extended-read">
+                        <span>{ "Extended thoughts" }</span>
+                        <ul>{ for step.extended_thoughts.iter().map(|t| html! { <li>{ t }</li> }) }</ul>
+                    </div>
+                }
+            } else {
+                <label class="extended-thoughts">
+                    <span>{ "Extended thoughts " }<span class="muted">{ "(optional, one a line, at most 5: alternatives weighed, risks, what else was seen)" }</span></span>
+                    <textarea data-testid="extended-thoughts" rows={(step.extended_thoughts.len().clamp(1, 5)).to_string()}
+                        readonly={!perms.edit} value={step.extended_thoughts.join("\n")} onchange={on_extended} />
+                </label>
+            }
+            if perms.mark {
+                <div class="flag-bar" data-testid="flag-bar">
+                    <select data-testid="flag-type" aria-label="Issue type" title="Alt+T" onchange={edit_flag(|d, v| if let Some(k) = IssueKind::parse(&v) { d.kind = k })}>
+                        { for IssueKind::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={*k == editor.flag.kind}>{ k.label() }</option> }) }
+                    </select>
+                    <select data-testid="flag-severity" aria-label="Severity" title="Alt+V" onchange={edit_flag(|d, v| if let Some(s) = Severity::parse(&v) { d.severity = s })}>
+                        { for Severity::ALL.iter().map(|s| html! { <option value={s.as_str()} selected={*s == editor.flag.severity}>{ s.as_str() }</option> }) }
+                    </select>
+                    <input class="flag-reason" data-testid="flag-reason" placeholder="What is wrong? (Alt+F keeps it)" value={editor.flag.description.clone()} oninput={type_flag(|d, v| d.description = v)} />
+                    <input class="flag-suggestion" data-testid="flag-suggestion" placeholder="Suggested fix (optional)" value={editor.flag.suggestion.clone()} oninput={type_flag(|d, v| d.suggestion = v)} />
+                    <button data-testid="flag" disabled={editor.saving} onclick={on_flag} title="Alt+F">
+                        { if editor.qa { "Raise issue" } else { "Save & flag for review" } }
+                    </button>
+                </div>
+            }
+            </div>
             <div class="editor-actions">
                 <button data-testid="prev-step" disabled={position == 0} onclick={dispatch.to_callback().reform(|_| Action::Prev)} title="Alt+↑">{ "← Previous" }</button>
                 <button data-testid="next-step" disabled={position + 1 >= total} onclick={dispatch.to_callback().reform(|_| Action::Next)} title="Alt+↓">{ "Next →" }</button>
@@ -166,7 +198,9 @@ pub fn step_editor(props: &Props) -> Html {
                     <button data-testid="save" disabled={!editor.dirty() || editor.saving} onclick={dispatch.to_callback().reform(|_| Action::Save)} title="Ctrl+S">{ "Save" }</button>
                 }
                 if perms.mark {
-                    <button class="primary" data-testid="mark-complete" disabled={editor.saving} onclick={dispatch.to_callback().reform(|_| Action::MarkComplete)} title="Ctrl+Enter">{ "Save & mark complete" }</button>
+                    <button class="primary" data-testid="mark-complete" disabled={editor.saving} onclick={dispatch.to_callback().reform(|_| Action::MarkComplete)} title="Ctrl+Enter">
+                        { if editor.qa { "Mark step checked" } else { "Save & mark complete" } }
+                    </button>
                 }
             </div>
             if let Some((_, unfilled)) = &editor.blocked {
@@ -179,19 +213,7 @@ pub fn step_editor(props: &Props) -> Html {
                     <button class="small ghost" data-testid="cancel-save" onclick={dispatch.to_callback().reform(|_| Action::CancelBlocked)}>{ "Keep editing" }</button>
                 </div>
             }
-            if perms.mark {
-                <div class="flag-bar" data-testid="flag-bar">
-                    <select data-testid="flag-type" aria-label="Issue type" onchange={edit_flag(|d, v| if let Some(k) = IssueKind::parse(&v) { d.kind = k })}>
-                        { for IssueKind::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={*k == editor.flag.kind}>{ k.label() }</option> }) }
-                    </select>
-                    <select data-testid="flag-severity" aria-label="Severity" onchange={edit_flag(|d, v| if let Some(s) = Severity::parse(&v) { d.severity = s })}>
-                        { for Severity::ALL.iter().map(|s| html! { <option value={s.as_str()} selected={*s == editor.flag.severity}>{ s.as_str() }</option> }) }
-                    </select>
-                    <input class="flag-reason" data-testid="flag-reason" placeholder="What is wrong? (Alt+F keeps it)" value={editor.flag.description.clone()} oninput={type_flag(|d, v| d.description = v)} />
-                    <input class="flag-suggestion" data-testid="flag-suggestion" placeholder="Suggested fix (optional)" value={editor.flag.suggestion.clone()} oninput={type_flag(|d, v| d.suggestion = v)} />
-                    <button data-testid="flag" disabled={editor.saving} onclick={on_flag} title="Alt+F">{ "Save & flag for review" }</button>
-                </div>
-            }
+            </div>
         </div>
     }
 }

@@ -56,7 +56,7 @@ pub fn thought_field(props: &Props) -> Html {
         <div class="thought" data-testid={format!("thought{n}-field")}>
             <div class="thought-head">
                 <label for={format!("thought{n}")}>{ format!("Thought {n}") }</label>
-                <span class="muted hint">{ hint(which) }</span>
+                <span class="muted hint" title={hint(which)}>{ hint(which) }</span>
                 <span class="count" data-testid={format!("thought{n}-count")}>{ format!("{} chars", props.text.chars().count()) }</span>
                 if let Some(on_suggest) = &props.on_suggest {
                     <button class="small" data-testid={format!("suggest{n}")} onclick={on_suggest.reform(move |_| which)}>{ "Suggest change" }</button>

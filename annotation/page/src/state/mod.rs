@@ -413,6 +413,8 @@ pub enum Action {
     },
     ShowTool(Tool),
     ToggleZoom,
+    /// Esc: the zoomed screenshot closes.
+    Unzoom,
     Escaping(Option<Thought>),
     StartSuggest(Thought),
     SuggestText(String),
@@ -813,6 +815,7 @@ impl Studio {
             }
             Action::ShowTool(tool) => editor.tool = tool,
             Action::ToggleZoom => editor.zoom = !editor.zoom,
+            Action::Unzoom => editor.zoom = false,
             Action::Escaping(thought) => editor.escaping = thought,
             Action::StartSuggest(which) => {
                 let text = editor.current().map(|s| s.thoughts.get(which).to_owned());
