@@ -704,7 +704,18 @@ fn write_markdown(run: &Run, steps: &[Step], opts: &Options) -> String {
             let text = step.thoughts.get(which);
             let text =
                 if text.trim().is_empty() { "_(empty)_".to_owned() } else { markdown_text(text) };
-            out.push_str(&format!("**Thought {}.** {text}\n\n", which.number()));
+            // A reader weighs a model's draft differently from a person's words.
+            let drafted =
+                if step.drafted_thoughts.contains(&which) { " _(AI-drafted)_" } else { "" };
+            out.push_str(&format!("**Thought {}.**{drafted} {text}\n\n", which.number()));
+        }
+        if let Some(notes) = &step.navigator {
+            for which in run_records::NavigatorNote::ALL {
+                let text = notes.get(which);
+                if !text.trim().is_empty() {
+                    out.push_str(&format!("_{}:_ {}\n\n", which.label(), markdown_text(text)));
+                }
+            }
         }
         markdown_log(&mut out, "What happened before this step", &log.steps[at]);
     }

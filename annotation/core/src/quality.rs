@@ -120,17 +120,27 @@ pub fn score(steps: &[Step], speller: &Speller, grammar: &[(u32, usize)]) -> u8 
 /// How many misspelled words the step's three thoughts hold: what its Language part counts
 /// besides grammar, as the editor counts it while one types and as [`score`] does.
 pub fn misspelled(step: &Step, speller: &Speller) -> usize {
-    Thought::ALL
+    let thoughts: usize = Thought::ALL
         .iter()
         .map(|which| speller.check_only(*which, step.thoughts.get(*which)).len())
-        .sum()
+        .sum();
+    // The Navigator's notes go into the training target too, so they are checked alike.
+    let notes: usize = step.navigator.as_ref().map_or(0, |notes| {
+        run_records::NavigatorNote::ALL
+            .iter()
+            .map(|which| speller.check_only(Thought::One, notes.get(*which)).len())
+            .sum()
+    });
+    thoughts + notes
 }
 
 /// Whether a step scores as `other` does: the same thoughts and outcome, which is all that
 /// [`step_quality`] reads of it. A step changed otherwise (synced, re-verified) keeps the
 /// run's score true.
 pub fn scores_alike(step: &Step, other: &Step) -> bool {
-    step.thoughts == other.thoughts && step.outcome == other.outcome
+    step.thoughts == other.thoughts
+        && step.navigator == other.navigator
+        && step.outcome == other.outcome
 }
 
 /// The run's quality with `text_issues[i]` spelling and grammar issues in step `i` (missing

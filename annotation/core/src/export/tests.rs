@@ -370,6 +370,20 @@ fn markdown_keeps_its_structure_whatever_the_text() {
 }
 
 #[test]
+fn markdown_says_which_thoughts_a_model_drafted_and_shows_the_navigators_notes() {
+    let mut s = steps();
+    s[0].drafted_thoughts = vec![Thought::Two];
+    s[0].navigator = Some(run_records::NavigatorNotes {
+        memory: "The search box is at the top.".into(),
+        ..Default::default()
+    });
+    let text = markdown_run(&run(), &s, &opts(Screenshots::Omit, false));
+    assert!(text.contains("**Thought 2.** _(AI-drafted)_ "), "{text}");
+    assert!(!text.contains("**Thought 1.** _(AI-drafted)_"));
+    assert!(text.contains("_Memory:_ The search box is at the top."), "{text}");
+}
+
+#[test]
 fn anonymized_exports_name_nobody_and_no_time() {
     let o = opts(Screenshots::Files, true);
     let mut outputs = vec![

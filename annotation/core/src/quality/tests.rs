@@ -217,3 +217,16 @@ fn odd_input_never_panics() {
         assert!(q.score <= 100);
     }
 }
+
+#[test]
+fn the_navigators_notes_count_their_misspellings_too() {
+    let speller = speller_knowing(&thoughts(&good()));
+    let mut noted = good();
+    noted.navigator = Some(run_records::NavigatorNotes {
+        evaluation_previous_goal: String::new(),
+        memory: "the serch bar".into(),
+        next_goal: String::new(),
+    });
+    assert_eq!(misspelled(&noted, &speller), 1, "serch, in the memory");
+    assert!(!scores_alike(&noted, &good()), "a note edit changes the score");
+}
