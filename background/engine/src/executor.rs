@@ -244,8 +244,19 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
 
     /// `requestUserInput(reason)`: pause with a question for the user.
     fn request_user_input(&self, cp: &mut Checkpoint, question: &str) {
-        self.log(cp, LogKind::UserInput, question);
-        self.pause(cp, Actor::System, "The agent needs your input", Some(question.to_owned()));
+        self.request_user_input_detail(cp, question.to_owned(), EventDetail::None);
+    }
+
+    /// [`Self::request_user_input`] with the facts behind the question for the pages.
+    fn request_user_input_detail(
+        &self,
+        cp: &mut Checkpoint,
+        question: String,
+        detail: EventDetail,
+    ) {
+        self.log(cp, LogKind::UserInput, &question);
+        let reason = "The agent needs your input";
+        self.pause_detail(cp, Actor::System, reason, Some(question), detail);
     }
 
     /// Ends a task as cancelled (from a running or paused state).
@@ -507,14 +518,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             let role = format!("{actor:?}").to_lowercase();
             let question =
                 format!("Please fix {what} for the {role} in Settings, then press Resume.");
-            self.log(cp, LogKind::UserInput, &question);
-            self.pause_detail(
-                cp,
-                Actor::System,
-                "The agent needs your input",
-                Some(question),
-                detail,
-            );
+            self.request_user_input_detail(cp, question, detail);
             return true;
         }
         if gives_up {
@@ -523,15 +527,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 "I could not get a usable answer from the model ({}). Resume to retry, try another model in Settings, or tell me how to proceed.",
                 error.headline().trim_end_matches('.')
             );
-            self.log(cp, LogKind::UserInput, &question);
             let detail = EventDetail::NeedsSettings { what: "another model".into() };
-            self.pause_detail(
-                cp,
-                Actor::System,
-                "The agent needs your input",
-                Some(question),
-                detail,
-            );
+            self.request_user_input_detail(cp, question, detail);
             return true;
         }
         false

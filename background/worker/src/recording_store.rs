@@ -8,7 +8,7 @@
 //! their SHA-256, as the agent's are.
 
 use agent_engine::workflow::recording::{RawEvent, Recording};
-use capture_db::{RECORDING_EVENTS, RECORDINGS, SCREENSHOTS, encode};
+use capture_db::{RECORDING_EVENTS, RECORDINGS, SCREENSHOTS};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
@@ -16,7 +16,7 @@ use protocol::TabId;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
-use crate::store::{Cause, Store, decode, jpeg};
+use crate::store::{Cause, Store, decode, jpeg, put_record};
 
 pub const RECORDING: &str = "recording";
 pub const STOPPED: &str = "stopped";
@@ -57,30 +57,15 @@ impl RecordingStore {
     }
 
     pub async fn put_recording(&self, row: &RecordingRow) -> Result<(), String> {
-        let write = async {
-            let value = to_js(row)?;
-            let tx =
-                self.db.transaction(RECORDINGS).with_mode(TransactionMode::Readwrite).build()?;
-            tx.object_store(RECORDINGS)?.put(value).await?;
-            tx.commit().await?;
-            Ok::<_, Cause>(())
-        };
-        write.await.map_err(failed(format!("store recording {}", row.recording.id)))
+        put_record(&self.db, RECORDINGS, None, row)
+            .await
+            .map_err(failed(format!("store recording {}", row.recording.id)))
     }
 
     pub async fn put_event(&self, row: &EventRow) -> Result<(), String> {
-        let write = async {
-            let value = to_js(row)?;
-            let tx = self
-                .db
-                .transaction(RECORDING_EVENTS)
-                .with_mode(TransactionMode::Readwrite)
-                .build()?;
-            tx.object_store(RECORDING_EVENTS)?.put(value).await?;
-            tx.commit().await?;
-            Ok::<_, Cause>(())
-        };
-        write.await.map_err(failed(format!("store event {} of {}", row.seq, row.recording_id)))
+        put_record(&self.db, RECORDING_EVENTS, None, row)
+            .await
+            .map_err(failed(format!("store event {} of {}", row.seq, row.recording_id)))
     }
 
     pub async fn put_screenshot(&self, key: &str, bytes: &[u8]) -> Result<(), String> {
@@ -133,10 +118,6 @@ impl RecordingStore {
         };
         read.await.map_err(failed(format!("read the events of recording {recording_id}")))
     }
-}
-
-fn to_js(value: &impl Serialize) -> Result<JsValue, Cause> {
-    Ok(encode(value)?)
 }
 
 fn failed(what: String) -> impl FnOnce(Cause) -> String {

@@ -11,7 +11,6 @@ use agent_engine::workflow::schema::Workflow;
 use capture_db::{RECORDINGS, REPLAYS, SCREENSHOTS, STEPS, WORKFLOWS};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
-use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -116,7 +115,7 @@ impl WorkflowDb {
     }
 
     pub async fn put_workflow(&self, workflow: &Workflow) -> Result<(), String> {
-        self.put(WORKFLOWS, None, workflow).await.map_err(failed("store the workflow"))
+        put_record(&self.db, WORKFLOWS, None, workflow).await.map_err(failed("store the workflow"))
     }
 
     /// Every stored replay row (running, paused or ended), upgraded to the current format;
@@ -147,7 +146,7 @@ impl WorkflowDb {
     }
 
     pub async fn put_replay(&self, run_id: &str, row: &StoredReplay) -> Result<(), String> {
-        self.put(REPLAYS, Some(run_id), row).await.map_err(failed("store the replay"))
+        put_record(&self.db, REPLAYS, Some(run_id), row).await.map_err(failed("store the replay"))
     }
 
     /// How many steps of `run_id` are stored (they are numbered from 0).
@@ -159,14 +158,5 @@ impl WorkflowDb {
             Ok::<_, Cause>(count)
         };
         read.await.map_err(failed("count the replay's steps"))
-    }
-
-    async fn put(
-        &self,
-        name: &str,
-        key: Option<&str>,
-        record: &impl Serialize,
-    ) -> Result<(), Cause> {
-        put_record(&self.db, name, key, record).await
     }
 }
