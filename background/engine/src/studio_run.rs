@@ -69,7 +69,8 @@ impl<H: Http> Http for RecordingHttp<'_, H> {
     }
 }
 
-/// What a Studio run needs from the shell.
+/// What a Studio run (or an AI draft, [`crate::draft_thoughts::DraftShell`]) needs from the
+/// shell.
 pub struct StudioShell<'a, H, K> {
     pub http: &'a H,
     pub clock: &'a K,
