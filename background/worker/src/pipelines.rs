@@ -30,7 +30,7 @@ use wasm_bindgen_futures::JsFuture;
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock};
 use crate::http::FetchHttp;
-use crate::store::{Store, put_record};
+use crate::store::Store;
 
 /// Runs in flight (by the request that started them), and runs of versions not stored
 /// yet, so a save right after a test run still counts it at the publish gate.
@@ -521,7 +521,7 @@ async fn stored(store: &Store) -> Result<Vec<StoredPipeline>, String> {
 }
 
 async fn put(store: &Store, row: &StoredPipeline) -> Result<(), String> {
-    put_record(&store.database(), capture_db::PIPELINES, None, row)
+    capture_db::put(&store.database(), capture_db::PIPELINES, None, row)
         .await
         .map_err(|e| format!("The pipeline was not stored: {e}"))
 }

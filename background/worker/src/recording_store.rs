@@ -16,7 +16,7 @@ use protocol::TabId;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
-use crate::store::{Cause, Store, decode, jpeg, put_record};
+use crate::store::{Cause, Store, decode, jpeg};
 
 pub const RECORDING: &str = "recording";
 pub const STOPPED: &str = "stopped";
@@ -57,13 +57,13 @@ impl RecordingStore {
     }
 
     pub async fn put_recording(&self, row: &RecordingRow) -> Result<(), String> {
-        put_record(&self.db, RECORDINGS, None, row)
+        capture_db::put(&self.db, RECORDINGS, None, row)
             .await
             .map_err(failed(format!("store recording {}", row.recording.id)))
     }
 
     pub async fn put_event(&self, row: &EventRow) -> Result<(), String> {
-        put_record(&self.db, RECORDING_EVENTS, None, row)
+        capture_db::put(&self.db, RECORDING_EVENTS, None, row)
             .await
             .map_err(failed(format!("store event {} of {}", row.seq, row.recording_id)))
     }

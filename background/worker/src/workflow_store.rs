@@ -14,7 +14,7 @@ use indexed_db_futures::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::store::{Cause, Store, decode, put_record};
+use crate::store::{Cause, Store, decode};
 
 pub struct WorkflowDb {
     db: Database,
@@ -32,12 +32,9 @@ impl WorkflowDb {
 
     /// A stopped recording, or why it cannot be reflected.
     pub async fn stopped_recording(&self, id: &str) -> Result<Recording, String> {
-        let read = async {
-            let tx = self.db.transaction(RECORDINGS).build()?;
-            let value = tx.object_store(RECORDINGS)?.get::<JsValue, _, _>(id).await?;
-            Ok::<_, Cause>(value)
-        };
-        let value = read.await.map_err(failed("read the recording"))?;
+        let value = capture_db::get(&self.db, RECORDINGS, id)
+            .await
+            .map_err(failed("read the recording"))?;
         let value = value.ok_or_else(|| format!("There is no recording {id:?}."))?;
         let json: serde_json::Value = capture_db::decode(value)?;
         if json.get("status").and_then(|s| s.as_str()) == Some("recording") {
@@ -115,7 +112,9 @@ impl WorkflowDb {
     }
 
     pub async fn put_workflow(&self, workflow: &Workflow) -> Result<(), String> {
-        put_record(&self.db, WORKFLOWS, None, workflow).await.map_err(failed("store the workflow"))
+        capture_db::put(&self.db, WORKFLOWS, None, workflow)
+            .await
+            .map_err(failed("store the workflow"))
     }
 
     /// Every stored replay row (running, paused or ended), upgraded to the current format;
@@ -146,7 +145,9 @@ impl WorkflowDb {
     }
 
     pub async fn put_replay(&self, run_id: &str, row: &StoredReplay) -> Result<(), String> {
-        put_record(&self.db, REPLAYS, Some(run_id), row).await.map_err(failed("store the replay"))
+        capture_db::put(&self.db, REPLAYS, Some(run_id), row)
+            .await
+            .map_err(failed("store the replay"))
     }
 
     /// How many steps of `run_id` are stored (they are numbered from 0).
