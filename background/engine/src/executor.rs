@@ -37,7 +37,7 @@ mod step;
 pub mod stored;
 
 pub use ask::{
-    CallContext, CallError, CallSpec, TracedAnswer, USER_TURN, decode_answer, traced_call,
+    CallContext, CallError, CallSpec, TracedAnswer, USER_TURN, actor_of, decode_answer, traced_call,
 };
 pub use capture::{Capture, CaptureError};
 use checkpoint::MAX_EVENTS;
