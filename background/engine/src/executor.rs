@@ -264,15 +264,15 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         if cp.status.is_finished() {
             return;
         }
-        cp.status = TaskStatus::Cancelled;
-        self.emit(
-            cp,
-            Actor::User,
-            ExecutionState::TaskCancel,
-            EventKind::Progress,
-            "Task stopped.",
-        );
+        self.mark_cancelled(cp);
         self.save(cp).await;
+    }
+
+    /// The task is cancelled, as the person asked, and every page is told.
+    fn mark_cancelled(&self, cp: &mut Checkpoint) {
+        cp.status = TaskStatus::Cancelled;
+        let (actor, state) = (Actor::User, ExecutionState::TaskCancel);
+        self.emit(cp, actor, state, EventKind::Progress, "Task stopped.");
     }
 
     /// Ends the task as failed because of something outside it (its tab was closed), or
@@ -334,14 +334,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 self.apply_follow_up(cp, &text);
             }
             if self.control.cancel.get() {
-                cp.status = TaskStatus::Cancelled;
-                self.emit(
-                    cp,
-                    Actor::User,
-                    ExecutionState::TaskCancel,
-                    EventKind::Progress,
-                    "Task stopped.",
-                );
+                self.mark_cancelled(cp);
                 return;
             }
             if std::mem::take(&mut cp.storage_full) {

@@ -197,8 +197,12 @@ impl Tasks {
         self.slots.borrow_mut().get_mut(session).map(f)
     }
 
-    fn control(&self, session: &str) -> Option<Rc<Control>> {
-        self.slots.borrow().get(session).and_then(|slot| slot.running.clone())
+    /// Tells `session`'s run under way, if one is, through its control.
+    fn tell_run(&self, session: &str, tell: impl FnOnce(&Control)) {
+        let control = self.slots.borrow().get(session).and_then(|slot| slot.running.clone());
+        if let Some(control) = control {
+            tell(&control);
+        }
     }
 
     fn shown_in(&self, tab: TabId) -> Option<String> {
@@ -478,9 +482,7 @@ impl Tasks {
     ) -> Result<WorkerEvent, String> {
         let store = self.ready(session_id).await?;
         if self.check(session_id, |sessions| sessions.follow_up(session_id))? == FollowUp::Steer {
-            if let Some(control) = self.control(session_id) {
-                control.push_follow_up(text);
-            }
+            self.tell_run(session_id, |control| control.push_follow_up(text));
             return Ok(WorkerEvent::Done { id });
         }
         let settings = store.settings().await?.ok_or("Settings are missing.")?;
@@ -497,10 +499,8 @@ impl Tasks {
     }
 
     pub fn pause(&self, id: u32, session_id: &str) -> Result<WorkerEvent, String> {
-        if self.check(session_id, |sessions| sessions.pause(session_id))?
-            && let Some(control) = self.control(session_id)
-        {
-            control.request_pause();
+        if self.check(session_id, |sessions| sessions.pause(session_id))? {
+            self.tell_run(session_id, Control::request_pause);
         }
         Ok(WorkerEvent::Done { id })
     }
@@ -535,9 +535,7 @@ impl Tasks {
     ) -> Result<WorkerEvent, String> {
         let store = self.ready(session_id).await?;
         if self.check(session_id, |sessions| sessions.cancel(session_id))? == Cancel::Interrupt {
-            if let Some(control) = self.control(session_id) {
-                control.request_cancel();
-            }
+            self.tell_run(session_id, Control::request_cancel);
             return Ok(WorkerEvent::Done { id });
         }
         let mut cp = self.checkpoint(session_id)?;
