@@ -175,6 +175,25 @@ pub async fn get(db: &Database, name: &str, key: &str) -> Result<Option<JsValue>
     Ok(tx.object_store(name)?.get::<JsValue, _, _>(key).await?)
 }
 
+/// Every value in store `name`, as stored, in key order.
+pub async fn all(db: &Database, name: &str) -> Result<Vec<JsValue>, Cause> {
+    let tx = db.transaction(name).build()?;
+    let values = tx.object_store(name)?.get_all::<JsValue>().await?;
+    Ok(values.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Every value in store `name` whose index `index` is `key`, as stored.
+pub async fn all_where(
+    db: &Database,
+    name: &str,
+    index: &str,
+    key: &str,
+) -> Result<Vec<JsValue>, Cause> {
+    let tx = db.transaction(name).build()?;
+    let values = tx.object_store(name)?.index(index)?.get_all::<JsValue>().with_query(key).await?;
+    Ok(values.collect::<Result<Vec<_>, _>>()?)
+}
+
 /// Puts one record in store `name` (under `key` when the store's keys are out-of-line), in a
 /// transaction of its own.
 pub async fn put(

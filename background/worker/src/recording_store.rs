@@ -83,11 +83,9 @@ impl RecordingStore {
     /// Every recording, oldest first; rows that cannot be read are logged and left out.
     pub async fn recordings(&self) -> Result<Vec<RecordingRow>, String> {
         let read = async {
-            let tx = self.db.transaction(RECORDINGS).build()?;
-            let values = tx.object_store(RECORDINGS)?.get_all::<JsValue>().await?;
             let mut rows = Vec::new();
-            for value in values {
-                match decode::<RecordingRow>(value?) {
+            for value in capture_db::all(&self.db, RECORDINGS).await? {
+                match decode::<RecordingRow>(value) {
                     Ok(row) => rows.push(row),
                     Err(error) => crate::chrome::log(&format!("unreadable recording: {error}")),
                 }
@@ -101,12 +99,11 @@ impl RecordingStore {
     /// The events of one recording in the order they were stored.
     pub async fn events(&self, recording_id: &str) -> Result<Vec<EventRow>, String> {
         let read = async {
-            let tx = self.db.transaction(RECORDING_EVENTS).build()?;
-            let store = tx.object_store(RECORDING_EVENTS)?;
-            let index = store.index("recordingId")?;
+            let values =
+                capture_db::all_where(&self.db, RECORDING_EVENTS, "recordingId", recording_id);
             let mut rows = Vec::new();
-            for value in index.get_all::<JsValue>().with_query(recording_id).await? {
-                match decode::<EventRow>(value?) {
+            for value in values.await? {
+                match decode::<EventRow>(value) {
                     Ok(row) => rows.push(row),
                     Err(error) => {
                         crate::chrome::log(&format!("unreadable recorded event: {error}"))

@@ -70,14 +70,8 @@ impl WorkflowDb {
     /// Every stored version of workflow `id`, oldest first.
     pub async fn workflow_versions(&self, id: &str) -> Result<Vec<Workflow>, String> {
         let read = async {
-            let tx = self.db.transaction(WORKFLOWS).build()?;
-            let store = tx.object_store(WORKFLOWS)?;
-            let index = store.index("id")?;
-            let mut versions = Vec::new();
-            for value in index.get_all::<JsValue>().with_query(id).await? {
-                versions.push(decode::<Workflow>(value?)?);
-            }
-            Ok::<_, Cause>(versions)
+            let values = capture_db::all_where(&self.db, WORKFLOWS, "id", id).await?;
+            values.into_iter().map(decode::<Workflow>).collect::<Result<Vec<_>, Cause>>()
         };
         let mut versions = read.await.map_err(failed("read the workflow"))?;
         versions.sort_by_key(|w| w.version);
@@ -95,10 +89,9 @@ impl WorkflowDb {
     /// The newest version of every workflow; unreadable versions are logged and left out.
     pub async fn latest_workflows(&self) -> Result<Vec<Workflow>, String> {
         let read = async {
-            let tx = self.db.transaction(WORKFLOWS).build()?;
             let mut latest: BTreeMap<String, Workflow> = BTreeMap::new();
-            for value in tx.object_store(WORKFLOWS)?.get_all::<JsValue>().await? {
-                match decode::<Workflow>(value?) {
+            for value in capture_db::all(&self.db, WORKFLOWS).await? {
+                match decode::<Workflow>(value) {
                     Ok(w) if latest.get(&w.id).is_none_or(|l| l.version < w.version) => {
                         latest.insert(w.id.clone(), w);
                     }
@@ -121,11 +114,10 @@ impl WorkflowDb {
     /// one that cannot be read comes back as such, saying why.
     pub async fn replays(&self) -> Result<Vec<Result<StoredReplay, UnreadableJob>>, String> {
         let read = async {
-            let tx = self.db.transaction(REPLAYS).build()?;
             let mut rows = Vec::new();
-            for (n, value) in tx.object_store(REPLAYS)?.get_all::<JsValue>().await?.enumerate() {
+            for (n, value) in capture_db::all(&self.db, REPLAYS).await?.into_iter().enumerate() {
                 let key = format!("replay-row-{n}");
-                rows.push(match decode::<serde_json::Value>(value?) {
+                rows.push(match decode::<serde_json::Value>(value) {
                     Ok(value) => {
                         let found = value.pointer("/state/run/id").and_then(|v| v.as_str());
                         let key = found.map_or(key, str::to_owned);

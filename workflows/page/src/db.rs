@@ -3,9 +3,8 @@
 
 use capture_db::{Cause, RECORDINGS, SCREENSHOTS, WORKFLOWS};
 use indexed_db_futures::database::Database;
-use indexed_db_futures::prelude::*;
 use serde_json::Value;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use workflow_format::recording::Recording;
 use workflow_format::schema::Workflow;
 
@@ -25,12 +24,8 @@ impl Db {
     }
 
     async fn all(&self, name: &str) -> Result<Vec<Value>, Cause> {
-        let tx = self.db.transaction(name).build()?;
-        let mut rows = Vec::new();
-        for value in tx.object_store(name)?.get_all::<JsValue>().await? {
-            rows.push(capture_db::decode(value?)?);
-        }
-        Ok(rows)
+        let values = capture_db::all(&self.db, name).await?;
+        Ok(values.into_iter().map(capture_db::decode).collect::<Result<_, _>>()?)
     }
 
     /// The recordings (newest first) and every workflow version. A row that cannot be read
