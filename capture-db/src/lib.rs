@@ -47,6 +47,7 @@
 use indexed_db_futures::KeyPath;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use wasm_bindgen::JsValue;
@@ -162,6 +163,55 @@ fn create_version_3(db: &Database) -> indexed_db_futures::Result<()> {
         store.create_index(index, KeyPath::One(index)).build()?;
     }
     db.create_object_store(REPLAYS).build()?;
+    Ok(())
+}
+
+/// Whatever went wrong inside one read or write: IndexedDB's error or the record's encoding.
+pub type Cause = Box<dyn std::error::Error>;
+
+/// The value under `key` in store `name`, as stored, read in a transaction of its own.
+pub async fn get(db: &Database, name: &str, key: &str) -> Result<Option<JsValue>, Cause> {
+    let tx = db.transaction(name).build()?;
+    Ok(tx.object_store(name)?.get::<JsValue, _, _>(key).await?)
+}
+
+/// Every value in store `name`, as stored, in key order.
+pub async fn all(db: &Database, name: &str) -> Result<Vec<JsValue>, Cause> {
+    let tx = db.transaction(name).build()?;
+    let values = tx.object_store(name)?.get_all::<JsValue>().await?;
+    Ok(values.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Every value in store `name` whose index `index` is `key`, as stored.
+pub async fn all_where(
+    db: &Database,
+    name: &str,
+    index: &str,
+    key: &str,
+) -> Result<Vec<JsValue>, Cause> {
+    let tx = db.transaction(name).build()?;
+    let values = tx.object_store(name)?.index(index)?.get_all::<JsValue>().with_query(key).await?;
+    Ok(values.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Puts one record in store `name` (under `key` when the store's keys are out-of-line), in a
+/// transaction of its own.
+pub async fn put(
+    db: &Database,
+    name: &str,
+    key: Option<&str>,
+    record: &impl Serialize,
+) -> Result<(), Cause> {
+    let value = encode(record)?;
+    let tx = db.transaction(name).with_mode(TransactionMode::Readwrite).build()?;
+    let store = tx.object_store(name)?;
+    match key {
+        Some(key) => {
+            store.put(value).with_key(key).await?;
+        }
+        None => store.put(value).await?,
+    }
+    tx.commit().await?;
     Ok(())
 }
 

@@ -133,7 +133,14 @@ pub fn allow_downloads(browser: &Browser, name: &str) -> PathBuf {
 
 /// Waits for a finished download whose name ends with `suffix` in `dir`, and returns it.
 pub fn wait_for_download(dir: &Path, suffix: &str) -> PathBuf {
-    let deadline = Instant::now() + Duration::from_secs(30);
+    find_file(dir, suffix, Duration::from_secs(30), Duration::from_millis(50))
+        .unwrap_or_else(|| panic!("no *{suffix} download appeared in {}", dir.display()))
+}
+
+/// Looks `every` so often for a file whose name ends with `suffix` in `dir` (Chrome writes
+/// `.crdownload` first and renames it when done); `None` once `limit` has passed.
+pub fn find_file(dir: &Path, suffix: &str, limit: Duration, every: Duration) -> Option<PathBuf> {
+    let deadline = Instant::now() + limit;
     loop {
         let found = std::fs::read_dir(dir)
             .ok()
@@ -142,13 +149,10 @@ pub fn wait_for_download(dir: &Path, suffix: &str) -> PathBuf {
             .flatten()
             .map(|e| e.path())
             .find(|p| p.to_string_lossy().ends_with(suffix));
-        if let Some(path) = found {
-            return path;
+        if found.is_some() || Instant::now() > deadline {
+            return found;
         }
-        if Instant::now() > deadline {
-            panic!("no *{suffix} download appeared in {}", dir.display());
-        }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(every);
     }
 }
 

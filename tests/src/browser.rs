@@ -293,19 +293,27 @@ impl Page {
 
     /// Polls until `expression` is truthy and returns its value; fails the test after [`WAIT`].
     pub fn wait_value(&self, expression: &str, what: &str) -> Value {
-        let deadline = Instant::now() + WAIT;
+        self.poll(expression, WAIT, Duration::from_millis(15)).unwrap_or_else(|| {
+            panic!("timed out waiting for {what}; the page shows:\n{}", self.visible_text())
+        })
+    }
+
+    /// Evaluates `expression` `every` so often until it is neither null nor false, and
+    /// returns it; `None` once `limit` has passed.
+    pub fn poll(&self, expression: &str, limit: Duration, every: Duration) -> Option<Value> {
+        let deadline = Instant::now() + limit;
         loop {
             let value = self
                 .call("Runtime.evaluate", json!({"expression": expression, "returnByValue": true}))
                 .map(|r| r["result"]["value"].clone())
                 .unwrap_or(Value::Null);
             if !matches!(value, Value::Null | Value::Bool(false)) {
-                return value;
+                return Some(value);
             }
             if Instant::now() > deadline {
-                panic!("timed out waiting for {what}; the page shows:\n{}", self.visible_text());
+                return None;
             }
-            std::thread::sleep(Duration::from_millis(15));
+            std::thread::sleep(every);
         }
     }
 
@@ -445,6 +453,17 @@ impl Page {
         self.click(selector);
         self.call("Input.insertText", json!({"text": text}))
             .unwrap_or_else(|e| panic!("typing into {selector}: {e}"));
+    }
+
+    /// Types `text` over the whole text of the field matching `selector` (focused, all
+    /// selected, then typed).
+    pub fn type_over(&self, selector: &str, text: &str) {
+        self.eval(&format!(
+            "{{ const f = document.querySelector({}); f.focus(); f.select(); true }}",
+            json!(selector)
+        ));
+        self.call("Input.insertText", json!({"text": text}))
+            .unwrap_or_else(|e| panic!("typing over {selector}: {e}"));
     }
 
     /// Presses Enter in the focused element.

@@ -83,6 +83,13 @@ impl Solved {
             .collect()
     }
 
+    /// Some outcome the Navigator was shown holds every one of `parts`; on failure, all of
+    /// them are shown.
+    pub fn assert_said(&self, parts: &[&str]) {
+        let said = self.outcomes();
+        assert!(said.iter().any(|o| parts.iter().all(|p| o.contains(p))), "{parts:?}: {said:#?}");
+    }
+
     /// The page accepted the answer, within the Navigator's calls + 2 model calls (a
     /// Planner call, then the ThinkingAgent's exit gate). On failure it shows what the model
     /// was told and saw last.

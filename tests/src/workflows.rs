@@ -223,6 +223,19 @@ pub fn reflect_step_replies() -> Vec<Reply> {
     ]
 }
 
+/// Pass B's three subtasks of the shop's story: search for `{query}`, read the cheapest,
+/// open it (after `open_depends_on`).
+pub fn shop_subtasks(open_depends_on: &[&str]) -> Value {
+    json!([
+        {"id": "search", "text": "Search for {query}",
+         "expected_outcome": "Results for {query} are listed", "depends_on": []},
+        {"id": "cheapest", "text": "Sort by price and read the cheapest product",
+         "expected_outcome": "The cheapest product's name is known", "depends_on": []},
+        {"id": "open", "text": "Open the cheapest product",
+         "expected_outcome": "The cheapest product's page is open", "depends_on": open_depends_on}
+    ])
+}
+
 /// Pass B's scripted answer: a `{query}` parameter, three subtasks, an extract `cheapest`.
 /// No dependency: the test adds it on the Workflows page.
 pub fn reflect_task_reply() -> Reply {
@@ -231,14 +244,7 @@ pub fn reflect_task_reply() -> Reply {
         "detailed_task_description": "Search the shop for {query}, sort by price and open the cheapest.",
         "task_params": [{"name": "query", "description": "What to search for",
             "example": RECORDED_QUERY}],
-        "subtasks": [
-            {"id": "search", "text": "Search for {query}",
-             "expected_outcome": "Results for {query} are listed", "depends_on": []},
-            {"id": "cheapest", "text": "Sort by price and read the cheapest product",
-             "expected_outcome": "The cheapest product's name is known", "depends_on": []},
-            {"id": "open", "text": "Open the cheapest product",
-             "expected_outcome": "The cheapest product's page is open", "depends_on": []}
-        ],
+        "subtasks": shop_subtasks(&[]),
         "steps": [
             {"index": 0, "subtask": "search", "action_value": "{query}", "variable": ""},
             {"index": 1, "subtask": "search", "action_value": "Enter", "variable": ""},
@@ -317,6 +323,10 @@ pub fn replay_reply(prompt: &str) -> Reply {
     let done = |text: &str, extracted: Value| {
         answer(text, json!({"action": "done", "text": text, "success": true}), extracted)
     };
+    // The subtask cannot go on: done, unsuccessfully, saying why.
+    let give_up = |thought: &str, why: &str| {
+        answer(thought, json!({"action": "done", "text": why, "success": false}), json!([]))
+    };
     let found = elements(state);
     let id_of =
         |test: &dyn Fn(&str) -> bool| found.iter().find(|(_, e)| test(e)).map(|(id, _)| *id);
@@ -327,11 +337,7 @@ pub fn replay_reply(prompt: &str) -> Reply {
         if first {
             let Some(id) = id_of(&|e| e.contains("Search products") && e.starts_with("<input"))
             else {
-                return answer(
-                    "no box",
-                    json!({"action": "done", "text": "No search box", "success": false}),
-                    json!([]),
-                );
+                return give_up("no box", "No search box");
             };
             return answer(
                 "Type the query",
@@ -348,11 +354,7 @@ pub fn replay_reply(prompt: &str) -> Reply {
     if subtask.contains("read the cheapest") {
         if !state.contains("sorted by Price: low to high") {
             let Some(id) = id_of(&|e| e.starts_with("<select")) else {
-                return answer(
-                    "no sort",
-                    json!({"action": "done", "text": "No sort", "success": false}),
-                    json!([]),
-                );
+                return give_up("no sort", "No sort");
             };
             return answer(
                 "Sort by price",
@@ -380,26 +382,14 @@ pub fn replay_reply(prompt: &str) -> Reply {
             return done("The product page is open", json!([]));
         }
         if name.is_empty() {
-            return answer(
-                "unknown",
-                json!({"action": "done", "text": "I do not know which product is the cheapest", "success": false}),
-                json!([]),
-            );
+            return give_up("unknown", "I do not know which product is the cheapest");
         }
         let Some(id) = id_of(&|e| e.ends_with(&format!(">{name}")) && e.contains("href")) else {
-            return answer(
-                "missing",
-                json!({"action": "done", "text": format!("No link {name:?}"), "success": false}),
-                json!([]),
-            );
+            return give_up("missing", &format!("No link {name:?}"));
         };
         return answer("Open it", json!({"action": "click", "id": id}), json!([]));
     }
-    answer(
-        "lost",
-        json!({"action": "done", "text": "Unknown subtask", "success": false}),
-        json!([]),
-    )
+    give_up("lost", "Unknown subtask")
 }
 
 /// Saves version 2 of the reflected workflow with the dependency a person adds on the

@@ -121,6 +121,23 @@ pub struct StepAction {
     pub offset: Option<[f64; 2]>,
 }
 
+impl StepAction {
+    /// An action of `kind` with `value` and nothing else: no recorded element, variable,
+    /// candidates or drag.
+    pub fn new(kind: ActionKind, value: Option<&str>) -> StepAction {
+        StepAction {
+            kind,
+            value: value.map(Into::into),
+            screens: None,
+            variable: None,
+            candidates: vec![],
+            descriptor: None,
+            to: None,
+            offset: None,
+        }
+    }
+}
+
 /// A parameter or variable name: a letter or `_`, then letters, digits or `_`.
 pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
@@ -440,16 +457,7 @@ pub(crate) mod tests {
             expected_current_state: "the music site".into(),
             target: "the search box".into(),
             post_action: "results show".into(),
-            action: StepAction {
-                kind,
-                value: value.map(Into::into),
-                screens: None,
-                variable: None,
-                candidates: vec![],
-                descriptor: None,
-                to: None,
-                offset: None,
-            },
+            action: StepAction::new(kind, value),
             url: None,
             screenshot: None,
             details: None,

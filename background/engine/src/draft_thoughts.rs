@@ -22,14 +22,8 @@ use serde_json::json;
 /// The prompt file's id.
 pub const PROMPT: &str = "draft_thoughts";
 
-/// What a draft needs from the shell.
-pub struct DraftShell<'a, H, K> {
-    pub http: &'a H,
-    pub clock: &'a K,
-    pub epoch_ms: &'a dyn Fn() -> f64,
-    /// A fresh id for the trace.
-    pub new_id: &'a dyn Fn() -> String,
-}
+/// What a draft needs from the shell: the same as a Studio run, one traced call.
+pub type DraftShell<'a, H, K> = crate::studio_run::StudioShell<'a, H, K>;
 
 #[derive(Deserialize)]
 struct Answer {

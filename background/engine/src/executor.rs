@@ -37,7 +37,7 @@ mod step;
 pub mod stored;
 
 pub use ask::{
-    CallContext, CallError, CallSpec, TracedAnswer, USER_TURN, decode_answer, traced_call,
+    CallContext, CallError, CallSpec, TracedAnswer, USER_TURN, actor_of, decode_answer, traced_call,
 };
 pub use capture::{Capture, CaptureError};
 use checkpoint::MAX_EVENTS;
@@ -244,8 +244,19 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
 
     /// `requestUserInput(reason)`: pause with a question for the user.
     fn request_user_input(&self, cp: &mut Checkpoint, question: &str) {
-        self.log(cp, LogKind::UserInput, question);
-        self.pause(cp, Actor::System, "The agent needs your input", Some(question.to_owned()));
+        self.request_user_input_detail(cp, question.to_owned(), EventDetail::None);
+    }
+
+    /// [`Self::request_user_input`] with the facts behind the question for the pages.
+    fn request_user_input_detail(
+        &self,
+        cp: &mut Checkpoint,
+        question: String,
+        detail: EventDetail,
+    ) {
+        self.log(cp, LogKind::UserInput, &question);
+        let reason = "The agent needs your input";
+        self.pause_detail(cp, Actor::System, reason, Some(question), detail);
     }
 
     /// Ends a task as cancelled (from a running or paused state).
@@ -253,15 +264,15 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         if cp.status.is_finished() {
             return;
         }
-        cp.status = TaskStatus::Cancelled;
-        self.emit(
-            cp,
-            Actor::User,
-            ExecutionState::TaskCancel,
-            EventKind::Progress,
-            "Task stopped.",
-        );
+        self.mark_cancelled(cp);
         self.save(cp).await;
+    }
+
+    /// The task is cancelled, as the person asked, and every page is told.
+    fn mark_cancelled(&self, cp: &mut Checkpoint) {
+        cp.status = TaskStatus::Cancelled;
+        let (actor, state) = (Actor::User, ExecutionState::TaskCancel);
+        self.emit(cp, actor, state, EventKind::Progress, "Task stopped.");
     }
 
     /// Ends the task as failed because of something outside it (its tab was closed), or
@@ -323,14 +334,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 self.apply_follow_up(cp, &text);
             }
             if self.control.cancel.get() {
-                cp.status = TaskStatus::Cancelled;
-                self.emit(
-                    cp,
-                    Actor::User,
-                    ExecutionState::TaskCancel,
-                    EventKind::Progress,
-                    "Task stopped.",
-                );
+                self.mark_cancelled(cp);
                 return;
             }
             if std::mem::take(&mut cp.storage_full) {
@@ -507,14 +511,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             let role = format!("{actor:?}").to_lowercase();
             let question =
                 format!("Please fix {what} for the {role} in Settings, then press Resume.");
-            self.log(cp, LogKind::UserInput, &question);
-            self.pause_detail(
-                cp,
-                Actor::System,
-                "The agent needs your input",
-                Some(question),
-                detail,
-            );
+            self.request_user_input_detail(cp, question, detail);
             return true;
         }
         if gives_up {
@@ -523,15 +520,8 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 "I could not get a usable answer from the model ({}). Resume to retry, try another model in Settings, or tell me how to proceed.",
                 error.headline().trim_end_matches('.')
             );
-            self.log(cp, LogKind::UserInput, &question);
             let detail = EventDetail::NeedsSettings { what: "another model".into() };
-            self.pause_detail(
-                cp,
-                Actor::System,
-                "The agent needs your input",
-                Some(question),
-                detail,
-            );
+            self.request_user_input_detail(cp, question, detail);
             return true;
         }
         false

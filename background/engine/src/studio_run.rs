@@ -6,12 +6,12 @@
 use std::cell::RefCell;
 
 use crate::Clock;
-use crate::executor::{CallContext, CallError, CallSpec, Control, traced_call};
+use crate::executor::{CallContext, CallError, CallSpec, Control, actor_of, traced_call};
 use crate::prompts::PromptSet;
 use crate::providers::{Http, HttpFailure, HttpRequest, HttpResponse};
 use crate::repair::RepairLedger;
-use crate::run::{Actor, LlmTrace};
-use protocol::settings::{ModelRole, Settings};
+use crate::run::LlmTrace;
+use protocol::settings::Settings;
 use protocol::studio::{HttpExchange, StudioAttempt, StudioRun, StudioRunResult};
 use serde_json::Value;
 
@@ -69,7 +69,8 @@ impl<H: Http> Http for RecordingHttp<'_, H> {
     }
 }
 
-/// What a Studio run needs from the shell.
+/// What a Studio run (or an AI draft, [`crate::draft_thoughts::DraftShell`]) needs from the
+/// shell.
 pub struct StudioShell<'a, H, K> {
     pub http: &'a H,
     pub clock: &'a K,
@@ -132,11 +133,7 @@ pub async fn run_prompt<H: Http, K: Clock>(
     let spec = CallSpec {
         prompt_id: &request.prompt_id,
         model: &model,
-        actor: match request.role {
-            ModelRole::Planner => Actor::Planner,
-            ModelRole::Thinking => Actor::Thinking,
-            ModelRole::Navigator | ModelRole::Repair => Actor::Navigator,
-        },
+        actor: actor_of(request.role),
         run_id: &run_id,
         step: 0,
         trace_id: (shell.new_id)(),
@@ -187,6 +184,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use crate::testing::settings;
+    use protocol::settings::ModelRole;
     use serde_json::json;
 
     struct Replies(RefCell<Vec<String>>);

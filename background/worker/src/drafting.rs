@@ -2,13 +2,13 @@
 //! `FetchHttp` with the stored settings and keys (which never leave the worker), its trace
 //! stored with the step's run.
 
-use agent_engine::draft_thoughts::{DraftShell, draft};
+use agent_engine::draft_thoughts::draft;
 use protocol::WorkerEvent;
 use protocol::drafting::DraftInput;
 
-use crate::chrome::{self, PerformanceClock};
-use crate::http::FetchHttp;
+use crate::chrome;
 use crate::store::Store;
+use crate::studio::call_shell;
 
 /// One draft; always answered with `thoughts_drafted`, a draft or why there is none.
 pub async fn run(store: &Store, id: u32, input: DraftInput) -> WorkerEvent {
@@ -24,14 +24,7 @@ pub async fn run(store: &Store, id: u32, input: DraftInput) -> WorkerEvent {
         }
         Err(error) => return answer(Err(format!("The settings could not be read: {error}"))),
     };
-    let new_id = chrome::random_uuid;
-    let shell = DraftShell {
-        http: &FetchHttp,
-        clock: &PerformanceClock,
-        epoch_ms: &js_sys::Date::now,
-        new_id: &new_id,
-    };
-    let (result, trace) = draft(&shell, &settings, &input).await;
+    let (result, trace) = draft(&call_shell(), &settings, &input).await;
     if let Some(trace) = &trace
         && let Err(error) = store.put_trace(trace).await
     {

@@ -5,6 +5,7 @@
 //! [`start`], then forwards each event to the `on_*` exports below. This crate only
 //! translates between JS values and the engine; decisions live in `agent-engine`.
 
+mod capture;
 mod chrome;
 mod connection;
 mod drafting;

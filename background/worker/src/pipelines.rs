@@ -16,7 +16,6 @@ use agent_engine::pipeline::{
 use agent_engine::prompts::PromptSet;
 use agent_engine::providers::Usage;
 use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
-use indexed_db_futures::prelude::*;
 use protocol::agent::TaskStatus;
 use protocol::jobs::JobSummary;
 use protocol::settings::Settings;
@@ -30,7 +29,7 @@ use wasm_bindgen_futures::JsFuture;
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock};
 use crate::http::FetchHttp;
-use crate::store::{Store, put_record};
+use crate::store::Store;
 
 /// Runs in flight (by the request that started them), and runs of versions not stored
 /// yet, so a save right after a test run still counts it at the publish gate.
@@ -510,18 +509,14 @@ pub async fn list(store: &Store, id: u32) -> Result<WorkerEvent, String> {
 }
 
 async fn stored(store: &Store) -> Result<Vec<StoredPipeline>, String> {
-    let db = store.database();
-    let read = async {
-        let tx = db.transaction(capture_db::PIPELINES).build()?;
-        let values = tx.object_store(capture_db::PIPELINES)?.get_all::<JsValue>().await?;
-        Ok::<_, Box<dyn std::error::Error>>(values.collect::<Result<Vec<_>, _>>()?)
-    };
-    let values = read.await.map_err(|e| format!("The pipelines could not be read: {e}"))?;
+    let values = capture_db::all(&store.database(), capture_db::PIPELINES)
+        .await
+        .map_err(|e| format!("The pipelines could not be read: {e}"))?;
     Ok(values.into_iter().filter_map(|v| capture_db::decode(v).ok()).collect())
 }
 
 async fn put(store: &Store, row: &StoredPipeline) -> Result<(), String> {
-    put_record(&store.database(), capture_db::PIPELINES, None, row)
+    capture_db::put(&store.database(), capture_db::PIPELINES, None, row)
         .await
         .map_err(|e| format!("The pipeline was not stored: {e}"))
 }

@@ -8,7 +8,7 @@
 //! their SHA-256, as the agent's are.
 
 use agent_engine::workflow::recording::{RawEvent, Recording};
-use capture_db::{RECORDING_EVENTS, RECORDINGS, SCREENSHOTS, encode};
+use capture_db::{RECORDING_EVENTS, RECORDINGS, SCREENSHOTS};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
@@ -57,30 +57,15 @@ impl RecordingStore {
     }
 
     pub async fn put_recording(&self, row: &RecordingRow) -> Result<(), String> {
-        let write = async {
-            let value = to_js(row)?;
-            let tx =
-                self.db.transaction(RECORDINGS).with_mode(TransactionMode::Readwrite).build()?;
-            tx.object_store(RECORDINGS)?.put(value).await?;
-            tx.commit().await?;
-            Ok::<_, Cause>(())
-        };
-        write.await.map_err(failed(format!("store recording {}", row.recording.id)))
+        capture_db::put(&self.db, RECORDINGS, None, row)
+            .await
+            .map_err(failed(format!("store recording {}", row.recording.id)))
     }
 
     pub async fn put_event(&self, row: &EventRow) -> Result<(), String> {
-        let write = async {
-            let value = to_js(row)?;
-            let tx = self
-                .db
-                .transaction(RECORDING_EVENTS)
-                .with_mode(TransactionMode::Readwrite)
-                .build()?;
-            tx.object_store(RECORDING_EVENTS)?.put(value).await?;
-            tx.commit().await?;
-            Ok::<_, Cause>(())
-        };
-        write.await.map_err(failed(format!("store event {} of {}", row.seq, row.recording_id)))
+        capture_db::put(&self.db, RECORDING_EVENTS, None, row)
+            .await
+            .map_err(failed(format!("store event {} of {}", row.seq, row.recording_id)))
     }
 
     pub async fn put_screenshot(&self, key: &str, bytes: &[u8]) -> Result<(), String> {
@@ -98,11 +83,9 @@ impl RecordingStore {
     /// Every recording, oldest first; rows that cannot be read are logged and left out.
     pub async fn recordings(&self) -> Result<Vec<RecordingRow>, String> {
         let read = async {
-            let tx = self.db.transaction(RECORDINGS).build()?;
-            let values = tx.object_store(RECORDINGS)?.get_all::<JsValue>().await?;
             let mut rows = Vec::new();
-            for value in values {
-                match decode::<RecordingRow>(value?) {
+            for value in capture_db::all(&self.db, RECORDINGS).await? {
+                match decode::<RecordingRow>(value) {
                     Ok(row) => rows.push(row),
                     Err(error) => crate::chrome::log(&format!("unreadable recording: {error}")),
                 }
@@ -116,12 +99,11 @@ impl RecordingStore {
     /// The events of one recording in the order they were stored.
     pub async fn events(&self, recording_id: &str) -> Result<Vec<EventRow>, String> {
         let read = async {
-            let tx = self.db.transaction(RECORDING_EVENTS).build()?;
-            let store = tx.object_store(RECORDING_EVENTS)?;
-            let index = store.index("recordingId")?;
+            let values =
+                capture_db::all_where(&self.db, RECORDING_EVENTS, "recordingId", recording_id);
             let mut rows = Vec::new();
-            for value in index.get_all::<JsValue>().with_query(recording_id).await? {
-                match decode::<EventRow>(value?) {
+            for value in values.await? {
+                match decode::<EventRow>(value) {
                     Ok(row) => rows.push(row),
                     Err(error) => {
                         crate::chrome::log(&format!("unreadable recorded event: {error}"))
@@ -133,10 +115,6 @@ impl RecordingStore {
         };
         read.await.map_err(failed(format!("read the events of recording {recording_id}")))
     }
-}
-
-fn to_js(value: &impl Serialize) -> Result<JsValue, Cause> {
-    Ok(encode(value)?)
 }
 
 fn failed(what: String) -> impl FnOnce(Cause) -> String {

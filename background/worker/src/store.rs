@@ -13,7 +13,6 @@
 //! serialized, only ever holds `***`.
 
 use std::collections::BTreeMap;
-use std::error::Error;
 
 use agent_engine::executor::CaptureError;
 use agent_engine::executor::{Checkpoint, Unreadable, read_checkpoint};
@@ -37,7 +36,7 @@ const KEYS_KEY: &str = "keys";
 const FAVOURITES_KEY: &str = "favourites";
 
 /// Whatever went wrong inside one operation; the public methods say which operation.
-pub(crate) type Cause = Box<dyn Error>;
+pub(crate) use capture_db::Cause;
 
 /// The open `alphascout` database.
 pub struct Store {
@@ -119,13 +118,9 @@ impl Store {
     /// The checkpoint of one session, if it is stored. One that cannot be read is an error
     /// saying why, for a person (and logged); it stays stored.
     pub async fn checkpoint(&self, session_id: &str) -> Result<Option<Checkpoint>, String> {
-        let read = async {
-            let tx = self.db.transaction(CHECKPOINTS).build()?;
-            let value = tx.object_store(CHECKPOINTS)?.get::<JsValue, _, _>(session_id).await?;
-            Ok::<_, Cause>(value)
-        };
-        let value =
-            read.await.map_err(failed(format!("read the checkpoint of session {session_id}")))?;
+        let value = capture_db::get(&self.db, CHECKPOINTS, session_id)
+            .await
+            .map_err(failed(format!("read the checkpoint of session {session_id}")))?;
         match value.map(|value| decode_checkpoint(session_id, value)) {
             Some(Err(unreadable)) => Err(unreadable.message()),
             Some(Ok(checkpoint)) => Ok(Some(checkpoint)),
@@ -255,7 +250,7 @@ impl Store {
         key: Option<&str>,
         record: &impl Serialize,
     ) -> Result<(), Cause> {
-        put_record(&self.db, name, key, record).await
+        capture_db::put(&self.db, name, key, record).await
     }
 
     /// A readwrite transaction. It rolls back when dropped uncommitted, so `?` undoes a
@@ -290,27 +285,6 @@ fn decode_checkpoint(key: &str, value: JsValue) -> Result<Checkpoint, Unreadable
 /// A stored plain object read back as `T` ([`capture_db::decode`], with the worker's error).
 pub(crate) fn decode<T: serde::de::DeserializeOwned>(value: JsValue) -> Result<T, Cause> {
     Ok(capture_db::decode(value)?)
-}
-
-/// Puts one record in store `name` (under `key` when the store's keys are out-of-line), in a
-/// transaction of its own.
-pub(crate) async fn put_record(
-    db: &Database,
-    name: &str,
-    key: Option<&str>,
-    record: &impl Serialize,
-) -> Result<(), Cause> {
-    let value = encode(record)?;
-    let tx = db.transaction(name).with_mode(TransactionMode::Readwrite).build()?;
-    let store = tx.object_store(name)?;
-    match key {
-        Some(key) => {
-            store.put(value).with_key(key).await?;
-        }
-        None => store.put(value).await?,
-    }
-    tx.commit().await?;
-    Ok(())
 }
 
 /// A JPEG `Blob` holding a copy of `bytes`.

@@ -15,18 +15,22 @@ use crate::chrome::{self, PerformanceClock};
 use crate::http::FetchHttp;
 use crate::store::Store;
 
+/// The worker's shell for one traced model call (a Studio run, an AI draft): `fetch`, the
+/// performance clock, the page's time and uuids.
+pub fn call_shell() -> StudioShell<'static, FetchHttp, PerformanceClock> {
+    StudioShell {
+        http: &FetchHttp,
+        clock: &PerformanceClock,
+        epoch_ms: &js_sys::Date::now,
+        new_id: &chrome::random_uuid,
+    }
+}
+
 /// One Studio run with the stored settings; the trace goes to the `traces` store.
 pub async fn run(store: &Store, id: u32, request: StudioRun) -> Result<WorkerEvent, String> {
     let settings =
         store.settings().await?.ok_or("Choose a model and enter its API key in Settings first.")?;
-    let new_id = chrome::random_uuid;
-    let shell = StudioShell {
-        http: &FetchHttp,
-        clock: &PerformanceClock,
-        epoch_ms: &js_sys::Date::now,
-        new_id: &new_id,
-    };
-    let (result, trace) = run_prompt(&shell, &settings, &request).await;
+    let (result, trace) = run_prompt(&call_shell(), &settings, &request).await;
     if let Some(trace) = &trace {
         store.put_trace(trace).await.map_err(|e| format!("The trace was not stored: {e}"))?;
     }

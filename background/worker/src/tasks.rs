@@ -12,14 +12,14 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
-use agent_engine::executor::{Capture, CaptureError};
+use agent_engine::executor::CaptureError;
 use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
 use agent_engine::firewall::Firewall;
 use agent_engine::jobs::{self, Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
 use agent_engine::repair::WaitWatcher;
-use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord};
+use agent_engine::run::AgentEvent;
 use agent_engine::session::{self, Cancel, FollowUp, NewTask, Open, Resume, Sessions};
 use protocol::TabId;
 use protocol::agent::{SessionStatus, SessionSummary, TaskSnapshot, TaskStatus};
@@ -29,6 +29,7 @@ use protocol::{Favourite, WorkerEvent, favourites_problem};
 use wasm_bindgen::JsValue;
 
 use crate::Worker;
+use crate::capture::{Reporter, StoreCapture};
 use crate::chrome::{self, ChromeTabs, PerformanceClock, Port};
 use crate::http::FetchHttp;
 use crate::signal::{Notify, within};
@@ -92,18 +93,13 @@ pub struct Tasks {
     returned: Notify,
 }
 
-/// The executor's [`Capture`] for one session: IndexedDB for records, ports for events.
-struct WorkerCapture<'a> {
+/// A task's events and checkpoints: into its session's slot, to every port.
+struct TaskReporter<'a> {
     worker: &'a Rc<Worker>,
-    store: &'a Store,
     session: String,
 }
 
-impl Capture for WorkerCapture<'_> {
-    fn new_id(&self) -> String {
-        chrome::random_uuid()
-    }
-
+impl Reporter for TaskReporter<'_> {
     fn emit(&self, event: &AgentEvent) {
         let tasks = &self.worker.tasks;
         let panel_tab = tasks.with_slot(&self.session, |slot| {
@@ -117,23 +113,11 @@ impl Capture for WorkerCapture<'_> {
         self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone(), panel_tab });
     }
 
-    async fn save_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
-        self.store.put_run(run).await
-    }
-
-    async fn save_step(
+    async fn save_checkpoint(
         &self,
-        step: &StepRecord,
-        screenshot: Option<&[u8]>,
+        store: &Store,
+        checkpoint: &Checkpoint,
     ) -> Result<(), CaptureError> {
-        self.store.put_step(step, screenshot).await
-    }
-
-    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), CaptureError> {
-        self.store.put_trace(trace).await
-    }
-
-    async fn save_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
         let tasks = &self.worker.tasks;
         let status_changed = tasks
             .with_slot(&self.session, |slot| {
@@ -149,9 +133,12 @@ impl Capture for WorkerCapture<'_> {
             tasks.broadcast_snapshot(self.worker, &self.session);
         }
         tasks.sync_job(self.worker, &self.session);
-        self.store.put_checkpoint(checkpoint).await
+        store.put_checkpoint(checkpoint).await
     }
 }
+
+/// The executor's [`Capture`] for one session: IndexedDB for records, ports for events.
+type WorkerCapture<'a> = StoreCapture<'a, TaskReporter<'a>>;
 
 fn snapshot_of(cp: &Checkpoint) -> TaskSnapshot {
     TaskSnapshot {
@@ -210,8 +197,12 @@ impl Tasks {
         self.slots.borrow_mut().get_mut(session).map(f)
     }
 
-    fn control(&self, session: &str) -> Option<Rc<Control>> {
-        self.slots.borrow().get(session).and_then(|slot| slot.running.clone())
+    /// Tells `session`'s run under way, if one is, through its control.
+    fn tell_run(&self, session: &str, tell: impl FnOnce(&Control)) {
+        let control = self.slots.borrow().get(session).and_then(|slot| slot.running.clone());
+        if let Some(control) = control {
+            tell(&control);
+        }
     }
 
     fn shown_in(&self, tab: TabId) -> Option<String> {
@@ -321,9 +312,10 @@ impl Tasks {
             return;
         };
         if let Some(settings) = store.settings().await.ok().flatten() {
-            with_executor(worker, store, &settings, &cp.session_id.clone(), |executor| {
+            with_executor(worker, store, &settings, &cp.session_id.clone(), async |executor| {
                 executor.pause_idle(cp, why)
-            });
+            })
+            .await;
         }
         if let Err(error) = store.put_checkpoint(cp).await {
             chrome::log(&format!("could not store the reopened checkpoint: {error}"));
@@ -490,18 +482,15 @@ impl Tasks {
     ) -> Result<WorkerEvent, String> {
         let store = self.ready(session_id).await?;
         if self.check(session_id, |sessions| sessions.follow_up(session_id))? == FollowUp::Steer {
-            if let Some(control) = self.control(session_id) {
-                control.push_follow_up(text);
-            }
+            self.tell_run(session_id, |control| control.push_follow_up(text));
             return Ok(WorkerEvent::Done { id });
         }
         let settings = store.settings().await?.ok_or("Settings are missing.")?;
-        let Some(mut cp) = self.slots.borrow().get(session_id).map(|s| s.cp.clone()) else {
-            return Err("No task.".into());
-        };
-        with_executor(worker, &store, &settings, session_id, |executor| {
+        let mut cp = self.checkpoint(session_id)?;
+        with_executor(worker, &store, &settings, session_id, async |executor| {
             executor.apply_follow_up(&mut cp, text)
-        });
+        })
+        .await;
         let stored = store.put_checkpoint(&cp).await;
         self.with_slot(session_id, |slot| slot.cp = cp);
         self.sync_job(worker, session_id);
@@ -510,10 +499,8 @@ impl Tasks {
     }
 
     pub fn pause(&self, id: u32, session_id: &str) -> Result<WorkerEvent, String> {
-        if self.check(session_id, |sessions| sessions.pause(session_id))?
-            && let Some(control) = self.control(session_id)
-        {
-            control.request_pause();
+        if self.check(session_id, |sessions| sessions.pause(session_id))? {
+            self.tell_run(session_id, Control::request_pause);
         }
         Ok(WorkerEvent::Done { id })
     }
@@ -548,26 +535,20 @@ impl Tasks {
     ) -> Result<WorkerEvent, String> {
         let store = self.ready(session_id).await?;
         if self.check(session_id, |sessions| sessions.cancel(session_id))? == Cancel::Interrupt {
-            if let Some(control) = self.control(session_id) {
-                control.request_cancel();
-            }
+            self.tell_run(session_id, Control::request_cancel);
             return Ok(WorkerEvent::Done { id });
         }
-        let Some(mut cp) = self.slots.borrow().get(session_id).map(|s| s.cp.clone()) else {
-            return Err("No task.".into());
-        };
+        let mut cp = self.checkpoint(session_id)?;
         if let Some(settings) = store.settings().await.ok().flatten() {
-            let parts = parts(worker, &store, &settings, session_id);
-            let prompts = PromptSet::bundled();
-            let control = Control::default();
-            executor(&parts, &settings, &prompts, &control).cancel(&mut cp).await;
+            with_executor(worker, &store, &settings, session_id, async |executor| {
+                executor.cancel(&mut cp).await
+            })
+            .await;
         } else {
             cp.status = TaskStatus::Cancelled;
             let _ = store.put_checkpoint(&cp).await;
         }
-        self.with_slot(session_id, |slot| slot.cp = cp);
-        self.broadcast_snapshot(worker, session_id);
-        self.sync_job(worker, session_id);
+        self.keep_and_tell(worker, session_id, cp);
         Ok(WorkerEvent::Done { id })
     }
 
@@ -590,15 +571,24 @@ impl Tasks {
             return;
         };
         if let Some(settings) = store.settings().await.ok().flatten() {
-            let parts = parts(worker, &store, &settings, session);
-            let (prompts, control) = (PromptSet::bundled(), Control::default());
-            executor(&parts, &settings, &prompts, &control)
-                .end_failed(&mut cp, jobs::TAB_CLOSED)
-                .await;
+            with_executor(worker, &store, &settings, session, async |executor| {
+                executor.end_failed(&mut cp, jobs::TAB_CLOSED).await
+            })
+            .await;
         }
+        self.keep_and_tell(worker, session, cp);
+    }
+
+    /// `cp` becomes `session`'s checkpoint; every page and the job table are told.
+    fn keep_and_tell(&self, worker: &Rc<Worker>, session: &str, cp: Checkpoint) {
         self.with_slot(session, |slot| slot.cp = cp);
         self.broadcast_snapshot(worker, session);
         self.sync_job(worker, session);
+    }
+
+    /// A copy of `session`'s checkpoint, or that there is no task.
+    fn checkpoint(&self, session: &str) -> Result<Checkpoint, String> {
+        self.slots.borrow().get(session).map(|s| s.cp.clone()).ok_or_else(|| "No task.".into())
     }
 
     pub async fn list_sessions(&self, id: u32) -> Result<WorkerEvent, String> {
@@ -807,7 +797,8 @@ fn epoch_ms() -> f64 {
     js_sys::Date::now()
 }
 
-type WorkerBrowser<'a> = CdpBrowser<'a, chrome::ChromeDebugger, PerformanceClock, ChromeTabs>;
+pub(crate) type WorkerBrowser<'a> =
+    CdpBrowser<'a, chrome::ChromeDebugger, PerformanceClock, ChromeTabs>;
 type WorkerExecutor<'a> =
     Executor<'a, FetchHttp, WorkerBrowser<'a>, WorkerCapture<'a>, PerformanceClock>;
 
@@ -817,27 +808,34 @@ struct Parts<'a> {
     capture: WorkerCapture<'a>,
 }
 
+/// The browser a task or a replay acts through, under `settings`' firewall and text budget.
+pub(crate) fn browser<'a>(worker: &'a Worker, settings: &Settings) -> WorkerBrowser<'a> {
+    CdpBrowser {
+        observe: ObserveOptions {
+            text_budget: settings.agent.state_text_chars as usize,
+            ..ObserveOptions::default()
+        },
+        sessions: &worker.sessions,
+        observer: &worker.observer,
+        clock: &PerformanceClock,
+        tabs: &ChromeTabs,
+        search_url: SEARCH_URL,
+        firewall: Firewall::new(settings),
+    }
+}
+
 fn parts<'a>(
     worker: &'a Rc<Worker>,
     store: &'a Store,
     settings: &Settings,
     session: &str,
 ) -> Parts<'a> {
-    let observe = ObserveOptions {
-        text_budget: settings.agent.state_text_chars as usize,
-        ..ObserveOptions::default()
-    };
     Parts {
-        browser: CdpBrowser {
-            observe,
-            sessions: &worker.sessions,
-            observer: &worker.observer,
-            clock: &PerformanceClock,
-            tabs: &ChromeTabs,
-            search_url: SEARCH_URL,
-            firewall: Firewall::new(settings),
+        browser: browser(worker, settings),
+        capture: StoreCapture {
+            store,
+            reporter: TaskReporter { worker, session: session.to_owned() },
         },
-        capture: WorkerCapture { worker, store, session: session.to_owned() },
     }
 }
 
@@ -860,17 +858,18 @@ fn executor<'a>(
 }
 
 /// Runs `f` with a one-off executor, for changes to a task that is not running.
-fn with_executor<R>(
+/// Runs `f` with an executor of `session` outside any run: bundled prompts, its own control.
+async fn with_executor<R>(
     worker: &Rc<Worker>,
     store: &Store,
     settings: &Settings,
     session: &str,
-    f: impl FnOnce(&WorkerExecutor<'_>) -> R,
+    f: impl AsyncFnOnce(&WorkerExecutor<'_>) -> R,
 ) -> R {
     let parts = parts(worker, store, settings, session);
     let prompts = PromptSet::bundled();
     let control = Control::default();
-    f(&executor(&parts, settings, &prompts, &control))
+    f(&executor(&parts, settings, &prompts, &control)).await
 }
 
 /// The variants each prompt has, with the Studio's overrides (which may add some).

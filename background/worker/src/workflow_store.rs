@@ -11,11 +11,10 @@ use agent_engine::workflow::schema::Workflow;
 use capture_db::{RECORDINGS, REPLAYS, SCREENSHOTS, STEPS, WORKFLOWS};
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
-use serde::Serialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::store::{Cause, Store, decode, put_record};
+use crate::store::{Cause, Store, decode};
 
 pub struct WorkflowDb {
     db: Database,
@@ -33,12 +32,9 @@ impl WorkflowDb {
 
     /// A stopped recording, or why it cannot be reflected.
     pub async fn stopped_recording(&self, id: &str) -> Result<Recording, String> {
-        let read = async {
-            let tx = self.db.transaction(RECORDINGS).build()?;
-            let value = tx.object_store(RECORDINGS)?.get::<JsValue, _, _>(id).await?;
-            Ok::<_, Cause>(value)
-        };
-        let value = read.await.map_err(failed("read the recording"))?;
+        let value = capture_db::get(&self.db, RECORDINGS, id)
+            .await
+            .map_err(failed("read the recording"))?;
         let value = value.ok_or_else(|| format!("There is no recording {id:?}."))?;
         let json: serde_json::Value = capture_db::decode(value)?;
         if json.get("status").and_then(|s| s.as_str()) == Some("recording") {
@@ -74,14 +70,8 @@ impl WorkflowDb {
     /// Every stored version of workflow `id`, oldest first.
     pub async fn workflow_versions(&self, id: &str) -> Result<Vec<Workflow>, String> {
         let read = async {
-            let tx = self.db.transaction(WORKFLOWS).build()?;
-            let store = tx.object_store(WORKFLOWS)?;
-            let index = store.index("id")?;
-            let mut versions = Vec::new();
-            for value in index.get_all::<JsValue>().with_query(id).await? {
-                versions.push(decode::<Workflow>(value?)?);
-            }
-            Ok::<_, Cause>(versions)
+            let values = capture_db::all_where(&self.db, WORKFLOWS, "id", id).await?;
+            values.into_iter().map(decode::<Workflow>).collect::<Result<Vec<_>, Cause>>()
         };
         let mut versions = read.await.map_err(failed("read the workflow"))?;
         versions.sort_by_key(|w| w.version);
@@ -99,10 +89,9 @@ impl WorkflowDb {
     /// The newest version of every workflow; unreadable versions are logged and left out.
     pub async fn latest_workflows(&self) -> Result<Vec<Workflow>, String> {
         let read = async {
-            let tx = self.db.transaction(WORKFLOWS).build()?;
             let mut latest: BTreeMap<String, Workflow> = BTreeMap::new();
-            for value in tx.object_store(WORKFLOWS)?.get_all::<JsValue>().await? {
-                match decode::<Workflow>(value?) {
+            for value in capture_db::all(&self.db, WORKFLOWS).await? {
+                match decode::<Workflow>(value) {
                     Ok(w) if latest.get(&w.id).is_none_or(|l| l.version < w.version) => {
                         latest.insert(w.id.clone(), w);
                     }
@@ -116,18 +105,19 @@ impl WorkflowDb {
     }
 
     pub async fn put_workflow(&self, workflow: &Workflow) -> Result<(), String> {
-        self.put(WORKFLOWS, None, workflow).await.map_err(failed("store the workflow"))
+        capture_db::put(&self.db, WORKFLOWS, None, workflow)
+            .await
+            .map_err(failed("store the workflow"))
     }
 
     /// Every stored replay row (running, paused or ended), upgraded to the current format;
     /// one that cannot be read comes back as such, saying why.
     pub async fn replays(&self) -> Result<Vec<Result<StoredReplay, UnreadableJob>>, String> {
         let read = async {
-            let tx = self.db.transaction(REPLAYS).build()?;
             let mut rows = Vec::new();
-            for (n, value) in tx.object_store(REPLAYS)?.get_all::<JsValue>().await?.enumerate() {
+            for (n, value) in capture_db::all(&self.db, REPLAYS).await?.into_iter().enumerate() {
                 let key = format!("replay-row-{n}");
-                rows.push(match decode::<serde_json::Value>(value?) {
+                rows.push(match decode::<serde_json::Value>(value) {
                     Ok(value) => {
                         let found = value.pointer("/state/run/id").and_then(|v| v.as_str());
                         let key = found.map_or(key, str::to_owned);
@@ -147,7 +137,9 @@ impl WorkflowDb {
     }
 
     pub async fn put_replay(&self, run_id: &str, row: &StoredReplay) -> Result<(), String> {
-        self.put(REPLAYS, Some(run_id), row).await.map_err(failed("store the replay"))
+        capture_db::put(&self.db, REPLAYS, Some(run_id), row)
+            .await
+            .map_err(failed("store the replay"))
     }
 
     /// How many steps of `run_id` are stored (they are numbered from 0).
@@ -159,14 +151,5 @@ impl WorkflowDb {
             Ok::<_, Cause>(count)
         };
         read.await.map_err(failed("count the replay's steps"))
-    }
-
-    async fn put(
-        &self,
-        name: &str,
-        key: Option<&str>,
-        record: &impl Serialize,
-    ) -> Result<(), Cause> {
-        put_record(&self.db, name, key, record).await
     }
 }

@@ -11,15 +11,12 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use agent_engine::browser::CdpBrowser;
-use agent_engine::executor::{CallContext, Capture, CaptureError, Checkpoint, Control};
-use agent_engine::firewall::Firewall;
+use agent_engine::executor::{CallContext, CaptureError, Checkpoint, Control};
 use agent_engine::jobs::stored::{REPLAY_FORMAT, StoredReplay};
 use agent_engine::jobs::{self, Job, JobKind, JobStatus};
-use agent_engine::observe::ObserveOptions;
 use agent_engine::prompts::PromptSet;
 use agent_engine::repair::{RepairLedger, WaitWatcher};
-use agent_engine::run::{AgentEvent, AgentRun, LlmTrace, StepRecord, iso8601};
+use agent_engine::run::{AgentEvent, LlmTrace, iso8601};
 use agent_engine::workflow::recording::Recording;
 use agent_engine::workflow::reflect::{ReflectError, Reflector, StepReflection, build_workflow};
 use agent_engine::workflow::replay::{ReplayLimits, ReplayState, ReplayStatus, Replayer};
@@ -32,10 +29,11 @@ use protocol::workflow::{
 use protocol::{TabId, WorkerEvent};
 
 use crate::Worker;
-use crate::chrome::{self, ChromeTabs, PerformanceClock};
+use crate::capture::{Reporter, StoreCapture};
+use crate::chrome::{self, PerformanceClock};
 use crate::http::FetchHttp;
 use crate::store::Store;
-use crate::tasks::SEARCH_URL;
+use crate::tasks;
 use crate::workflow_store::WorkflowDb;
 
 /// One replay held in memory: running, paused, or the last that ended.
@@ -576,35 +574,20 @@ async fn reflect_recording(
     }
 }
 
-/// The replay's [`Capture`]: records like a task's, events to every page.
-struct ReplayCapture<'a> {
+/// A replay's events go to every page; its state is stored apart (`on_state`), so it keeps no
+/// checkpoint.
+struct ReplayReporter<'a> {
     worker: &'a Worker,
-    store: &'a Store,
     panel_tab: Option<TabId>,
 }
 
-impl Capture for ReplayCapture<'_> {
-    fn new_id(&self) -> String {
-        chrome::random_uuid()
-    }
+impl Reporter for ReplayReporter<'_> {
     fn emit(&self, event: &AgentEvent) {
         let panel_tab = self.panel_tab;
         self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone(), panel_tab });
     }
-    async fn save_run(&self, run: &AgentRun) -> Result<(), CaptureError> {
-        self.store.put_run(run).await
-    }
-    async fn save_step(
-        &self,
-        step: &StepRecord,
-        screenshot: Option<&[u8]>,
-    ) -> Result<(), CaptureError> {
-        self.store.put_step(step, screenshot).await
-    }
-    async fn save_trace(&self, trace: &LlmTrace) -> Result<(), CaptureError> {
-        self.store.put_trace(trace).await
-    }
-    async fn save_checkpoint(&self, _: &Checkpoint) -> Result<(), CaptureError> {
+
+    async fn save_checkpoint(&self, _: &Store, _: &Checkpoint) -> Result<(), CaptureError> {
         Ok(())
     }
 }
@@ -637,20 +620,10 @@ fn spawn_replay(
         let mut state = row.state.clone();
         let prompts = prompt_set(&settings).unwrap_or_else(|_| PromptSet::bundled());
         worker.jobs.guard(&worker, &settings).await;
-        let browser = CdpBrowser {
-            observe: ObserveOptions {
-                text_budget: settings.agent.state_text_chars as usize,
-                ..ObserveOptions::default()
-            },
-            sessions: &worker.sessions,
-            observer: &worker.observer,
-            clock: &PerformanceClock,
-            tabs: &ChromeTabs,
-            search_url: SEARCH_URL,
-            firewall: Firewall::new(&settings),
-        };
+        let browser = tasks::browser(&worker, &settings);
         let panel_tab = Some(state.tab);
-        let capture = ReplayCapture { worker: &worker, store: &store, panel_tab };
+        let reporter = ReplayReporter { worker: &worker, panel_tab };
+        let capture = StoreCapture { store: &store, reporter };
         let waits = {
             let (worker, run_id) = (worker.clone(), run_id.clone());
             WaitWatcher::new(move |wait| worker.jobs.waiting(&worker, &run_id, wait))

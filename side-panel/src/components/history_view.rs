@@ -1,6 +1,7 @@
 use yew::prelude::*;
 
 use crate::components::session_row::SessionRow;
+use crate::components::view_head::ViewHead;
 use crate::state::history::History;
 
 #[derive(Properties, PartialEq)]
@@ -37,13 +38,7 @@ pub fn history_view(props: &HistoryViewProps) -> Html {
     };
     html! {
         <section class="history" data-testid="history" aria-labelledby="history-title">
-            <div class="settings-head">
-                <h2 id="history-title">{ "History" }</h2>
-                <button type="button" class="ghost" data-testid="history-close"
-                    onclick={props.on_close.reform(|_: MouseEvent| ())}>
-                    { "← Back to chat" }
-                </button>
-            </div>
+            <ViewHead name="history" title="History" on_close={props.on_close.clone()} />
             <p class="section-hint">
                 { "Open a conversation to see it again or continue it. Deleting one removes its chat history. Captured runs stay available for annotation." }
             </p>

@@ -2,6 +2,7 @@ use protocol::TabId;
 use yew::prelude::*;
 
 use crate::components::job_row::JobRow;
+use crate::components::view_head::ViewHead;
 use crate::state::jobs::Jobs;
 
 #[derive(Properties, PartialEq)]
@@ -23,13 +24,7 @@ pub fn jobs_view(props: &JobsViewProps) -> Html {
     let rows = jobs.rows();
     html! {
         <section class="jobs" data-testid="jobs-view" aria-labelledby="jobs-title">
-            <div class="settings-head">
-                <h2 id="jobs-title">{ "Jobs" }</h2>
-                <button type="button" class="ghost" data-testid="jobs-close"
-                    onclick={props.on_close.reform(|_: MouseEvent| ())}>
-                    { "← Back to chat" }
-                </button>
-            </div>
+            <ViewHead name="jobs" title="Jobs" on_close={props.on_close.clone()} />
             <p class="section-hint">
                 { "Tasks, replays, reflections, pipeline runs and recordings in every tab. Each tab's panel shows its own; go to the tab to answer or steer." }
             </p>

@@ -32,4 +32,5 @@ pub mod telemetry_view;
 pub mod title_probe;
 pub mod tools;
 pub mod variant_select;
+pub mod view_head;
 pub mod workflow_menu;

@@ -7,6 +7,7 @@ use crate::components::settings_field::{InputKind, SettingsField};
 use crate::components::variant_select::VariantSelect;
 use protocol::settings::ModelRole;
 
+use crate::components::view_head::ViewHead;
 use crate::state::settings::{Field, Load, Saved, SettingsForm, pattern_lines};
 
 #[derive(Properties, PartialEq)]
@@ -97,13 +98,7 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
     let ready = matches!(form.load, Load::Ready { .. });
     html! {
         <section class="settings" data-testid="settings" aria-labelledby="settings-title">
-            <div class="settings-head">
-                <h2 id="settings-title">{ "Settings" }</h2>
-                <button type="button" class="ghost" data-testid="settings-close"
-                    onclick={props.on_close.reform(|_: MouseEvent| ())}>
-                    { "← Back to chat" }
-                </button>
-            </div>
+            <ViewHead name="settings" title="Settings" on_close={props.on_close.clone()} />
             { status_html("settings-status") }
             if matches!(form.load, Load::Failed { .. }) {
                 <button type="button" class="secondary" onclick={props.on_reload.reform(|_: MouseEvent| ())}>

@@ -77,6 +77,17 @@ fn typed(text: &str) -> [PanelAction; 2] {
 }
 
 /// The outbox, drained as the `App` would post it.
+/// The worker's answer `id` to a settings request, with no problems and no variants beyond
+/// the bundled ones.
+fn settings_loaded(id: u32, settings: Option<Settings>) -> PanelAction {
+    PanelAction::Worker(WorkerEvent::Settings {
+        id,
+        settings: settings.map(Box::new),
+        problems: vec![],
+        variants: Default::default(),
+    })
+}
+
 fn posted(state: &mut PanelState) -> Vec<PanelRequest> {
     std::mem::take(&mut state.outbox)
 }
@@ -565,16 +576,7 @@ fn the_gear_opens_settings_and_loads_them_once() {
     assert_eq!(posted(&mut state), [PanelRequest::GetSettings { id: 3 }]);
     let mut state = reduce(
         state,
-        [
-            PanelAction::Worker(WorkerEvent::Settings {
-                id: 3,
-                settings: None,
-                problems: vec![],
-                variants: Default::default(),
-            }),
-            PanelAction::ToggleSettings,
-            PanelAction::ToggleSettings,
-        ],
+        [settings_loaded(3, None), PanelAction::ToggleSettings, PanelAction::ToggleSettings],
     );
     assert_eq!(state.settings.load, Load::Ready { stored: false });
     assert!(posted(&mut state).is_empty(), "loaded already");
@@ -643,12 +645,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
         [
             PanelAction::EditSetting(Field::BaseUrl(ModelRole::Navigator), "".into()),
             PanelAction::SaveSettings,
-            PanelAction::Worker(WorkerEvent::Settings {
-                id: 5,
-                settings: Some(Box::new(stored_settings())),
-                problems: vec![],
-                variants: Default::default(),
-            }),
+            settings_loaded(5, Some(stored_settings())),
         ],
     );
     assert_eq!(state.settings.saved, Some(Saved::Ok));
@@ -668,12 +665,7 @@ fn a_connection_test_sends_the_model_as_typed_and_shows_the_answer_by_its_role()
         connected_on_tab(3),
         [
             PanelAction::OpenSettings,
-            PanelAction::Worker(WorkerEvent::Settings {
-                id: 3,
-                settings: Some(Box::new(stored_settings())),
-                problems: vec![],
-                variants: Default::default(),
-            }),
+            settings_loaded(3, Some(stored_settings())),
             PanelAction::EditSetting(Field::ApiKey(ModelRole::Navigator), "sk-typed".into()),
             PanelAction::EditSetting(Field::Model(ModelRole::Navigator), "gpt-other".into()),
             PanelAction::TestConnection(ModelRole::Navigator),
@@ -728,12 +720,7 @@ fn a_connection_test_of_a_broken_form_says_what_to_fix_without_asking() {
         connected_on_tab(3),
         [
             PanelAction::OpenSettings,
-            PanelAction::Worker(WorkerEvent::Settings {
-                id: 3,
-                settings: None,
-                problems: vec![],
-                variants: Default::default(),
-            }),
+            settings_loaded(3, None),
             PanelAction::TestConnection(ModelRole::Thinking),
         ],
     );

@@ -1,10 +1,8 @@
 //! The IndexedDB shell: the stored traces and the saved prompt versions, read leniently
 //! (an unreadable row is skipped).
 
-use indexed_db_futures::prelude::*;
 use run_records::LlmTrace;
 use studio_core::versions::PromptVersion;
-use wasm_bindgen::JsValue;
 
 /// Every stored trace.
 pub async fn traces() -> Result<Vec<LlmTrace>, String> {
@@ -19,12 +17,9 @@ pub async fn prompt_versions() -> Result<Vec<PromptVersion>, String> {
 /// Every row of `store` that reads as a `T`; `what` names them in messages.
 async fn all<T: serde::de::DeserializeOwned>(store: &str, what: &str) -> Result<Vec<T>, String> {
     let db = capture_db::open().await?;
-    let read = async {
-        let tx = db.transaction(store).build()?;
-        let values = tx.object_store(store)?.get_all::<JsValue>().await?;
-        Ok::<_, Box<dyn std::error::Error>>(values.collect::<Result<Vec<_>, _>>()?)
-    };
-    let values = read.await.map_err(|e| format!("IndexedDB: could not read the {what}: {e}"))?;
+    let values = capture_db::all(&db, store)
+        .await
+        .map_err(|e| format!("IndexedDB: could not read the {what}: {e}"))?;
     Ok(values
         .into_iter()
         .filter_map(|value| match capture_db::decode(value) {

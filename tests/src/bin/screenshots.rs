@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use e2e::agent::replies::{navigate, plan, verdict};
+use e2e::agent::replies::{decide, navigate, plan, verdict};
 use e2e::agent::settings;
 use e2e::browser::{Browser, Page};
 use e2e::fixtures::FixtureSites;
@@ -67,7 +67,8 @@ fn main() {
     );
     shoot("paused-question");
 
-    // Answered: done, with the final answer.
+    // Answered: the answer reaches the ThinkingAgent first, then done, with the final answer.
+    llm.push(decide(true, "", "The user wants the price only"));
     llm.push(plan(true, "", "€39.00"));
     llm.push(verdict(true, "", "The **Steel kettle** costs **€39.00**.\n\n- Stock: not shown on the product page\n- Source: Fixture Shop product page"));
     panel.send_message("The price is enough");

@@ -32,14 +32,7 @@ fn pass_b() -> Reply {
         "task_name": "Open the cheapest product",
         "detailed_task_description": "Search the shop for {query}, sort by price and open the cheapest.",
         "task_params": [{"name": "query", "description": "What to search for", "example": "coffee"}],
-        "subtasks": [
-            {"id": "search", "text": "Search for {query}",
-             "expected_outcome": "Results for {query} are listed", "depends_on": []},
-            {"id": "cheapest", "text": "Sort by price and read the cheapest product",
-             "expected_outcome": "The cheapest product's name is known", "depends_on": []},
-            {"id": "open", "text": "Open the cheapest product",
-             "expected_outcome": "The cheapest product's page is open", "depends_on": ["cheapest"]}
-        ],
+        "subtasks": workflows::shop_subtasks(&["cheapest"]),
         "steps": [
             {"index": 0, "subtask": "search", "action_value": "", "variable": ""},
             {"index": 1, "subtask": "search", "action_value": "{query}", "variable": ""},

@@ -233,10 +233,7 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
         );
         s.panel.screenshot(&std::path::Path::new(&dir).join("settings-variants.png"));
     }
-    s.panel.eval(
-        "{ const f = document.querySelector('[data-testid=settings-navigator-base-url]'); f.focus(); f.select(); true }",
-    );
-    s.panel.call("Input.insertText", json!({"text": "ftp://nowhere"})).unwrap();
+    s.panel.type_over("[data-testid=settings-navigator-base-url]", "ftp://nowhere");
     s.panel.click("[data-testid=settings-save]");
     let error = s.panel.wait_for_text(
         "[data-testid=settings-error][data-field='/models/navigator/base_url']",
@@ -245,14 +242,8 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     assert!(error.contains("http:// or https://"), "{error}");
 
     // A key never goes over plain http to another computer.
-    s.panel.eval(
-        "{ const f = document.querySelector('[data-testid=settings-navigator-base-url]'); f.focus(); f.select(); true }",
-    );
-    s.panel.call("Input.insertText", json!({"text": "http://192.168.1.20:8000/v1"})).unwrap();
-    s.panel.eval(
-        "{ const f = document.querySelector('[data-testid=settings-navigator-key]'); f.focus(); f.select(); true }",
-    );
-    s.panel.call("Input.insertText", json!({"text": "sk-typed-for-the-lan"})).unwrap();
+    s.panel.type_over("[data-testid=settings-navigator-base-url]", "http://192.168.1.20:8000/v1");
+    s.panel.type_over("[data-testid=settings-navigator-key]", "sk-typed-for-the-lan");
     s.panel.click("[data-testid=settings-save]");
     let error = s.panel.wait_for_text(
         "[data-testid=settings-error][data-field='/models/navigator/base_url']",
@@ -261,11 +252,8 @@ fn settings_show_inline_errors_and_the_deny_list_stops_the_agent() {
     assert!(error.contains("192.168.1.20"), "{error}");
 
     // Fix it, and deny the fixture site's host.
-    s.panel.eval(
-        "{ const f = document.querySelector('[data-testid=settings-navigator-base-url]'); f.focus(); f.select(); true }",
-    );
     let base = format!("{}/v1", s.llm.base_url());
-    s.panel.call("Input.insertText", json!({"text": base})).unwrap();
+    s.panel.type_over("[data-testid=settings-navigator-base-url]", &base);
     s.panel.type_into("[data-testid=settings-deny]", "localhost");
     s.panel.click("[data-testid=settings-save]");
     s.panel.wait_for_text("[data-testid=settings-status]", "Saved");
@@ -413,10 +401,7 @@ fn favourites_fill_the_chat_input() {
         panel.eval("document.querySelector('[data-testid=favourite-title]').value"),
         "Kettle"
     );
-    panel.eval(
-        "{ const f = document.querySelector('[data-testid=favourite-title]'); f.focus(); f.select(); true }",
-    );
-    panel.call("Input.insertText", json!({"text": "Steel kettle"})).unwrap();
+    panel.type_over("[data-testid=favourite-title]", "Steel kettle");
     panel.click("[data-testid=favourite-save]");
     panel.wait_for_text("[data-testid=favourite]", "Steel kettle");
     assert_eq!(panel.eval("document.querySelectorAll('[data-testid=favourite]').length"), 1);
@@ -455,10 +440,7 @@ fn test_connection_reports_success_and_a_bad_key() {
 
     // A key typed anew, which the provider refuses (quoting it).
     s.llm.push(Reply::error(401, "Incorrect API key provided: sk-wrong-key-0000000000"));
-    s.panel.eval(
-        "{ const f = document.querySelector('[data-testid=settings-navigator-key]'); f.focus(); f.select(); true }",
-    );
-    s.panel.call("Input.insertText", json!({"text": "sk-wrong-key-0000000000"})).unwrap();
+    s.panel.type_over("[data-testid=settings-navigator-key]", "sk-wrong-key-0000000000");
     s.panel.wait_for(
         "!document.querySelector('[data-testid=settings-navigator-test-result]')",
         "the old result to go with the edit",

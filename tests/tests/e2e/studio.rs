@@ -8,7 +8,7 @@ use crate::support::sync_server::SyncServer;
 use e2e::agent::replies::{navigate, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::annotation::{choose, replace_text, stored};
-use e2e::browser::{Browser, Page};
+use e2e::browser::{Browser, Page, Tab};
 use e2e::fixtures::FixtureSites;
 use e2e::listed;
 use e2e::llm::{Reply, ScriptedLlm};
@@ -29,14 +29,13 @@ fn value(page: &Page, selector: &str) -> String {
         .to_owned()
 }
 
-#[test]
-fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+/// A real task on the fixture shop that captures three Navigator steps (scroll, open the
+/// steel kettle, done), run to its end: the shop's tab, the model (to script more) and the
+/// run's id.
+fn kettle_price_run(browser: &mut Browser, sites: &FixtureSites) -> (Tab, ScriptedLlm, String) {
     let shop = browser.open_tab(&sites.url("/shop/index.html"));
     let state = browser.page_state(&shop);
     let kettle = listed(&state, "Steel kettle").and_then(|e| e["id"].as_u64()).unwrap();
-    // A real task captures three Navigator steps.
     let llm = ScriptedLlm::start([
         plan(false, "1. Look over the shop\n2. Open the Steel kettle page\n3. Read its price", ""),
         navigate(
@@ -62,8 +61,15 @@ fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
     let started = browser.agent_request(json!({"type": "start_task", "tab_id": shop.id,
         "task": "What does the steel kettle cost?"}));
     assert_eq!(started["type"], "done", "{started}");
-    let done = browser.wait_for_task("done");
-    let run_id = done["run_id"].as_str().unwrap_or_default().to_owned();
+    let run_id = browser.wait_for_task("done")["run_id"].as_str().unwrap_or_default().to_owned();
+    (shop, llm, run_id)
+}
+
+#[test]
+fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let (_shop, llm, run_id) = kettle_price_run(&mut browser, &sites);
 
     let page = browser.open_tab(&browser.extension_url("studio.html")).page;
     page.wait_for("document.querySelector('[data-testid=file-text]')", "the Studio's editor");
@@ -696,27 +702,7 @@ fn saved_versions_are_listed_diffed_and_restored_as_a_new_version() {
 fn a_traces_annotation_link_opens_the_run_on_the_traces_step() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
-    let state = browser.page_state(&shop);
-    let kettle = listed(&state, "Steel kettle").and_then(|e| e["id"].as_u64()).unwrap();
-    let llm = ScriptedLlm::start([
-        plan(false, "1. Look over the shop\n2. Open the Steel kettle page\n3. Read its price", ""),
-        navigate(
-            "Start",
-            "Scroll to see the products",
-            json!([{"action": "scroll", "screens": 1}]),
-        ),
-        navigate("Success", "Open the kettle's page", json!([{"action": "click", "id": kettle}])),
-        navigate("Success", "Report the price", json!([{"action": "done", "text": "€39.00"}])),
-        verdict(true, "", "The steel kettle costs €39.00."),
-    ]);
-    let mut agent = settings(llm.base_url());
-    agent["agent"]["planning_interval"] = json!(50);
-    browser.configure_agent(agent);
-    let started = browser.agent_request(json!({"type": "start_task", "tab_id": shop.id,
-        "task": "What does the steel kettle cost?"}));
-    assert_eq!(started["type"], "done", "{started}");
-    let run_id = browser.wait_for_task("done")["run_id"].as_str().unwrap_or_default().to_owned();
+    let (_shop, _llm, run_id) = kettle_price_run(&mut browser, &sites);
 
     // The traces of stored step 2: the third step, as the annotation page counts.
     let page =
@@ -736,7 +722,7 @@ fn a_traces_annotation_link_opens_the_run_on_the_traces_step() {
 }
 
 /// Chooses `tab` in the test run's tab list, where it shows by its title and address.
-fn pick_tab(page: &Page, tab: &e2e::browser::Tab) {
+fn pick_tab(page: &Page, tab: &Tab) {
     let option = format!("[data-testid=pipeline-tab] option[value=\"{}\"]", tab.id);
     page.wait_for(
         &format!("document.querySelector({})", Value::from(option.as_str())),

@@ -2,29 +2,40 @@
 //! workflow with a `{query}` parameter (scripted model), and replayed in a real tab with
 //! another value; the replay is captured as a run, and survives the worker being stopped.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use e2e::agent::settings;
 use e2e::annotation::open_annotation;
-use e2e::browser::{Browser, Page};
+use e2e::browser::{Browser, Page, Tab};
 use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
 use e2e::workflows::{self, Prompt, prompt_kind};
 use serde_json::{Value, json};
 
-/// A model for the whole story: pass A and B scripted, replay read from the prompt. Every
-/// prompt is kept, with its kind.
 /// Every prompt the model was sent, with its kind.
 type Seen = Arc<Mutex<Vec<(Prompt, String)>>>;
 
+/// A model for the whole story: pass A and B scripted, replay read from the prompt. Every
+/// prompt is kept, with its kind.
 fn model() -> (ScriptedLlm, Seen) {
+    model_with(|_, _| None)
+}
+
+/// [`model`], with `answer` deciding first: its reply where it has one, else the story's.
+fn model_with(
+    mut answer: impl FnMut(Prompt, &str) -> Option<Reply> + Send + 'static,
+) -> (ScriptedLlm, Seen) {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let mut steps = workflows::reflect_step_replies().into_iter();
     let llm = ScriptedLlm::responding(move |prompt| {
         let kind = prompt_kind(prompt);
         log.lock().unwrap().push((kind, prompt.to_owned()));
+        if let Some(reply) = answer(kind, prompt) {
+            return reply;
+        }
         match kind {
             Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
             Prompt::ReflectTask => workflows::reflect_task_reply(),
@@ -35,12 +46,42 @@ fn model() -> (ScriptedLlm, Seen) {
     (llm, seen)
 }
 
+/// Whether the model was sent a prompt of `kind`.
+fn was_asked(seen: &Seen, kind: Prompt) -> bool {
+    seen.lock().unwrap().iter().any(|(k, _)| *k == kind)
+}
+
 /// The scripted model configured, the fixture shop's recording seeded and reflected: the
 /// new workflow's id.
 fn reflected(browser: &mut Browser, sites: &FixtureSites, llm: &ScriptedLlm) -> String {
     browser.configure_agent(settings(llm.base_url()));
     workflows::seed_recording(browser, sites);
     workflows::reflect(browser)
+}
+
+/// [`reflected`], then saved again with the dependency the replays need (version 2).
+fn saved_for_replay(browser: &mut Browser, sites: &FixtureSites, llm: &ScriptedLlm) -> String {
+    let workflow_id = reflected(browser, sites, llm);
+    workflows::save_with_dependency(browser, &workflow_id);
+    workflow_id
+}
+
+/// Starts a replay of version 2 of `workflow_id` in `tab` for `tea`: the worker's answer,
+/// which must be the replay.
+fn start_replay(browser: &mut Browser, workflow_id: &str, tab: &Tab) -> Value {
+    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+    assert_eq!(started["type"], "replay", "{started}");
+    started
+}
+
+/// Waits up to 30 s for `done`, failing with `never` after that.
+fn wait_until(done: impl Fn() -> bool, never: &str) {
+    let waiting = Instant::now();
+    while !done() {
+        assert!(waiting.elapsed() < Duration::from_secs(30), "{never}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Opens the Workflows page, reflects the seeded recording from its row, and waits for the
@@ -217,39 +258,20 @@ fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another
 fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let mut steps = workflows::reflect_step_replies().into_iter();
-    let mut delayed = false;
-    let llm = ScriptedLlm::responding(move |prompt| {
-        let kind = prompt_kind(prompt);
-        log.lock().unwrap().push(kind);
-        match kind {
-            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
-            Prompt::ReflectTask => workflows::reflect_task_reply(),
-            // The worker is stopped while it waits for the first answer in "open".
-            Prompt::Replay if prompt.contains("Subtask 3 of 3") && !delayed => {
-                delayed = true;
-                log.lock().unwrap().push(Prompt::Other);
-                workflows::replay_reply(prompt).after(Duration::from_secs(4))
-            }
-            Prompt::Replay => workflows::replay_reply(prompt),
-            Prompt::Other => Reply::error(400, "not a workflow prompt"),
-        }
+    // Set when the delayed call is made: the replay waits for it in its last subtask.
+    let delayed = Arc::new(AtomicBool::new(false));
+    let delaying = delayed.clone();
+    let (llm, _seen) = model_with(move |kind, prompt| {
+        // The worker is stopped while it waits for the first answer in "open".
+        let first_in_open = kind == Prompt::Replay && prompt.contains("Subtask 3 of 3");
+        (first_in_open && !delaying.swap(true, Ordering::SeqCst))
+            .then(|| workflows::replay_reply(prompt).after(Duration::from_secs(4)))
     });
-    let workflow_id = reflected(&mut browser, &sites, &llm);
-    workflows::save_with_dependency(&mut browser, &workflow_id);
+    let workflow_id = saved_for_replay(&mut browser, &sites, &llm);
 
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
-    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
-        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
-    assert_eq!(started["type"], "replay", "{started}");
-    // `Other` marks the delayed call: the replay waits for it in its last subtask.
-    let waiting = Instant::now();
-    while !seen.lock().unwrap().contains(&Prompt::Other) {
-        assert!(waiting.elapsed() < Duration::from_secs(30), "the last subtask never asked");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    start_replay(&mut browser, &workflow_id, &tab);
+    wait_until(|| delayed.load(Ordering::SeqCst), "the last subtask never asked");
     let before = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
     assert_eq!((before["subtask"].as_u64(), before["status"].as_str()), (Some(2), Some("running")));
     let run_id = before["run_id"].as_str().unwrap().to_owned();
@@ -332,9 +354,8 @@ fn replay_from_the_panel(
     llm: &ScriptedLlm,
     query: &str,
     fast_path: bool,
-) -> (e2e::browser::Tab, Page) {
-    let workflow_id = reflected(browser, sites, llm);
-    workflows::save_with_dependency(browser, &workflow_id);
+) -> (Tab, Page) {
+    let workflow_id = saved_for_replay(browser, sites, llm);
 
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
     let panel = browser.open_side_panel(&tab);
@@ -398,25 +419,14 @@ fn panel_replay_done(panel: &Page) {
 fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let mut steps = workflows::reflect_step_replies().into_iter();
     let mut pass_b = 0;
-    let llm = ScriptedLlm::responding(move |prompt| {
-        let kind = prompt_kind(prompt);
-        log.lock().unwrap().push(kind);
-        match kind {
-            Prompt::ReflectStep => steps.next().expect("pass A once per step"),
-            Prompt::ReflectTask => {
-                pass_b += 1;
-                if pass_b == 1 {
-                    Reply::error(400, "the model is overloaded")
-                } else {
-                    workflows::reflect_task_reply()
-                }
-            }
-            _ => Reply::error(400, "not expected"),
+    let (llm, seen) = model_with(move |kind, _| match kind {
+        Prompt::ReflectTask => {
+            pass_b += 1;
+            (pass_b == 1).then(|| Reply::error(400, "the model is overloaded"))
         }
+        Prompt::Replay | Prompt::Other => Some(Reply::error(400, "not expected")),
+        Prompt::ReflectStep => None,
     });
     let mut config = settings(llm.base_url());
     config["agent"]["vision"] = json!(true);
@@ -442,7 +452,7 @@ fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
         "document.querySelector('[data-testid=reflect-progress]')?.dataset.state === 'done'",
         "the retry to finish",
     );
-    let kinds = seen.lock().unwrap().clone();
+    let kinds: Vec<Prompt> = seen.lock().unwrap().iter().map(|(k, _)| *k).collect();
     assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectStep).count(), 5, "pass A not redone");
     assert_eq!(kinds.iter().filter(|k| **k == Prompt::ReflectTask).count(), 2);
     page.wait_for("document.querySelector('[data-testid=workflow-editor]')", "the new workflow");
@@ -529,40 +539,23 @@ fn versions_roll_back_and_workflows_export_and_import_as_one_json_file() {
 fn a_replay_pauses_resumes_and_stops_from_the_workflows_page() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let mut steps = workflows::reflect_step_replies().into_iter();
-    let llm = ScriptedLlm::responding(move |prompt| {
-        let kind = prompt_kind(prompt);
-        log.lock().unwrap().push(kind);
-        match kind {
-            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
-            Prompt::ReflectTask => workflows::reflect_task_reply(),
-            // Slow enough to act while the replay waits for its model.
-            Prompt::Replay => workflows::replay_reply(prompt).after(Duration::from_secs(2)),
-            Prompt::Other => Reply::error(400, "not a workflow prompt"),
-        }
+    let (llm, seen) = model_with(|kind, prompt| {
+        // Slow enough to act while the replay waits for its model.
+        (kind == Prompt::Replay)
+            .then(|| workflows::replay_reply(prompt).after(Duration::from_secs(2)))
     });
-    let workflow_id = reflected(&mut browser, &sites, &llm);
-    workflows::save_with_dependency(&mut browser, &workflow_id);
+    let workflow_id = saved_for_replay(&mut browser, &sites, &llm);
 
     let page = browser.open_tab(&browser.extension_url("workflows.html")).page;
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
     let start = |browser: &mut Browser| {
-        let reply = browser
-            .agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
-            "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
-        assert_eq!(reply["type"], "replay", "{reply}");
+        let reply = start_replay(browser, &workflow_id, &tab);
         reply["replay"]["run_id"].as_str().unwrap().to_owned()
     };
     let run_id = start(&mut browser);
     let status = "document.querySelector('[data-testid=replay-status]')";
     page.wait_for(&format!("{status}?.dataset.run === '{run_id}'"), "the replay on the page");
-    let asked = Instant::now();
-    while !seen.lock().unwrap().contains(&Prompt::Replay) {
-        assert!(asked.elapsed() < Duration::from_secs(30), "the replay never asked its model");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(|| was_asked(&seen, Prompt::Replay), "the replay never asked its model");
     let task = browser.agent_request(json!({"type": "start_task", "tab_id": tab.id, "task": "Hi"}));
     assert_eq!(task["type"], "failed");
     assert!(task["message"].as_str().unwrap().contains("replay is running"), "{task}");
@@ -600,13 +593,11 @@ fn a_replay_in_a_background_tab_finishes() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, _seen) = model();
-    let workflow_id = reflected(&mut browser, &sites, &llm);
-    workflows::save_with_dependency(&mut browser, &workflow_id);
+    let workflow_id = saved_for_replay(&mut browser, &sites, &llm);
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
     // Another tab in front: the shop tab is hidden for the whole replay.
     let _front = browser.open_tab(&browser.extension_url("workflows.html"));
-    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
-        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}}));
+    let started = start_replay(&mut browser, &workflow_id, &tab);
     let run_id = started["replay"]["run_id"].clone();
     let done = workflows::wait_for_replay(&mut browser, "end", |r| r["status"] != "running");
     assert_eq!((done["status"].as_str(), &done["run_id"]), (Some("done"), &run_id), "{done:#}");
@@ -625,29 +616,18 @@ fn a_replay_in_a_background_tab_finishes() {
 fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
-    let seen: Seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    let mut steps = workflows::reflect_step_replies().into_iter();
-    let llm = ScriptedLlm::responding(move |prompt| {
-        let kind = prompt_kind(prompt);
-        log.lock().unwrap().push((kind, prompt.to_owned()));
-        match kind {
-            Prompt::ReflectStep => steps.next().expect("one pass-A reply per step"),
-            Prompt::ReflectTask => workflows::reflect_task_reply(),
-            // Before reading the cheapest, the model wants the user's word on the order.
-            Prompt::Replay
-                if prompt.contains("read the cheapest")
-                    && !prompt.contains("Yes, lowest price first") =>
-            {
-                Reply::json(json!({"thought_changed": "The results are listed",
-                    "thought_state": "unsorted", "thought_next": "ask", "observation": "unsorted",
-                    "memory": "", "extracted": [],
-                    "ask_user": "Should I sort by the lowest price first?",
-                    "action": {"action": "wait", "seconds": 1}}))
-            }
-            Prompt::Replay => workflows::replay_reply(prompt),
-            Prompt::Other => Reply::error(400, "not a workflow prompt"),
-        }
+    let (llm, seen) = model_with(|kind, prompt| {
+        // Before reading the cheapest, the model wants the user's word on the order.
+        let unsure = kind == Prompt::Replay
+            && prompt.contains("read the cheapest")
+            && !prompt.contains("Yes, lowest price first");
+        unsure.then(|| {
+            Reply::json(json!({"thought_changed": "The results are listed",
+                "thought_state": "unsorted", "thought_next": "ask", "observation": "unsorted",
+                "memory": "", "extracted": [],
+                "ask_user": "Should I sort by the lowest price first?",
+                "action": {"action": "wait", "seconds": 1}}))
+        })
     });
     let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea", true);
     panel.wait_for(
@@ -690,8 +670,7 @@ fn a_pipeline_step_replays_a_workflow_and_gets_its_extracts() {
     let sites = FixtureSites::serve();
     let mut browser = Browser::launch();
     let (llm, _seen) = model();
-    let workflow_id = reflected(&mut browser, &sites, &llm);
-    workflows::save_with_dependency(&mut browser, &workflow_id);
+    let workflow_id = saved_for_replay(&mut browser, &sites, &llm);
     let shop = browser.open_tab(&sites.url("/shop/index.html"));
     let shown = format!("chrome.tabs.update({}, {{active: true}}).then(() => true)", shop.id);
     browser.eval_in_extension(&shown);

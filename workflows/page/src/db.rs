@@ -1,20 +1,14 @@
 //! The page's IndexedDB shell (layout in `capture-db`): recordings are read, workflow
 //! versions read and written, screenshots read as Blobs.
 
-use std::error::Error;
-
-use capture_db::{RECORDINGS, SCREENSHOTS, WORKFLOWS, encode};
+use capture_db::{Cause, RECORDINGS, SCREENSHOTS, WORKFLOWS};
 use indexed_db_futures::database::Database;
-use indexed_db_futures::prelude::*;
-use indexed_db_futures::transaction::TransactionMode;
 use serde_json::Value;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 use workflow_format::recording::Recording;
 use workflow_format::schema::Workflow;
 
 use crate::state::RecordingRow;
-
-type Cause = Box<dyn Error>;
 
 pub struct Db {
     db: Database,
@@ -30,12 +24,8 @@ impl Db {
     }
 
     async fn all(&self, name: &str) -> Result<Vec<Value>, Cause> {
-        let tx = self.db.transaction(name).build()?;
-        let mut rows = Vec::new();
-        for value in tx.object_store(name)?.get_all::<JsValue>().await? {
-            rows.push(capture_db::decode(value?)?);
-        }
-        Ok(rows)
+        let values = capture_db::all(&self.db, name).await?;
+        Ok(values.into_iter().map(capture_db::decode).collect::<Result<_, _>>()?)
     }
 
     /// The recordings (newest first) and every workflow version. A row that cannot be read
@@ -64,35 +54,22 @@ impl Db {
     }
 
     pub async fn save(&self, workflow: &Workflow) -> Result<(), String> {
-        let write = async {
-            let value = encode(workflow)?;
-            let tx =
-                self.db.transaction(WORKFLOWS).with_mode(TransactionMode::Readwrite).build()?;
-            tx.object_store(WORKFLOWS)?.put(value).await?;
-            tx.commit().await?;
-            Ok::<_, Cause>(())
-        };
-        write.await.map_err(failed("save the workflow"))
+        capture_db::put(&self.db, WORKFLOWS, None, workflow)
+            .await
+            .map_err(failed("save the workflow"))
     }
 
     pub async fn recording(&self, id: &str) -> Result<Recording, String> {
-        let read = async {
-            let tx = self.db.transaction(RECORDINGS).build()?;
-            let value = tx.object_store(RECORDINGS)?.get::<JsValue, _, _>(id).await?;
-            Ok::<_, Cause>(value)
-        };
-        let value = read.await.map_err(failed("read the recording"))?;
+        let value = capture_db::get(&self.db, RECORDINGS, id)
+            .await
+            .map_err(failed("read the recording"))?;
         let value = value.ok_or_else(|| format!("There is no recording {id:?}."))?;
         capture_db::decode(value).map_err(|e| format!("The recording cannot be read: {e}"))
     }
 
     pub async fn screenshot(&self, key: &str) -> Option<web_sys::Blob> {
-        let read = async {
-            let tx = self.db.transaction(SCREENSHOTS).build()?;
-            let value = tx.object_store(SCREENSHOTS)?.get::<JsValue, _, _>(key).await?;
-            Ok::<_, Cause>(value)
-        };
-        read.await.ok().flatten().and_then(|v| v.dyn_into().ok())
+        let value = capture_db::get(&self.db, SCREENSHOTS, key).await;
+        value.ok().flatten().and_then(|v| v.dyn_into().ok())
     }
 }
 

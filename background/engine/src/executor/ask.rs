@@ -35,6 +35,16 @@ pub struct CallContext<'a, H, K> {
     pub epoch_ms: &'a dyn Fn() -> f64,
 }
 
+/// Who a trace says asked, for a call with `role`'s prompt (the repair model's calls are
+/// the Navigator's).
+pub fn actor_of(role: ModelRole) -> Actor {
+    match role {
+        ModelRole::Planner => Actor::Planner,
+        ModelRole::Thinking => Actor::Thinking,
+        ModelRole::Navigator | ModelRole::Repair => Actor::Navigator,
+    }
+}
+
 /// One model call: which prompt, with which model, for which run and step.
 pub struct CallSpec<'a> {
     pub prompt_id: &'a str,
@@ -269,11 +279,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             // Each agent's prompt has the id of its role.
             prompt_id: role.id(),
             model,
-            actor: match role {
-                ModelRole::Planner => Actor::Planner,
-                ModelRole::Thinking => Actor::Thinking,
-                ModelRole::Navigator | ModelRole::Repair => Actor::Navigator,
-            },
+            actor: actor_of(role),
             run_id: &cp.run.id,
             step: cp.step,
             trace_id: self.capture.new_id(),

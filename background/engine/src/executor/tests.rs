@@ -318,6 +318,13 @@ impl World {
         Checkpoint::new_task("s1", "r1", 7, task, &self.settings, 1.7e12)
     }
 
+    /// Starts `task` and runs it until it pauses or ends.
+    fn run_task(&mut self, task: &str) -> Checkpoint {
+        let mut cp = self.start(task);
+        self.run(&mut cp);
+        cp
+    }
+
     /// One `run` of the executor with a fresh control (as the shell does per run).
     fn run(&mut self, cp: &mut Checkpoint) {
         let control = Rc::new(Control::default());
@@ -437,16 +444,25 @@ fn done_action() -> Value {
     json!([{"action": "done", "text": "found it", "success": true}])
 }
 
-#[test]
-fn the_exit_gate_approves_and_everything_is_captured() {
-    let mut world = World::new(vec![
+/// A plan, a Navigator that is done at once, and a ThinkingAgent that approves `answer`.
+fn straight_to_done(answer: &str) -> Vec<Reply> {
+    vec![plan(false, ""), navigate(done_action()), think(true, None, "", answer)]
+}
+
+/// A plan, one click, done, and a ThinkingAgent that approves `answer`.
+fn click_then_done(answer: &str) -> Vec<Reply> {
+    vec![
         plan(false, ""),
         navigate(click(1)),
         navigate(done_action()),
-        think(true, None, "", "The kettle costs **25 EUR**."),
-    ]);
-    let mut cp = world.start("Find the kettle's price");
-    world.run(&mut cp);
+        think(true, None, "", answer),
+    ]
+}
+
+#[test]
+fn the_exit_gate_approves_and_everything_is_captured() {
+    let mut world = World::new(click_then_done("The kettle costs **25 EUR**."));
+    let cp = world.run_task("Find the kettle's price");
 
     assert_eq!(cp.status, TaskStatus::Done { answer: "The kettle costs **25 EUR**.".into() });
     assert!(world.has(Actor::User, ExecutionState::TaskStart));
@@ -516,8 +532,7 @@ fn the_exit_gate_rejects_then_approves() {
         navigate(json!([{"action": "done", "text": "25 EUR, 4 stars", "success": true}])),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("Price and rating of the kettle");
-    world.run(&mut cp);
+    let cp = world.run_task("Price and rating of the kettle");
     assert_eq!(
         cp.status,
         TaskStatus::Done { answer: "25 EUR, 4 stars".into() },
@@ -538,8 +553,7 @@ fn the_exit_gate_rejects_then_approves() {
 fn full_storage_pauses_the_task_with_what_to_do_and_resume_goes_on() {
     let mut world = World::new(vec![plan(false, ""), navigate(click(1))]);
     world.store.full.set(true);
-    let mut cp = world.start("Buy a kettle");
-    world.run(&mut cp);
+    let mut cp = world.run_task("Buy a kettle");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("paused with a question: {:?}", cp.status)
     };
@@ -576,8 +590,7 @@ fn a_question_pauses_and_the_answer_reaches_the_thinking_agent_first() {
         navigate(done_action()),
         think(false, Some("Which brand do you prefer, Acme or Zeta?"), "", ""),
     ]);
-    let mut cp = world.start("Buy a kettle");
-    world.run(&mut cp);
+    let mut cp = world.run_task("Buy a kettle");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("paused with a question: {:?}", cp.status)
     };
@@ -636,8 +649,7 @@ fn a_question_asked_before_an_upgrade_is_answered_and_the_task_resumes_after_it(
 #[test]
 fn resume_anyway_tells_the_agents_the_question_went_unanswered() {
     let mut world = World::new(vec![plan(true, "x"), think(false, Some("Which size?"), "", "")]);
-    let mut cp = world.start("Buy a kettle");
-    world.run(&mut cp);
+    let mut cp = world.run_task("Buy a kettle");
     assert!(matches!(cp.status, TaskStatus::Paused { .. }));
     world
         .model
@@ -660,8 +672,7 @@ fn steering_mid_step_goes_to_the_thinking_agent_then_the_planner() {
         (navigate(done_action()), None),
         (think(true, None, "", ""), None),
     ]);
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    let cp = world.run_task("Find a kettle");
     assert!(matches!(cp.status, TaskStatus::Done { .. }));
     assert_eq!(
         world.pages.performed.borrow()[0],
@@ -696,8 +707,7 @@ fn the_loop_detector_asks_the_thinking_agent() {
         think(true, None, "", ""),
     ]);
     world.settings.agent.planning_interval = 10;
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    let cp = world.run_task("Find a kettle");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     let arbitration = world.model.prompt(4);
     assert!(arbitration.contains("the same action was repeated 3 times"), "{arbitration}");
@@ -718,8 +728,7 @@ fn a_broken_answer_is_repaired() {
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     assert!(matches!(cp.status, TaskStatus::Done { .. }));
     let traces = world.store.traces.borrow();
     assert_eq!(traces[1].attempts.len(), 2);
@@ -741,8 +750,7 @@ fn a_repair_that_fails_twice_pauses_to_ask_for_help() {
         World::new(vec![plan(false, ""), Reply::Text("no json"), Reply::Text("still none")]);
     world.settings.agent.repair_retries = 1;
     world.settings.agent.max_consecutive_failures = 1;
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("{:?}", cp.status)
     };
@@ -773,8 +781,7 @@ fn a_malformed_answer_the_task_goes_on_from_says_so_as_data() {
     ]);
     world.settings.agent.repair_retries = 1;
     world.settings.agent.max_consecutive_failures = 3;
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     let events = world.store.events.borrow();
     let failure = events.iter().find(|e| e.kind == EventKind::Error).unwrap();
@@ -791,8 +798,7 @@ fn the_repair_budget_runs_out() {
         Reply::Text("bad again"),
     ]);
     world.settings.agent.repair_budget = 1;
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("{:?}", cp.status)
     };
@@ -808,8 +814,7 @@ fn each_provider_error_class_gets_its_own_handling() {
         (Reply::Status(400), "rejected the request", "fix the model settings"),
     ] {
         let mut world = World::new(vec![reply]);
-        let mut cp = world.start("t");
-        world.run(&mut cp);
+        let cp = world.run_task("t");
         let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
             panic!("{:?}", cp.status)
         };
@@ -822,14 +827,12 @@ fn each_provider_error_class_gets_its_own_handling() {
     // Transient errors are counted and retried at the next step until the threshold.
     for transient in [Reply::Status(429), Reply::Status(503), Reply::Timeout] {
         let mut world = World::new(vec![transient, plan(true, "x"), think(true, None, "", "")]);
-        let mut cp = world.start("t");
-        world.run(&mut cp);
+        let cp = world.run_task("t");
         assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
         assert_eq!(cp.counters.failures, 1);
     }
     let mut world = World::new(vec![Reply::Status(500), Reply::Status(500), Reply::Status(500)]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("{:?}", cp.status)
     };
@@ -879,8 +882,7 @@ fn pause_mid_sequence_stops_between_actions() {
 #[test]
 fn cancel_while_paused_and_cancel_mid_call() {
     let mut world = World::new(vec![plan(true, "x"), think(false, Some("Which one?"), "", "")]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let mut cp = world.run_task("t");
     assert!(matches!(cp.status, TaskStatus::Paused { .. }));
     world.with_executor(|executor| block_on(executor.cancel(&mut cp)));
     assert_eq!(cp.status, TaskStatus::Cancelled);
@@ -897,8 +899,7 @@ fn cancel_while_paused_and_cancel_mid_call() {
 #[test]
 fn a_follow_up_task_after_done_keeps_the_session() {
     let mut world = World::new(vec![plan(true, "25 EUR"), think(true, None, "", "")]);
-    let mut cp = world.start("Kettle price?");
-    world.run(&mut cp);
+    let mut cp = world.run_task("Kettle price?");
     let settings = world.settings.clone();
     cp.follow_up_task("r2", 7, "And the shipping cost?", &settings, 1.7e12);
     world
@@ -923,16 +924,14 @@ fn a_checkpoint_restores_into_a_new_executor() {
     ]);
     world.settings.agent.max_consecutive_failures = 1;
     world.settings.agent.thinking_interval = 1;
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     assert!(matches!(cp.status, TaskStatus::Paused { .. }));
     // The worker dies: only the stored checkpoint is left.
     let stored = world.store.checkpoints.borrow().last().cloned().unwrap();
     let mut restored: Checkpoint = serde_json::from_str(&stored).unwrap();
     assert_eq!(restored, cp);
 
-    let mut fresh =
-        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "")]);
+    let mut fresh = World::new(straight_to_done(""));
     fresh.settings.agent.thinking_interval = 0;
     *fresh.pages.page.borrow_mut() = 1;
     fresh.with_executor(|executor| {
@@ -946,11 +945,9 @@ fn a_checkpoint_restores_into_a_new_executor() {
 
 #[test]
 fn vision_sends_the_marked_screenshot_with_the_navigator_prompt_only() {
-    let mut world =
-        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "")]);
+    let mut world = World::new(straight_to_done(""));
     world.settings.agent.vision = true;
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    world.run_task("t");
     // The marked capture (last byte 1) as a data URL, in OpenAI's image block.
     let marked = base64::engine::general_purpose::STANDARD.encode([0xFF, 0xD8, 0xFF, 0, 1]);
     let navigator = world.model.prompt(1);
@@ -979,8 +976,7 @@ fn the_deny_list_refuses_navigation_with_a_clear_message() {
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    world.run_task("t");
     assert!(world.pages.performed.borrow().iter().all(|a| !matches!(a, Action::GoToUrl { .. })));
     let refusal = world
         .store
@@ -1004,8 +1000,7 @@ fn a_page_that_is_not_a_web_page_is_never_read_or_acted_on() {
         think(true, None, "", ""),
     ]);
     *world.pages.stuck_at.borrow_mut() = Some("file:///etc/passwd".into());
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     let performed = world.pages.performed.borrow().clone();
     // Back (which did not leave it), then only the navigation away: never the click.
@@ -1030,8 +1025,7 @@ fn typed_into_field_2_as_secret(typing: Value) -> World {
         think(true, None, "", "Finished"),
     ]);
     world.pages.secret_ids.borrow_mut().push(2);
-    let mut cp = world.start("Use the form");
-    world.run(&mut cp);
+    let cp = world.run_task("Use the form");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     world
 }
@@ -1105,8 +1099,7 @@ fn a_field_that_turns_into_a_password_field_when_focused_keeps_its_value_nowhere
         think(true, None, "", "Logged in"),
     ]);
     world.pages.secret_on_focus.borrow_mut().push(6);
-    let mut cp = world.start("Log in");
-    world.run(&mut cp);
+    let cp = world.run_task("Log in");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     let performed = world.pages.performed.borrow().clone();
     assert!(performed.contains(&Action::Type { id: 6, text: PASSWORD.into(), clear: true }));
@@ -1135,8 +1128,7 @@ fn a_password_the_page_shows_after_typing_is_masked_in_every_later_page_state() 
     world.pages.secret_ids.borrow_mut().push(2);
     // A "show password" toggle: the next page state reads the field's value as text.
     *world.pages.shows_typed.borrow_mut() = Some(String::new());
-    let mut cp = world.start("Log in");
-    world.run(&mut cp);
+    world.run_task("Log in");
     let second = world.model.prompt(2);
     assert!(second.contains("[5]<input value=\"[secret]\">Password"), "{second}");
     assert_kept_nowhere(&world, 2, PASSWORD);
@@ -1163,8 +1155,7 @@ fn a_secret_that_reads_like_part_of_the_answer_is_still_masked_where_it_was_type
 fn max_steps_pauses_to_ask_and_a_closed_tab_fails() {
     let mut world = World::new(vec![plan(false, ""), navigate(click(1)), navigate(click(1))]);
     world.settings.agent.max_steps = 2;
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let mut cp = world.run_task("t");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("{:?}", cp.status)
     };
@@ -1195,14 +1186,8 @@ fn calls(world: &World) -> (usize, usize, usize) {
 #[test]
 fn a_task_that_needs_no_re_planning_costs_at_most_two_calls_beyond_the_navigators() {
     // One click, then done: the Navigator's done goes straight to the exit gate.
-    let mut world = World::new(vec![
-        plan(false, ""),
-        navigate(click(1)),
-        navigate(done_action()),
-        think(true, None, "", "The kettle costs 25 EUR."),
-    ]);
-    let mut cp = world.start("Find the kettle's price");
-    world.run(&mut cp);
+    let mut world = World::new(click_then_done("The kettle costs 25 EUR."));
+    let cp = world.run_task("Find the kettle's price");
     assert_eq!(cp.status, TaskStatus::Done { answer: "The kettle costs 25 EUR.".into() });
     let (planner, navigator, thinking) = calls(&world);
     assert_eq!((planner, navigator, thinking), (1, 2, 1), "was 2 Planner calls, 5 in all");
@@ -1219,8 +1204,7 @@ fn a_task_that_needs_no_re_planning_costs_at_most_two_calls_beyond_the_navigator
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("Find the kettle's rating");
-    world.run(&mut cp);
+    let cp = world.run_task("Find the kettle's rating");
     assert_eq!(cp.status, TaskStatus::Done { answer: "found it".into() });
     let (planner, navigator, thinking) = calls(&world);
     assert_eq!((planner, navigator, thinking), (1, 4, 1), "was 3 Planner calls, 8 in all");
@@ -1238,8 +1222,7 @@ fn a_rejected_navigator_done_goes_back_to_the_planner_and_navigator() {
         navigate(json!([{"action": "done", "text": "No reviews are shown", "success": false}])),
         think(true, None, "", "The kettle has no reviews yet."),
     ]);
-    let mut cp = world.start("The kettle's rating");
-    world.run(&mut cp);
+    let cp = world.run_task("The kettle's rating");
     assert_eq!(cp.status, TaskStatus::Done { answer: "The kettle has no reviews yet.".into() });
     let roles: Vec<Actor> = world.store.traces.borrow().iter().map(|t| t.role).collect();
     use Actor::{Navigator as N, Planner as P, Thinking as T};
@@ -1265,8 +1248,7 @@ fn a_rejected_navigator_done_goes_back_to_the_planner_and_navigator() {
 /// Runs a task scripted with `replies` to its end, which must be done.
 fn run_to_done(replies: Vec<Reply>) -> (World, Checkpoint) {
     let mut world = World::new(replies);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     (world, cp)
 }
@@ -1352,8 +1334,7 @@ fn extracted_text_reaches_the_next_navigator_prompt_within_a_budget() {
     *world.pages.readable.borrow_mut() = text;
     // Four steps on a two-step plan would re-plan at step 4; not what this test is about.
     world.settings.agent.planning_interval = 10;
-    let mut cp = world.start("What are the kettle's specs?");
-    world.run(&mut cp);
+    let cp = world.run_task("What are the kettle's specs?");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
 
     let block = |prompt: &str| -> String {
@@ -1407,8 +1388,7 @@ fn a_later_action_whose_target_changed_is_skipped_not_failed() {
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     let performed = world.pages.performed.borrow().clone();
     assert!(
@@ -1455,8 +1435,7 @@ fn a_navigation_ends_the_sequence_and_the_rest_is_listed() {
         navigate(done_action()),
         think(true, None, "", ""),
     ]);
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    world.run_task("t");
     assert_eq!(world.pages.performed.borrow().len(), 2, "click 1, then done");
     let next = world.model.prompt(2);
     assert!(
@@ -1505,8 +1484,7 @@ fn steering_the_thinking_agent_lets_continue_goes_on_without_a_new_plan() {
         (navigate(done_action()), None),
         (think(true, None, "", "Steel kettle"), None),
     ]);
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    let cp = world.run_task("Find a kettle");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert_eq!(calls(&world), (1, 2, 2), "no second plan: the gate said continue");
     let navigator = world.model.prompt(3);
@@ -1528,8 +1506,7 @@ fn steering_the_thinking_agent_finds_unclear_is_asked_back() {
         (navigate(click(1)), Some(steer)),
         (decide(false, Some("Which other one: the glass or the copper kettle?"), ""), None),
     ]);
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    let cp = world.run_task("Find a kettle");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("asked back: {:?}", cp.status)
     };
@@ -1544,8 +1521,7 @@ fn the_navigator_asks_and_the_task_pauses_with_the_thinking_agents_question() {
         navigator_asks("Two kettles match the task, Acme and Zeta; which one does the user want?"),
         think(false, Some("Which kettle do you want, Acme or Zeta?"), "", ""),
     ]);
-    let mut cp = world.start("Buy the kettle");
-    world.run(&mut cp);
+    let mut cp = world.run_task("Buy the kettle");
     let TaskStatus::Paused { question: Some(question), .. } = &cp.status else {
         panic!("paused with a question: {:?}", cp.status)
     };
@@ -1612,8 +1588,7 @@ fn the_planner_asks_and_without_guidance_its_own_words_reach_the_user() {
         "final_answer": ""
     }));
     let mut world = World::new(vec![asking, silent]);
-    let mut cp = world.start("What's the weather?");
-    world.run(&mut cp);
+    let cp = world.run_task("What's the weather?");
     assert_eq!(cp.question(), Some("Which city should the weather be for?"));
     assert!(world.model.prompt(1).contains("The Planner says it cannot go on"));
     assert_eq!(calls(&world), (1, 0, 1));
@@ -1632,8 +1607,7 @@ fn a_navigator_that_aborts_its_approach_gets_a_review() {
         think(true, None, "", "Found"),
     ]);
     world.settings.agent.planning_interval = 10;
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    let cp = world.run_task("Find a kettle");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert!(world.model.prompt(2).contains("the Navigator decided to abort its approach"));
     assert!(world.model.prompt(3).contains("Use the search box instead"));
@@ -1641,15 +1615,9 @@ fn a_navigator_that_aborts_its_approach_gets_a_review() {
 
 #[test]
 fn the_navigator_prompt_has_the_step_budget_and_timed_history() {
-    let mut world = World::new(vec![
-        plan(false, ""),
-        navigate(click(1)),
-        navigate(done_action()),
-        think(true, None, "", "x"),
-    ]);
+    let mut world = World::new(click_then_done("x"));
     world.settings.agent.max_steps = 12;
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    world.run_task("Find a kettle");
     let second = world.model.prompt(2);
     assert!(second.contains("This is step 2; after step 12 the user is asked"), "{second}");
     let history = second.split("Your recent steps").nth(1).unwrap();
@@ -1658,13 +1626,11 @@ fn the_navigator_prompt_has_the_step_budget_and_timed_history() {
 
 #[test]
 fn variant_b_of_every_agent_runs_a_task_and_every_trace_names_it() {
-    let mut world =
-        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "x")]);
+    let mut world = World::new(straight_to_done("x"));
     for id in ["planner", "navigator", "thinking"] {
         world.settings.variants.insert(id.into(), "B".into());
     }
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    let cp = world.run_task("Find a kettle");
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert!(world.model.prompt(0).contains("planning by milestones"));
     assert!(world.model.prompt(1).contains("careful style"));
@@ -1684,8 +1650,7 @@ fn a_failed_repair_counts_every_attempts_tokens() {
         World::new(vec![plan(false, ""), Reply::Text("no json"), Reply::Text("still none")]);
     world.settings.agent.repair_retries = 1;
     world.settings.agent.max_consecutive_failures = 1;
-    let mut cp = world.start("t");
-    world.run(&mut cp);
+    let cp = world.run_task("t");
     assert!(cp.question().is_some());
     // Each scripted answer reports 1,000 input tokens: three answers came.
     assert_eq!(cp.spend.input_tokens, 3000);
@@ -1700,11 +1665,9 @@ fn a_failed_repair_counts_every_attempts_tokens() {
 
 #[test]
 fn a_trace_holds_the_exact_prompt_and_its_parameters_redacted() {
-    let mut world =
-        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "x")]);
+    let mut world = World::new(straight_to_done("x"));
     world.settings.agent.trace_redactions = vec!["page_state".into()];
-    let mut cp = world.start("Find a kettle");
-    world.run(&mut cp);
+    world.run_task("Find a kettle");
     let traces = world.store.traces.borrow();
     let planner = &traces[0].prompt;
     assert!(planner.system.starts_with("You are the Planner"), "{}", planner.system);
@@ -1719,16 +1682,14 @@ fn a_trace_holds_the_exact_prompt_and_its_parameters_redacted() {
 
 #[test]
 fn a_prompt_edit_that_cannot_render_falls_back_to_the_bundled_prompt_and_says_so() {
-    let mut world =
-        World::new(vec![plan(false, ""), navigate(done_action()), think(true, None, "", "")]);
+    let mut world = World::new(straight_to_done(""));
     world.settings.agent.thinking_interval = 0;
     // Saved in the Studio with a variable no task fills.
     let mut edits = std::collections::BTreeMap::new();
     edits.insert("navigator/A.md".to_owned(), "Task: {{task}} {{nope}} {{> json_only}}".to_owned());
     world.prompts = PromptSet::with_overrides(&edits).unwrap();
     world.settings.prompt_overrides = edits;
-    let mut cp = world.start("Say done");
-    world.run(&mut cp);
+    let cp = world.run_task("Say done");
     // The task went on with the bundled prompt.
     assert!(matches!(cp.status, TaskStatus::Done { .. }), "{:?}", cp.status);
     assert!(world.model.prompt(1).starts_with("You are the Navigator"), "the bundled prompt");

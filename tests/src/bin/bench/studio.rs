@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use e2e::annotation::{allow_downloads, choose, open_annotation};
+use e2e::annotation::{allow_downloads, choose, find_file, open_annotation};
 use e2e::browser::{Browser, Page};
 use serde_json::{Value, json};
 
@@ -159,23 +159,12 @@ fn navigate_timed(browser: &Browser, page: &Page, query: &str) -> Value {
 
 /// Evaluates `expression` until it is neither null nor false, and returns it.
 fn poll(page: &Page, expression: &str, limit: Duration, what: &str) -> Value {
-    let deadline = Instant::now() + limit;
-    loop {
-        let value = page
-            .call("Runtime.evaluate", json!({"expression": expression, "returnByValue": true}))
-            .map(|r| r["result"]["value"].clone())
-            .unwrap_or(Value::Null);
-        if !matches!(value, Value::Null | Value::Bool(false)) {
-            return value;
-        }
-        if Instant::now() > deadline {
-            let seen = page.eval(
-                "JSON.stringify({until: typeof window.__until, open: window.__open, boot: window.__boot, leaving: window.__leaving, url: location.href})",
-            );
-            panic!("timed out waiting for {what} ({seen})");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    page.poll(expression, limit, Duration::from_millis(10)).unwrap_or_else(|| {
+        let seen = page.eval(
+            "JSON.stringify({until: typeof window.__until, open: window.__open, boot: window.__boot, leaving: window.__leaving, url: location.href})",
+        );
+        panic!("timed out waiting for {what} ({seen})");
+    })
 }
 
 fn ms(value: &Value) -> f64 {
@@ -388,26 +377,9 @@ fn step_switch(browser: &Browser, page: &Page) -> Vec<Row> {
     ]
 }
 
-/// Waits for a finished file ending with `suffix` in `dir` (Chrome writes `.crdownload`
-/// first and renames it when done).
+/// Waits for a finished file ending with `suffix` in `dir`, looking every 2 ms.
 fn wait_for_file(dir: &Path, suffix: &str, limit: Duration) -> Option<PathBuf> {
-    let deadline = Instant::now() + limit;
-    loop {
-        let found = std::fs::read_dir(dir)
-            .ok()
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.path())
-            .find(|p| p.to_string_lossy().ends_with(suffix));
-        if found.is_some() {
-            return found;
-        }
-        if Instant::now() > deadline {
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    find_file(dir, suffix, limit, Duration::from_millis(2))
 }
 
 fn exports(browser: &Browser, page: &Page) -> Vec<Row> {
