@@ -6,7 +6,8 @@
 //! - [`component_encode`]: RFC 3986 unreserved characters kept, space as `%20`, for a value
 //!   in a URL that anything (`URLSearchParams`, a router) may read.
 //!
-//! And [`origin`]: where a request to a URL really goes, for binding a secret to its server.
+//! And [`origin`]: where a request to a URL really goes, for binding a secret to its server;
+//! [`params`]: a page's own address (`?a=1&b=2` or `#a=1`) read as a browser would.
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 
@@ -42,6 +43,17 @@ pub fn component_encode(value: &str) -> String {
     utf8_percent_encode(value, COMPONENT).to_string()
 }
 
+/// The `key=value` pairs of a query or fragment (`?`/`#` first or not), values decoded as a
+/// browser's `URLSearchParams` does: `+` is a space, a `%` not followed by two hex digits
+/// stays as it is, bytes that are not UTF-8 become U+FFFD. Never fails: it reads a page's
+/// own address, which a person may have typed.
+pub fn params(text: &str) -> impl Iterator<Item = (&str, String)> {
+    text.trim_start_matches(['?', '#']).split('&').filter(|p| !p.is_empty()).map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        (key, percent_decode_str(&value.replace('+', " ")).decode_utf8_lossy().into_owned())
+    })
+}
+
 /// The origin a request to `endpoint` goes to, as a browser reads the URL (WHATWG: `\`
 /// as `/`, user info dropped, host lowercased and IDNA-mapped, default port dropped), with
 /// a host's trailing dot removed. A string that is no URL is compared as itself, trimmed
@@ -59,6 +71,22 @@ pub fn origin(endpoint: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pages_own_address_is_read_leniently() {
+        let read: Vec<_> = params("?agentRunId=a%26b%20c&qa=true&x=50%+1&&flag").collect();
+        assert_eq!(
+            read,
+            [
+                ("agentRunId", "a&b c".to_owned()),
+                ("qa", "true".to_owned()),
+                ("x", "50% 1".to_owned()),
+                ("flag", String::new()),
+            ]
+        );
+        assert_eq!(params("#run=r%C3%A9&step=2").next(), Some(("run", "ré".to_owned())));
+        assert_eq!(component_encode("a&b c/é"), "a%26b%20c%2F%C3%A9");
+    }
 
     #[test]
     fn the_origin_is_where_the_browser_sends_the_request() {

@@ -13,6 +13,7 @@ use annotation_core::roles::{Role, User};
 use annotation_core::sync::{
     self, BATCH_ITEMS, Conflict, JSON_BODY_BYTES, Outcome, Pending, SyncSettings, SyncState,
 };
+use run_contract::url::component_encode;
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
@@ -371,7 +372,7 @@ async fn replay_status(
         return Ok(version);
     };
     for to in sync::transition_path(theirs, run.status) {
-        let path = format!("/runs/{}/transitions", encode(run_id));
+        let path = format!("/runs/{}/transitions", component_encode(run_id));
         let body = json!({"to": to.as_str()});
         let (status, answer) = request_if_match(settings, &path, body, version).await?;
         if status == 409 {
@@ -446,7 +447,7 @@ async fn pages(settings: &SyncSettings, path: &str) -> Result<(Vec<Value>, Value
     loop {
         let joiner = if path.contains('?') { '&' } else { '?' };
         let page = match &cursor {
-            Some(c) => format!("{path}{joiner}limit=200&cursor={}", encode(c)),
+            Some(c) => format!("{path}{joiner}limit=200&cursor={}", component_encode(c)),
             None => format!("{path}{joiner}limit=200"),
         };
         let (_, mut answer) = request(settings, "GET", &page, None).await?;
@@ -456,10 +457,6 @@ async fn pages(settings: &SyncSettings, path: &str) -> Result<(Vec<Value>, Value
             None => return Ok((items, answer)),
         }
     }
-}
-
-fn encode(text: &str) -> String {
-    String::from(js_sys::encode_uri_component(text))
 }
 
 /// Runs changed on the server since the last pull, by the server's cursor: this browser's
@@ -496,7 +493,8 @@ async fn pull(
         let local_version = local.as_ref().map_or(0, |(run, _)| run.version);
         let run = sync::run_from_server(header, local_version).map_err(refused)?;
         let mut steps = Vec::new();
-        for record in all_pages(settings, &format!("/runs/{}/steps", encode(&id))).await? {
+        for record in all_pages(settings, &format!("/runs/{}/steps", component_encode(&id))).await?
+        {
             steps.push(sync::step_from_server(record).map_err(refused)?);
         }
         for shot in steps.iter().filter_map(|s| s.screenshot.as_ref()) {
@@ -547,7 +545,7 @@ async fn review(
         return Ok(());
     }
     let (mut comments, mut suggestions) = db.review(run_id).await.map_err(refused)?;
-    let base = format!("/runs/{}", encode(run_id));
+    let base = format!("/runs/{}", component_encode(run_id));
     let server_comments = all_pages(settings, &format!("{base}/comments")).await?;
     let mut changed = false;
     // Thread starts before replies, so a reply's parent has its server id.
@@ -581,7 +579,7 @@ async fn review(
             request(
                 settings,
                 "POST",
-                &format!("{base}/comments/{}/{verb}", encode(server_id)),
+                &format!("{base}/comments/{}/{verb}", component_encode(server_id)),
                 Some(RequestBody::Json(json!({}))),
             )
             .await?;
@@ -661,8 +659,11 @@ pub async fn decide(
         .and_then(|s| s.server_version)
         .ok_or("the step is not on the server yet")?;
     let verb = if accept { "accept" } else { "reject" };
-    let path =
-        format!("/runs/{}/suggestions/{}/{verb}", encode(&suggestion.run_id), encode(server_id));
+    let path = format!(
+        "/runs/{}/suggestions/{}/{verb}",
+        component_encode(&suggestion.run_id),
+        component_encode(server_id)
+    );
     let answer =
         request_with(settings, "POST", &path, Some(RequestBody::Json(json!({}))), Some(version))
             .await;

@@ -27,6 +27,7 @@ use annotation_core::review::{Comment, CommentKind, Suggestion};
 use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
 use annotation_core::templates::Template;
+use run_contract::url::component_encode;
 use yew::Reducible;
 
 use editor::{EditorState, Loaded, Tool};
@@ -54,9 +55,7 @@ impl Route {
     /// and a run it does not match, or one not found, is said so.
     pub fn parse(query: &str) -> Route {
         let mut route = Route::default();
-        for pair in query.trim_start_matches('?').split('&') {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let value = decode(value);
+        for (key, value) in run_contract::url::params(query) {
             match key {
                 "agentRunId" if !value.is_empty() => route.run_id = Some(value),
                 "taskId" if !value.is_empty() => route.task_id = Some(value),
@@ -79,9 +78,9 @@ impl Route {
         match &self.run_id {
             None => String::new(),
             Some(run) => {
-                let mut query = format!("?agentRunId={}", encode(run));
+                let mut query = format!("?agentRunId={}", component_encode(run));
                 if let Some(task) = &self.task_id {
-                    query += &format!("&taskId={}", encode(task));
+                    query += &format!("&taskId={}", component_encode(task));
                 }
                 query += if self.qa { "&qa=true" } else { "&qa=false" };
                 if let Some(step) = self.step {
@@ -106,41 +105,6 @@ pub fn web_link(url: &str) -> Option<&str> {
         .collect::<String>()
         .to_ascii_lowercase();
     (read.starts_with("http://") || read.starts_with("https://")).then_some(url)
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match text.get(i + 1..i + 3).map(|hex| u8::from_str_radix(hex, 16)) {
-                    Some(Ok(byte)) => {
-                        out.push(byte);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
-                }
-            }
-            b'+' => out.push(b' '),
-            byte => out.push(byte),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// An edit applied to every step at once (a fix across all steps).

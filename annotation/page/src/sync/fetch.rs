@@ -4,7 +4,9 @@
 
 use annotation_core::sync;
 
-use super::{Failure, all_pages, encode, fetch_screenshot, request};
+use run_contract::url::component_encode;
+
+use super::{Failure, all_pages, fetch_screenshot, request};
 use crate::db::Db;
 
 /// Stores run `run_id` from the server with its steps and screenshots. `Ok(false)` when the
@@ -14,7 +16,7 @@ pub async fn fetch_run(
     settings: &sync::SyncSettings,
     run_id: &str,
 ) -> Result<bool, String> {
-    let base = format!("/runs/{}", encode(run_id));
+    let base = format!("/runs/{}", component_encode(run_id));
     let header = match request(settings, "GET", &base, None).await {
         Ok((_, header)) => header,
         // 404: not there; 403: not this user's to see. Either way there is nothing to open.

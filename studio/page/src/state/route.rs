@@ -13,9 +13,7 @@ pub struct Route {
 impl Route {
     pub fn parse(hash: &str) -> Route {
         let mut route = Route::default();
-        for pair in hash.trim_start_matches('#').split('&') {
-            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let value = decode(value);
+        for (key, value) in run_contract::url::params(hash) {
             match key {
                 "trace" if !value.is_empty() => route.trace = Some(value),
                 "run" if !value.is_empty() => route.run = Some(value),
@@ -39,41 +37,7 @@ impl Route {
     }
 }
 
-/// Percent-encodes everything but unreserved characters.
-pub fn encode(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-fn decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |at: usize| bytes.get(at).and_then(|b| (*b as char).to_digit(16));
-        match (bytes[i], hex(i + 1), hex(i + 2)) {
-            (b'%', Some(hi), Some(lo)) => {
-                out.push((hi * 16 + lo) as u8);
-                i += 3;
-            }
-            (b'+', _, _) => {
-                out.push(b' ');
-                i += 1;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
+pub use run_contract::url::component_encode as encode;
 
 #[cfg(test)]
 mod tests {
