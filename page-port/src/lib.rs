@@ -1,10 +1,14 @@
 //! An extension page's link to the background worker: a `chrome.runtime` port carrying
-//! [`PanelRequest`]s out and [`WorkerEvent`]s in. The side panel, the Prompt Studio and the
-//! Workflows page all talk to the worker through it; it knows `chrome.runtime` and nothing
-//! of what the pages do.
+//! requests out and events in, `protocol::PanelRequest`s and `protocol::WorkerEvent`s or a
+//! narrower pair of the same wire (the annotation page's drafts: a page compiles a
+//! deserializer only for what it reads). The side panel, the Prompt Studio, the Workflows
+//! page and the annotation page talk to the worker through it; it knows `chrome.runtime` and
+//! nothing of what the pages do.
 
 use js_sys::{Object, Reflect};
-use protocol::{PANEL_PORT, PanelRequest, WorkerEvent};
+use protocol::PANEL_PORT;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen]
@@ -34,8 +38,8 @@ pub struct WorkerPort {
 impl WorkerPort {
     /// Connects and calls `on_event` for every event, `on_lost` once if the port closes.
     /// `None` when the extension can no longer connect (it was reloaded or removed).
-    pub fn connect(
-        on_event: impl Fn(WorkerEvent) + 'static,
+    pub fn connect<E: DeserializeOwned>(
+        on_event: impl Fn(E) + 'static,
         on_lost: impl Fn() + 'static,
     ) -> Option<WorkerPort> {
         let info = Object::new();
@@ -45,7 +49,7 @@ impl WorkerPort {
             // Through JSON text: one deserializer (serde_json's) for every page type, where
             // reading the JS object directly compiled a second copy of every Deserialize.
             let text = js_sys::JSON::stringify(&message).ok().and_then(|t| t.as_string());
-            match serde_json::from_str::<WorkerEvent>(text.as_deref().unwrap_or("null")) {
+            match serde_json::from_str::<E>(text.as_deref().unwrap_or("null")) {
                 Ok(event) => on_event(event),
                 Err(error) => {
                     web_sys::console::warn_1(&format!("unreadable worker event: {error}").into())
@@ -59,7 +63,7 @@ impl WorkerPort {
     }
 
     /// Posts a request; returns false if the port is already closed.
-    pub fn send(&self, request: &PanelRequest) -> bool {
+    pub fn send(&self, request: &impl Serialize) -> bool {
         let value = serde_json::to_string(request)
             .ok()
             .and_then(|text| js_sys::JSON::parse(&text).ok())

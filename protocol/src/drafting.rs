@@ -36,3 +36,66 @@ pub struct DraftedThoughts {
     pub thought2: String,
     pub thought3: String,
 }
+
+/// The annotation page's half of the port's wire: the one request it sends, as
+/// `PanelRequest::DraftThoughts` is written, so the page compiles no other request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DraftRequest {
+    DraftThoughts { id: u32, input: Box<DraftInput> },
+}
+
+/// What the annotation page reads of the worker's events: a draft's answer, as
+/// `WorkerEvent::ThoughtsDrafted` is written; every other event is `Other`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DraftEvent {
+    ThoughtsDrafted {
+        id: u32,
+        run_id: String,
+        step_index: u32,
+        result: Result<DraftedThoughts, String>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+    use crate::{PanelRequest, WorkerEvent};
+
+    #[test]
+    fn the_pages_narrow_pair_reads_and_writes_the_ports_wire() {
+        let input =
+            Box::new(DraftInput { run_id: "r".into(), step_index: 2, ..DraftInput::default() });
+        let narrow =
+            serde_json::to_value(DraftRequest::DraftThoughts { id: 7, input: input.clone() })
+                .unwrap();
+        let full = serde_json::to_value(PanelRequest::DraftThoughts { id: 7, input }).unwrap();
+        assert_eq!(narrow, full);
+
+        let drafted = DraftedThoughts { thought1: "a".into(), ..DraftedThoughts::default() };
+        let event = WorkerEvent::ThoughtsDrafted {
+            id: 7,
+            run_id: "r".into(),
+            step_index: 2,
+            result: Ok(drafted.clone()),
+        };
+        let read: DraftEvent =
+            serde_json::from_value(serde_json::to_value(event).unwrap()).unwrap();
+        assert_eq!(
+            read,
+            DraftEvent::ThoughtsDrafted {
+                id: 7,
+                run_id: "r".into(),
+                step_index: 2,
+                result: Ok(drafted)
+            }
+        );
+        let other: DraftEvent =
+            serde_json::from_value(serde_json::to_value(WorkerEvent::Done { id: 3 }).unwrap())
+                .unwrap();
+        assert_eq!(other, DraftEvent::Other);
+    }
+}

@@ -7,8 +7,7 @@
 use std::cell::RefCell;
 
 use page_port::WorkerPort;
-use protocol::drafting::DraftInput;
-use protocol::{PanelRequest, WorkerEvent};
+use protocol::drafting::{DraftEvent, DraftInput, DraftRequest};
 
 use crate::db::Db;
 use crate::state::drafting::DraftAction;
@@ -33,8 +32,9 @@ fn page_state(traces: &[serde_json::Value], trace_ids: &[String]) -> String {
 fn connect(dispatch: &Dispatch) -> Option<WorkerPort> {
     let on_event = {
         let dispatch = dispatch.clone();
-        move |event: WorkerEvent| {
-            if let WorkerEvent::ThoughtsDrafted { run_id, step_index, result, .. } = event {
+        // The narrow pair: this page compiles no reader for the worker's other events.
+        move |event: DraftEvent| {
+            if let DraftEvent::ThoughtsDrafted { run_id, step_index, result, .. } = event {
                 dispatch.dispatch(Action::Draft(DraftAction::Answered {
                     run_id,
                     step_index,
@@ -69,7 +69,7 @@ pub async fn ask(
             Some(super::finetune::base64(&js_sys::Uint8Array::new(&buffer).to_vec()));
     }
     let id = NEXT_ID.with(|n| n.replace(n.get() + 1));
-    let request = PanelRequest::DraftThoughts { id, input: Box::new(input.clone()) };
+    let request = DraftRequest::DraftThoughts { id, input: Box::new(input.clone()) };
     let sent = PORT.with(|port| {
         let mut port = port.borrow_mut();
         if port.is_none() {
