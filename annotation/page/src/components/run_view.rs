@@ -163,22 +163,21 @@ pub fn run_view(props: &Props) -> Html {
     }
 }
 
-fn click(selector: &str) {
-    let element = web_sys::window()
+fn element(selector: &str) -> Option<web_sys::HtmlElement> {
+    web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.query_selector(selector).ok().flatten())
-        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok());
-    if let Some(element) = element {
+        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok())
+}
+
+fn click(selector: &str) {
+    if let Some(element) = element(selector) {
         element.click();
     }
 }
 
 fn focus(selector: &str) {
-    let element = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.query_selector(selector).ok().flatten())
-        .and_then(|e| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(e).ok());
-    if let Some(element) = element {
+    if let Some(element) = element(selector) {
         let _ = element.focus();
     }
 }
