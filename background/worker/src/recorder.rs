@@ -231,10 +231,8 @@ impl Recorder {
         let events: Vec<RawEvent> =
             store.events(&active.id).await?.into_iter().map(|row| row.event).collect();
         let mut row = store
-            .recordings()
+            .recording(&active.id)
             .await?
-            .into_iter()
-            .find(|r| r.recording.id == active.id)
             .ok_or_else(|| format!("Recording {} is no longer stored.", active.id))?;
         row.recording.steps = fold_events(&events);
         row.recording.end_screenshot = end;
@@ -269,10 +267,8 @@ impl Recorder {
         let name = protocol::recording::recording_name(name)?;
         let store = self.store(worker).await?;
         let mut row = store
-            .recordings()
+            .recording(recording_id)
             .await?
-            .into_iter()
-            .find(|r| r.recording.id == recording_id)
             .ok_or_else(|| format!("Recording {recording_id} is no longer stored."))?;
         if row.status != STOPPED {
             return Err("Stop the recording before naming it.".into());
@@ -518,8 +514,7 @@ impl Recorder {
         };
         // A restart picks the recording up in the tab it is in now.
         let store = self.store(worker).await?;
-        if let Some(mut row) = store.recordings().await?.into_iter().find(|r| r.recording.id == id)
-        {
+        if let Some(mut row) = store.recording(&id).await? {
             row.tab_id = to;
             store.put_recording(&row).await?;
         }

@@ -80,6 +80,17 @@ impl RecordingStore {
         write.await.map_err(failed(format!("store screenshot {key}")))
     }
 
+    /// Recording `id`, read by its key; `None` when it is no longer stored.
+    pub async fn recording(&self, id: &str) -> Result<Option<RecordingRow>, String> {
+        let read = async {
+            match capture_db::get(&self.db, RECORDINGS, id).await? {
+                Some(value) => Ok::<_, Cause>(Some(decode::<RecordingRow>(value)?)),
+                None => Ok(None),
+            }
+        };
+        read.await.map_err(failed(format!("read recording {id}")))
+    }
+
     /// Every recording, oldest first; rows that cannot be read are logged and left out.
     pub async fn recordings(&self) -> Result<Vec<RecordingRow>, String> {
         let read = async {
