@@ -6,7 +6,8 @@
 //! - [`component_encode`]: RFC 3986 unreserved characters kept, space as `%20`, for a value
 //!   in a URL that anything (`URLSearchParams`, a router) may read.
 //!
-//! And [`origin`]: where a request to a URL really goes, for binding a secret to its server;
+//! And [`WebUrl`]: a URL read as the browser reads it; [`origin`]: where a request to a URL
+//! really goes, for binding a secret to its server;
 //! [`params`]: a page's own address (`?a=1&b=2` or `#a=1`) read as a browser would.
 
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
@@ -60,11 +61,116 @@ pub fn params(text: &str) -> impl Iterator<Item = (&str, String)> {
 /// and lowercased, so it only ever matches the same string.
 pub fn origin(endpoint: &str) -> String {
     let endpoint = endpoint.trim();
-    let Ok(url) = url::Url::parse(endpoint) else { return endpoint.to_ascii_lowercase() };
+    let Some(url) = WebUrl::parse(endpoint) else { return endpoint.to_ascii_lowercase() };
     let host = url.host_str().unwrap_or_default().trim_end_matches('.');
     match url.port() {
         Some(port) => format!("{}://{host}:{port}", url.scheme()),
         None => format!("{}://{host}", url.scheme()),
+    }
+}
+
+/// A URL read as the browser reads it (the WHATWG URL standard). In the extension the
+/// browser's own `URL` parses it, so the agent sees exactly the host Chrome would visit and
+/// no bundle carries a second parser with its Unicode tables; natively (tests, the sync
+/// server) the `url` crate, which implements the same standard, does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebUrl {
+    scheme: String,
+    /// As serialized: a domain in lowercase ASCII (IDNA-mapped), IPv4 dotted, IPv6 in `[]`.
+    host: Option<String>,
+    port: Option<u16>,
+    path: String,
+    query: Option<String>,
+    origin: String,
+}
+
+/// A URL's host, by kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Host<'a> {
+    Domain(&'a str),
+    Ipv4(std::net::Ipv4Addr),
+    Ipv6(std::net::Ipv6Addr),
+}
+
+impl WebUrl {
+    /// `text` as an absolute URL, or `None` if it is none.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn parse(text: &str) -> Option<WebUrl> {
+        let url = url::Url::parse(text).ok()?;
+        Some(WebUrl {
+            scheme: url.scheme().to_owned(),
+            host: url.host_str().filter(|h| !h.is_empty()).map(str::to_owned),
+            port: url.port(),
+            path: url.path().to_owned(),
+            query: url.query().map(str::to_owned),
+            origin: url.origin().ascii_serialization(),
+        })
+    }
+
+    /// `text` as an absolute URL, or `None` if it is none.
+    #[cfg(target_arch = "wasm32")]
+    pub fn parse(text: &str) -> Option<WebUrl> {
+        let url = web_sys::Url::new(text).ok()?;
+        let search = url.search();
+        let port = url.port();
+        let host = url.hostname();
+        Some(WebUrl {
+            scheme: url.protocol().trim_end_matches(':').to_owned(),
+            host: (!host.is_empty()).then_some(host),
+            port: port.parse().ok(),
+            path: url.pathname(),
+            // `search` is "" both for no query and for a bare `?`; the `url` crate tells
+            // them apart, and nothing here needs to.
+            query: search.strip_prefix('?').map(str::to_owned),
+            origin: url.origin(),
+        })
+    }
+
+    pub fn scheme(&self) -> &str {
+        &self.scheme
+    }
+
+    pub fn host_str(&self) -> Option<&str> {
+        self.host.as_deref()
+    }
+
+    pub fn host(&self) -> Option<Host<'_>> {
+        let host = self.host.as_deref()?;
+        Some(match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            Some(v6) => Host::Ipv6(v6.parse().ok()?),
+            // The parser writes an IPv4 host in dotted decimal; a domain never is all digits.
+            None => match host.parse() {
+                Ok(v4) => Host::Ipv4(v4),
+                Err(_) => Host::Domain(host),
+            },
+        })
+    }
+
+    /// The port written in the URL, `None` when it is the scheme's default.
+    pub fn port(&self) -> Option<u16> {
+        self.port
+    }
+
+    pub fn port_or_known_default(&self) -> Option<u16> {
+        self.port.or(match self.scheme.as_str() {
+            "http" | "ws" => Some(80),
+            "https" | "wss" => Some(443),
+            "ftp" => Some(21),
+            _ => None,
+        })
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    pub fn query(&self) -> Option<&str> {
+        self.query.as_deref()
+    }
+
+    /// `scheme://host[:port]`, or `null` for a URL with no such origin.
+    pub fn origin(&self) -> &str {
+        &self.origin
     }
 }
 

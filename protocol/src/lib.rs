@@ -620,7 +620,121 @@ pub struct DebugError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    /// `event` read by a page's narrow enum `N` and written back: what the page understood.
+    fn read_as<N: Serialize + serde::de::DeserializeOwned>(event: &WorkerEvent) -> Value {
+        let narrow: N = serde_json::from_value(serde_json::to_value(event).unwrap()).unwrap();
+        serde_json::to_value(narrow).unwrap()
+    }
+
+    #[test]
+    fn the_studio_and_workflows_pages_read_their_events_as_the_worker_writes_them() {
+        use studio::{StoredPipeline, StudioEvent, StudioRunResult};
+        use workflow::{ReflectProgress, ReflectStage, ReplayProgress, WorkflowsEvent};
+        let tabs = vec![TabInfo { id: 4, url: "https://a.test/".into(), title: "A".into() }];
+        let problem = run_contract::Problem::new("/steps/0", "no id");
+        let result = StudioRunResult {
+            run_id: "r".into(),
+            trace_id: "t".into(),
+            prompt_id: "navigator".into(),
+            variant: "default".into(),
+            prompt_hash: "h".into(),
+            revision_hash: "v".into(),
+            model: "m".into(),
+            exchanges: vec![],
+            attempts: vec![],
+            output: Some(json!({"a": 1})),
+            error: None,
+            input_tokens: 3,
+            output_tokens: 4,
+            cost: 0.5,
+            latency_ms: 12.0,
+        };
+        let pipeline = StoredPipeline {
+            id: "p".into(),
+            version: 2,
+            text: "id: p".into(),
+            hash: "h".into(),
+            saved_at: "2026-01-01T00:00:00Z".into(),
+            published: true,
+            runs: vec![json!({})],
+        };
+        let studio = [
+            WorkerEvent::Failed { id: 1, message: "no".into() },
+            WorkerEvent::StudioResult { id: 2, result: Box::new(result) },
+            WorkerEvent::PromptOverrides { id: 3, overrides: [("a".into(), "b".into())].into() },
+            WorkerEvent::PipelineResult { id: 4, run: json!({"status": "ok"}) },
+            WorkerEvent::PipelineSaved {
+                id: 5,
+                version: 2,
+                published: false,
+                errors: vec![problem.clone()],
+                warnings: vec![problem],
+            },
+            WorkerEvent::Pipelines { id: 6, pipelines: vec![pipeline] },
+            WorkerEvent::PipelineStep { run: 7, step: json!({"step": "s"}) },
+            WorkerEvent::Tabs { id: 8, tabs: tabs.clone() },
+        ];
+        for event in &studio {
+            assert_eq!(read_as::<StudioEvent>(event), serde_json::to_value(event).unwrap());
+        }
+        let model = json!({"provider": "open_ai", "base_url": "", "api_key": "***", "model": "m",
+            "timeout_ms": 1000, "max_retries": 0});
+        let models = json!({"planner": model, "navigator": model, "thinking": model});
+        let mut full: settings::Settings =
+            serde_json::from_value(json!({ "models": models })).unwrap();
+        full.prompt_overrides.insert("navigator/A.md".into(), "Edited".into());
+        let settings = WorkerEvent::Settings {
+            id: 9,
+            settings: Some(Box::new(full)),
+            problems: vec![],
+            variants: [].into(),
+        };
+        assert_eq!(
+            read_as::<StudioEvent>(&settings),
+            json!({"type": "settings", "settings": {"prompt_overrides": {"navigator/A.md": "Edited"}}})
+        );
+
+        let replay = ReplayProgress {
+            run_id: "r".into(),
+            workflow_id: "w".into(),
+            version: 1,
+            workflow_name: "Buy tea".into(),
+            tab_id: 4,
+            subtask: 0,
+            subtasks: 2,
+            step: 3,
+            model_calls: 1,
+            calls_saved: 2,
+            fast_path: false,
+            status: jobs::JobStatus::Paused,
+            why: Some("asked".into()),
+            extracts: [("price".into(), "3".into())].into(),
+            question: Some("Which?".into()),
+        };
+        let workflows = [
+            WorkerEvent::Hello { version: "1".into() },
+            WorkerEvent::Failed { id: 1, message: "no".into() },
+            WorkerEvent::Done { id: 2 },
+            WorkerEvent::Reflection {
+                progress: ReflectProgress {
+                    recording_id: "rec".into(),
+                    stage: ReflectStage::Failed { why: "w".into(), details: Some("d".into()) },
+                },
+            },
+            WorkerEvent::Replay { id: Some(3), replay: Some(Box::new(replay)) },
+            WorkerEvent::Tabs { id: 8, tabs },
+        ];
+        for event in &workflows {
+            assert_eq!(read_as::<WorkflowsEvent>(event), serde_json::to_value(event).unwrap());
+        }
+        // Every other event is read as `Other`, not refused.
+        let other = WorkerEvent::Done { id: 1 };
+        assert_eq!(read_as::<StudioEvent>(&other), json!({"type": "other"}));
+        let other = WorkerEvent::Favourites { id: 1, favourites: vec![] };
+        assert_eq!(read_as::<WorkflowsEvent>(&other), json!({"type": "other"}));
+    }
 
     #[test]
     fn requests_use_snake_case_type_tags_that_pages_can_write_by_hand() {

@@ -421,17 +421,17 @@ impl Settings {
 /// https, for this computer (`localhost`, `*.localhost`, 127.0.0.0/8, `[::1]`) and for what
 /// is not a URL at all (other checks report that).
 pub fn plain_http_host(url: &str) -> Option<String> {
-    let url = url::Url::parse(url.trim()).ok()?;
+    let url = run_contract::url::WebUrl::parse(url.trim())?;
     if url.scheme() != "http" {
         return None;
     }
     let loopback = match url.host()? {
-        url::Host::Domain(name) => {
+        run_contract::url::Host::Domain(name) => {
             let name = name.trim_end_matches('.');
             name == "localhost" || name.ends_with(".localhost")
         }
-        url::Host::Ipv4(ip) => ip.is_loopback(),
-        url::Host::Ipv6(ip) => ip.is_loopback(),
+        run_contract::url::Host::Ipv4(ip) => ip.is_loopback(),
+        run_contract::url::Host::Ipv6(ip) => ip.is_loopback(),
     };
     (!loopback).then(|| url.host_str().unwrap_or_default().to_owned())
 }

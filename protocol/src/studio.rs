@@ -87,3 +87,59 @@ pub struct StoredPipeline {
     #[serde(default)]
     pub runs: Vec<Value>,
 }
+
+/// What the Prompt Studio reads of the worker's events, each written as its `WorkerEvent`
+/// namesake; every other event is `Other`. A page that decoded every event would compile a
+/// reader for the whole protocol (a third of its bundle); `wire_tests` holds the two alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StudioEvent {
+    Failed {
+        id: u32,
+        message: String,
+    },
+    Settings {
+        settings: Option<SettingsPrompts>,
+    },
+    StudioResult {
+        id: u32,
+        result: Box<StudioRunResult>,
+    },
+    PromptOverrides {
+        id: u32,
+        overrides: BTreeMap<String, String>,
+    },
+    PipelineResult {
+        id: u32,
+        run: Value,
+    },
+    PipelineSaved {
+        id: u32,
+        version: u32,
+        published: bool,
+        errors: Vec<Problem>,
+        warnings: Vec<Problem>,
+    },
+    Pipelines {
+        id: u32,
+        pipelines: Vec<StoredPipeline>,
+    },
+    PipelineStep {
+        run: u32,
+        step: Value,
+    },
+    Tabs {
+        id: u32,
+        tabs: Vec<crate::TabInfo>,
+    },
+    #[serde(other)]
+    Other,
+}
+
+/// The one part of the settings the Studio reads: the edited prompt files (the rest of
+/// `Settings` is left unread, so the page compiles no reader for it).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SettingsPrompts {
+    #[serde(default)]
+    pub prompt_overrides: BTreeMap<String, String>,
+}

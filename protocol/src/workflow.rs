@@ -133,3 +133,35 @@ mod tests {
         );
     }
 }
+
+/// What the Workflows page reads of the worker's events, each written as its `WorkerEvent`
+/// namesake; every other event is `Other`, so the page compiles no reader for the rest of
+/// the protocol. `wire_tests` holds the two alike.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkflowsEvent {
+    Hello {
+        version: String,
+    },
+    Failed {
+        id: u32,
+        message: String,
+    },
+    Done {
+        id: u32,
+    },
+    Reflection {
+        progress: ReflectProgress,
+    },
+    Replay {
+        #[serde(default)]
+        id: Option<u32>,
+        replay: Option<Box<ReplayProgress>>,
+    },
+    Tabs {
+        id: u32,
+        tabs: Vec<crate::TabInfo>,
+    },
+    #[serde(other)]
+    Other,
+}

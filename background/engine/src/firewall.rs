@@ -1,7 +1,7 @@
 //! Where the agent may go: web pages only (http and https, and `about:blank`), and within
 //! them the user's allow and deny lists.
 //!
-//! A URL is read the way Chrome reads it (WHATWG parsing through the `url` crate): the
+//! A URL is read the way Chrome reads it (WHATWG parsing, by the browser itself): the
 //! scheme and host are normalised first, so `HTTPS://`, a backslash before an `@`, a
 //! percent-encoded or full-width host, a tab inside it, a trailing dot, numeric IPv4
 //! forms (`2130706433`, `0x7f.1`) and an IPv4-mapped IPv6 address (`[::ffff:127.0.0.1]`)
@@ -10,7 +10,7 @@
 //! user info (`user@`) in a URL changes nothing.
 
 use protocol::settings::Settings;
-use url::{Host, Url};
+use run_contract::url::{Host, WebUrl as Url};
 
 /// The allow and deny lists of the settings a run uses, read into patterns.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,7 +38,7 @@ impl Firewall {
     /// the deny list applies, since an allow list names the sites to visit, not the hosts
     /// their pages load from.
     pub fn check_page_request(&self, raw: &str) -> Result<(), String> {
-        let Ok(url) = Url::parse(raw.trim()) else { return Ok(()) };
+        let Some(url) = Url::parse(raw.trim()) else { return Ok(()) };
         let Some(host) = host_of(&url) else { return Ok(()) };
         let target = Target { url: &url, host: &host };
         match self.deny.iter().find(|p| p.matches(&target)) {
@@ -50,7 +50,7 @@ impl Firewall {
     /// Whether the agent may open or act on `raw`, or why not (a sentence for the model and
     /// the person).
     pub fn check(&self, raw: &str) -> Result<(), String> {
-        let Ok(url) = Url::parse(raw.trim()) else {
+        let Some(url) = Url::parse(raw.trim()) else {
             return Err(format!(
                 "{raw:?} is not a web address. Give a full URL starting with https://."
             ));
@@ -198,7 +198,7 @@ fn url_rule(scheme: &str, rest: &str) -> Rule {
                     Some(query) => format!("{}?{query}", u.path()),
                     None => u.path().to_owned(),
                 })
-                .unwrap_or_else(|_| path.to_owned()),
+                .unwrap_or_else(|| path.to_owned()),
         ),
     };
     Rule::Url { scheme: scheme.to_owned(), host, port, path }
@@ -233,7 +233,7 @@ fn unreserved_decoded(path: &str) -> String {
 /// `host` (as written in a pattern) as Chrome would resolve it, if it is one.
 fn normal_host(host: &str) -> Option<String> {
     let host = host.trim_end_matches('.');
-    Url::parse(&format!("http://{host}/")).ok().and_then(|u| host_of(&u))
+    Url::parse(&format!("http://{host}/")).and_then(|u| host_of(&u))
 }
 
 /// The host as Chrome resolves it: lowercase ASCII (IDNA), no trailing dot, IPv4 dotted,

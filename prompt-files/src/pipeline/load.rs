@@ -185,8 +185,10 @@ impl Checker<'_> {
             value.get("http_origins").and_then(Value::as_array).into_iter().flatten().enumerate()
         {
             let Some(raw) = raw.as_str() else { continue };
-            match url::Url::parse(raw.trim()) {
-                Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() => {
+            match run_contract::url::WebUrl::parse(raw.trim()) {
+                Some(url)
+                    if matches!(url.scheme(), "http" | "https") && url.host_str().is_some() =>
+                {
                     http_origins.push(run_contract::url::origin(raw));
                 }
                 _ => self.error(

@@ -83,7 +83,7 @@ fn perform(dispatch: Dispatch, effect: Effect) {
         Effect::Send(request) => {
             let sent = PORT.with(|p| p.borrow().as_ref().is_some_and(|port| port.send(&request)));
             if !sent {
-                dispatch.dispatch(Action::Worker(protocol::WorkerEvent::Failed {
+                dispatch.dispatch(Action::Worker(protocol::studio::StudioEvent::Failed {
                     id: request.id(),
                     message: "Not connected to the extension's worker; try again.".into(),
                 }));

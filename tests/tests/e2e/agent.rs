@@ -333,6 +333,49 @@ fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
     }
 }
 
+/// The worker reads an address with the browser's own URL parser: spelled in capitals with a
+/// trailing dot, percent-encoded, with backslashes or in full-width letters, a denied host is the host Chrome
+/// would visit, and each visit is refused before any request leaves.
+#[test]
+fn a_denied_host_is_refused_however_its_address_is_spelled() {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let page = browser.open_tab(&sites.url("/firewall/index.html"));
+    let port = sites.other_url("/").trim_end_matches('/').rsplit(':').next().unwrap().to_owned();
+    let spellings = [
+        format!("http://LOCALHOST.:{port}/firewall/secret.html"),
+        format!("http://loc%61lhost:{port}/firewall/secret.html"),
+        format!("HTTP://LocalHost:{port}\\firewall\\secret.html"),
+        format!(
+            "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}:{port}/firewall/secret.html"
+        ),
+    ];
+    // Four steps on one page, as in `four_ways_out`: then the stagnation review comes.
+    let mut replies = vec![plan(false, "1. Visit each address", "")];
+    replies.extend(spellings.iter().map(|url| {
+        navigate("Start", "Visit the address", json!([{"action": "go_to_url", "url": url}]))
+    }));
+    replies.extend([
+        verdict(false, "", ""),
+        plan(false, "1. Report that every address is refused", ""),
+        navigate("Failure: refused", "Report", json!([{"action": "done", "text": "Refused"}])),
+        verdict(true, "", "Every address was refused."),
+    ]);
+    let llm = ScriptedLlm::start(replies);
+    run_denying(&mut browser, &page, &llm, json!(["localhost"]));
+    assert_secret_never_asked(&sites);
+    let outcomes: Vec<String> = browser
+        .agent_messages()
+        .into_iter()
+        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
+        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    for (url, outcome) in spellings.iter().zip(&outcomes) {
+        assert!(outcome.contains("deny list"), "{url} was not refused: {outcome}");
+    }
+    assert_eq!(outcomes.len(), spellings.len() + 1, "{outcomes:#?}");
+}
+
 /// A tab the task's tab opens is held before its first request and checked like a
 /// navigation, however it is opened: a form posting into a new tab, a link to an allowed
 /// page that redirects, a link whose address changes as it is pressed (after the pre-click

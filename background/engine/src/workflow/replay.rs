@@ -801,8 +801,8 @@ fn normalise(text: &str) -> String {
 
 /// Origin and path of `url`, without query or fragment (which carry the parameters).
 fn path_of(url: &str) -> Option<String> {
-    let parsed = url::Url::parse(url).ok()?;
-    Some(format!("{}{}", parsed.origin().ascii_serialization(), parsed.path()))
+    let parsed = run_contract::url::WebUrl::parse(url)?;
+    Some(format!("{}{}", parsed.origin(), parsed.path()))
 }
 
 fn describe(action: &Action, target: &str) -> String {

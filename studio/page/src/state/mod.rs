@@ -11,9 +11,10 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use prompt_files::prompts::PromptSet;
+use protocol::PanelRequest;
 use protocol::settings::ModelRole;
+use protocol::studio::StudioEvent;
 use protocol::studio::{StudioRun, StudioRunResult};
-use protocol::{PanelRequest, WorkerEvent};
 use run_records::LlmTrace;
 use serde_json::Value;
 use studio_core::catalogue::{self, Catalogue, FileKind, PromptEntry};
@@ -96,7 +97,7 @@ pub struct CompareCell {
 pub enum Action {
     Connected,
     Disconnected,
-    Worker(WorkerEvent),
+    Worker(StudioEvent),
     TracesLoaded(Result<Vec<LlmTrace>, String>),
     Route(Route),
     Tab(Tab),
@@ -641,19 +642,19 @@ impl Studio {
         }
     }
 
-    fn on_event(&mut self, event: WorkerEvent) {
+    fn on_event(&mut self, event: StudioEvent) {
         if self.pipeline.on_event(&event) {
-            if matches!(event, WorkerEvent::PipelineSaved { .. }) {
+            if matches!(event, StudioEvent::PipelineSaved { .. }) {
                 let id = self.request(|id| PanelRequest::ListPipelines { id });
                 self.pipeline.listing = Some(id);
             }
             return;
         }
         match event {
-            WorkerEvent::Settings { settings, .. } if self.overrides.is_none() => {
+            StudioEvent::Settings { settings, .. } if self.overrides.is_none() => {
                 self.overrides = Some(settings.map(|s| s.prompt_overrides).unwrap_or_default());
             }
-            WorkerEvent::PromptOverrides { id, overrides }
+            StudioEvent::PromptOverrides { id, overrides }
                 if self.pending_save.as_ref().is_some_and(|p| p.id == id) =>
             {
                 let Some(saved) = self.pending_save.take() else { return };
@@ -669,7 +670,7 @@ impl Studio {
                 self.notice = Some(Notice { text, view: Some(saved.view) });
                 self.effect(Effect::LoadVersions);
             }
-            WorkerEvent::StudioResult { id, result } => {
+            StudioEvent::StudioResult { id, result } => {
                 let result: Rc<StudioRunResult> = Rc::from(result);
                 if self.run == RunState::Running(id) {
                     self.run = RunState::Done(result.clone());
@@ -684,7 +685,7 @@ impl Studio {
                     self.effect(Effect::LoadTraces);
                 }
             }
-            WorkerEvent::Failed { id, message } => {
+            StudioEvent::Failed { id, message } => {
                 if self.run == RunState::Running(id) {
                     self.run = RunState::Failed(message.clone());
                 }

@@ -4,7 +4,8 @@
 use prompt_files::pipeline::{BUNDLED_PIPELINES, Problem, load};
 use prompt_files::prompts::PromptSet;
 use protocol::studio::StoredPipeline;
-use protocol::{PanelRequest, TabId, TabInfo, WorkerEvent};
+use protocol::studio::StudioEvent;
+use protocol::{PanelRequest, TabId, TabInfo};
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -187,26 +188,26 @@ impl PipelineEditor {
     }
 
     /// Takes the worker's answers meant for the editor; true when one was.
-    pub fn on_event(&mut self, event: &WorkerEvent) -> bool {
+    pub fn on_event(&mut self, event: &StudioEvent) -> bool {
         match event {
-            WorkerEvent::PipelineResult { id, run }
+            StudioEvent::PipelineResult { id, run }
                 if self.run == PipelineRunState::Running(*id) =>
             {
                 self.run = PipelineRunState::Done(run.clone());
                 self.live.clear();
                 true
             }
-            WorkerEvent::Tabs { tabs, .. } => {
+            StudioEvent::Tabs { tabs, .. } => {
                 self.tabs = tabs.iter().filter(|t| t.url.starts_with("http")).cloned().collect();
                 true
             }
-            WorkerEvent::PipelineStep { run, step } => {
+            StudioEvent::PipelineStep { run, step } => {
                 if self.run == PipelineRunState::Running(*run) {
                     self.live.push(step.clone());
                 }
                 true
             }
-            WorkerEvent::PipelineSaved { id, version, published, errors, warnings }
+            StudioEvent::PipelineSaved { id, version, published, errors, warnings }
                 if self.saving == Some(*id) =>
             {
                 self.saving = None;
@@ -221,16 +222,16 @@ impl PipelineEditor {
                 });
                 true
             }
-            WorkerEvent::Pipelines { id, pipelines } if self.listing == Some(*id) => {
+            StudioEvent::Pipelines { id, pipelines } if self.listing == Some(*id) => {
                 self.listing = None;
                 self.stored = pipelines.clone();
                 true
             }
-            WorkerEvent::Failed { id, message } if self.run == PipelineRunState::Running(*id) => {
+            StudioEvent::Failed { id, message } if self.run == PipelineRunState::Running(*id) => {
                 self.run = PipelineRunState::Failed(message.clone());
                 true
             }
-            WorkerEvent::Failed { id, message } if self.saving == Some(*id) => {
+            StudioEvent::Failed { id, message } if self.saving == Some(*id) => {
                 self.saving = None;
                 self.report = Some(SaveReport {
                     version: 0,
@@ -285,7 +286,7 @@ mod tests {
         assert_eq!(asked, Some(PanelRequest::ListTabs { id: 1 }));
         let tab = |id, url: &str| TabInfo { id, title: format!("Tab {id}"), url: url.into() };
         let tabs = vec![tab(7, "http://shop.test/p"), tab(8, "chrome://newtab/")];
-        assert!(editor.on_event(&WorkerEvent::Tabs { id: 1, tabs }));
+        assert!(editor.on_event(&StudioEvent::Tabs { id: 1, tabs }));
         assert_eq!(editor.tabs, [tab(7, "http://shop.test/p")]);
     }
 
@@ -311,11 +312,11 @@ mod tests {
         };
         assert_eq!(run, id);
         let step = json!({"step_id": "page", "status": "ok"});
-        editor.on_event(&WorkerEvent::PipelineStep { run: id, step: step.clone() });
-        editor.on_event(&WorkerEvent::PipelineStep { run: id + 100, step: json!({}) });
+        editor.on_event(&StudioEvent::PipelineStep { run: id, step: step.clone() });
+        editor.on_event(&StudioEvent::PipelineStep { run: id + 100, step: json!({}) });
         assert_eq!(editor.live, [step], "this run's steps, live");
         let result = json!({"status": "ok", "output": {"found": true}, "steps": []});
-        assert!(editor.on_event(&WorkerEvent::PipelineResult { id, run: result.clone() }));
+        assert!(editor.on_event(&StudioEvent::PipelineResult { id, run: result.clone() }));
         assert_eq!(editor.run, PipelineRunState::Done(result));
         assert!(editor.live.is_empty());
         assert_eq!(editor.apply(PipelineAction::Cancel, &mut ids), None);
@@ -349,7 +350,7 @@ mod tests {
         else {
             panic!()
         };
-        editor.on_event(&WorkerEvent::PipelineSaved {
+        editor.on_event(&StudioEvent::PipelineSaved {
             id,
             version: 2,
             published: false,
@@ -371,7 +372,7 @@ mod tests {
             panic!()
         };
         let error = Problem { path: "/steps/1/prompt_id".into(), message: "no prompt".into() };
-        editor.on_event(&WorkerEvent::PipelineSaved {
+        editor.on_event(&StudioEvent::PipelineSaved {
             id,
             version: 0,
             published: false,

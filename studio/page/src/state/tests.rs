@@ -15,12 +15,15 @@ fn connected() -> Studio {
     let settings: Settings = serde_json::from_value(json!({"models": {
         "planner": model(), "navigator": model(), "thinking": model()}}))
     .unwrap();
-    studio.apply(Action::Worker(WorkerEvent::Settings {
+    // As the worker writes it, read as the page reads it.
+    let sent = protocol::WorkerEvent::Settings {
         id: 1,
         settings: Some(Box::new(settings)),
         problems: vec![],
         variants: Default::default(),
-    }));
+    };
+    let read = serde_json::from_value(serde_json::to_value(sent).unwrap()).unwrap();
+    studio.apply(Action::Worker(read));
     studio
 }
 
@@ -83,7 +86,7 @@ fn editing_a_variant_keeps_a_draft_checks_it_and_saves_it_as_an_override() {
     assert!(studio.saving());
     let mut stored = BTreeMap::new();
     stored.insert("navigator/A.md".to_owned(), "Task: {{task}} {{> json_only}}".to_owned());
-    studio.apply(Action::Worker(WorkerEvent::PromptOverrides { id, overrides: stored }));
+    studio.apply(Action::Worker(StudioEvent::PromptOverrides { id, overrides: stored }));
     assert!(studio.drafts.is_empty() && studio.is_overridden("navigator/A.md"));
 
     // Revert is one request that drops the override.
@@ -148,7 +151,7 @@ fn a_sample_from_a_captured_step_previews_and_runs_with_the_drafts() {
         cost: 0.0,
         latency_ms: 3.0,
     };
-    studio.apply(Action::Worker(WorkerEvent::StudioResult { id, result: Box::new(result) }));
+    studio.apply(Action::Worker(StudioEvent::StudioResult { id, result: Box::new(result) }));
     assert!(matches!(&studio.run, RunState::Done(r) if r.attempts.len() == 1));
     assert!(studio.effects.iter().any(|(_, e)| *e == Effect::LoadTraces), "the new trace");
 }
@@ -242,7 +245,7 @@ fn answer_save(studio: &mut Studio) {
             None => stored.remove(&path),
         };
     }
-    studio.apply(Action::Worker(WorkerEvent::PromptOverrides { id, overrides: stored }));
+    studio.apply(Action::Worker(StudioEvent::PromptOverrides { id, overrides: stored }));
 }
 
 #[test]
@@ -386,7 +389,7 @@ fn compare_rows_name_the_run_and_step_and_a_chosen_baseline_changes_what_cells_s
         done("B", json!({"actions": [{"action": "click", "id": 3}]}), 130, 150.0),
     ];
     for (id, result) in ids.into_iter().zip(answers) {
-        studio.apply(Action::Worker(WorkerEvent::StudioResult { id, result: Box::new(result) }));
+        studio.apply(Action::Worker(StudioEvent::StudioResult { id, result: Box::new(result) }));
     }
     let (a, b) = (studio.compare[0].clone(), studio.compare[1].clone());
     assert_eq!(studio.baseline.as_deref(), Some("A"));

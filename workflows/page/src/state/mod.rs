@@ -9,8 +9,9 @@ mod replay_form;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use protocol::workflow::WorkflowsEvent;
 use protocol::workflow::{ReflectProgress, ReflectStage, ReplayControl, ReplayProgress};
-use protocol::{PanelRequest, TabId, WorkerEvent};
+use protocol::{PanelRequest, TabId};
 use workflow_format::edit::Edit;
 use workflow_format::schema::Workflow;
 use yew::Reducible;
@@ -81,7 +82,7 @@ pub enum Action {
     RecordingName(String),
     SaveRecordingName,
     CancelRecordingName,
-    Worker(WorkerEvent),
+    Worker(WorkflowsEvent),
     /// Opens the latest version of a workflow in the editor.
     Open(String),
     Close,
@@ -390,41 +391,41 @@ impl Page {
         }
     }
 
-    fn on_worker(&mut self, event: WorkerEvent) {
+    fn on_worker(&mut self, event: WorkflowsEvent) {
         match event {
-            WorkerEvent::Hello { .. } => {
+            WorkflowsEvent::Hello { .. } => {
                 self.request(|id| PanelRequest::CurrentReplay { id });
             }
-            WorkerEvent::Reflection { progress } => {
+            WorkflowsEvent::Reflection { progress } => {
                 if let ReflectStage::Done { workflow_id } = &progress.stage {
                     self.open_after_load = Some(workflow_id.clone());
                     self.effect(Effect::Load);
                 }
                 self.reflections.insert(progress.recording_id.clone(), progress);
             }
-            WorkerEvent::Replay { replay, .. } => self.replay = replay.map(|r| *r),
+            WorkflowsEvent::Replay { replay, .. } => self.replay = replay.map(|r| *r),
             // The web pages a replay can run in, by title and URL.
-            WorkerEvent::Tabs { tabs, .. } => {
+            WorkflowsEvent::Tabs { tabs, .. } => {
                 self.tabs = tabs
                     .into_iter()
                     .filter(|t| t.url.starts_with("http"))
                     .map(|t| TabChoice { id: t.id, title: t.title, url: t.url })
                     .collect();
             }
-            WorkerEvent::Failed { id, message }
+            WorkflowsEvent::Failed { id, message }
                 if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
             {
                 let renaming = self.renaming.as_mut().expect("checked");
                 renaming.saving = None;
                 renaming.problem = Some(message);
             }
-            WorkerEvent::Done { id }
+            WorkflowsEvent::Done { id }
                 if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
             {
                 self.renaming = None;
                 self.effect(Effect::Load);
             }
-            WorkerEvent::Failed { id, message } => {
+            WorkflowsEvent::Failed { id, message } => {
                 if let Some(recording_id) = self.reflect_asked.remove(&id) {
                     let stage = ReflectStage::Failed { why: message, details: None };
                     self.reflections
@@ -433,7 +434,7 @@ impl Page {
                     self.notice = Some(message);
                 }
             }
-            WorkerEvent::Done { id } => {
+            WorkflowsEvent::Done { id } => {
                 self.reflect_asked.remove(&id);
             }
             _ => {}

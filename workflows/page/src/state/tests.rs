@@ -195,7 +195,7 @@ fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
         panic!("the open tabs are asked for")
     };
     // Tabs come with their titles and URLs; pages that are not web pages are not offered.
-    page.apply(Action::Worker(WorkerEvent::Tabs {
+    page.apply(Action::Worker(WorkflowsEvent::Tabs {
         id,
         tabs: vec![
             protocol::TabInfo {
@@ -251,13 +251,13 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
     else {
         panic!()
     };
-    page.apply(Action::Worker(WorkerEvent::Failed { id, message: "No model".into() }));
+    page.apply(Action::Worker(WorkflowsEvent::Failed { id, message: "No model".into() }));
     assert_eq!(
         page.reflections["rec"].stage,
         ReflectStage::Failed { why: "No model".into(), details: None }
     );
     assert!(page.notice.is_none());
-    page.apply(Action::Worker(WorkerEvent::Reflection {
+    page.apply(Action::Worker(WorkflowsEvent::Reflection {
         progress: ReflectProgress {
             recording_id: "rec".into(),
             stage: ReflectStage::Done { workflow_id: "wf".into() },
@@ -284,7 +284,10 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
         extracts: BTreeMap::new(),
         question: None,
     };
-    page.apply(Action::Worker(WorkerEvent::Replay { id: None, replay: Some(Box::new(progress)) }));
+    page.apply(Action::Worker(WorkflowsEvent::Replay {
+        id: None,
+        replay: Some(Box::new(progress)),
+    }));
     page.apply(Action::ReplayControl(ReplayControl::Pause));
     assert!(matches!(
         effects(&page).last(),
@@ -306,7 +309,7 @@ fn a_reflected_workflow_does_not_replace_unsaved_edits() {
     let mut page = loaded(vec![shop(1)]);
     page.apply(Action::Open("wf".into()));
     page.apply(Action::SetName("Edited".into()));
-    page.apply(Action::Worker(WorkerEvent::Reflection {
+    page.apply(Action::Worker(WorkflowsEvent::Reflection {
         progress: ReflectProgress {
             recording_id: "rec2".into(),
             stage: ReflectStage::Done { workflow_id: "wf2".into() },
@@ -344,12 +347,12 @@ fn a_recording_is_renamed_through_the_worker_and_the_list_read_again() {
     });
     let (id, recording_id, name) = sent.expect("asked the worker");
     assert_eq!((recording_id.as_str(), name.as_str()), ("rec-1", "Buy socks"));
-    page.apply(Action::Worker(WorkerEvent::Failed { id, message: "Not stored".into() }));
+    page.apply(Action::Worker(WorkflowsEvent::Failed { id, message: "Not stored".into() }));
     assert_eq!(page.renaming.as_ref().unwrap().problem.as_deref(), Some("Not stored"));
     assert!(page.notice.is_none(), "said beside the name, not as a page notice");
     page.apply(Action::SaveRecordingName);
     let id = id + 1;
-    page.apply(Action::Worker(WorkerEvent::Done { id }));
+    page.apply(Action::Worker(WorkflowsEvent::Done { id }));
     assert!(page.renaming.is_none());
     assert_eq!(effects(&page).last(), Some(&Effect::Load), "the list is read again");
 }
