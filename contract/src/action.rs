@@ -361,13 +361,10 @@ pub fn shape(tag: &str) -> Option<&'static VariantShape> {
     SHAPES.iter().find(|s| s.tag == tag)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{Value, json};
-
-    fn fits(kind: FieldKind, value: &Value) -> bool {
-        match kind {
+impl FieldKind {
+    /// Whether `value` is one of these on the wire.
+    pub fn fits(self, value: &serde_json::Value) -> bool {
+        match self {
             FieldKind::Text { max_chars } => {
                 value.as_str().is_some_and(|s| s.chars().count() <= max_chars)
             }
@@ -378,6 +375,36 @@ mod tests {
             FieldKind::Bool => value.is_boolean(),
         }
     }
+}
+
+/// `value` as an action of the union, by [`SHAPES`]: its known fields only, or `None` when
+/// its tag is unknown, a required field is missing or a field does not fit. For a reader
+/// that only passes actions on (the fine-tuning export): reading them into [`Action`] would
+/// link serde's reader for every variant into a page.
+pub fn conforming(value: &serde_json::Value) -> Option<serde_json::Value> {
+    let map = value.as_object()?;
+    let shape = shape(map.get("action")?.as_str()?)?;
+    let mut kept = serde_json::Map::new();
+    kept.insert("action".into(), shape.tag.into());
+    for field in shape.fields {
+        match map.get(field.name) {
+            // An optional field written as null is left out, as serde reads it.
+            Some(serde_json::Value::Null) if !field.required => {}
+            Some(v) if field.kind.fits(v) => {
+                kept.insert(field.name.into(), v.clone());
+            }
+            Some(_) => return None,
+            None if field.required => return None,
+            None => {}
+        }
+    }
+    Some(serde_json::Value::Object(kept))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
 
     #[test]
     fn the_examples_cover_every_variant_in_order() {
@@ -396,19 +423,29 @@ mod tests {
                 let field = shape.fields.iter().find(|f| f.name == key);
                 let field =
                     field.unwrap_or_else(|| panic!("{}: {key} is not in SHAPES", shape.tag));
-                assert!(fits(field.kind, value), "{}.{key} = {value}", shape.tag);
+                assert!(field.kind.fits(value), "{}.{key} = {value}", shape.tag);
             }
             for field in shape.fields {
                 // Every field is written when set, so the examples show each one.
                 assert!(map.contains_key(field.name), "{}.{} not written", shape.tag, field.name);
                 let mut without = map.clone();
                 without.remove(field.name);
-                let read = serde_json::from_value::<Action>(Value::Object(without));
+                let read = serde_json::from_value::<Action>(Value::Object(without.clone()));
                 assert_eq!(read.is_err(), field.required, "{}.{} left out", shape.tag, field.name);
+                // The shapes alone read it the same way.
+                let conformed = conforming(&Value::Object(without));
+                assert_eq!(conformed.is_none(), field.required, "{}.{}", shape.tag, field.name);
+                let mut wrong = map.clone();
+                wrong.insert(field.name.into(), json!([]));
+                assert_eq!(conforming(&Value::Object(wrong)), None, "{}.{}", shape.tag, field.name);
             }
+            assert_eq!(conforming(&json).as_ref(), Some(&json));
             assert_eq!(serde_json::from_value::<Action>(json).unwrap(), action);
         }
         assert!(serde_json::from_value::<Action>(json!({"action": "teleport"})).is_err());
+        assert_eq!(conforming(&json!({"action": "teleport"})), None);
+        let extra = json!({"action": "click", "id": 3, "why": "x"});
+        assert_eq!(conforming(&extra), Some(json!({"action": "click", "id": 3})));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! - **assistant** (the target): the Navigator's answer in its own schema
 //!   (`prompts/navigator/schema.json`): the annotated thoughts as `thought_changed`,
 //!   `thought_state` and `thought_next`, the annotated extended thoughts, the actions the step
-//!   carried out (`run_contract::Action`), the Navigator's notes (evaluation, memory, next
+//!   carried out (those that fit `run_contract::action::SHAPES`), the Navigator's notes (evaluation, memory, next
 //!   goal) as annotated on the step (`Step::navigator`; as the model answered them for steps
 //!   captured before the step kept them), and the decision as the model answered it.
 //!
@@ -34,7 +34,6 @@
 
 use std::collections::BTreeMap;
 
-use run_contract::Action;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -173,10 +172,7 @@ pub fn target(step: &Step, answered: Option<&Value>) -> Result<Value, Skip> {
     let actions: Vec<Value> = step
         .actions
         .iter()
-        .filter_map(|executed| {
-            let action: Action = serde_json::from_value(executed["action"].clone()).ok()?;
-            serde_json::to_value(action).ok()
-        })
+        .filter_map(|executed| run_contract::action::conforming(&executed["action"]))
         .take(MAX_ACTIONS)
         .collect();
     if actions.is_empty() {
