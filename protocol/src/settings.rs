@@ -311,16 +311,85 @@ pub struct Settings {
     /// Model → (input, output) USD per million tokens.
     #[serde(default)]
     pub prices: BTreeMap<String, (f64, f64)>,
+    /// MCP servers whose tools pipelines may call (streamable HTTP).
+    #[serde(default)]
+    pub mcp_servers: Vec<McpServer>,
+}
+
+/// An MCP server the user configured: its tools are what a pipeline's `tool: mcp` step
+/// calls and what `{{tools.list}}` lists. The client talks to `url`'s origin only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServer {
+    /// How pipelines name it (`server: shop`, `mcp:shop/*`).
+    pub name: String,
+    /// The streamable HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`.
+    pub url: String,
+    /// Sent as `Authorization: Bearer …`, to this server only; serializes as `***`.
+    #[serde(default)]
+    pub token: Secret,
+}
+
+impl McpServer {
+    /// The key of this server's token among the stored keys (beside the roles' keys).
+    pub fn key_name(&self) -> String {
+        format!("mcp:{}", self.name)
+    }
+
+    /// Whether `name` can name a server in a pipeline: letters, digits, `_` and `-`.
+    pub fn valid_name(name: &str) -> bool {
+        !name.is_empty()
+            && name.len() <= 40
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    }
+
+    /// Problems of the server at `index`, as (field path, message). The URL firewall's
+    /// scheme rules: http(s) only, and plain http only to this computer, token or not
+    /// (what a tool is asked carries the pipeline's data).
+    pub fn problems(&self, index: usize) -> Vec<Problem> {
+        let mut problems = Vec::new();
+        if !McpServer::valid_name(&self.name) {
+            problems.push(Problem::new(
+                format!("/mcp_servers/{index}/name"),
+                "A server name is letters, digits, _ and - (at most 40), like shop.".to_owned(),
+            ));
+        }
+        let url = self.url.trim();
+        let parsed = run_contract::url::WebUrl::parse(url);
+        let http = parsed.as_ref().is_some_and(|u| {
+            matches!(u.scheme(), "http" | "https") && u.host_str().is_some_and(|h| !h.is_empty())
+        });
+        if !http {
+            problems.push(Problem::new(
+                format!("/mcp_servers/{index}/url"),
+                "An MCP server URL starts with http:// or https://, like http://127.0.0.1:8000/mcp."
+                    .to_owned(),
+            ));
+        } else if let Some(host) = plain_http_host(url) {
+            problems.push(Problem::new(
+                format!("/mcp_servers/{index}/url"),
+                format!(
+                    "Requests would travel unencrypted to {host}. Use https://, or http:// only \
+                     for a server on this computer."
+                ),
+            ));
+        }
+        problems
+    }
 }
 
 impl Settings {
     /// The keys, by role, for storage (the serialized settings carry `***`).
     pub fn keys(&self) -> BTreeMap<String, String> {
         let mut copy = self.clone();
-        copy.models
+        let mut keys: BTreeMap<String, String> = copy
+            .models
             .each_mut()
             .map(|(role, m)| (role.id().to_owned(), m.api_key.expose().to_owned()))
-            .collect()
+            .collect();
+        for server in &self.mcp_servers {
+            keys.insert(server.key_name(), server.token.expose().to_owned());
+        }
+        keys
     }
 
     /// Puts stored keys back, and keeps `previous` keys where this copy says `***` (the
@@ -329,6 +398,12 @@ impl Settings {
         for (role, model) in self.models.each_mut() {
             if model.api_key.is_empty() || model.api_key.expose() == "***" {
                 model.api_key = Secret::new(keys.get(role.id()).cloned().unwrap_or_default());
+            }
+        }
+        for server in &mut self.mcp_servers {
+            if server.token.is_empty() || server.token.expose() == "***" {
+                server.token =
+                    Secret::new(keys.get(&server.key_name()).cloned().unwrap_or_default());
             }
         }
     }
@@ -358,7 +433,37 @@ impl Settings {
                 ));
             }
         }
+        // A server's token likewise stays with the server (by name) and its origin.
+        for (i, server) in self.mcp_servers.iter_mut().enumerate() {
+            let Some(old) = previous.mcp_servers.iter().find(|s| s.name == server.name) else {
+                continue;
+            };
+            if !server.token.is_empty() || old.token.is_empty() {
+                continue;
+            }
+            let (now, before) =
+                (run_contract::url::origin(&server.url), run_contract::url::origin(&old.url));
+            if now == before {
+                server.token = old.token.clone();
+            } else {
+                problems.push(Problem::new(
+                    format!("/mcp_servers/{i}/token"),
+                    format!(
+                        "The server's origin changed (from {before} to {now}): enter its token again. A stored token is only sent to the origin it was entered for."
+                    ),
+                ));
+            }
+        }
         problems
+    }
+
+    /// The token of each MCP server, to mask wherever text leaves the worker.
+    pub fn mcp_tokens(&self) -> Vec<String> {
+        self.mcp_servers
+            .iter()
+            .map(|s| s.token.expose().to_owned())
+            .filter(|t| !t.is_empty() && t != "***")
+            .collect()
     }
 
     /// Inline problems, as (field path, message).
@@ -412,6 +517,15 @@ impl Settings {
                 }
             }
         }
+        for (i, server) in self.mcp_servers.iter().enumerate() {
+            problems.extend(server.problems(i));
+            if self.mcp_servers[..i].iter().any(|s| s.name == server.name) {
+                problems.push(Problem::new(
+                    format!("/mcp_servers/{i}/name"),
+                    format!("Another server is already named {:?}.", server.name),
+                ));
+            }
+        }
         problems
     }
 }
@@ -462,7 +576,64 @@ mod tests {
             variants: BTreeMap::new(),
             prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::new(),
+            mcp_servers: vec![],
         }
+    }
+
+    fn shop(url: &str, token: &str) -> McpServer {
+        McpServer { name: "shop".into(), url: url.into(), token: Secret::new(token) }
+    }
+
+    #[test]
+    fn an_mcp_token_is_masked_stored_apart_and_restored() {
+        let mut original = settings();
+        original.mcp_servers = vec![shop("http://127.0.0.1:8000/mcp", "tok-mcp-0123456789")];
+        let json = serde_json::to_string(&original).unwrap();
+        assert!(!json.contains("tok-mcp"), "{json}");
+        assert!(!format!("{original:?}").contains("tok-mcp"));
+        assert_eq!(original.keys()["mcp:shop"], "tok-mcp-0123456789");
+        let mut loaded: Settings = serde_json::from_str(&json).unwrap();
+        loaded.restore_keys(&original.keys());
+        assert_eq!(loaded, original);
+        assert_eq!(original.mcp_tokens(), ["tok-mcp-0123456789"]);
+    }
+
+    #[test]
+    fn an_mcp_token_stays_with_its_origin() {
+        let mut previous = settings();
+        previous.mcp_servers = vec![shop("https://tools.example/mcp", "tok-1")];
+        let mut same = previous.clone();
+        same.mcp_servers[0] = shop("https://tools.example/v2/mcp", "");
+        assert!(same.keep_keys_of(Some(&previous)).is_empty());
+        assert_eq!(same.mcp_servers[0].token.expose(), "tok-1");
+        let mut moved = previous.clone();
+        moved.mcp_servers[0] = shop("https://collector.evil/mcp", "");
+        let problems = moved.keep_keys_of(Some(&previous));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].path, "/mcp_servers/0/token");
+        assert!(moved.mcp_servers[0].token.is_empty());
+    }
+
+    #[test]
+    fn mcp_server_problems_name_the_field() {
+        let mut s = settings();
+        s.mcp_servers = vec![
+            shop("http://127.0.0.1:8000/mcp", ""),
+            McpServer { name: "bad name".into(), url: "ftp://x".into(), token: Secret::default() },
+            shop("http://tools.lan:8000/mcp", ""),
+        ];
+        let fields: Vec<String> = s.problems().into_iter().map(|p| p.path).collect();
+        assert_eq!(
+            fields,
+            [
+                "/mcp_servers/1/name",
+                "/mcp_servers/1/url",
+                "/mcp_servers/2/url",
+                "/mcp_servers/2/name"
+            ]
+        );
+        s.mcp_servers.truncate(1);
+        assert!(s.problems().is_empty(), "{:?}", s.problems());
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod draft_thoughts;
 pub mod executor;
 pub mod firewall;
 pub mod jobs;
+pub mod mcp;
 pub mod memory;
 pub mod observe;
 pub mod page_agent;
@@ -97,6 +98,7 @@ pub(crate) mod testing {
             variants: BTreeMap::new(),
             prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
+            mcp_servers: vec![],
         }
     }
 

@@ -566,6 +566,7 @@ fn stored_settings() -> Settings {
         variants: Default::default(),
         prompt_overrides: Default::default(),
         prices: Default::default(),
+        mcp_servers: vec![],
     }
 }
 

@@ -1,0 +1,273 @@
+//! An MCP client over the streamable HTTP transport (MCP 2025-06-18), behind the providers'
+//! [`Http`]: what a pipeline's `tool: mcp` step and `{{tools.list}}` use.
+//!
+//! Invariants: every request goes to the configured server's own URL (so its own origin),
+//! and only after [`McpServer::problems`] found nothing (http(s), plain http only to this
+//! computer); the bearer token goes in those requests' `Authorization` header and nowhere
+//! else, and every message a failure carries has it masked.
+
+use std::cell::{Cell, RefCell};
+use std::fmt;
+
+use protocol::settings::McpServer;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::providers::{Http, HttpFailure, HttpRequest, HttpResponse};
+
+/// The protocol revision this client speaks.
+pub const PROTOCOL_VERSION: &str = "2025-06-18";
+/// How long one request may take.
+pub const TIMEOUT_MS: u32 = 30_000;
+/// `tools/list` pages followed at most (a server that always answers a cursor stops here).
+const MAX_PAGES: usize = 20;
+
+/// One tool a server offers, as `tools/list` describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpTool {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(rename = "inputSchema", default)]
+    pub input_schema: Value,
+}
+
+/// Why a request to a server failed, said for a person: the server (and tool) named, the
+/// token never.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpError {
+    pub message: String,
+    /// Whether trying again may work (the server down or busy, a timeout).
+    pub recoverable: bool,
+}
+
+impl fmt::Display for McpError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// A session with one server: `initialize`d, its `Mcp-Session-Id` kept for later requests.
+pub struct McpSession<'a, H> {
+    http: &'a H,
+    server: &'a McpServer,
+    session_id: RefCell<Option<String>>,
+    next_id: Cell<u64>,
+}
+
+impl<'a, H: Http> McpSession<'a, H> {
+    /// `initialize`, then `notifications/initialized`.
+    pub async fn connect(http: &'a H, server: &'a McpServer) -> Result<Self, McpError> {
+        if let Some(problem) = server.problems(0).into_iter().next() {
+            return Err(McpError {
+                message: format!("MCP server {:?} is not usable: {}", server.name, problem.message),
+                recoverable: false,
+            });
+        }
+        let session =
+            McpSession { http, server, session_id: RefCell::new(None), next_id: Cell::new(1) };
+        let params = json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "AlphaScout", "version": env!("CARGO_PKG_VERSION")},
+        });
+        session.request("initialize", params, "initialize").await?;
+        session.notify("notifications/initialized").await?;
+        Ok(session)
+    }
+
+    /// Every tool, following `nextCursor`.
+    pub async fn list_tools(&self) -> Result<Vec<McpTool>, McpError> {
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = match &cursor {
+                Some(cursor) => json!({"cursor": cursor}),
+                None => json!({}),
+            };
+            let result = self.request("tools/list", params, "tools/list").await?;
+            let page: Vec<McpTool> = result
+                .get("tools")
+                .cloned()
+                .and_then(|t| serde_json::from_value(t).ok())
+                .ok_or_else(|| {
+                    self.error("tools/list", "answered without a list of tools", false)
+                })?;
+            tools.extend(page);
+            cursor = result.get("nextCursor").and_then(Value::as_str).map(str::to_owned);
+            if cursor.as_deref().is_none_or(str::is_empty) {
+                return Ok(tools);
+            }
+        }
+        Ok(tools)
+    }
+
+    /// `tools/call`: the tool's `structuredContent` when it gives one, else its text.
+    pub async fn call_tool(&self, name: &str, arguments: &Value) -> Result<Value, McpError> {
+        let what = format!("tool {name:?}");
+        let result = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}), &what)
+            .await?;
+        let text = result
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter(|c| c.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if result.get("isError").and_then(Value::as_bool) == Some(true) {
+            let said = if text.is_empty() { "no reason given".to_owned() } else { text };
+            return Err(self.error(&what, &format!("failed: {said}"), false));
+        }
+        match result.get("structuredContent") {
+            Some(structured) if !structured.is_null() => Ok(structured.clone()),
+            _ if result.get("content").is_some() => Ok(Value::String(text)),
+            _ => {
+                Err(self.error(&what, "answered with neither content nor structuredContent", false))
+            }
+        }
+    }
+
+    /// One JSON-RPC request; its `result`.
+    async fn request(&self, method: &str, params: Value, what: &str) -> Result<Value, McpError> {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let response = self.post(body, what).await?;
+        let message = match reply(&response, id) {
+            Ok(message) => message,
+            Err(why) => return Err(self.error(what, &why, false)),
+        };
+        if method == "initialize"
+            && let Some((_, session)) =
+                response.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("mcp-session-id"))
+        {
+            *self.session_id.borrow_mut() = Some(session.clone());
+        }
+        if let Some(error) = message.get("error") {
+            let code = error.get("code").and_then(Value::as_i64).unwrap_or_default();
+            let said = error.get("message").and_then(Value::as_str).unwrap_or("no message");
+            return Err(self.error(what, &format!("answered error {code}: {said}"), false));
+        }
+        message
+            .get("result")
+            .cloned()
+            .ok_or_else(|| self.error(what, "answered without a result", false))
+    }
+
+    async fn notify(&self, method: &str) -> Result<(), McpError> {
+        self.post(json!({"jsonrpc": "2.0", "method": method}), method).await.map(|_| ())
+    }
+
+    /// POSTs `body` to the server's URL; an HTTP error status is an error.
+    async fn post(&self, body: Value, what: &str) -> Result<HttpResponse, McpError> {
+        let mut headers = vec![
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+            ("Accept".to_owned(), "application/json, text/event-stream".to_owned()),
+        ];
+        if let Some(session) = self.session_id.borrow().clone() {
+            headers.push(("Mcp-Session-Id".to_owned(), session));
+            headers.push(("MCP-Protocol-Version".to_owned(), PROTOCOL_VERSION.to_owned()));
+        }
+        if !self.server.token.is_empty() {
+            let token = self.server.token.expose();
+            headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+        }
+        let request = HttpRequest { url: self.server.url.trim().to_owned(), headers, body };
+        let response = match self.http.post(&request, TIMEOUT_MS).await {
+            Ok(response) => response,
+            Err(HttpFailure::Timeout) => {
+                return Err(self.error(what, "did not answer in time", true));
+            }
+            Err(HttpFailure::Network(why)) => {
+                let message = format!("could not be reached at {} ({why})", self.server.url);
+                return Err(self.error(what, &message, true));
+            }
+        };
+        match response.status {
+            200..=299 => Ok(response),
+            401 | 403 => Err(self.error(
+                what,
+                &format!(
+                    "refused the request (HTTP {}): check the server's token in Settings",
+                    response.status
+                ),
+                false,
+            )),
+            404 if self.session_id.borrow().is_some() => {
+                Err(self.error(what, "ended the session (HTTP 404); run again", true))
+            }
+            status => {
+                let said: String = response.body.chars().take(200).collect();
+                let said = said.trim();
+                let message = if said.is_empty() {
+                    format!("answered HTTP {status}")
+                } else {
+                    format!("answered HTTP {status}: {said}")
+                };
+                Err(self.error(what, &message, status >= 500 || status == 429))
+            }
+        }
+    }
+
+    /// A failure of `what` (a method, or a tool) on this server, the token masked.
+    fn error(&self, what: &str, message: &str, recoverable: bool) -> McpError {
+        let message = format!("MCP server {:?}, {what}: {message}", self.server.name);
+        McpError { message: self.server.token.redact(&message), recoverable }
+    }
+}
+
+/// The JSON-RPC response with `id` in `response`: the body itself (`application/json`), or
+/// one of the `data:` events of a `text/event-stream`.
+fn reply(response: &HttpResponse, id: u64) -> Result<Value, String> {
+    let content_type = response
+        .headers
+        .iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        .map(|(_, v)| v.to_ascii_lowercase())
+        .unwrap_or_default();
+    let matches = |message: &Value| message.get("id").and_then(Value::as_u64) == Some(id);
+    if content_type.starts_with("text/event-stream") {
+        return events(&response.body)
+            .into_iter()
+            .filter_map(|data| serde_json::from_str::<Value>(&data).ok())
+            .find(matches)
+            .ok_or_else(|| "sent an event stream without the response to this request".into());
+    }
+    let message: Value = serde_json::from_str(&response.body).map_err(|_| {
+        let start: String = response.body.chars().take(80).collect();
+        format!("answered what is not JSON-RPC: {start:?}")
+    })?;
+    // A batch answer is an array; pick ours from it.
+    let message = match message {
+        Value::Array(items) => items.into_iter().find(matches).unwrap_or(Value::Null),
+        other => other,
+    };
+    if !matches(&message) {
+        return Err("answered without the response to this request".into());
+    }
+    Ok(message)
+}
+
+/// Each event's data in an SSE body: its `data:` lines joined by newlines.
+fn events(body: &str) -> Vec<String> {
+    let mut events = Vec::new();
+    let mut data: Vec<&str> = Vec::new();
+    for line in body.lines().chain(std::iter::once("")) {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if line.is_empty() {
+            if !data.is_empty() {
+                events.push(data.join("\n"));
+                data.clear();
+            }
+        } else if let Some(value) = line.strip_prefix("data:") {
+            data.push(value.strip_prefix(' ').unwrap_or(value));
+        }
+    }
+    events
+}
+
+#[cfg(test)]
+mod tests;
