@@ -4,12 +4,15 @@
 //! | step | does | output |
 //! |---|---|---|
 //! | `llm` | renders a prompt from `prompts/` with `params`, asks a model for JSON that follows the prompt's schema (or `expects.schema`), repairing unless `repair.enabled: false`; params named in `untrusted` (page text) arrive as delimited blocks | the answer |
-//! | `tool` | calls one of [`ToolName`] with `input` rendered from the context | what the tool returns |
+//! | `tool` | calls one of [`ToolName`] with `input` rendered from the context; `tool: mcp` with `server:` and `name:` calls that tool of a configured MCP server ([`crate::mcp`]) with `input` as its arguments, when `allow_tools` lets it (`mcp`, `mcp:<server>/*`, `mcp:<server>/<tool>`) | what the tool returns (an MCP tool's `structuredContent`, else its text) |
 //! | `transform` | renders `output` with the template engine in JSON mode: no new language | the JSON built |
 //! | `validate` | renders `input`, checks it against `schema` | the value, when it conforms |
 //!
 //! The context every template and `when` reads:
-//! `{"input": …, "context": …, "steps": {"<id>": {"status": "ok" | "skipped", "output": …}}}`.
+//! `{"input": …, "context": …, "steps": {"<id>": {"status": "ok" | "skipped", "output": …}}}`,
+//! and `tools.list` when a step or prompt reads it: the allowed tools (built-in, and the MCP
+//! servers' from `tools/list` at the start of the run), each with its description and input
+//! schema.
 //! The result of a run is the output of the last step that ran, checked against
 //! `outputs.schema` when there is one.
 //!

@@ -37,8 +37,10 @@ pub struct Pipeline {
     pub description: String,
     pub inputs: Option<Schema>,
     pub outputs: Option<Schema>,
-    /// `None`: every tool may be called.
+    /// `None`: every tool may be called. [`ToolName::Mcp`] here allows every MCP tool.
     pub allow_tools: Option<Vec<ToolName>>,
+    /// The `mcp:<server>/<tool>` and `mcp:<server>/*` entries of `allow_tools`.
+    pub allow_mcp: Vec<McpAllow>,
     /// Origins as a browser reads them (`https://api.example`).
     pub http_origins: Vec<String>,
     pub steps: Vec<Step>,
@@ -46,6 +48,57 @@ pub struct Pipeline {
     /// whitespace): the same for the YAML and the JSON of one pipeline, changed by any edit
     /// that changes meaning.
     pub hash: String,
+}
+
+/// An `allow_tools` entry for MCP tools: one server's tool, or all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpAllow {
+    pub server: String,
+    /// `None`: every tool of the server (`mcp:<server>/*`).
+    pub tool: Option<String>,
+}
+
+impl McpAllow {
+    /// Reads `mcp:<server>/<tool>` or `mcp:<server>/*`.
+    pub fn parse(entry: &str) -> Option<McpAllow> {
+        let (server, tool) = entry.strip_prefix("mcp:")?.split_once('/')?;
+        if !protocol::settings::McpServer::valid_name(server) || tool.is_empty() {
+            return None;
+        }
+        Some(McpAllow { server: server.to_owned(), tool: (tool != "*").then(|| tool.to_owned()) })
+    }
+}
+
+impl Pipeline {
+    /// Whether the allowlist lets a step call `tool` of MCP server `server`.
+    pub fn allows_mcp(&self, server: &str, tool: &str) -> bool {
+        match &self.allow_tools {
+            None => true,
+            Some(list) if list.contains(&ToolName::Mcp) => true,
+            Some(_) => self
+                .allow_mcp
+                .iter()
+                .any(|a| a.server == server && a.tool.as_deref().is_none_or(|t| t == tool)),
+        }
+    }
+
+    /// Whether the allowlist lets a step call some tool of `server`.
+    pub fn allows_mcp_server(&self, server: &str) -> bool {
+        match &self.allow_tools {
+            None => true,
+            Some(list) if list.contains(&ToolName::Mcp) => true,
+            Some(_) => self.allow_mcp.iter().any(|a| a.server == server),
+        }
+    }
+
+    /// The built-in tools the allowlist lets steps call.
+    pub fn allowed_builtins(&self) -> Vec<ToolName> {
+        ToolName::ALL
+            .into_iter()
+            .filter(|t| *t != ToolName::Mcp)
+            .filter(|t| self.allow_tools.as_ref().is_none_or(|list| list.contains(t)))
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -61,16 +114,30 @@ pub struct Step {
 #[derive(Debug, Clone)]
 pub enum StepKind {
     Llm(LlmStep),
-    Tool { tool: ToolName, input: Value },
-    Transform { output: Value },
-    Validate { input: Value, schema: Schema },
+    Tool {
+        tool: ToolName,
+        input: Value,
+    },
+    /// `tool: mcp`: `name` of the configured MCP server `server`, with `input` as arguments.
+    McpTool {
+        server: String,
+        name: String,
+        input: Value,
+    },
+    Transform {
+        output: Value,
+    },
+    Validate {
+        input: Value,
+        schema: Schema,
+    },
 }
 
 impl StepKind {
     pub fn name(&self) -> &'static str {
         match self {
             StepKind::Llm(_) => "llm",
-            StepKind::Tool { .. } => "tool",
+            StepKind::Tool { .. } | StepKind::McpTool { .. } => "tool",
             StepKind::Transform { .. } => "transform",
             StepKind::Validate { .. } => "validate",
         }
@@ -109,7 +176,7 @@ static PUBLISHED: LazyLock<Schema> = LazyLock::new(|| {
 });
 
 /// The roots of the context a template or condition may read.
-const ROOTS: [&str; 4] = ["input", "context", "steps", "pipeline"];
+const ROOTS: [&str; 5] = ["input", "context", "steps", "pipeline", "tools"];
 
 /// Parses `source` as JSON when it looks like JSON (for JSON's own error positions), as YAML
 /// otherwise.
@@ -176,9 +243,28 @@ impl Checker<'_> {
     fn pipeline(&mut self, value: &Value) -> Option<Pipeline> {
         let inputs = self.schema_at(value, "/inputs/schema", "");
         let outputs = self.schema_at(value, "/outputs/schema", "");
+        let mut allow_mcp = Vec::new();
         let allow_tools: Option<Vec<ToolName>> =
             value.get("allow_tools").and_then(Value::as_array).map(|names| {
-                names.iter().filter_map(|n| n.as_str().and_then(ToolName::parse)).collect()
+                let mut tools = Vec::new();
+                for (i, name) in names.iter().enumerate() {
+                    let Some(name) = name.as_str() else { continue };
+                    if let Some(tool) = ToolName::parse(name) {
+                        tools.push(tool);
+                    } else if let Some(allow) = McpAllow::parse(name) {
+                        allow_mcp.push(allow);
+                    } else {
+                        let known: Vec<&str> = ToolName::ALL.iter().map(|t| t.as_str()).collect();
+                        self.error(
+                            format!("/allow_tools/{i}"),
+                            format!(
+                                "{name:?} is not a tool: use {}, or mcp:<server>/<tool> or mcp:<server>/* for an MCP server's tools",
+                                known.join(", ")
+                            ),
+                        );
+                    }
+                }
+                tools
             });
         let mut http_origins = Vec::new();
         for (i, raw) in
@@ -217,13 +303,8 @@ impl Checker<'_> {
         {
             let scope =
                 Scope { earlier: &earlier, all: &all_ids, input_fields: input_fields.as_ref() };
-            let step = self.step(
-                raw,
-                &format!("/steps/{i}"),
-                &scope,
-                allow_tools.as_deref(),
-                &http_origins,
-            );
+            let allowed = Allowed { tools: allow_tools.as_deref(), mcp: &allow_mcp };
+            let step = self.step(raw, &format!("/steps/{i}"), &scope, &allowed, &http_origins);
             if let Some(id) = raw.get("id").and_then(Value::as_str) {
                 let identifier = id.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
                     && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
@@ -258,6 +339,7 @@ impl Checker<'_> {
             inputs,
             outputs,
             allow_tools,
+            allow_mcp,
             http_origins,
             steps,
             hash: pipeline_hash(value),
@@ -290,7 +372,7 @@ impl Checker<'_> {
         raw: &Value,
         at: &str,
         scope: &Scope,
-        allow_tools: Option<&[ToolName]>,
+        allowed: &Allowed,
         http_origins: &[String],
     ) -> Option<Step> {
         let when =
@@ -320,7 +402,18 @@ impl Checker<'_> {
             "tool" => {
                 let name = raw.get("tool").and_then(Value::as_str)?;
                 let tool = ToolName::parse(name)?;
-                if let Some(allowed) = allow_tools
+                if tool == ToolName::Mcp {
+                    return self.mcp_step(raw, at, scope, allowed, when, strict);
+                }
+                for key in ["server", "name"] {
+                    if raw.get(key).is_some() {
+                        self.error(
+                            format!("{at}/{key}"),
+                            format!("only a tool: mcp step has {key}"),
+                        );
+                    }
+                }
+                if let Some(allowed) = allowed.tools
                     && !allowed.contains(&tool)
                 {
                     self.error(
@@ -356,6 +449,65 @@ impl Checker<'_> {
             return None;
         }
         Some(Step { id: text(raw, "id"), label: text(raw, "label"), when, strict, kind })
+    }
+
+    /// A `tool: mcp` step: the server and tool named, the allowlist checked (which servers
+    /// exist is the user's Settings, checked when the step runs).
+    fn mcp_step(
+        &mut self,
+        raw: &Value,
+        at: &str,
+        scope: &Scope,
+        allowed: &Allowed,
+        when: Option<Condition>,
+        strict: bool,
+    ) -> Option<Step> {
+        let server = raw.get("server").and_then(Value::as_str);
+        let name = raw.get("name").and_then(Value::as_str);
+        if server.is_none() {
+            self.error(
+                format!("{at}/server"),
+                "a tool: mcp step names its server: (from Settings)",
+            );
+        }
+        if name.is_none() {
+            self.error(format!("{at}/name"), "a tool: mcp step names the server's tool in name:");
+        }
+        let (server, name) = (server?, name?);
+        if !protocol::settings::McpServer::valid_name(server) {
+            self.error(
+                format!("{at}/server"),
+                format!("{server:?} is not a server name (letters, digits, _ and -)"),
+            );
+        }
+        let listed = match allowed.tools {
+            None => true,
+            Some(tools) if tools.contains(&ToolName::Mcp) => true,
+            Some(_) => allowed
+                .mcp
+                .iter()
+                .any(|a| a.server == server && a.tool.as_deref().is_none_or(|t| t == name)),
+        };
+        if !listed {
+            self.error(
+                format!("{at}/name"),
+                format!(
+                    "mcp:{server}/{name} is not in the pipeline's allow_tools (add mcp:{server}/{name} or mcp:{server}/*)"
+                ),
+            );
+        }
+        let input = raw.get("input").cloned().unwrap_or_else(|| Value::Object(Map::new()));
+        self.templates(&input, &format!("{at}/input"), scope);
+        if raw.get("when").is_some() && when.is_none() {
+            return None;
+        }
+        Some(Step {
+            id: text(raw, "id"),
+            label: text(raw, "label"),
+            when,
+            strict,
+            kind: StepKind::McpTool { server: server.to_owned(), name: name.to_owned(), input },
+        })
     }
 
     fn llm_step(&mut self, raw: &Value, at: &str, scope: &Scope) -> Option<LlmStep> {
@@ -497,6 +649,12 @@ impl Checker<'_> {
     }
 }
 
+/// What the pipeline's `allow_tools` allows.
+struct Allowed<'a> {
+    tools: Option<&'a [ToolName]>,
+    mcp: &'a [McpAllow],
+}
+
 /// What a step's templates and condition may read.
 struct Scope<'a> {
     /// The steps before this one, by id.
@@ -535,6 +693,10 @@ impl Scope<'_> {
                 _ => Ok(()),
             },
             "context" | "pipeline" => Ok(()),
+            "tools" if !condition => match parts.get(1) {
+                Some(&"list") if parts.len() == 2 => Ok(()),
+                _ => Err(format!("{path}: the tools give tools.list only")),
+            },
             root if condition => {
                 Err(format!("{path}: paths start with input, context or steps, not {root:?}"))
             }

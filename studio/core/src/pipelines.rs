@@ -266,13 +266,21 @@ pub fn tool_warnings(source: &str) -> Vec<String> {
     let mut out = Vec::new();
     let allowed: Vec<String> = match value["allow_tools"].as_array() {
         None => {
-            out.push("No allow_tools: this pipeline may call every tool (page state, extract, agent tasks, workflow replays, http).".into());
+            out.push("No allow_tools: this pipeline may call every tool (page state, extract, agent tasks, workflow replays, http, the MCP servers' tools).".into());
             ToolName::ALL.iter().map(|t| t.as_str().to_owned()).collect()
         }
         Some(list) => list.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
     };
     if allowed.iter().any(|t| t == "agent_task") {
         out.push("It may run agent tasks, which act in your browser.".into());
+    }
+    let mcp: Vec<&str> = allowed
+        .iter()
+        .filter(|t| *t == "mcp" || t.starts_with("mcp:"))
+        .map(String::as_str)
+        .collect();
+    if !mcp.is_empty() {
+        out.push(format!("It may call tools of MCP servers from Settings: {}.", mcp.join(", ")));
     }
     if allowed.iter().any(|t| t == "http") {
         let origins: Vec<&str> = value["http_origins"]

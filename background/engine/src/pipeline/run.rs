@@ -18,6 +18,7 @@ use super::load::{LlmStep, ModelChoice, Pipeline, Step, StepKind};
 use super::{ErrorCode, PipelineError};
 use crate::Clock;
 use crate::executor::USER_TURN;
+use crate::mcp::McpTool;
 use crate::prompts::PromptSet;
 use crate::providers::{ChatMessage, ChatRequest, Http, LlmError, ModelConfig, Usage};
 use crate::repair::{Attempt, RepairLedger, RepairPolicy, StructuredError, ask_structured};
@@ -62,6 +63,9 @@ pub enum ToolCall {
         #[serde(default)]
         body: Option<Value>,
     },
+    /// Tool `name` of the configured MCP server `server`; returns the tool's
+    /// `structuredContent`, else its text.
+    Mcp { server: String, name: String, arguments: Value },
 }
 
 fn get() -> String {
@@ -82,6 +86,19 @@ pub struct ToolFailure {
 #[allow(async_fn_in_trait)]
 pub trait PipelineTools {
     async fn call(&self, call: &ToolCall) -> Result<Value, ToolFailure>;
+
+    /// The names of the MCP servers configured in Settings.
+    fn mcp_servers(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// `tools/list` of the configured MCP server `server`.
+    async fn list_mcp_tools(&self, server: &str) -> Result<Vec<McpTool>, ToolFailure> {
+        Err(ToolFailure {
+            message: format!("No MCP server named {server:?} in Settings."),
+            recoverable: false,
+        })
+    }
 }
 
 /// Whether the user has cancelled the run, asked before and after every step.
@@ -243,12 +260,17 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
                 return run;
             }
         }
-        let root = json!({
+        let mut root = json!({
             "input": input,
             "context": context,
             "steps": {},
             "pipeline": {"id": pipeline.id, "version": pipeline.version, "hash": pipeline.hash},
         });
+        // The MCP servers are asked for their tools once, before the first step, and only
+        // when something reads the list.
+        if reads_tools_list(pipeline, self.prompts) {
+            root["tools"] = json!({"list": self.tools_list(pipeline).await});
+        }
         let secrets: Vec<String> = self
             .redactions
             .iter()
@@ -462,8 +484,72 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
                     )
                 })
             }
+            StepKind::McpTool { server, name, input } => {
+                let step_error = |code, message: String, details, recoverable| {
+                    error(code, message, Some(step.id.clone()), details, recoverable)
+                };
+                let qualified = format!("mcp:{server}/{name}");
+                if !pipeline.allows_mcp(server, name) {
+                    let message = format!(
+                        "The pipeline does not allow the tool {qualified}: add {qualified} or mcp:{server}/* to allow_tools."
+                    );
+                    return Err(step_error(
+                        ErrorCode::ToolNotAllowed,
+                        message,
+                        json!({"tool": qualified}),
+                        false,
+                    ));
+                }
+                let arguments = render(input, trace)?;
+                trace.input = arguments.clone();
+                if !arguments.is_object() {
+                    let message = format!("The input of {qualified} is its arguments: an object.");
+                    return Err(step_error(ErrorCode::ToolInput, message, Value::Null, false));
+                }
+                let call = ToolCall::Mcp { server: server.clone(), name: name.clone(), arguments };
+                self.tools.call(&call).await.map_err(|failure| {
+                    step_error(
+                        ErrorCode::ToolFailed,
+                        failure.message.clone(),
+                        json!({"tool": qualified}),
+                        failure.recoverable,
+                    )
+                })
+            }
             StepKind::Llm(llm) => self.llm(step, llm, root, ledger, trace, &render).await,
         }
+    }
+
+    /// `{{tools.list}}`: the tools the pipeline may call, each with its description and
+    /// input schema; the MCP servers' descriptions are outside text, so made inline.
+    async fn tools_list(&self, pipeline: &Pipeline) -> String {
+        let mut lines = Vec::new();
+        for tool in pipeline.allowed_builtins() {
+            let (description, schema) = tool.description();
+            lines.push(format!("- {}: {description}\n  input schema: {schema}", tool.as_str()));
+        }
+        for server in self.tools.mcp_servers() {
+            if !pipeline.allows_mcp_server(&server) {
+                continue;
+            }
+            match self.tools.list_mcp_tools(&server).await {
+                Ok(tools) => {
+                    for tool in tools.iter().filter(|t| pipeline.allows_mcp(&server, &t.name)) {
+                        lines.push(format!(
+                            "- mcp:{server}/{}: {}\n  input schema: {}",
+                            crate::untrusted::inline(&tool.name),
+                            crate::untrusted::inline(&tool.description),
+                            crate::untrusted::inline(&tool.input_schema.to_string()),
+                        ));
+                    }
+                }
+                Err(failure) => lines.push(format!(
+                    "- mcp:{server}: its tools could not be listed ({})",
+                    crate::untrusted::inline(&failure.message)
+                )),
+            }
+        }
+        lines.join("\n")
     }
 
     async fn llm(
@@ -607,6 +693,33 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
         }
         Some(model)
     }
+}
+
+/// Whether a step's templates or an llm step's prompt read `tools.list`.
+fn reads_tools_list(pipeline: &Pipeline, prompts: &PromptSet) -> bool {
+    fn mentions(value: &Value) -> bool {
+        match value {
+            Value::String(text) => text.contains("tools.list"),
+            Value::Array(items) => items.iter().any(mentions),
+            Value::Object(map) => map.values().any(mentions),
+            _ => false,
+        }
+    }
+    pipeline.steps.iter().any(|step| match &step.kind {
+        StepKind::Llm(llm) => {
+            mentions(&llm.params)
+                || prompts
+                    .prompt(&llm.prompt_id)
+                    .and_then(|p| p.variants.get(&llm.variant))
+                    .is_some_and(|t| {
+                        t.variables().into_iter().any(|(path, _)| path == "tools.list")
+                    })
+        }
+        StepKind::Tool { input, .. }
+        | StepKind::McpTool { input, .. }
+        | StepKind::Validate { input, .. } => mentions(input),
+        StepKind::Transform { output } => mentions(output),
+    })
 }
 
 /// Renders every string in `value` as a template in JSON mode, keeping the rest as it is.

@@ -51,6 +51,9 @@ struct Tools {
     answers: BTreeMap<&'static str, Result<Value, ToolFailure>>,
     calls: RefCell<Vec<ToolCall>>,
     cancel_on: Option<(&'static str, &'static Cell<bool>)>,
+    /// The configured MCP servers and what their tools/list answers.
+    mcp: BTreeMap<&'static str, Result<Vec<crate::mcp::McpTool>, ToolFailure>>,
+    listed: RefCell<Vec<String>>,
 }
 
 impl PipelineTools for Tools {
@@ -63,6 +66,15 @@ impl PipelineTools for Tools {
             flag.set(true);
         }
         self.answers.get(name.as_str()).cloned().unwrap_or(Ok(json!({"tool": name})))
+    }
+
+    fn mcp_servers(&self) -> Vec<String> {
+        self.mcp.keys().map(|k| k.to_string()).collect()
+    }
+
+    async fn list_mcp_tools(&self, server: &str) -> Result<Vec<crate::mcp::McpTool>, ToolFailure> {
+        self.listed.borrow_mut().push(server.to_owned());
+        self.mcp[server].clone()
     }
 }
 
@@ -80,6 +92,13 @@ fn prompts() -> PromptSet {
         ),
         ("echo/A.md".to_owned(), "Say {{word}} about {{input.topic}}.".to_owned()),
         ("echo/B.md".to_owned(), "Shout {{word}}.".to_owned()),
+        (
+            "toolbox/prompt.json".to_owned(),
+            json!({"id": "toolbox", "variants": {"A": "A.md"}, "schema": "schema.json"})
+                .to_string(),
+        ),
+        ("toolbox/A.md".to_owned(), "Tools you may call:\n{{tools.list}}\nPick one.".to_owned()),
+        ("toolbox/schema.json".to_owned(), json!({"type": "object"}).to_string()),
         (
             "echo/schema.json".to_owned(),
             json!({"type": "object", "required": ["said"],
@@ -255,7 +274,7 @@ steps:
     params: { other: "{{input.colour}}" }
   - id: shape
     type: transform
-    output: { a: "{{tools.list}}", b: "{{input.topic}}", c: "{{nothing | default:\"\"}}" }
+    output: { a: "{{tools.names}}", b: "{{input.topic}}", c: "{{nothing | default:\"\"}}", d: "{{tools.list}}" }
 "#;
     let warnings = load(source, &prompts()).unwrap().warnings;
     let said: Vec<String> = warnings.iter().map(ToString::to_string).collect();
@@ -268,9 +287,11 @@ steps:
         "{said:#?}"
     );
     assert!(
-        said.iter().any(|w| w.starts_with("at /steps/1/output/a:") && w.contains("\"tools\"")),
+        said.iter()
+            .any(|w| w.starts_with("at /steps/1/output/a:") && w.contains("tools.list only")),
         "{said:#?}"
     );
+    assert!(!said.iter().any(|w| w.starts_with("at /steps/1/output/d")), "{said:#?}");
     assert_eq!(warnings.len(), 3, "{said:#?}");
 }
 
@@ -287,6 +308,8 @@ fn a_strict_prompt_missing_a_variable_is_an_error_at_load() {
 }
 
 // ---- running ----
+
+mod mcp;
 
 const CHAIN: &str = r#"
 id: chain
