@@ -66,7 +66,8 @@ impl Http for FetchHttp {
         };
         std::mem::forget(guard); // finished: nothing left to abort
         let mut kept = Vec::new();
-        for name in ["retry-after", "content-type"] {
+        // An MCP server's session id rides on a header (the server must expose it to CORS).
+        for name in ["retry-after", "content-type", "mcp-session-id"] {
             if let Ok(Some(value)) = response.headers().get(name) {
                 kept.push((name.to_owned(), value));
             }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_engine::jobs::{Job, JobKind, JobStatus, TAB_CLOSED};
+use agent_engine::mcp::{McpError, McpSession, McpTool};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::pipeline::{
@@ -18,7 +19,7 @@ use agent_engine::providers::Usage;
 use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
 use protocol::agent::TaskStatus;
 use protocol::jobs::JobSummary;
-use protocol::settings::Settings;
+use protocol::settings::{McpServer, Settings};
 use protocol::studio::StoredPipeline;
 use protocol::workflow::ReplayControl;
 use protocol::{TabId, WorkerEvent};
@@ -70,9 +71,28 @@ struct WorkerTools<'a> {
     stop: Rc<Cell<bool>>,
     /// The run's job id: tasks and replays it starts are its children.
     job: String,
+    /// The MCP servers from Settings, tokens included: they stay in this worker.
+    mcp_servers: Vec<McpServer>,
 }
 
 impl WorkerTools<'_> {
+    fn mcp_server(&self, name: &str) -> Result<&McpServer, ToolFailure> {
+        self.mcp_servers.iter().find(|s| s.name == name).ok_or_else(|| {
+            let known: Vec<&str> = self.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+            ToolFailure {
+                message: if known.is_empty() {
+                    format!("No MCP server named {name:?}: add it in Settings, MCP servers.")
+                } else {
+                    format!(
+                        "No MCP server named {name:?} in Settings (there are: {}).",
+                        known.join(", ")
+                    )
+                },
+                recoverable: false,
+            }
+        })
+    }
+
     fn tab(&self, asked: Option<TabId>) -> Result<TabId, ToolFailure> {
         asked.or(self.tab).ok_or_else(|| ToolFailure {
             message: "No tab to read: run the pipeline with a tab.".into(),
@@ -123,8 +143,39 @@ impl PipelineTools for WorkerTools<'_> {
             ToolCall::WorkflowReplay { workflow, params } => {
                 self.workflow_replay(workflow, params, self.tab(None)?).await
             }
+            ToolCall::Mcp { server, name, arguments } => {
+                let server = self.mcp_server(server)?;
+                let session = McpSession::connect(&FetchHttp, server).await.map_err(mcp_failure)?;
+                let result = session.call_tool(name, arguments).await.map_err(mcp_failure)?;
+                Ok(without_token(result, server))
+            }
         }
     }
+
+    fn mcp_servers(&self) -> Vec<String> {
+        self.mcp_servers.iter().map(|s| s.name.clone()).collect()
+    }
+
+    async fn list_mcp_tools(&self, server: &str) -> Result<Vec<McpTool>, ToolFailure> {
+        let server = self.mcp_server(server)?;
+        let session = McpSession::connect(&FetchHttp, server).await.map_err(mcp_failure)?;
+        session.list_tools().await.map_err(mcp_failure)
+    }
+}
+
+fn mcp_failure(error: McpError) -> ToolFailure {
+    ToolFailure { message: error.message, recoverable: error.recoverable }
+}
+
+/// A tool's answer with the server's own token masked, should the server echo it: what a
+/// step returns goes into traces and the run's output.
+fn without_token(result: Value, server: &McpServer) -> Value {
+    let token = server.token.expose();
+    let text = result.to_string();
+    if token.is_empty() || !text.contains(token) {
+        return result;
+    }
+    serde_json::from_str(&text.replace(token, "***")).unwrap_or(Value::Null)
 }
 
 impl WorkerTools<'_> {
@@ -284,7 +335,13 @@ pub async fn run(
     worker.jobs.put(worker, summary(&job, &title, tab, JobStatus::Running, None), None);
     let mut models = vec![settings.models.navigator.clone()];
     models.extend([settings.models.planner.clone(), settings.models.thinking.clone()]);
-    let tools = WorkerTools { worker, tab, stop: stop.clone(), job: job.clone() };
+    let tools = WorkerTools {
+        worker,
+        tab,
+        stop: stop.clone(),
+        job: job.clone(),
+        mcp_servers: settings.mcp_servers.clone(),
+    };
     let cancel = Stop { flag: stop, worker, id };
     let runner = Runner {
         prompts: &prompts,

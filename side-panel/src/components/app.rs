@@ -310,6 +310,11 @@ pub fn app() -> Html {
                     connected={state.connected()}
                     {on_edit}
                     {on_test}
+                    on_add_mcp={act(|| PanelAction::AddMcpServer)}
+                    on_remove_mcp={{
+                        let dispatcher = state.dispatcher();
+                        Callback::from(move |i: usize| dispatcher.dispatch(PanelAction::RemoveMcpServer(i)))
+                    }}
                     on_save={act(|| PanelAction::SaveSettings)}
                     on_close={act(|| PanelAction::ToggleSettings)}
                     on_reload={act(|| PanelAction::OpenSettings)}

@@ -13,6 +13,7 @@ pub mod history_view;
 pub mod job_row;
 pub mod jobs_view;
 pub mod markdown;
+pub mod mcp_servers;
 pub mod message;
 pub mod model_fields;
 pub mod paused_banner;

@@ -2,6 +2,7 @@ use web_sys::{HtmlInputElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
 use crate::components::field_errors::FieldErrors;
+use crate::components::mcp_servers::McpServers;
 use crate::components::model_fields::ModelFields;
 use crate::components::settings_field::{InputKind, SettingsField};
 use crate::components::variant_select::VariantSelect;
@@ -16,6 +17,8 @@ pub struct SettingsViewProps {
     pub connected: bool,
     pub on_edit: Callback<(Field, String)>,
     pub on_test: Callback<ModelRole>,
+    pub on_add_mcp: Callback<()>,
+    pub on_remove_mcp: Callback<usize>,
     pub on_save: Callback<()>,
     pub on_close: Callback<()>,
     /// Asks for the settings again after loading failed.
@@ -178,6 +181,13 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                             problems={of(Field::Variant(*role))} on_edit={on_edit.clone()} />
                     }) }
                 </div>
+
+                <h3>{ "MCP servers" }</h3>
+                <p class="section-hint">
+                    { "Servers whose tools pipelines may call (tool: mcp) and list ({{tools.list}}). AlphaScout talks to each server's own origin only; plain http:// only to this computer." }
+                </p>
+                <McpServers servers={draft.mcp_servers.clone()} problems={problems.clone()}
+                    on_edit={on_edit.clone()} on_add={props.on_add_mcp.clone()} on_remove={props.on_remove_mcp.clone()} />
 
                 <h3>{ "Prices" }</h3>
                 { list(Field::Prices, "Price per million tokens (USD)", &draft.prices, "For the cost shown with each task. A model without a price costs nothing here.", "one model per line, e.g. gpt-4o = 2.5, 10") }

@@ -336,6 +336,9 @@ pub enum PanelAction {
     ToggleSettings,
     OpenSettings,
     EditSetting(Field, String),
+    /// Settings' "Add MCP server" and a server's "Remove".
+    AddMcpServer,
+    RemoveMcpServer(usize),
     SaveSettings,
     /// "Test connection" for a role's model as typed.
     TestConnection(ModelRole),
@@ -1097,6 +1100,8 @@ impl PanelState {
             PanelAction::ToggleSettings if self.settings_open() => self.view = View::Chat,
             PanelAction::ToggleSettings | PanelAction::OpenSettings => self.open_settings(),
             PanelAction::EditSetting(field, value) => self.settings.edit(field, value),
+            PanelAction::AddMcpServer => self.settings.add_mcp_server(),
+            PanelAction::RemoveMcpServer(index) => self.settings.remove_mcp_server(index),
             PanelAction::SaveSettings => {
                 if !self.connected() {
                     self.settings.save_failed(LOST.into());

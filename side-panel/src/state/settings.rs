@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use protocol::settings::{
-    AgentOptions, ModelConfig, ModelRole, ProviderKind, RoleModels, Secret, Settings,
+    AgentOptions, McpServer, ModelConfig, ModelRole, ProviderKind, RoleModels, Secret, Settings,
 };
 use run_contract::Problem;
 
@@ -58,6 +58,10 @@ pub enum Field {
     Variant(ModelRole),
     /// `model = input, output` (USD per million tokens), one model a line.
     Prices,
+    /// The MCP server at an index: its name, URL and token.
+    McpName(usize),
+    McpUrl(usize),
+    McpToken(usize),
 }
 
 impl Field {
@@ -87,6 +91,9 @@ impl Field {
             Field::BlockPageRequests => "/agent/block_page_requests".into(),
             Field::Variant(role) => format!("/variants/{}", role.id()),
             Field::Prices => "/prices".into(),
+            Field::McpName(i) => format!("/mcp_servers/{i}/name"),
+            Field::McpUrl(i) => format!("/mcp_servers/{i}/url"),
+            Field::McpToken(i) => format!("/mcp_servers/{i}/token"),
         }
     }
 
@@ -116,6 +123,9 @@ impl Field {
             Field::BlockPageRequests => "settings-block-page-requests".into(),
             Field::Variant(role) => format!("settings-{}-variant", role.id()),
             Field::Prices => "settings-prices".into(),
+            Field::McpName(i) => format!("settings-mcp-{i}-name"),
+            Field::McpUrl(i) => format!("settings-mcp-{i}-url"),
+            Field::McpToken(i) => format!("settings-mcp-{i}-token"),
         }
     }
 }
@@ -200,6 +210,24 @@ fn number(text: &str, field: Field, fallback: u32, problems: &mut Vec<Problem>) 
     }
 }
 
+/// Typing into a masked secret replaces it; deleting from it clears it.
+fn typed_secret(secret: &mut String, value: String) {
+    *secret = if secret == MASKED {
+        if value.len() < MASKED.len() { String::new() } else { value.replacen(MASKED, "", 1) }
+    } else {
+        value
+    };
+}
+
+/// One MCP server, as typed.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct McpDraft {
+    pub name: String,
+    pub url: String,
+    /// `***` when a token is stored; typing replaces it.
+    pub token: String,
+}
+
 /// The lines of a pattern list that hold a pattern, with their 1-based line numbers.
 pub fn pattern_lines(text: &str) -> Vec<(usize, &str)> {
     text.lines()
@@ -235,6 +263,7 @@ pub struct SettingsDraft {
     pub variants: [String; 3],
     /// `model = input, output` a line.
     pub prices: String,
+    pub mcp_servers: Vec<McpDraft>,
     /// What was loaded, so fields the form does not show (prices, other agent options)
     /// are saved as they were.
     base: Option<Settings>,
@@ -299,6 +328,15 @@ impl SettingsDraft {
                 .map(|(model, (input, output))| format!("{model} = {input}, {output}"))
                 .collect::<Vec<_>>()
                 .join("\n"),
+            mcp_servers: settings
+                .mcp_servers
+                .iter()
+                .map(|s| McpDraft {
+                    name: s.name.clone(),
+                    url: s.url.clone(),
+                    token: s.token.expose().to_owned(),
+                })
+                .collect(),
             base: Some(settings.clone()),
         }
     }
@@ -322,19 +360,7 @@ impl SettingsDraft {
                 }
             }
             Field::BaseUrl(role) => self.models[role as usize].base_url = value,
-            Field::ApiKey(role) => {
-                let key = &mut self.models[role as usize].api_key;
-                *key = if key == MASKED {
-                    // Typing into the masked key replaces it; deleting from it clears it.
-                    if value.len() < MASKED.len() {
-                        String::new()
-                    } else {
-                        value.replacen(MASKED, "", 1)
-                    }
-                } else {
-                    value
-                };
-            }
+            Field::ApiKey(role) => typed_secret(&mut self.models[role as usize].api_key, value),
             Field::Model(role) => self.models[role as usize].model = value,
             Field::Timeout(role) => self.models[role as usize].timeout_ms = value,
             Field::RepairEnabled => self.repair_enabled = flag,
@@ -359,6 +385,14 @@ impl SettingsDraft {
                 }
             }
             Field::Prices => self.prices = value,
+            Field::McpName(i) | Field::McpUrl(i) | Field::McpToken(i) => {
+                let Some(server) = self.mcp_servers.get_mut(i) else { return };
+                match field {
+                    Field::McpName(_) => server.name = value,
+                    Field::McpUrl(_) => server.url = value,
+                    _ => typed_secret(&mut server.token, value),
+                }
+            }
         }
     }
 
@@ -433,6 +467,15 @@ impl SettingsDraft {
             variants,
             prompt_overrides: base.as_ref().map(|b| b.prompt_overrides.clone()).unwrap_or_default(),
             prices: prices(&self.prices, &mut problems),
+            mcp_servers: self
+                .mcp_servers
+                .iter()
+                .map(|s| McpServer {
+                    name: s.name.trim().to_owned(),
+                    url: s.url.trim().to_owned(),
+                    token: Secret::new(s.token.trim()),
+                })
+                .collect(),
         };
         // A field that is not a number gets one complaint, not two.
         let unreadable: BTreeSet<String> = problems.iter().map(|p| p.path.clone()).collect();
@@ -597,6 +640,26 @@ impl SettingsForm {
         self.saved = None;
     }
 
+    /// "Add server": an empty row, its problems shown once typed in or saved.
+    pub fn add_mcp_server(&mut self) {
+        self.draft.mcp_servers.push(McpDraft::default());
+        self.local = self.draft.build().1;
+        self.saved = None;
+    }
+
+    /// "Remove": the row goes; the rows after it move up, so what was said about any row
+    /// (touched fields, the worker's refusals) is forgotten rather than shown on another.
+    pub fn remove_mcp_server(&mut self, index: usize) {
+        if index >= self.draft.mcp_servers.len() {
+            return;
+        }
+        self.draft.mcp_servers.remove(index);
+        self.server.retain(|p| !p.path.starts_with("/mcp_servers/"));
+        self.touched.retain(|path| !path.starts_with("/mcp_servers/"));
+        self.local = self.draft.build().1;
+        self.saved = None;
+    }
+
     /// Checks the draft before saving: the settings to send, or `None` (problems shown).
     pub fn submit(&mut self) -> Option<protocol::settings::Settings> {
         self.show_all = true;
@@ -751,6 +814,76 @@ mod tests {
         assert_eq!(problems[0].path, "/prices/1");
     }
 
+    #[test]
+    fn mcp_servers_are_added_edited_and_removed_with_their_problems_at_their_fields() {
+        let mut form = form(Some(&stored()));
+        assert_eq!(
+            form.draft.mcp_servers,
+            [McpDraft {
+                name: "shop".into(),
+                url: "http://127.0.0.1:8000/mcp".into(),
+                token: MASKED.into()
+            }]
+        );
+        form.add_mcp_server();
+        // A new row says nothing until it is typed into or a save is tried.
+        assert!(form.problems().is_empty());
+        form.edit(Field::McpName(1), "shop".into());
+        form.edit(Field::McpUrl(1), "http://tools.lan:9000/mcp".into());
+        let paths = |form: &SettingsForm| -> Vec<String> {
+            form.problems().into_iter().map(|p| p.path).collect()
+        };
+        assert_eq!(paths(&form), ["/mcp_servers/1/url", "/mcp_servers/1/name"]);
+        assert!(form.problems_of(Field::McpUrl(1))[0].message.contains("unencrypted"));
+        form.edit(Field::McpName(1), "crm".into());
+        form.edit(Field::McpUrl(1), "https://crm.example/mcp".into());
+        form.edit(Field::McpToken(1), "tok-crm".into());
+        assert!(form.problems().is_empty(), "{:?}", form.problems());
+        // Typing into the stored token replaces it.
+        form.edit(Field::McpToken(0), "***n".into());
+        let settings = form.submit().expect("savable");
+        let servers: Vec<(&str, &str, &str)> = settings
+            .mcp_servers
+            .iter()
+            .map(|s| (s.name.as_str(), s.url.as_str(), s.token.expose()))
+            .collect();
+        assert_eq!(
+            servers,
+            [
+                ("shop", "http://127.0.0.1:8000/mcp", "n"),
+                ("crm", "https://crm.example/mcp", "tok-crm")
+            ]
+        );
+        // Only tokens typed anew travel, beside the settings that carry ***.
+        let protocol::PanelRequest::SaveSettings { keys, settings, .. } =
+            protocol::PanelRequest::save_settings(1, settings)
+        else {
+            panic!()
+        };
+        assert_eq!(keys.get("mcp:crm").map(String::as_str), Some("tok-crm"));
+        assert!(!serde_json::to_string(&settings).unwrap().contains("tok-crm"));
+        form.remove_mcp_server(0);
+        assert_eq!(form.draft.mcp_servers.len(), 1);
+        assert_eq!(form.draft.mcp_servers[0].name, "crm");
+        assert!(form.problems().is_empty());
+    }
+
+    #[test]
+    fn the_workers_refusal_of_a_row_is_forgotten_when_rows_move() {
+        let mut form = form(Some(&stored()));
+        form.add_mcp_server();
+        form.saved(
+            None,
+            vec![Problem::new(
+                "/mcp_servers/0/token",
+                "The server's origin changed: enter its token again.",
+            )],
+        );
+        assert_eq!(form.problems_of(Field::McpToken(0)).len(), 1);
+        form.remove_mcp_server(0);
+        assert!(form.problems_of(Field::McpToken(0)).is_empty());
+    }
+
     fn stored() -> Settings {
         let model = ModelConfig {
             provider: ProviderKind::Anthropic,
@@ -771,6 +904,11 @@ mod tests {
             ]),
             prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::from([("claude-test".into(), (1.0, 2.0))]),
+            mcp_servers: vec![McpServer {
+                name: "shop".into(),
+                url: "http://127.0.0.1:8000/mcp".into(),
+                token: Secret::new("***"),
+            }],
         };
         settings.models.navigator.model = "nav-model".into();
         settings

@@ -1,0 +1,61 @@
+use run_contract::Problem;
+use yew::prelude::*;
+
+use crate::components::settings_field::{InputKind, SettingsField};
+use crate::state::settings::{Field, McpDraft};
+
+#[derive(Properties, PartialEq)]
+pub struct McpServersProps {
+    pub servers: Vec<McpDraft>,
+    pub problems: Vec<Problem>,
+    pub on_edit: Callback<(Field, String)>,
+    pub on_add: Callback<()>,
+    pub on_remove: Callback<usize>,
+}
+
+/// Settings' MCP servers: each a name pipelines use, its streamable HTTP URL and an
+/// optional token, masked like the API keys.
+#[function_component(McpServers)]
+pub fn mcp_servers(props: &McpServersProps) -> Html {
+    let of = |field: Field| {
+        let path = field.path();
+        props.problems.iter().filter(|p| p.path == path).cloned().collect::<Vec<_>>()
+    };
+    html! {
+        <div class="mcp-servers" data-testid="settings-mcp">
+            if props.servers.is_empty() {
+                <p class="muted" data-testid="settings-mcp-empty">{ "No MCP server yet." }</p>
+            }
+            { for props.servers.iter().enumerate().map(|(i, server)| {
+                let on_remove = props.on_remove.reform(move |_: MouseEvent| i);
+                let title = if server.name.trim().is_empty() { format!("Server {}", i + 1) } else { server.name.clone() };
+                html! {
+                    <fieldset class="mcp-server" data-testid={format!("settings-mcp-{i}")}>
+                        <legend>{ title.clone() }</legend>
+                        <div class="grid">
+                            <SettingsField field={Field::McpName(i)} label="Name" value={server.name.clone()}
+                                placeholder={AttrValue::from("shop")}
+                                hint={AttrValue::from("What pipelines call it: server: shop, and mcp:shop/* in allow_tools.")}
+                                problems={of(Field::McpName(i))} on_edit={props.on_edit.clone()} />
+                            <SettingsField field={Field::McpUrl(i)} label="URL (streamable HTTP)" kind={InputKind::Url}
+                                value={server.url.clone()} placeholder={AttrValue::from("http://127.0.0.1:8000/mcp")}
+                                problems={of(Field::McpUrl(i))} on_edit={props.on_edit.clone()} />
+                            <SettingsField field={Field::McpToken(i)} label="Bearer token (optional)" kind={InputKind::Password}
+                                value={server.token.clone()}
+                                hint={AttrValue::from("Sent to this server's origin only.")}
+                                problems={of(Field::McpToken(i))} on_edit={props.on_edit.clone()} />
+                        </div>
+                        <button type="button" class="secondary" data-testid={format!("settings-mcp-{i}-remove")}
+                            aria-label={format!("Remove MCP server {title}")} onclick={on_remove}>
+                            { "Remove" }
+                        </button>
+                    </fieldset>
+                }
+            }) }
+            <button type="button" class="secondary" data-testid="settings-mcp-add"
+                onclick={props.on_add.reform(|_: MouseEvent| ())}>
+                { "Add MCP server" }
+            </button>
+        </div>
+    }
+}
