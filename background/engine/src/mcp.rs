@@ -55,9 +55,31 @@ pub struct McpSession<'a, H> {
     next_id: Cell<u64>,
 }
 
+/// Calls tool `name` of `server` in a session of its own: what a pipeline step does. A
+/// failure anywhere on the way (the server down, the token refused) names the tool.
+pub async fn call_tool<H: Http>(
+    http: &H,
+    server: &McpServer,
+    name: &str,
+    arguments: &Value,
+) -> Result<Value, McpError> {
+    let session = McpSession::connect_for(http, server, &format!("tool {name:?}")).await?;
+    session.call_tool(name, arguments).await
+}
+
+/// Every tool of `server`, in a session of its own.
+pub async fn list_tools<H: Http>(http: &H, server: &McpServer) -> Result<Vec<McpTool>, McpError> {
+    McpSession::connect_for(http, server, "tools/list").await?.list_tools().await
+}
+
 impl<'a, H: Http> McpSession<'a, H> {
     /// `initialize`, then `notifications/initialized`.
     pub async fn connect(http: &'a H, server: &'a McpServer) -> Result<Self, McpError> {
+        McpSession::connect_for(http, server, "initialize").await
+    }
+
+    /// [`McpSession::connect`], its failures said as `what`'s (the call it is made for).
+    async fn connect_for(http: &'a H, server: &'a McpServer, what: &str) -> Result<Self, McpError> {
         if let Some(problem) = server.problems(0).into_iter().next() {
             return Err(McpError {
                 message: format!("MCP server {:?} is not usable: {}", server.name, problem.message),
@@ -71,8 +93,8 @@ impl<'a, H: Http> McpSession<'a, H> {
             "capabilities": {},
             "clientInfo": {"name": "AlphaScout", "version": env!("CARGO_PKG_VERSION")},
         });
-        session.request("initialize", params, "initialize").await?;
-        session.notify("notifications/initialized").await?;
+        session.request("initialize", params, what).await?;
+        session.notify("notifications/initialized", what).await?;
         Ok(session)
     }
 
@@ -157,8 +179,8 @@ impl<'a, H: Http> McpSession<'a, H> {
             .ok_or_else(|| self.error(what, "answered without a result", false))
     }
 
-    async fn notify(&self, method: &str) -> Result<(), McpError> {
-        self.post(json!({"jsonrpc": "2.0", "method": method}), method).await.map(|_| ())
+    async fn notify(&self, method: &str, what: &str) -> Result<(), McpError> {
+        self.post(json!({"jsonrpc": "2.0", "method": method}), what).await.map(|_| ())
     }
 
     /// POSTs `body` to the server's URL; an HTTP error status is an error.

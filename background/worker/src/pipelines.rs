@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_engine::jobs::{Job, JobKind, JobStatus, TAB_CLOSED};
-use agent_engine::mcp::{McpError, McpSession, McpTool};
+use agent_engine::mcp::{self, McpError, McpTool};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::pipeline::{
@@ -145,8 +145,9 @@ impl PipelineTools for WorkerTools<'_> {
             }
             ToolCall::Mcp { server, name, arguments } => {
                 let server = self.mcp_server(server)?;
-                let session = McpSession::connect(&FetchHttp, server).await.map_err(mcp_failure)?;
-                let result = session.call_tool(name, arguments).await.map_err(mcp_failure)?;
+                let result = mcp::call_tool(&FetchHttp, server, name, arguments)
+                    .await
+                    .map_err(mcp_failure)?;
                 Ok(without_token(result, server))
             }
         }
@@ -157,9 +158,7 @@ impl PipelineTools for WorkerTools<'_> {
     }
 
     async fn list_mcp_tools(&self, server: &str) -> Result<Vec<McpTool>, ToolFailure> {
-        let server = self.mcp_server(server)?;
-        let session = McpSession::connect(&FetchHttp, server).await.map_err(mcp_failure)?;
-        session.list_tools().await.map_err(mcp_failure)
+        mcp::list_tools(&FetchHttp, self.mcp_server(server)?).await.map_err(mcp_failure)
     }
 }
 

@@ -12,6 +12,7 @@ mod annotation_work;
 mod extension;
 mod hands;
 mod jobs;
+mod mcp;
 mod page_state;
 mod page_text;
 mod providers;

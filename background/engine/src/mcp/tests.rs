@@ -172,6 +172,21 @@ fn a_refused_token_or_a_down_server_is_said_at_connect() {
 }
 
 #[test]
+fn a_one_shot_call_names_the_tool_even_when_the_session_fails() {
+    let http = Scripted::new(vec![Err(HttpFailure::Network("connection refused".into()))]);
+    let shop = server("http://127.0.0.1:8000/mcp");
+    let error = block_on(call_tool(&http, &shop, "lookup", &json!({}))).unwrap_err();
+    assert!(
+        error.message.starts_with("MCP server \"shop\", tool \"lookup\": could not be reached"),
+        "{error}"
+    );
+    let http =
+        Scripted::new(vec![Ok(HttpResponse { status: 401, headers: vec![], body: String::new() })]);
+    let error = block_on(list_tools(&http, &shop)).unwrap_err();
+    assert!(error.message.starts_with("MCP server \"shop\", tools/list: refused"), "{error}");
+}
+
+#[test]
 fn a_server_the_scheme_rules_refuse_is_never_contacted() {
     let http = Scripted::new(vec![]);
     for url in ["http://tools.lan/mcp", "file:///etc/passwd", "ftp://127.0.0.1/"] {
