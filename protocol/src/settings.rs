@@ -324,9 +324,17 @@ pub struct McpServer {
     pub name: String,
     /// The streamable HTTP endpoint, e.g. `http://127.0.0.1:8000/mcp`.
     pub url: String,
-    /// Sent as `Authorization: Bearer …`, to this server only; serializes as `***`.
-    #[serde(default)]
+    /// Sent as `Authorization: Bearer …`, to this server only; serializes as `***` (and as
+    /// nothing when there is none, so the form does not show a token that is not there).
+    #[serde(default, serialize_with = "masked_unless_empty")]
     pub token: Secret,
+}
+
+fn masked_unless_empty<S: serde::Serializer>(
+    token: &Secret,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(if token.is_empty() { "" } else { "***" })
 }
 
 impl McpServer {
@@ -596,6 +604,9 @@ mod tests {
         loaded.restore_keys(&original.keys());
         assert_eq!(loaded, original);
         assert_eq!(original.mcp_tokens(), ["tok-mcp-0123456789"]);
+        // No token reads as none, not as a stored one.
+        let open = shop("http://127.0.0.1:8000/mcp", "");
+        assert_eq!(serde_json::to_value(&open).unwrap()["token"], "");
     }
 
     #[test]

@@ -28,14 +28,17 @@ pub fn mcp_servers(props: &McpServersProps) -> Html {
             }
             { for props.servers.iter().enumerate().map(|(i, server)| {
                 let on_remove = props.on_remove.reform(move |_: MouseEvent| i);
-                let title = if server.name.trim().is_empty() { format!("Server {}", i + 1) } else { server.name.clone() };
+                let name = server.name.trim();
+                let title = if name.is_empty() { format!("Server {}", i + 1) } else { name.to_owned() };
+                let example = if name.is_empty() { "shop" } else { name };
+                let hint = format!("What pipelines call it: server: {example}, and mcp:{example}/* in allow_tools.");
                 html! {
                     <fieldset class="mcp-server" data-testid={format!("settings-mcp-{i}")}>
                         <legend>{ title.clone() }</legend>
                         <div class="grid">
                             <SettingsField field={Field::McpName(i)} label="Name" value={server.name.clone()}
                                 placeholder={AttrValue::from("shop")}
-                                hint={AttrValue::from("What pipelines call it: server: shop, and mcp:shop/* in allow_tools.")}
+                                hint={AttrValue::from(hint)}
                                 problems={of(Field::McpName(i))} on_edit={props.on_edit.clone()} />
                             <SettingsField field={Field::McpUrl(i)} label="URL (streamable HTTP)" kind={InputKind::Url}
                                 value={server.url.clone()} placeholder={AttrValue::from("http://127.0.0.1:8000/mcp")}

@@ -198,6 +198,11 @@ fn a_pipeline_lists_and_calls_a_local_mcp_servers_tool_within_its_allowlist() {
         panel.eval("document.querySelector('[data-testid=settings-mcp-0-token]').value"),
         json!("***")
     );
+    // A server without a token shows none.
+    assert_eq!(
+        panel.eval("document.querySelector('[data-testid=settings-mcp-1-token]').value"),
+        json!("")
+    );
     panel.eval("document.querySelector('[data-testid=settings-mcp]').scrollIntoView(), true");
     panel.screenshot(&e2e::workspace_root().join("target/tmp/screenshots/mcp-settings.png"));
     // A remote plain-http server is refused as it is typed.
