@@ -52,6 +52,8 @@ pub struct McpSession<'a, H> {
     http: &'a H,
     server: &'a McpServer,
     session_id: RefCell<Option<String>>,
+    /// The protocol version `initialize` agreed on, sent on every later request.
+    protocol: RefCell<Option<String>>,
     next_id: Cell<u64>,
 }
 
@@ -86,14 +88,21 @@ impl<'a, H: Http> McpSession<'a, H> {
                 recoverable: false,
             });
         }
-        let session =
-            McpSession { http, server, session_id: RefCell::new(None), next_id: Cell::new(1) };
+        let session = McpSession {
+            http,
+            server,
+            session_id: RefCell::new(None),
+            protocol: RefCell::new(None),
+            next_id: Cell::new(1),
+        };
         let params = json!({
             "protocolVersion": PROTOCOL_VERSION,
             "capabilities": {},
             "clientInfo": {"name": "AlphaScout", "version": env!("CARGO_PKG_VERSION")},
         });
-        session.request("initialize", params, what).await?;
+        let agreed = session.request("initialize", params, what).await?;
+        let version = agreed.get("protocolVersion").and_then(Value::as_str);
+        *session.protocol.borrow_mut() = Some(version.unwrap_or(PROTOCOL_VERSION).to_owned());
         session.notify("notifications/initialized", what).await?;
         Ok(session)
     }
@@ -191,20 +200,26 @@ impl<'a, H: Http> McpSession<'a, H> {
         ];
         if let Some(session) = self.session_id.borrow().clone() {
             headers.push(("Mcp-Session-Id".to_owned(), session));
-            headers.push(("MCP-Protocol-Version".to_owned(), PROTOCOL_VERSION.to_owned()));
+        }
+        if let Some(version) = self.protocol.borrow().clone() {
+            headers.push(("MCP-Protocol-Version".to_owned(), version));
         }
         if !self.server.token.is_empty() {
             let token = self.server.token.expose();
             headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
         }
         let request = HttpRequest { url: self.server.url.trim().to_owned(), headers, body };
+        let body = &request.body;
         let response = match self.http.post(&request, TIMEOUT_MS).await {
             Ok(response) => response,
             Err(HttpFailure::Timeout) => {
                 return Err(self.error(what, "did not answer in time", true));
             }
             Err(HttpFailure::Network(why)) => {
-                let message = format!("could not be reached at {} ({why})", self.server.url);
+                let message = format!(
+                    "could not be reached at {} ({why}): is it running, and does it allow this extension's origin (CORS)?",
+                    self.server.url
+                );
                 return Err(self.error(what, &message, true));
             }
         };
@@ -220,6 +235,17 @@ impl<'a, H: Http> McpSession<'a, H> {
             )),
             404 if self.session_id.borrow().is_some() => {
                 Err(self.error(what, "ended the session (HTTP 404); run again", true))
+            }
+            // The session id never reached us: a server behind CORS must expose its header.
+            400 if self.session_id.borrow().is_none()
+                && body["method"] != "initialize"
+                && response.body.to_ascii_lowercase().contains("session") =>
+            {
+                Err(self.error(
+                    what,
+                    "asked for its session id, which it did not let the extension read: the server must send Access-Control-Expose-Headers: Mcp-Session-Id",
+                    false,
+                ))
             }
             status => {
                 let said: String = response.body.chars().take(200).collect();

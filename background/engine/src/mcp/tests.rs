@@ -146,7 +146,7 @@ fn each_failure_names_the_server_and_tool_and_never_the_token() {
         (wrong_id, "without the response to this request", false),
         (
             Err(HttpFailure::Network("connection refused".into())),
-            "could not be reached at http://127.0.0.1:8000/mcp (connection refused)",
+            "could not be reached at http://127.0.0.1:8000/mcp (connection refused): is it running, and does it allow this extension's origin (CORS)?",
             true,
         ),
         (Err(HttpFailure::Timeout), "did not answer in time", true),
@@ -157,6 +157,28 @@ fn each_failure_names_the_server_and_tool_and_never_the_token() {
         assert!(!error.message.contains(TOKEN), "{error}");
         assert_eq!(error.recoverable, recoverable, "{error}");
     }
+}
+
+#[test]
+fn a_session_id_hidden_by_cors_is_said_as_such() {
+    let http = Scripted::new(answers_without_session());
+    let shop = server("http://127.0.0.1:8000/mcp");
+    let error = block_on(call_tool(&http, &shop, "lookup", &json!({}))).unwrap_err();
+    assert!(error.message.contains("Access-Control-Expose-Headers: Mcp-Session-Id"), "{error}");
+    // Without the session id, none was sent.
+    assert_eq!(http.header(2, "mcp-session-id"), None);
+}
+
+/// An initialize whose session header the browser hid, then the server asking for it.
+fn answers_without_session() -> Vec<Result<HttpResponse, HttpFailure>> {
+    let mut answers = initialized();
+    answers[0].as_mut().unwrap().headers.retain(|(n, _)| n != "mcp-session-id");
+    answers.push(Ok(HttpResponse {
+        status: 400,
+        headers: vec![],
+        body: "Bad Request: Missing session ID".into(),
+    }));
+    answers
 }
 
 #[test]
