@@ -128,6 +128,15 @@ pub enum PanelRequest {
         #[serde(default)]
         key: Option<String>,
     },
+    /// Settings' "Test" of an MCP server as edited: `initialize` and `tools/list` (answered
+    /// with `connection`). `token` is a newly typed token; `None` uses the one stored for the
+    /// server's name, and only while its origin is the same.
+    TestMcpServer {
+        id: u32,
+        server: Box<settings::McpServer>,
+        #[serde(default)]
+        token: Option<String>,
+    },
     /// The Prompt Studio tries a prompt (answered with `studio_result`).
     StudioRun {
         id: u32,
@@ -290,6 +299,7 @@ impl PanelRequest {
             | PanelRequest::GetFavourites { id }
             | PanelRequest::SaveFavourites { id, .. }
             | PanelRequest::TestConnection { id, .. }
+            | PanelRequest::TestMcpServer { id, .. }
             | PanelRequest::StudioRun { id, .. }
             | PanelRequest::SavePrompts { id, .. }
             | PanelRequest::RunPipeline { id, .. }

@@ -4,7 +4,7 @@
 use agent_engine::Clock;
 use agent_engine::providers::{self, ChatMessage, ChatRequest, ModelConfig, Secret};
 use protocol::WorkerEvent;
-use protocol::settings::ModelRole;
+use protocol::settings::{McpServer, ModelRole};
 
 use crate::chrome::PerformanceClock;
 use crate::http::FetchHttp;
@@ -61,5 +61,60 @@ pub async fn test(
             answer(true, format!("Connected: {name} answered in {ms} ms"))
         }
         Err(error) => answer(false, model.api_key.redact(&error.to_string())),
+    }
+}
+
+/// Settings' "Test" of an MCP server as edited: a session and its tools, said in a line.
+/// `token` is one typed in the form; without one the stored token of the server with this
+/// name is used, only while the URL's origin is the one it was entered for.
+pub async fn test_mcp(
+    store: &Store,
+    id: u32,
+    mut server: McpServer,
+    token: Option<String>,
+) -> WorkerEvent {
+    let answer = |ok: bool, message: String| WorkerEvent::Connection { id, ok, message };
+    if let Some(problem) = server.problems(0).into_iter().next() {
+        return answer(false, format!("Fix the form first: {}", problem.message));
+    }
+    server.token = match token.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty()) {
+        Some(token) => Secret::new(token),
+        None => match store.settings().await {
+            Ok(stored) => {
+                let old = stored
+                    .as_ref()
+                    .and_then(|s| s.mcp_servers.iter().find(|s| s.name == server.name).cloned());
+                let origin = run_contract::url::origin;
+                match old {
+                    Some(old) if origin(&old.url) == origin(&server.url) => old.token,
+                    Some(old) if !old.token.is_empty() => {
+                        return answer(
+                            false,
+                            format!(
+                                "Enter the token for {}: the stored one is for {} and is not sent anywhere else.",
+                                origin(&server.url),
+                                origin(&old.url)
+                            ),
+                        );
+                    }
+                    _ => Secret::default(),
+                }
+            }
+            Err(error) => return answer(false, error),
+        },
+    };
+    let started = PerformanceClock.now_ms();
+    match agent_engine::mcp::list_tools(&FetchHttp, &server).await {
+        Ok(tools) => {
+            let ms = (PerformanceClock.now_ms() - started).round();
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            let listed = match names.len() {
+                0 => "no tools".to_owned(),
+                1 => format!("1 tool: {}", names[0]),
+                n => format!("{n} tools: {}", names.join(", ")),
+            };
+            answer(true, format!("Connected in {ms} ms; {listed}."))
+        }
+        Err(error) => answer(false, error.message),
     }
 }

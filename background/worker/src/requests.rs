@@ -42,6 +42,7 @@ pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
         }
     };
     if let PanelRequest::TestConnection { .. }
+    | PanelRequest::TestMcpServer { .. }
     | PanelRequest::StudioRun { .. }
     | PanelRequest::RunPipeline { .. }
     | PanelRequest::RunPublished { .. }
@@ -119,6 +120,10 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         }
         PanelRequest::TestConnection { id, role, model, key } => match tasks.store().await {
             Ok(store) => Ok(crate::connection::test(&store, id, role, *model, key).await),
+            Err(error) => Err(format!("Storage is unavailable: {error}")),
+        },
+        PanelRequest::TestMcpServer { id, server, token } => match tasks.store().await {
+            Ok(store) => Ok(crate::connection::test_mcp(&store, id, *server, token).await),
             Err(error) => Err(format!("Storage is unavailable: {error}")),
         },
         PanelRequest::StudioRun { id, run } => match tasks.store().await {

@@ -315,6 +315,10 @@ pub fn app() -> Html {
                         let dispatcher = state.dispatcher();
                         Callback::from(move |i: usize| dispatcher.dispatch(PanelAction::RemoveMcpServer(i)))
                     }}
+                    on_test_mcp={{
+                        let dispatcher = state.dispatcher();
+                        Callback::from(move |i: usize| dispatcher.dispatch(PanelAction::TestMcpServer(i)))
+                    }}
                     on_save={act(|| PanelAction::SaveSettings)}
                     on_close={act(|| PanelAction::ToggleSettings)}
                     on_reload={act(|| PanelAction::OpenSettings)}

@@ -2,11 +2,15 @@ use run_contract::Problem;
 use yew::prelude::*;
 
 use crate::components::settings_field::{InputKind, SettingsField};
-use crate::state::settings::{Field, McpDraft};
+use crate::state::settings::{ConnectionTest, Field, McpDraft};
 
 #[derive(Properties, PartialEq)]
 pub struct McpServersProps {
     pub servers: Vec<McpDraft>,
+    /// Each row's "Test", by row.
+    pub tests: Vec<ConnectionTest>,
+    pub connected: bool,
+    pub on_test: Callback<usize>,
     pub problems: Vec<Problem>,
     pub on_edit: Callback<(Field, String)>,
     pub on_add: Callback<()>,
@@ -28,6 +32,9 @@ pub fn mcp_servers(props: &McpServersProps) -> Html {
             }
             { for props.servers.iter().enumerate().map(|(i, server)| {
                 let on_remove = props.on_remove.reform(move |_: MouseEvent| i);
+                let on_test = props.on_test.reform(move |_: MouseEvent| i);
+                let test = props.tests.get(i).cloned().unwrap_or_default();
+                let testing = matches!(test, ConnectionTest::Testing { .. });
                 let name = server.name.trim();
                 let title = if name.is_empty() { format!("Server {}", i + 1) } else { name.to_owned() };
                 let example = if name.is_empty() { "shop" } else { name };
@@ -48,10 +55,23 @@ pub fn mcp_servers(props: &McpServersProps) -> Html {
                                 hint={AttrValue::from("Sent to this server's origin only.")}
                                 problems={of(Field::McpToken(i))} on_edit={props.on_edit.clone()} />
                         </div>
-                        <button type="button" class="secondary" data-testid={format!("settings-mcp-{i}-remove")}
-                            aria-label={format!("Remove MCP server {title}")} onclick={on_remove}>
-                            { "Remove" }
-                        </button>
+                        <div class="connection-test">
+                            <button type="button" class="secondary" data-testid={format!("settings-mcp-{i}-test")}
+                                title="Start a session and list the server's tools, as typed"
+                                disabled={testing || !props.connected} onclick={on_test}>
+                                { if testing { "Testing…" } else { "Test" } }
+                            </button>
+                            <button type="button" class="secondary" data-testid={format!("settings-mcp-{i}-remove")}
+                                aria-label={format!("Remove MCP server {title}")} onclick={on_remove}>
+                                { "Remove" }
+                            </button>
+                            if let ConnectionTest::Done { ok, message } = &test {
+                                <p class={classes!("test-result", if *ok { "ok" } else { "error" })}
+                                    data-testid={format!("settings-mcp-{i}-test-result")} data-ok={ok.to_string()} role="status">
+                                    <span aria-hidden="true">{ if *ok { "✓ " } else { "✗ " } }</span>{ message.clone() }
+                                </p>
+                            }
+                        </div>
                     </fieldset>
                 }
             }) }

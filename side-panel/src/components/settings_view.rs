@@ -19,6 +19,7 @@ pub struct SettingsViewProps {
     pub on_test: Callback<ModelRole>,
     pub on_add_mcp: Callback<()>,
     pub on_remove_mcp: Callback<usize>,
+    pub on_test_mcp: Callback<usize>,
     pub on_save: Callback<()>,
     pub on_close: Callback<()>,
     /// Asks for the settings again after loading failed.
@@ -187,6 +188,7 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                     { "Servers whose tools pipelines may call (tool: mcp) and list ({{tools.list}}). AlphaScout talks to each server's own origin only; plain http:// only to this computer." }
                 </p>
                 <McpServers servers={draft.mcp_servers.clone()} problems={problems.clone()}
+                    tests={form.mcp_tests.clone()} connected={props.connected} on_test={props.on_test_mcp.clone()}
                     on_edit={on_edit.clone()} on_add={props.on_add_mcp.clone()} on_remove={props.on_remove_mcp.clone()} />
 
                 <h3>{ "Prices" }</h3>

@@ -339,6 +339,8 @@ pub enum PanelAction {
     /// Settings' "Add MCP server" and a server's "Remove".
     AddMcpServer,
     RemoveMcpServer(usize),
+    /// A server row's "Test": a session and its tools, as typed.
+    TestMcpServer(usize),
     SaveSettings,
     /// "Test connection" for a role's model as typed.
     TestConnection(ModelRole),
@@ -743,6 +745,22 @@ impl PanelState {
         self.settings.testing(role, sent);
     }
 
+    fn test_mcp_server(&mut self, index: usize) {
+        let Some(row) = self.settings.draft.mcp_servers.get(index) else { return };
+        let sent = if self.connected() {
+            row.connection_test(index).map(|(server, token)| {
+                self.request(|id| PanelRequest::TestMcpServer {
+                    id,
+                    server: Box::new(server),
+                    token,
+                })
+            })
+        } else {
+            Err(LOST.into())
+        };
+        self.settings.testing_mcp(index, sent);
+    }
+
     /// Shows another session than the one shown (a new task, or the panel reopened).
     fn adopt(&mut self, session_id: &str) {
         if self.task.session_id.as_deref() == Some(session_id) {
@@ -1102,6 +1120,7 @@ impl PanelState {
             PanelAction::EditSetting(field, value) => self.settings.edit(field, value),
             PanelAction::AddMcpServer => self.settings.add_mcp_server(),
             PanelAction::RemoveMcpServer(index) => self.settings.remove_mcp_server(index),
+            PanelAction::TestMcpServer(index) => self.test_mcp_server(index),
             PanelAction::SaveSettings => {
                 if !self.connected() {
                     self.settings.save_failed(LOST.into());

@@ -228,6 +228,23 @@ pub struct McpDraft {
     pub token: String,
 }
 
+impl McpDraft {
+    /// What "Test" sends for this row: the server as typed, and the token when one was typed
+    /// anew (`None` uses the stored one). `Err` says what to fix first.
+    pub fn connection_test(&self, index: usize) -> Result<(McpServer, Option<String>), String> {
+        let server = McpServer {
+            name: self.name.trim().to_owned(),
+            url: self.url.trim().to_owned(),
+            token: Secret::default(),
+        };
+        if let Some(problem) = server.problems(index).into_iter().next() {
+            return Err(format!("Fix the form first: {}", problem.message));
+        }
+        let token = self.token.trim();
+        Ok((server, (!token.is_empty() && token != MASKED).then(|| token.to_owned())))
+    }
+}
+
 /// The lines of a pattern list that hold a pattern, with their 1-based line numbers.
 pub fn pattern_lines(text: &str) -> Vec<(usize, &str)> {
     text.lines()
@@ -542,6 +559,8 @@ pub struct SettingsForm {
     pub saved: Option<Saved>,
     /// By role, in [`ModelRole::ALL`]'s order.
     pub connection: [ConnectionTest; 4],
+    /// Each MCP server row's "Test", by row.
+    pub mcp_tests: Vec<ConnectionTest>,
     /// Prompt id → the variants it has, as the worker last said (overrides included).
     pub variants: BTreeMap<String, Vec<String>>,
 }
@@ -633,6 +652,12 @@ impl SettingsForm {
                 *test = ConnectionTest::Idle;
             }
         }
+        if let Field::McpName(i) | Field::McpUrl(i) | Field::McpToken(i) = field
+            && let Some(test) = self.mcp_tests.get_mut(i)
+            && matches!(test, ConnectionTest::Done { .. })
+        {
+            *test = ConnectionTest::Idle;
+        }
         let path = field.path();
         self.server.retain(|p| owner(&p.path) != path);
         self.touched.insert(path);
@@ -654,6 +679,9 @@ impl SettingsForm {
             return;
         }
         self.draft.mcp_servers.remove(index);
+        if index < self.mcp_tests.len() {
+            self.mcp_tests.remove(index);
+        }
         self.server.retain(|p| !p.path.starts_with("/mcp_servers/"));
         self.touched.retain(|path| !path.starts_with("/mcp_servers/"));
         self.local = self.draft.build().1;
@@ -696,6 +724,22 @@ impl SettingsForm {
         self.saved = Some(Saved::Failed(message));
     }
 
+    /// The "Test" of MCP server row `index`.
+    pub fn mcp_test_of(&self, index: usize) -> ConnectionTest {
+        self.mcp_tests.get(index).cloned().unwrap_or_default()
+    }
+
+    /// The test of MCP server row `index` was sent as request `id`, or could not be.
+    pub fn testing_mcp(&mut self, index: usize, sent: Result<u32, String>) {
+        if self.mcp_tests.len() <= index {
+            self.mcp_tests.resize(index + 1, ConnectionTest::Idle);
+        }
+        self.mcp_tests[index] = match sent {
+            Ok(id) => ConnectionTest::Testing { id },
+            Err(message) => ConnectionTest::Done { ok: false, message },
+        };
+    }
+
     pub fn connection_of(&self, role: ModelRole) -> &ConnectionTest {
         &self.connection[role as usize]
     }
@@ -713,6 +757,7 @@ impl SettingsForm {
         let Some(test) = self
             .connection
             .iter_mut()
+            .chain(self.mcp_tests.iter_mut())
             .find(|t| matches!(t, ConnectionTest::Testing { id: i } if *i == id))
         else {
             return false;
@@ -723,7 +768,7 @@ impl SettingsForm {
 
     /// The port closed: tests under way will not be answered.
     pub fn tests_interrupted(&mut self, message: &str) {
-        for test in &mut self.connection {
+        for test in self.connection.iter_mut().chain(self.mcp_tests.iter_mut()) {
             if matches!(test, ConnectionTest::Testing { .. }) {
                 *test = ConnectionTest::Done { ok: false, message: message.to_owned() };
             }
@@ -866,6 +911,25 @@ mod tests {
         assert_eq!(form.draft.mcp_servers.len(), 1);
         assert_eq!(form.draft.mcp_servers[0].name, "crm");
         assert!(form.problems().is_empty());
+    }
+
+    #[test]
+    fn an_mcp_servers_test_sends_only_a_typed_token_and_is_reset_by_an_edit() {
+        let mut form = form(Some(&stored()));
+        let draft = &form.draft.mcp_servers[0];
+        let (server, token) = draft.connection_test(0).unwrap();
+        assert_eq!((server.url.as_str(), token), ("http://127.0.0.1:8000/mcp", None));
+        assert_eq!(server.token, Secret::default());
+        form.edit(Field::McpToken(0), "***tok".into());
+        let (_, token) = form.draft.mcp_servers[0].connection_test(0).unwrap();
+        assert_eq!(token.as_deref(), Some("tok"));
+        form.testing_mcp(0, Ok(9));
+        assert!(form.tested(9, true, "Connected in 3 ms; 1 tool: lookup.".into()));
+        assert!(matches!(form.mcp_test_of(0), ConnectionTest::Done { ok: true, .. }));
+        form.edit(Field::McpUrl(0), "http://127.0.0.1:8001/mcp".into());
+        assert_eq!(form.mcp_test_of(0), ConnectionTest::Idle);
+        form.edit(Field::McpUrl(0), "http://tools.lan/mcp".into());
+        assert!(form.draft.mcp_servers[0].connection_test(0).unwrap_err().contains("unencrypted"));
     }
 
     #[test]

@@ -203,6 +203,14 @@ fn a_pipeline_lists_and_calls_a_local_mcp_servers_tool_within_its_allowlist() {
         panel.eval("document.querySelector('[data-testid=settings-mcp-1-token]').value"),
         json!("")
     );
+    // "Test" says whether the server answers, and with which tools; without its token, why not.
+    panel.click("[data-testid=settings-mcp-0-test]");
+    let tested =
+        panel.wait_for_text("[data-testid=settings-mcp-0-test-result]", "2 tools: lookup, restock");
+    assert!(tested.contains("Connected in"), "{tested}");
+    panel.click("[data-testid=settings-mcp-1-test]");
+    let refused = panel.wait_for_text("[data-testid=settings-mcp-1-test-result]", "HTTP 401");
+    assert!(refused.contains("check the server's token in Settings"), "{refused}");
     panel.eval("document.querySelector('[data-testid=settings-mcp]').scrollIntoView(), true");
     panel.screenshot(&e2e::workspace_root().join("target/tmp/screenshots/mcp-settings.png"));
     // A remote plain-http server is refused as it is typed.
