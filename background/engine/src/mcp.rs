@@ -7,7 +7,9 @@
 //! else, and every message a failure carries has it masked.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::fmt;
+use std::rc::Rc;
 
 use protocol::settings::McpServer;
 use serde::{Deserialize, Serialize};
@@ -39,6 +41,9 @@ pub struct McpError {
     pub message: String,
     /// Whether trying again may work (the server down or busy, a timeout).
     pub recoverable: bool,
+    /// The server forgot the session (HTTP 404 on it): a new session may work at once.
+    #[serde(default)]
+    pub session_ended: bool,
 }
 
 impl fmt::Display for McpError {
@@ -50,23 +55,11 @@ impl fmt::Display for McpError {
 /// A session with one server: `initialize`d, its `Mcp-Session-Id` kept for later requests.
 pub struct McpSession<'a, H> {
     http: &'a H,
-    server: &'a McpServer,
+    server: McpServer,
     session_id: RefCell<Option<String>>,
     /// The protocol version `initialize` agreed on, sent on every later request.
     protocol: RefCell<Option<String>>,
     next_id: Cell<u64>,
-}
-
-/// Calls tool `name` of `server` in a session of its own: what a pipeline step does. A
-/// failure anywhere on the way (the server down, the token refused) names the tool.
-pub async fn call_tool<H: Http>(
-    http: &H,
-    server: &McpServer,
-    name: &str,
-    arguments: &Value,
-) -> Result<Value, McpError> {
-    let session = McpSession::connect_for(http, server, &format!("tool {name:?}")).await?;
-    session.call_tool(name, arguments).await
 }
 
 /// Every tool of `server`, in a session of its own.
@@ -76,21 +69,22 @@ pub async fn list_tools<H: Http>(http: &H, server: &McpServer) -> Result<Vec<Mcp
 
 impl<'a, H: Http> McpSession<'a, H> {
     /// `initialize`, then `notifications/initialized`.
-    pub async fn connect(http: &'a H, server: &'a McpServer) -> Result<Self, McpError> {
+    pub async fn connect(http: &'a H, server: &McpServer) -> Result<Self, McpError> {
         McpSession::connect_for(http, server, "initialize").await
     }
 
     /// [`McpSession::connect`], its failures said as `what`'s (the call it is made for).
-    async fn connect_for(http: &'a H, server: &'a McpServer, what: &str) -> Result<Self, McpError> {
+    async fn connect_for(http: &'a H, server: &McpServer, what: &str) -> Result<Self, McpError> {
         if let Some(problem) = server.problems(0).into_iter().next() {
             return Err(McpError {
                 message: format!("MCP server {:?} is not usable: {}", server.name, problem.message),
                 recoverable: false,
+                session_ended: false,
             });
         }
         let session = McpSession {
             http,
-            server,
+            server: server.clone(),
             session_id: RefCell::new(None),
             protocol: RefCell::new(None),
             next_id: Cell::new(1),
@@ -234,7 +228,9 @@ impl<'a, H: Http> McpSession<'a, H> {
                 false,
             )),
             404 if self.session_id.borrow().is_some() => {
-                Err(self.error(what, "ended the session (HTTP 404); run again", true))
+                let mut error = self.error(what, "ended the session (HTTP 404); run again", true);
+                error.session_ended = true;
+                Err(error)
             }
             // The session id never reached us: a server behind CORS must expose its header.
             400 if self.session_id.borrow().is_none()
@@ -263,7 +259,84 @@ impl<'a, H: Http> McpSession<'a, H> {
     /// A failure of `what` (a method, or a tool) on this server, the token masked.
     fn error(&self, what: &str, message: &str, recoverable: bool) -> McpError {
         let message = format!("MCP server {:?}, {what}: {message}", self.server.name);
-        McpError { message: self.server.token.redact(&message), recoverable }
+        McpError { message: self.server.token.redact(&message), recoverable, session_ended: false }
+    }
+}
+
+/// The MCP servers of a run, each asked through one session kept for the run (opened on
+/// first use; opened again once should the server forget it).
+pub struct McpClients<'a, H> {
+    http: &'a H,
+    servers: Vec<McpServer>,
+    sessions: RefCell<BTreeMap<String, Rc<McpSession<'a, H>>>>,
+}
+
+impl<'a, H: Http> McpClients<'a, H> {
+    pub fn new(http: &'a H, servers: Vec<McpServer>) -> Self {
+        McpClients { http, servers, sessions: RefCell::new(BTreeMap::new()) }
+    }
+
+    /// The configured servers' names.
+    pub fn names(&self) -> Vec<String> {
+        self.servers.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// Every tool of server `name`.
+    pub async fn list_tools(&self, name: &str) -> Result<Vec<McpTool>, McpError> {
+        let session = self.session(name, "tools/list").await?;
+        match session.list_tools().await {
+            Err(error) if error.session_ended => {
+                self.sessions.borrow_mut().remove(name);
+                self.session(name, "tools/list").await?.list_tools().await
+            }
+            answer => answer,
+        }
+    }
+
+    /// Tool `tool` of server `name`: its `structuredContent`, else its text, with the
+    /// server's token masked should the tool echo it (what a step returns is kept in traces).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<Value, McpError> {
+        let what = format!("tool {tool:?}");
+        let session = self.session(name, &what).await?;
+        let result = match session.call_tool(tool, arguments).await {
+            Err(error) if error.session_ended => {
+                self.sessions.borrow_mut().remove(name);
+                self.session(name, &what).await?.call_tool(tool, arguments).await
+            }
+            answer => answer,
+        }?;
+        let token = session.server.token.expose();
+        let text = result.to_string();
+        if token.is_empty() || !text.contains(token) {
+            return Ok(result);
+        }
+        Ok(serde_json::from_str(&text.replace(token, "***")).unwrap_or(Value::Null))
+    }
+
+    async fn session(&self, name: &str, what: &str) -> Result<Rc<McpSession<'a, H>>, McpError> {
+        if let Some(session) = self.sessions.borrow().get(name) {
+            return Ok(session.clone());
+        }
+        let Some(server) = self.servers.iter().find(|s| s.name == name) else {
+            let known: Vec<&str> = self.servers.iter().map(|s| s.name.as_str()).collect();
+            let message = if known.is_empty() {
+                format!("No MCP server named {name:?}: add it in Settings, MCP servers.")
+            } else {
+                format!(
+                    "No MCP server named {name:?} in Settings (there are: {}).",
+                    known.join(", ")
+                )
+            };
+            return Err(McpError { message, recoverable: false, session_ended: false });
+        };
+        let session = Rc::new(McpSession::connect_for(self.http, server, what).await?);
+        self.sessions.borrow_mut().insert(name.to_owned(), session.clone());
+        Ok(session)
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use agent_engine::jobs::{Job, JobKind, JobStatus, TAB_CLOSED};
-use agent_engine::mcp::{self, McpError, McpTool};
+use agent_engine::mcp::{McpClients, McpError, McpTool};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::pipeline::{
@@ -19,7 +19,7 @@ use agent_engine::providers::Usage;
 use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
 use protocol::agent::TaskStatus;
 use protocol::jobs::JobSummary;
-use protocol::settings::{McpServer, Settings};
+use protocol::settings::Settings;
 use protocol::studio::StoredPipeline;
 use protocol::workflow::ReplayControl;
 use protocol::{TabId, WorkerEvent};
@@ -71,28 +71,12 @@ struct WorkerTools<'a> {
     stop: Rc<Cell<bool>>,
     /// The run's job id: tasks and replays it starts are its children.
     job: String,
-    /// The MCP servers from Settings, tokens included: they stay in this worker.
-    mcp_servers: Vec<McpServer>,
+    /// The MCP servers from Settings, tokens included (they stay in this worker), with a
+    /// session each for the run.
+    mcp: McpClients<'static, FetchHttp>,
 }
 
 impl WorkerTools<'_> {
-    fn mcp_server(&self, name: &str) -> Result<&McpServer, ToolFailure> {
-        self.mcp_servers.iter().find(|s| s.name == name).ok_or_else(|| {
-            let known: Vec<&str> = self.mcp_servers.iter().map(|s| s.name.as_str()).collect();
-            ToolFailure {
-                message: if known.is_empty() {
-                    format!("No MCP server named {name:?}: add it in Settings, MCP servers.")
-                } else {
-                    format!(
-                        "No MCP server named {name:?} in Settings (there are: {}).",
-                        known.join(", ")
-                    )
-                },
-                recoverable: false,
-            }
-        })
-    }
-
     fn tab(&self, asked: Option<TabId>) -> Result<TabId, ToolFailure> {
         asked.or(self.tab).ok_or_else(|| ToolFailure {
             message: "No tab to read: run the pipeline with a tab.".into(),
@@ -144,37 +128,22 @@ impl PipelineTools for WorkerTools<'_> {
                 self.workflow_replay(workflow, params, self.tab(None)?).await
             }
             ToolCall::Mcp { server, name, arguments } => {
-                let server = self.mcp_server(server)?;
-                let result = mcp::call_tool(&FetchHttp, server, name, arguments)
-                    .await
-                    .map_err(mcp_failure)?;
-                Ok(without_token(result, server))
+                self.mcp.call_tool(server, name, arguments).await.map_err(mcp_failure)
             }
         }
     }
 
     fn mcp_servers(&self) -> Vec<String> {
-        self.mcp_servers.iter().map(|s| s.name.clone()).collect()
+        self.mcp.names()
     }
 
     async fn list_mcp_tools(&self, server: &str) -> Result<Vec<McpTool>, ToolFailure> {
-        mcp::list_tools(&FetchHttp, self.mcp_server(server)?).await.map_err(mcp_failure)
+        self.mcp.list_tools(server).await.map_err(mcp_failure)
     }
 }
 
 fn mcp_failure(error: McpError) -> ToolFailure {
     ToolFailure { message: error.message, recoverable: error.recoverable }
-}
-
-/// A tool's answer with the server's own token masked, should the server echo it: what a
-/// step returns goes into traces and the run's output.
-fn without_token(result: Value, server: &McpServer) -> Value {
-    let token = server.token.expose();
-    let text = result.to_string();
-    if token.is_empty() || !text.contains(token) {
-        return result;
-    }
-    serde_json::from_str(&text.replace(token, "***")).unwrap_or(Value::Null)
 }
 
 impl WorkerTools<'_> {
@@ -339,7 +308,7 @@ pub async fn run(
         tab,
         stop: stop.clone(),
         job: job.clone(),
-        mcp_servers: settings.mcp_servers.clone(),
+        mcp: McpClients::new(&FetchHttp, settings.mcp_servers.clone()),
     };
     let cancel = Stop { flag: stop, worker, id };
     let runner = Runner {

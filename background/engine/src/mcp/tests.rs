@@ -163,7 +163,8 @@ fn each_failure_names_the_server_and_tool_and_never_the_token() {
 fn a_session_id_hidden_by_cors_is_said_as_such() {
     let http = Scripted::new(answers_without_session());
     let shop = server("http://127.0.0.1:8000/mcp");
-    let error = block_on(call_tool(&http, &shop, "lookup", &json!({}))).unwrap_err();
+    let clients = McpClients::new(&http, vec![shop]);
+    let error = block_on(clients.call_tool("shop", "lookup", &json!({}))).unwrap_err();
     assert!(error.message.contains("Access-Control-Expose-Headers: Mcp-Session-Id"), "{error}");
     // Without the session id, none was sent.
     assert_eq!(http.header(2, "mcp-session-id"), None);
@@ -194,10 +195,11 @@ fn a_refused_token_or_a_down_server_is_said_at_connect() {
 }
 
 #[test]
-fn a_one_shot_call_names_the_tool_even_when_the_session_fails() {
+fn a_call_names_the_tool_even_when_the_session_fails() {
     let http = Scripted::new(vec![Err(HttpFailure::Network("connection refused".into()))]);
     let shop = server("http://127.0.0.1:8000/mcp");
-    let error = block_on(call_tool(&http, &shop, "lookup", &json!({}))).unwrap_err();
+    let clients = McpClients::new(&http, vec![shop.clone()]);
+    let error = block_on(clients.call_tool("shop", "lookup", &json!({}))).unwrap_err();
     assert!(
         error.message.starts_with("MCP server \"shop\", tool \"lookup\": could not be reached"),
         "{error}"
@@ -217,4 +219,59 @@ fn a_server_the_scheme_rules_refuse_is_never_contacted() {
         assert!(error.message.starts_with("MCP server \"shop\" is not usable"), "{error}");
     }
     assert!(http.seen.borrow().is_empty());
+}
+
+#[test]
+fn a_runs_clients_keep_one_session_per_server_and_reopen_a_forgotten_one() {
+    let mut answers = initialized();
+    answers.push(json_reply(2, json!({"tools": [{"name": "lookup", "inputSchema": {}}]})));
+    answers.push(json_reply(3, json!({"content": [], "structuredContent": {"price": 4}})));
+    // The server forgets the session; a new one is opened and the call made again.
+    answers.push(Ok(HttpResponse { status: 404, headers: vec![], body: String::new() }));
+    answers.extend(initialized());
+    answers.push(json_reply(
+        2,
+        json!({"content": [{"type": "text", "text": format!("echo {TOKEN}")}]}),
+    ));
+    let http = Scripted::new(answers);
+    let clients = McpClients::new(&http, vec![server("http://127.0.0.1:8000/mcp")]);
+    assert_eq!(clients.names(), ["shop"]);
+    block_on(async {
+        assert_eq!(clients.list_tools("shop").await.unwrap()[0].name, "lookup");
+        assert_eq!(
+            clients.call_tool("shop", "lookup", &json!({})).await.unwrap(),
+            json!({"price": 4})
+        );
+        // A tool that echoes the token gives it back masked.
+        assert_eq!(
+            clients.call_tool("shop", "lookup", &json!({})).await.unwrap(),
+            json!("echo ***")
+        );
+    });
+    let methods: Vec<Value> = http.seen.borrow().iter().map(|r| r.body["method"].clone()).collect();
+    assert_eq!(
+        methods,
+        [
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+            "tools/call",
+            "tools/call",
+            "initialize",
+            "notifications/initialized",
+            "tools/call"
+        ]
+    );
+    assert!(http.answers.borrow().is_empty());
+}
+
+#[test]
+fn a_server_not_in_settings_is_named_with_those_that_are() {
+    let http = Scripted::new(vec![]);
+    let clients = McpClients::new(&http, vec![server("http://127.0.0.1:8000/mcp")]);
+    let error = block_on(clients.call_tool("crm", "find", &json!({}))).unwrap_err();
+    assert_eq!(error.message, "No MCP server named \"crm\" in Settings (there are: shop).");
+    let none = McpClients::new(&http, vec![]);
+    let error = block_on(none.list_tools("crm")).unwrap_err();
+    assert_eq!(error.message, "No MCP server named \"crm\": add it in Settings, MCP servers.");
 }
