@@ -277,7 +277,7 @@ pub fn tool_warnings(source: &str) -> Vec<String> {
     let mcp: Vec<&str> = allowed
         .iter()
         .filter(|t| *t == "mcp" || t.starts_with("mcp:"))
-        .map(String::as_str)
+        .map(|t| if t == "mcp" { "every server's tools" } else { t.as_str() })
         .collect();
     if !mcp.is_empty() {
         out.push(format!("It may call tools of MCP servers from Settings: {}.", mcp.join(", ")));
@@ -299,6 +299,23 @@ pub fn tool_warnings(source: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use prompt_files::pipeline::BUNDLED_PIPELINES;
+
+    #[test]
+    fn mcp_tools_in_the_allowlist_are_said() {
+        let listed =
+            tool_warnings("id: p\nallow_tools: [\"mcp:shop/lookup\", \"mcp:crm/*\"]\nsteps: []\n");
+        assert_eq!(
+            listed,
+            ["It may call tools of MCP servers from Settings: mcp:shop/lookup, mcp:crm/*."]
+        );
+        let all = tool_warnings("id: p\nsteps: []\n");
+        assert!(
+            all.contains(
+                &"It may call tools of MCP servers from Settings: every server's tools.".to_owned()
+            ),
+            "{all:?}"
+        );
+    }
 
     #[test]
     fn the_example_pipeline_is_drawn_in_layers_with_its_when_edges() {
