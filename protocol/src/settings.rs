@@ -441,9 +441,13 @@ impl Settings {
                 ));
             }
         }
-        // A server's token likewise stays with the server (by name) and its origin.
+        // A server's token likewise stays with the server and its origin: found by name, or
+        // at the same row when that row was renamed (its old name is no longer used).
+        let names: Vec<String> = self.mcp_servers.iter().map(|s| s.name.clone()).collect();
         for (i, server) in self.mcp_servers.iter_mut().enumerate() {
-            let Some(old) = previous.mcp_servers.iter().find(|s| s.name == server.name) else {
+            let renamed = previous.mcp_servers.get(i).filter(|old| !names.contains(&old.name));
+            let Some(old) = previous.mcp_servers.iter().find(|s| s.name == server.name).or(renamed)
+            else {
                 continue;
             };
             if !server.token.is_empty() || old.token.is_empty() {
@@ -623,6 +627,12 @@ mod tests {
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(problems[0].path, "/mcp_servers/0/token");
         assert!(moved.mcp_servers[0].token.is_empty());
+        // Renamed in place: the row keeps its token.
+        let mut renamed = previous.clone();
+        renamed.mcp_servers[0].name = "store".into();
+        renamed.mcp_servers[0].token = Secret::default();
+        assert!(renamed.keep_keys_of(Some(&previous)).is_empty());
+        assert_eq!(renamed.mcp_servers[0].token.expose(), "tok-1");
     }
 
     #[test]
