@@ -535,11 +535,16 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
             match self.tools.list_mcp_tools(&server).await {
                 Ok(tools) => {
                     for tool in tools.iter().filter(|t| pipeline.allows_mcp(&server, &t.name)) {
+                        // A server's own words, bounded so one verbose server cannot fill
+                        // the prompt.
+                        let description = crate::truncate(&tool.description, MCP_DESCRIPTION_CHARS);
+                        let schema =
+                            crate::truncate(&tool.input_schema.to_string(), MCP_SCHEMA_CHARS);
                         lines.push(format!(
                             "- mcp:{server}/{}: {}\n  input schema: {}",
                             crate::untrusted::inline(&tool.name),
-                            crate::untrusted::inline(&tool.description),
-                            crate::untrusted::inline(&tool.input_schema.to_string()),
+                            crate::untrusted::inline(&description),
+                            crate::untrusted::inline(&schema),
                         ));
                     }
                 }
@@ -694,6 +699,10 @@ impl<H: Http, K: Clock, T: PipelineTools, C: Cancel> Runner<'_, H, K, T, C> {
         Some(model)
     }
 }
+
+/// Characters of an MCP tool's description and of its input schema in `{{tools.list}}`.
+const MCP_DESCRIPTION_CHARS: usize = 600;
+const MCP_SCHEMA_CHARS: usize = 3000;
 
 /// Whether a step's templates or an llm step's prompt read `tools.list`.
 fn reads_tools_list(pipeline: &Pipeline, prompts: &PromptSet) -> bool {

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::mcp::McpTool;
+use crate::pipeline::load::McpAllow;
 
 const LOOKUP: &str = r#"
 id: prices
@@ -30,6 +31,11 @@ fn shop_tools() -> Vec<McpTool> {
             name: "delete_all".into(),
             description: "Deletes.".into(),
             input_schema: json!({}),
+        },
+        McpTool {
+            name: "verbose".into(),
+            description: "word ".repeat(1000),
+            input_schema: json!({"description": "x".repeat(10_000)}),
         },
     ]
 }
@@ -145,6 +151,18 @@ steps:
     );
     assert_eq!(prompt, &expected);
     assert!(!prompt.contains("delete_all"));
+    // With every tool of the server allowed, a verbose one is listed cut short.
+    let mut every = loaded.pipeline.clone();
+    every.allow_mcp = vec![McpAllow { server: "shop".into(), tool: None }];
+    let tools = Tools { mcp: BTreeMap::from([("shop", Ok(shop_tools()))]), ..Tools::default() };
+    let out = run(&every, json!({}), Model::answering(&[json!({})]), tools);
+    let prompt = &out.run.steps[0].llm.as_ref().unwrap().prompt_text;
+    let verbose = prompt
+        .lines()
+        .find(|l| l.starts_with("- mcp:shop/verbose: "))
+        .unwrap_or_else(|| panic!("{prompt}"));
+    assert!(verbose.ends_with('…') && verbose.chars().count() < 700, "{verbose}");
+    assert!(prompt.len() < 6000, "{}", prompt.len());
     // What the model was sent is that prompt.
     assert!(out.model.sent.borrow()[0].body.to_string().contains("mcp:shop/lookup"));
 }
