@@ -219,6 +219,13 @@ impl<'a, H: Http> McpSession<'a, H> {
         };
         match response.status {
             200..=299 => Ok(response),
+            // Redirects are not followed (a browser's opaque redirect has status 0): the
+            // request and its token go to the configured URL only.
+            0 | 300..=399 => Err(self.error(
+                what,
+                "answered with a redirect, which is not followed: MCP requests go to the configured URL only (enter the URL it redirects to)",
+                false,
+            )),
             401 | 403 => Err(self.error(
                 what,
                 &format!(

@@ -7,7 +7,7 @@ use protocol::WorkerEvent;
 use protocol::settings::{McpServer, ModelRole};
 
 use crate::chrome::PerformanceClock;
-use crate::http::FetchHttp;
+use crate::http::{FetchHttp, NoRedirectHttp};
 use crate::store::Store;
 
 /// Calls `model` once and says how it went. `key` is a key typed in the form; without one
@@ -104,7 +104,7 @@ pub async fn test_mcp(
         },
     };
     let started = PerformanceClock.now_ms();
-    match agent_engine::mcp::list_tools(&FetchHttp, &server).await {
+    match agent_engine::mcp::list_tools(&NoRedirectHttp, &server).await {
         Ok(tools) => {
             let ms = (PerformanceClock.now_ms() - started).round();
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();

@@ -29,7 +29,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock};
-use crate::http::FetchHttp;
+use crate::http::{FetchHttp, NoRedirectHttp};
 use crate::store::Store;
 
 /// Runs in flight (by the request that started them), and runs of versions not stored
@@ -73,7 +73,7 @@ struct WorkerTools<'a> {
     job: String,
     /// The MCP servers from Settings, tokens included (they stay in this worker), with a
     /// session each for the run.
-    mcp: McpClients<'static, FetchHttp>,
+    mcp: McpClients<'static, NoRedirectHttp>,
 }
 
 impl WorkerTools<'_> {
@@ -308,7 +308,7 @@ pub async fn run(
         tab,
         stop: stop.clone(),
         job: job.clone(),
-        mcp: McpClients::new(&FetchHttp, settings.mcp_servers.clone()),
+        mcp: McpClients::new(&NoRedirectHttp, settings.mcp_servers.clone()),
     };
     let cancel = Stop { flag: stop, worker, id };
     let runner = Runner {

@@ -150,6 +150,20 @@ fn each_failure_names_the_server_and_tool_and_never_the_token() {
             true,
         ),
         (Err(HttpFailure::Timeout), "did not answer in time", true),
+        (
+            Ok(HttpResponse { status: 0, headers: vec![], body: String::new() }),
+            "answered with a redirect, which is not followed",
+            false,
+        ),
+        (
+            Ok(HttpResponse {
+                status: 307,
+                headers: vec![("location".into(), "https://elsewhere.example/".into())],
+                body: String::new(),
+            }),
+            "answered with a redirect",
+            false,
+        ),
     ] {
         let error = call(answer).unwrap_err();
         assert!(error.message.starts_with("MCP server \"shop\", tool \"lookup\": "), "{error}");
