@@ -437,34 +437,10 @@ pub(crate) mod tests {
     use super::*;
     use crate::executor::Control;
     use crate::prompts::PromptSet;
-    use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
-    use crate::testing::{FakeClock, settings};
+    use crate::testing::{FakeClock, Scripted, settings};
     use crate::workflow::recording::{RecordedStep, TargetDescriptor};
     use futures::executor::block_on;
-    use std::cell::{Cell, RefCell};
-    use std::collections::VecDeque;
-
-    /// An OpenAI-format model answering scripted replies in order, keeping the requests.
-    pub struct Scripted {
-        pub replies: RefCell<VecDeque<String>>,
-        pub seen: RefCell<Vec<HttpRequest>>,
-    }
-
-    impl Scripted {
-        pub fn new(replies: Vec<String>) -> Scripted {
-            Scripted { replies: RefCell::new(replies.into()), seen: RefCell::default() }
-        }
-    }
-
-    impl Http for Scripted {
-        async fn post(&self, request: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
-            self.seen.borrow_mut().push(request.clone());
-            let content = self.replies.borrow_mut().pop_front().expect("a scripted reply");
-            let body = json!({"choices": [{"message": {"content": content}}],
-                              "usage": {"prompt_tokens": 100, "completion_tokens": 10}});
-            Ok(HttpResponse { status: 200, headers: vec![], body: body.to_string() })
-        }
-    }
+    use std::cell::Cell;
 
     fn recording() -> Recording {
         let step = |index: u32, shot: &str, action| RecordedStep {

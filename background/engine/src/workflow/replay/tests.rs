@@ -10,8 +10,7 @@ use super::*;
 use crate::executor::{BrowserError, CaptureError, Checkpoint, Control};
 use crate::prompts::PromptSet;
 use crate::run::{AgentEvent, LlmTrace};
-use crate::testing::{FakeClock, settings};
-use crate::workflow::reflect::tests::Scripted;
+use crate::testing::{FakeClock, Scripted, settings};
 use crate::workflow::schema::{FORMAT_VERSION, Param, StepAction, WorkflowSubtask};
 
 /// A page: where it is and what it lists.
@@ -476,7 +475,7 @@ fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
             handle.request_cancel();
         }
     });
-    let model = Scripted::new(vec![]);
+    let model = Scripted::default();
     let store = Store::default();
     let wf = workflow();
     let mut state = ReplayState::new(&wf, BTreeMap::new(), 1, "run-1", "t0", "gpt-test");
@@ -491,7 +490,7 @@ fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
     // Paused during the "read" subtask's model call, then resumed with a fresh Control.
     let control = Control::default();
     let site = Site::new(music);
-    let model = Scripted::new(vec![]);
+    let model = Scripted::default();
     let mut state = ReplayState::new(&wf, BTreeMap::new(), 1, "run-2", "t0", "gpt-test");
     control.request_pause();
     resume(&wf, &site, &model, &store, &control, &mut state);
