@@ -48,6 +48,14 @@ pub fn open_annotation(browser: &mut Browser, query: &str) -> Page {
     page
 }
 
+/// How most annotation tests begin: Chromium launched and the annotation page open on its
+/// runs list.
+pub fn launch_annotation() -> (Browser, Page) {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    (browser, page)
+}
+
 /// Loads `annotation.html{query}` afresh in `page` and waits for it to render.
 pub fn navigate(browser: &Browser, page: &Page, query: &str) {
     let url = browser.extension_url(&format!("annotation.html{query}"));
@@ -115,6 +123,27 @@ pub fn stored(page: &Page, store: &str) -> Vec<Value> {
         store = Value::from(store)
     );
     page.eval(&script).as_array().cloned().unwrap_or_default()
+}
+
+/// The stored step `index` of run `run_id`, among `steps` (as [`stored`] read them).
+pub fn step_of<'a>(steps: &'a [Value], run_id: &str, index: u64) -> &'a Value {
+    steps.iter().find(|s| s["runId"] == run_id && s["index"] == index).expect("the step is stored")
+}
+
+/// Opens the sync dialog, enters the server and the token, and saves.
+pub fn configure_sync(page: &Page, endpoint: &str, token: &str) {
+    page.click("[data-testid=sync-state]");
+    replace_text(page, "[data-testid=sync-endpoint]", endpoint);
+    replace_text(page, "[data-testid=sync-token]", token);
+    page.click("[data-testid=sync-save]");
+}
+
+/// Waits until the sync pill says `state` (`synced`, `offline`, `conflict`…).
+pub fn wait_sync(page: &Page, state: &str) {
+    page.wait_for(
+        &format!("document.querySelector('[data-testid=sync-state]')?.dataset.state === '{state}'"),
+        &format!("the sync state to be {state}"),
+    );
 }
 
 /// Lets the browser save downloads into a fresh folder, and returns it.

@@ -36,6 +36,9 @@ pub mod workflows;
 
 use std::path::PathBuf;
 
+use browser::{Browser, Tab};
+use fixtures::FixtureSites;
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_owned()
@@ -44,4 +47,13 @@ pub fn workspace_root() -> PathBuf {
 /// The element of a page state (`debug.page_state`) whose accessible text is `text`.
 pub fn listed<'a>(state: &'a serde_json::Value, text: &str) -> Option<&'a serde_json::Value> {
     state["elements"].as_array()?.iter().find(|e| e["text"] == text)
+}
+
+/// How most tests begin: the fixture sites served, Chromium launched with `dist/`, and a tab
+/// open on the fixture page `path`. The sites serve for as long as they are kept.
+pub fn open_fixture(path: &str) -> (FixtureSites, Browser, Tab) {
+    let sites = FixtureSites::serve();
+    let mut browser = Browser::launch();
+    let tab = browser.open_tab(&sites.url(path));
+    (sites, browser, tab)
 }

@@ -239,21 +239,33 @@ pub fn shop_subtasks(open_depends_on: &[&str]) -> Value {
 /// Pass B's scripted answer: a `{query}` parameter, three subtasks, an extract `cheapest`.
 /// No dependency: the test adds it on the Workflows page.
 pub fn reflect_task_reply() -> Reply {
+    shop_reflection(RECORDED_QUERY, &[], shop_steps(0))
+}
+
+/// Pass B's answer for a shop recording: search for `{query}` (`example` when recorded),
+/// sort, open the cheapest (after `open_depends_on`), with `steps`.
+pub fn shop_reflection(example: &str, open_depends_on: &[&str], steps: Vec<Value>) -> Reply {
     Reply::json(json!({
         "task_name": "Open the cheapest product",
         "detailed_task_description": "Search the shop for {query}, sort by price and open the cheapest.",
-        "task_params": [{"name": "query", "description": "What to search for",
-            "example": RECORDED_QUERY}],
-        "subtasks": shop_subtasks(&[]),
-        "steps": [
-            {"index": 0, "subtask": "search", "action_value": "{query}", "variable": ""},
-            {"index": 1, "subtask": "search", "action_value": "Enter", "variable": ""},
-            {"index": 2, "subtask": "cheapest", "action_value": "Price: low to high", "variable": ""},
-            {"index": 3, "subtask": "cheapest", "action_value": "the cheapest product's name",
-             "variable": "cheapest"},
-            {"index": 4, "subtask": "open", "action_value": "", "variable": ""}
-        ]
+        "task_params": [{"name": "query", "description": "What to search for", "example": example}],
+        "subtasks": shop_subtasks(open_depends_on),
+        "steps": steps
     }))
+}
+
+/// Pass B's steps for the shop's search, sort and open, numbered from `first` (a recording
+/// that clicked into the search box first has that step before them).
+pub fn shop_steps(first: u64) -> Vec<Value> {
+    let steps = [
+        ("search", "{query}", ""),
+        ("search", "Enter", ""),
+        ("cheapest", "Price: low to high", ""),
+        ("cheapest", "the cheapest product's name", "cheapest"),
+        ("open", "", ""),
+    ];
+    let step = |((subtask, value, variable), index)| json!({"index": index, "subtask": subtask, "action_value": value, "variable": variable});
+    steps.into_iter().zip(first..).map(step).collect()
 }
 
 /// Which prompt a request carries.
@@ -266,15 +278,12 @@ pub enum Prompt {
 }
 
 pub fn prompt_kind(prompt: &str) -> Prompt {
-    if prompt.starts_with("You replay a workflow") {
-        Prompt::Replay
-    } else if prompt.starts_with("You explain one step") {
-        Prompt::ReflectStep
-    } else if prompt.starts_with("You turn a task a user recorded") {
-        Prompt::ReflectTask
-    } else {
-        Prompt::Other
-    }
+    let kinds = [
+        ("You replay a workflow", Prompt::Replay),
+        ("You explain one step", Prompt::ReflectStep),
+        ("You turn a task a user recorded", Prompt::ReflectTask),
+    ];
+    crate::llm::kind_by_opening(prompt, &kinds, Prompt::Other)
 }
 
 /// The text between `start` and `end` in `prompt`.

@@ -6,7 +6,7 @@
 //! dropped, by the "Quality ≥" filter.
 
 use e2e::annotation::*;
-use e2e::browser::{Browser, Page};
+use e2e::browser::Page;
 use serde_json::json;
 
 /// `--bad` and `--fg` of `annotation.css` (light scheme): the underline and the text.
@@ -50,8 +50,7 @@ fn row_score(page: &Page, run: &str) -> String {
 
 #[test]
 fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     seed(
         &page,
         &[run_record("sp", "Find the shop's address", 1)],
@@ -135,8 +134,7 @@ fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() 
 
 #[test]
 fn every_score_counts_the_misspellings_whatever_the_save_changed() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     // "stale" holds a score its misspelled text never earned: any save must score it again.
     let mut stale = run_record("stale", "Search the shop, tagged", 1);
     stale["quality"] = json!(100);
@@ -213,8 +211,7 @@ fn every_score_counts_the_misspellings_whatever_the_save_changed() {
 
 #[test]
 fn runs_without_a_score_say_so_and_are_scored_when_imported_or_first_opened() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     seed(
         &page,
         &[run_record("u1", "Search the shop", 1), run_record("u2", "Search the shop again", 1)],

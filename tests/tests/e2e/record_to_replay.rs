@@ -28,21 +28,10 @@ fn pass_a(prompt: &str) -> Reply {
 /// Pass B for the six recorded steps: the query is the parameter, the cheapest product's
 /// name an extract the last subtask depends on.
 fn pass_b() -> Reply {
-    Reply::json(json!({
-        "task_name": "Open the cheapest product",
-        "detailed_task_description": "Search the shop for {query}, sort by price and open the cheapest.",
-        "task_params": [{"name": "query", "description": "What to search for", "example": "coffee"}],
-        "subtasks": workflows::shop_subtasks(&["cheapest"]),
-        "steps": [
-            {"index": 0, "subtask": "search", "action_value": "", "variable": ""},
-            {"index": 1, "subtask": "search", "action_value": "{query}", "variable": ""},
-            {"index": 2, "subtask": "search", "action_value": "Enter", "variable": ""},
-            {"index": 3, "subtask": "cheapest", "action_value": "Price: low to high", "variable": ""},
-            {"index": 4, "subtask": "cheapest", "action_value": "the cheapest product's name",
-             "variable": "cheapest"},
-            {"index": 5, "subtask": "open", "action_value": "", "variable": ""}
-        ]
-    }))
+    let click_into_search =
+        json!({"index": 0, "subtask": "search", "action_value": "", "variable": ""});
+    let steps = std::iter::once(click_into_search).chain(workflows::shop_steps(1)).collect();
+    workflows::shop_reflection("coffee", &["cheapest"], steps)
 }
 
 #[test]
