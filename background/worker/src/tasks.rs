@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::CaptureError;
-use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
+use agent_engine::executor::{CallContext, Checkpoint, Control, Executor, Unreadable};
 use agent_engine::firewall::Firewall;
 use agent_engine::jobs::{self, Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
@@ -846,14 +846,16 @@ fn executor<'a>(
     control: &'a Control,
 ) -> WorkerExecutor<'a> {
     Executor {
-        http: &FetchHttp,
+        cx: CallContext {
+            http: &FetchHttp,
+            clock: &PerformanceClock,
+            control,
+            prompts,
+            settings,
+            epoch_ms: &epoch_ms,
+        },
         browser: &parts.browser,
         capture: &parts.capture,
-        clock: &PerformanceClock,
-        control,
-        prompts,
-        settings,
-        epoch_ms: &epoch_ms,
     }
 }
 

@@ -347,14 +347,16 @@ impl World {
         epoch: &'a dyn Fn() -> f64,
     ) -> Executor<'a, Model, Pages, Memory, FakeClock> {
         Executor {
-            http: &self.model,
+            cx: CallContext {
+                http: &self.model,
+                clock,
+                control: &self.control,
+                prompts: &self.prompts,
+                settings: &self.settings,
+                epoch_ms: epoch,
+            },
             browser: &self.pages,
             capture: &self.store,
-            clock,
-            control: &self.control,
-            prompts: &self.prompts,
-            settings: &self.settings,
-            epoch_ms: epoch,
         }
     }
 
