@@ -14,9 +14,11 @@ use serde_json::Value;
 
 use super::*;
 use super::{Capture, CaptureError};
+use crate::prompts::PromptSet;
 use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
 use crate::run::{AgentRun, LlmTrace, StepOutcome, StepRecord};
 use crate::testing::{FakeClock, settings};
+use protocol::settings::Settings;
 use run_contract::telemetry::LogKind;
 
 /// What the scripted model does for one request.
