@@ -106,15 +106,22 @@ async fn answer_panel_request(
         PanelRequest::CurrentTask { id, tab_id } => {
             Ok(WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot(tab_id) })
         }
-        PanelRequest::StartTask { id, tab_id, task, session_id } => {
-            tasks.start(worker, id, tab_id, &task, session_id.as_deref()).await
-        }
+        PanelRequest::StartTask { id, tab_id, task, session_id } => tasks
+            .start_job(worker, tab_id, &task, session_id.as_deref(), None)
+            .await
+            .map(|_| WorkerEvent::Done { id }),
         PanelRequest::FollowUp { id, session_id, text } => {
-            tasks.follow_up(worker, id, &session_id, &text).await
+            tasks.follow_up(worker, &session_id, &text).await.map(|()| WorkerEvent::Done { id })
         }
-        PanelRequest::Pause { id, session_id } => tasks.pause(id, &session_id),
-        PanelRequest::Resume { id, session_id } => tasks.resume(worker, id, &session_id).await,
-        PanelRequest::Cancel { id, session_id } => tasks.cancel(worker, id, &session_id).await,
+        PanelRequest::Pause { id, session_id } => {
+            tasks.pause(&session_id).map(|()| WorkerEvent::Done { id })
+        }
+        PanelRequest::Resume { id, session_id } => {
+            tasks.resume(worker, &session_id).await.map(|()| WorkerEvent::Done { id })
+        }
+        PanelRequest::Cancel { id, session_id } => {
+            tasks.cancel(worker, &session_id).await.map(|()| WorkerEvent::Done { id })
+        }
         PanelRequest::GetSettings { id } => tasks.get_settings(id).await,
         PanelRequest::SaveSettings { id, settings, keys } => {
             tasks.save_settings(id, *settings, &keys).await
@@ -175,17 +182,19 @@ async fn answer_panel_request(
             .map(|()| WorkerEvent::Done { id }),
         PanelRequest::CurrentRecording { id } => Ok(worker.recorder.answer(Some(id))),
         PanelRequest::ReflectRecording { id, recording_id } => {
-            worker.workflows.reflect(worker, id, &recording_id).await
+            worker.workflows.reflect(worker, &recording_id).await.map(|()| WorkerEvent::Done { id })
         }
         PanelRequest::StartReplay { id, workflow_id, version, tab_id, params, fast_path } => {
             let flows = &worker.workflows;
             flows.start_replay(worker, id, &workflow_id, version, tab_id, &params, fast_path).await
         }
-        PanelRequest::ReplayControl { id, run_id, action } => {
-            worker.workflows.control(worker, id, &run_id, action).await
-        }
+        PanelRequest::ReplayControl { id, run_id, action } => worker
+            .workflows
+            .control(worker, &run_id, action)
+            .await
+            .map(|()| WorkerEvent::Done { id }),
         PanelRequest::ReplayMessage { id, run_id, text } => {
-            worker.workflows.message(worker, id, &run_id, text).await
+            worker.workflows.message(worker, &run_id, text).await.map(|()| WorkerEvent::Done { id })
         }
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
         PanelRequest::ListWorkflows { id } => worker.workflows.list(worker, id).await,
