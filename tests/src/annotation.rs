@@ -36,6 +36,11 @@ pub fn step_record(run_id: &str, index: u32, thoughts: [&str; 3]) -> Value {
     })
 }
 
+/// A run's steps, numbered from 0, each with its three thoughts.
+pub fn step_records(run_id: &str, thoughts: &[[&str; 3]]) -> Vec<Value> {
+    (0..).zip(thoughts).map(|(index, thoughts)| step_record(run_id, index, *thoughts)).collect()
+}
+
 /// Opens `annotation.html` (which creates the database at its current version) and waits
 /// for it to render.
 pub fn open_annotation(browser: &mut Browser, query: &str) -> Page {

@@ -1,10 +1,7 @@
 //! The end-to-end harness. A test reads like the user story it checks:
 //!
 //! ```no_run
-//! use e2e::{browser::Browser, fixtures::FixtureSites};
-//! let sites = FixtureSites::serve();
-//! let mut browser = Browser::launch();
-//! let shop = browser.open_tab(&sites.url("/shop/index.html"));
+//! let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
 //! let panel = browser.open_side_panel(&shop);
 //! panel.click("[data-testid=read-title]");
 //! panel.wait_for_text("[data-testid=page-title]", "Fixture Shop");
@@ -49,11 +46,15 @@ pub fn listed<'a>(state: &'a serde_json::Value, text: &str) -> Option<&'a serde_
     state["elements"].as_array()?.iter().find(|e| e["text"] == text)
 }
 
-/// How most tests begin: the fixture sites served, Chromium launched with `dist/`, and a tab
-/// open on the fixture page `path`. The sites serve for as long as they are kept.
+/// How most tests begin: the fixture sites served and Chromium launched with `dist/`. The
+/// sites serve for as long as they are kept.
+pub fn launch_with_fixtures() -> (FixtureSites, Browser) {
+    (FixtureSites::serve(), Browser::launch())
+}
+
+/// [`launch_with_fixtures`], with a tab open on the fixture page `path`.
 pub fn open_fixture(path: &str) -> (FixtureSites, Browser, Tab) {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = launch_with_fixtures();
     let tab = browser.open_tab(&sites.url(path));
     (sites, browser, tab)
 }

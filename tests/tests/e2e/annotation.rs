@@ -157,18 +157,13 @@ fn a_reviewer_suggests_and_comments_the_author_accepts_and_the_reviewer_approves
     seed(
         &page,
         &[run],
-        &[
-            step_record(
-                "r2",
-                0,
+        &step_records(
+            "r2",
+            &[
                 ["I am on the shop.", "I see the bar.", "I should search for kettles."],
-            ),
-            step_record(
-                "r2",
-                1,
                 ["I searched.", "I can see two kettles.", "I should return both prices."],
-            ),
-        ],
+            ],
+        ),
     );
 
     set_user(&page, "rev", "reviewer");

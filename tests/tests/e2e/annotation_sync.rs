@@ -30,18 +30,13 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
     seed(
         &a,
         &[captured.clone()],
-        &[
-            step_record(
-                "r7",
-                0,
+        &step_records(
+            "r7",
+            &[
                 ["I start on the shop.", "I can see the Kettles link.", "I should click it."],
-            ),
-            step_record(
-                "r7",
-                1,
                 ["I opened Kettles.", "I can see 24.99 €.", "I should return the price."],
-            ),
-        ],
+            ],
+        ),
     );
     navigate(&browser_a, &a, "");
     configure_sync(&a, "http://127.0.0.1:9", &server.tokens["ann"]);

@@ -39,23 +39,14 @@ fn unsaved_edits_ask_before_leaving_and_come_back_after_a_reload_or_the_tab_clos
     seed(
         &page,
         &[run_record("w1", "Find the kettle's price", 3)],
-        &[
-            step_record(
-                "w1",
-                0,
+        &step_records(
+            "w1",
+            &[
                 ["I start on the shop.", "I can see the Kettles link.", "I should click it."],
-            ),
-            step_record(
-                "w1",
-                1,
                 ["I opened Kettles.", "I can see two kettles.", "I should open the steel one."],
-            ),
-            step_record(
-                "w1",
-                2,
                 ["I opened it.", "I can see 24.99 €.", "I should return the price."],
-            ),
-        ],
+            ],
+        ),
     );
     navigate(&browser, &page, "?agentRunId=w1&qa=false");
     page.wait_for_text("[data-testid=step-heading]", "Step 1 of 3");

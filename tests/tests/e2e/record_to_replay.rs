@@ -5,8 +5,6 @@
 //! the new search makes cheapest, and the extract holds its name.
 
 use e2e::agent::settings;
-use e2e::browser::Browser;
-use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
 use e2e::recording::{key, sort_low_to_high, start_recording, stop, wait_for_events};
 use e2e::workflows::{self, Prompt, prompt_kind};
@@ -36,8 +34,7 @@ fn pass_b() -> Reply {
 
 #[test]
 fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let llm = ScriptedLlm::responding(|prompt| match prompt_kind(prompt) {
         Prompt::ReflectStep => pass_a(prompt),
         Prompt::ReflectTask => pass_b(),
@@ -142,8 +139,7 @@ fn pass_b_for(steps: usize) -> Reply {
 
 #[test]
 fn a_recorded_drag_double_click_right_click_and_paste_are_replayed_without_the_model() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let replay_calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counted = replay_calls.clone();
     let steps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -63,8 +63,7 @@ fn kettle_price_run(browser: &mut Browser, sites: &FixtureSites) -> (Tab, Script
 
 #[test]
 fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (_shop, llm, run_id) = kettle_price_run(&mut browser, &sites);
 
     let page = browser.open_tab(&browser.extension_url("studio.html")).page;
@@ -672,8 +671,7 @@ fn saved_versions_are_listed_diffed_and_restored_as_a_new_version() {
 
 #[test]
 fn a_traces_annotation_link_opens_the_run_on_the_traces_step() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (_shop, _llm, run_id) = kettle_price_run(&mut browser, &sites);
 
     // The traces of stored step 2: the third step, as the annotation page counts.
