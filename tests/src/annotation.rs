@@ -78,9 +78,7 @@ pub fn seed(page: &Page, runs: &[Value], steps: &[Value]) {
     let script = format!(
         r#"(async () => {{
             const runs = {runs}, steps = {steps};
-            const db = await new Promise((ok, fail) => {{
-                const r = indexedDB.open('alphascout'); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
-            }});
+            {open_db}
             const shots = [];
             for (const step of steps) {{
                 // A page-sized shot with page-sized text, so a screenshot's readability is seen.
@@ -107,27 +105,14 @@ pub fn seed(page: &Page, runs: &[Value], steps: &[Value]) {
         }})()"#,
         runs = Value::from(runs.to_vec()),
         steps = Value::from(steps.to_vec()),
+        open_db = crate::OPEN_DB,
     );
     assert_eq!(page.eval(&script), Value::Bool(true), "seeding IndexedDB");
 }
 
 /// Every record of `store` in the extension's database, as JSON.
 pub fn stored(page: &Page, store: &str) -> Vec<Value> {
-    let script = format!(
-        r#"(async () => {{
-            const db = await new Promise((ok, fail) => {{
-                const r = indexedDB.open('alphascout'); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
-            }});
-            const all = await new Promise((ok, fail) => {{
-                const r = db.transaction({store}).objectStore({store}).getAll();
-                r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
-            }});
-            db.close();
-            return JSON.parse(JSON.stringify(all));
-        }})()"#,
-        store = Value::from(store)
-    );
-    page.eval(&script).as_array().cloned().unwrap_or_default()
+    page.eval(&crate::all_records_js(store)).as_array().cloned().unwrap_or_default()
 }
 
 /// The stored step `index` of run `run_id`, among `steps` (as [`stored`] read them).

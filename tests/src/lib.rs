@@ -58,3 +58,25 @@ pub fn open_fixture(path: &str) -> (FixtureSites, Browser, Tab) {
     let tab = browser.open_tab(&sites.url(path));
     (sites, browser, tab)
 }
+
+/// Page JavaScript, inside an async function, that opens the extension's database as `db`.
+pub const OPEN_DB: &str = "const db = await new Promise((ok, fail) => { \
+    const open = indexedDB.open('alphascout'); \
+    open.onsuccess = () => ok(open.result); open.onerror = () => fail(open.error); });";
+
+/// Page JavaScript resolving to every record of `store` in the extension's database, as
+/// JSON: for an extension page or the worker's [`browser::Browser::eval_in_extension`].
+pub fn all_records_js(store: &str) -> String {
+    format!(
+        r#"(async () => {{
+            {OPEN_DB}
+            const rows = await new Promise((ok, fail) => {{
+                const request = db.transaction({store:?}).objectStore({store:?}).getAll();
+                request.onsuccess = () => ok(request.result);
+                request.onerror = () => fail(request.error);
+            }});
+            db.close();
+            return JSON.parse(JSON.stringify(rows));
+        }})()"#
+    )
+}

@@ -46,11 +46,7 @@ const SHOT_JS: &str = r#"
 pub fn put(browser: &mut Browser, store: &str, record: &Value) {
     let stored = browser.eval_in_extension(&format!(
         r#"(async () => {{
-          const db = await new Promise((ok, fail) => {{
-            const open = indexedDB.open("alphascout");
-            open.onsuccess = () => ok(open.result);
-            open.onerror = () => fail(open.error);
-          }});
+          {open_db}
           await new Promise((ok, fail) => {{
             const tx = db.transaction({store:?}, "readwrite");
             tx.objectStore({store:?}).put({record});
@@ -59,29 +55,15 @@ pub fn put(browser: &mut Browser, store: &str, record: &Value) {
           }});
           db.close();
           return true;
-        }})()"#
+        }})()"#,
+        open_db = crate::OPEN_DB,
     ));
     assert_eq!(stored, json!(true), "storing in {store}");
 }
 
 /// Every record of `store`.
 pub fn all(browser: &mut Browser, store: &str) -> Vec<Value> {
-    let found = browser.eval_in_extension(&format!(
-        r#"(async () => {{
-          const db = await new Promise((ok, fail) => {{
-            const open = indexedDB.open("alphascout");
-            open.onsuccess = () => ok(open.result);
-            open.onerror = () => fail(open.error);
-          }});
-          const rows = await new Promise((ok, fail) => {{
-            const request = db.transaction({store:?}).objectStore({store:?}).getAll();
-            request.onsuccess = () => ok(request.result);
-            request.onerror = () => fail(request.error);
-          }});
-          db.close();
-          return rows;
-        }})()"#
-    ));
+    let found = browser.eval_in_extension(&crate::all_records_js(store));
     found.as_array().cloned().unwrap_or_default()
 }
 

@@ -48,6 +48,17 @@ fn row_score(page: &Page, run: &str) -> String {
     page.text(&format!("[data-testid=run-row][data-run={run}] [data-testid=run-quality]"))
 }
 
+/// Thought 2's word at `mark` shows red under it on screen, not only a style on it; the
+/// screen is kept as `shot`.png for a person to look at.
+fn underlined_on_screen(page: &Page, mark: &str, shot: &str) {
+    show_thought(page, 2);
+    let (red, ink) = pixels_over(page, mark, 6.0, BAD, INK);
+    assert!(ink > 0, "the word is where its mark is");
+    assert!(red > 20, "the misspelling is underlined in red on screen ({red} red pixels)");
+    let shots = e2e::workspace_root().join("target/tmp/screenshots");
+    page.screenshot(&shots.join(format!("{shot}.png")));
+}
+
 #[test]
 fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() {
     let (browser, page) = launch_annotation();
@@ -75,13 +86,7 @@ fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() 
     assert!(style[0].as_str().unwrap_or_default().contains("underline"), "{style}");
     assert_eq!(style[1], "wavy", "{style}");
     // What a person sees: red under the word, not only a style on it.
-    show_thought(&page, 2);
-    let (red, ink) = pixels_over(&page, mark, 6.0, BAD, INK);
-    assert!(ink > 0, "the word is where its mark is");
-    assert!(red > 20, "the misspelling is underlined in red on screen ({red} red pixels)");
-    page.screenshot(
-        &e2e::workspace_root().join("target/tmp/screenshots/annotation-misspelled.png"),
-    );
+    underlined_on_screen(&page, mark, "annotation-misspelled");
 
     // One letter missing beats one letter too many of a rarer word: "address", not "dress".
     let first = page.eval(
@@ -123,13 +128,7 @@ fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() 
     );
     page.wait_for(&format!("document.querySelector('{mark}')"), "the misspelling marked");
     assert_eq!(page.eval("document.querySelector('[data-testid=thought2]').readOnly"), true);
-    show_thought(&page, 2);
-    let (red, ink) = pixels_over(&page, mark, 6.0, BAD, INK);
-    assert!(ink > 0, "the word is where its mark is");
-    assert!(red > 20, "the read-only thought shows the underline too ({red} red pixels)");
-    page.screenshot(
-        &e2e::workspace_root().join("target/tmp/screenshots/annotation-misspelled-review.png"),
-    );
+    underlined_on_screen(&page, mark, "annotation-misspelled-review");
 }
 
 #[test]

@@ -6,7 +6,7 @@
 
 use e2e::agent::settings;
 use e2e::llm::{Reply, ScriptedLlm};
-use e2e::recording::{key, sort_low_to_high, start_recording, stop, wait_for_events};
+use e2e::recording::{key, sort_low_to_high, start_recording, stop, type_search, wait_for_events};
 use e2e::workflows::{self, Prompt, prompt_kind};
 use serde_json::json;
 
@@ -46,10 +46,7 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
     // Record, as a person does it.
     let (shop, panel) = start_recording(&mut browser, &sites);
     let first_title = shop.page.eval("document.title");
-    shop.page.click("input[name=q]");
-    wait_for_events(&panel, 1);
-    shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
-    wait_for_events(&panel, 2);
+    type_search(&shop.page, &panel, "coffee");
     shop.page.press_enter();
     shop.page.wait_for_text("#count", "3 products");
     wait_for_events(&panel, 4);

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use e2e::browser::Browser;
 use e2e::recording::{
-    key, sort_low_to_high, start_recording, start_recording_at, stop, wait_for_events,
+    key, sort_low_to_high, start_recording, start_recording_at, stop, type_search, wait_for_events,
 };
 use serde_json::{Value, json};
 
@@ -75,10 +75,7 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
     let kettle = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
     let (shop, panel) = start_recording(&mut browser, &sites);
 
-    shop.page.click("input[name=q]");
-    wait_for_events(&panel, 1);
-    shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
-    wait_for_events(&panel, 2);
+    type_search(&shop.page, &panel, "coffee");
     shop.page.press_enter();
     shop.page.wait_for("location.pathname.endsWith('/search.html')", "the results");
     shop.page.wait_for_text("#count", "3 products");
@@ -202,10 +199,7 @@ fn a_worker_stopped_mid_recording_loses_nothing_and_recording_goes_on() {
     let (sites, mut browser) = e2e::launch_with_fixtures();
     let (shop, panel) = start_recording(&mut browser, &sites);
 
-    shop.page.click("input[name=q]");
-    wait_for_events(&panel, 1);
-    shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
-    wait_for_events(&panel, 2);
+    type_search(&shop.page, &panel, "coffee");
     // The panel is closed (an open one would start the worker again at once), then Chrome
     // stops the worker.
     panel.close();
