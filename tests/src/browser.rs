@@ -207,6 +207,13 @@ impl Browser {
         self.debug(json!({"type": "debug.act", "tabId": tab.id, "action": action}))
     }
 
+    /// Clicks the listed element whose text is `text` in `tab` through [`Browser::act`], and
+    /// returns the outcome.
+    pub fn click_named(&mut self, tab: &Tab, text: &str) -> Value {
+        let id = self.id_of(tab, text);
+        self.act(tab, json!({"action": "click", "id": id}))
+    }
+
     /// Opens `url` in a new foreground tab, as a person would.
     pub fn open_tab(&mut self, url: &str) -> Tab {
         self.open_with(url, "chrome.tabs.create({url: URL, active: true}).then(tab => tab.id)")

@@ -13,8 +13,7 @@ fn message(outcome: &Value) -> &str {
 fn clicking_a_link_navigates_and_says_where_it_went() {
     let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
 
-    let kettle = browser.id_of(&shop, "Steel kettle");
-    let outcome = browser.act(&shop, json!({"action": "click", "id": kettle}));
+    let outcome = browser.click_named(&shop, "Steel kettle");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(outcome["page_changed"], true);
@@ -30,8 +29,7 @@ fn clicking_a_link_navigates_and_says_where_it_went() {
 fn a_click_lands_on_the_element_and_its_effect_is_seen() {
     let (_sites, mut browser, product) = e2e::open_fixture("/shop/product.html?sku=grinder");
 
-    let add = browser.id_of(&product, "Add to cart");
-    let outcome = browser.act(&product, json!({"action": "click", "id": add}));
+    let outcome = browser.click_named(&product, "Add to cart");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(product.page.eval("document.getElementById('cart').textContent"), "Cart: 1 item");
@@ -144,8 +142,7 @@ fn a_click_on_a_covered_element_names_the_cover() {
 fn a_link_that_opens_a_new_tab_says_so_and_the_agent_can_switch_to_it() {
     let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
 
-    let help = browser.id_of(&shop, "Help (opens a new tab)");
-    let outcome = browser.act(&shop, json!({"action": "click", "id": help}));
+    let outcome = browser.click_named(&shop, "Help (opens a new tab)");
 
     assert!(message(&outcome).contains("opened a new tab"), "{outcome}");
     let new_tab: i64 = message(&outcome)
@@ -183,8 +180,7 @@ fn a_button_in_a_same_origin_frame_is_clicked_where_it_is() {
         "the frame's button",
     );
 
-    let framed = browser.id_of(&page, "Same-origin button");
-    let outcome = browser.act(&page, json!({"action": "click", "id": framed}));
+    let outcome = browser.click_named(&page, "Same-origin button");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(page.page.eval("document.querySelector('iframe').contentDocument.title"), "clicked");
@@ -394,8 +390,7 @@ fn suggestions_that_open_after_typing_are_in_the_next_state() {
 fn a_click_that_only_changes_a_class_does_not_end_the_sequence() {
     let (_sites, mut browser, form) = e2e::open_fixture("/controls/inputs.html");
 
-    let star = browser.id_of(&form, "Star this form");
-    let outcome = browser.act(&form, json!({"action": "click", "id": star}));
+    let outcome = browser.click_named(&form, "Star this form");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(form.page.eval("document.getElementById('star').className"), "on");

@@ -17,6 +17,12 @@ use serde_json::{Value, json};
 /// Every prompt the model was sent, with its kind.
 type Seen = Arc<Mutex<Vec<(Prompt, String)>>>;
 
+/// The indexes of run `run_id`'s steps in what the agent stored.
+fn step_indexes(stored: &Value, run_id: &str) -> Vec<u64> {
+    let steps = stored["steps"].as_array().unwrap().iter();
+    steps.filter(|s| s["runId"] == run_id).map(|s| s["index"].as_u64().unwrap()).collect()
+}
+
 /// A model for the whole story: pass A and B scripted, replay read from the prompt. Every
 /// prompt is kept, with its kind.
 fn model() -> (ScriptedLlm, Seen) {
@@ -273,13 +279,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
     let before = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
     assert_eq!((before["subtask"].as_u64(), before["status"].as_str()), (Some(2), Some("running")));
     let run_id = before["run_id"].as_str().unwrap().to_owned();
-    let steps_before: Vec<u64> = browser.stored_runs()["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["runId"] == run_id.as_str())
-        .map(|s| s["index"].as_u64().unwrap())
-        .collect();
+    let steps_before = step_indexes(&browser.stored_runs(), &run_id);
     browser.kill_extension_worker();
 
     // The test's port reconnects, which starts a fresh worker; it restores the replay.
@@ -300,13 +300,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
 
     // Nothing captured before the stop is lost, and numbering went on.
     let stored = browser.stored_runs();
-    let steps: Vec<u64> = stored["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["runId"] == run_id.as_str())
-        .map(|s| s["index"].as_u64().unwrap())
-        .collect();
+    let steps = step_indexes(&stored, &run_id);
     assert_eq!(steps, (0..done["step"].as_u64().unwrap()).collect::<Vec<_>>());
     assert!(steps_before.iter().all(|i| steps.contains(i)));
     let runs: Vec<&Value> =
