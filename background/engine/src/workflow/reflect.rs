@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::recording::{RecordedAction, Recording, SECRET_MASK};
+use super::recording::{Dragged, ExtractQuery, RecordedAction, Recording, SECRET_MASK};
 use super::schema::{
     ActionKind, FORMAT_VERSION, Param, StepAction, Workflow, WorkflowStep, WorkflowSubtask,
     is_identifier,
@@ -356,11 +356,13 @@ pub fn build_workflow(
                 (RecordedAction::Extract { .. }, Some(b)) if is_identifier(&b.variable) => {
                     Some(b.variable.clone())
                 }
-                (RecordedAction::Extract { query, .. }, _) => Some(variable_from(query)),
+                (RecordedAction::Extract(ExtractQuery { query, .. }), _) => {
+                    Some(variable_from(query))
+                }
                 _ => None,
             };
             let candidates = match &recorded.action {
-                RecordedAction::Extract { candidates, .. } => candidates.clone(),
+                RecordedAction::Extract(ExtractQuery { candidates, .. }) => candidates.clone(),
                 _ => Vec::new(),
             };
             WorkflowStep {
@@ -374,11 +376,11 @@ pub fn build_workflow(
                     value,
                     screens: recorded.action.screens(),
                     to: match &recorded.action {
-                        RecordedAction::Drag { to, .. } => to.as_deref().cloned(),
+                        RecordedAction::Drag(Dragged { to, .. }) => to.as_deref().cloned(),
                         _ => None,
                     },
                     offset: match &recorded.action {
-                        RecordedAction::Drag { dx, dy, .. } => Some([*dx, *dy]),
+                        RecordedAction::Drag(Dragged { dx, dy, .. }) => Some([*dx, *dy]),
                         _ => None,
                     },
                     variable,
@@ -438,7 +440,7 @@ pub(crate) mod tests {
     use crate::executor::Control;
     use crate::prompts::PromptSet;
     use crate::testing::{FakeClock, Scripted, settings};
-    use crate::workflow::recording::{RecordedStep, TargetDescriptor};
+    use crate::workflow::recording::{KeyPress, RecordedStep, TargetDescriptor};
     use futures::executor::block_on;
     use std::cell::Cell;
 
@@ -470,11 +472,14 @@ pub(crate) mod tests {
             end_page_state: None,
             steps: vec![
                 step(0, "s0", RecordedAction::Type { target: search, text: "numb".into() }),
-                step(1, "s1", RecordedAction::Key { key: "Enter".into(), target: None }),
+                step(1, "s1", RecordedAction::Key(KeyPress { key: "Enter".into(), target: None })),
                 step(
                     2,
                     "s2",
-                    RecordedAction::Extract { query: "the album".into(), candidates: vec![] },
+                    RecordedAction::Extract(ExtractQuery {
+                        query: "the album".into(),
+                        candidates: vec![],
+                    }),
                 ),
             ],
         }
