@@ -103,20 +103,28 @@ impl TargetDescriptor {
     }
 }
 
-/// One thing the shell saw, in order.
+/// Where and when something was done: the tab, its page, and the screen just before.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RawEvent {
+pub struct Moment {
     pub at_ms: f64,
     pub tab_id: i32,
     pub url: String,
     pub title: String,
-    /// SHA-256 of the screenshot taken just before the event reached the page.
+    /// SHA-256 of the screenshot taken just before the event reached the page (a step's
+    /// pre-action screen; the next step's is this one's post-action).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<String>,
     /// The page state text at that moment, for models without vision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_state: Option<String>,
+}
+
+/// One thing the shell saw, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawEvent {
+    #[serde(flatten)]
+    pub moment: Moment,
     #[serde(flatten)]
     pub input: RawInput,
 }
@@ -367,15 +375,8 @@ impl RecordedAction {
 #[serde(rename_all = "camelCase")]
 pub struct RecordedStep {
     pub index: u32,
-    pub at_ms: f64,
-    pub tab_id: i32,
-    pub url: String,
-    pub title: String,
-    /// SHA-256 of the pre-action screenshot; the next step's is this one's post-action.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screenshot: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_state: Option<String>,
+    #[serde(flatten)]
+    pub moment: Moment,
     pub action: RecordedAction,
     /// The user's Ctrl+I notes for this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -405,14 +406,14 @@ impl Recording {
     /// The screenshot after step `index`: the next step's pre-action one, else the end's.
     pub fn post_screenshot(&self, index: usize) -> Option<&str> {
         match self.steps.get(index + 1) {
-            Some(next) => next.screenshot.as_deref(),
+            Some(next) => next.moment.screenshot.as_deref(),
             None => self.end_screenshot.as_deref(),
         }
     }
 
     pub fn post_page_state(&self, index: usize) -> Option<&str> {
         match self.steps.get(index + 1) {
-            Some(next) => next.page_state.as_deref(),
+            Some(next) => next.moment.page_state.as_deref(),
             None => self.end_page_state.as_deref(),
         }
     }
@@ -494,8 +495,8 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             }
             // A pointer drag ends with a click where it was released: the drag's, not a step.
             RawInput::Click { .. }
-                if matches!(steps.last(), Some(RecordedStep { action: RecordedAction::Drag { .. }, at_ms, .. })
-                    if event.at_ms - at_ms <= DRAG_CLICK_MS) =>
+                if matches!(steps.last(), Some(RecordedStep { action: RecordedAction::Drag { .. }, moment, .. })
+                    if event.moment.at_ms - moment.at_ms <= DRAG_CLICK_MS) =>
             {
                 continue;
             }
@@ -522,7 +523,9 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             RawInput::Navigate { url, typed } => {
                 let caused = match typed {
                     Some(typed) => !typed,
-                    None => last_cause_ms.is_some_and(|at| event.at_ms - at <= CAUSED_WITHIN_MS),
+                    None => {
+                        last_cause_ms.is_some_and(|at| event.moment.at_ms - at <= CAUSED_WITHIN_MS)
+                    }
                 };
                 if caused {
                     continue;
@@ -575,26 +578,21 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             | RecordedAction::DoubleClick { .. }
             | RecordedAction::RightClick { .. }
             | RecordedAction::Drag { .. }
-            | RecordedAction::Paste { .. } => Some(event.at_ms),
+            | RecordedAction::Paste { .. } => Some(event.moment.at_ms),
             RecordedAction::Scroll { .. } => last_cause_ms,
             _ => None,
         };
         steps.push(RecordedStep {
             index: 0,
-            at_ms: event.at_ms,
-            tab_id: event.tab_id,
-            url: event.url.clone(),
-            title: event.title.clone(),
-            screenshot: event.screenshot.clone(),
-            page_state: event.page_state.clone(),
+            moment: event.moment.clone(),
             action,
             details: (!details.is_empty()).then(|| details.join("\n")),
         });
         details.clear();
         if let (Some(first), Some(step)) = (swallowed, steps.last_mut()) {
-            step.at_ms = first.at_ms;
-            step.screenshot = first.screenshot;
-            step.page_state = first.page_state;
+            step.moment.at_ms = first.moment.at_ms;
+            step.moment.screenshot = first.moment.screenshot;
+            step.moment.page_state = first.moment.page_state;
             step.details = first.details.or(step.details.take());
         }
     }
@@ -643,15 +641,15 @@ mod tests {
     }
 
     fn at(ms: f64, shot: &str, input: RawInput) -> RawEvent {
-        RawEvent {
+        let moment = Moment {
             at_ms: ms,
             tab_id: 1,
             url: "https://music.test/".into(),
             title: "Music".into(),
             screenshot: Some(shot.into()),
             page_state: None,
-            input,
-        }
+        };
+        RawEvent { moment, input }
     }
 
     fn typing(ms: f64, selector: &str, value: &str) -> RawEvent {
@@ -686,7 +684,7 @@ mod tests {
             ]
         );
         // The step's screen is the one before the first choice.
-        assert_eq!(steps[0].screenshot.as_deref(), Some("s0"));
+        assert_eq!(steps[0].moment.screenshot.as_deref(), Some("s0"));
     }
 
     #[test]
@@ -735,7 +733,7 @@ mod tests {
             ]
         );
         // The double-click's screen is the one before its first click.
-        assert_eq!(steps[0].screenshot.as_deref(), Some("s0"));
+        assert_eq!(steps[0].moment.screenshot.as_deref(), Some("s0"));
         assert_eq!(steps[2].action.describe(), "drag input \"card\" onto input \"done\"");
         assert_eq!(steps[4].action.value().as_deref(), Some("ORD-1"));
         assert_eq!(steps[5].action.value().as_deref(), Some(SECRET_MASK), "a secret is never kept");
@@ -770,7 +768,7 @@ mod tests {
                 "type \"numb 2\" into input \"q\"",
             ]
         );
-        assert_eq!(steps[1].screenshot.as_deref(), Some("s10"), "the pre-action screenshot");
+        assert_eq!(steps[1].moment.screenshot.as_deref(), Some("s10"), "the pre-action screenshot");
         assert_eq!(steps.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     }
 
@@ -851,7 +849,7 @@ mod tests {
         assert_eq!(steps[0].details.as_deref(), Some("the green button"));
         assert_eq!(steps[1].action.kind(), ActionKind::Navigate);
         assert_eq!(steps[2].action.describe(), "extract \"the album\" (one of: A)");
-        assert_eq!(steps[2].screenshot.as_deref(), Some("e"));
+        assert_eq!(steps[2].moment.screenshot.as_deref(), Some("e"));
         assert_eq!(steps[2].details, None, "the note went to the step after it");
     }
 
@@ -878,7 +876,12 @@ mod tests {
         assert_eq!((json["kind"].as_str(), json["dx"].as_f64()), (Some("drag"), Some(12.0)));
         assert_eq!(json["target"]["selector"], "#card");
         assert!(json.get("to").is_none(), "{json}");
+        assert_eq!((json["atMs"].as_f64(), json["tabId"].as_i64()), (Some(2.0), Some(1)));
         assert_eq!(serde_json::from_value::<RawEvent>(json).unwrap(), event);
+        let step = &fold_events(&[event])[0];
+        let json = serde_json::to_value(step).unwrap();
+        assert_eq!(json["action"]["type"], "drag");
+        assert_eq!((json["atMs"].as_f64(), json["screenshot"].as_str()), (Some(2.0), Some("d")));
 
         let key = RecordedAction::Key(KeyPress { key: "Enter".into(), target: None });
         let json = serde_json::to_value(&key).unwrap();

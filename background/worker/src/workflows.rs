@@ -481,7 +481,7 @@ async fn reflect_recording(
     let keys: Vec<String> = recording
         .steps
         .iter()
-        .filter_map(|s| s.screenshot.clone())
+        .filter_map(|s| s.moment.screenshot.clone())
         .chain(recording.end_screenshot.clone())
         .collect();
     // Vision when the model takes images (the Settings' vision switch says it does).

@@ -166,7 +166,7 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
         traces: &mut Vec<LlmTrace>,
     ) -> Result<StepReflection, ReflectError> {
         let step = &recording.steps[index];
-        let before = step.screenshot.as_ref().and_then(|s| self.screenshots.get(s));
+        let before = step.moment.screenshot.as_ref().and_then(|s| self.screenshots.get(s));
         let after = recording.post_screenshot(index).and_then(|s| self.screenshots.get(s));
         let (images, screens) = match (self.vision, before, after) {
             (true, Some(before), Some(after)) => (
@@ -185,13 +185,13 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
             "task_name": recording.name,
             "step_number": index + 1,
             "step_count": recording.steps.len(),
-            "url": step.url,
-            "title": step.title,
+            "url": step.moment.url,
+            "title": step.moment.title,
             "action": step.action.describe(),
             "target": target.unwrap_or_default(),
             "details": step.details,
             "screens": screens,
-            "page_before": state(step.page_state.as_deref()),
+            "page_before": state(step.moment.page_state.as_deref()),
             "page_after": state(recording.post_page_state(index)),
         });
         let run_id = Self::run_id(recording);
@@ -387,8 +387,8 @@ pub fn build_workflow(
                     candidates,
                     descriptor: recorded.action.target().cloned(),
                 },
-                url: Some(recorded.url.clone()),
-                screenshot: recorded.screenshot.clone(),
+                url: Some(recorded.moment.url.clone()),
+                screenshot: recorded.moment.screenshot.clone(),
                 details: recorded.details.clone(),
             }
         })
@@ -440,19 +440,21 @@ pub(crate) mod tests {
     use crate::executor::Control;
     use crate::prompts::PromptSet;
     use crate::testing::{FakeClock, Scripted, settings};
-    use crate::workflow::recording::{KeyPress, RecordedStep, TargetDescriptor};
+    use crate::workflow::recording::{KeyPress, Moment, RecordedStep, TargetDescriptor};
     use futures::executor::block_on;
     use std::cell::Cell;
 
     fn recording() -> Recording {
         let step = |index: u32, shot: &str, action| RecordedStep {
             index,
-            at_ms: index as f64,
-            tab_id: 1,
-            url: "https://music.test/".into(),
-            title: "Music".into(),
-            screenshot: Some(shot.into()),
-            page_state: Some(format!("[{index}]<input>Search")),
+            moment: Moment {
+                at_ms: index as f64,
+                tab_id: 1,
+                url: "https://music.test/".into(),
+                title: "Music".into(),
+                screenshot: Some(shot.into()),
+                page_state: Some(format!("[{index}]<input>Search")),
+            },
             action,
             details: None,
         };
