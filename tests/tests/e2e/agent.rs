@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use e2e::agent::replies::{decide, navigate, plan, verdict};
+use e2e::agent::replies::{decide, navigate, plan, report, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
@@ -12,13 +12,7 @@ use e2e::listed;
 use e2e::llm::{Reply, ScriptedLlm};
 use serde_json::{Value, json};
 
-/// The id the agent will see for the link named `text` (ids are stable per page).
-fn id_of(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
-    let state = browser.page_state(tab);
-    listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| panic!("{text} listed"))
-}
-
-/// [`id_of`] once `text` is listed: a cross-site frame loads in its own process, after
+/// [`Browser::id_of`] once `text` is listed: a cross-site frame loads in its own process, after
 /// its page.
 fn id_of_eventually(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
     for _ in 0..50 {
@@ -76,10 +70,8 @@ fn assert_secret_never_asked(sites: &FixtureSites) {
 
 #[test]
 fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
-    let kettle = id_of(&mut browser, &shop, "Steel kettle");
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
+    let kettle = browser.id_of(&shop, "Steel kettle");
     let llm = ScriptedLlm::start([
         plan(false, "1. Open the Steel kettle page\n2. Read its price", ""),
         navigate(
@@ -87,11 +79,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
             "Open the kettle's page; I expect its price",
             json!([{"action": "click", "id": kettle}]),
         ),
-        navigate(
-            "Success: the kettle's page is open",
-            "Report the price",
-            json!([{"action": "done", "text": "The kettle costs €39.00"}]),
-        ),
+        report("Success: the kettle's page is open", "The kettle costs €39.00"),
         // The Navigator's done goes straight to the exit gate.
         verdict(true, "", "The steel kettle costs **€39.00**."),
     ]);
@@ -194,9 +182,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
 
 #[test]
 fn the_agent_asks_and_the_answer_resumes_it() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
     let llm = ScriptedLlm::start([
         plan(true, "", "Which one?"),
         Reply::json(json!({
@@ -249,10 +235,8 @@ fn the_agent_asks_and_the_answer_resumes_it() {
 
 #[test]
 fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
-    let kettle = id_of(&mut browser, &shop, "Steel kettle");
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
+    let kettle = browser.id_of(&shop, "Steel kettle");
     let llm = ScriptedLlm::start([
         plan(false, "1. Open the Steel kettle page", ""),
         navigate("Start", "Open the kettle", json!([{"action": "click", "id": kettle}])),
@@ -304,13 +288,11 @@ fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
 /// hears of them (the fixture server logs every request it gets).
 #[test]
 fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/index.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/index.html");
     let ids: Vec<u64> =
         ["Secret by a link", "Secret in a new tab", "Secret by a script", "Secret by a redirect"]
             .iter()
-            .map(|name| id_of(&mut browser, &page, name))
+            .map(|name| browser.id_of(&page, name))
             .collect();
     let goals =
         ["Follow the link", "Open the new tab", "Press the script button", "Follow the redirect"];
@@ -383,16 +365,14 @@ fn a_denied_host_is_refused_however_its_address_is_spelled() {
 /// the allowed first hop of the redirect is loaded, through the firewall.
 #[test]
 fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/tabs.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/tabs.html");
     let names = [
         "Post a form to a new tab",
         "Redirect in a new tab",
         "Harmless in a new tab",
         "Open a window",
     ];
-    let ids: Vec<u64> = names.iter().map(|name| id_of(&mut browser, &page, name)).collect();
+    let ids: Vec<u64> = names.iter().map(|name| browser.id_of(&page, name)).collect();
     let goals =
         ["Post the form", "Follow the redirect", "Open the harmless link", "Open the window"];
     let llm = ScriptedLlm::start(four_ways_out(&ids, goals));
@@ -407,10 +387,8 @@ fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
 /// is held all the same. And a link's ping never goes out (the link itself is followed).
 #[test]
 fn a_click_at_a_point_and_a_links_ping_reach_no_denied_site() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/press.html"));
-    let pinged = id_of(&mut browser, &page, "A link that pings");
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/press.html");
+    let pinged = browser.id_of(&page, "A link that pings");
     let centre = page.page.eval(
         "(() => { const r = document.getElementById('blank').getBoundingClientRect(); \
          return [r.x + r.width / 2, r.y + r.height / 2]; })()",
@@ -432,9 +410,7 @@ fn a_click_at_a_point_and_a_links_ping_reach_no_denied_site() {
 /// they open themselves, and one opened from a tab the agent does not work in.
 #[test]
 fn the_persons_own_new_tabs_load_while_a_task_runs() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let own = browser.open_tab(&sites.url("/shop/index.html"));
+    let (sites, mut browser, own) = e2e::open_fixture("/shop/index.html");
     let page = browser.open_tab(&sites.url("/firewall/tabs.html"));
     let llm = ScriptedLlm::start([
         // The task is under way (its tabs guarded) while the Planner takes its time.
@@ -464,9 +440,7 @@ fn the_persons_own_new_tabs_load_while_a_task_runs() {
 /// page, and a frame it creates that redirects there, are stopped before the request.
 #[test]
 fn a_cross_site_frame_cannot_reach_a_denied_page_either() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/frames.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/frames.html");
     let go = id_of_eventually(&mut browser, &page, "Go to the secret");
     let frame = id_of_eventually(&mut browser, &page, "Frame the secret");
     let click = |id: u64, goal: &str| {
