@@ -63,59 +63,48 @@ pub enum Field {
 impl Field {
     /// The field path problems name (as the worker's `Settings::problems` does).
     pub fn path(self) -> String {
-        match self {
-            Field::Provider(role) => format!("/models/{}/provider", role.id()),
-            Field::BaseUrl(role) => format!("/models/{}/base_url", role.id()),
-            Field::ApiKey(role) => format!("/models/{}/api_key", role.id()),
-            Field::Model(role) => format!("/models/{}/model", role.id()),
-            Field::Timeout(role) => format!("/models/{}/timeout_ms", role.id()),
-            Field::RepairEnabled => "/models/repair".into(),
-            Field::MaxSteps => "/agent/max_steps".into(),
-            Field::MaxJobs => "/agent/max_jobs".into(),
-            Field::PlanningInterval => "/agent/planning_interval".into(),
-            Field::FailureThreshold => "/agent/max_consecutive_failures".into(),
-            Field::MaxActions => "/agent/max_actions_per_step".into(),
-            Field::StateText => "/agent/state_text_chars".into(),
-            Field::ThinkingInterval => "/agent/thinking_interval".into(),
-            Field::RepairRetries => "/agent/repair_retries".into(),
-            Field::RepairBudget => "/agent/repair_budget".into(),
-            Field::HistorySteps => "/agent/history_steps".into(),
-            Field::TraceRedactions => "/agent/trace_redactions".into(),
-            Field::Vision => "/agent/vision".into(),
-            Field::Allow => "/allow".into(),
-            Field::Deny => "/deny".into(),
-            Field::BlockPageRequests => "/agent/block_page_requests".into(),
-            Field::Variant(role) => format!("/variants/{}", role.id()),
-            Field::Prices => "/prices".into(),
-        }
+        self.names().0
     }
 
     /// The input's `data-testid`.
     pub fn testid(self) -> String {
+        self.names().1
+    }
+
+    /// The field's path and its input's testid, from one list of the fields.
+    fn names(self) -> (String, String) {
+        let model = |role: ModelRole, path: &str, testid: &str| {
+            (format!("/models/{}/{path}", role.id()), format!("settings-{}-{testid}", role.id()))
+        };
+        let other = |path: &str, testid: &str| (path.to_owned(), format!("settings-{testid}"));
         match self {
-            Field::Provider(role) => format!("settings-{}-provider", role.id()),
-            Field::BaseUrl(role) => format!("settings-{}-base-url", role.id()),
-            Field::ApiKey(role) => format!("settings-{}-key", role.id()),
-            Field::Model(role) => format!("settings-{}-model", role.id()),
-            Field::Timeout(role) => format!("settings-{}-timeout", role.id()),
-            Field::RepairEnabled => "settings-repair-enabled".into(),
-            Field::MaxSteps => "settings-max-steps".into(),
-            Field::MaxJobs => "settings-max-jobs".into(),
-            Field::PlanningInterval => "settings-planning-interval".into(),
-            Field::FailureThreshold => "settings-failure-threshold".into(),
-            Field::MaxActions => "settings-max-actions".into(),
-            Field::StateText => "settings-state-text".into(),
-            Field::ThinkingInterval => "settings-thinking-interval".into(),
-            Field::RepairRetries => "settings-repair-retries".into(),
-            Field::RepairBudget => "settings-repair-budget".into(),
-            Field::HistorySteps => "settings-history-steps".into(),
-            Field::TraceRedactions => "settings-trace-redactions".into(),
-            Field::Vision => "settings-vision".into(),
-            Field::Allow => "settings-allow".into(),
-            Field::Deny => "settings-deny".into(),
-            Field::BlockPageRequests => "settings-block-page-requests".into(),
-            Field::Variant(role) => format!("settings-{}-variant", role.id()),
-            Field::Prices => "settings-prices".into(),
+            Field::Provider(role) => model(role, "provider", "provider"),
+            Field::BaseUrl(role) => model(role, "base_url", "base-url"),
+            Field::ApiKey(role) => model(role, "api_key", "key"),
+            Field::Model(role) => model(role, "model", "model"),
+            Field::Timeout(role) => model(role, "timeout_ms", "timeout"),
+            Field::RepairEnabled => other("/models/repair", "repair-enabled"),
+            Field::MaxSteps => other("/agent/max_steps", "max-steps"),
+            Field::MaxJobs => other("/agent/max_jobs", "max-jobs"),
+            Field::PlanningInterval => other("/agent/planning_interval", "planning-interval"),
+            Field::FailureThreshold => {
+                other("/agent/max_consecutive_failures", "failure-threshold")
+            }
+            Field::MaxActions => other("/agent/max_actions_per_step", "max-actions"),
+            Field::StateText => other("/agent/state_text_chars", "state-text"),
+            Field::ThinkingInterval => other("/agent/thinking_interval", "thinking-interval"),
+            Field::RepairRetries => other("/agent/repair_retries", "repair-retries"),
+            Field::RepairBudget => other("/agent/repair_budget", "repair-budget"),
+            Field::HistorySteps => other("/agent/history_steps", "history-steps"),
+            Field::TraceRedactions => other("/agent/trace_redactions", "trace-redactions"),
+            Field::Vision => other("/agent/vision", "vision"),
+            Field::Allow => other("/allow", "allow"),
+            Field::Deny => other("/deny", "deny"),
+            Field::BlockPageRequests => other("/agent/block_page_requests", "block-page-requests"),
+            Field::Variant(role) => {
+                (format!("/variants/{}", role.id()), format!("settings-{}-variant", role.id()))
+            }
+            Field::Prices => other("/prices", "prices"),
         }
     }
 }
@@ -785,6 +774,24 @@ mod tests {
 
     fn fields(problems: &[Problem]) -> Vec<&str> {
         problems.iter().map(|p| p.path.as_str()).collect()
+    }
+
+    #[test]
+    fn a_field_names_its_path_as_the_worker_does_and_its_own_testid() {
+        let navigator = ModelRole::Navigator;
+        assert_eq!(Field::BaseUrl(navigator).path(), "/models/navigator/base_url");
+        assert_eq!(Field::BaseUrl(navigator).testid(), "settings-navigator-base-url");
+        assert_eq!(Field::ApiKey(navigator).path(), "/models/navigator/api_key");
+        assert_eq!(Field::ApiKey(navigator).testid(), "settings-navigator-key");
+        assert_eq!(Field::Timeout(navigator).path(), "/models/navigator/timeout_ms");
+        assert_eq!(Field::Timeout(navigator).testid(), "settings-navigator-timeout");
+        assert_eq!(Field::RepairEnabled.path(), "/models/repair");
+        assert_eq!(Field::FailureThreshold.path(), "/agent/max_consecutive_failures");
+        assert_eq!(Field::FailureThreshold.testid(), "settings-failure-threshold");
+        assert_eq!(Field::Allow.path(), "/allow");
+        assert_eq!(Field::Allow.testid(), "settings-allow");
+        assert_eq!(Field::Variant(navigator).path(), "/variants/navigator");
+        assert_eq!(Field::Variant(navigator).testid(), "settings-navigator-variant");
     }
 
     #[test]

@@ -42,8 +42,7 @@ pub fn navigator_notes(props: &Props) -> Html {
                 let key = which.key();
                 let rows = (text.len() / 70 + text.matches('\n').count() + 1).clamp(1, 8);
                 let on_input = props.on_change.reform(move |e: InputEvent| {
-                    let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-                    (which, area.value())
+                    (which, page_kit::value(&e))
                 });
                 html! {
                     <div class="thought note" data-testid={format!("note-{key}-field")}>

@@ -36,10 +36,7 @@ pub fn hint(which: Thought) -> &'static str {
 pub fn thought_field(props: &Props) -> Html {
     let which = props.which;
     let backdrop = use_node_ref();
-    let on_input = props.on_change.reform(move |e: InputEvent| {
-        let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-        (which, area.value())
-    });
+    let on_input = props.on_change.reform(move |e: InputEvent| (which, page_kit::value(&e)));
     let on_scroll = {
         let backdrop = backdrop.clone();
         Callback::from(move |e: Event| {
