@@ -2,7 +2,7 @@ use protocol::TabId;
 use yew::prelude::*;
 
 use crate::components::job_row::JobRow;
-use crate::components::list_status::ListStatus;
+use crate::components::list_status::list_status;
 use crate::components::view_head::ViewHead;
 use crate::state::jobs::Jobs;
 
@@ -29,10 +29,13 @@ pub fn jobs_view(props: &JobsViewProps) -> Html {
             <p class="section-hint">
                 { "Tasks, replays, reflections, pipeline runs and recordings in every tab. Each tab's panel shows its own; go to the tab to answer or steer." }
             </p>
-            <ListStatus name="jobs" error={jobs.error.clone()}
-                reading={jobs.list.is_none().then_some(AttrValue::from("Reading the jobs…"))}
-                empty={(jobs.list.is_some() && rows.is_empty()).then_some(AttrValue::from(
-                    "No jobs yet. Tasks, replays and recordings show here while they run."))} />
+            { list_status(
+                "jobs",
+                jobs.list.is_none().then_some("Reading the jobs…"),
+                jobs.error.as_ref(),
+                (jobs.list.is_some() && rows.is_empty())
+                    .then_some("No jobs yet. Tasks, replays and recordings show here while they run."),
+            ) }
             <ul class="job-list" aria-busy={jobs.loading.is_some().to_string()}>
                 { for rows.into_iter().map(|job| {
                     let key = job.id.clone();

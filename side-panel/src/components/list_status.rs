@@ -1,30 +1,24 @@
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
-pub struct ListStatusProps {
-    /// The list's name in test ids: `{name}-error` and `{name}-empty`.
-    pub name: AttrValue,
-    /// What is said while the list is read for the first time, if it is.
-    pub reading: Option<AttrValue>,
-    pub error: Option<String>,
-    /// What is said when the list is read and holds nothing, if so.
-    pub empty: Option<AttrValue>,
-}
-
-/// Where a list view that the worker answers for (History, Jobs) stands: being read, failed,
-/// or empty.
-#[function_component(ListStatus)]
-pub fn list_status(props: &ListStatusProps) -> Html {
+/// Where a list view that the worker answers for (History, Jobs) stands: `reading` while it
+/// is read for the first time, the error, or `empty` when it is read and holds nothing. `name`
+/// is the list's in test ids: `{name}-error` and `{name}-empty`.
+pub fn list_status(
+    name: &str,
+    reading: Option<&'static str>,
+    error: Option<&String>,
+    empty: Option<&'static str>,
+) -> Html {
     html! {
         <>
-            if let Some(reading) = &props.reading {
-                <p class="settings-status pending" role="status">{ reading.clone() }</p>
+            if let Some(reading) = reading {
+                <p class="settings-status pending" role="status">{ reading }</p>
             }
-            if let Some(error) = &props.error {
-                <p class="settings-status error" data-testid={format!("{}-error", props.name)} role="alert">{ error.clone() }</p>
+            if let Some(error) = error {
+                <p class="settings-status error" data-testid={format!("{name}-error")} role="alert">{ error.clone() }</p>
             }
-            if let Some(empty) = &props.empty {
-                <p class="empty-history" data-testid={format!("{}-empty", props.name)}>{ empty.clone() }</p>
+            if let Some(empty) = empty {
+                <p class="empty-history" data-testid={format!("{name}-empty")}>{ empty }</p>
             }
         </>
     }

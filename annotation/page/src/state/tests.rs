@@ -1,7 +1,7 @@
 use annotation_core::record::{Run, Step, Thought};
 use annotation_core::roles::{Role, User};
 
-use super::editor::Loaded;
+use super::editor::{Loaded, RunData};
 use super::*;
 
 fn loaded(qa: bool, role: Role) -> Loaded {
@@ -9,11 +9,7 @@ fn loaded(qa: bool, role: Role) -> Loaded {
         .map(|index| Step { run_id: "r".into(), index, verified: index == 0, ..Step::default() })
         .collect();
     Loaded {
-        run: Run { id: "r".into(), ..Run::default() },
-        steps,
-        versions: vec![],
-        comments: vec![],
-        suggestions: vec![],
+        data: RunData::new(Run { id: "r".into(), ..Run::default() }, steps),
         qa,
         user: User { name: "ann".into(), role },
         draft: None,
@@ -136,7 +132,7 @@ fn typing_back_the_saved_text_leaves_nothing_to_save() {
 fn review_mode_reads_and_suggests_but_never_edits() {
     let mut studio = Studio::default();
     let mut run = loaded(true, Role::Reviewer);
-    run.run.status = annotation_core::record::ReviewStatus::InReview;
+    run.data.run.status = annotation_core::record::ReviewStatus::InReview;
     studio.apply(Action::RunLoaded(Box::new(run)));
     studio.apply(Action::SetThought(Thought::One, "changed".into()));
     let editor = studio.editor.as_ref().unwrap();
@@ -252,8 +248,8 @@ fn the_list_counts_the_unscored_runs_a_quality_bound_holds_back() {
 /// A run `id` with three steps, none complete, for an annotator named ann.
 fn queued_run(id: &str) -> Loaded {
     let mut loaded = loaded(false, Role::Annotator);
-    loaded.run.id = id.into();
-    for step in &mut loaded.steps {
+    loaded.data.run.id = id.into();
+    for step in &mut loaded.data.steps {
         step.run_id = id.into();
         step.verified = false;
     }
