@@ -35,6 +35,18 @@ pub struct Offer {
     pub problem: Option<String>,
 }
 
+impl Offer {
+    /// A field's text, trimmed; when it is empty, `None` and the problem says what to type.
+    fn required(&mut self, field: fn(&Offer) -> &String, problem: &str) -> Option<String> {
+        let text = field(self).trim().to_owned();
+        if text.is_empty() {
+            self.problem = Some(problem.to_owned());
+            return None;
+        }
+        Some(text)
+    }
+}
+
 pub enum RecordAction {
     /// Record, or Stop while recording.
     Toggle,
@@ -151,21 +163,15 @@ impl PanelState {
             RecordAction::Details(text) => self.edit_offer(|o| o.details = text),
             RecordAction::SaveExtract => {
                 let Some(offer) = self.recording.offer.as_mut() else { return };
-                let query = offer.query.trim().to_owned();
-                if query.is_empty() {
-                    offer.problem = Some("Say what to extract, for example “the price”.".into());
-                    return;
-                }
+                let problem = "Say what to extract, for example “the price”.";
+                let Some(query) = offer.required(|o| &o.query, problem) else { return };
                 let candidates = RecordingNote::split_candidates(&offer.candidates);
                 self.close_offer(RecordingNote::Extract { query, candidates });
             }
             RecordAction::SaveDetails => {
                 let Some(offer) = self.recording.offer.as_mut() else { return };
-                let text = offer.details.trim().to_owned();
-                if text.is_empty() {
-                    offer.problem = Some("Type the note to attach to the next step.".into());
-                    return;
-                }
+                let problem = "Type the note to attach to the next step.";
+                let Some(text) = offer.required(|o| &o.details, problem) else { return };
                 self.close_offer(RecordingNote::Details { text });
             }
             RecordAction::CancelOffer => {

@@ -47,7 +47,6 @@ pub fn thought_field(props: &Props) -> Html {
         })
     };
     let n = which.number();
-    let marks = segments(&props.text, &props.issues);
     let rows = (props.text.len() / 70 + props.text.matches('\n').count() + 2).clamp(3, 14);
     html! {
         <div class="thought" data-testid={format!("thought{n}-field")}>
@@ -60,13 +59,7 @@ pub fn thought_field(props: &Props) -> Html {
                 }
             </div>
             <div class={classes!("thought-wrap", (!props.editable).then_some("readonly"))}>
-                <div class="backdrop" aria-hidden="true" ref={backdrop}>
-                    { for marks.iter().map(|(text, issue)| match issue {
-                        Some(_) => html! { <mark>{ text }</mark> },
-                        None => html! { { text } },
-                    }) }
-                    { "\u{200b}" }
-                </div>
+                { backdrop_of(&props.text, &props.issues, backdrop) }
                 <textarea id={format!("thought{n}")} data-testid={format!("thought{n}")} rows={rows.to_string()}
                     value={props.text.clone()} oninput={on_input} onscroll={on_scroll} readonly={!props.editable} spellcheck="false" />
             </div>
@@ -94,6 +87,20 @@ pub fn thought_field(props: &Props) -> Html {
                     }) }
                 </ul>
             }
+        </div>
+    }
+}
+
+/// The backdrop under a transparent textarea: its text with the issues' words marked, and a
+/// zero-width space so that a last empty line keeps its height.
+pub fn backdrop_of(text: &str, issues: &[TextIssue], node: NodeRef) -> Html {
+    html! {
+        <div class="backdrop" aria-hidden="true" ref={node}>
+            { for segments(text, issues).into_iter().map(|(text, issue)| match issue {
+                Some(_) => html! { <mark>{ text }</mark> },
+                None => html! { { text } },
+            }) }
+            { "\u{200b}" }
         </div>
     }
 }
