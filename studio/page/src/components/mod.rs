@@ -42,8 +42,5 @@ pub fn on_input(
     dispatch: &UseReducerDispatcher<Studio>,
     make: impl Fn(String) -> Action + 'static,
 ) -> Callback<InputEvent> {
-    let dispatch = dispatch.clone();
-    Callback::from(move |e: InputEvent| {
-        dispatch.dispatch(make(page_kit::value(&e)));
-    })
+    on_value(dispatch, make).reform(Event::from)
 }
