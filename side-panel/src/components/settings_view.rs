@@ -90,23 +90,22 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
         roles.push(ModelRole::Repair);
     }
     let ready = matches!(form.load, Load::Ready { .. });
-    // The agent's whole-number options: (field, label, as typed, hint).
-    let agent_numbers: [(Field, &'static str, &String, Option<&'static str>); 10] = [
-        (Field::MaxSteps, "Max steps", &draft.max_steps, None),
-        (Field::MaxJobs, "Jobs at once", &draft.max_jobs, None),
-        (Field::PlanningInterval, "Planning interval (steps)", &draft.planning_interval, None),
-        (Field::FailureThreshold, "Failures before review", &draft.failure_threshold, None),
-        (Field::MaxActions, "Max actions per step", &draft.max_actions, None),
-        (Field::StateText, "Page text (characters)", &draft.state_text, None),
+    // The agent's whole-number options: (field, label, hint).
+    let agent_numbers: [(Field, &'static str, Option<&'static str>); 10] = [
+        (Field::MaxSteps, "Max steps", None),
+        (Field::MaxJobs, "Jobs at once", None),
+        (Field::PlanningInterval, "Planning interval (steps)", None),
+        (Field::FailureThreshold, "Failures before review", None),
+        (Field::MaxActions, "Max actions per step", None),
+        (Field::StateText, "Page text (characters)", None),
         (
             Field::ThinkingInterval,
             "ThinkingAgent review every N steps",
-            &draft.thinking_interval,
             Some("0: only on a claim, a message, a question or a failure streak."),
         ),
-        (Field::HistorySteps, "Steps shown in full in history", &draft.history_steps, None),
-        (Field::RepairRetries, "Repairs per answer", &draft.repair_retries, None),
-        (Field::RepairBudget, "Repairs per run", &draft.repair_budget, None),
+        (Field::HistorySteps, "Steps shown in full in history", None),
+        (Field::RepairRetries, "Repairs per answer", None),
+        (Field::RepairBudget, "Repairs per run", None),
     ];
     html! {
         <section class="settings" data-testid="settings" aria-labelledby="settings-title">
@@ -135,8 +134,8 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
 
                 <h3>{ "Agent" }</h3>
                 <div class="grid">
-                    { for agent_numbers.into_iter().map(|(field, label, value, hint)| html! {
-                        <SettingsField {field} label={label} kind={InputKind::Number} value={value.clone()}
+                    { for agent_numbers.into_iter().map(|(field, label, hint)| html! {
+                        <SettingsField {field} label={label} kind={InputKind::Number} value={draft.number(field).to_owned()}
                             hint={hint.map(AttrValue::from)} problems={of(field)} on_edit={on_edit.clone()} />
                     }) }
                 </div>

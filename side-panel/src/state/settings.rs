@@ -198,21 +198,33 @@ pub fn pattern_lines(text: &str) -> Vec<(usize, &str)> {
         .collect()
 }
 
+/// The agent's whole-number options: each one's field and where it is in `AgentOptions`.
+const AGENT_NUMBERS: [(Field, fn(&mut AgentOptions) -> &mut u32); 10] = [
+    (Field::MaxSteps, |a| &mut a.max_steps),
+    (Field::MaxJobs, |a| &mut a.max_jobs),
+    (Field::PlanningInterval, |a| &mut a.planning_interval),
+    (Field::FailureThreshold, |a| &mut a.max_consecutive_failures),
+    (Field::MaxActions, |a| &mut a.max_actions_per_step),
+    (Field::StateText, |a| &mut a.state_text_chars),
+    (Field::ThinkingInterval, |a| &mut a.thinking_interval),
+    (Field::RepairRetries, |a| &mut a.repair_retries),
+    (Field::RepairBudget, |a| &mut a.repair_budget),
+    (Field::HistorySteps, |a| &mut a.history_steps),
+];
+
+/// The agent's whole-number options of `agent`, as the form shows them.
+fn agent_numbers(agent: &AgentOptions) -> [String; AGENT_NUMBERS.len()] {
+    let mut agent = agent.clone();
+    AGENT_NUMBERS.map(|(_, at)| at(&mut agent).to_string())
+}
+
 /// The whole form, as typed.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SettingsDraft {
     pub models: [ModelDraft; 4],
     pub repair_enabled: bool,
-    pub max_steps: String,
-    pub max_jobs: String,
-    pub planning_interval: String,
-    pub failure_threshold: String,
-    pub max_actions: String,
-    pub state_text: String,
-    pub thinking_interval: String,
-    pub repair_retries: String,
-    pub repair_budget: String,
-    pub history_steps: String,
+    /// The agent's whole-number options as typed, in `AGENT_NUMBERS`' order.
+    numbers: [String; AGENT_NUMBERS.len()],
     /// One dot-path a line.
     pub trace_redactions: String,
     pub vision: bool,
@@ -234,16 +246,7 @@ impl SettingsDraft {
         let defaults = AgentOptions::default();
         let Some(settings) = settings else {
             return SettingsDraft {
-                max_steps: defaults.max_steps.to_string(),
-                max_jobs: defaults.max_jobs.to_string(),
-                planning_interval: defaults.planning_interval.to_string(),
-                failure_threshold: defaults.max_consecutive_failures.to_string(),
-                max_actions: defaults.max_actions_per_step.to_string(),
-                state_text: defaults.state_text_chars.to_string(),
-                thinking_interval: defaults.thinking_interval.to_string(),
-                repair_retries: defaults.repair_retries.to_string(),
-                repair_budget: defaults.repair_budget.to_string(),
-                history_steps: defaults.history_steps.to_string(),
+                numbers: agent_numbers(&defaults),
                 trace_redactions: defaults.trace_redactions.join("\n"),
                 vision: defaults.vision,
                 block_page_requests: defaults.block_page_requests,
@@ -262,16 +265,7 @@ impl SettingsDraft {
                 m.repair.as_ref().map(ModelDraft::from_config).unwrap_or_default(),
             ],
             repair_enabled: m.repair.is_some(),
-            max_steps: agent.max_steps.to_string(),
-            max_jobs: agent.max_jobs.to_string(),
-            planning_interval: agent.planning_interval.to_string(),
-            failure_threshold: agent.max_consecutive_failures.to_string(),
-            max_actions: agent.max_actions_per_step.to_string(),
-            state_text: agent.state_text_chars.to_string(),
-            thinking_interval: agent.thinking_interval.to_string(),
-            repair_retries: agent.repair_retries.to_string(),
-            repair_budget: agent.repair_budget.to_string(),
-            history_steps: agent.history_steps.to_string(),
+            numbers: agent_numbers(agent),
             trace_redactions: agent.trace_redactions.join("\n"),
             vision: agent.vision,
             block_page_requests: agent.block_page_requests,
@@ -290,6 +284,11 @@ impl SettingsDraft {
                 .join("\n"),
             base: Some(settings.clone()),
         }
+    }
+
+    /// A whole-number agent option as typed; empty for any other field.
+    pub fn number(&self, field: Field) -> &str {
+        AGENT_NUMBERS.iter().position(|(f, _)| *f == field).map_or("", |i| self.numbers[i].as_str())
     }
 
     pub fn model(&self, role: ModelRole) -> &ModelDraft {
@@ -327,16 +326,20 @@ impl SettingsDraft {
             Field::Model(role) => self.models[role as usize].model = value,
             Field::Timeout(role) => self.models[role as usize].timeout_ms = value,
             Field::RepairEnabled => self.repair_enabled = flag,
-            Field::MaxSteps => self.max_steps = value,
-            Field::MaxJobs => self.max_jobs = value,
-            Field::PlanningInterval => self.planning_interval = value,
-            Field::FailureThreshold => self.failure_threshold = value,
-            Field::MaxActions => self.max_actions = value,
-            Field::StateText => self.state_text = value,
-            Field::ThinkingInterval => self.thinking_interval = value,
-            Field::RepairRetries => self.repair_retries = value,
-            Field::RepairBudget => self.repair_budget = value,
-            Field::HistorySteps => self.history_steps = value,
+            Field::MaxSteps
+            | Field::MaxJobs
+            | Field::PlanningInterval
+            | Field::FailureThreshold
+            | Field::MaxActions
+            | Field::StateText
+            | Field::ThinkingInterval
+            | Field::RepairRetries
+            | Field::RepairBudget
+            | Field::HistorySteps => {
+                if let Some(i) = AGENT_NUMBERS.iter().position(|(f, _)| *f == field) {
+                    self.numbers[i] = value;
+                }
+            }
             Field::TraceRedactions => self.trace_redactions = value,
             Field::Vision => self.vision = flag,
             Field::BlockPageRequests => self.block_page_requests = flag,
@@ -356,36 +359,10 @@ impl SettingsDraft {
         let mut problems = Vec::new();
         let base = self.base.clone();
         let mut agent = base.as_ref().map(|b| b.agent.clone()).unwrap_or_default();
-        agent.max_steps = number(&self.max_steps, Field::MaxSteps, agent.max_steps, &mut problems);
-        agent.max_jobs = number(&self.max_jobs, Field::MaxJobs, agent.max_jobs, &mut problems);
-        agent.planning_interval = number(
-            &self.planning_interval,
-            Field::PlanningInterval,
-            agent.planning_interval,
-            &mut problems,
-        );
-        agent.max_consecutive_failures = number(
-            &self.failure_threshold,
-            Field::FailureThreshold,
-            agent.max_consecutive_failures,
-            &mut problems,
-        );
-        agent.max_actions_per_step =
-            number(&self.max_actions, Field::MaxActions, agent.max_actions_per_step, &mut problems);
-        agent.state_text_chars =
-            number(&self.state_text, Field::StateText, agent.state_text_chars, &mut problems);
-        agent.thinking_interval = number(
-            &self.thinking_interval,
-            Field::ThinkingInterval,
-            agent.thinking_interval,
-            &mut problems,
-        );
-        agent.repair_retries =
-            number(&self.repair_retries, Field::RepairRetries, agent.repair_retries, &mut problems);
-        agent.repair_budget =
-            number(&self.repair_budget, Field::RepairBudget, agent.repair_budget, &mut problems);
-        agent.history_steps =
-            number(&self.history_steps, Field::HistorySteps, agent.history_steps, &mut problems);
+        for ((field, at), text) in AGENT_NUMBERS.iter().zip(&self.numbers) {
+            let slot = at(&mut agent);
+            *slot = number(text, *field, *slot, &mut problems);
+        }
         agent.trace_redactions =
             pattern_lines(&self.trace_redactions).into_iter().map(|(_, p)| p.to_owned()).collect();
         agent.vision = self.vision;
@@ -702,7 +679,7 @@ mod tests {
     #[test]
     fn the_seeds_tunables_are_edited_and_checked() {
         let mut draft = SettingsDraft::new(Some(&stored()));
-        assert_eq!(draft.history_steps, "7");
+        assert_eq!(draft.number(Field::HistorySteps), "7");
         draft.set(Field::ThinkingInterval, "5".into());
         draft.set(Field::RepairRetries, "1".into());
         draft.set(Field::RepairBudget, "12".into());
@@ -808,7 +785,7 @@ mod tests {
     fn nothing_stored_shows_defaults_that_ask_for_a_model() {
         let mut form = form(None);
         assert_eq!(form.load, Load::Ready { stored: false });
-        assert_eq!(form.draft.max_steps, "40");
+        assert_eq!(form.draft.number(Field::MaxSteps), "40");
         assert!(form.problems().is_empty(), "no complaints before anything is typed");
         assert_eq!(form.submit(), None);
         assert!(fields(&form.problems()).contains(&"/models/navigator/model"));
@@ -842,7 +819,7 @@ mod tests {
     #[test]
     fn how_many_jobs_run_at_once_is_a_setting_checked_as_typed() {
         let mut form = form(Some(&stored()));
-        assert_eq!(form.draft.max_jobs, "3");
+        assert_eq!(form.draft.number(Field::MaxJobs), "3");
         form.edit(Field::MaxJobs, "0".into());
         assert_eq!(fields(&form.problems()), ["/agent/max_jobs"]);
         form.edit(Field::MaxJobs, "4".into());

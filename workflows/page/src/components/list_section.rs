@@ -2,27 +2,23 @@
 
 use yew::prelude::*;
 
-#[derive(Properties, PartialEq)]
-pub struct Props {
-    pub class: AttrValue,
-    pub testid: AttrValue,
-    pub title: AttrValue,
-    /// Said instead of rows when there are none.
-    pub empty_hint: AttrValue,
-    pub empty: bool,
-    /// The rows: `<li>`s.
-    pub children: Html,
-}
-
-#[function_component(ListSection)]
-pub fn list_section(props: &Props) -> Html {
+/// The section `class` (test id `testid`) titled `title`: `rows` (`<li>`s) in a list, and
+/// `empty_hint` instead when `empty`.
+pub fn list_section(
+    class: &'static str,
+    testid: &'static str,
+    title: &'static str,
+    empty: bool,
+    empty_hint: &'static str,
+    rows: Html,
+) -> Html {
     html! {
-        <section class={props.class.clone()} data-testid={props.testid.clone()}>
-            <h2>{ props.title.clone() }</h2>
-            if props.empty {
-                <p class="hint">{ props.empty_hint.clone() }</p>
+        <section {class} data-testid={testid}>
+            <h2>{ title }</h2>
+            if empty {
+                <p class="hint">{ empty_hint }</p>
             }
-            <ul>{ props.children.clone() }</ul>
+            <ul>{ rows }</ul>
         </section>
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use protocol::workflow::ReflectProgress;
 use yew::prelude::*;
 
-use crate::components::list_section::ListSection;
+use crate::components::list_section::list_section;
 use crate::components::recording_row::RecordingRowView;
 use crate::state::{Action, RecordingRow};
 use page_kit::RecordingName;
@@ -20,16 +20,20 @@ pub struct Props {
 
 #[function_component(RecordingList)]
 pub fn recording_list(props: &Props) -> Html {
-    html! {
-        <ListSection class="recordings" testid="recording-list" title="Recordings"
-            empty={props.recordings.is_empty()}
-            empty_hint="No recordings yet: record one from the side panel.">
-            { for props.recordings.iter().map(|r| html! {
-                <RecordingRowView key={r.id.clone()} recording={r.clone()}
-                    progress={props.reflections.get(&r.id).cloned()}
-                    renaming={props.renaming.clone().filter(|n| n.recording_id == r.id)}
-                    dispatch={props.dispatch.clone()} />
-            }) }
-        </ListSection>
-    }
+    let rows = props.recordings.iter().map(|r| {
+        html! {
+            <RecordingRowView key={r.id.clone()} recording={r.clone()}
+                progress={props.reflections.get(&r.id).cloned()}
+                renaming={props.renaming.clone().filter(|n| n.recording_id == r.id)}
+                dispatch={props.dispatch.clone()} />
+        }
+    });
+    list_section(
+        "recordings",
+        "recording-list",
+        "Recordings",
+        props.recordings.is_empty(),
+        "No recordings yet: record one from the side panel.",
+        rows.collect(),
+    )
 }
