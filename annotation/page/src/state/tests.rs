@@ -16,6 +16,13 @@ fn loaded(qa: bool, role: Role) -> Loaded {
     }
 }
 
+/// The page with run `r` open for an annotator.
+fn editing() -> Studio {
+    let mut studio = Studio::default();
+    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    studio
+}
+
 #[test]
 fn the_url_names_the_run_and_the_mode() {
     let route = Route::parse("?agentRunId=5412e928-9b96&taskId=7d09%2F25&qa=true");
@@ -80,8 +87,7 @@ fn only_web_pages_are_linked_from_a_step() {
 
 #[test]
 fn opening_a_run_selects_its_first_incomplete_step() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let studio = editing();
     assert_eq!(studio.screen, Screen::Run);
     assert_eq!(studio.editor.as_ref().unwrap().at, 1);
 }
@@ -103,8 +109,7 @@ fn a_link_that_names_a_step_opens_the_run_on_that_step() {
 
 #[test]
 fn edits_survive_switching_steps_and_save_as_one_command() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::One, "I opened the shop.".into()));
     studio.apply(Action::Next);
     studio.apply(Action::SetThought(Thought::Two, "I can see the cart.".into()));
@@ -121,8 +126,7 @@ fn edits_survive_switching_steps_and_save_as_one_command() {
 
 #[test]
 fn typing_back_the_saved_text_leaves_nothing_to_save() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::One, "x".into()));
     studio.apply(Action::SetThought(Thought::One, String::new()));
     assert!(!studio.editor.as_ref().unwrap().dirty());
@@ -148,8 +152,7 @@ fn review_mode_reads_and_suggests_but_never_edits() {
 
 #[test]
 fn a_failed_save_keeps_the_edits() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::Three, "I should click Buy.".into()));
     studio.apply(Action::MarkComplete);
     studio.apply(Action::SaveFailed("disk full".into()));
@@ -160,8 +163,7 @@ fn a_failed_save_keeps_the_edits() {
 
 #[test]
 fn a_run_reopened_after_a_save_still_gets_its_saves_carried_out() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::One, "I start.".into()));
     studio.apply(Action::Save);
     let first = studio.editor.as_ref().unwrap().command.as_ref().unwrap().0;
@@ -211,8 +213,7 @@ fn a_file_over_the_import_cap_is_refused_before_it_is_read() {
 
 #[test]
 fn a_run_scored_as_it_opens_shows_its_score_unless_a_save_scored_it_since() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetTags(vec!["shop".into()]));
     studio.apply(Action::Scored { run_id: "other".into(), quality: 50 });
     let editor = studio.editor.as_ref().unwrap();
