@@ -198,8 +198,11 @@ pub fn pattern_lines(text: &str) -> Vec<(usize, &str)> {
         .collect()
 }
 
+/// Where a whole-number option is in `AgentOptions`.
+type AgentNumber = fn(&mut AgentOptions) -> &mut u32;
+
 /// The agent's whole-number options: each one's field and where it is in `AgentOptions`.
-const AGENT_NUMBERS: [(Field, fn(&mut AgentOptions) -> &mut u32); 10] = [
+const AGENT_NUMBERS: [(Field, AgentNumber); 10] = [
     (Field::MaxSteps, |a| &mut a.max_steps),
     (Field::MaxJobs, |a| &mut a.max_jobs),
     (Field::PlanningInterval, |a| &mut a.planning_interval),
