@@ -22,7 +22,6 @@ use studio_core::compare::{self, Delta};
 use studio_core::preview::{self, Preview};
 use studio_core::traces::{TraceFilter, sample_label};
 use studio_core::versions::{self, PromptVersion};
-use yew::Reducible;
 
 pub use pipeline::{PipelineAction, PipelineEditor, PipelineRunState};
 pub use route::Route;
@@ -209,15 +208,7 @@ impl Default for Studio {
     }
 }
 
-impl Reducible for Studio {
-    type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let mut next = (*self).clone();
-        next.apply(action);
-        Rc::new(next)
-    }
-}
+page_kit::reducible_by_apply!(Studio, Action);
 
 impl Studio {
     /// Stored overrides with the drafts on top: what the editor shows and runs use.

@@ -236,6 +236,14 @@ fn version(number: u32, text: &str) -> PromptVersion {
     }
 }
 
+/// Types `text` into the open file and saves it, answered: the page says it saved.
+fn save_edit(studio: &mut Studio, text: &str) {
+    studio.apply(Action::Edit(text.into()));
+    studio.apply(Action::Save);
+    answer_save(studio);
+    assert!(studio.notice().is_some());
+}
+
 fn answer_save(studio: &mut Studio) {
     let Some(PanelRequest::SavePrompts { id, edits }) = sent(studio).pop() else { panic!() };
     let mut stored = studio.overrides.clone().unwrap_or_default();
@@ -318,19 +326,13 @@ fn the_saved_notice_shows_on_its_file_only_and_goes_when_the_person_moves_or_edi
     assert_eq!(studio.notice(), None);
 
     // Another file of the prompt.
-    studio.apply(Action::Edit("Task: {{task}} again {{> json_only}}".into()));
-    studio.apply(Action::Save);
-    answer_save(&mut studio);
-    assert!(studio.notice().is_some());
+    save_edit(&mut studio, "Task: {{task}} again {{> json_only}}");
     studio.apply(Action::OpenFile("navigator/schema.json".into()));
     assert_eq!(studio.notice(), None);
 
     // Editing again.
     studio.apply(Action::OpenFile("navigator/A.md".into()));
-    studio.apply(Action::Edit("Task: {{task}} once more {{> json_only}}".into()));
-    studio.apply(Action::Save);
-    answer_save(&mut studio);
-    assert!(studio.notice().is_some());
+    save_edit(&mut studio, "Task: {{task}} once more {{> json_only}}");
     studio.apply(Action::Edit("Task: {{task}} and more {{> json_only}}".into()));
     assert_eq!(studio.notice(), None);
 

@@ -7,14 +7,13 @@ mod editor;
 mod replay_form;
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
+use page_kit::RecordingName;
 use protocol::workflow::WorkflowsEvent;
 use protocol::workflow::{ReflectProgress, ReflectStage, ReplayControl, ReplayProgress};
 use protocol::{PanelRequest, TabId};
 use workflow_format::edit::Edit;
 use workflow_format::schema::Workflow;
-use yew::Reducible;
 
 pub use editor::Editor;
 pub use replay_form::{ReplayForm, TabChoice};
@@ -28,16 +27,6 @@ pub struct RecordingRow {
     /// `recording` while the recorder still runs, else `stopped`.
     pub status: String,
     pub steps: usize,
-}
-
-/// A recording's name as it is being edited.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Renaming {
-    pub recording_id: String,
-    pub text: String,
-    /// The request saving it, while on its way.
-    pub saving: Option<u32>,
-    pub problem: Option<String>,
 }
 
 /// IO the reducer asks for.
@@ -122,7 +111,7 @@ pub struct Page {
     pub tabs: Vec<TabChoice>,
     pub notice: Option<String>,
     /// The recording whose name is being edited.
-    pub renaming: Option<Renaming>,
+    pub renaming: Option<RecordingName>,
     /// Queued effects, numbered; the effect layer runs each number once.
     pub effects: Vec<(u64, Effect)>,
     next_effect: u64,
@@ -216,32 +205,18 @@ impl Page {
                     return;
                 };
                 let text = row.name.clone();
-                self.renaming = Some(Renaming { recording_id, text, ..Renaming::default() });
+                self.renaming = Some(RecordingName::new(recording_id, text));
             }
             Action::RecordingName(text) => {
                 if let Some(renaming) = &mut self.renaming {
-                    renaming.text = text;
-                    renaming.problem = None;
+                    renaming.edit(text);
                 }
             }
             Action::SaveRecordingName => {
-                let Some(renaming) = self.renaming.clone().filter(|r| r.saving.is_none()) else {
-                    return;
-                };
-                match protocol::recording::recording_name(&renaming.text) {
-                    Ok(name) => {
-                        let recording_id = renaming.recording_id;
-                        let id = self.request(|id| PanelRequest::NameRecording {
-                            id,
-                            recording_id,
-                            name,
-                        });
-                        self.renaming.as_mut().expect("checked").saving = Some(id);
-                    }
-                    Err(problem) => {
-                        self.renaming.as_mut().expect("checked").problem = Some(problem)
-                    }
-                }
+                let Some(renaming) = self.renaming.as_mut() else { return };
+                let Some((recording_id, name)) = renaming.to_save() else { return };
+                let id = self.request(|id| PanelRequest::NameRecording { id, recording_id, name });
+                self.renaming.as_mut().expect("checked").sending(id);
             }
             Action::CancelRecordingName => self.renaming = None,
             Action::Worker(event) => self.on_worker(event),
@@ -413,14 +388,12 @@ impl Page {
                     .collect();
             }
             WorkflowsEvent::Failed { id, message }
-                if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
+                if self.renaming.as_ref().is_some_and(|r| r.saved_by(id)) =>
             {
-                let renaming = self.renaming.as_mut().expect("checked");
-                renaming.saving = None;
-                renaming.problem = Some(message);
+                self.renaming.as_mut().expect("checked").failed(message);
             }
             WorkflowsEvent::Done { id }
-                if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
+                if self.renaming.as_ref().is_some_and(|r| r.saved_by(id)) =>
             {
                 self.renaming = None;
                 self.effect(Effect::Load);
@@ -452,15 +425,7 @@ fn file_stem(name: &str) -> String {
     if stem.is_empty() { "workflow".into() } else { stem }
 }
 
-impl Reducible for Page {
-    type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let mut page = (*self).clone();
-        page.apply(action);
-        Rc::new(page)
-    }
-}
+page_kit::reducible_by_apply!(Page, Action);
 
 #[cfg(test)]
 mod tests;

@@ -74,6 +74,13 @@ fn effects(page: &Page) -> Vec<Effect> {
     page.effects.iter().map(|(_, e)| e.clone()).collect()
 }
 
+/// The page with workflow `wf` (one version) open in the editor.
+fn opened() -> Page {
+    let mut page = loaded(vec![shop(1)]);
+    page.apply(Action::Open("wf".into()));
+    page
+}
+
 #[test]
 fn the_list_groups_versions_and_opens_the_latest() {
     let page = loaded(vec![shop(2), shop(1)]);
@@ -88,8 +95,7 @@ fn the_list_groups_versions_and_opens_the_latest() {
 
 #[test]
 fn renaming_a_parameter_rewrites_its_uses_and_problems_show_live_where_they_are() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     let product =
         Param { name: "product".into(), example: "tea".into(), ..shop(1).params[0].clone() };
     page.apply(Action::Edit(Edit::UpdateParam { index: 0, param: product }));
@@ -125,8 +131,7 @@ fn renaming_a_parameter_rewrites_its_uses_and_problems_show_live_where_they_are(
 
 #[test]
 fn a_dependency_must_name_an_upstream_extract() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     let editor = page.editor.as_ref().unwrap();
     assert_eq!(editor.upstream_variables(2), ["cheapest"]);
     assert!(editor.upstream_variables(1).is_empty());
@@ -172,8 +177,7 @@ fn every_save_is_a_new_version_and_rollback_saves_an_old_one_again() {
 
 #[test]
 fn export_and_import_go_through_the_published_format() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     page.apply(Action::Export);
     let Some(Effect::Download { name, text }) = effects(&page).last().cloned() else { panic!() };
     assert_eq!(name, "cheapest-product.v1.workflow.json");
@@ -186,8 +190,7 @@ fn export_and_import_go_through_the_published_format() {
 
 #[test]
 fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     page.apply(Action::ReplayOpen);
     let form = page.replay_form.clone().unwrap();
     assert_eq!(form.values()["query"], "coffee");
@@ -306,8 +309,7 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
 
 #[test]
 fn a_reflected_workflow_does_not_replace_unsaved_edits() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     page.apply(Action::SetName("Edited".into()));
     page.apply(Action::Worker(WorkflowsEvent::Reflection {
         progress: ReflectProgress {
