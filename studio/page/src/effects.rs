@@ -8,7 +8,7 @@ use yew::prelude::*;
 
 use crate::state::{Action, Effect, Route, Studio};
 use page_port::Link;
-use protocol::WorkerEvent;
+use protocol::studio::StudioEvent;
 
 type Dispatch = UseReducerDispatcher<Studio>;
 
@@ -21,7 +21,7 @@ thread_local! {
 #[hook]
 pub fn use_port(dispatch: Dispatch) {
     use_effect_with((), move |()| {
-        let on_event: Rc<dyn Fn(WorkerEvent)> = {
+        let on_event: Rc<dyn Fn(StudioEvent)> = {
             let dispatch = dispatch.clone();
             Rc::new(move |event| dispatch.dispatch(Action::Worker(event)))
         };

@@ -5,7 +5,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use protocol::{PanelRequest, WorkerEvent};
+use protocol::PanelRequest;
+use protocol::workflow::WorkflowsEvent;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -51,7 +52,7 @@ pub fn use_port(dispatch: UseReducerDispatcher<Page>) -> PortSlot {
     {
         let link = (*link).clone();
         use_effect_with((), move |_| {
-            let on_event: Rc<dyn Fn(WorkerEvent)> =
+            let on_event: Rc<dyn Fn(WorkflowsEvent)> =
                 Rc::new(move |event| dispatch.dispatch(Action::Worker(event)));
             link.keep_connected(300, on_event, Rc::new(|_| ()));
         });
