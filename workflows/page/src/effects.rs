@@ -5,8 +5,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use protocol::PanelRequest;
 use protocol::workflow::WorkflowsEvent;
+use protocol::workflow::WorkflowsRequest;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
@@ -79,7 +79,7 @@ pub fn use_effects(page: &UseReducerHandle<Page>, db: Option<DbHandle>, port: Po
     });
 }
 
-fn send(port: &PortSlot, request: &PanelRequest, dispatch: &UseReducerDispatcher<Page>) {
+fn send(port: &PortSlot, request: &WorkflowsRequest, dispatch: &UseReducerDispatcher<Page>) {
     let sent = port.send(request);
     if !sent {
         dispatch.dispatch(Action::Notice(
@@ -132,7 +132,7 @@ fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatche
                             Err(error) => return dispatch.dispatch(Action::Notice(error)),
                         },
                     };
-                    let request = PanelRequest::StartReplay {
+                    let request = WorkflowsRequest::StartReplay {
                         id,
                         workflow_id,
                         version,

@@ -9,9 +9,10 @@ mod replay_form;
 use std::collections::BTreeMap;
 
 use page_kit::RecordingName;
+use protocol::TabId;
 use protocol::workflow::WorkflowsEvent;
+use protocol::workflow::WorkflowsRequest;
 use protocol::workflow::{ReflectProgress, ReflectStage, ReplayControl, ReplayProgress};
-use protocol::{PanelRequest, TabId};
 use workflow_format::edit::Edit;
 use workflow_format::schema::Workflow;
 
@@ -35,7 +36,7 @@ pub enum Effect {
     /// Read the recordings and every workflow version.
     Load,
     /// Send a request to the worker.
-    Send(PanelRequest),
+    Send(WorkflowsRequest),
     /// Store this workflow version (its `updatedAt` stamped at the moment of saving).
     Save(Workflow),
     /// Offer a file for download.
@@ -144,7 +145,7 @@ impl Page {
         }
     }
 
-    fn request(&mut self, make: impl FnOnce(u32) -> PanelRequest) -> u32 {
+    fn request(&mut self, make: impl FnOnce(u32) -> WorkflowsRequest) -> u32 {
         let id = self.next_request.max(1);
         self.next_request = id + 1;
         self.effect(Effect::Send(make(id)));
@@ -189,7 +190,7 @@ impl Page {
             Action::DismissNotice => self.notice = None,
             Action::Reflect(recording_id) => {
                 let asked = recording_id.clone();
-                let id = self.request(|id| PanelRequest::ReflectRecording { id, recording_id });
+                let id = self.request(|id| WorkflowsRequest::ReflectRecording { id, recording_id });
                 self.reflect_asked.insert(id, asked.clone());
                 self.reflections.insert(
                     asked.clone(),
@@ -215,7 +216,8 @@ impl Page {
             Action::SaveRecordingName => {
                 let Some(renaming) = self.renaming.as_mut() else { return };
                 let Some((recording_id, name)) = renaming.to_save() else { return };
-                let id = self.request(|id| PanelRequest::NameRecording { id, recording_id, name });
+                let id =
+                    self.request(|id| WorkflowsRequest::NameRecording { id, recording_id, name });
                 self.renaming.as_mut().expect("checked").sending(id);
             }
             Action::CancelRecordingName => self.renaming = None,
@@ -308,7 +310,7 @@ impl Page {
                         let mut form = ReplayForm::for_workflow(saved);
                         form.tab = self.preferred_tab;
                         self.replay_form = Some(form);
-                        self.request(|id| PanelRequest::ListTabs { id });
+                        self.request(|id| WorkflowsRequest::ListTabs { id });
                     }
                     None => self.notice = Some("Save the workflow before replaying it.".into()),
                 }
@@ -351,7 +353,7 @@ impl Page {
             Action::ReplayCancelForm => self.replay_form = None,
             Action::ReplayControl(action) => {
                 if let Some(run_id) = self.replay.as_ref().map(|r| r.run_id.clone()) {
-                    self.request(|id| PanelRequest::ReplayControl { id, run_id, action });
+                    self.request(|id| WorkflowsRequest::ReplayControl { id, run_id, action });
                 }
             }
             Action::ReplayMessage(text) => {
@@ -360,7 +362,7 @@ impl Page {
                 if let Some(run_id) = live.map(|r| r.run_id.clone())
                     && !text.is_empty()
                 {
-                    self.request(|id| PanelRequest::ReplayMessage { id, run_id, text });
+                    self.request(|id| WorkflowsRequest::ReplayMessage { id, run_id, text });
                 }
             }
         }
@@ -369,7 +371,7 @@ impl Page {
     fn on_worker(&mut self, event: WorkflowsEvent) {
         match event {
             WorkflowsEvent::Hello { .. } => {
-                self.request(|id| PanelRequest::CurrentReplay { id });
+                self.request(|id| WorkflowsRequest::CurrentReplay { id });
             }
             WorkflowsEvent::Reflection { progress } => {
                 if let ReflectStage::Done { workflow_id } = &progress.stage {

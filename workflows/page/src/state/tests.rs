@@ -194,7 +194,8 @@ fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
     page.apply(Action::ReplayOpen);
     let form = page.replay_form.clone().unwrap();
     assert_eq!(form.values()["query"], "coffee");
-    let Some(Effect::Send(PanelRequest::ListTabs { id })) = effects(&page).last().cloned() else {
+    let Some(Effect::Send(WorkflowsRequest::ListTabs { id })) = effects(&page).last().cloned()
+    else {
         panic!("the open tabs are asked for")
     };
     // Tabs come with their titles and URLs; pages that are not web pages are not offered.
@@ -249,7 +250,7 @@ fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
 fn reflection_progress_and_replay_status_come_from_the_worker() {
     let mut page = loaded(vec![]);
     page.apply(Action::Reflect("rec".into()));
-    let Some(Effect::Send(PanelRequest::ReflectRecording { id, .. })) =
+    let Some(Effect::Send(WorkflowsRequest::ReflectRecording { id, .. })) =
         effects(&page).last().cloned()
     else {
         panic!()
@@ -294,7 +295,7 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
     page.apply(Action::ReplayControl(ReplayControl::Pause));
     assert!(matches!(
         effects(&page).last(),
-        Some(Effect::Send(PanelRequest::ReplayControl { action: ReplayControl::Pause, .. }))
+        Some(Effect::Send(WorkflowsRequest::ReplayControl { action: ReplayControl::Pause, .. }))
     ));
     // Steering goes to the live replay; a blank one is not sent.
     let sent = effects(&page).len();
@@ -303,7 +304,7 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
     page.apply(Action::ReplayMessage(" Pick the cheapest ".into()));
     assert!(matches!(
         effects(&page).last(),
-        Some(Effect::Send(PanelRequest::ReplayMessage { text, .. })) if text == "Pick the cheapest"
+        Some(Effect::Send(WorkflowsRequest::ReplayMessage { text, .. })) if text == "Pick the cheapest"
     ));
 }
 
@@ -342,7 +343,7 @@ fn a_recording_is_renamed_through_the_worker_and_the_list_read_again() {
     page.apply(Action::RecordingName(" Buy socks ".into()));
     page.apply(Action::SaveRecordingName);
     let sent = effects(&page).into_iter().rev().find_map(|e| match e {
-        Effect::Send(PanelRequest::NameRecording { id, recording_id, name }) => {
+        Effect::Send(WorkflowsRequest::NameRecording { id, recording_id, name }) => {
             Some((id, recording_id, name))
         }
         _ => None,
