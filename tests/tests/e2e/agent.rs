@@ -29,11 +29,18 @@ fn id_of_eventually(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) 
 /// on one page, after which the stagnation detector asks for a review and the Planner plans
 /// again from it.
 fn four_ways_out(ids: &[u64], goals: [&str; 4]) -> Vec<Reply> {
-    let click = |id: u64, goal: &str| {
-        navigate("Start: the page lists ways out", goal, json!([{"action": "click", "id": id}]))
-    };
+    let clicks = ids.iter().map(|id| json!({"action": "click", "id": id}));
+    four_tries(clicks.zip(goals).collect())
+}
+
+/// [`four_ways_out`] with any four actions, each with its goal.
+fn four_tries(tries: Vec<(Value, &str)>) -> Vec<Reply> {
     let mut replies = vec![plan(false, "1. Try each way out", "")];
-    replies.extend(ids.iter().zip(goals).map(|(id, goal)| click(*id, goal)));
+    replies.extend(
+        tries.into_iter().map(|(action, goal)| {
+            navigate("Start: the page lists ways out", goal, json!([action]))
+        }),
+    );
     replies.extend([
         verdict(false, "", ""),
         plan(false, "1. Report that every way out is refused", ""),
@@ -45,6 +52,16 @@ fn four_ways_out(ids: &[u64], goals: [&str; 4]) -> Vec<Reply> {
         verdict(true, "", "Every way out was stopped."),
     ]);
     replies
+}
+
+/// What each action of the task reported, in order (what the model read of it).
+fn action_outcomes(browser: &mut Browser) -> Vec<String> {
+    browser
+        .agent_messages()
+        .into_iter()
+        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
+        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }
 
 /// Runs `task` in `tab` on `llm`'s script with `deny` as the deny list, until it is done.
@@ -300,12 +317,7 @@ fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
     run_denying(&mut browser, &page, &llm, json!(["localhost"]));
     assert_secret_never_asked(&sites);
     // Each attempt failed with why, for the model.
-    let outcomes: Vec<String> = browser
-        .agent_messages()
-        .into_iter()
-        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
-        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let outcomes = action_outcomes(&mut browser);
     assert_eq!(outcomes.len(), 5, "{outcomes:#?}");
     for outcome in &outcomes[..2] {
         assert!(outcome.contains("Not clicked") && outcome.contains("deny list"), "{outcome}");
@@ -320,9 +332,7 @@ fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
 /// would visit, and each visit is refused before any request leaves.
 #[test]
 fn a_denied_host_is_refused_however_its_address_is_spelled() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/index.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/index.html");
     let port = sites.other_url("/").trim_end_matches('/').rsplit(':').next().unwrap().to_owned();
     let spellings = [
         format!("http://LOCALHOST.:{port}/firewall/secret.html"),
@@ -332,26 +342,11 @@ fn a_denied_host_is_refused_however_its_address_is_spelled() {
             "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}:{port}/firewall/secret.html"
         ),
     ];
-    // Four steps on one page, as in `four_ways_out`: then the stagnation review comes.
-    let mut replies = vec![plan(false, "1. Visit each address", "")];
-    replies.extend(spellings.iter().map(|url| {
-        navigate("Start", "Visit the address", json!([{"action": "go_to_url", "url": url}]))
-    }));
-    replies.extend([
-        verdict(false, "", ""),
-        plan(false, "1. Report that every address is refused", ""),
-        navigate("Failure: refused", "Report", json!([{"action": "done", "text": "Refused"}])),
-        verdict(true, "", "Every address was refused."),
-    ]);
-    let llm = ScriptedLlm::start(replies);
+    let visits = spellings.iter().map(|url| (json!({"action": "go_to_url", "url": url}), "Visit"));
+    let llm = ScriptedLlm::start(four_tries(visits.collect()));
     run_denying(&mut browser, &page, &llm, json!(["localhost"]));
     assert_secret_never_asked(&sites);
-    let outcomes: Vec<String> = browser
-        .agent_messages()
-        .into_iter()
-        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
-        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let outcomes = action_outcomes(&mut browser);
     for (url, outcome) in spellings.iter().zip(&outcomes) {
         assert!(outcome.contains("deny list"), "{url} was not refused: {outcome}");
     }
