@@ -107,11 +107,7 @@ fn create_version_1(db: &Database) -> indexed_db_futures::Result<()> {
     runs.create_index("taskId", KeyPath::One("taskId")).build()?;
     runs.create_index("createdAt", KeyPath::One("createdAt")).build()?;
 
-    let steps = db
-        .create_object_store(STEPS)
-        .with_key_path(KeyPath::<&str>::from(["runId", "index"]))
-        .build()?;
-    steps.create_index("runId", KeyPath::One("runId")).build()?;
+    create_owned_rows(db, STEPS, ["runId", "index"])?;
 
     db.create_object_store(SCREENSHOTS).build()?;
 
@@ -124,13 +120,9 @@ fn create_version_1(db: &Database) -> indexed_db_futures::Result<()> {
 }
 
 fn create_version_2(db: &Database) -> indexed_db_futures::Result<()> {
-    for name in [VERSIONS, COMMENTS, SUGGESTIONS] {
-        let key = if name == VERSIONS {
-            KeyPath::<&str>::from(["runId", "number"])
-        } else {
-            KeyPath::One("id")
-        };
-        let store = db.create_object_store(name).with_key_path(key).build()?;
+    create_owned_rows(db, VERSIONS, ["runId", "number"])?;
+    for name in [COMMENTS, SUGGESTIONS] {
+        let store = db.create_object_store(name).with_key_path(KeyPath::One("id")).build()?;
         store.create_index("runId", KeyPath::One("runId")).build()?;
     }
     // Search text apart from the rows, so the list opens without reading it.
@@ -148,21 +140,19 @@ fn create_version_3(db: &Database) -> indexed_db_futures::Result<()> {
         db.create_object_store(RECORDINGS).with_key_path(KeyPath::One("id")).build()?;
     recordings.create_index("createdAt", KeyPath::One("createdAt")).build()?;
     // One row per event, so recording appends instead of rewriting a growing list.
-    let events = db
-        .create_object_store(RECORDING_EVENTS)
-        .with_key_path(KeyPath::<&str>::from(["recordingId", "seq"]))
-        .build()?;
-    events.create_index("recordingId", KeyPath::One("recordingId")).build()?;
-    for (name, key, index) in [
-        (WORKFLOWS, ["id", "version"], "id"),
-        (PROMPT_VERSIONS, ["path", "number"], "path"),
-        (PIPELINES, ["id", "version"], "id"),
-    ] {
-        let store =
-            db.create_object_store(name).with_key_path(KeyPath::<&str>::from(key)).build()?;
-        store.create_index(index, KeyPath::One(index)).build()?;
-    }
+    create_owned_rows(db, RECORDING_EVENTS, ["recordingId", "seq"])?;
+    create_owned_rows(db, WORKFLOWS, ["id", "version"])?;
+    create_owned_rows(db, PROMPT_VERSIONS, ["path", "number"])?;
+    create_owned_rows(db, PIPELINES, ["id", "version"])?;
     db.create_object_store(REPLAYS).build()?;
+    Ok(())
+}
+
+/// A store keyed by `[owner, n]` (a run's steps, a workflow's versions), with an index on the
+/// owner named as its field, so one owner's rows are read at once.
+fn create_owned_rows(db: &Database, name: &str, key: [&str; 2]) -> indexed_db_futures::Result<()> {
+    let store = db.create_object_store(name).with_key_path(KeyPath::<&str>::from(key)).build()?;
+    store.create_index(key[0], KeyPath::One(key[0])).build()?;
     Ok(())
 }
 

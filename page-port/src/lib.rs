@@ -5,6 +5,9 @@
 //! page and the annotation page talk to the worker through it; it knows `chrome.runtime` and
 //! nothing of what the pages do.
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use js_sys::{Object, Reflect};
 use protocol::PANEL_PORT;
 use serde::Serialize;
@@ -26,6 +29,9 @@ extern "C" {
     fn on_disconnect(this: &Port) -> Event;
     #[wasm_bindgen(method, js_name = addListener)]
     fn add_listener(this: &Event, listener: &JsValue);
+
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &JsValue, ms: i32) -> JsValue;
 }
 
 /// An open port. Dropping it drops the listeners' closures, so keep it as long as the page.
@@ -69,6 +75,49 @@ impl WorkerPort {
             .and_then(|text| js_sys::JSON::parse(&text).ok())
             .unwrap_or(JsValue::NULL);
         self.port.post_message(&value).is_ok()
+    }
+}
+
+/// A page's port that connects again after it closes (Chrome stops an idle worker, and
+/// connecting starts it again). Clones share the one port.
+#[derive(Clone, Default)]
+pub struct Link(Rc<RefCell<Option<WorkerPort>>>);
+
+impl Link {
+    /// Connects now and again `retry_ms` after each close; `on_link` hears `true` on each
+    /// connection and `false` on each close. While the extension cannot be reached, the link
+    /// stays closed.
+    pub fn keep_connected<E: DeserializeOwned + 'static>(
+        &self,
+        retry_ms: i32,
+        on_event: Rc<dyn Fn(E)>,
+        on_link: Rc<dyn Fn(bool)>,
+    ) {
+        let link = self.clone();
+        let events = on_event.clone();
+        let on_lost = {
+            let on_link = on_link.clone();
+            move || {
+                link.0.borrow_mut().take();
+                on_link(false);
+                let (link, on_event, on_link) = (link.clone(), on_event.clone(), on_link.clone());
+                let again = Closure::once_into_js(move || {
+                    link.keep_connected(retry_ms, on_event, on_link);
+                });
+                set_timeout(&again, retry_ms);
+            }
+        };
+        let port = WorkerPort::connect(move |event| events(event), on_lost);
+        let connected = port.is_some();
+        *self.0.borrow_mut() = port;
+        if connected {
+            on_link(true);
+        }
+    }
+
+    /// Posts a request; false when the port is closed.
+    pub fn send(&self, request: &impl Serialize) -> bool {
+        self.0.borrow().as_ref().is_some_and(|port| port.send(request))
     }
 }
 

@@ -746,6 +746,80 @@ mod tests {
         assert_eq!(read_as::<WorkflowsEvent>(&other), json!({"type": "other"}));
     }
 
+    /// `request` as the worker reads it, written back as the worker would write it.
+    fn as_the_worker_reads(request: &impl Serialize) -> (Value, Value) {
+        let sent = serde_json::to_value(request).unwrap();
+        let read: PanelRequest = serde_json::from_value(sent.clone()).unwrap();
+        (sent, serde_json::to_value(read).unwrap())
+    }
+
+    #[test]
+    fn the_studio_and_workflows_pages_write_requests_as_the_worker_reads_them() {
+        use studio::{StudioRequest, StudioRun};
+        use workflow::{ReplayControl, WorkflowsRequest};
+        let run = StudioRun {
+            prompt_id: "navigator".into(),
+            variant: "A".into(),
+            overrides: [("navigator/A.md".into(), "Edited".into())].into(),
+            vars: json!({"task": "t"}),
+            role: settings::ModelRole::Navigator,
+        };
+        let studio = [
+            StudioRequest::GetSettings { id: 1 },
+            StudioRequest::ListTabs { id: 2 },
+            StudioRequest::StudioRun { id: 3, run: Box::new(run) },
+            StudioRequest::SavePrompts {
+                id: 4,
+                edits: [("a.md".into(), Some("x".into())), ("b.md".into(), None)].into(),
+            },
+            StudioRequest::RunPipeline {
+                id: 5,
+                text: "id: p".into(),
+                input: json!({}),
+                tab_id: Some(7),
+            },
+            StudioRequest::RunPipeline {
+                id: 6,
+                text: "id: p".into(),
+                input: json!(1),
+                tab_id: None,
+            },
+            StudioRequest::CancelPipeline { id: 7, run: 5 },
+            StudioRequest::SavePipeline { id: 8, text: "id: p".into(), publish: true },
+            StudioRequest::ListPipelines { id: 9 },
+        ];
+        for request in &studio {
+            let (sent, read) = as_the_worker_reads(request);
+            assert_eq!(sent, read);
+            assert_eq!(sent["id"], request.id());
+        }
+        let workflows = [
+            WorkflowsRequest::ListTabs { id: 1 },
+            WorkflowsRequest::StartReplay {
+                id: 2,
+                workflow_id: "w".into(),
+                version: 3,
+                tab_id: 4,
+                params: [("query".into(), "tea".into())].into(),
+                fast_path: false,
+            },
+            WorkflowsRequest::CurrentReplay { id: 3 },
+            WorkflowsRequest::ReplayControl {
+                id: 4,
+                run_id: "r".into(),
+                action: ReplayControl::Pause,
+            },
+            WorkflowsRequest::ReplayMessage { id: 5, run_id: "r".into(), text: "go on".into() },
+            WorkflowsRequest::NameRecording { id: 6, recording_id: "rec".into(), name: "N".into() },
+            WorkflowsRequest::ReflectRecording { id: 7, recording_id: "rec".into() },
+        ];
+        for request in &workflows {
+            let (sent, read) = as_the_worker_reads(request);
+            assert_eq!(sent, read);
+            assert_eq!(sent["id"], request.id());
+        }
+    }
+
     #[test]
     fn requests_use_snake_case_type_tags_that_pages_can_write_by_hand() {
         let request: PanelRequest =

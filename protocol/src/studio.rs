@@ -143,3 +143,34 @@ pub struct SettingsPrompts {
     #[serde(default)]
     pub prompt_overrides: BTreeMap<String, String>,
 }
+
+/// What the Prompt Studio asks of the worker, each written as its `PanelRequest` namesake, so
+/// the page compiles a writer for these requests only; `wire_tests` holds the two alike.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StudioRequest {
+    GetSettings { id: u32 },
+    ListTabs { id: u32 },
+    StudioRun { id: u32, run: Box<StudioRun> },
+    SavePrompts { id: u32, edits: PromptEdits },
+    RunPipeline { id: u32, text: String, input: Value, tab_id: Option<crate::TabId> },
+    CancelPipeline { id: u32, run: u32 },
+    SavePipeline { id: u32, text: String, publish: bool },
+    ListPipelines { id: u32 },
+}
+
+impl StudioRequest {
+    /// The id its answer will carry.
+    pub fn id(&self) -> u32 {
+        match self {
+            StudioRequest::GetSettings { id }
+            | StudioRequest::ListTabs { id }
+            | StudioRequest::StudioRun { id, .. }
+            | StudioRequest::SavePrompts { id, .. }
+            | StudioRequest::RunPipeline { id, .. }
+            | StudioRequest::CancelPipeline { id, .. }
+            | StudioRequest::SavePipeline { id, .. }
+            | StudioRequest::ListPipelines { id } => *id,
+        }
+    }
+}

@@ -165,3 +165,58 @@ pub enum WorkflowsEvent {
     #[serde(other)]
     Other,
 }
+
+/// What the Workflows page asks of the worker, each written as its `PanelRequest` namesake,
+/// so the page compiles a writer for these requests only; `wire_tests` holds the two alike.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum WorkflowsRequest {
+    ListTabs {
+        id: u32,
+    },
+    StartReplay {
+        id: u32,
+        workflow_id: String,
+        version: u32,
+        tab_id: crate::TabId,
+        params: BTreeMap<String, String>,
+        fast_path: bool,
+    },
+    CurrentReplay {
+        id: u32,
+    },
+    ReplayControl {
+        id: u32,
+        run_id: String,
+        action: ReplayControl,
+    },
+    ReplayMessage {
+        id: u32,
+        run_id: String,
+        text: String,
+    },
+    NameRecording {
+        id: u32,
+        recording_id: String,
+        name: String,
+    },
+    ReflectRecording {
+        id: u32,
+        recording_id: String,
+    },
+}
+
+impl WorkflowsRequest {
+    /// The id its answer will carry.
+    pub fn id(&self) -> u32 {
+        match self {
+            WorkflowsRequest::ListTabs { id }
+            | WorkflowsRequest::StartReplay { id, .. }
+            | WorkflowsRequest::CurrentReplay { id }
+            | WorkflowsRequest::ReplayControl { id, .. }
+            | WorkflowsRequest::ReplayMessage { id, .. }
+            | WorkflowsRequest::NameRecording { id, .. }
+            | WorkflowsRequest::ReflectRecording { id, .. } => *id,
+        }
+    }
+}

@@ -198,6 +198,11 @@ pub mod replies {
         Reply::json(navigator(evaluation, "Kettle listed at €39.00", goal, actions))
     }
 
+    /// The Navigator done: "Report the price" with the `answer` it found.
+    pub fn report(evaluation: &str, answer: &str) -> Reply {
+        navigate(evaluation, "Report the price", json!([{"action": "done", "text": answer}]))
+    }
+
     /// The Navigator asking for the user (`need`) instead of acting.
     pub fn navigator_asks(need: &str) -> Reply {
         let mut answer =
@@ -280,13 +285,9 @@ pub mod reader {
     }
 
     pub fn asker(prompt: &str) -> Asker {
-        if prompt.starts_with("You are the Navigator") {
-            Asker::Navigator
-        } else if prompt.starts_with("You are the Planner") {
-            Asker::Planner
-        } else {
-            Asker::Thinking
-        }
+        let kinds =
+            [("You are the Navigator", Asker::Navigator), ("You are the Planner", Asker::Planner)];
+        crate::llm::kind_by_opening(prompt, &kinds, Asker::Thinking)
     }
 
     /// The page state inside a Navigator prompt.

@@ -36,6 +36,11 @@ pub fn step_record(run_id: &str, index: u32, thoughts: [&str; 3]) -> Value {
     })
 }
 
+/// A run's steps, numbered from 0, each with its three thoughts.
+pub fn step_records(run_id: &str, thoughts: &[[&str; 3]]) -> Vec<Value> {
+    (0..).zip(thoughts).map(|(index, thoughts)| step_record(run_id, index, *thoughts)).collect()
+}
+
 /// Opens `annotation.html` (which creates the database at its current version) and waits
 /// for it to render.
 pub fn open_annotation(browser: &mut Browser, query: &str) -> Page {
@@ -46,6 +51,14 @@ pub fn open_annotation(browser: &mut Browser, query: &str) -> Page {
         "the annotation page to render",
     );
     page
+}
+
+/// How most annotation tests begin: Chromium launched and the annotation page open on its
+/// runs list.
+pub fn launch_annotation() -> (Browser, Page) {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    (browser, page)
 }
 
 /// Loads `annotation.html{query}` afresh in `page` and waits for it to render.
@@ -65,9 +78,7 @@ pub fn seed(page: &Page, runs: &[Value], steps: &[Value]) {
     let script = format!(
         r#"(async () => {{
             const runs = {runs}, steps = {steps};
-            const db = await new Promise((ok, fail) => {{
-                const r = indexedDB.open('alphascout'); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
-            }});
+            {open_db}
             const shots = [];
             for (const step of steps) {{
                 // A page-sized shot with page-sized text, so a screenshot's readability is seen.
@@ -94,27 +105,35 @@ pub fn seed(page: &Page, runs: &[Value], steps: &[Value]) {
         }})()"#,
         runs = Value::from(runs.to_vec()),
         steps = Value::from(steps.to_vec()),
+        open_db = crate::OPEN_DB,
     );
     assert_eq!(page.eval(&script), Value::Bool(true), "seeding IndexedDB");
 }
 
 /// Every record of `store` in the extension's database, as JSON.
 pub fn stored(page: &Page, store: &str) -> Vec<Value> {
-    let script = format!(
-        r#"(async () => {{
-            const db = await new Promise((ok, fail) => {{
-                const r = indexedDB.open('alphascout'); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
-            }});
-            const all = await new Promise((ok, fail) => {{
-                const r = db.transaction({store}).objectStore({store}).getAll();
-                r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error);
-            }});
-            db.close();
-            return JSON.parse(JSON.stringify(all));
-        }})()"#,
-        store = Value::from(store)
+    page.eval(&crate::all_records_js(store)).as_array().cloned().unwrap_or_default()
+}
+
+/// The stored step `index` of run `run_id`, among `steps` (as [`stored`] read them).
+pub fn step_of<'a>(steps: &'a [Value], run_id: &str, index: u64) -> &'a Value {
+    steps.iter().find(|s| s["runId"] == run_id && s["index"] == index).expect("the step is stored")
+}
+
+/// Opens the sync dialog, enters the server and the token, and saves.
+pub fn configure_sync(page: &Page, endpoint: &str, token: &str) {
+    page.click("[data-testid=sync-state]");
+    replace_text(page, "[data-testid=sync-endpoint]", endpoint);
+    replace_text(page, "[data-testid=sync-token]", token);
+    page.click("[data-testid=sync-save]");
+}
+
+/// Waits until the sync pill says `state` (`synced`, `offline`, `conflict`…).
+pub fn wait_sync(page: &Page, state: &str) {
+    page.wait_for(
+        &format!("document.querySelector('[data-testid=sync-state]')?.dataset.state === '{state}'"),
+        &format!("the sync state to be {state}"),
     );
-    page.eval(&script).as_array().cloned().unwrap_or_default()
 }
 
 /// Lets the browser save downloads into a fresh folder, and returns it.

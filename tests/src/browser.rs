@@ -192,10 +192,26 @@ impl Browser {
         self.debug(json!({"type": "debug.page_state", "tabId": tab.id}))
     }
 
+    /// The id the agent sees for the listed element whose text is `text`, in `tab`'s page
+    /// state now (ids are stable per page).
+    pub fn id_of(&mut self, tab: &Tab, text: &str) -> u64 {
+        let state = self.page_state(tab);
+        crate::listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| {
+            panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
+        })
+    }
+
     /// Carries out one agent action in `tab` through the worker (`debug.act`), the same
     /// code path the Navigator uses. Returns the outcome `{ok, message, page_changed, …}`.
     pub fn act(&mut self, tab: &Tab, action: Value) -> Value {
         self.debug(json!({"type": "debug.act", "tabId": tab.id, "action": action}))
+    }
+
+    /// Clicks the listed element whose text is `text` in `tab` through [`Browser::act`], and
+    /// returns the outcome.
+    pub fn click_named(&mut self, tab: &Tab, text: &str) -> Value {
+        let id = self.id_of(tab, text);
+        self.act(tab, json!({"action": "click", "id": id}))
     }
 
     /// Opens `url` in a new foreground tab, as a person would.

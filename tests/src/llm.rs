@@ -97,6 +97,11 @@ struct Script {
     responder: Option<Responder>,
 }
 
+/// Which of `kinds` a system prompt is, by the words it opens with; `otherwise` when none.
+pub fn kind_by_opening<K: Copy>(prompt: &str, kinds: &[(&str, K)], otherwise: K) -> K {
+    kinds.iter().find(|(opening, _)| prompt.starts_with(opening)).map_or(otherwise, |(_, k)| *k)
+}
+
 pub struct ScriptedLlm {
     base: String,
     script: Arc<Mutex<Script>>,

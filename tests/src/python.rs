@@ -3,7 +3,7 @@
 //! machine's `python3` and filled from PyPI with exact versions the first time a test asks,
 //! so a fresh machine needs nothing installed by hand.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The `python` of environment `name`, with `packages` (`name==version`) installed; each
@@ -38,4 +38,20 @@ pub fn environment(name: &str, packages: &[&str], modules: &[&str]) -> PathBuf {
     assert!(installed.success(), "pip install {packages:?} into {} failed", dir.display());
     assert!(ready(), "{imports} still fails in {}", dir.display());
     python
+}
+
+/// Unpacks `zip` into `dir`/`unpacked` with the machine's `python3` (Python's own reader,
+/// not ours), after checking every member's CRC; returns that folder.
+pub fn unzip(zip: &Path, dir: &Path) -> PathBuf {
+    let unpacked = dir.join("unpacked");
+    let script = "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); \
+                  assert z.testzip() is None; z.extractall(sys.argv[2])";
+    let status = Command::new("python3")
+        .args(["-c", script])
+        .arg(zip)
+        .arg(&unpacked)
+        .status()
+        .expect("python3 unzips");
+    assert!(status.success(), "python3 could not unpack {}", zip.display());
+    unpacked
 }

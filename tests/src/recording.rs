@@ -41,6 +41,14 @@ pub fn wait_for_events(panel: &Page, n: u32) {
     );
 }
 
+/// A person clicks into the shop's search box and types `query`, each recorded and settled.
+pub fn type_search(shop: &Page, panel: &Page, query: &str) {
+    shop.click("input[name=q]");
+    wait_for_events(panel, 1);
+    shop.call("Input.insertText", json!({"text": query})).unwrap();
+    wait_for_events(panel, 2);
+}
+
 pub fn key(page: &Page, key: &str, code: &str, vk: u32, modifiers: u32) {
     for kind in ["rawKeyDown", "keyUp"] {
         page.call(

@@ -241,6 +241,15 @@ fn answer(state: &str, value: Option<String>) -> Reply {
     })
 }
 
+/// A task the page itself judges: once it says "Correct" the model reports `answer`; until
+/// then `act` decides from the state.
+fn until_correct(
+    answer: &'static str,
+    act: impl Fn(&str) -> Reply + Send + 'static,
+) -> Box<dyn FnMut(&str) -> Reply + Send> {
+    Box::new(move |state: &str| if state.contains("Correct") { done(answer) } else { act(state) })
+}
+
 /// The Navigator of a model that reads the state of fixture `page`.
 pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
     match page {
@@ -264,10 +273,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
             let word = paragraph.filter(|_| asks).and_then(|p| p.split_whitespace().nth(5));
             answer(state, word.map(|w| w.trim_end_matches(['.', ',']).to_owned()))
         }),
-        "code-above.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("The page says Correct");
-            }
+        "code-above.html" => until_correct("The page says Correct", |state: &str| {
             let lines = text_lines(state);
             let below = lines.iter().skip_while(|l| !l.contains("Type the text below")).nth(1);
             let code = below.filter(|l| !l.trim().is_empty());
@@ -318,10 +324,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
         "form-grid.html" => Box::new(|state: &str| {
             fill_and_submit(state, &[("Quantity", "42".into()), ("Colour", "Blue".into())], "Save")
         }),
-        "datepicker.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Date chosen");
-            }
+        "datepicker.html" => until_correct("Date chosen", |state: &str| {
             if state.contains("value=11/15/2016") {
                 return with(state, "Submit", |id| reader::act("Submit", json!([click(id)])));
             }
@@ -339,10 +342,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 _ => done("The calendar shows no month I can read"),
             }
         }),
-        "autocomplete.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Airport entered");
-            }
+        "autocomplete.html" => until_correct("Airport entered", |state: &str| {
             if state.contains("value=\"Bowling Green, KY (BWG)\"") {
                 return with(state, "Submit", |id| reader::act("Submit", json!([click(id)])));
             }
@@ -356,10 +356,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 reader::act("Type to get suggestions", json!([type_into(id, "Bo")]))
             })
         }),
-        "dropdown.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Colour chosen");
-            }
+        "dropdown.html" => until_correct("Colour chosen", |state: &str| {
             let open = state.contains(" scroll=");
             // Closed again and showing Green: chosen.
             if named(state, "Green").is_some() && !open {
@@ -378,10 +375,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 }),
             }
         }),
-        "checkboxes.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Selected");
-            }
+        "checkboxes.html" => until_correct("Selected", |state: &str| {
             let mut actions: Vec<Value> = Vec::new();
             for line in state.lines().filter(|l| l.contains("<input type=checkbox")) {
                 let want = line.ends_with(">Apple") || line.ends_with(">Cherry");
@@ -395,10 +389,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 reader::act("Set the boxes and submit", Value::Array(actions))
             })
         }),
-        "consent.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Agreed");
-            }
+        "consent.html" => until_correct("Agreed", |state: &str| {
             let (Some(agree), Some(go)) =
                 (named(state, "I agree to the terms"), named(state, "Continue"))
             else {
@@ -406,10 +397,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
             };
             reader::act("Agree and continue", json!([click(agree), click(go)]))
         }),
-        "sortable.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("The steps are in order");
-            }
+        "sortable.html" => until_correct("The steps are in order", |state: &str| {
             // The listed steps in page order: (id, its number).
             let steps: Vec<(u64, char)> = state
                 .lines()
@@ -432,10 +420,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 None => done("The list does not show four steps"),
             }
         }),
-        "kanban.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("The card is in Done");
-            }
+        "kanban.html" => until_correct("The card is in Done", |state: &str| {
             with(state, "Fix the login bug", |card| {
                 reader::act(
                     "Drag the card to the Done column",
@@ -443,10 +428,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 )
             })
         }),
-        "highlight.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Highlighted");
-            }
+        "highlight.html" => until_correct("Highlighted", |state: &str| {
             let phrase = "solar panels on every roof";
             let shown =
                 text_lines(state).iter().any(|l| l.contains(phrase) && l.contains("council"));
@@ -455,10 +437,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
             }
             reader::act("Highlight the phrase", json!([{"action": "select_text", "text": phrase}]))
         }),
-        "slider.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Saved at 13");
-            }
+        "slider.html" => until_correct("Saved at 13", |state: &str| {
             let Some(line) = state.lines().find(|l| l.contains("role=slider")) else {
                 return done("The page shows no slider");
             };
@@ -471,10 +450,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 json!([{"action": "set_slider", "id": slider, "value": 13}]),
             )
         }),
-        "hover-menu.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Kettles opened");
-            }
+        "hover-menu.html" => until_correct("Kettles opened", |state: &str| {
             // Deepest first: whatever the hovers have opened so far.
             if let Some(kettles) = named(state, "Kettles") {
                 return reader::act("Open Kettles", json!([click(kettles)]));
@@ -489,10 +465,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 reader::act("Open the Products menu", json!([{"action": "hover", "id": id}]))
             })
         }),
-        "context-menu.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Deleted");
-            }
+        "context-menu.html" => until_correct("Deleted", |state: &str| {
             if let Some(delete) = named(state, "Delete") {
                 return reader::act("Delete", json!([click(delete)]));
             }
@@ -500,10 +473,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 reader::act("Open its menu", json!([{"action": "right_click", "id": id}]))
             })
         }),
-        "edit-cell.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Bob is 42");
-            }
+        "edit-cell.html" => until_correct("Bob is 42", |state: &str| {
             if let Some(field) = named(state, "Age of Bob") {
                 return reader::act(
                     "Enter the new age",
@@ -520,10 +490,7 @@ pub fn navigator(page: &str) -> Box<dyn FnMut(&str) -> Reply + Send> {
                 None => done("The table shows no cell for Bob's age"),
             }
         }),
-        "paste.html" => Box::new(|state: &str| {
-            if state.contains("Correct") {
-                return done("Confirmed");
-            }
+        "paste.html" => until_correct("Confirmed", |state: &str| {
             let (Some(order), Some(confirm)) =
                 (named(state, "Order number"), named(state, "Confirmation"))
             else {

@@ -46,11 +46,7 @@ const SHOT_JS: &str = r#"
 pub fn put(browser: &mut Browser, store: &str, record: &Value) {
     let stored = browser.eval_in_extension(&format!(
         r#"(async () => {{
-          const db = await new Promise((ok, fail) => {{
-            const open = indexedDB.open("alphascout");
-            open.onsuccess = () => ok(open.result);
-            open.onerror = () => fail(open.error);
-          }});
+          {open_db}
           await new Promise((ok, fail) => {{
             const tx = db.transaction({store:?}, "readwrite");
             tx.objectStore({store:?}).put({record});
@@ -59,29 +55,15 @@ pub fn put(browser: &mut Browser, store: &str, record: &Value) {
           }});
           db.close();
           return true;
-        }})()"#
+        }})()"#,
+        open_db = crate::OPEN_DB,
     ));
     assert_eq!(stored, json!(true), "storing in {store}");
 }
 
 /// Every record of `store`.
 pub fn all(browser: &mut Browser, store: &str) -> Vec<Value> {
-    let found = browser.eval_in_extension(&format!(
-        r#"(async () => {{
-          const db = await new Promise((ok, fail) => {{
-            const open = indexedDB.open("alphascout");
-            open.onsuccess = () => ok(open.result);
-            open.onerror = () => fail(open.error);
-          }});
-          const rows = await new Promise((ok, fail) => {{
-            const request = db.transaction({store:?}).objectStore({store:?}).getAll();
-            request.onsuccess = () => ok(request.result);
-            request.onerror = () => fail(request.error);
-          }});
-          db.close();
-          return rows;
-        }})()"#
-    ));
+    let found = browser.eval_in_extension(&crate::all_records_js(store));
     found.as_array().cloned().unwrap_or_default()
 }
 
@@ -239,21 +221,33 @@ pub fn shop_subtasks(open_depends_on: &[&str]) -> Value {
 /// Pass B's scripted answer: a `{query}` parameter, three subtasks, an extract `cheapest`.
 /// No dependency: the test adds it on the Workflows page.
 pub fn reflect_task_reply() -> Reply {
+    shop_reflection(RECORDED_QUERY, &[], shop_steps(0))
+}
+
+/// Pass B's answer for a shop recording: search for `{query}` (`example` when recorded),
+/// sort, open the cheapest (after `open_depends_on`), with `steps`.
+pub fn shop_reflection(example: &str, open_depends_on: &[&str], steps: Vec<Value>) -> Reply {
     Reply::json(json!({
         "task_name": "Open the cheapest product",
         "detailed_task_description": "Search the shop for {query}, sort by price and open the cheapest.",
-        "task_params": [{"name": "query", "description": "What to search for",
-            "example": RECORDED_QUERY}],
-        "subtasks": shop_subtasks(&[]),
-        "steps": [
-            {"index": 0, "subtask": "search", "action_value": "{query}", "variable": ""},
-            {"index": 1, "subtask": "search", "action_value": "Enter", "variable": ""},
-            {"index": 2, "subtask": "cheapest", "action_value": "Price: low to high", "variable": ""},
-            {"index": 3, "subtask": "cheapest", "action_value": "the cheapest product's name",
-             "variable": "cheapest"},
-            {"index": 4, "subtask": "open", "action_value": "", "variable": ""}
-        ]
+        "task_params": [{"name": "query", "description": "What to search for", "example": example}],
+        "subtasks": shop_subtasks(open_depends_on),
+        "steps": steps
     }))
+}
+
+/// Pass B's steps for the shop's search, sort and open, numbered from `first` (a recording
+/// that clicked into the search box first has that step before them).
+pub fn shop_steps(first: u64) -> Vec<Value> {
+    let steps = [
+        ("search", "{query}", ""),
+        ("search", "Enter", ""),
+        ("cheapest", "Price: low to high", ""),
+        ("cheapest", "the cheapest product's name", "cheapest"),
+        ("open", "", ""),
+    ];
+    let step = |((subtask, value, variable), index)| json!({"index": index, "subtask": subtask, "action_value": value, "variable": variable});
+    steps.into_iter().zip(first..).map(step).collect()
 }
 
 /// Which prompt a request carries.
@@ -266,15 +260,12 @@ pub enum Prompt {
 }
 
 pub fn prompt_kind(prompt: &str) -> Prompt {
-    if prompt.starts_with("You replay a workflow") {
-        Prompt::Replay
-    } else if prompt.starts_with("You explain one step") {
-        Prompt::ReflectStep
-    } else if prompt.starts_with("You turn a task a user recorded") {
-        Prompt::ReflectTask
-    } else {
-        Prompt::Other
-    }
+    let kinds = [
+        ("You replay a workflow", Prompt::Replay),
+        ("You explain one step", Prompt::ReflectStep),
+        ("You turn a task a user recorded", Prompt::ReflectTask),
+    ];
+    crate::llm::kind_by_opening(prompt, &kinds, Prompt::Other)
 }
 
 /// The text between `start` and `end` in `prompt`.

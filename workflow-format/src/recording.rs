@@ -103,24 +103,91 @@ impl TargetDescriptor {
     }
 }
 
-/// One thing the shell saw, in order.
+/// Where and when something was done: the tab, its page, and the screen just before.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct RawEvent {
+pub struct Moment {
     pub at_ms: f64,
     pub tab_id: i32,
     pub url: String,
     pub title: String,
-    /// SHA-256 of the screenshot taken just before the event reached the page.
+    /// SHA-256 of the screenshot taken just before the event reached the page (a step's
+    /// pre-action screen; the next step's is this one's post-action).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<String>,
     /// The page state text at that moment, for models without vision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page_state: Option<String>,
+}
+
+/// One thing the shell saw, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RawEvent {
+    #[serde(flatten)]
+    pub moment: Moment,
     #[serde(flatten)]
     pub input: RawInput,
 }
 
+/// A key pressed, into `target` when it had the focus.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KeyPress {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetDescriptor>,
+}
+
+/// An option chosen in a list (a multiple select reports all it holds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Choice {
+    pub target: TargetDescriptor,
+    pub option: String,
+}
+
+/// Vertical movement in screens (negative is up); `target` is a scrolled container.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Scrolled {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetDescriptor>,
+    pub screens: f64,
+}
+
+/// Ctrl+I → Extract: what to read off the page, and the values it may take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractQuery {
+    pub query: String,
+    #[serde(default)]
+    pub candidates: Vec<String>,
+}
+
+/// Pressed on `target`, moved, released over `to` (what was there, when the recorder could
+/// name it), `dx`/`dy` CSS pixels from where it started.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dragged {
+    pub target: TargetDescriptor,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to: Option<Box<TargetDescriptor>>,
+    pub dx: f64,
+    pub dy: f64,
+}
+
+/// Copied `text` (the selection; in a step, [`SECRET_MASK`] for a secret field's), from
+/// `target` when it is a field or element.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Copied {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<TargetDescriptor>,
+    pub text: String,
+}
+
+/// Pasted `text` into `target` (in a step, [`SECRET_MASK`] for a secret field).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Pasted {
+    pub target: TargetDescriptor,
+    pub text: String,
+}
+
+/// What the shell saw. The inputs a step keeps as they are carry the step's own payloads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RawInput {
@@ -132,21 +199,9 @@ pub enum RawInput {
         target: TargetDescriptor,
         value: String,
     },
-    Key {
-        key: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        target: Option<TargetDescriptor>,
-    },
-    Select {
-        target: TargetDescriptor,
-        option: String,
-    },
-    /// Vertical movement in screens (negative is up); `target` is a scrolled container.
-    Scroll {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        target: Option<TargetDescriptor>,
-        screens: f64,
-    },
+    Key(KeyPress),
+    Select(Choice),
+    Scroll(Scrolled),
     Navigate {
         /// Named `to` on the wire: the event's own `url` (the page it happened on) is a
         /// field beside these, flattened, and one key cannot carry both.
@@ -160,12 +215,7 @@ pub enum RawInput {
     TabSwitch {
         to_tab: i32,
     },
-    /// Ctrl+I → Extract.
-    Extract {
-        query: String,
-        #[serde(default)]
-        candidates: Vec<String>,
-    },
+    Extract(ExtractQuery),
     /// Ctrl+I → Details: a note for the next step.
     Details {
         text: String,
@@ -177,26 +227,9 @@ pub enum RawInput {
     RightClick {
         target: TargetDescriptor,
     },
-    /// Pressed on `target`, moved, released over `to` (what was there, when the recorder
-    /// could name it), `dx`/`dy` CSS pixels from where it started.
-    Drag {
-        target: TargetDescriptor,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<Box<TargetDescriptor>>,
-        dx: f64,
-        dy: f64,
-    },
-    /// Copied `text` (the selection), from `target` when it is a field or element.
-    Copy {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        target: Option<TargetDescriptor>,
-        text: String,
-    },
-    /// Pasted `text` into `target`.
-    Paste {
-        target: TargetDescriptor,
-        text: String,
-    },
+    Drag(Dragged),
+    Copy(Copied),
+    Paste(Pasted),
 }
 
 /// A step's action as recorded.
@@ -211,55 +244,25 @@ pub enum RecordedAction {
         /// The field's final text, or [`SECRET_MASK`].
         text: String,
     },
-    Key {
-        key: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        target: Option<TargetDescriptor>,
-    },
-    Select {
-        target: TargetDescriptor,
-        option: String,
-    },
-    Scroll {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        target: Option<TargetDescriptor>,
-        screens: f64,
-    },
+    Key(KeyPress),
+    Select(Choice),
+    Scroll(Scrolled),
     Navigate {
         url: String,
     },
     SwitchTab {
         tab_id: i32,
     },
-    Extract {
-        query: String,
-        #[serde(default)]
-        candidates: Vec<String>,
-    },
+    Extract(ExtractQuery),
     DoubleClick {
         target: TargetDescriptor,
     },
     RightClick {
         target: TargetDescriptor,
     },
-    Drag {
-        target: TargetDescriptor,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        to: Option<Box<TargetDescriptor>>,
-        dx: f64,
-        dy: f64,
-    },
-    Copy {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        target: Option<TargetDescriptor>,
-        /// The copied text, or [`SECRET_MASK`].
-        text: String,
-    },
-    Paste {
-        target: TargetDescriptor,
-        /// The pasted text, or [`SECRET_MASK`].
-        text: String,
-    },
+    Drag(Dragged),
+    Copy(Copied),
+    Paste(Pasted),
 }
 
 impl RecordedAction {
@@ -286,14 +289,14 @@ impl RecordedAction {
         match self {
             RecordedAction::Click { target }
             | RecordedAction::Type { target, .. }
-            | RecordedAction::Select { target, .. }
+            | RecordedAction::Select(Choice { target, .. })
             | RecordedAction::DoubleClick { target }
             | RecordedAction::RightClick { target }
-            | RecordedAction::Drag { target, .. }
-            | RecordedAction::Paste { target, .. } => Some(target),
-            RecordedAction::Key { target, .. }
-            | RecordedAction::Scroll { target, .. }
-            | RecordedAction::Copy { target, .. } => target.as_ref(),
+            | RecordedAction::Drag(Dragged { target, .. })
+            | RecordedAction::Paste(Pasted { target, .. }) => Some(target),
+            RecordedAction::Key(KeyPress { target, .. })
+            | RecordedAction::Scroll(Scrolled { target, .. })
+            | RecordedAction::Copy(Copied { target, .. }) => target.as_ref(),
             _ => None,
         }
     }
@@ -302,14 +305,13 @@ impl RecordedAction {
     pub fn value(&self) -> Option<String> {
         match self {
             RecordedAction::Type { text, .. } => Some(text.clone()),
-            RecordedAction::Key { key, .. } => Some(key.clone()),
-            RecordedAction::Select { option, .. } => Some(option.clone()),
+            RecordedAction::Key(KeyPress { key, .. }) => Some(key.clone()),
+            RecordedAction::Select(Choice { option, .. }) => Some(option.clone()),
             RecordedAction::Navigate { url } => Some(url.clone()),
             RecordedAction::SwitchTab { tab_id } => Some(tab_id.to_string()),
-            RecordedAction::Extract { query, .. } => Some(query.clone()),
-            RecordedAction::Copy { text, .. } | RecordedAction::Paste { text, .. } => {
-                Some(text.clone())
-            }
+            RecordedAction::Extract(ExtractQuery { query, .. }) => Some(query.clone()),
+            RecordedAction::Copy(Copied { text, .. })
+            | RecordedAction::Paste(Pasted { text, .. }) => Some(text.clone()),
             RecordedAction::Click { .. }
             | RecordedAction::Scroll { .. }
             | RecordedAction::DoubleClick { .. }
@@ -321,7 +323,7 @@ impl RecordedAction {
     /// A scroll's distance in screens, which a workflow step keeps as a number.
     pub fn screens(&self) -> Option<f64> {
         match self {
-            RecordedAction::Scroll { screens, .. } => Some(*screens),
+            RecordedAction::Scroll(Scrolled { screens, .. }) => Some(*screens),
             _ => None,
         }
     }
@@ -333,33 +335,35 @@ impl RecordedAction {
             RecordedAction::Type { target, text } => {
                 format!("type {text:?} into {}", target.describe())
             }
-            RecordedAction::Key { key, .. } => format!("press {key}"),
-            RecordedAction::Select { target, option } => {
+            RecordedAction::Key(KeyPress { key, .. }) => format!("press {key}"),
+            RecordedAction::Select(Choice { target, option }) => {
                 format!("select {option:?} in {}", target.describe())
             }
-            RecordedAction::Scroll { target, screens } => {
+            RecordedAction::Scroll(Scrolled { target, screens }) => {
                 let way = if *screens < 0.0 { "up" } else { "down" };
                 let what = target.as_ref().map_or("the page".to_owned(), |t| t.describe());
                 format!("scroll {what} {way} {:.1} screens", screens.abs())
             }
             RecordedAction::Navigate { url } => format!("go to {url}"),
             RecordedAction::SwitchTab { tab_id } => format!("switch to tab {tab_id}"),
-            RecordedAction::Extract { query, candidates } if candidates.is_empty() => {
+            RecordedAction::Extract(ExtractQuery { query, candidates })
+                if candidates.is_empty() =>
+            {
                 format!("extract {query:?}")
             }
-            RecordedAction::Extract { query, candidates } => {
+            RecordedAction::Extract(ExtractQuery { query, candidates }) => {
                 format!("extract {query:?} (one of: {})", candidates.join(", "))
             }
             RecordedAction::DoubleClick { target } => format!("double-click {}", target.describe()),
             RecordedAction::RightClick { target } => format!("right-click {}", target.describe()),
-            RecordedAction::Drag { target, to: Some(to), .. } => {
+            RecordedAction::Drag(Dragged { target, to: Some(to), .. }) => {
                 format!("drag {} onto {}", target.describe(), to.describe())
             }
-            RecordedAction::Drag { target, dx, dy, .. } => {
+            RecordedAction::Drag(Dragged { target, dx, dy, .. }) => {
                 format!("drag {} by ({dx:.0}, {dy:.0}) px", target.describe())
             }
-            RecordedAction::Copy { text, .. } => format!("copy {text:?}"),
-            RecordedAction::Paste { target, text } => {
+            RecordedAction::Copy(Copied { text, .. }) => format!("copy {text:?}"),
+            RecordedAction::Paste(Pasted { target, text }) => {
                 format!("paste {text:?} into {}", target.describe())
             }
         }
@@ -371,15 +375,8 @@ impl RecordedAction {
 #[serde(rename_all = "camelCase")]
 pub struct RecordedStep {
     pub index: u32,
-    pub at_ms: f64,
-    pub tab_id: i32,
-    pub url: String,
-    pub title: String,
-    /// SHA-256 of the pre-action screenshot; the next step's is this one's post-action.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub screenshot: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub page_state: Option<String>,
+    #[serde(flatten)]
+    pub moment: Moment,
     pub action: RecordedAction,
     /// The user's Ctrl+I notes for this step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -409,14 +406,14 @@ impl Recording {
     /// The screenshot after step `index`: the next step's pre-action one, else the end's.
     pub fn post_screenshot(&self, index: usize) -> Option<&str> {
         match self.steps.get(index + 1) {
-            Some(next) => next.screenshot.as_deref(),
+            Some(next) => next.moment.screenshot.as_deref(),
             None => self.end_screenshot.as_deref(),
         }
     }
 
     pub fn post_page_state(&self, index: usize) -> Option<&str> {
         match self.steps.get(index + 1) {
-            Some(next) => next.page_state.as_deref(),
+            Some(next) => next.moment.page_state.as_deref(),
             None => self.end_page_state.as_deref(),
         }
     }
@@ -482,49 +479,53 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
                 }
                 RecordedAction::Type { target: target.clone(), text }
             }
-            RawInput::Scroll { target, screens } => {
+            RawInput::Scroll(scroll @ Scrolled { target, screens }) => {
                 if open
-                    && let Some(RecordedAction::Scroll { target: scrolled, screens: total }) =
-                        steps.last_mut().map(|s| &mut s.action)
+                    && let Some(RecordedAction::Scroll(Scrolled {
+                        target: scrolled,
+                        screens: total,
+                    })) = steps.last_mut().map(|s| &mut s.action)
                     && scrolled.as_ref().map(|t| &t.selector)
                         == target.as_ref().map(|t| &t.selector)
                 {
                     *total += screens;
                     continue;
                 }
-                RecordedAction::Scroll { target: target.clone(), screens: *screens }
+                RecordedAction::Scroll(scroll.clone())
             }
             // A pointer drag ends with a click where it was released: the drag's, not a step.
             RawInput::Click { .. }
-                if matches!(steps.last(), Some(RecordedStep { action: RecordedAction::Drag { .. }, at_ms, .. })
-                    if event.at_ms - at_ms <= DRAG_CLICK_MS) =>
+                if matches!(steps.last(), Some(RecordedStep { action: RecordedAction::Drag { .. }, moment, .. })
+                    if event.moment.at_ms - moment.at_ms <= DRAG_CLICK_MS) =>
             {
                 continue;
             }
             RawInput::Click { target } => RecordedAction::Click { target: target.clone() },
-            RawInput::Key { key, target } => {
-                if !matches!(key.as_str(), "Enter" | "Escape" | "Tab") {
+            RawInput::Key(press) => {
+                if !matches!(press.key.as_str(), "Enter" | "Escape" | "Tab") {
                     continue;
                 }
-                RecordedAction::Key { key: key.clone(), target: target.clone() }
+                RecordedAction::Key(press.clone())
             }
-            RawInput::Select { target, option } => {
+            RawInput::Select(choice @ Choice { target, option }) => {
                 // Choosing again in the same list, as typing again in the same field, leaves
                 // one step with what it ended on (a multiple select reports all it holds).
                 if open
-                    && let Some(RecordedAction::Select { target: chosen, option: kept }) =
+                    && let Some(RecordedAction::Select(Choice { target: chosen, option: kept })) =
                         steps.last_mut().map(|s| &mut s.action)
                     && chosen.same_field(target)
                 {
                     *kept = option.clone();
                     continue;
                 }
-                RecordedAction::Select { target: target.clone(), option: option.clone() }
+                RecordedAction::Select(choice.clone())
             }
             RawInput::Navigate { url, typed } => {
                 let caused = match typed {
                     Some(typed) => !typed,
-                    None => last_cause_ms.is_some_and(|at| event.at_ms - at <= CAUSED_WITHIN_MS),
+                    None => {
+                        last_cause_ms.is_some_and(|at| event.moment.at_ms - at <= CAUSED_WITHIN_MS)
+                    }
                 };
                 if caused {
                     continue;
@@ -532,9 +533,7 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
                 RecordedAction::Navigate { url: url.clone() }
             }
             RawInput::TabSwitch { to_tab } => RecordedAction::SwitchTab { tab_id: *to_tab },
-            RawInput::Extract { query, candidates } => {
-                RecordedAction::Extract { query: query.clone(), candidates: candidates.clone() }
-            }
+            RawInput::Extract(extract) => RecordedAction::Extract(extract.clone()),
             RawInput::DoubleClick { target } => {
                 // The browser reports the double-click's two clicks first: they are part of it.
                 for _ in 0..2 {
@@ -552,17 +551,15 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             RawInput::RightClick { target } => {
                 RecordedAction::RightClick { target: target.clone() }
             }
-            RawInput::Drag { target, to, dx, dy } => {
-                RecordedAction::Drag { target: target.clone(), to: to.clone(), dx: *dx, dy: *dy }
-            }
-            RawInput::Copy { target, text } => {
+            RawInput::Drag(drag) => RecordedAction::Drag(drag.clone()),
+            RawInput::Copy(Copied { target, text }) => {
                 let secret = target.as_ref().is_some_and(TargetDescriptor::is_secret);
                 let text = if secret { SECRET_MASK.to_owned() } else { text.clone() };
-                RecordedAction::Copy { target: target.clone(), text }
+                RecordedAction::Copy(Copied { target: target.clone(), text })
             }
-            RawInput::Paste { target, text } => {
+            RawInput::Paste(Pasted { target, text }) => {
                 let text = if target.is_secret() { SECRET_MASK.to_owned() } else { text.clone() };
-                RecordedAction::Paste { target: target.clone(), text }
+                RecordedAction::Paste(Pasted { target: target.clone(), text })
             }
         };
         close_scroll(&mut steps, open);
@@ -581,26 +578,21 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
             | RecordedAction::DoubleClick { .. }
             | RecordedAction::RightClick { .. }
             | RecordedAction::Drag { .. }
-            | RecordedAction::Paste { .. } => Some(event.at_ms),
+            | RecordedAction::Paste { .. } => Some(event.moment.at_ms),
             RecordedAction::Scroll { .. } => last_cause_ms,
             _ => None,
         };
         steps.push(RecordedStep {
             index: 0,
-            at_ms: event.at_ms,
-            tab_id: event.tab_id,
-            url: event.url.clone(),
-            title: event.title.clone(),
-            screenshot: event.screenshot.clone(),
-            page_state: event.page_state.clone(),
+            moment: event.moment.clone(),
             action,
             details: (!details.is_empty()).then(|| details.join("\n")),
         });
         details.clear();
         if let (Some(first), Some(step)) = (swallowed, steps.last_mut()) {
-            step.at_ms = first.at_ms;
-            step.screenshot = first.screenshot;
-            step.page_state = first.page_state;
+            step.moment.at_ms = first.moment.at_ms;
+            step.moment.screenshot = first.moment.screenshot;
+            step.moment.page_state = first.moment.page_state;
             step.details = first.details.or(step.details.take());
         }
     }
@@ -624,7 +616,9 @@ pub fn fold_events(events: &[RawEvent]) -> Vec<RecordedStep> {
 fn close_scroll(steps: &mut Vec<RecordedStep>, open: bool) {
     if open
         && let Some(RecordedStep {
-            action: RecordedAction::Scroll { screens, .. }, details, ..
+            action: RecordedAction::Scroll(Scrolled { screens, .. }),
+            details,
+            ..
         }) = steps.last()
         && screens.abs() < MIN_SCROLL_SCREENS
         && details.is_none()
@@ -647,15 +641,15 @@ mod tests {
     }
 
     fn at(ms: f64, shot: &str, input: RawInput) -> RawEvent {
-        RawEvent {
+        let moment = Moment {
             at_ms: ms,
             tab_id: 1,
             url: "https://music.test/".into(),
             title: "Music".into(),
             screenshot: Some(shot.into()),
             page_state: None,
-            input,
-        }
+        };
+        RawEvent { moment, input }
     }
 
     fn typing(ms: f64, selector: &str, value: &str) -> RawEvent {
@@ -668,7 +662,7 @@ mod tests {
             at(
                 ms,
                 &format!("s{ms}"),
-                RawInput::Select { target: field(selector), option: option.into() },
+                RawInput::Select(Choice { target: field(selector), option: option.into() }),
             )
         };
         let steps = fold_events(&[
@@ -690,7 +684,7 @@ mod tests {
             ]
         );
         // The step's screen is the one before the first choice.
-        assert_eq!(steps[0].screenshot.as_deref(), Some("s0"));
+        assert_eq!(steps[0].moment.screenshot.as_deref(), Some("s0"));
     }
 
     #[test]
@@ -706,20 +700,24 @@ mod tests {
             at(
                 1500.0,
                 "s4",
-                RawInput::Drag {
+                RawInput::Drag(Dragged {
                     target: field("#card"),
                     to: Some(Box::new(field("#done"))),
                     dx: 240.0,
                     dy: -10.0,
-                },
+                }),
             ),
             at(
                 2000.0,
                 "s5",
-                RawInput::Copy { target: Some(field("#order")), text: "ORD-1".into() },
+                RawInput::Copy(Copied { target: Some(field("#order")), text: "ORD-1".into() }),
             ),
-            at(2500.0, "s6", RawInput::Paste { target: field("#confirm"), text: "ORD-1".into() }),
-            at(3000.0, "s7", RawInput::Paste { target: secret, text: "1234".into() }),
+            at(
+                2500.0,
+                "s6",
+                RawInput::Paste(Pasted { target: field("#confirm"), text: "ORD-1".into() }),
+            ),
+            at(3000.0, "s7", RawInput::Paste(Pasted { target: secret, text: "1234".into() })),
         ];
         let steps = fold_events(&events);
         let kinds: Vec<ActionKind> = steps.iter().map(|s| s.action.kind()).collect();
@@ -735,7 +733,7 @@ mod tests {
             ]
         );
         // The double-click's screen is the one before its first click.
-        assert_eq!(steps[0].screenshot.as_deref(), Some("s0"));
+        assert_eq!(steps[0].moment.screenshot.as_deref(), Some("s0"));
         assert_eq!(steps[2].action.describe(), "drag input \"card\" onto input \"done\"");
         assert_eq!(steps[4].action.value().as_deref(), Some("ORD-1"));
         assert_eq!(steps[5].action.value().as_deref(), Some(SECRET_MASK), "a secret is never kept");
@@ -753,8 +751,8 @@ mod tests {
             typing(10.0, "#q", "n"),
             typing(20.0, "#q", "nu"),
             typing(30.0, "#q", "numb"),
-            at(40.0, "s40", RawInput::Key { key: "Enter".into(), target: None }),
-            at(45.0, "s45", RawInput::Key { key: "a".into(), target: None }),
+            at(40.0, "s40", RawInput::Key(KeyPress { key: "Enter".into(), target: None })),
+            at(45.0, "s45", RawInput::Key(KeyPress { key: "a".into(), target: None })),
             typing(50.0, "#other", "x"),
             typing(60.0, "#q", "numb 2"),
         ];
@@ -770,7 +768,7 @@ mod tests {
                 "type \"numb 2\" into input \"q\"",
             ]
         );
-        assert_eq!(steps[1].screenshot.as_deref(), Some("s10"), "the pre-action screenshot");
+        assert_eq!(steps[1].moment.screenshot.as_deref(), Some("s10"), "the pre-action screenshot");
         assert_eq!(steps.iter().map(|s| s.index).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     }
 
@@ -791,7 +789,8 @@ mod tests {
 
     #[test]
     fn scroll_bursts_merge_and_small_ones_are_dropped() {
-        let scroll = |ms, screens| at(ms, "x", RawInput::Scroll { target: None, screens });
+        let scroll =
+            |ms, screens| at(ms, "x", RawInput::Scroll(Scrolled { target: None, screens }));
         let events = [
             scroll(0.0, 0.1),
             scroll(1.0, 0.05),
@@ -801,7 +800,10 @@ mod tests {
         ];
         let steps = fold_events(&events);
         assert_eq!(steps.len(), 2);
-        assert_eq!(steps[1].action, RecordedAction::Scroll { target: None, screens: 1.25 });
+        assert_eq!(
+            steps[1].action,
+            RecordedAction::Scroll(Scrolled { target: None, screens: 1.25 })
+        );
     }
 
     #[test]
@@ -827,7 +829,10 @@ mod tests {
             at(
                 9500.0,
                 "e",
-                RawInput::Extract { query: "the album".into(), candidates: vec!["A".into()] },
+                RawInput::Extract(ExtractQuery {
+                    query: "the album".into(),
+                    candidates: vec!["A".into()],
+                }),
             ),
             at(9600.0, "f", RawInput::Details { text: "trailing".into() }),
             at(
@@ -844,7 +849,7 @@ mod tests {
         assert_eq!(steps[0].details.as_deref(), Some("the green button"));
         assert_eq!(steps[1].action.kind(), ActionKind::Navigate);
         assert_eq!(steps[2].action.describe(), "extract \"the album\" (one of: A)");
-        assert_eq!(steps[2].screenshot.as_deref(), Some("e"));
+        assert_eq!(steps[2].moment.screenshot.as_deref(), Some("e"));
         assert_eq!(steps[2].details, None, "the note went to the step after it");
     }
 
@@ -859,6 +864,32 @@ mod tests {
         assert_eq!(json["to"], "https://music.test/next");
         assert_eq!(json["url"], "https://music.test/");
         assert_eq!(serde_json::from_value::<RawEvent>(json).unwrap(), event);
+    }
+
+    /// The shell's events and the stored steps share their payloads, and each keeps its
+    /// own tag (`kind` for an event, `type` for a step) with the fields beside it.
+    #[test]
+    fn shared_payloads_keep_each_wire_flat() {
+        let drag = Dragged { target: field("#card"), to: None, dx: 12.0, dy: -3.0 };
+        let event = at(2.0, "d", RawInput::Drag(drag.clone()));
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!((json["kind"].as_str(), json["dx"].as_f64()), (Some("drag"), Some(12.0)));
+        assert_eq!(json["target"]["selector"], "#card");
+        assert!(json.get("to").is_none(), "{json}");
+        assert_eq!((json["atMs"].as_f64(), json["tabId"].as_i64()), (Some(2.0), Some(1)));
+        assert_eq!(serde_json::from_value::<RawEvent>(json).unwrap(), event);
+        let step = &fold_events(&[event])[0];
+        let json = serde_json::to_value(step).unwrap();
+        assert_eq!(json["action"]["type"], "drag");
+        assert_eq!((json["atMs"].as_f64(), json["screenshot"].as_str()), (Some(2.0), Some("d")));
+
+        let key = RecordedAction::Key(KeyPress { key: "Enter".into(), target: None });
+        let json = serde_json::to_value(&key).unwrap();
+        assert_eq!(json, serde_json::json!({"type": "key", "key": "Enter"}));
+        assert_eq!(serde_json::from_value::<RecordedAction>(json).unwrap(), key);
+        let copied = serde_json::json!({"type": "copy", "text": "[secret]"});
+        let copied = serde_json::from_value::<RecordedAction>(copied).unwrap();
+        assert_eq!(copied, RecordedAction::Copy(Copied { target: None, text: SECRET_MASK.into() }));
     }
 
     #[test]

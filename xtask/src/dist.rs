@@ -1,7 +1,8 @@
 //! `cargo xtask dist`: the unpacked MV3 extension in `dist/`.
 //!
 //! Layout of dist/:
-//!   manifest.json, background.js, side-panel.html, side-panel.js, *.css, icons/ (from extension/)
+//!   manifest.json, background.js, side-panel.js, *.css, icons/ (from extension/)
+//!   side-panel.html, annotation.html, studio.html, workflows.html (from extension/page.html)
 //!   background/      wasm-bindgen output of background-worker
 //!   side-panel/      wasm-bindgen output of side-panel
 //!   annotation/      wasm-bindgen output of annotation-page (annotation.html, .js, .css)
@@ -55,6 +56,18 @@ const BUNDLES: [(&str, &str); 5] = [
     ("prompt_studio", "studio"),
     ("workflows_page", "workflows"),
 ];
+
+/// The extension's pages: (name, title). Each one's HTML is `extension/page.html` with these
+/// filled in, so the pages share one head; `{page}.js` mounts its bundle, `{page}.css` styles it.
+const PAGES: [(&str, &str); 4] = [
+    ("side-panel", "AlphaScout"),
+    ("annotation", "AlphaScout · Annotation"),
+    ("studio", "AlphaScout · Prompt Studio"),
+    ("workflows", "AlphaScout · Workflows"),
+];
+
+/// The pages' HTML template in extension/; it is not shipped itself.
+const PAGE_TEMPLATE: &str = "page.html";
 
 const BINDGEN_FLAGS: [&str; 3] = ["--target", "web", "--no-typescript"];
 
@@ -221,27 +234,49 @@ fn tool_identity(path: &Path) -> String {
     format!("{} {} {mtime}", resolved.display(), meta.map_or(0, |m| m.len()))
 }
 
-/// dist/'s files other than the bundles: path in dist/ → source. extension/ (but its notes),
-/// the manifest, and Debian's en_US Hunspell dictionary for the annotation page's offline
-/// spelling.
-fn static_files(tools: &Tools) -> Result<BTreeMap<PathBuf, PathBuf>, String> {
+/// Where a file of dist/ comes from: copied, or written by the build.
+enum Source {
+    File(PathBuf),
+    Text(String),
+}
+
+/// dist/'s files other than the bundles: path in dist/ → source. extension/ (but its notes and
+/// the pages' template), each page's HTML from that template, the manifest, and Debian's en_US
+/// Hunspell dictionary for the annotation page's offline spelling.
+fn static_files(tools: &Tools) -> Result<BTreeMap<PathBuf, Source>, String> {
     let extension = root().join("extension");
     let mut files = BTreeMap::new();
     for rel in stamp::list_files(&extension).map_err(|e| format!("extension/: {e}"))? {
-        if !rel.ends_with(".md") {
-            files.insert(PathBuf::from(&rel), extension.join(&rel));
+        if !rel.ends_with(".md") && rel != PAGE_TEMPLATE {
+            files.insert(PathBuf::from(&rel), Source::File(extension.join(&rel)));
         }
     }
-    for file in ["en_US.aff", "en_US.dic"] {
-        files.insert(Path::new("dictionaries").join(file), tools.dictionary.join(file));
+    let template = fs::read_to_string(extension.join(PAGE_TEMPLATE))
+        .map_err(|e| format!("extension/{PAGE_TEMPLATE}: {e}"))?;
+    for (page, title) in PAGES {
+        files
+            .insert(format!("{page}.html").into(), Source::Text(page_html(&template, page, title)));
     }
-    files.insert("manifest.json".into(), root().join("manifest.json"));
+    for file in ["en_US.aff", "en_US.dic"] {
+        files.insert(
+            Path::new("dictionaries").join(file),
+            Source::File(tools.dictionary.join(file)),
+        );
+    }
+    files.insert("manifest.json".into(), Source::File(root().join("manifest.json")));
     Ok(files)
 }
 
-fn copy_if_changed(from: &Path, to: &Path) -> Result<(), String> {
-    let describe = |e: std::io::Error| format!("{}: {e}", from.display());
-    let bytes = fs::read(from).map_err(describe)?;
+/// One page's HTML: the template with its `{page}` and `{title}` filled in.
+fn page_html(template: &str, page: &str, title: &str) -> String {
+    template.replace("{page}", page).replace("{title}", title)
+}
+
+fn copy_if_changed(from: &Source, to: &Path) -> Result<(), String> {
+    let bytes = match from {
+        Source::File(from) => fs::read(from).map_err(|e| format!("{}: {e}", from.display()))?,
+        Source::Text(text) => text.as_bytes().to_vec(),
+    };
     if to.is_file() && fs::read(to).ok().as_deref() == Some(&bytes[..]) {
         return Ok(());
     }
@@ -267,7 +302,7 @@ fn remove_path(path: &Path) -> Result<(), String> {
 fn prune(
     dist: &Path,
     rel: &Path,
-    files: &BTreeMap<PathBuf, PathBuf>,
+    files: &BTreeMap<PathBuf, Source>,
     bundles: &BTreeSet<PathBuf>,
     keep_dirs: &BTreeSet<PathBuf>,
 ) -> Result<(), String> {
@@ -367,4 +402,33 @@ fn collect_code(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 fn kib(bytes: usize) -> String {
     format!("{:.1} KiB", bytes as f64 / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every page's HTML is what the hand-written file said before the template: its own
+    /// title, stylesheet and bootstrap, the shared head.
+    #[test]
+    fn each_page_is_the_template_with_its_name_and_title() {
+        let template = fs::read_to_string(root().join("extension").join(PAGE_TEMPLATE)).unwrap();
+        let html = page_html(&template, "annotation", "AlphaScout · Annotation");
+        assert_eq!(
+            html,
+            "<!doctype html>\n<html lang=\"en\">\n<head>\n  <meta charset=\"utf-8\">\n  \
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n  \
+             <meta name=\"color-scheme\" content=\"light dark\">\n  \
+             <title>AlphaScout · Annotation</title>\n  \
+             <link rel=\"stylesheet\" href=\"annotation.css\">\n  \
+             <script type=\"module\" src=\"annotation.js\"></script>\n</head>\n<body></body>\n</html>\n"
+        );
+        for (page, title) in PAGES {
+            let html = page_html(&template, page, title);
+            assert!(!html.contains('{'), "{page}: a placeholder is left");
+            assert!(html.contains(&format!("<title>{title}</title>")), "{page}");
+            assert!(root().join("extension").join(format!("{page}.js")).is_file(), "{page}.js");
+            assert!(root().join("extension").join(format!("{page}.css")).is_file(), "{page}.css");
+        }
+    }
 }

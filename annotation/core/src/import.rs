@@ -221,21 +221,29 @@ impl<'a> Fields<'a, '_> {
         }
     }
 
-    fn text(&mut self, key: &str, required: bool, max: usize) -> Option<&'a str> {
-        let value = self.get(key, required, "text")?;
-        match value.as_str() {
-            Some(s) => {
-                let chars = s.chars().count();
-                if chars > max {
-                    self.problem(key, format!("too long: {chars} characters, at most {max}"));
-                }
-                Some(s)
-            }
-            None => {
-                self.problem(key, format!("expected text, found {}", kind(value)));
-                None
-            }
+    /// The value at `key` when it is `what` (as `is` tells), else a problem saying what it is.
+    fn of_kind(
+        &mut self,
+        key: &str,
+        required: bool,
+        what: &str,
+        is: fn(&Value) -> bool,
+    ) -> Option<&'a Value> {
+        let value = self.get(key, required, what)?;
+        if is(value) {
+            return Some(value);
         }
+        self.problem(key, format!("expected {what}, found {}", kind(value)));
+        None
+    }
+
+    fn text(&mut self, key: &str, required: bool, max: usize) -> Option<&'a str> {
+        let s = self.of_kind(key, required, "text", Value::is_string)?.as_str()?;
+        let chars = s.chars().count();
+        if chars > max {
+            self.problem(key, format!("too long: {chars} characters, at most {max}"));
+        }
+        Some(s)
     }
 
     fn uint(&mut self, key: &str, required: bool, max: u64) -> Option<u64> {
@@ -257,38 +265,19 @@ impl<'a> Fields<'a, '_> {
     }
 
     fn number(&mut self, key: &str) {
-        if let Some(value) = self.get(key, false, "a number")
-            && !value.is_number()
-        {
-            self.problem(key, format!("expected a number, found {}", kind(value)));
-        }
+        self.of_kind(key, false, "a number", Value::is_number);
     }
 
     fn int(&mut self, key: &str) {
-        if let Some(value) = self.get(key, false, "a whole number")
-            && value.as_i64().is_none()
-        {
-            self.problem(key, format!("expected a whole number, found {}", kind(value)));
-        }
+        self.of_kind(key, false, "a whole number", |v| v.as_i64().is_some());
     }
 
     fn boolean(&mut self, key: &str) {
-        if let Some(value) = self.get(key, false, "true or false")
-            && !value.is_boolean()
-        {
-            self.problem(key, format!("expected true or false, found {}", kind(value)));
-        }
+        self.of_kind(key, false, "true or false", Value::is_boolean);
     }
 
     fn list(&mut self, key: &str, required: bool) -> Option<&'a Vec<Value>> {
-        let value = self.get(key, required, "a list")?;
-        match value.as_array() {
-            Some(items) => Some(items),
-            None => {
-                self.problem(key, format!("expected a list, found {}", kind(value)));
-                None
-            }
-        }
+        self.of_kind(key, required, "a list", Value::is_array)?.as_array()
     }
 
     fn texts(&mut self, key: &str, max: usize) -> Vec<&'a str> {
@@ -321,14 +310,7 @@ impl<'a> Fields<'a, '_> {
     }
 
     fn object(&mut self, key: &str, required: bool) -> Option<&'a Map<String, Value>> {
-        let value = self.get(key, required, "an object")?;
-        match value.as_object() {
-            Some(map) => Some(map),
-            None => {
-                self.problem(key, format!("expected an object, found {}", kind(value)));
-                None
-            }
-        }
+        self.of_kind(key, required, "an object", Value::is_object)?.as_object()
     }
 
     /// The same checks on a nested object.

@@ -23,6 +23,7 @@ use serde::de::DeserializeOwned;
 
 use crate::language::Scorer;
 use crate::state::drafts::{self, StoredDraft};
+use crate::state::editor::RunData;
 use crate::util::new_id;
 use wasm_bindgen::JsValue;
 
@@ -62,15 +63,6 @@ pub enum Edit {
     Save,
     /// Leave the run as it is, and why.
     Skip(String),
-}
-
-/// A run with everything the editor shows.
-pub struct RunData {
-    pub run: Run,
-    pub steps: Vec<Step>,
-    pub versions: Vec<Version>,
-    pub comments: Vec<Comment>,
-    pub suggestions: Vec<Suggestion>,
 }
 
 /// What a save wrote.

@@ -14,13 +14,11 @@
 //! an action sequence between two actions; follow-ups are applied at the next step.
 
 use protocol::TabId;
-use protocol::settings::Settings;
 
 use crate::Clock;
 use crate::actions::{Action, ActionOutcome};
 use crate::agents::Claim;
 use crate::memory::Budget;
-use crate::prompts::PromptSet;
 use crate::providers::{Http, LlmError, Usage};
 use crate::repair::{RepairLedger, StructuredError};
 use crate::run::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, TaskStatus, iso8601};
@@ -90,22 +88,17 @@ pub trait Browser {
 /// What the shell asks of a running task; shared between the shell and [`Executor::run`].
 /// Everything one `run` needs. Built by the shell for each run.
 pub struct Executor<'a, H, B, C, K> {
-    pub http: &'a H,
+    /// The model calls' side (and the clock, control, settings and epoch every part reads).
+    pub cx: CallContext<'a, H, K>,
     pub browser: &'a B,
     pub capture: &'a C,
-    pub clock: &'a K,
-    pub control: &'a Control,
-    pub prompts: &'a PromptSet,
-    pub settings: &'a Settings,
-    /// Milliseconds since the epoch, for timestamps.
-    pub epoch_ms: &'a dyn Fn() -> f64,
 }
 
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     fn budget(&self) -> Budget {
         Budget {
-            full_steps: self.settings.agent.history_steps.max(1) as usize,
-            chars: self.settings.agent.memory_budget_chars as usize,
+            full_steps: self.cx.settings.agent.history_steps.max(1) as usize,
+            chars: self.cx.settings.agent.memory_budget_chars as usize,
         }
     }
 
@@ -140,7 +133,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             step: cp.step,
             details: details.into(),
             detail,
-            at: (self.epoch_ms)(),
+            at: (self.cx.epoch_ms)(),
         };
         self.capture.emit(&event);
         cp.events.push(event);
@@ -152,14 +145,14 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     /// Adds a line to the run's telemetry (seed §7).
     fn log(&self, cp: &mut Checkpoint, kind: LogKind, message: impl Into<String>) {
         let entry =
-            LogEntry { at: (self.epoch_ms)(), step: cp.step, kind, message: message.into() };
+            LogEntry { at: (self.cx.epoch_ms)(), step: cp.step, kind, message: message.into() };
         cp.run.telemetry.push(entry);
     }
 
     /// Saves the checkpoint and the run header. A storage failure is reported but does not
     /// stop the task: the agent's work in the tab matters more than the record of it.
     pub async fn save(&self, cp: &mut Checkpoint) {
-        cp.run.updated_at = iso8601((self.epoch_ms)());
+        cp.run.updated_at = iso8601((self.cx.epoch_ms)());
         cp.run.total_steps = cp.step;
         cp.run.agent_status = cp.status.job_status();
         cp.run.follow_ups = cp.memory.follow_ups.iter().map(|f| f.text.clone()).collect();
@@ -236,7 +229,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         cp.status = TaskStatus::Paused {
             reason: reason.to_owned(),
             question,
-            since: (self.epoch_ms)(),
+            since: (self.cx.epoch_ms)(),
             by_user: actor == Actor::User,
         };
         self.emit_detail(cp, actor, ExecutionState::TaskPause, kind, details, detail);
@@ -321,19 +314,19 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             _ => return,
         }
         self.save(cp).await;
-        let ledger = RepairLedger::with_budget(cp.repairs_left).watched(self.control.waits());
+        let ledger = RepairLedger::with_budget(cp.repairs_left).watched(self.cx.control.waits());
         self.run_loop(cp, &ledger).await;
         cp.repairs_left = ledger.remaining();
         self.save(cp).await;
     }
 
     async fn run_loop(&self, cp: &mut Checkpoint, ledger: &RepairLedger) {
-        let options = &self.settings.agent;
+        let options = &self.cx.settings.agent;
         loop {
-            for text in self.control.follow_ups.take() {
+            for text in self.cx.control.follow_ups.take() {
                 self.apply_follow_up(cp, &text);
             }
-            if self.control.cancel.get() {
+            if self.cx.control.cancel.get() {
                 self.mark_cancelled(cp);
                 return;
             }
@@ -342,7 +335,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 self.request_user_input(cp, question);
                 return;
             }
-            if self.control.pause.get() {
+            if self.cx.control.pause.get() {
                 self.pause(cp, Actor::User, "Agent paused – you can adjust instructions now", None);
                 return;
             }
@@ -489,7 +482,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let budget_gone = matches!(error, StructuredError::Invalid { budget_exhausted: true, .. });
         let gives_up = budget_gone
             || cp.counters.consecutive_failures
-                >= self.settings.agent.max_consecutive_failures.max(1);
+                >= self.cx.settings.agent.max_consecutive_failures.max(1);
         let detail = match (settings_problem, error) {
             (Some(what), _) => EventDetail::NeedsSettings { what: what.into() },
             // The problems are for whoever debugs the prompt; the panel folds them away.

@@ -68,12 +68,15 @@ pub trait Clock {
 pub(crate) mod testing {
     //! Fakes of the engine's traits shared by its tests.
 
-    use std::cell::Cell;
+    use std::cell::{Cell, RefCell};
 
-    use std::collections::BTreeMap;
+    use std::collections::{BTreeMap, VecDeque};
+
+    use serde_json::json;
 
     use crate::Clock;
     use crate::actions::{TabError, TabInfo, Tabs};
+    use crate::providers::{Http, HttpFailure, HttpRequest, HttpResponse};
     use protocol::TabId;
     use protocol::settings::{
         AgentOptions, ModelConfig, ProviderKind, RoleModels, Secret, Settings,
@@ -118,6 +121,44 @@ pub(crate) mod testing {
         }
         async fn sleep(&self, ms: f64) {
             self.now.set(self.now.get() + ms);
+        }
+    }
+
+    /// A model speaking OpenAI's wire format: each reply in turn (a status and, for a 200,
+    /// the message's content, 100 prompt and 10 completion tokens; else the body as is), and
+    /// every request kept.
+    #[derive(Default)]
+    pub struct Scripted {
+        replies: RefCell<VecDeque<(u16, String)>>,
+        pub seen: RefCell<Vec<HttpRequest>>,
+    }
+
+    impl Scripted {
+        /// Answers `contents` in order, each a 200.
+        pub fn new<S: Into<String>>(contents: impl IntoIterator<Item = S>) -> Scripted {
+            Scripted::with_statuses(contents.into_iter().map(|c| (200, c)))
+        }
+
+        pub fn with_statuses<S: Into<String>>(
+            replies: impl IntoIterator<Item = (u16, S)>,
+        ) -> Scripted {
+            let replies = replies.into_iter().map(|(status, text)| (status, text.into()));
+            Scripted { replies: RefCell::new(replies.collect()), seen: RefCell::default() }
+        }
+    }
+
+    impl Http for Scripted {
+        async fn post(&self, request: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
+            self.seen.borrow_mut().push(request.clone());
+            let (status, text) = self.replies.borrow_mut().pop_front().expect("a scripted reply");
+            let body = if status == 200 {
+                json!({"choices": [{"message": {"content": text}}],
+                       "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
+                .to_string()
+            } else {
+                text
+            };
+            Ok(HttpResponse { status, headers: vec![], body })
         }
     }
 

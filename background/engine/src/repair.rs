@@ -244,36 +244,10 @@ fn repair_message(problems: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::{HttpFailure, HttpRequest, HttpResponse, ProviderKind, Secret};
-    use crate::testing::FakeClock;
+    use crate::providers::{ProviderKind, Secret};
+    use crate::testing::{FakeClock, Scripted};
     use futures::executor::block_on;
     use serde_json::json;
-    use std::collections::VecDeque;
-
-    /// An OpenAI-format server answering `contents` in order and keeping the requests.
-    struct Answers {
-        contents: RefCell<VecDeque<String>>,
-        seen: RefCell<Vec<HttpRequest>>,
-    }
-
-    impl Answers {
-        fn new(contents: &[&str]) -> Answers {
-            Answers {
-                contents: RefCell::new(contents.iter().map(|c| (*c).to_owned()).collect()),
-                seen: RefCell::default(),
-            }
-        }
-    }
-
-    impl Http for Answers {
-        async fn post(&self, request: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
-            self.seen.borrow_mut().push(request.clone());
-            let content = self.contents.borrow_mut().pop_front().expect("a scripted answer");
-            let body = json!({"choices": [{"message": {"content": content}}],
-                              "usage": {"prompt_tokens": 10, "completion_tokens": 2}});
-            Ok(HttpResponse { status: 200, headers: vec![], body: body.to_string() })
-        }
-    }
 
     fn model(name: &str) -> ModelConfig {
         ModelConfig {
@@ -291,7 +265,7 @@ mod tests {
     }
 
     fn ask(
-        http: &Answers,
+        http: &Scripted,
         repair: Option<&ModelConfig>,
         policy: RepairPolicy,
         ledger: &RepairLedger,
@@ -316,7 +290,7 @@ mod tests {
 
     #[test]
     fn a_valid_first_answer_needs_no_repair() {
-        let http = Answers::new(&["```json\n{\"done\": true}\n```"]);
+        let http = Scripted::new(["```json\n{\"done\": true}\n```"]);
         let ledger = RepairLedger::with_budget(5);
         let answer = ask(&http, None, RepairPolicy::default(), &ledger).unwrap();
         assert_eq!((answer.value.clone(), answer.attempts.len()), (json!({"done": true}), 1));
@@ -325,11 +299,11 @@ mod tests {
 
     #[test]
     fn repair_sends_back_the_failed_output_and_its_violations_then_succeeds() {
-        let http = Answers::new(&["{\"done\": \"yes\"}", "{\"done\": true}"]);
+        let http = Scripted::new(["{\"done\": \"yes\"}", "{\"done\": true}"]);
         let ledger = RepairLedger::with_budget(5);
         let answer = ask(&http, None, RepairPolicy::default(), &ledger).unwrap();
         assert_eq!(answer.attempts.len(), 2);
-        assert_eq!(answer.usage().input_tokens, 20, "usage adds up across attempts");
+        assert_eq!(answer.usage().input_tokens, 200, "usage adds up across attempts");
         let second = &http.seen.borrow()[1].body["messages"];
         let messages = second.as_array().unwrap();
         assert_eq!(messages[messages.len() - 2]["content"], "{\"done\": \"yes\"}");
@@ -345,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_dedicated_repair_model_handles_the_repairs() {
-        let http = Answers::new(&["not json at all", "{\"done\": false}"]);
+        let http = Scripted::new(["not json at all", "{\"done\": false}"]);
         let ledger = RepairLedger::with_budget(5);
         let answer = ask(&http, Some(&model("fixer")), RepairPolicy::default(), &ledger).unwrap();
         assert_eq!(answer.attempts[1].model, "fixer");
@@ -354,7 +328,7 @@ mod tests {
 
     #[test]
     fn repair_fails_after_the_allowed_retries_with_the_last_problems() {
-        let http = Answers::new(&["{}", "{}", "{}"]);
+        let http = Scripted::new(["{}", "{}", "{}"]);
         let error =
             ask(&http, None, RepairPolicy { max_repairs: 2 }, &RepairLedger::with_budget(9))
                 .unwrap_err();
@@ -367,7 +341,7 @@ mod tests {
 
     #[test]
     fn a_call_can_opt_out_of_repair() {
-        let http = Answers::new(&["{}"]);
+        let http = Scripted::new(["{}"]);
         let error =
             ask(&http, None, RepairPolicy { max_repairs: 0 }, &RepairLedger::with_budget(9))
                 .unwrap_err();
@@ -378,7 +352,7 @@ mod tests {
 
     #[test]
     fn the_run_budget_caps_repairs_across_calls() {
-        let http = Answers::new(&["{}", "{}"]);
+        let http = Scripted::new(["{}", "{}"]);
         let ledger = RepairLedger::with_budget(1);
         let error = ask(&http, None, RepairPolicy { max_repairs: 5 }, &ledger).unwrap_err();
         assert!(

@@ -183,20 +183,9 @@ mod tests {
     use std::cell::Cell;
     use std::collections::BTreeMap;
 
-    use crate::testing::settings;
+    use crate::testing::{Scripted, settings};
     use protocol::settings::ModelRole;
     use serde_json::json;
-
-    struct Replies(RefCell<Vec<String>>);
-
-    impl Http for Replies {
-        async fn post(&self, _: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
-            let text = self.0.borrow_mut().remove(0);
-            let body = json!({"choices": [{"message": {"content": text}}],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 10}});
-            Ok(HttpResponse { status: 200, headers: vec![], body: body.to_string() })
-        }
-    }
 
     struct Ticks(Cell<f64>);
 
@@ -212,10 +201,7 @@ mod tests {
 
     #[test]
     fn a_studio_run_shows_the_masked_request_the_violation_and_the_repair() {
-        let http = Replies(RefCell::new(vec![
-            r#"{"answer": 42}"#.to_owned(),
-            r#"{"answer": "forty-two"}"#.to_owned(),
-        ]));
+        let http = Scripted::new([r#"{"answer": 42}"#, r#"{"answer": "forty-two"}"#]);
         // A prompt as the Studio's "New prompt" makes it.
         let manifest = json!({"id": "ask", "variants": {"A": "A.md"}, "schema": "schema.json"});
         let schema = json!({"type": "object", "required": ["answer"],
@@ -264,7 +250,7 @@ mod tests {
 
     #[test]
     fn a_broken_draft_is_reported_without_a_call() {
-        let http = Replies(RefCell::new(vec![]));
+        let http = Scripted::default();
         let mut overrides = BTreeMap::new();
         overrides.insert("navigator/A.md".to_owned(), "{{> nope}}".to_owned());
         let request = StudioRun {

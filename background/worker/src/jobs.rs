@@ -285,10 +285,16 @@ impl JobTable {
         let summary = self.summary(job).ok_or("That job is no longer known.")?;
         jobs::route(&self.rules(), job, jobs::Command::Stop)?;
         match summary.kind {
-            JobKind::Task => worker.tasks.cancel(worker, id, job).await,
+            JobKind::Task => {
+                worker.tasks.cancel(worker, job).await.map(|()| WorkerEvent::Done { id })
+            }
             JobKind::Replay => {
                 let cancel = protocol::workflow::ReplayControl::Cancel;
-                worker.workflows.control(worker, id, job, cancel).await
+                worker
+                    .workflows
+                    .control(worker, job, cancel)
+                    .await
+                    .map(|()| WorkerEvent::Done { id })
             }
             JobKind::Pipeline => crate::pipelines::stop(worker, id, job),
             JobKind::Recording => worker.recorder.stop(worker, id).await,

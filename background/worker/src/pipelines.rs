@@ -425,9 +425,9 @@ pub fn cancel(worker: &Rc<Worker>, id: u32, run: u32) -> Result<WorkerEvent, Str
         let worker = worker.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let stopped = match kind {
-                JobKind::Task => worker.tasks.cancel(&worker, 0, &child).await,
+                JobKind::Task => worker.tasks.cancel(&worker, &child).await,
                 JobKind::Replay => {
-                    worker.workflows.control(&worker, 0, &child, ReplayControl::Cancel).await
+                    worker.workflows.control(&worker, &child, ReplayControl::Cancel).await
                 }
                 _ => return,
             };

@@ -606,7 +606,7 @@ impl Recorder {
         let events = store.events(&row.recording.id).await?;
         let mut shots: Vec<(f64, String)> =
             row.recording.start_screenshot.iter().map(|key| (0.0, key.clone())).collect();
-        if let Some(key) = events.iter().rev().find_map(|e| e.event.screenshot.clone()) {
+        if let Some(key) = events.iter().rev().find_map(|e| e.event.moment.screenshot.clone()) {
             shots.push((0.0, key));
         }
         let tab = row.tab_id;

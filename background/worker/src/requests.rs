@@ -17,6 +17,7 @@ use std::rc::Rc;
 use crate::Worker;
 use crate::chrome::{ChromeTabs, PerformanceClock, Port, to_js};
 use crate::http::FetchHttp;
+use crate::store::Store;
 use crate::tasks::SEARCH_URL;
 #[cfg(doc)]
 use crate::tasks::Tasks;
@@ -71,9 +72,21 @@ pub fn enqueue(worker: Rc<Worker>, port: Port, message: JsValue) {
 /// the task, session and settings requests through [`Tasks`] (whose rules are the engine's
 /// `session` module). An `Err` from those is the sentence the panel shows.
 pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) -> WorkerEvent {
-    let tasks = &worker.tasks;
     let id = request.id();
-    let answer = match request {
+    let answer = answer_panel_request(worker, request).await;
+    answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
+}
+
+async fn answer_panel_request(
+    worker: &Rc<Worker>,
+    request: PanelRequest,
+) -> Result<WorkerEvent, String> {
+    let tasks = &worker.tasks;
+    // What the stored prompts, pipelines and drafts are asked for, when it cannot be opened.
+    let store = async || -> Result<Rc<Store>, String> {
+        tasks.store().await.map_err(|error| format!("Storage is unavailable: {error}"))
+    };
+    match request {
         PanelRequest::PageTitle { id, tab_id } => {
             match page_info::title(&worker.sessions, tab_id).await {
                 Ok(title) => Ok(WorkerEvent::PageTitle { id, tab_id, title }),
@@ -94,15 +107,22 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         PanelRequest::CurrentTask { id, tab_id } => {
             Ok(WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot(tab_id) })
         }
-        PanelRequest::StartTask { id, tab_id, task, session_id } => {
-            tasks.start(worker, id, tab_id, &task, session_id.as_deref()).await
-        }
+        PanelRequest::StartTask { id, tab_id, task, session_id } => tasks
+            .start_job(worker, tab_id, &task, session_id.as_deref(), None)
+            .await
+            .map(|_| WorkerEvent::Done { id }),
         PanelRequest::FollowUp { id, session_id, text } => {
-            tasks.follow_up(worker, id, &session_id, &text).await
+            tasks.follow_up(worker, &session_id, &text).await.map(|()| WorkerEvent::Done { id })
         }
-        PanelRequest::Pause { id, session_id } => tasks.pause(id, &session_id),
-        PanelRequest::Resume { id, session_id } => tasks.resume(worker, id, &session_id).await,
-        PanelRequest::Cancel { id, session_id } => tasks.cancel(worker, id, &session_id).await,
+        PanelRequest::Pause { id, session_id } => {
+            tasks.pause(&session_id).map(|()| WorkerEvent::Done { id })
+        }
+        PanelRequest::Resume { id, session_id } => {
+            tasks.resume(worker, &session_id).await.map(|()| WorkerEvent::Done { id })
+        }
+        PanelRequest::Cancel { id, session_id } => {
+            tasks.cancel(worker, &session_id).await.map(|()| WorkerEvent::Done { id })
+        }
         PanelRequest::GetSettings { id } => tasks.get_settings(id).await,
         PanelRequest::SaveSettings { id, settings, keys } => {
             tasks.save_settings(id, *settings, &keys).await
@@ -118,45 +138,42 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
         PanelRequest::SaveFavourites { id, favourites } => {
             tasks.save_favourites(id, favourites).await
         }
-        PanelRequest::TestConnection { id, role, model, key } => match tasks.store().await {
-            Ok(store) => Ok(crate::connection::test(&store, id, role, *model, key).await),
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
-        PanelRequest::TestMcpServer { id, server, token } => match tasks.store().await {
-            Ok(store) => Ok(crate::connection::test_mcp(&store, id, *server, token).await),
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
-        PanelRequest::StudioRun { id, run } => match tasks.store().await {
-            Ok(store) => crate::studio::run(&store, id, *run).await,
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
-        PanelRequest::SavePrompts { id, edits } => match tasks.store().await {
-            Ok(store) => crate::studio::save(&store, id, edits).await,
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
-        PanelRequest::RunPipeline { id, text, input, tab_id } => match tasks.store().await {
-            Ok(store) => crate::pipelines::run(worker, &store, id, &text, input, tab_id).await,
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
-        PanelRequest::RunPublished { id, name, input, tab_id } => match tasks.store().await {
-            Ok(store) => {
-                crate::pipelines::run_published(worker, &store, id, &name, input, tab_id).await
-            }
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
+        PanelRequest::TestConnection { id, role, model, key } => {
+            Ok(crate::connection::test(store().await?.as_ref(), id, role, *model, key).await)
+        }
+        PanelRequest::TestMcpServer { id, server, token } => {
+            Ok(crate::connection::test_mcp(store().await?.as_ref(), id, *server, token).await)
+        }
+        PanelRequest::StudioRun { id, run } => {
+            crate::studio::run(store().await?.as_ref(), id, *run).await
+        }
+        PanelRequest::SavePrompts { id, edits } => {
+            crate::studio::save(store().await?.as_ref(), id, edits).await
+        }
+        PanelRequest::RunPipeline { id, text, input, tab_id } => {
+            crate::pipelines::run(worker, store().await?.as_ref(), id, &text, input, tab_id).await
+        }
+        PanelRequest::RunPublished { id, name, input, tab_id } => {
+            crate::pipelines::run_published(
+                worker,
+                store().await?.as_ref(),
+                id,
+                &name,
+                input,
+                tab_id,
+            )
+            .await
+        }
         PanelRequest::CancelPipeline { id, run } => crate::pipelines::cancel(worker, id, run),
-        PanelRequest::DraftThoughts { id, input } => match tasks.store().await {
-            Ok(store) => Ok(crate::drafting::run(&store, id, *input).await),
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
-        PanelRequest::SavePipeline { id, text, publish } => match tasks.store().await {
-            Ok(store) => crate::pipelines::save(worker, &store, id, &text, publish).await,
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
-        PanelRequest::ListPipelines { id } => match tasks.store().await {
-            Ok(store) => crate::pipelines::list(&store, id).await,
-            Err(error) => Err(format!("Storage is unavailable: {error}")),
-        },
+        PanelRequest::DraftThoughts { id, input } => {
+            Ok(crate::drafting::run(store().await?.as_ref(), id, *input).await)
+        }
+        PanelRequest::SavePipeline { id, text, publish } => {
+            crate::pipelines::save(worker, store().await?.as_ref(), id, &text, publish).await
+        }
+        PanelRequest::ListPipelines { id } => {
+            crate::pipelines::list(store().await?.as_ref(), id).await
+        }
         PanelRequest::StartRecording { id, tab_id } => {
             worker.recorder.start(worker, id, tab_id).await
         }
@@ -169,17 +186,19 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             .map(|()| WorkerEvent::Done { id }),
         PanelRequest::CurrentRecording { id } => Ok(worker.recorder.answer(Some(id))),
         PanelRequest::ReflectRecording { id, recording_id } => {
-            worker.workflows.reflect(worker, id, &recording_id).await
+            worker.workflows.reflect(worker, &recording_id).await.map(|()| WorkerEvent::Done { id })
         }
         PanelRequest::StartReplay { id, workflow_id, version, tab_id, params, fast_path } => {
             let flows = &worker.workflows;
             flows.start_replay(worker, id, &workflow_id, version, tab_id, &params, fast_path).await
         }
-        PanelRequest::ReplayControl { id, run_id, action } => {
-            worker.workflows.control(worker, id, &run_id, action).await
-        }
+        PanelRequest::ReplayControl { id, run_id, action } => worker
+            .workflows
+            .control(worker, &run_id, action)
+            .await
+            .map(|()| WorkerEvent::Done { id }),
         PanelRequest::ReplayMessage { id, run_id, text } => {
-            worker.workflows.message(worker, id, &run_id, text).await
+            worker.workflows.message(worker, &run_id, text).await.map(|()| WorkerEvent::Done { id })
         }
         PanelRequest::CurrentReplay { id } => Ok(worker.workflows.event(Some(id))),
         PanelRequest::ListWorkflows { id } => worker.workflows.list(worker, id).await,
@@ -189,8 +208,7 @@ pub async fn handle_panel_request(worker: &Rc<Worker>, request: PanelRequest) ->
             .map(|tabs| WorkerEvent::Tabs { id, tabs })
             .map_err(|e| format!("The open tabs could not be listed: {e}")),
         PanelRequest::StopJob { id, job_id } => worker.jobs.stop(worker, id, &job_id).await,
-    };
-    answer.unwrap_or_else(|message| WorkerEvent::Failed { id, message })
+    }
 }
 
 /// Answers one `chrome.runtime.sendMessage` debug request.

@@ -13,7 +13,7 @@ use std::rc::Rc;
 
 use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::CaptureError;
-use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
+use agent_engine::executor::{CallContext, Checkpoint, Control, Executor, Unreadable};
 use agent_engine::firewall::Firewall;
 use agent_engine::jobs::{self, Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
@@ -394,18 +394,6 @@ impl Tasks {
         Ok(WorkerEvent::Settings { id, settings: Some(Box::new(settings)), problems, variants })
     }
 
-    pub async fn start(
-        &self,
-        worker: &Rc<Worker>,
-        id: u32,
-        tab_id: TabId,
-        task: &str,
-        session_id: Option<&str>,
-    ) -> Result<WorkerEvent, String> {
-        self.start_job(worker, tab_id, task, session_id, None).await?;
-        Ok(WorkerEvent::Done { id })
-    }
-
     /// Starts a task in `tab` (a new conversation, or a follow-up task in `session_id`),
     /// as a job of its own or of `parent`'s; answers its session id.
     pub async fn start_job(
@@ -476,14 +464,13 @@ impl Tasks {
     pub async fn follow_up(
         &self,
         worker: &Rc<Worker>,
-        id: u32,
         session_id: &str,
         text: &str,
-    ) -> Result<WorkerEvent, String> {
+    ) -> Result<(), String> {
         let store = self.ready(session_id).await?;
         if self.check(session_id, |sessions| sessions.follow_up(session_id))? == FollowUp::Steer {
             self.tell_run(session_id, |control| control.push_follow_up(text));
-            return Ok(WorkerEvent::Done { id });
+            return Ok(());
         }
         let settings = store.settings().await?.ok_or("Settings are missing.")?;
         let mut cp = self.checkpoint(session_id)?;
@@ -495,22 +482,17 @@ impl Tasks {
         self.with_slot(session_id, |slot| slot.cp = cp);
         self.sync_job(worker, session_id);
         stored.map_err(|error| error.to_string())?;
-        Ok(WorkerEvent::Done { id })
+        Ok(())
     }
 
-    pub fn pause(&self, id: u32, session_id: &str) -> Result<WorkerEvent, String> {
+    pub fn pause(&self, session_id: &str) -> Result<(), String> {
         if self.check(session_id, |sessions| sessions.pause(session_id))? {
             self.tell_run(session_id, Control::request_pause);
         }
-        Ok(WorkerEvent::Done { id })
+        Ok(())
     }
 
-    pub async fn resume(
-        &self,
-        worker: &Rc<Worker>,
-        id: u32,
-        session_id: &str,
-    ) -> Result<WorkerEvent, String> {
+    pub async fn resume(&self, worker: &Rc<Worker>, session_id: &str) -> Result<(), String> {
         let store = self.ready(session_id).await?;
         if self.check(session_id, |sessions| sessions.resume(session_id))? == Resume::Run {
             let (settings, prompts) = run_settings(&store).await?;
@@ -524,19 +506,14 @@ impl Tasks {
             }
             Tasks::spawn_run(worker.clone(), session_id.to_owned(), store, settings, prompts);
         }
-        Ok(WorkerEvent::Done { id })
+        Ok(())
     }
 
-    pub async fn cancel(
-        &self,
-        worker: &Rc<Worker>,
-        id: u32,
-        session_id: &str,
-    ) -> Result<WorkerEvent, String> {
+    pub async fn cancel(&self, worker: &Rc<Worker>, session_id: &str) -> Result<(), String> {
         let store = self.ready(session_id).await?;
         if self.check(session_id, |sessions| sessions.cancel(session_id))? == Cancel::Interrupt {
             self.tell_run(session_id, Control::request_cancel);
-            return Ok(WorkerEvent::Done { id });
+            return Ok(());
         }
         let mut cp = self.checkpoint(session_id)?;
         if let Some(settings) = store.settings().await.ok().flatten() {
@@ -549,7 +526,7 @@ impl Tasks {
             let _ = store.put_checkpoint(&cp).await;
         }
         self.keep_and_tell(worker, session_id, cp);
-        Ok(WorkerEvent::Done { id })
+        Ok(())
     }
 
     /// `session`'s tab closed: the task ends as failed, saying so, keeping what it captured.
@@ -846,14 +823,16 @@ fn executor<'a>(
     control: &'a Control,
 ) -> WorkerExecutor<'a> {
     Executor {
-        http: &FetchHttp,
+        cx: CallContext {
+            http: &FetchHttp,
+            clock: &PerformanceClock,
+            control,
+            prompts,
+            settings,
+            epoch_ms: &epoch_ms,
+        },
         browser: &parts.browser,
         capture: &parts.capture,
-        clock: &PerformanceClock,
-        control,
-        prompts,
-        settings,
-        epoch_ms: &epoch_ms,
     }
 }
 

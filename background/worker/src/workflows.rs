@@ -177,12 +177,7 @@ impl Workflows {
     }
 
     /// Starts reflecting a stopped recording; progress is broadcast.
-    pub async fn reflect(
-        &self,
-        worker: &Rc<Worker>,
-        id: u32,
-        recording_id: &str,
-    ) -> Result<WorkerEvent, String> {
+    pub async fn reflect(&self, worker: &Rc<Worker>, recording_id: &str) -> Result<(), String> {
         let db = self.db(worker).await?;
         let recording = db.stopped_recording(recording_id).await?;
         if recording.steps.is_empty() {
@@ -213,7 +208,7 @@ impl Workflows {
             let status = if failed { JobStatus::Failed } else { JobStatus::Done };
             worker.jobs.put(&worker, reflection_job(&job, &title, status), None);
         });
-        Ok(WorkerEvent::Done { id })
+        Ok(())
     }
 
     /// Starts a replay of `workflow_id` version `version` in `tab`.
@@ -322,36 +317,33 @@ impl Workflows {
     pub async fn message(
         &self,
         worker: &Rc<Worker>,
-        id: u32,
         run_id: &str,
         text: String,
-    ) -> Result<WorkerEvent, String> {
+    ) -> Result<(), String> {
         let text = text.trim().to_owned();
         if text.is_empty() {
             return Err("Write a message first.".into());
         }
-        self.act(worker, id, run_id, ReplayControl::Resume, Some(text)).await
+        self.act(worker, run_id, ReplayControl::Resume, Some(text)).await
     }
 
     pub async fn control(
         &self,
         worker: &Rc<Worker>,
-        id: u32,
         run_id: &str,
         action: ReplayControl,
-    ) -> Result<WorkerEvent, String> {
-        self.act(worker, id, run_id, action, None).await
+    ) -> Result<(), String> {
+        self.act(worker, run_id, action, None).await
     }
 
     /// A control, with a message when the user wrote one (it resumes a paused replay).
     async fn act(
         &self,
         worker: &Rc<Worker>,
-        id: u32,
         run_id: &str,
         action: ReplayControl,
         follow_up: Option<String>,
-    ) -> Result<WorkerEvent, String> {
+    ) -> Result<(), String> {
         let Some(row) = self.row(run_id) else {
             return Err("That replay is not known here.".into());
         };
@@ -364,7 +356,7 @@ impl Workflows {
             if let Some(text) = &follow_up {
                 control.push_follow_up(text);
             }
-            return Ok(WorkerEvent::Done { id });
+            return Ok(());
         }
         if row.state.status != ReplayStatus::Paused {
             return Err("That replay has ended.".into());
@@ -437,7 +429,7 @@ impl Workflows {
                 );
             }
         }
-        Ok(WorkerEvent::Done { id })
+        Ok(())
     }
 
     /// `run_id`'s tab closed: it ends as failed, saying so; what it captured stays.
@@ -489,7 +481,7 @@ async fn reflect_recording(
     let keys: Vec<String> = recording
         .steps
         .iter()
-        .filter_map(|s| s.screenshot.clone())
+        .filter_map(|s| s.moment.screenshot.clone())
         .chain(recording.end_screenshot.clone())
         .collect();
     // Vision when the model takes images (the Settings' vision switch says it does).

@@ -1,4 +1,3 @@
-use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;
 
 use crate::state::Phase;
@@ -24,9 +23,7 @@ pub struct ComposerProps {
 /// what is typed steers it.
 #[function_component(Composer)]
 pub fn composer(props: &ComposerProps) -> Html {
-    let oninput = props
-        .on_input
-        .reform(|event: InputEvent| event.target_unchecked_into::<HtmlTextAreaElement>().value());
+    let oninput = props.on_input.reform(|event: InputEvent| page_kit::value(&event));
     let onkeydown = {
         let on_send = props.on_send.clone();
         Callback::from(move |event: KeyboardEvent| {

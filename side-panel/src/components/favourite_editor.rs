@@ -1,4 +1,3 @@
-use web_sys::{HtmlInputElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
 use crate::state::FavouriteAction;
@@ -15,12 +14,11 @@ pub struct FavouriteEditorProps {
 #[function_component(FavouriteEditor)]
 pub fn favourite_editor(props: &FavouriteEditorProps) -> Html {
     let editor = &props.editor;
-    let on_title = props.on_action.reform(|event: InputEvent| {
-        FavouriteAction::Title(event.target_unchecked_into::<HtmlInputElement>().value())
-    });
-    let on_prompt = props.on_action.reform(|event: InputEvent| {
-        FavouriteAction::Prompt(event.target_unchecked_into::<HtmlTextAreaElement>().value())
-    });
+    let on_title =
+        props.on_action.reform(|event: InputEvent| FavouriteAction::Title(page_kit::value(&event)));
+    let on_prompt = props
+        .on_action
+        .reform(|event: InputEvent| FavouriteAction::Prompt(page_kit::value(&event)));
     let onsubmit = props.on_action.reform(|event: SubmitEvent| {
         event.prevent_default();
         FavouriteAction::Save

@@ -1,5 +1,6 @@
 use yew::prelude::*;
 
+use crate::components::list_status::list_status;
 use crate::components::session_row::SessionRow;
 use crate::components::view_head::ViewHead;
 use crate::state::history::History;
@@ -42,15 +43,14 @@ pub fn history_view(props: &HistoryViewProps) -> Html {
             <p class="section-hint">
                 { "Open a conversation to see it again or continue it. Deleting one removes its chat history. Captured runs stay available for annotation." }
             </p>
-            if history.loading.is_some() && history.sessions.is_none() {
-                <p class="settings-status pending" role="status">{ "Loading your conversations…" }</p>
-            }
-            if let Some(error) = &history.error {
-                <p class="settings-status error" data-testid="history-error" role="alert">{ error.clone() }</p>
-            }
-            if history.sessions.is_some() && sessions.is_empty() {
-                <p class="empty-history" data-testid="history-empty">{ "No conversations yet. Tasks you give the agent show here." }</p>
-            }
+            { list_status(
+                "history",
+                (history.loading.is_some() && history.sessions.is_none())
+                    .then_some("Loading your conversations…"),
+                history.error.as_ref(),
+                (history.sessions.is_some() && sessions.is_empty())
+                    .then_some("No conversations yet. Tasks you give the agent show here."),
+            ) }
             <ul class="sessions" aria-busy={history.loading.is_some().to_string()}>
                 { for sessions.iter().map(|session| {
                     let id = session.session_id.clone();

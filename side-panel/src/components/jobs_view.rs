@@ -2,6 +2,7 @@ use protocol::TabId;
 use yew::prelude::*;
 
 use crate::components::job_row::JobRow;
+use crate::components::list_status::list_status;
 use crate::components::view_head::ViewHead;
 use crate::state::jobs::Jobs;
 
@@ -28,15 +29,13 @@ pub fn jobs_view(props: &JobsViewProps) -> Html {
             <p class="section-hint">
                 { "Tasks, replays, reflections, pipeline runs and recordings in every tab. Each tab's panel shows its own; go to the tab to answer or steer." }
             </p>
-            if jobs.list.is_none() {
-                <p class="settings-status pending" role="status">{ "Reading the jobs…" }</p>
-            }
-            if let Some(error) = &jobs.error {
-                <p class="settings-status error" data-testid="jobs-error" role="alert">{ error.clone() }</p>
-            }
-            if jobs.list.is_some() && rows.is_empty() {
-                <p class="empty-history" data-testid="jobs-empty">{ "No jobs yet. Tasks, replays and recordings show here while they run." }</p>
-            }
+            { list_status(
+                "jobs",
+                jobs.list.is_none().then_some("Reading the jobs…"),
+                jobs.error.as_ref(),
+                (jobs.list.is_some() && rows.is_empty())
+                    .then_some("No jobs yet. Tasks, replays and recordings show here while they run."),
+            ) }
             <ul class="job-list" aria-busy={jobs.loading.is_some().to_string()}>
                 { for rows.into_iter().map(|job| {
                     let key = job.id.clone();

@@ -12,6 +12,7 @@ pub mod final_answer;
 pub mod history_view;
 pub mod job_row;
 pub mod jobs_view;
+pub mod list_status;
 pub mod markdown;
 pub mod mcp_servers;
 pub mod message;

@@ -1,5 +1,4 @@
 use run_contract::Problem;
-use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::components::connection_test::ConnectionTestButton;
@@ -31,9 +30,7 @@ pub fn model_fields(props: &ModelFieldsProps) -> Html {
         props.problems.iter().filter(|p| p.path == path).cloned().collect()
     };
     let provider = Field::Provider(role);
-    let onchange = props.on_edit.reform(move |event: Event| {
-        (provider, event.target_unchecked_into::<HtmlSelectElement>().value())
-    });
+    let onchange = props.on_edit.reform(move |event: Event| (provider, page_kit::value(&event)));
     let selected = provider_id(model.provider);
     let default_url = model.provider.default_base_url();
     let key_stored = model.api_key == MASKED;

@@ -1,11 +1,12 @@
 use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::state::recording::{Naming, RecordAction};
+use crate::state::recording::RecordAction;
+use page_kit::RecordingName;
 
 #[derive(Properties, PartialEq)]
 pub struct RecordNameProps {
-    pub naming: Naming,
+    pub naming: RecordingName,
     pub on_action: Callback<RecordAction>,
 }
 
@@ -26,7 +27,7 @@ pub fn record_name(props: &RecordNameProps) -> Html {
     }
     let naming = &props.naming;
     let oninput = props.on_action.reform(|event: InputEvent| {
-        let value = event.target_unchecked_into::<HtmlInputElement>().value();
+        let value = page_kit::value(&event);
         RecordAction::Name(value)
     });
     let onkeydown = {

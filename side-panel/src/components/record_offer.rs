@@ -1,5 +1,3 @@
-use web_sys::HtmlInputElement;
-use web_sys::HtmlTextAreaElement;
 use yew::prelude::*;
 
 use crate::state::recording::{Offer, RecordAction};
@@ -15,20 +13,7 @@ pub struct RecordOfferProps {
 #[function_component(RecordOffer)]
 pub fn record_offer(props: &RecordOfferProps) -> Html {
     let send = |make: fn(String) -> RecordAction| {
-        props.on_action.reform(move |event: InputEvent| {
-            let target = event.target();
-            let value = target
-                .clone()
-                .and_then(|t| wasm_bindgen::JsCast::dyn_into::<HtmlInputElement>(t).ok())
-                .map(|i| i.value())
-                .or_else(|| {
-                    target
-                        .and_then(|t| wasm_bindgen::JsCast::dyn_into::<HtmlTextAreaElement>(t).ok())
-                        .map(|t| t.value())
-                })
-                .unwrap_or_default();
-            make(value)
-        })
+        props.on_action.reform(move |event: InputEvent| make(page_kit::value(&event)))
     };
     let click =
         |action: fn() -> RecordAction| props.on_action.reform(move |_: MouseEvent| action());

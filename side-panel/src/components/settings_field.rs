@@ -37,9 +37,7 @@ pub fn settings_field(props: &SettingsFieldProps) -> Html {
     let testid = field.testid();
     let error_id = format!("{testid}-errors");
     let hint_id = format!("{testid}-hint");
-    let oninput = props.on_edit.reform(move |event: InputEvent| {
-        (field, event.target_unchecked_into::<HtmlInputElement>().value())
-    });
+    let oninput = props.on_edit.reform(move |event: InputEvent| (field, page_kit::value(&event)));
     let (kind, inputmode, autocomplete) = match props.kind {
         InputKind::Text => ("text", None, "off"),
         InputKind::Url => ("url", None, "off"),

@@ -1,4 +1,3 @@
-use web_sys::{HtmlInputElement, HtmlTextAreaElement};
 use yew::prelude::*;
 
 use crate::components::field_errors::FieldErrors;
@@ -40,15 +39,10 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
     let of = |field: Field| form.problems_of(field);
     let onsubmit = props.on_save.reform(|event: SubmitEvent| event.prevent_default());
     let checkbox = |field: Field| {
-        on_edit.reform(move |event: Event| {
-            (field, event.target_unchecked_into::<HtmlInputElement>().checked().to_string())
-        })
+        on_edit.reform(move |event: Event| (field, page_kit::checked(&event).to_string()))
     };
-    let textarea = |field: Field| {
-        on_edit.reform(move |event: InputEvent| {
-            (field, event.target_unchecked_into::<HtmlTextAreaElement>().value())
-        })
-    };
+    let textarea =
+        |field: Field| on_edit.reform(move |event: InputEvent| (field, page_kit::value(&event)));
     let list = |field: Field,
                 label: &'static str,
                 text: &str,
@@ -100,6 +94,23 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
         roles.push(ModelRole::Repair);
     }
     let ready = matches!(form.load, Load::Ready { .. });
+    // The agent's whole-number options: (field, label, hint).
+    let agent_numbers: [(Field, &'static str, Option<&'static str>); 10] = [
+        (Field::MaxSteps, "Max steps", None),
+        (Field::MaxJobs, "Jobs at once", None),
+        (Field::PlanningInterval, "Planning interval (steps)", None),
+        (Field::FailureThreshold, "Failures before review", None),
+        (Field::MaxActions, "Max actions per step", None),
+        (Field::StateText, "Page text (characters)", None),
+        (
+            Field::ThinkingInterval,
+            "ThinkingAgent review every N steps",
+            Some("0: only on a claim, a message, a question or a failure streak."),
+        ),
+        (Field::HistorySteps, "Steps shown in full in history", None),
+        (Field::RepairRetries, "Repairs per answer", None),
+        (Field::RepairBudget, "Repairs per run", None),
+    ];
     html! {
         <section class="settings" data-testid="settings" aria-labelledby="settings-title">
             <ViewHead name="settings" title="Settings" on_close={props.on_close.clone()} />
@@ -127,35 +138,10 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
 
                 <h3>{ "Agent" }</h3>
                 <div class="grid">
-                    <SettingsField field={Field::MaxSteps} label="Max steps" kind={InputKind::Number}
-                        value={draft.max_steps.clone()} problems={of(Field::MaxSteps)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::MaxJobs} label="Jobs at once" kind={InputKind::Number}
-                        value={draft.max_jobs.clone()} problems={of(Field::MaxJobs)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::PlanningInterval} label="Planning interval (steps)"
-                        kind={InputKind::Number} value={draft.planning_interval.clone()}
-                        problems={of(Field::PlanningInterval)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::FailureThreshold} label="Failures before review"
-                        kind={InputKind::Number} value={draft.failure_threshold.clone()}
-                        problems={of(Field::FailureThreshold)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::MaxActions} label="Max actions per step"
-                        kind={InputKind::Number} value={draft.max_actions.clone()}
-                        problems={of(Field::MaxActions)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::StateText} label="Page text (characters)"
-                        kind={InputKind::Number} value={draft.state_text.clone()}
-                        problems={of(Field::StateText)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::ThinkingInterval} label="ThinkingAgent review every N steps"
-                        kind={InputKind::Number} value={draft.thinking_interval.clone()}
-                        hint={AttrValue::from("0: only on a claim, a message, a question or a failure streak.")}
-                        problems={of(Field::ThinkingInterval)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::HistorySteps} label="Steps shown in full in history"
-                        kind={InputKind::Number} value={draft.history_steps.clone()}
-                        problems={of(Field::HistorySteps)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::RepairRetries} label="Repairs per answer"
-                        kind={InputKind::Number} value={draft.repair_retries.clone()}
-                        problems={of(Field::RepairRetries)} on_edit={on_edit.clone()} />
-                    <SettingsField field={Field::RepairBudget} label="Repairs per run"
-                        kind={InputKind::Number} value={draft.repair_budget.clone()}
-                        problems={of(Field::RepairBudget)} on_edit={on_edit.clone()} />
+                    { for agent_numbers.into_iter().map(|(field, label, hint)| html! {
+                        <SettingsField {field} label={label} kind={InputKind::Number} value={draft.number(field).to_owned()}
+                            hint={hint.map(AttrValue::from)} problems={of(field)} on_edit={on_edit.clone()} />
+                    }) }
                 </div>
                 <label class="check">
                     <input type="checkbox" data-testid={Field::Vision.testid()} checked={draft.vision}

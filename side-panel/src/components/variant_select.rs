@@ -1,6 +1,5 @@
 use protocol::settings::ModelRole;
 use run_contract::Problem;
-use web_sys::HtmlSelectElement;
 use yew::prelude::*;
 
 use crate::components::field_errors::FieldErrors;
@@ -23,9 +22,7 @@ pub struct VariantSelectProps {
 pub fn variant_select(props: &VariantSelectProps) -> Html {
     let field = Field::Variant(props.role);
     let testid = field.testid();
-    let onchange = props.on_edit.reform(move |event: Event| {
-        (field, event.target_unchecked_into::<HtmlSelectElement>().value())
-    });
+    let onchange = props.on_edit.reform(move |event: Event| (field, page_kit::value(&event)));
     let selected = match props.value.trim() {
         "" => "A",
         value => value,

@@ -20,10 +20,8 @@ pub struct Props {
 pub fn workflow_menu(props: &Props) -> Html {
     let menu = &props.menu;
     let act = |action: WorkflowAction| props.on_action.reform(move |_| action.clone());
-    let on_draft = props.on_action.reform(|e: InputEvent| {
-        let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-        WorkflowAction::Draft(input.value())
-    });
+    let on_draft =
+        props.on_action.reform(|e: InputEvent| WorkflowAction::Draft(page_kit::value(&e)));
     let send = props.on_action.clone();
     let on_draft_key = Callback::from(move |e: KeyboardEvent| {
         if e.key() == "Enter" {
@@ -67,8 +65,7 @@ pub fn workflow_menu(props: &Props) -> Html {
                         let secret = workflow.params.iter().any(|p| &p.name == name && p.secret);
                         let name_for = name.clone();
                         let on_input = props.on_action.reform(move |e: InputEvent| {
-                            let input = e.target_unchecked_into::<web_sys::HtmlInputElement>();
-                            WorkflowAction::Param(name_for.clone(), input.value())
+                            WorkflowAction::Param(name_for.clone(), page_kit::value(&e))
                         });
                         html! {
                             <label>{ format!("{name} ") }
@@ -80,7 +77,7 @@ pub fn workflow_menu(props: &Props) -> Html {
                     <label class="check" title="Off: every step asks the model, which adapts to a changed page but takes longer">
                         <input type="checkbox" data-testid="panel-replay-fast-path" checked={!props.menu.fast_path_off}
                             onchange={props.on_action.reform(|e: Event| WorkflowAction::FastPath(
-                                e.target_unchecked_into::<web_sys::HtmlInputElement>().checked()))} />
+                                page_kit::checked(&e)))} />
                         { " Fast path (recorded steps without the model)" }
                     </label>
                     <button data-testid="panel-replay-start" onclick={act(WorkflowAction::Start)}>{ "Start replay" }</button>

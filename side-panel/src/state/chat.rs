@@ -555,7 +555,7 @@ pub(crate) mod tests {
             .collect()
     }
 
-    fn messages(chat: &Chat) -> Vec<(Actor, EventKind, &str)> {
+    pub(crate) fn messages(chat: &Chat) -> Vec<(Actor, EventKind, &str)> {
         chat.entries
             .iter()
             .filter_map(|e| match e {

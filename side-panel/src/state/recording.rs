@@ -1,8 +1,9 @@
 //! The Record button, its status line and the Ctrl+I offer (seed 004 §Record). The worker
 //! records; this decides what the panel asks and shows, and is tested natively.
 
+use page_kit::RecordingName;
 use protocol::PanelRequest;
-use protocol::recording::{RecordingNote, RecordingStatus, recording_name};
+use protocol::recording::{RecordingNote, RecordingStatus};
 
 use super::PanelState;
 
@@ -21,17 +22,7 @@ pub struct RecordingView {
     /// must not open the offer again.
     closing: Option<u32>,
     /// Asked at Stop: what the recording does, prefilled with its first page's title.
-    pub naming: Option<Naming>,
-}
-
-/// The name asked for at Stop.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Naming {
-    pub recording_id: String,
-    pub text: String,
-    /// The request saving it, while on its way.
-    pub saving: Option<u32>,
-    pub problem: Option<String>,
+    pub naming: Option<RecordingName>,
 }
 
 /// What is typed in the offer.
@@ -42,6 +33,18 @@ pub struct Offer {
     pub details: String,
     /// Why Extract could not be saved as typed.
     pub problem: Option<String>,
+}
+
+impl Offer {
+    /// A field's text, trimmed; when it is empty, `None` and the problem says what to type.
+    fn required(&mut self, field: fn(&Offer) -> &String, problem: &str) -> Option<String> {
+        let text = field(self).trim().to_owned();
+        if text.is_empty() {
+            self.problem = Some(problem.to_owned());
+            return None;
+        }
+        Some(text)
+    }
 }
 
 pub enum RecordAction {
@@ -91,11 +94,8 @@ impl RecordingView {
             self.error = None;
             // Our Stop: ask what the recording does while the person still remembers.
             if let Some(stopped) = status.as_ref().filter(|s| s.is_stopped()) {
-                self.naming = Some(Naming {
-                    recording_id: stopped.recording_id.clone(),
-                    text: stopped.name.clone(),
-                    ..Naming::default()
-                });
+                self.naming =
+                    Some(RecordingName::new(stopped.recording_id.clone(), stopped.name.clone()));
             }
         }
         if id.is_some() && id == self.closing {
@@ -113,7 +113,7 @@ impl RecordingView {
 
     /// The answer to a request of ours that has no other answer; false when not ours.
     pub(super) fn done(&mut self, id: u32) -> bool {
-        if self.naming.as_ref().is_some_and(|n| n.saving == Some(id)) {
+        if self.naming.as_ref().is_some_and(|n| n.saved_by(id)) {
             self.naming = None;
             return true;
         }
@@ -122,9 +122,8 @@ impl RecordingView {
 
     /// A failure answering one of ours; false when the request was not ours.
     pub(super) fn failed(&mut self, id: u32, message: &str) -> bool {
-        if let Some(naming) = self.naming.as_mut().filter(|n| n.saving == Some(id)) {
-            naming.saving = None;
-            naming.problem = Some(message.to_owned());
+        if let Some(naming) = self.naming.as_mut().filter(|n| n.saved_by(id)) {
+            naming.failed(message.to_owned());
             return true;
         }
         if Some(id) != self.pending && Some(id) != self.closing {
@@ -138,8 +137,7 @@ impl RecordingView {
 
     pub(super) fn interrupted(&mut self) {
         if let Some(naming) = self.naming.as_mut().filter(|n| n.saving.is_some()) {
-            naming.saving = None;
-            naming.problem = Some("The connection to the agent was interrupted. Try again.".into());
+            naming.failed("The connection to the agent was interrupted. Try again.".into());
         }
         if self.pending.take().is_some() || self.closing.take().is_some() {
             self.error = Some("The connection to the agent was interrupted. Try again.".into());
@@ -165,21 +163,15 @@ impl PanelState {
             RecordAction::Details(text) => self.edit_offer(|o| o.details = text),
             RecordAction::SaveExtract => {
                 let Some(offer) = self.recording.offer.as_mut() else { return };
-                let query = offer.query.trim().to_owned();
-                if query.is_empty() {
-                    offer.problem = Some("Say what to extract, for example “the price”.".into());
-                    return;
-                }
+                let problem = "Say what to extract, for example “the price”.";
+                let Some(query) = offer.required(|o| &o.query, problem) else { return };
                 let candidates = RecordingNote::split_candidates(&offer.candidates);
                 self.close_offer(RecordingNote::Extract { query, candidates });
             }
             RecordAction::SaveDetails => {
                 let Some(offer) = self.recording.offer.as_mut() else { return };
-                let text = offer.details.trim().to_owned();
-                if text.is_empty() {
-                    offer.problem = Some("Type the note to attach to the next step.".into());
-                    return;
-                }
+                let problem = "Type the note to attach to the next step.";
+                let Some(text) = offer.required(|o| &o.details, problem) else { return };
                 self.close_offer(RecordingNote::Details { text });
             }
             RecordAction::CancelOffer => {
@@ -189,25 +181,14 @@ impl PanelState {
             }
             RecordAction::Name(text) => {
                 if let Some(naming) = self.recording.naming.as_mut() {
-                    naming.text = text;
-                    naming.problem = None;
+                    naming.edit(text);
                 }
             }
             RecordAction::SaveName => {
-                let Some(naming) = self.recording.naming.as_ref() else { return };
-                if naming.saving.is_some() {
-                    return;
-                }
-                let recording_id = naming.recording_id.clone();
-                let name = match recording_name(&naming.text) {
-                    Ok(name) => name,
-                    Err(problem) => {
-                        self.recording.naming.as_mut().expect("checked").problem = Some(problem);
-                        return;
-                    }
-                };
+                let Some(naming) = self.recording.naming.as_mut() else { return };
+                let Some((recording_id, name)) = naming.to_save() else { return };
                 let id = self.request(|id| PanelRequest::NameRecording { id, recording_id, name });
-                self.recording.naming.as_mut().expect("checked").saving = Some(id);
+                self.recording.naming.as_mut().expect("checked").sending(id);
             }
             RecordAction::SkipName => self.recording.naming = None,
         }

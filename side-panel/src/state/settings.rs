@@ -67,65 +67,54 @@ pub enum Field {
 impl Field {
     /// The field path problems name (as the worker's `Settings::problems` does).
     pub fn path(self) -> String {
-        match self {
-            Field::Provider(role) => format!("/models/{}/provider", role.id()),
-            Field::BaseUrl(role) => format!("/models/{}/base_url", role.id()),
-            Field::ApiKey(role) => format!("/models/{}/api_key", role.id()),
-            Field::Model(role) => format!("/models/{}/model", role.id()),
-            Field::Timeout(role) => format!("/models/{}/timeout_ms", role.id()),
-            Field::RepairEnabled => "/models/repair".into(),
-            Field::MaxSteps => "/agent/max_steps".into(),
-            Field::MaxJobs => "/agent/max_jobs".into(),
-            Field::PlanningInterval => "/agent/planning_interval".into(),
-            Field::FailureThreshold => "/agent/max_consecutive_failures".into(),
-            Field::MaxActions => "/agent/max_actions_per_step".into(),
-            Field::StateText => "/agent/state_text_chars".into(),
-            Field::ThinkingInterval => "/agent/thinking_interval".into(),
-            Field::RepairRetries => "/agent/repair_retries".into(),
-            Field::RepairBudget => "/agent/repair_budget".into(),
-            Field::HistorySteps => "/agent/history_steps".into(),
-            Field::TraceRedactions => "/agent/trace_redactions".into(),
-            Field::Vision => "/agent/vision".into(),
-            Field::Allow => "/allow".into(),
-            Field::Deny => "/deny".into(),
-            Field::BlockPageRequests => "/agent/block_page_requests".into(),
-            Field::Variant(role) => format!("/variants/{}", role.id()),
-            Field::Prices => "/prices".into(),
-            Field::McpName(i) => format!("/mcp_servers/{i}/name"),
-            Field::McpUrl(i) => format!("/mcp_servers/{i}/url"),
-            Field::McpToken(i) => format!("/mcp_servers/{i}/token"),
-        }
+        self.names().0
     }
 
     /// The input's `data-testid`.
     pub fn testid(self) -> String {
+        self.names().1
+    }
+
+    /// The field's path and its input's testid, from one list of the fields.
+    fn names(self) -> (String, String) {
+        let model = |role: ModelRole, path: &str, testid: &str| {
+            (format!("/models/{}/{path}", role.id()), format!("settings-{}-{testid}", role.id()))
+        };
+        let other = |path: &str, testid: &str| (path.to_owned(), format!("settings-{testid}"));
+        let mcp = |i: usize, key: &str| {
+            (format!("/mcp_servers/{i}/{key}"), format!("settings-mcp-{i}-{key}"))
+        };
         match self {
-            Field::Provider(role) => format!("settings-{}-provider", role.id()),
-            Field::BaseUrl(role) => format!("settings-{}-base-url", role.id()),
-            Field::ApiKey(role) => format!("settings-{}-key", role.id()),
-            Field::Model(role) => format!("settings-{}-model", role.id()),
-            Field::Timeout(role) => format!("settings-{}-timeout", role.id()),
-            Field::RepairEnabled => "settings-repair-enabled".into(),
-            Field::MaxSteps => "settings-max-steps".into(),
-            Field::MaxJobs => "settings-max-jobs".into(),
-            Field::PlanningInterval => "settings-planning-interval".into(),
-            Field::FailureThreshold => "settings-failure-threshold".into(),
-            Field::MaxActions => "settings-max-actions".into(),
-            Field::StateText => "settings-state-text".into(),
-            Field::ThinkingInterval => "settings-thinking-interval".into(),
-            Field::RepairRetries => "settings-repair-retries".into(),
-            Field::RepairBudget => "settings-repair-budget".into(),
-            Field::HistorySteps => "settings-history-steps".into(),
-            Field::TraceRedactions => "settings-trace-redactions".into(),
-            Field::Vision => "settings-vision".into(),
-            Field::Allow => "settings-allow".into(),
-            Field::Deny => "settings-deny".into(),
-            Field::BlockPageRequests => "settings-block-page-requests".into(),
-            Field::Variant(role) => format!("settings-{}-variant", role.id()),
-            Field::Prices => "settings-prices".into(),
-            Field::McpName(i) => format!("settings-mcp-{i}-name"),
-            Field::McpUrl(i) => format!("settings-mcp-{i}-url"),
-            Field::McpToken(i) => format!("settings-mcp-{i}-token"),
+            Field::Provider(role) => model(role, "provider", "provider"),
+            Field::BaseUrl(role) => model(role, "base_url", "base-url"),
+            Field::ApiKey(role) => model(role, "api_key", "key"),
+            Field::Model(role) => model(role, "model", "model"),
+            Field::Timeout(role) => model(role, "timeout_ms", "timeout"),
+            Field::RepairEnabled => other("/models/repair", "repair-enabled"),
+            Field::MaxSteps => other("/agent/max_steps", "max-steps"),
+            Field::MaxJobs => other("/agent/max_jobs", "max-jobs"),
+            Field::PlanningInterval => other("/agent/planning_interval", "planning-interval"),
+            Field::FailureThreshold => {
+                other("/agent/max_consecutive_failures", "failure-threshold")
+            }
+            Field::MaxActions => other("/agent/max_actions_per_step", "max-actions"),
+            Field::StateText => other("/agent/state_text_chars", "state-text"),
+            Field::ThinkingInterval => other("/agent/thinking_interval", "thinking-interval"),
+            Field::RepairRetries => other("/agent/repair_retries", "repair-retries"),
+            Field::RepairBudget => other("/agent/repair_budget", "repair-budget"),
+            Field::HistorySteps => other("/agent/history_steps", "history-steps"),
+            Field::TraceRedactions => other("/agent/trace_redactions", "trace-redactions"),
+            Field::Vision => other("/agent/vision", "vision"),
+            Field::Allow => other("/allow", "allow"),
+            Field::Deny => other("/deny", "deny"),
+            Field::BlockPageRequests => other("/agent/block_page_requests", "block-page-requests"),
+            Field::Variant(role) => {
+                (format!("/variants/{}", role.id()), format!("settings-{}-variant", role.id()))
+            }
+            Field::Prices => other("/prices", "prices"),
+            Field::McpName(i) => mcp(i, "name"),
+            Field::McpUrl(i) => mcp(i, "url"),
+            Field::McpToken(i) => mcp(i, "token"),
         }
     }
 }
@@ -254,21 +243,36 @@ pub fn pattern_lines(text: &str) -> Vec<(usize, &str)> {
         .collect()
 }
 
+/// Where a whole-number option is in `AgentOptions`.
+type AgentNumber = fn(&mut AgentOptions) -> &mut u32;
+
+/// The agent's whole-number options: each one's field and where it is in `AgentOptions`.
+const AGENT_NUMBERS: [(Field, AgentNumber); 10] = [
+    (Field::MaxSteps, |a| &mut a.max_steps),
+    (Field::MaxJobs, |a| &mut a.max_jobs),
+    (Field::PlanningInterval, |a| &mut a.planning_interval),
+    (Field::FailureThreshold, |a| &mut a.max_consecutive_failures),
+    (Field::MaxActions, |a| &mut a.max_actions_per_step),
+    (Field::StateText, |a| &mut a.state_text_chars),
+    (Field::ThinkingInterval, |a| &mut a.thinking_interval),
+    (Field::RepairRetries, |a| &mut a.repair_retries),
+    (Field::RepairBudget, |a| &mut a.repair_budget),
+    (Field::HistorySteps, |a| &mut a.history_steps),
+];
+
+/// The agent's whole-number options of `agent`, as the form shows them.
+fn agent_numbers(agent: &AgentOptions) -> [String; AGENT_NUMBERS.len()] {
+    let mut agent = agent.clone();
+    AGENT_NUMBERS.map(|(_, at)| at(&mut agent).to_string())
+}
+
 /// The whole form, as typed.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SettingsDraft {
     pub models: [ModelDraft; 4],
     pub repair_enabled: bool,
-    pub max_steps: String,
-    pub max_jobs: String,
-    pub planning_interval: String,
-    pub failure_threshold: String,
-    pub max_actions: String,
-    pub state_text: String,
-    pub thinking_interval: String,
-    pub repair_retries: String,
-    pub repair_budget: String,
-    pub history_steps: String,
+    /// The agent's whole-number options as typed, in `AGENT_NUMBERS`' order.
+    numbers: [String; AGENT_NUMBERS.len()],
     /// One dot-path a line.
     pub trace_redactions: String,
     pub vision: bool,
@@ -291,16 +295,7 @@ impl SettingsDraft {
         let defaults = AgentOptions::default();
         let Some(settings) = settings else {
             return SettingsDraft {
-                max_steps: defaults.max_steps.to_string(),
-                max_jobs: defaults.max_jobs.to_string(),
-                planning_interval: defaults.planning_interval.to_string(),
-                failure_threshold: defaults.max_consecutive_failures.to_string(),
-                max_actions: defaults.max_actions_per_step.to_string(),
-                state_text: defaults.state_text_chars.to_string(),
-                thinking_interval: defaults.thinking_interval.to_string(),
-                repair_retries: defaults.repair_retries.to_string(),
-                repair_budget: defaults.repair_budget.to_string(),
-                history_steps: defaults.history_steps.to_string(),
+                numbers: agent_numbers(&defaults),
                 trace_redactions: defaults.trace_redactions.join("\n"),
                 vision: defaults.vision,
                 block_page_requests: defaults.block_page_requests,
@@ -319,16 +314,7 @@ impl SettingsDraft {
                 m.repair.as_ref().map(ModelDraft::from_config).unwrap_or_default(),
             ],
             repair_enabled: m.repair.is_some(),
-            max_steps: agent.max_steps.to_string(),
-            max_jobs: agent.max_jobs.to_string(),
-            planning_interval: agent.planning_interval.to_string(),
-            failure_threshold: agent.max_consecutive_failures.to_string(),
-            max_actions: agent.max_actions_per_step.to_string(),
-            state_text: agent.state_text_chars.to_string(),
-            thinking_interval: agent.thinking_interval.to_string(),
-            repair_retries: agent.repair_retries.to_string(),
-            repair_budget: agent.repair_budget.to_string(),
-            history_steps: agent.history_steps.to_string(),
+            numbers: agent_numbers(agent),
             trace_redactions: agent.trace_redactions.join("\n"),
             vision: agent.vision,
             block_page_requests: agent.block_page_requests,
@@ -358,6 +344,11 @@ impl SettingsDraft {
         }
     }
 
+    /// A whole-number agent option as typed; empty for any other field.
+    pub fn number(&self, field: Field) -> &str {
+        AGENT_NUMBERS.iter().position(|(f, _)| *f == field).map_or("", |i| self.numbers[i].as_str())
+    }
+
     pub fn model(&self, role: ModelRole) -> &ModelDraft {
         &self.models[role as usize]
     }
@@ -381,16 +372,20 @@ impl SettingsDraft {
             Field::Model(role) => self.models[role as usize].model = value,
             Field::Timeout(role) => self.models[role as usize].timeout_ms = value,
             Field::RepairEnabled => self.repair_enabled = flag,
-            Field::MaxSteps => self.max_steps = value,
-            Field::MaxJobs => self.max_jobs = value,
-            Field::PlanningInterval => self.planning_interval = value,
-            Field::FailureThreshold => self.failure_threshold = value,
-            Field::MaxActions => self.max_actions = value,
-            Field::StateText => self.state_text = value,
-            Field::ThinkingInterval => self.thinking_interval = value,
-            Field::RepairRetries => self.repair_retries = value,
-            Field::RepairBudget => self.repair_budget = value,
-            Field::HistorySteps => self.history_steps = value,
+            Field::MaxSteps
+            | Field::MaxJobs
+            | Field::PlanningInterval
+            | Field::FailureThreshold
+            | Field::MaxActions
+            | Field::StateText
+            | Field::ThinkingInterval
+            | Field::RepairRetries
+            | Field::RepairBudget
+            | Field::HistorySteps => {
+                if let Some(i) = AGENT_NUMBERS.iter().position(|(f, _)| *f == field) {
+                    self.numbers[i] = value;
+                }
+            }
             Field::TraceRedactions => self.trace_redactions = value,
             Field::Vision => self.vision = flag,
             Field::BlockPageRequests => self.block_page_requests = flag,
@@ -418,36 +413,10 @@ impl SettingsDraft {
         let mut problems = Vec::new();
         let base = self.base.clone();
         let mut agent = base.as_ref().map(|b| b.agent.clone()).unwrap_or_default();
-        agent.max_steps = number(&self.max_steps, Field::MaxSteps, agent.max_steps, &mut problems);
-        agent.max_jobs = number(&self.max_jobs, Field::MaxJobs, agent.max_jobs, &mut problems);
-        agent.planning_interval = number(
-            &self.planning_interval,
-            Field::PlanningInterval,
-            agent.planning_interval,
-            &mut problems,
-        );
-        agent.max_consecutive_failures = number(
-            &self.failure_threshold,
-            Field::FailureThreshold,
-            agent.max_consecutive_failures,
-            &mut problems,
-        );
-        agent.max_actions_per_step =
-            number(&self.max_actions, Field::MaxActions, agent.max_actions_per_step, &mut problems);
-        agent.state_text_chars =
-            number(&self.state_text, Field::StateText, agent.state_text_chars, &mut problems);
-        agent.thinking_interval = number(
-            &self.thinking_interval,
-            Field::ThinkingInterval,
-            agent.thinking_interval,
-            &mut problems,
-        );
-        agent.repair_retries =
-            number(&self.repair_retries, Field::RepairRetries, agent.repair_retries, &mut problems);
-        agent.repair_budget =
-            number(&self.repair_budget, Field::RepairBudget, agent.repair_budget, &mut problems);
-        agent.history_steps =
-            number(&self.history_steps, Field::HistorySteps, agent.history_steps, &mut problems);
+        for ((field, at), text) in AGENT_NUMBERS.iter().zip(&self.numbers) {
+            let slot = at(&mut agent);
+            *slot = number(text, *field, *slot, &mut problems);
+        }
         agent.trace_redactions =
             pattern_lines(&self.trace_redactions).into_iter().map(|(_, p)| p.to_owned()).collect();
         agent.vision = self.vision;
@@ -821,7 +790,7 @@ mod tests {
     #[test]
     fn the_seeds_tunables_are_edited_and_checked() {
         let mut draft = SettingsDraft::new(Some(&stored()));
-        assert_eq!(draft.history_steps, "7");
+        assert_eq!(draft.number(Field::HistorySteps), "7");
         draft.set(Field::ThinkingInterval, "5".into());
         draft.set(Field::RepairRetries, "1".into());
         draft.set(Field::RepairBudget, "12".into());
@@ -990,6 +959,24 @@ mod tests {
     }
 
     #[test]
+    fn a_field_names_its_path_as_the_worker_does_and_its_own_testid() {
+        let navigator = ModelRole::Navigator;
+        assert_eq!(Field::BaseUrl(navigator).path(), "/models/navigator/base_url");
+        assert_eq!(Field::BaseUrl(navigator).testid(), "settings-navigator-base-url");
+        assert_eq!(Field::ApiKey(navigator).path(), "/models/navigator/api_key");
+        assert_eq!(Field::ApiKey(navigator).testid(), "settings-navigator-key");
+        assert_eq!(Field::Timeout(navigator).path(), "/models/navigator/timeout_ms");
+        assert_eq!(Field::Timeout(navigator).testid(), "settings-navigator-timeout");
+        assert_eq!(Field::RepairEnabled.path(), "/models/repair");
+        assert_eq!(Field::FailureThreshold.path(), "/agent/max_consecutive_failures");
+        assert_eq!(Field::FailureThreshold.testid(), "settings-failure-threshold");
+        assert_eq!(Field::Allow.path(), "/allow");
+        assert_eq!(Field::Allow.testid(), "settings-allow");
+        assert_eq!(Field::Variant(navigator).path(), "/variants/navigator");
+        assert_eq!(Field::Variant(navigator).testid(), "settings-navigator-variant");
+    }
+
+    #[test]
     fn loading_and_saving_unchanged_settings_gives_them_back_with_what_the_form_hides() {
         let stored = stored();
         let mut form = form(Some(&stored));
@@ -1003,7 +990,7 @@ mod tests {
     fn nothing_stored_shows_defaults_that_ask_for_a_model() {
         let mut form = form(None);
         assert_eq!(form.load, Load::Ready { stored: false });
-        assert_eq!(form.draft.max_steps, "40");
+        assert_eq!(form.draft.number(Field::MaxSteps), "40");
         assert!(form.problems().is_empty(), "no complaints before anything is typed");
         assert_eq!(form.submit(), None);
         assert!(fields(&form.problems()).contains(&"/models/navigator/model"));
@@ -1037,7 +1024,7 @@ mod tests {
     #[test]
     fn how_many_jobs_run_at_once_is_a_setting_checked_as_typed() {
         let mut form = form(Some(&stored()));
-        assert_eq!(form.draft.max_jobs, "3");
+        assert_eq!(form.draft.number(Field::MaxJobs), "3");
         form.edit(Field::MaxJobs, "0".into());
         assert_eq!(fields(&form.problems()), ["/agent/max_jobs"]);
         form.edit(Field::MaxJobs, "4".into());

@@ -36,20 +36,16 @@ mod tests {
     #[test]
     fn one_of_a_thing_is_singular() {
         let entry = |kind| LogEntry { at: 0.0, step: 0, kind, message: String::new() };
-        let telemetry = Telemetry {
-            log: vec![entry(LogKind::Thinking), entry(LogKind::Pause)],
-            pauses: 1,
-            resumes: 1,
-            ..Telemetry::default()
-        };
-        assert_eq!(counts(&telemetry), "1 decision · 1 pause · 1 resume");
-        let telemetry = Telemetry {
-            log: vec![entry(LogKind::Thinking), entry(LogKind::Thinking)],
-            pauses: 0,
-            resumes: 2,
-            ..Telemetry::default()
-        };
-        assert_eq!(counts(&telemetry), "2 decisions · 0 pauses · 2 resumes");
+        // (what was logged, pauses, resumes, what is said)
+        let cases = [
+            ([LogKind::Thinking, LogKind::Pause], 1, 1, "1 decision · 1 pause · 1 resume"),
+            ([LogKind::Thinking, LogKind::Thinking], 0, 2, "2 decisions · 0 pauses · 2 resumes"),
+        ];
+        for (kinds, pauses, resumes, said) in cases {
+            let log = kinds.into_iter().map(entry).collect();
+            let telemetry = Telemetry { log, pauses, resumes, ..Telemetry::default() };
+            assert_eq!(counts(&telemetry), said);
+        }
     }
 
     #[test]

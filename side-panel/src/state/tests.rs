@@ -6,7 +6,7 @@ use protocol::settings::{ModelConfig, ProviderKind, RoleModels, Secret, Settings
 use protocol::Favourite;
 use protocol::agent::SessionSummary;
 
-use super::chat::tests::{a_step, event};
+use super::chat::tests::{a_step, event, messages as chat_messages};
 use super::chat::{Entry, PendingKind};
 use super::history::tests::session;
 use super::settings::{ConnectionTest, Field, Load, Saved};
@@ -113,15 +113,7 @@ fn paused_with_question() -> PanelState {
 }
 
 fn messages(state: &PanelState) -> Vec<(Actor, EventKind, String)> {
-    state
-        .chat
-        .entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Message(m) => Some((m.actor, m.kind, m.text.clone())),
-            Entry::Step(_) => None,
-        })
-        .collect()
+    chat_messages(&state.chat).into_iter().map(|(a, k, text)| (a, k, text.to_owned())).collect()
 }
 
 // --- The title probe and /state, as before ---
@@ -1118,15 +1110,7 @@ fn run_runs_a_published_pipeline_on_the_tab_and_puts_its_result_in_the_chat() {
     assert_eq!(name, "product_facts");
     let run = serde_json::json!({"status": "ok", "output": {"found": true, "price": 39}});
     let state = reduce(state, [PanelAction::Worker(WorkerEvent::PipelineResult { id, run })]);
-    let texts: Vec<String> = state
-        .chat
-        .entries
-        .iter()
-        .filter_map(|e| match e {
-            Entry::Message(m) => Some(m.text.clone()),
-            Entry::Step(_) => None,
-        })
-        .collect();
+    let texts: Vec<String> = messages(&state).into_iter().map(|(_, _, text)| text).collect();
     assert_eq!(texts[0], "/run product_facts {}");
     assert!(texts[1].contains("\"price\": 39"), "{texts:?}");
 

@@ -1,46 +1,35 @@
 //! The effect layer: the port, the database and the address bar. It carries out what the
 //! reducer queued and reports back as actions; it decides nothing.
 
-use std::cell::RefCell;
+use std::rc::Rc;
 
 use gloo::events::EventListener;
-use gloo::timers::callback::Timeout;
 use yew::prelude::*;
 
 use crate::state::{Action, Effect, Route, Studio};
-use page_port::WorkerPort;
+use page_port::Link;
+use protocol::studio::StudioEvent;
 
 type Dispatch = UseReducerDispatcher<Studio>;
 
 thread_local! {
-    static PORT: RefCell<Option<WorkerPort>> = const { RefCell::new(None) };
+    static PORT: Link = Link::default();
 }
 
 /// Connects to the worker, and again a second after the port closes (Chrome stops an idle
 /// worker; connecting starts it).
-fn connect(dispatch: Dispatch) {
-    let on_event = {
-        let dispatch = dispatch.clone();
-        move |event| dispatch.dispatch(Action::Worker(event))
-    };
-    let on_lost = {
-        let dispatch = dispatch.clone();
-        move || {
-            PORT.with(|p| p.borrow_mut().take());
-            dispatch.dispatch(Action::Disconnected);
-            let dispatch = dispatch.clone();
-            Timeout::new(1000, move || connect(dispatch)).forget();
-        }
-    };
-    if let Some(port) = WorkerPort::connect(on_event, on_lost) {
-        PORT.with(|p| *p.borrow_mut() = Some(port));
-        dispatch.dispatch(Action::Connected);
-    }
-}
-
 #[hook]
 pub fn use_port(dispatch: Dispatch) {
-    use_effect_with((), move |()| connect(dispatch));
+    use_effect_with((), move |()| {
+        let on_event: Rc<dyn Fn(StudioEvent)> = {
+            let dispatch = dispatch.clone();
+            Rc::new(move |event| dispatch.dispatch(Action::Worker(event)))
+        };
+        let on_link: Rc<dyn Fn(bool)> = Rc::new(move |up| {
+            dispatch.dispatch(if up { Action::Connected } else { Action::Disconnected })
+        });
+        PORT.with(|port| port.keep_connected(1000, on_event, on_link));
+    });
 }
 
 /// Follows `location.hash`, at load and on every change.
@@ -81,7 +70,7 @@ pub fn use_effects(state: &UseReducerHandle<Studio>) {
 fn perform(dispatch: Dispatch, effect: Effect) {
     match effect {
         Effect::Send(request) => {
-            let sent = PORT.with(|p| p.borrow().as_ref().is_some_and(|port| port.send(&request)));
+            let sent = PORT.with(|port| port.send(&request));
             if !sent {
                 dispatch.dispatch(Action::Worker(protocol::studio::StudioEvent::Failed {
                     id: request.id(),

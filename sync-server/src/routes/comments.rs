@@ -15,7 +15,7 @@ use crate::http::{JsonBody, Reply, if_match, optional_if_match};
 use crate::idempotency::Replay;
 use crate::model::{self, RunRow, Status};
 use crate::problem::{Problem, Result};
-use crate::routes::{ItemPost, RunList, RunPost, id_param, run_id_param};
+use crate::routes::{ItemPost, RunList, RunPost, Write, id_param, run_id_param};
 use crate::store::{Sql, Tx, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
 use crate::validate::{self, Check, Level, text};
 
@@ -101,22 +101,15 @@ pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) 
     if let Some(kind) = &kind {
         sql.push(" AND c.thread_kind = ").text(kind);
     }
-    list.after_seq(&mut sql, "c.seq")?;
-    list.page(sql, |last| Ok(json!(get_i64(last, "seq")?)), comment_json).await
+    list.page_by_seq(sql, "c.seq", comment_json).await
 }
 
 pub async fn create(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
-    let act = |replay| create_comment(&state, &user, &post.run_id, &post.body, replay);
-    post.once(&state, &user, "comments", act).await
+    post.write(&state, &user, "comments", create_comment).await
 }
 
-async fn create_comment(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    body: &Value,
-    replay: Replay,
-) -> Result<Reply> {
+async fn create_comment(write: Write<'_>, replay: Replay) -> Result<Reply> {
+    let Write { state, user, run_id, body } = write;
     let mut c = Check::default();
     c.body("CommentCreate", body);
     let (text, kind, parent) = (text(body, "text"), text(body, "kind"), text(body, "parentId"));

@@ -12,7 +12,7 @@ use crate::http::{Query, Reply, if_match};
 use crate::idempotency::Replay;
 use crate::model::{self, Change, Entry, PathScope, StepRow, diff, require_full_edit};
 use crate::problem::{Problem, Result};
-use crate::routes::{RunList, RunPost, index_param, run_id_param};
+use crate::routes::{RunList, RunPost, Write, index_param, run_id_param};
 use crate::store::{Sql, get_i64, get_json, get_opt_i64, get_str, like_escape};
 use crate::validate::{self, Check, STEP_EDITABLE};
 
@@ -239,18 +239,12 @@ pub async fn diff_versions(
 
 pub async fn rollback(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
     let base = if_match(&post.headers)?;
-    let act = |replay| apply_rollback(&state, &user, &post.run_id, base, &post.body, replay);
-    post.once(&state, &user, &format!("rollback {base}"), act).await
+    let act = |write, replay| apply_rollback(write, base, replay);
+    post.write(&state, &user, &format!("rollback {base}"), act).await
 }
 
-async fn apply_rollback(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    base: i64,
-    body: &Value,
-    replay: Replay,
-) -> Result<Reply> {
+async fn apply_rollback(write: Write<'_>, base: i64, replay: Replay) -> Result<Reply> {
+    let Write { state, user, run_id, body } = write;
     let mut c = Check::default();
     c.body("RollbackRequest", body);
     let target = body.get("toVersion").and_then(Value::as_i64);

@@ -261,6 +261,33 @@ impl<B> RunPost<B> {
     }
 }
 
+/// What a write under `POST /runs/{runId}/…` acts with once it is sure to act (see
+/// [`RunPost::write`]): the server, the caller, the run's id and the request's body.
+pub struct Write<'a> {
+    pub state: &'a AppState,
+    pub user: &'a User,
+    pub run_id: &'a str,
+    pub body: &'a Value,
+}
+
+impl RunPost {
+    /// [`RunPost::once`] for a write that acts on the post's run with its body.
+    pub async fn write<'a, F, Fut>(
+        &'a self,
+        state: &'a AppState,
+        user: &'a User,
+        what: &str,
+        act: F,
+    ) -> Result<Reply>
+    where
+        F: FnOnce(Write<'a>, Replay) -> Fut,
+        Fut: Future<Output = Result<Reply>>,
+    {
+        let write = Write { state, user, run_id: &self.run_id, body: &self.body };
+        self.once(state, user, what, |replay| act(write, replay)).await
+    }
+}
+
 /// A list under one run (its steps, traces, comments, suggestions, versions), taken from
 /// the request: the run id and the page's size and cursor. The route reads its own filters
 /// from `query`, then [`RunList::open`]s it.
@@ -319,14 +346,18 @@ impl OpenList {
         self.after.as_ref().map(|after| read(after).ok_or_else(bad)).transpose()
     }
 
-    /// Ends a conversation list's query (comments, suggestions): after the cursor's sequence
-    /// number if there is one, in sequence order.
-    pub fn after_seq(&self, sql: &mut Sql, column: &str) -> Result<()> {
+    /// Answers a page of a conversation list (comments, suggestions): after the cursor's
+    /// sequence number in `column` if there is one, in sequence order, each row through
+    /// `item`.
+    pub async fn page_by_seq<I>(&mut self, mut sql: Sql, column: &str, item: I) -> Result<Reply>
+    where
+        I: FnMut(&AnyRow) -> Result<Value>,
+    {
         if let Some(seq) = self.after(Value::as_i64)? {
             sql.push(&format!(" AND {column} > ")).int(seq);
         }
         sql.push(&format!(" ORDER BY {column}"));
-        Ok(())
+        self.page(sql, |last| Ok(json!(crate::store::get_i64(last, "seq")?)), item).await
     }
 
     /// Runs `sql` (its `LIMIT` added here: one row more than a page, to know if another

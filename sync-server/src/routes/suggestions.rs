@@ -22,7 +22,7 @@ use crate::http::{Reply, if_match};
 use crate::idempotency::Replay;
 use crate::model::{self, Entry, RunRow, Status};
 use crate::problem::{Problem, Result};
-use crate::routes::{ItemPost, RunList, RunPost, id_param, run_id_param};
+use crate::routes::{ItemPost, RunList, RunPost, Write, id_param, run_id_param};
 use crate::store::{Sql, Tx, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
 use crate::validate::{self, Check, step_editable};
 
@@ -102,22 +102,15 @@ pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) 
     if let Some(step) = step {
         sql.push(" AND g.step_index = ").int(step);
     }
-    list.after_seq(&mut sql, "g.seq")?;
-    list.page(sql, |last| Ok(json!(get_i64(last, "seq")?)), suggestion_json).await
+    list.page_by_seq(sql, "g.seq", suggestion_json).await
 }
 
 pub async fn create(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
-    let act = |replay| create_suggestion(&state, &user, &post.run_id, &post.body, replay);
-    post.once(&state, &user, "suggestions", act).await
+    post.write(&state, &user, "suggestions", create_suggestion).await
 }
 
-async fn create_suggestion(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    body: &Value,
-    replay: Replay,
-) -> Result<Reply> {
+async fn create_suggestion(write: Write<'_>, replay: Replay) -> Result<Reply> {
+    let Write { state, user, run_id, body } = write;
     let mut c = Check::default();
     let input = validate::suggestion_create(body, &mut c);
     let input = c.finish_with(input)?;

@@ -10,7 +10,7 @@ use crate::http::{Reply, if_match};
 use crate::idempotency::Replay;
 use crate::model::{self, Entry, PathScope, RunRow, Status, run_json};
 use crate::problem::{Problem, Result};
-use crate::routes::{RunPost, run_id_param};
+use crate::routes::{RunPost, Write, run_id_param};
 use crate::validate::Check;
 
 /// Who may move a run from one status to another: `None` if the pair is not a transition.
@@ -48,18 +48,12 @@ pub async fn options(
 
 pub async fn transition(State(state): State<AppState>, user: User, post: RunPost) -> Result<Reply> {
     let base = if_match(&post.headers)?;
-    let act = |replay| apply(&state, &user, &post.run_id, base, &post.body, replay);
-    post.once(&state, &user, &format!("transitions {base}"), act).await
+    let act = |write, replay| apply(write, base, replay);
+    post.write(&state, &user, &format!("transitions {base}"), act).await
 }
 
-async fn apply(
-    state: &AppState,
-    user: &User,
-    run_id: &str,
-    base: i64,
-    body: &Value,
-    replay: Replay,
-) -> Result<Reply> {
+async fn apply(write: Write<'_>, base: i64, replay: Replay) -> Result<Reply> {
+    let Write { state, user, run_id, body } = write;
     let mut c = Check::default();
     c.body("TransitionRequest", body);
     let to = body.get("to").and_then(Value::as_str).and_then(Status::parse);

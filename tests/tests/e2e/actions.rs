@@ -1,18 +1,9 @@
 //! Agent actions in real Chromium, each through `debug.act`: the same `Hands::perform` the
 //! Navigator uses, with ids taken from the page state the model would have read.
 
-use e2e::browser::{Browser, Tab};
-use e2e::fixtures::FixtureSites;
+use e2e::browser::Tab;
 use e2e::listed;
 use serde_json::{Value, json};
-
-/// The id of the listed element whose text is `text`, in the tab's current page state.
-fn id_of(browser: &mut Browser, tab: &Tab, text: &str) -> u64 {
-    let state = browser.page_state(tab);
-    listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| {
-        panic!("no element {text:?} in\n{}", state["text"].as_str().unwrap_or(""))
-    })
-}
 
 fn message(outcome: &Value) -> &str {
     outcome["message"].as_str().unwrap_or_default()
@@ -20,12 +11,9 @@ fn message(outcome: &Value) -> &str {
 
 #[test]
 fn clicking_a_link_navigates_and_says_where_it_went() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
 
-    let kettle = id_of(&mut browser, &shop, "Steel kettle");
-    let outcome = browser.act(&shop, json!({"action": "click", "id": kettle}));
+    let outcome = browser.click_named(&shop, "Steel kettle");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(outcome["page_changed"], true);
@@ -39,12 +27,9 @@ fn clicking_a_link_navigates_and_says_where_it_went() {
 
 #[test]
 fn a_click_lands_on_the_element_and_its_effect_is_seen() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let product = browser.open_tab(&sites.url("/shop/product.html?sku=grinder"));
+    let (_sites, mut browser, product) = e2e::open_fixture("/shop/product.html?sku=grinder");
 
-    let add = id_of(&mut browser, &product, "Add to cart");
-    let outcome = browser.act(&product, json!({"action": "click", "id": add}));
+    let outcome = browser.click_named(&product, "Add to cart");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(product.page.eval("document.getElementById('cart').textContent"), "Cart: 1 item");
@@ -54,10 +39,8 @@ fn a_click_lands_on_the_element_and_its_effect_is_seen() {
 
 #[test]
 fn an_id_from_before_a_rerender_reports_gone_instead_of_hitting_another_element() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let spa = browser.open_tab(&sites.url("/controls/spa.html"));
-    let alpha = id_of(&mut browser, &spa, "Open Alpha");
+    let (_sites, mut browser, spa) = e2e::open_fixture("/controls/spa.html");
+    let alpha = browser.id_of(&spa, "Open Alpha");
 
     spa.page.eval("shuffle()"); // the app re-renders between observing and acting
     let outcome = browser.act(&spa, json!({"action": "click", "id": alpha}));
@@ -67,7 +50,7 @@ fn an_id_from_before_a_rerender_reports_gone_instead_of_hitting_another_element(
     assert_eq!(outcome["stale"], true, "the plan was made on a page that changed");
     assert_eq!(spa.page.eval("document.getElementById('log').textContent"), "nothing yet");
 
-    let fresh = id_of(&mut browser, &spa, "Open Alpha");
+    let fresh = browser.id_of(&spa, "Open Alpha");
     assert_ne!(fresh, alpha, "a new element gets a new id");
     browser.act(&spa, json!({"action": "click", "id": fresh}));
     assert_eq!(spa.page.eval("document.getElementById('log').textContent"), "opened Alpha");
@@ -75,12 +58,10 @@ fn an_id_from_before_a_rerender_reports_gone_instead_of_hitting_another_element(
 
 #[test]
 fn typing_replaces_the_value_and_checks_it_landed() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
     shop.page.eval("document.querySelector('input[name=q]').value = 'old text'");
 
-    let search = id_of(&mut browser, &shop, "Search products");
+    let search = browser.id_of(&shop, "Search products");
     let outcome = browser.act(&shop, json!({"action": "type", "id": search, "text": "kettle"}));
 
     assert_eq!(outcome["ok"], true, "{outcome}");
@@ -90,9 +71,7 @@ fn typing_replaces_the_value_and_checks_it_landed() {
 
 #[test]
 fn typing_works_in_contenteditable_and_in_shadow_dom() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let widgets = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let (sites, mut browser, widgets) = e2e::open_fixture("/controls/widgets.html");
     let editor = browser.page_state(&widgets)["elements"]
         .as_array()
         .unwrap()
@@ -106,7 +85,7 @@ fn typing_works_in_contenteditable_and_in_shadow_dom() {
     assert_eq!(widgets.page.eval("document.querySelector('.editor').textContent"), "Hello editor");
 
     let shadow = browser.open_tab(&sites.url("/controls/shadow.html"));
-    let nickname = id_of(&mut browser, &shadow, "");
+    let nickname = browser.id_of(&shadow, "");
     let outcome = browser.act(&shadow, json!({"action": "type", "id": nickname, "text": "ada"}));
     assert_eq!(outcome["ok"], true, "{outcome}");
     let typed = "document.querySelector('user-card').shadowRoot.querySelector('input').value";
@@ -115,11 +94,9 @@ fn typing_works_in_contenteditable_and_in_shadow_dom() {
 
 #[test]
 fn native_selects_and_aria_dropdowns_are_chosen_and_verified() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let widgets = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let (_sites, mut browser, widgets) = e2e::open_fixture("/controls/widgets.html");
 
-    let size = id_of(&mut browser, &widgets, "Size");
+    let size = browser.id_of(&widgets, "Size");
     let listed = browser.act(&widgets, json!({"action": "list_options", "id": size}));
     assert!(message(&listed).contains("2. Medium (selected)"), "{listed}");
     let chosen =
@@ -127,7 +104,7 @@ fn native_selects_and_aria_dropdowns_are_chosen_and_verified() {
     assert_eq!(chosen["ok"], true, "{chosen}");
     assert_eq!(widgets.page.eval("document.getElementById('size').value"), "Large");
 
-    let colour = id_of(&mut browser, &widgets, "Colour: choose");
+    let colour = browser.id_of(&widgets, "Colour: choose");
     let listed = browser.act(&widgets, json!({"action": "list_options", "id": colour}));
     assert!(
         message(&listed).contains("3 options") && message(&listed).contains("Green"),
@@ -146,18 +123,16 @@ fn native_selects_and_aria_dropdowns_are_chosen_and_verified() {
 
 #[test]
 fn a_click_on_a_covered_element_names_the_cover() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/controls/modal.html"));
+    let (_sites, mut browser, page) = e2e::open_fixture("/controls/modal.html");
     page.page.eval("document.querySelector('.overlay').style.display = 'none'");
-    let behind = id_of(&mut browser, &page, "Behind the modal 1");
+    let behind = browser.id_of(&page, "Behind the modal 1");
     page.page.eval("document.querySelector('.overlay').style.display = 'flex'");
 
     let outcome = browser.act(&page, json!({"action": "click", "id": behind}));
     assert_eq!(outcome["ok"], false);
     assert!(message(&outcome).contains("covered by"), "{outcome}");
 
-    let accept = id_of(&mut browser, &page, "Accept cookies");
+    let accept = browser.id_of(&page, "Accept cookies");
     assert_eq!(browser.act(&page, json!({"action": "click", "id": accept}))["ok"], true);
     let outcome = browser.act(&page, json!({"action": "click", "id": behind}));
     assert_eq!(outcome["ok"], true, "{outcome}");
@@ -165,12 +140,9 @@ fn a_click_on_a_covered_element_names_the_cover() {
 
 #[test]
 fn a_link_that_opens_a_new_tab_says_so_and_the_agent_can_switch_to_it() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
 
-    let help = id_of(&mut browser, &shop, "Help (opens a new tab)");
-    let outcome = browser.act(&shop, json!({"action": "click", "id": help}));
+    let outcome = browser.click_named(&shop, "Help (opens a new tab)");
 
     assert!(message(&outcome).contains("opened a new tab"), "{outcome}");
     let new_tab: i64 = message(&outcome)
@@ -186,9 +158,7 @@ fn a_link_that_opens_a_new_tab_says_so_and_the_agent_can_switch_to_it() {
 
 #[test]
 fn scrolling_an_infinite_feed_loads_more_over_the_network() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let feed = browser.open_tab(&sites.url("/controls/infinite.html"));
+    let (_sites, mut browser, feed) = e2e::open_fixture("/controls/infinite.html");
     feed.page.wait_for("document.querySelectorAll('.post').length >= 5", "the first page");
 
     for _ in 0..3 {
@@ -204,16 +174,13 @@ fn scrolling_an_infinite_feed_loads_more_over_the_network() {
 
 #[test]
 fn a_button_in_a_same_origin_frame_is_clicked_where_it_is() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/controls/frames.html"));
+    let (_sites, mut browser, page) = e2e::open_fixture("/controls/frames.html");
     page.page.wait_for(
         "document.querySelector('iframe').contentDocument.getElementById('in-frame').textContent",
         "the frame's button",
     );
 
-    let framed = id_of(&mut browser, &page, "Same-origin button");
-    let outcome = browser.act(&page, json!({"action": "click", "id": framed}));
+    let outcome = browser.click_named(&page, "Same-origin button");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(page.page.eval("document.querySelector('iframe').contentDocument.title"), "clicked");
@@ -221,9 +188,7 @@ fn a_button_in_a_same_origin_frame_is_clicked_where_it_is() {
 
 #[test]
 fn a_button_in_a_cross_site_frame_is_clicked_through_the_top_page() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/controls/frames.html"));
+    let (_sites, mut browser, page) = e2e::open_fixture("/controls/frames.html");
     let mut framed = None;
     for _ in 0..50 {
         let state = browser.page_state(&page);
@@ -257,9 +222,7 @@ fn heard(tab: &Tab, field: &str) -> Value {
 
 #[test]
 fn every_input_type_takes_its_own_format_and_the_page_hears_the_change() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+    let (_sites, mut browser, form) = e2e::open_fixture("/controls/inputs.html");
 
     // (label, field id, what the model types, what the field then holds)
     let cases = [
@@ -276,7 +239,7 @@ fn every_input_type_takes_its_own_format_and_the_page_hears_the_change() {
         ("Notes", "notes", "Ring twice", "Ring twice"),
     ];
     for (label, field, typed, holds) in cases {
-        let id = id_of(&mut browser, &form, label);
+        let id = browser.id_of(&form, label);
         let outcome = browser.act(&form, json!({"action": "type", "id": id, "text": typed}));
 
         assert_eq!(outcome["ok"], true, "{label}: {outcome}");
@@ -297,29 +260,27 @@ fn every_input_type_takes_its_own_format_and_the_page_hears_the_change() {
 
 #[test]
 fn a_value_a_field_cannot_take_is_refused_with_the_format_it_takes() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+    let (_sites, mut browser, form) = e2e::open_fixture("/controls/inputs.html");
 
-    let date = id_of(&mut browser, &form, "Departure date");
+    let date = browser.id_of(&form, "Departure date");
     let outcome = browser.act(&form, json!({"action": "type", "id": date, "text": "next Friday"}));
     assert_eq!(outcome["ok"], false, "{outcome}");
     assert!(message(&outcome).contains("YYYY-MM-DD"), "names the format: {outcome}");
     assert_eq!(form.page.eval("document.getElementById('date').value"), "");
     assert_eq!(heard(&form, "date"), json!([]), "the field was not touched");
 
-    let volume = id_of(&mut browser, &form, "Volume");
+    let volume = browser.id_of(&form, "Volume");
     let outcome = browser.act(&form, json!({"action": "type", "id": volume, "text": "15"}));
     assert_eq!(outcome["ok"], false, "{outcome}");
     assert!(message(&outcome).contains("outside the slider's range, 0 to 10"), "{outcome}");
     assert_eq!(form.page.eval("document.getElementById('volume').value"), "5", "unchanged");
 
-    let guests = id_of(&mut browser, &form, "Guests");
+    let guests = browser.id_of(&form, "Guests");
     let outcome = browser.act(&form, json!({"action": "type", "id": guests, "text": "12"}));
     assert!(message(&outcome).contains("maximum, 9"), "{outcome}");
 
     // In the format, but outside the dates this field allows: the field itself says so.
-    let checkin = id_of(&mut browser, &form, "Check-in");
+    let checkin = browser.id_of(&form, "Check-in");
     let outcome =
         browser.act(&form, json!({"action": "type", "id": checkin, "text": "2025-02-01"}));
     assert_eq!(outcome["ok"], false, "{outcome}");
@@ -328,11 +289,9 @@ fn a_value_a_field_cannot_take_is_refused_with_the_format_it_takes() {
 
 #[test]
 fn a_react_style_controlled_input_keeps_the_value_set() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+    let (_sites, mut browser, form) = e2e::open_fixture("/controls/inputs.html");
 
-    let delivery = id_of(&mut browser, &form, "Delivery date");
+    let delivery = browser.id_of(&form, "Delivery date");
     let outcome =
         browser.act(&form, json!({"action": "type", "id": delivery, "text": "March 3, 2025"}));
 
@@ -346,10 +305,8 @@ fn a_react_style_controlled_input_keeps_the_value_set() {
 
 #[test]
 fn a_multiple_select_adds_and_removes_choices_and_lists_them_all() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let pizza = browser.open_tab(&sites.url("/controls/multi-select.html"));
-    let toppings = id_of(&mut browser, &pizza, "Toppings");
+    let (_sites, mut browser, pizza) = e2e::open_fixture("/controls/multi-select.html");
+    let toppings = browser.id_of(&pizza, "Toppings");
     let select =
         |option: &str| json!({"action": "select_option", "id": toppings, "option": option});
 
@@ -387,10 +344,8 @@ fn a_multiple_select_adds_and_removes_choices_and_lists_them_all() {
 
 #[test]
 fn an_aria_listbox_of_several_choices_toggles_only_what_is_asked() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let pizza = browser.open_tab(&sites.url("/controls/multi-select.html"));
-    let sauces = id_of(&mut browser, &pizza, "Sauces");
+    let (_sites, mut browser, pizza) = e2e::open_fixture("/controls/multi-select.html");
+    let sauces = browser.id_of(&pizza, "Sauces");
     let act = |option: &str, deselect: bool| json!({"action": "select_option", "id": sauces, "option": option, "deselect": deselect});
     let selected = "[...document.querySelectorAll('#sauces [aria-selected=true]')]\
         .map(o => o.textContent).join(', ')";
@@ -411,11 +366,9 @@ fn an_aria_listbox_of_several_choices_toggles_only_what_is_asked() {
 
 #[test]
 fn suggestions_that_open_after_typing_are_in_the_next_state() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/controls/autocomplete.html"));
+    let (_sites, mut browser, page) = e2e::open_fixture("/controls/autocomplete.html");
 
-    let product = id_of(&mut browser, &page, "Product");
+    let product = browser.id_of(&page, "Product");
     let typed = browser.act(&page, json!({"action": "type", "id": product, "text": "kett"}));
     assert_eq!(typed["ok"], true, "{typed}");
     let state = browser.page_state(&page);
@@ -425,7 +378,7 @@ fn suggestions_that_open_after_typing_are_in_the_next_state() {
     }
     assert!(!text.contains("Teapot"), "only the matching suggestions");
 
-    let city = id_of(&mut browser, &page, "City");
+    let city = browser.id_of(&page, "City");
     let typed = browser.act(&page, json!({"action": "type", "id": city, "text": "Par"}));
     assert_eq!(typed["ok"], true, "{typed}");
     let state = browser.page_state(&page);
@@ -435,12 +388,9 @@ fn suggestions_that_open_after_typing_are_in_the_next_state() {
 
 #[test]
 fn a_click_that_only_changes_a_class_does_not_end_the_sequence() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let form = browser.open_tab(&sites.url("/controls/inputs.html"));
+    let (_sites, mut browser, form) = e2e::open_fixture("/controls/inputs.html");
 
-    let star = id_of(&mut browser, &form, "Star this form");
-    let outcome = browser.act(&form, json!({"action": "click", "id": star}));
+    let outcome = browser.click_named(&form, "Star this form");
 
     assert_eq!(outcome["ok"], true, "{outcome}");
     assert_eq!(form.page.eval("document.getElementById('star').className"), "on");

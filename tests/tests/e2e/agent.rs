@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use e2e::agent::replies::{decide, navigate, plan, verdict};
+use e2e::agent::replies::{decide, navigate, plan, report, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
@@ -12,13 +12,7 @@ use e2e::listed;
 use e2e::llm::{Reply, ScriptedLlm};
 use serde_json::{Value, json};
 
-/// The id the agent will see for the link named `text` (ids are stable per page).
-fn id_of(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
-    let state = browser.page_state(tab);
-    listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| panic!("{text} listed"))
-}
-
-/// [`id_of`] once `text` is listed: a cross-site frame loads in its own process, after
+/// [`Browser::id_of`] once `text` is listed: a cross-site frame loads in its own process, after
 /// its page.
 fn id_of_eventually(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
     for _ in 0..50 {
@@ -35,11 +29,18 @@ fn id_of_eventually(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) 
 /// on one page, after which the stagnation detector asks for a review and the Planner plans
 /// again from it.
 fn four_ways_out(ids: &[u64], goals: [&str; 4]) -> Vec<Reply> {
-    let click = |id: u64, goal: &str| {
-        navigate("Start: the page lists ways out", goal, json!([{"action": "click", "id": id}]))
-    };
+    let clicks = ids.iter().map(|id| json!({"action": "click", "id": id}));
+    four_tries(clicks.zip(goals).collect())
+}
+
+/// [`four_ways_out`] with any four actions, each with its goal.
+fn four_tries(tries: Vec<(Value, &str)>) -> Vec<Reply> {
     let mut replies = vec![plan(false, "1. Try each way out", "")];
-    replies.extend(ids.iter().zip(goals).map(|(id, goal)| click(*id, goal)));
+    replies.extend(
+        tries.into_iter().map(|(action, goal)| {
+            navigate("Start: the page lists ways out", goal, json!([action]))
+        }),
+    );
     replies.extend([
         verdict(false, "", ""),
         plan(false, "1. Report that every way out is refused", ""),
@@ -51,6 +52,16 @@ fn four_ways_out(ids: &[u64], goals: [&str; 4]) -> Vec<Reply> {
         verdict(true, "", "Every way out was stopped."),
     ]);
     replies
+}
+
+/// What each action of the task reported, in order (what the model read of it).
+fn action_outcomes(browser: &mut Browser) -> Vec<String> {
+    browser
+        .agent_messages()
+        .into_iter()
+        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
+        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
+        .collect()
 }
 
 /// Runs `task` in `tab` on `llm`'s script with `deny` as the deny list, until it is done.
@@ -76,10 +87,8 @@ fn assert_secret_never_asked(sites: &FixtureSites) {
 
 #[test]
 fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
-    let kettle = id_of(&mut browser, &shop, "Steel kettle");
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
+    let kettle = browser.id_of(&shop, "Steel kettle");
     let llm = ScriptedLlm::start([
         plan(false, "1. Open the Steel kettle page\n2. Read its price", ""),
         navigate(
@@ -87,11 +96,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
             "Open the kettle's page; I expect its price",
             json!([{"action": "click", "id": kettle}]),
         ),
-        navigate(
-            "Success: the kettle's page is open",
-            "Report the price",
-            json!([{"action": "done", "text": "The kettle costs €39.00"}]),
-        ),
+        report("Success: the kettle's page is open", "The kettle costs €39.00"),
         // The Navigator's done goes straight to the exit gate.
         verdict(true, "", "The steel kettle costs **€39.00**."),
     ]);
@@ -194,9 +199,7 @@ fn a_multi_step_task_on_the_shop_is_done_and_captured_in_indexeddb() {
 
 #[test]
 fn the_agent_asks_and_the_answer_resumes_it() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
     let llm = ScriptedLlm::start([
         plan(true, "", "Which one?"),
         Reply::json(json!({
@@ -249,10 +252,8 @@ fn the_agent_asks_and_the_answer_resumes_it() {
 
 #[test]
 fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
-    let kettle = id_of(&mut browser, &shop, "Steel kettle");
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
+    let kettle = browser.id_of(&shop, "Steel kettle");
     let llm = ScriptedLlm::start([
         plan(false, "1. Open the Steel kettle page", ""),
         navigate("Start", "Open the kettle", json!([{"action": "click", "id": kettle}])),
@@ -304,13 +305,11 @@ fn a_worker_stopped_mid_task_comes_back_paused_and_finishes() {
 /// hears of them (the fixture server logs every request it gets).
 #[test]
 fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/index.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/index.html");
     let ids: Vec<u64> =
         ["Secret by a link", "Secret in a new tab", "Secret by a script", "Secret by a redirect"]
             .iter()
-            .map(|name| id_of(&mut browser, &page, name))
+            .map(|name| browser.id_of(&page, name))
             .collect();
     let goals =
         ["Follow the link", "Open the new tab", "Press the script button", "Follow the redirect"];
@@ -318,12 +317,7 @@ fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
     run_denying(&mut browser, &page, &llm, json!(["localhost"]));
     assert_secret_never_asked(&sites);
     // Each attempt failed with why, for the model.
-    let outcomes: Vec<String> = browser
-        .agent_messages()
-        .into_iter()
-        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
-        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let outcomes = action_outcomes(&mut browser);
     assert_eq!(outcomes.len(), 5, "{outcomes:#?}");
     for outcome in &outcomes[..2] {
         assert!(outcome.contains("Not clicked") && outcome.contains("deny list"), "{outcome}");
@@ -338,9 +332,7 @@ fn a_denied_site_is_never_requested_however_the_page_tries_to_go_there() {
 /// would visit, and each visit is refused before any request leaves.
 #[test]
 fn a_denied_host_is_refused_however_its_address_is_spelled() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/index.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/index.html");
     let port = sites.other_url("/").trim_end_matches('/').rsplit(':').next().unwrap().to_owned();
     let spellings = [
         format!("http://LOCALHOST.:{port}/firewall/secret.html"),
@@ -350,26 +342,11 @@ fn a_denied_host_is_refused_however_its_address_is_spelled() {
             "http://\u{ff4c}\u{ff4f}\u{ff43}\u{ff41}\u{ff4c}\u{ff48}\u{ff4f}\u{ff53}\u{ff54}:{port}/firewall/secret.html"
         ),
     ];
-    // Four steps on one page, as in `four_ways_out`: then the stagnation review comes.
-    let mut replies = vec![plan(false, "1. Visit each address", "")];
-    replies.extend(spellings.iter().map(|url| {
-        navigate("Start", "Visit the address", json!([{"action": "go_to_url", "url": url}]))
-    }));
-    replies.extend([
-        verdict(false, "", ""),
-        plan(false, "1. Report that every address is refused", ""),
-        navigate("Failure: refused", "Report", json!([{"action": "done", "text": "Refused"}])),
-        verdict(true, "", "Every address was refused."),
-    ]);
-    let llm = ScriptedLlm::start(replies);
+    let visits = spellings.iter().map(|url| (json!({"action": "go_to_url", "url": url}), "Visit"));
+    let llm = ScriptedLlm::start(four_tries(visits.collect()));
     run_denying(&mut browser, &page, &llm, json!(["localhost"]));
     assert_secret_never_asked(&sites);
-    let outcomes: Vec<String> = browser
-        .agent_messages()
-        .into_iter()
-        .filter(|m| m["type"] == "agent" && m["event"]["detail"]["type"] == "action_ended")
-        .map(|m| m["event"]["details"].as_str().unwrap_or_default().to_owned())
-        .collect();
+    let outcomes = action_outcomes(&mut browser);
     for (url, outcome) in spellings.iter().zip(&outcomes) {
         assert!(outcome.contains("deny list"), "{url} was not refused: {outcome}");
     }
@@ -383,16 +360,14 @@ fn a_denied_host_is_refused_however_its_address_is_spelled() {
 /// the allowed first hop of the redirect is loaded, through the firewall.
 #[test]
 fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/tabs.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/tabs.html");
     let names = [
         "Post a form to a new tab",
         "Redirect in a new tab",
         "Harmless in a new tab",
         "Open a window",
     ];
-    let ids: Vec<u64> = names.iter().map(|name| id_of(&mut browser, &page, name)).collect();
+    let ids: Vec<u64> = names.iter().map(|name| browser.id_of(&page, name)).collect();
     let goals =
         ["Post the form", "Follow the redirect", "Open the harmless link", "Open the window"];
     let llm = ScriptedLlm::start(four_ways_out(&ids, goals));
@@ -407,10 +382,8 @@ fn a_new_tab_the_page_opens_is_checked_before_its_first_request() {
 /// is held all the same. And a link's ping never goes out (the link itself is followed).
 #[test]
 fn a_click_at_a_point_and_a_links_ping_reach_no_denied_site() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/press.html"));
-    let pinged = id_of(&mut browser, &page, "A link that pings");
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/press.html");
+    let pinged = browser.id_of(&page, "A link that pings");
     let centre = page.page.eval(
         "(() => { const r = document.getElementById('blank').getBoundingClientRect(); \
          return [r.x + r.width / 2, r.y + r.height / 2]; })()",
@@ -432,9 +405,7 @@ fn a_click_at_a_point_and_a_links_ping_reach_no_denied_site() {
 /// they open themselves, and one opened from a tab the agent does not work in.
 #[test]
 fn the_persons_own_new_tabs_load_while_a_task_runs() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let own = browser.open_tab(&sites.url("/shop/index.html"));
+    let (sites, mut browser, own) = e2e::open_fixture("/shop/index.html");
     let page = browser.open_tab(&sites.url("/firewall/tabs.html"));
     let llm = ScriptedLlm::start([
         // The task is under way (its tabs guarded) while the Planner takes its time.
@@ -464,9 +435,7 @@ fn the_persons_own_new_tabs_load_while_a_task_runs() {
 /// page, and a frame it creates that redirects there, are stopped before the request.
 #[test]
 fn a_cross_site_frame_cannot_reach_a_denied_page_either() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let page = browser.open_tab(&sites.url("/firewall/frames.html"));
+    let (sites, mut browser, page) = e2e::open_fixture("/firewall/frames.html");
     let go = id_of_eventually(&mut browser, &page, "Go to the secret");
     let frame = id_of_eventually(&mut browser, &page, "Frame the secret");
     let click = |id: u64, goal: &str| {

@@ -5,7 +5,7 @@
 use std::process::Command;
 
 use e2e::annotation::*;
-use e2e::browser::{Browser, Page};
+use e2e::browser::Page;
 use serde_json::{Value, json};
 
 fn check_state(page: &Page, id: &str) -> String {
@@ -15,14 +15,9 @@ fn check_state(page: &Page, id: &str) -> String {
         .to_owned()
 }
 
-fn step_of<'a>(steps: &'a [Value], run: &str, index: u64) -> &'a Value {
-    steps.iter().find(|s| s["runId"] == run && s["index"] == index).expect("the step is stored")
-}
-
 #[test]
 fn an_annotator_opens_a_run_by_url_fixes_its_thoughts_and_marks_steps_complete() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let mut first = step_record(
         "r1",
         0,
@@ -155,26 +150,20 @@ fn an_annotator_opens_a_run_by_url_fixes_its_thoughts_and_marks_steps_complete()
 
 #[test]
 fn a_reviewer_suggests_and_comments_the_author_accepts_and_the_reviewer_approves() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let mut run = run_record("r2", "Compare two kettles", 2);
     run["status"] = json!("in-review");
     run["annotator"] = json!("ann");
     seed(
         &page,
         &[run],
-        &[
-            step_record(
-                "r2",
-                0,
+        &step_records(
+            "r2",
+            &[
                 ["I am on the shop.", "I see the bar.", "I should search for kettles."],
-            ),
-            step_record(
-                "r2",
-                1,
                 ["I searched.", "I can see two kettles.", "I should return both prices."],
-            ),
-        ],
+            ],
+        ),
     );
 
     set_user(&page, "rev", "reviewer");
@@ -251,8 +240,7 @@ fn a_reviewer_suggests_and_comments_the_author_accepts_and_the_reviewer_approves
 
 #[test]
 fn every_save_is_a_version_and_rolling_back_restores_one() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     seed(
         &page,
         &[run_record("r3", "Open the kettle page", 1)],
@@ -318,8 +306,7 @@ fn export(page: &Page, dir: &std::path::Path, format: &str) -> std::path::PathBu
 
 #[test]
 fn exports_in_every_format_parse_back() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let mut steps: Vec<Value> = (0..3)
         .map(|i| {
             step_record(
@@ -415,8 +402,7 @@ print(json.dumps([z.testzip(), z.namelist(), len(doc['runs']), all(f in z.nameli
 
 #[test]
 fn an_anonymized_export_holds_no_personal_data_and_no_screenshot() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let mut run = run_record("r7", "Email jane.doe@example.com or call +44 20 7946 0958", 1);
     run["createdBy"] = json!("erin.author");
     run["annotator"] = json!("erin.author");
@@ -490,8 +476,7 @@ print(json.dumps([z.namelist(), ''.join(z.read(n).decode() for n in z.namelist()
 
 #[test]
 fn a_corrupt_import_is_refused_whole_with_every_problem_named() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     seed(
         &page,
         &[run_record("r6", "Keep me", 1)],

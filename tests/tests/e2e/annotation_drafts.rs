@@ -4,7 +4,6 @@
 //! are shown as tracked changes, accepted with an edit or rejected, marked in the exports,
 //! and drafted for a run in a batch that can be stopped partway.
 
-use std::process::Command;
 use std::time::Duration;
 
 use e2e::agent::settings;
@@ -62,15 +61,7 @@ fn finetune_export(
     page.click("[data-testid=finetune-go]");
     let zip = wait_for_download(&dir, ".zip");
     page.wait_for_text("[data-testid=notice]", &format!("Exported {examples} example"));
-    let unpacked = dir.join("unpacked");
-    let unzip = Command::new("python3")
-        .args(["-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])"])
-        .arg(&zip)
-        .arg(&unpacked)
-        .status()
-        .expect("python3 unzips");
-    assert!(unzip.success());
-    unpacked
+    e2e::python::unzip(&zip, &dir)
 }
 
 fn lines(path: &std::path::Path) -> Vec<Value> {
@@ -82,14 +73,9 @@ fn target(example: &Value) -> Value {
     serde_json::from_str(example["messages"][2]["content"].as_str().unwrap()).unwrap()
 }
 
-fn step_of<'a>(steps: &'a [Value], run_id: &str, index: u64) -> &'a Value {
-    steps.iter().find(|s| s["runId"] == run_id && s["index"] == index).expect("the step is stored")
-}
-
 #[test]
 fn the_navigators_memory_edited_on_a_step_is_what_the_fine_tuning_target_says() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let misspelled = "The kettle costs 24.99 on the lsit page";
     let mut step = step_record(
         "n1",

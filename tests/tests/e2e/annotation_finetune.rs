@@ -10,9 +10,6 @@ use std::process::Command;
 use e2e::agent::replies::{navigate as answer, plan, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::annotation::*;
-use e2e::browser::Browser;
-use e2e::fixtures::FixtureSites;
-use e2e::listed;
 use e2e::llm::ScriptedLlm;
 use serde_json::{Value, json};
 
@@ -22,17 +19,10 @@ const TYPED_PASSWORD: &str = "correct-horse-battery-staple-42";
 const PAGE_PASSWORD: &str = "hunter2-secret";
 const SYNC_TOKEN: &str = "sync-token-never-exported-0123";
 
-fn id_of(browser: &mut Browser, tab: &e2e::browser::Tab, text: &str) -> u64 {
-    let state = browser.page_state(tab);
-    listed(&state, text).and_then(|e| e["id"].as_u64()).unwrap_or_else(|| panic!("{text} listed"))
-}
-
 #[test]
 fn the_fine_tuning_export_loads_in_datasets_passes_a_chat_format_check_and_leaks_no_secret() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
-    let password = id_of(&mut browser, &tab, "Password");
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/widgets.html");
+    let password = browser.id_of(&tab, "Password");
     let llm = ScriptedLlm::start([
         plan(false, "1. Fill in the password\n2. Report it is done", ""),
         answer(
@@ -86,10 +76,7 @@ fn the_fine_tuning_export_loads_in_datasets_passes_a_chat_format_check_and_leaks
         &[step_record("imported", 0, ["I start.", "I can see the list.", "I should scroll."])],
     );
     // A sync token is set (a server that is not there), so there is one to leak.
-    page.click("[data-testid=sync-state]");
-    replace_text(&page, "[data-testid=sync-endpoint]", "http://127.0.0.1:9");
-    replace_text(&page, "[data-testid=sync-token]", SYNC_TOKEN);
-    page.click("[data-testid=sync-save]");
+    configure_sync(&page, "http://127.0.0.1:9", SYNC_TOKEN);
 
     // The annotator corrects the first step's thoughts and marks both steps complete.
     navigate(&browser, &page, &format!("?agentRunId={run_id}&qa=false"));
@@ -123,14 +110,7 @@ fn the_fine_tuning_export_loads_in_datasets_passes_a_chat_format_check_and_leaks
         "{notice}"
     );
 
-    let unpacked = dir.join("unpacked");
-    let unzip = Command::new("python3")
-        .args(["-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; z.extractall(sys.argv[2])"])
-        .arg(&zip)
-        .arg(&unpacked)
-        .status()
-        .expect("python3 unzips");
-    assert!(unzip.success());
+    let unpacked = e2e::python::unzip(&zip, &dir);
 
     // Every line, held to the documented format.
     let mut examples = Vec::new();

@@ -6,7 +6,7 @@
 //! dropped, by the "Quality ≥" filter.
 
 use e2e::annotation::*;
-use e2e::browser::{Browser, Page};
+use e2e::browser::Page;
 use serde_json::json;
 
 /// `--bad` and `--fg` of `annotation.css` (light scheme): the underline and the text.
@@ -48,10 +48,20 @@ fn row_score(page: &Page, run: &str) -> String {
     page.text(&format!("[data-testid=run-row][data-run={run}] [data-testid=run-quality]"))
 }
 
+/// Thought 2's word at `mark` shows red under it on screen, not only a style on it; the
+/// screen is kept as `shot`.png for a person to look at.
+fn underlined_on_screen(page: &Page, mark: &str, shot: &str) {
+    show_thought(page, 2);
+    let (red, ink) = pixels_over(page, mark, 6.0, BAD, INK);
+    assert!(ink > 0, "the word is where its mark is");
+    assert!(red > 20, "the misspelling is underlined in red on screen ({red} red pixels)");
+    let shots = e2e::workspace_root().join("target/tmp/screenshots");
+    page.screenshot(&shots.join(format!("{shot}.png")));
+}
+
 #[test]
 fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     seed(
         &page,
         &[run_record("sp", "Find the shop's address", 1)],
@@ -76,13 +86,7 @@ fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() 
     assert!(style[0].as_str().unwrap_or_default().contains("underline"), "{style}");
     assert_eq!(style[1], "wavy", "{style}");
     // What a person sees: red under the word, not only a style on it.
-    show_thought(&page, 2);
-    let (red, ink) = pixels_over(&page, mark, 6.0, BAD, INK);
-    assert!(ink > 0, "the word is where its mark is");
-    assert!(red > 20, "the misspelling is underlined in red on screen ({red} red pixels)");
-    page.screenshot(
-        &e2e::workspace_root().join("target/tmp/screenshots/annotation-misspelled.png"),
-    );
+    underlined_on_screen(&page, mark, "annotation-misspelled");
 
     // One letter missing beats one letter too many of a rarer word: "address", not "dress".
     let first = page.eval(
@@ -124,19 +128,12 @@ fn a_misspelled_word_is_underlined_in_place_and_its_likeliest_fix_comes_first() 
     );
     page.wait_for(&format!("document.querySelector('{mark}')"), "the misspelling marked");
     assert_eq!(page.eval("document.querySelector('[data-testid=thought2]').readOnly"), true);
-    show_thought(&page, 2);
-    let (red, ink) = pixels_over(&page, mark, 6.0, BAD, INK);
-    assert!(ink > 0, "the word is where its mark is");
-    assert!(red > 20, "the read-only thought shows the underline too ({red} red pixels)");
-    page.screenshot(
-        &e2e::workspace_root().join("target/tmp/screenshots/annotation-misspelled-review.png"),
-    );
+    underlined_on_screen(&page, mark, "annotation-misspelled-review");
 }
 
 #[test]
 fn every_score_counts_the_misspellings_whatever_the_save_changed() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     // "stale" holds a score its misspelled text never earned: any save must score it again.
     let mut stale = run_record("stale", "Search the shop, tagged", 1);
     stale["quality"] = json!(100);
@@ -213,8 +210,7 @@ fn every_score_counts_the_misspellings_whatever_the_save_changed() {
 
 #[test]
 fn runs_without_a_score_say_so_and_are_scored_when_imported_or_first_opened() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     seed(
         &page,
         &[run_record("u1", "Search the shop", 1), run_record("u2", "Search the shop again", 1)],

@@ -7,20 +7,6 @@ use e2e::annotation::*;
 use e2e::browser::{Browser, Page};
 use serde_json::json;
 
-fn configure_sync(page: &Page, endpoint: &str, token: &str) {
-    page.click("[data-testid=sync-state]");
-    replace_text(page, "[data-testid=sync-endpoint]", endpoint);
-    replace_text(page, "[data-testid=sync-token]", token);
-    page.click("[data-testid=sync-save]");
-}
-
-fn wait_sync(page: &Page, state: &str) {
-    page.wait_for(
-        &format!("document.querySelector('[data-testid=sync-state]')?.dataset.state === '{state}'"),
-        &format!("the sync state to be {state}"),
-    );
-}
-
 fn thought1_on_server(server: &SyncServer, text: &'static str) {
     server.wait_for("quinn", "/runs/r7/steps", &format!("thought 1 = {text:?}"), move |page| {
         page["items"][0]["thoughts"]["thought1"] == text
@@ -44,18 +30,13 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
     seed(
         &a,
         &[captured.clone()],
-        &[
-            step_record(
-                "r7",
-                0,
+        &step_records(
+            "r7",
+            &[
                 ["I start on the shop.", "I can see the Kettles link.", "I should click it."],
-            ),
-            step_record(
-                "r7",
-                1,
                 ["I opened Kettles.", "I can see 24.99 €.", "I should return the price."],
-            ),
-        ],
+            ],
+        ),
     );
     navigate(&browser_a, &a, "");
     configure_sync(&a, "http://127.0.0.1:9", &server.tokens["ann"]);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::sync_server::SyncServer;
 use e2e::annotation::*;
-use e2e::browser::{Browser, Page};
+use e2e::browser::Page;
 use serde_json::{Value, json};
 
 /// Reloads the tab as a person would, answering the browser's "Leave site?" that unsaved
@@ -35,28 +35,18 @@ fn reload_answering_leave(page: &Page) -> bool {
 
 #[test]
 fn unsaved_edits_ask_before_leaving_and_come_back_after_a_reload_or_the_tab_closing() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (mut browser, page) = launch_annotation();
     seed(
         &page,
         &[run_record("w1", "Find the kettle's price", 3)],
-        &[
-            step_record(
-                "w1",
-                0,
+        &step_records(
+            "w1",
+            &[
                 ["I start on the shop.", "I can see the Kettles link.", "I should click it."],
-            ),
-            step_record(
-                "w1",
-                1,
                 ["I opened Kettles.", "I can see two kettles.", "I should open the steel one."],
-            ),
-            step_record(
-                "w1",
-                2,
                 ["I opened it.", "I can see 24.99 €.", "I should return the price."],
-            ),
-        ],
+            ],
+        ),
     );
     navigate(&browser, &page, "?agentRunId=w1&qa=false");
     page.wait_for_text("[data-testid=step-heading]", "Step 1 of 3");
@@ -128,8 +118,7 @@ fn unsaved_edits_ask_before_leaving_and_come_back_after_a_reload_or_the_tab_clos
 
 #[test]
 fn a_flagged_issue_reaches_the_reviewer_on_the_step_and_in_the_list_filter() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let mut run = run_record("w2", "Compare two kettles", 2);
     run["annotator"] = json!("ann");
     let mut other = run_record("w3", "List kettles", 1);
@@ -233,8 +222,7 @@ fn a_flagged_issue_reaches_the_reviewer_on_the_step_and_in_the_list_filter() {
 
 #[test]
 fn a_misspelled_thought_lowers_the_quality_and_the_filter_drops_the_run() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let base =
         ["I opened the shop's home page.", "I can see the Search field.", "I should search."];
     seed(
@@ -294,17 +282,10 @@ fn only(record: Value, keys: &[&str]) -> Value {
 #[test]
 fn a_run_only_on_the_sync_server_opens_by_its_url() {
     let server = SyncServer::start("annotation-fetch");
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     // Synced with an empty server first: this browser holds no run.
-    page.click("[data-testid=sync-state]");
-    replace_text(&page, "[data-testid=sync-endpoint]", &server.url());
-    replace_text(&page, "[data-testid=sync-token]", &server.tokens["quinn"]);
-    page.click("[data-testid=sync-save]");
-    page.wait_for(
-        "document.querySelector('[data-testid=sync-state]')?.dataset.state === 'synced'",
-        "synced",
-    );
+    configure_sync(&page, &server.url(), &server.tokens["quinn"]);
+    wait_sync(&page, "synced");
 
     // Someone else's browser put a run on the server since.
     let run = only(
@@ -351,8 +332,7 @@ fn a_run_only_on_the_sync_server_opens_by_its_url() {
 
 #[test]
 fn approving_runs_with_open_work_asks_first_on_one_run_and_in_a_batch_and_the_export_counts_them() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let mut unfinished = run_record("open", "Compare two kettles", 3);
     unfinished["status"] = json!("in-review");
     unfinished["annotator"] = json!("ann");
@@ -418,8 +398,7 @@ fn approving_runs_with_open_work_asks_first_on_one_run_and_in_a_batch_and_the_ex
 /// last one says so. No click after the filter is chosen.
 #[test]
 fn a_queue_is_walked_by_keyboard_alone_from_the_first_run_to_the_next() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let mut runs = Vec::new();
     let mut steps = Vec::new();
     for (n, (id, status)) in
@@ -507,8 +486,7 @@ fn in_view_and_uncovered(page: &Page, selectors: &[&str]) -> Vec<String> {
 /// review mode offers the reviewer's controls and none of the writing aids.
 #[test]
 fn a_step_fits_one_screen_and_review_mode_shows_the_reviewers_controls() {
-    let mut browser = Browser::launch();
-    let page = open_annotation(&mut browser, "");
+    let (browser, page) = launch_annotation();
     let long = "I can see the Kettles link in the top menu and the search box, but the kettle list is not open yet and no price is shown.";
     let runs = [run_record("s1", "Find the kettle's price", 2)];
     let steps = [

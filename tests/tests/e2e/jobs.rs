@@ -33,8 +33,7 @@ struct Setup {
 
 /// The browser with the agent configured (then `change`d) for the slow reading model.
 fn setup(change: impl FnOnce(&mut Value)) -> Setup {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let model = jobs::model(DELAY);
     let mut config = settings(model.llm.base_url());
     change(&mut config);

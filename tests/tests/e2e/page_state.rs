@@ -2,7 +2,6 @@
 //! fixture pages in real Chromium.
 
 use e2e::browser::{Browser, Tab};
-use e2e::fixtures::FixtureSites;
 use e2e::listed;
 use serde_json::Value;
 
@@ -37,9 +36,7 @@ fn text(state: &Value) -> &str {
 
 #[test]
 fn elements_inside_open_shadow_roots_are_listed() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/shadow.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/shadow.html");
 
     let state = browser.page_state(&tab);
 
@@ -49,9 +46,7 @@ fn elements_inside_open_shadow_roots_are_listed() {
 
 #[test]
 fn same_origin_frames_are_listed_with_boxes_in_the_top_viewport() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/frames.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/frames.html");
     tab.page.wait_for(
         "document.querySelector('iframe').contentDocument.getElementById('in-frame').textContent",
         "the frame's button",
@@ -68,9 +63,7 @@ fn same_origin_frames_are_listed_with_boxes_in_the_top_viewport() {
 
 #[test]
 fn a_modal_hides_what_it_covers_and_says_how_much() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/modal.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/modal.html");
 
     let state = browser.page_state(&tab);
 
@@ -87,9 +80,7 @@ fn a_modal_hides_what_it_covers_and_says_how_much() {
 
 #[test]
 fn widgets_show_their_current_values_but_never_a_secret() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/widgets.html");
 
     let state = browser.page_state(&tab);
     let page = text(&state);
@@ -132,9 +123,7 @@ fn widgets_show_their_current_values_but_never_a_secret() {
 
 #[test]
 fn ids_stay_put_between_steps_and_new_elements_are_marked() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/widgets.html");
     let before = browser.page_state(&tab);
 
     tab.page.eval("document.getElementById('colour').click(); addLater()");
@@ -153,9 +142,7 @@ fn ids_stay_put_between_steps_and_new_elements_are_marked() {
 
 #[test]
 fn a_long_page_says_what_lies_below_the_viewport() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/long.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/long.html");
 
     let state = browser.page_state(&tab);
 
@@ -167,9 +154,7 @@ fn a_long_page_says_what_lies_below_the_viewport() {
 
 #[test]
 fn cross_site_frames_are_listed_through_their_own_session() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/frames.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/frames.html");
 
     let state = state_listing(&mut browser, &tab, "Cross-origin button");
 
@@ -188,9 +173,7 @@ fn cross_site_frames_are_listed_through_their_own_session() {
 #[test]
 fn a_screenshot_with_marks_numbers_the_listed_elements_and_leaves_the_page_as_it_was() {
     use base64::Engine;
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/widgets.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/widgets.html");
     let state = browser.page_state(&tab);
 
     let shot = browser
@@ -209,9 +192,7 @@ fn a_screenshot_with_marks_numbers_the_listed_elements_and_leaves_the_page_as_it
 
 #[test]
 fn the_state_lists_the_other_tabs_for_switching() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
     let help = browser.open_tab(&sites.url("/shop/help.html"));
 
     let state = browser.page_state(&shop);
@@ -223,9 +204,7 @@ fn the_state_lists_the_other_tabs_for_switching() {
 
 #[test]
 fn page_text_that_imitates_the_prompt_is_escaped_and_another_sites_frame_is_named() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/hostile.html"));
+    let (sites, mut browser, tab) = e2e::open_fixture("/controls/hostile.html");
     let state = state_listing(&mut browser, &tab, "Confirm payment");
     let text = text(&state);
 
@@ -268,9 +247,7 @@ fn page_text_that_imitates_the_prompt_is_escaped_and_another_sites_frame_is_name
 
 #[test]
 fn a_field_is_named_only_by_text_that_reads_as_a_label_and_page_text_stays() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let tab = browser.open_tab(&sites.url("/controls/labels.html"));
+    let (_sites, mut browser, tab) = e2e::open_fixture("/controls/labels.html");
 
     let state = browser.page_state(&tab);
     // The lines after the header, ids left out: an element line reads `[]<tag …>name`.

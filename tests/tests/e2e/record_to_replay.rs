@@ -5,10 +5,8 @@
 //! the new search makes cheapest, and the extract holds its name.
 
 use e2e::agent::settings;
-use e2e::browser::Browser;
-use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
-use e2e::recording::{key, sort_low_to_high, start_recording, stop, wait_for_events};
+use e2e::recording::{key, sort_low_to_high, start_recording, stop, type_search, wait_for_events};
 use e2e::workflows::{self, Prompt, prompt_kind};
 use serde_json::json;
 
@@ -28,27 +26,15 @@ fn pass_a(prompt: &str) -> Reply {
 /// Pass B for the six recorded steps: the query is the parameter, the cheapest product's
 /// name an extract the last subtask depends on.
 fn pass_b() -> Reply {
-    Reply::json(json!({
-        "task_name": "Open the cheapest product",
-        "detailed_task_description": "Search the shop for {query}, sort by price and open the cheapest.",
-        "task_params": [{"name": "query", "description": "What to search for", "example": "coffee"}],
-        "subtasks": workflows::shop_subtasks(&["cheapest"]),
-        "steps": [
-            {"index": 0, "subtask": "search", "action_value": "", "variable": ""},
-            {"index": 1, "subtask": "search", "action_value": "{query}", "variable": ""},
-            {"index": 2, "subtask": "search", "action_value": "Enter", "variable": ""},
-            {"index": 3, "subtask": "cheapest", "action_value": "Price: low to high", "variable": ""},
-            {"index": 4, "subtask": "cheapest", "action_value": "the cheapest product's name",
-             "variable": "cheapest"},
-            {"index": 5, "subtask": "open", "action_value": "", "variable": ""}
-        ]
-    }))
+    let click_into_search =
+        json!({"index": 0, "subtask": "search", "action_value": "", "variable": ""});
+    let steps = std::iter::once(click_into_search).chain(workflows::shop_steps(1)).collect();
+    workflows::shop_reflection("coffee", &["cheapest"], steps)
 }
 
 #[test]
 fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let llm = ScriptedLlm::responding(|prompt| match prompt_kind(prompt) {
         Prompt::ReflectStep => pass_a(prompt),
         Prompt::ReflectTask => pass_b(),
@@ -60,10 +46,7 @@ fn a_recorded_task_is_reflected_and_replayed_with_another_value() {
     // Record, as a person does it.
     let (shop, panel) = start_recording(&mut browser, &sites);
     let first_title = shop.page.eval("document.title");
-    shop.page.click("input[name=q]");
-    wait_for_events(&panel, 1);
-    shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
-    wait_for_events(&panel, 2);
+    type_search(&shop.page, &panel, "coffee");
     shop.page.press_enter();
     shop.page.wait_for_text("#count", "3 products");
     wait_for_events(&panel, 4);
@@ -153,8 +136,7 @@ fn pass_b_for(steps: usize) -> Reply {
 
 #[test]
 fn a_recorded_drag_double_click_right_click_and_paste_are_replayed_without_the_model() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let replay_calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let counted = replay_calls.clone();
     let steps = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

@@ -5,9 +5,8 @@
 use std::collections::HashSet;
 
 use e2e::browser::Browser;
-use e2e::fixtures::FixtureSites;
 use e2e::recording::{
-    key, sort_low_to_high, start_recording, start_recording_at, stop, wait_for_events,
+    key, sort_low_to_high, start_recording, start_recording_at, stop, type_search, wait_for_events,
 };
 use serde_json::{Value, json};
 
@@ -71,16 +70,12 @@ fn described(steps: &[Value]) -> Vec<String> {
 
 #[test]
 fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshots() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     // Another tab the person will switch to.
     let kettle = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
     let (shop, panel) = start_recording(&mut browser, &sites);
 
-    shop.page.click("input[name=q]");
-    wait_for_events(&panel, 1);
-    shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
-    wait_for_events(&panel, 2);
+    type_search(&shop.page, &panel, "coffee");
     shop.page.press_enter();
     shop.page.wait_for("location.pathname.endsWith('/search.html')", "the results");
     shop.page.wait_for_text("#count", "3 products");
@@ -201,14 +196,10 @@ fn a_recorded_search_select_extract_and_note_are_stored_as_steps_with_screenshot
 
 #[test]
 fn a_worker_stopped_mid_recording_loses_nothing_and_recording_goes_on() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (shop, panel) = start_recording(&mut browser, &sites);
 
-    shop.page.click("input[name=q]");
-    wait_for_events(&panel, 1);
-    shop.page.call("Input.insertText", json!({"text": "coffee"})).unwrap();
-    wait_for_events(&panel, 2);
+    type_search(&shop.page, &panel, "coffee");
     // The panel is closed (an open one would start the worker again at once), then Chrome
     // stops the worker.
     panel.close();
@@ -245,8 +236,7 @@ fn a_worker_stopped_mid_recording_loses_nothing_and_recording_goes_on() {
 
 #[test]
 fn typing_into_secret_fields_is_recorded_masked_and_never_stored() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (page, panel) = start_recording_at(&mut browser, &sites.url("/controls/widgets.html"));
 
     page.page.click("input[name=password]");
@@ -272,8 +262,7 @@ fn typing_into_secret_fields_is_recorded_masked_and_never_stored() {
 
 #[test]
 fn a_scroll_that_moves_the_page_is_a_step_and_a_nudge_is_not() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (page, panel) = start_recording_at(&mut browser, &sites.url("/generated.html?n=1500"));
 
     let wheel = |dy: f64| {

@@ -21,9 +21,7 @@ struct Setup {
 
 /// A shop tab, the agent configured for the scripted model, and the panel for the tab.
 fn setup(replies: Vec<Reply>) -> Setup {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
     let llm = ScriptedLlm::start(replies);
     browser.configure_agent(settings(llm.base_url()));
     let panel = browser.open_side_panel(&shop);

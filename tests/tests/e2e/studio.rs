@@ -5,7 +5,7 @@
 //! three captured steps, and opens a step's traces from the annotation page and back.
 
 use crate::support::sync_server::SyncServer;
-use e2e::agent::replies::{navigate, plan, verdict};
+use e2e::agent::replies::{navigate, plan, report, verdict};
 use e2e::agent::{TEST_KEY, settings};
 use e2e::annotation::{choose, replace_text, stored};
 use e2e::browser::{Browser, Page, Tab};
@@ -48,11 +48,7 @@ fn kettle_price_run(browser: &mut Browser, sites: &FixtureSites) -> (Tab, Script
             "Open the kettle's page",
             json!([{"action": "click", "id": kettle}]),
         ),
-        navigate(
-            "Success: the kettle's page is open",
-            "Report the price",
-            json!([{"action": "done", "text": "The kettle costs €39.00"}]),
-        ),
+        report("Success: the kettle's page is open", "The kettle costs €39.00"),
         verdict(true, "", "The steel kettle costs €39.00."),
     ]);
     let mut agent = settings(llm.base_url());
@@ -67,8 +63,7 @@ fn kettle_price_run(browser: &mut Browser, sites: &FixtureSites) -> (Tab, Script
 
 #[test]
 fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (_shop, llm, run_id) = kettle_price_run(&mut browser, &sites);
 
     let page = browser.open_tab(&browser.extension_url("studio.html")).page;
@@ -145,11 +140,7 @@ fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
     // Run: the first answer breaks the schema (an action that does not exist), the repair
     // fixes it.
     llm.push(navigate("Success", "Fly to the price", json!([{"action": "fly", "id": 3}])));
-    llm.push(navigate(
-        "Success",
-        "Report the price",
-        json!([{"action": "done", "text": "€39.00"}]),
-    ));
+    llm.push(report("Success", "€39.00"));
     let before = llm.requests().len();
     page.click("[data-testid=run-prompt]");
     page.wait_for("document.querySelector('[data-testid=run-result]')", "the run's result");
@@ -188,11 +179,7 @@ fn the_studio_edits_previews_runs_repairs_compares_and_opens_a_steps_traces() {
 
     // Compare A (edited) and B (bundled) on the three captured steps.
     for _ in 0..6 {
-        llm.push(navigate(
-            "Success",
-            "Report the price",
-            json!([{"action": "done", "text": "€39.00"}]),
-        ));
+        llm.push(report("Success", "€39.00"));
     }
     let before = llm.requests().len();
     replace_text(&page, "[data-testid=compare-variants]", "A, B");
@@ -283,9 +270,7 @@ fn facts_model() -> ScriptedLlm {
 #[test]
 fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_prompt_blocks_publishing()
  {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let product = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
+    let (_sites, mut browser, product) = e2e::open_fixture("/shop/product.html?sku=kettle");
     let llm = facts_model();
     browser.configure_agent(settings(llm.base_url()));
 
@@ -388,14 +373,14 @@ fn the_example_pipeline_runs_from_the_studio_and_the_side_panel_and_a_missing_pr
 
 #[test]
 fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_configured_paths() {
-    use e2e::annotation::{allow_downloads, open_annotation, wait_for_download};
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    use e2e::annotation::{
+        allow_downloads, configure_sync, open_annotation, wait_for_download, wait_sync,
+    };
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
     let task = "What does the steel kettle cost? My card is 4111-1111-1111-1111";
     let llm = ScriptedLlm::start([
         plan(false, "1. Read the price", ""),
-        navigate("Start", "Report the price", json!([{"action": "done", "text": "€39.00"}])),
+        report("Start", "€39.00"),
         verdict(true, "", "The steel kettle costs €39.00."),
     ]);
     browser.configure_agent(settings(llm.base_url()));
@@ -438,14 +423,8 @@ fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_
         && t["prompt"]["system"].as_str().unwrap().contains("[redacted]")));
 
     let server = SyncServer::start("studio-sync");
-    page.click("[data-testid=sync-state]");
-    replace_text(&page, "[data-testid=sync-endpoint]", &server.url());
-    replace_text(&page, "[data-testid=sync-token]", &server.tokens["ann"]);
-    page.click("[data-testid=sync-save]");
-    page.wait_for(
-        "document.querySelector('[data-testid=sync-state]')?.dataset.state === 'synced'",
-        "the first sync",
-    );
+    configure_sync(&page, &server.url(), &server.tokens["ann"]);
+    wait_sync(&page, "synced");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let on_server = loop {
         let answer = server.get("quinn", &format!("/runs/{run_id}/traces"));
@@ -472,9 +451,7 @@ fn a_runs_traces_go_into_the_json_export_and_to_the_sync_server_redacted_by_the_
 #[test]
 fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cancelled_from_the_studio()
  {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let product = browser.open_tab(&sites.url("/shop/product.html?sku=kettle"));
+    let (sites, mut browser, product) = e2e::open_fixture("/shop/product.html?sku=kettle");
     // A model that thinks for three seconds, so there is time to cancel.
     let llm = ScriptedLlm::responding(|_| {
         Reply::json(json!({"is_product": false, "name": "", "price": null, "currency": "",
@@ -546,19 +523,13 @@ fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cance
 
 #[test]
 fn a_pipeline_step_runs_an_agent_task_and_gets_its_answer() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
-    let shop = browser.open_tab(&sites.url("/shop/index.html"));
+    let (_sites, mut browser, shop) = e2e::open_fixture("/shop/index.html");
     let state = browser.page_state(&shop);
     let kettle = listed(&state, "Steel kettle").and_then(|e| e["id"].as_u64()).unwrap();
     let llm = ScriptedLlm::start([
         plan(false, "1. Open the Steel kettle page\n2. Read its price", ""),
         navigate("Start", "Open the kettle", json!([{"action": "click", "id": kettle}])),
-        navigate(
-            "Success: it is open",
-            "Report the price",
-            json!([{"action": "done", "text": "€39.00"}]),
-        ),
+        report("Success: it is open", "€39.00"),
         verdict(true, "", "The steel kettle costs €39.00."),
     ]);
     browser.configure_agent(settings(llm.base_url()));
@@ -700,8 +671,7 @@ fn saved_versions_are_listed_diffed_and_restored_as_a_new_version() {
 
 #[test]
 fn a_traces_annotation_link_opens_the_run_on_the_traces_step() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (_shop, _llm, run_id) = kettle_price_run(&mut browser, &sites);
 
     // The traces of stored step 2: the third step, as the annotation page counts.

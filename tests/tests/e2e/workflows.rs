@@ -17,6 +17,12 @@ use serde_json::{Value, json};
 /// Every prompt the model was sent, with its kind.
 type Seen = Arc<Mutex<Vec<(Prompt, String)>>>;
 
+/// The indexes of run `run_id`'s steps in what the agent stored.
+fn step_indexes(stored: &Value, run_id: &str) -> Vec<u64> {
+    let steps = stored["steps"].as_array().unwrap().iter();
+    steps.filter(|s| s["runId"] == run_id).map(|s| s["index"].as_u64().unwrap()).collect()
+}
+
 /// A model for the whole story: pass A and B scripted, replay read from the prompt. Every
 /// prompt is kept, with its kind.
 fn model() -> (ScriptedLlm, Seen) {
@@ -114,8 +120,7 @@ fn set_field(page: &Page, selector: &str, value: &str) {
 
 #[test]
 fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another_value() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, seen) = model();
     browser.configure_agent(settings(llm.base_url()));
     workflows::seed_recording(&mut browser, &sites);
@@ -256,8 +261,7 @@ fn a_reflected_workflow_is_edited_on_the_workflows_page_and_replays_with_another
 
 #[test]
 fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     // Set when the delayed call is made: the replay waits for it in its last subtask.
     let delayed = Arc::new(AtomicBool::new(false));
     let delaying = delayed.clone();
@@ -275,13 +279,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
     let before = browser.agent_request(json!({"type": "current_replay"}))["replay"].clone();
     assert_eq!((before["subtask"].as_u64(), before["status"].as_str()), (Some(2), Some("running")));
     let run_id = before["run_id"].as_str().unwrap().to_owned();
-    let steps_before: Vec<u64> = browser.stored_runs()["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["runId"] == run_id.as_str())
-        .map(|s| s["index"].as_u64().unwrap())
-        .collect();
+    let steps_before = step_indexes(&browser.stored_runs(), &run_id);
     browser.kill_extension_worker();
 
     // The test's port reconnects, which starts a fresh worker; it restores the replay.
@@ -302,13 +300,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
 
     // Nothing captured before the stop is lost, and numbering went on.
     let stored = browser.stored_runs();
-    let steps: Vec<u64> = stored["steps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["runId"] == run_id.as_str())
-        .map(|s| s["index"].as_u64().unwrap())
-        .collect();
+    let steps = step_indexes(&stored, &run_id);
     assert_eq!(steps, (0..done["step"].as_u64().unwrap()).collect::<Vec<_>>());
     assert!(steps_before.iter().all(|i| steps.contains(i)));
     let runs: Vec<&Value> =
@@ -319,8 +311,7 @@ fn a_worker_stopped_mid_replay_comes_back_paused_and_the_replay_finishes() {
 
 #[test]
 fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, _seen) = model();
     let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea", true);
     panel_replay_done(&panel);
@@ -332,8 +323,7 @@ fn a_workflow_is_replayed_from_the_side_panel_in_its_tab() {
 /// decided by the model, and the replay still reaches the same product.
 #[test]
 fn with_the_fast_path_off_every_step_asks_the_model() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, seen) = model();
     let (tab, panel) = replay_from_the_panel(&mut browser, &sites, &llm, "tea", false);
     panel_replay_done(&panel);
@@ -417,8 +407,7 @@ fn panel_replay_done(panel: &Page) {
 /// With vision on, pass A sees the recorded screenshots.
 #[test]
 fn a_failed_reflection_says_why_and_a_retry_keeps_pass_a() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let mut pass_b = 0;
     let (llm, seen) = model_with(move |kind, _| match kind {
         Prompt::ReflectTask => {
@@ -467,8 +456,7 @@ fn versions_roll_back_and_workflows_export_and_import_as_one_json_file() {
     use agent_engine::workflow::schema::Workflow;
     use e2e::annotation::{allow_downloads, choose_file, wait_for_download};
 
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, _seen) = model();
     let workflow_id = reflected(&mut browser, &sites, &llm);
     let downloads = allow_downloads(&browser, "workflows");
@@ -537,8 +525,7 @@ fn versions_roll_back_and_workflows_export_and_import_as_one_json_file() {
 /// refused while a replay runs, saying why.
 #[test]
 fn a_replay_pauses_resumes_and_stops_from_the_workflows_page() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, seen) = model_with(|kind, prompt| {
         // Slow enough to act while the replay waits for its model.
         (kind == Prompt::Replay)
@@ -590,8 +577,7 @@ fn a_replay_pauses_resumes_and_stops_from_the_workflows_page() {
 /// for a frame that does not come: the replay records that step without one and finishes.
 #[test]
 fn a_replay_in_a_background_tab_finishes() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, _seen) = model();
     let workflow_id = saved_for_replay(&mut browser, &sites, &llm);
     let tab = browser.open_tab(&sites.url("/shop/index.html"));
@@ -614,8 +600,7 @@ fn a_replay_in_a_background_tab_finishes() {
 /// resumes it, and the model reads the answer in its next prompt.
 #[test]
 fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, seen) = model_with(|kind, prompt| {
         // Before reading the cheapest, the model wants the user's word on the order.
         let unsure = kind == Prompt::Replay
@@ -667,8 +652,7 @@ fn a_replays_question_is_answered_from_the_side_panel_and_the_replay_goes_on() {
 /// tab with the pipeline's values, and returns its extracts to the next step.
 #[test]
 fn a_pipeline_step_replays_a_workflow_and_gets_its_extracts() {
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch();
+    let (sites, mut browser) = e2e::launch_with_fixtures();
     let (llm, _seen) = model();
     let workflow_id = saved_for_replay(&mut browser, &sites, &llm);
     let shop = browser.open_tab(&sites.url("/shop/index.html"));

@@ -5,12 +5,13 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use protocol::PanelRequest;
+use protocol::workflow::WorkflowsEvent;
+use protocol::workflow::WorkflowsRequest;
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use crate::db::Db;
-use crate::port::{self, WorkerPort};
+use crate::port::{self, Link};
 use crate::state::{Action, Effect, Page};
 
 /// The open database, shared by the effects and the screenshots.
@@ -23,7 +24,7 @@ impl PartialEq for DbHandle {
     }
 }
 
-type PortSlot = Rc<RefCell<Option<WorkerPort>>>;
+type PortSlot = Link;
 
 /// Opens the database once.
 #[hook]
@@ -47,39 +48,16 @@ pub fn use_database(dispatch: UseReducerDispatcher<Page>) -> Option<DbHandle> {
 /// connecting starts it).
 #[hook]
 pub fn use_port(dispatch: UseReducerDispatcher<Page>) -> PortSlot {
-    let slot = use_mut_ref(|| None::<WorkerPort>);
+    let link = use_memo((), |_| Link::default());
     {
-        let slot = slot.clone();
-        use_effect_with((), move |_| connect(slot, dispatch));
+        let link = (*link).clone();
+        use_effect_with((), move |_| {
+            let on_event: Rc<dyn Fn(WorkflowsEvent)> =
+                Rc::new(move |event| dispatch.dispatch(Action::Worker(event)));
+            link.keep_connected(300, on_event, Rc::new(|_| ()));
+        });
     }
-    slot
-}
-
-fn connect(slot: PortSlot, dispatch: UseReducerDispatcher<Page>) {
-    let on_event = {
-        let dispatch = dispatch.clone();
-        move |event| dispatch.dispatch(Action::Worker(event))
-    };
-    let on_lost = {
-        let slot = slot.clone();
-        move || {
-            let (slot, dispatch) = (slot.clone(), dispatch.clone());
-            wasm_bindgen_futures::spawn_local(async move {
-                sleep(300).await;
-                connect(slot, dispatch);
-            });
-        }
-    };
-    *slot.borrow_mut() = WorkerPort::connect(on_event, on_lost);
-}
-
-async fn sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(window) = web_sys::window() {
-            let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    (*link).clone()
 }
 
 /// Runs every queued effect not run yet, once the database is open.
@@ -101,8 +79,8 @@ pub fn use_effects(page: &UseReducerHandle<Page>, db: Option<DbHandle>, port: Po
     });
 }
 
-fn send(port: &PortSlot, request: &PanelRequest, dispatch: &UseReducerDispatcher<Page>) {
-    let sent = port.borrow().as_ref().is_some_and(|p| p.send(request));
+fn send(port: &PortSlot, request: &WorkflowsRequest, dispatch: &UseReducerDispatcher<Page>) {
+    let sent = port.send(request);
     if !sent {
         dispatch.dispatch(Action::Notice(
             "The extension's worker is not connected; try again in a moment.".into(),
@@ -154,7 +132,7 @@ fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatche
                             Err(error) => return dispatch.dispatch(Action::Notice(error)),
                         },
                     };
-                    let request = PanelRequest::StartReplay {
+                    let request = WorkflowsRequest::StartReplay {
                         id,
                         workflow_id,
                         version,

@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 /// The port itself is `page-port`'s, shared with the other extension pages.
-pub use page_port::WorkerPort;
+pub use page_port::Link;
 
 #[wasm_bindgen]
 extern "C" {

@@ -13,6 +13,14 @@ fn by_id<'a>(checks: &'a [Check], id: &str) -> &'a Check {
     checks.iter().find(|c| c.id == id).unwrap()
 }
 
+/// The check `id` of `step`, which fails and points at `thought`.
+fn failed_at(step: &Step, id: &str, thought: Thought) -> Check {
+    let c = check(step, false).into_iter().find(|c| c.id == id).unwrap();
+    assert!(!c.ok, "{id} passed");
+    assert_eq!(c.thought, Some(thought), "{id}");
+    c
+}
+
 #[test]
 fn ids_come_in_the_documented_order() {
     let ids: Vec<&str> = check(&good(), false).iter().map(|c| c.id).collect();
@@ -48,10 +56,7 @@ fn a_well_written_step_passes_everything_that_applies() {
 
 #[test]
 fn structure_names_short_and_empty_thoughts() {
-    let c = check(&step("I clicked it", "", "Go"), false);
-    let s = by_id(&c, "structure");
-    assert!(!s.ok);
-    assert_eq!(s.thought, Some(Thought::Two));
+    let s = failed_at(&step("I clicked it", "", "Go"), "structure", Thought::Two);
     assert_eq!(s.detail, "Thought 2 is empty. Thought 3 has only 1 word.");
 }
 
@@ -119,10 +124,7 @@ fn ambiguous_words_are_listed_but_quotes_are_skipped() {
         "Something changed and the 'Do it now' button is gone.",
         "I should find the thing.",
     );
-    let c = check(&s, false);
-    let a = by_id(&c, "ambiguous");
-    assert!(!a.ok);
-    assert_eq!(a.thought, Some(Thought::One));
+    let a = failed_at(&s, "ambiguous", Thought::One);
     assert_eq!(
         a.detail,
         "Name the element instead of “it” in thought 1, “Something” in thought 2, “thing” in thought 3."
@@ -134,10 +136,8 @@ fn ambiguous_words_are_listed_but_quotes_are_skipped() {
 
 #[test]
 fn visible_elements_are_labels_or_ui_words() {
-    let none = check(&step("I waited.", "Nothing changed yet.", "I should wait more."), false);
-    let c = by_id(&none, "visible-element");
-    assert!(!c.ok);
-    assert_eq!(c.thought, Some(Thought::Two));
+    let waited = step("I waited.", "Nothing changed yet.", "I should wait more.");
+    failed_at(&waited, "visible-element", Thought::Two);
     let s = step("I see “Add to cart”.", "There are two links and a drop-down.", "");
     let c = check(&s, false);
     let v = by_id(&c, "visible-element");

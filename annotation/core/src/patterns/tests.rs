@@ -12,6 +12,12 @@ fn miss(step: &Step, id: &str, thought: Thought) -> Miss {
         .unwrap_or_else(|| panic!("no {id} miss in {thought:?}"))
 }
 
+/// Checks the miss's fix, then applies it as [`fixed`] does.
+fn fixes_to(s: Step, id: &str, thought: Thought, fix: &str) -> Step {
+    assert_eq!(miss(&s, id, thought).fix, fix, "{id} in {:?}", s.thoughts.get(thought));
+    fixed(s, id, thought)
+}
+
 /// Applies the miss and checks that it is gone and stays gone.
 fn fixed(mut s: Step, id: &str, thought: Thought) -> Step {
     let m = miss(&s, id, thought);
@@ -41,30 +47,28 @@ fn i_need_takes_its_goal_from_thought_3() {
         "I can see the form, but the email is missing",
         "I should click the 'Email' field so that I can type.",
     );
-    let m = miss(&s, "i-need", Thought::Two);
-    assert_eq!(
-        m.fix,
-        "I can see the form, but the email is missing. I need to click the 'Email' field."
+    fixes_to(
+        s,
+        "i-need",
+        Thought::Two,
+        "I can see the form, but the email is missing. I need to click the 'Email' field.",
     );
-    fixed(s, "i-need", Thought::Two);
 
     let s = step("", "", "Click 'Go', then wait.");
     assert_eq!(miss(&s, "i-need", Thought::Two).fix, "I need to click 'Go'.");
     let s = step("", "I can see a page, but nothing else!", "Hmm.");
-    let m = miss(&s, "i-need", Thought::Two);
-    assert_eq!(m.fix, "I can see a page, but nothing else! I need to <goal>.");
-    fixed(s, "i-need", Thought::Two);
+    fixes_to(s, "i-need", Thought::Two, "I can see a page, but nothing else! I need to <goal>.");
 }
 
 #[test]
 fn but_adds_a_contrast() {
     let s = step("", "I can see the cart. I need to check out.", "");
-    let m = miss(&s, "but", Thought::Two);
-    assert_eq!(
-        m.fix,
-        "I can see the cart. I need to check out, but <what is preventing progress>."
+    fixes_to(
+        s,
+        "but",
+        Thought::Two,
+        "I can see the cart. I need to check out, but <what is preventing progress>.",
     );
-    fixed(s, "but", Thought::Two);
     let s = step("", "", "");
     assert_eq!(
         miss(&s, "but", Thought::Two).fix,
@@ -106,8 +110,7 @@ fn i_should_rewrites_imperatives() {
     ];
     for (before, after) in cases {
         let s = step("", "", before);
-        assert_eq!(miss(&s, "i-should", Thought::Three).fix, after);
-        fixed(s, "i-should", Thought::Three);
+        fixes_to(s, "i-should", Thought::Three, after);
     }
     for fine in ["I will click 'Go'.", "I'll click.", "I’m going to wait.", "I should wait."] {
         assert!(!ids(&step("", "", fine)).contains(&("i-should", Thought::Three)), "{fine}");
@@ -138,9 +141,7 @@ fn voice_rewrites_other_subjects_to_i() {
     ];
     for (before, after) in cases {
         let s = step(before, "", "");
-        let m = miss(&s, "voice", Thought::One);
-        assert_eq!(m.fix, after, "{before}");
-        fixed(s, "voice", Thought::One);
+        fixes_to(s, "voice", Thought::One, after);
     }
     let m = miss(&step("We see that we are stuck.", "", ""), "voice", Thought::One);
     assert_eq!(m.message, "Thought 1 speaks as “We”, “we” instead of “I”.");

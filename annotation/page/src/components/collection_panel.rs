@@ -15,10 +15,7 @@ pub struct Props {
 #[function_component(CollectionPanel)]
 pub fn collection_panel(props: &Props) -> Html {
     let stored = props.collection.clone().unwrap_or_default();
-    let on_change = props.on_describe.reform(|e: Event| {
-        let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-        area.value()
-    });
+    let on_change = props.on_describe.reform(|e: Event| page_kit::value(&e));
     let day = |at: &str| at.get(..16).unwrap_or(at).replace('T', " ");
     let meta = &props.meta;
     let mut facts = vec![

@@ -66,8 +66,7 @@ pub fn draft_panel(props: &Props) -> Html {
                     { for draft.thoughts.iter().map(|(which, text)| {
                         let (which, n) = (*which, which.number());
                         let on_input = props.dispatch.to_callback().reform(move |e: InputEvent| {
-                            let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-                            Action::Draft(DraftAction::Edit { step_index: index, which, text: area.value() })
+                            Action::Draft(DraftAction::Edit { step_index: index, which, text: page_kit::value(&e) })
                         });
                         html! {
                             <div class="draft-thought" data-testid={format!("draft-thought{n}")}>

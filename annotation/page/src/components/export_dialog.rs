@@ -20,24 +20,17 @@ pub fn export_dialog(props: &Props) -> Html {
     let on_format = {
         let format = format.clone();
         Callback::from(move |e: Event| {
-            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            if let Some(f) = Format::ALL.into_iter().find(|f| f.extension() == select.value()) {
+            let value = page_kit::value(&e);
+            if let Some(f) = Format::ALL.into_iter().find(|f| f.extension() == value) {
                 format.set(f);
             }
         })
     };
-    let on_anon = {
-        let anonymize = anonymize.clone();
-        Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            anonymize.set(input.checked());
-        })
-    };
+    let on_anon = page_kit::keep_checked(&anonymize);
     let on_shots = {
         let shots = shots.clone();
         Callback::from(move |e: Event| {
-            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            shots.set(if select.value() == "omit" {
+            shots.set(if page_kit::value(&e) == "omit" {
                 Screenshots::Omit
             } else {
                 Screenshots::Reference

@@ -32,17 +32,15 @@ pub fn finetune_dialog(props: &Props) -> Html {
     let check = |edit: fn(&mut Options, bool)| {
         let options = options.clone();
         Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let mut next = (*options).clone();
-            edit(&mut next, input.checked());
+            edit(&mut next, page_kit::checked(&e));
             options.set(next);
         })
     };
     let number = |edit: fn(&mut Options, u64)| {
         let options = options.clone();
         Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            if let Ok(value) = input.value().trim().parse::<u64>() {
+            if let Ok(value) = page_kit::value(&e).trim().parse::<u64>() {
                 let mut next = (*options).clone();
                 edit(&mut next, value);
                 options.set(next);

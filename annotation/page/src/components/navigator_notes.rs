@@ -1,7 +1,8 @@
-use annotation_core::lint::{self, TextIssue, segments};
+use annotation_core::lint::{self, TextIssue};
 use annotation_core::record::{NavigatorNote, NavigatorNotes, Thought};
 use yew::prelude::*;
 
+use crate::components::thought_field::backdrop_of;
 use crate::effects::SpellerHandle;
 use crate::language;
 
@@ -38,12 +39,10 @@ pub fn navigator_notes(props: &Props) -> Html {
                 // The speller's issues name a thought; only their ranges matter here.
                 let issues: Vec<TextIssue> = speller.as_ref()
                     .map(|s| language::spelling(&s.0, Thought::One, &text)).unwrap_or_default();
-                let marks = segments(&text, &issues);
                 let key = which.key();
                 let rows = (text.len() / 70 + text.matches('\n').count() + 1).clamp(1, 8);
                 let on_input = props.on_change.reform(move |e: InputEvent| {
-                    let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-                    (which, area.value())
+                    (which, page_kit::value(&e))
                 });
                 html! {
                     <div class="thought note" data-testid={format!("note-{key}-field")}>
@@ -52,13 +51,7 @@ pub fn navigator_notes(props: &Props) -> Html {
                             <span class="muted hint" title={hint(which)}>{ hint(which) }</span>
                         </div>
                         <div class={classes!("thought-wrap", (!props.editable).then_some("readonly"))}>
-                            <div class="backdrop" aria-hidden="true">
-                                { for marks.iter().map(|(text, issue)| match issue {
-                                    Some(_) => html! { <mark>{ text }</mark> },
-                                    None => html! { { text } },
-                                }) }
-                                { "\u{200b}" }
-                            </div>
+                            { backdrop_of(&text, &issues, NodeRef::default()) }
                             <textarea id={format!("note-{key}")} data-testid={format!("note-{key}")} rows={rows.to_string()}
                                 value={text.clone()} oninput={on_input} readonly={!props.editable} spellcheck="false" />
                         </div>

@@ -78,7 +78,7 @@ pub fn review_panel(props: &Props) -> Html {
                 <div class="suggest-form" data-testid="suggest-form">
                     <h3>{ format!("Suggest a change to thought {}", field.number()) }</h3>
                     <textarea data-testid="suggest-text" rows="5" value={text.clone()} ref={suggest_field.clone()}
-                        oninput={dispatch.to_callback().reform(|e: InputEvent| { let a: web_sys::HtmlTextAreaElement = e.target_unchecked_into(); Action::SuggestText(a.value()) })} />
+                        oninput={dispatch.to_callback().reform(|e: InputEvent| { Action::SuggestText(page_kit::value(&e)) })} />
                     <DiffText ops={word_diff(step.thoughts.get(*field), text)} />
                     <button class="primary small" data-testid="suggest-submit" onclick={submit_suggestion}>{ "Send suggestion" }</button>
                     <button class="small" onclick={dispatch.to_callback().reform(|_| Action::CancelSuggest)}>{ "Cancel" }</button>
@@ -138,14 +138,13 @@ pub fn review_panel(props: &Props) -> Html {
                             <p class="muted">{ "Replying to a thread · " }<button class="small ghost" onclick={{ let r = reply_to.clone(); move |_| r.set(None) }}>{ "cancel" }</button></p>
                         } else {
                             <select data-testid="comment-type" onchange={{ let k = comment_kind.clone(); Callback::from(move |e: Event| {
-                                let s: web_sys::HtmlSelectElement = e.target_unchecked_into();
-                                if let Some(kind) = CommentKind::parse(&s.value()) { k.set(kind) }
+                                if let Some(kind) = CommentKind::parse(&page_kit::value(&e)) { k.set(kind) }
                             }) }}>
                                 { for CommentKind::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={*k == *comment_kind}>{ k.as_str() }</option> }) }
                             </select>
                         }
                         <textarea data-testid="comment-text" rows="3" placeholder="Comment on this step…" value={(*comment_text).clone()} ref={comment_field.clone()}
-                            oninput={{ let t = comment_text.clone(); Callback::from(move |e: InputEvent| { let a: web_sys::HtmlTextAreaElement = e.target_unchecked_into(); t.set(a.value()) }) }} />
+                            oninput={page_kit::keep_text(&comment_text)} />
                         <button class="small" data-testid="comment-post" onclick={post_comment}>{ "Post" }</button>
                     </div>
                 }

@@ -1,6 +1,7 @@
 use annotation_core::issues::IssueKind;
 use annotation_core::query::{Facets, Filter, OPEN_ISSUES, Sort};
 use annotation_core::record::ReviewStatus;
+use page_kit::value;
 use yew::prelude::*;
 
 use crate::state::list::ListAction;
@@ -13,11 +14,6 @@ pub struct Props {
     /// Runs the quality bound holds back only for having no score yet.
     pub unscored: usize,
     pub on_change: Callback<ListAction>,
-}
-
-fn value(e: &Event) -> String {
-    let target: web_sys::HtmlInputElement = e.target_unchecked_into();
-    target.value()
 }
 
 fn some(text: String) -> Option<String> {
@@ -36,10 +32,7 @@ pub fn run_filters(props: &Props) -> Html {
             on_change.emit(ListAction::Filter(filter));
         })
     };
-    let on_text = props.on_change.reform(|e: InputEvent| {
-        let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-        ListAction::Text(input.value())
-    });
+    let on_text = props.on_change.reform(|e: InputEvent| ListAction::Text(value(&e)));
     let on_sort = props.on_change.reform(|e: Event| {
         let sort = match value(&e).as_str() {
             "oldest" => Sort::Oldest,

@@ -32,9 +32,7 @@ pub fn run_header(props: &Props) -> Html {
     let on_tags = {
         let dispatch = props.dispatch.clone();
         Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            let tags = input
-                .value()
+            let tags = page_kit::value(&e)
                 .split(',')
                 .map(|t| t.trim().to_owned())
                 .filter(|t| !t.is_empty())

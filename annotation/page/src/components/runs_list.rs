@@ -150,7 +150,7 @@ pub fn runs_list(props: &Props) -> Html {
                     }
                     <button data-testid="batch-submit" onclick={on_batch.reform(|_| ReviewStatus::InReview)}>{ "Submit picked for review" }</button>
                     <input data-testid="collection-name" placeholder="Collection name" value={(*collection).clone()}
-                        oninput={let c = collection.clone(); Callback::from(move |e: InputEvent| { let i: web_sys::HtmlInputElement = e.target_unchecked_into(); c.set(i.value()) })} />
+                        oninput={page_kit::keep_text(&collection)} />
                     <button data-testid="collection-add" disabled={collection.trim().is_empty()} onclick={on_collect}>{ "Add to collection" }</button>
                     <button class="ghost" onclick={on_list.reform(|_| ListAction::PickShown(false))}>{ "Clear" }</button>
                 </div>

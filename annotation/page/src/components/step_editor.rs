@@ -52,32 +52,28 @@ pub fn step_editor(props: &Props) -> Html {
     let set_action = |edit: fn(&mut StepAction, String)| {
         let (dispatch, action) = (dispatch.clone(), step.action.clone());
         Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let mut action = action.clone();
-            edit(&mut action, input.value());
+            edit(&mut action, page_kit::value(&e));
             dispatch.dispatch(Action::SetAction(action));
         })
     };
     let on_extended = dispatch.to_callback().reform(|e: Event| {
-        let input: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-        Action::SetExtended(input.value().lines().map(str::to_owned).collect())
+        Action::SetExtended(page_kit::value(&e).lines().map(str::to_owned).collect())
     });
     let on_flag = dispatch.to_callback().reform(|_| Action::Flag(now()));
     let edit_flag = |edit: fn(&mut IssueDraft, String)| {
         let (dispatch, draft) = (dispatch.clone(), editor.flag.clone());
         Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let mut draft = draft.clone();
-            edit(&mut draft, input.value());
+            edit(&mut draft, page_kit::value(&e));
             dispatch.dispatch(Action::EditFlag(draft));
         })
     };
     let type_flag = |edit: fn(&mut IssueDraft, String)| {
         let (dispatch, draft) = (dispatch.clone(), editor.flag.clone());
         Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let mut draft = draft.clone();
-            edit(&mut draft, input.value());
+            edit(&mut draft, page_kit::value(&e));
             dispatch.dispatch(Action::EditFlag(draft));
         })
     };

@@ -72,12 +72,11 @@ pub fn subtasks_panel(props: &Props) -> Html {
     let edit = |i: usize, title: bool| {
         let (dispatch, subtasks) = (props.dispatch.clone(), subtasks.clone());
         Callback::from(move |e: Event| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let mut next = subtasks.clone();
             if title {
-                next[i].title = input.value()
+                next[i].title = page_kit::value(&e)
             } else {
-                next[i].description = input.value()
+                next[i].description = page_kit::value(&e)
             }
             dispatch.dispatch(Action::SetSubtasks(next));
         })

@@ -63,13 +63,6 @@ pub fn sync_panel(props: &Props) -> Html {
     let resolve = props.dispatch.to_callback().reform(|(conflict, mine): (Conflict, bool)| {
         Action::ResolveConflict { conflict: Box::new(conflict), mine }
     });
-    let text_input = |state: &UseStateHandle<String>| {
-        let state = state.clone();
-        Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            state.set(input.value());
-        })
-    };
     let has_token = !props.sync.settings.token.is_empty();
     html! {
         <div class="overlay" onclick={props.dispatch.to_callback().reform(|_| Action::SyncOpen(false))}>
@@ -78,16 +71,16 @@ pub fn sync_panel(props: &Props) -> Html {
                 <h2>{ "Sync & checks" }</h2>
                 <p class="muted">{ "Runs stay in this browser and sync to your team's server when one is set. Leave the address empty to work locally only." }</p>
                 <label>{ "Server" }
-                    <input data-testid="sync-endpoint" placeholder="http://127.0.0.1:8787" value={(*endpoint).clone()} oninput={text_input(&endpoint)} ref={fields.0.clone()} />
+                    <input data-testid="sync-endpoint" placeholder="http://127.0.0.1:8787" value={(*endpoint).clone()} oninput={page_kit::keep_text(&endpoint)} ref={fields.0.clone()} />
                 </label>
                 <label>{ "Token" }
                     <input data-testid="sync-token" type="password" autocomplete="off"
                         placeholder={if has_token { "•••••• (stored; type to replace)" } else { "from `sync-server user add`" }}
-                        value={(*token).clone()} oninput={text_input(&token)} ref={fields.1.clone()} />
+                        value={(*token).clone()} oninput={page_kit::keep_text(&token)} ref={fields.1.clone()} />
                 </label>
                 { for problems.iter().map(|p| html! { <p class="field-error" data-testid="sync-problem">{ p }</p> }) }
                 <label title="Optional: a LanguageTool-compatible server for grammar checks">{ "Grammar" }
-                    <input data-testid="grammar-endpoint" placeholder="http://localhost:8081 (LanguageTool; optional)" value={(*grammar).clone()} oninput={text_input(&grammar)} ref={fields.2.clone()} />
+                    <input data-testid="grammar-endpoint" placeholder="http://localhost:8081 (LanguageTool; optional)" value={(*grammar).clone()} oninput={page_kit::keep_text(&grammar)} ref={fields.2.clone()} />
                 </label>
                 <div class="row">
                     <button class="primary" data-testid="sync-save" disabled={!problems.is_empty()} onclick={on_save}>{ "Save & sync now" }</button>

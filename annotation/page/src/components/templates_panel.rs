@@ -37,8 +37,7 @@ pub fn templates_panel(props: &Props) -> Html {
     let on_choose = {
         let (chosen, values, editing) = (chosen.clone(), values.clone(), editing.clone());
         Callback::from(move |e: Event| {
-            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            let id = select.value();
+            let id = page_kit::value(&e);
             chosen.set((!id.is_empty()).then_some(id));
             values.set(BTreeMap::new());
             editing.set(None);
@@ -61,11 +60,11 @@ pub fn templates_panel(props: &Props) -> Html {
     let edit_field = |which: Option<Thought>| {
         let editing = editing.clone();
         Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let Some(mut next) = (*editing).clone() else { return };
+            let value = page_kit::value(&e);
             match which {
-                Some(thought) => *next.thoughts.get_mut(thought) = input.value(),
-                None => next.name = input.value(),
+                Some(thought) => *next.thoughts.get_mut(thought) = value,
+                None => next.name = value,
             }
             editing.set(Some(next));
         })
@@ -127,9 +126,8 @@ pub fn templates_panel(props: &Props) -> Html {
                         let values2 = values.clone();
                         let key = name.clone();
                         let oninput = Callback::from(move |e: InputEvent| {
-                            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
                             let mut next = (*values2).clone();
-                            next.insert(key.clone(), input.value());
+                            next.insert(key.clone(), page_kit::value(&e));
                             values2.set(next);
                         });
                         html! {

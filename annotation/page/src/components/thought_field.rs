@@ -36,10 +36,7 @@ pub fn hint(which: Thought) -> &'static str {
 pub fn thought_field(props: &Props) -> Html {
     let which = props.which;
     let backdrop = use_node_ref();
-    let on_input = props.on_change.reform(move |e: InputEvent| {
-        let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-        (which, area.value())
-    });
+    let on_input = props.on_change.reform(move |e: InputEvent| (which, page_kit::value(&e)));
     let on_scroll = {
         let backdrop = backdrop.clone();
         Callback::from(move |e: Event| {
@@ -50,7 +47,6 @@ pub fn thought_field(props: &Props) -> Html {
         })
     };
     let n = which.number();
-    let marks = segments(&props.text, &props.issues);
     let rows = (props.text.len() / 70 + props.text.matches('\n').count() + 2).clamp(3, 14);
     html! {
         <div class="thought" data-testid={format!("thought{n}-field")}>
@@ -63,13 +59,7 @@ pub fn thought_field(props: &Props) -> Html {
                 }
             </div>
             <div class={classes!("thought-wrap", (!props.editable).then_some("readonly"))}>
-                <div class="backdrop" aria-hidden="true" ref={backdrop}>
-                    { for marks.iter().map(|(text, issue)| match issue {
-                        Some(_) => html! { <mark>{ text }</mark> },
-                        None => html! { { text } },
-                    }) }
-                    { "\u{200b}" }
-                </div>
+                { backdrop_of(&props.text, &props.issues, backdrop) }
                 <textarea id={format!("thought{n}")} data-testid={format!("thought{n}")} rows={rows.to_string()}
                     value={props.text.clone()} oninput={on_input} onscroll={on_scroll} readonly={!props.editable} spellcheck="false" />
             </div>
@@ -97,6 +87,20 @@ pub fn thought_field(props: &Props) -> Html {
                     }) }
                 </ul>
             }
+        </div>
+    }
+}
+
+/// The backdrop under a transparent textarea: its text with the issues' words marked, and a
+/// zero-width space so that a last empty line keeps its height.
+pub fn backdrop_of(text: &str, issues: &[TextIssue], node: NodeRef) -> Html {
+    html! {
+        <div class="backdrop" aria-hidden="true" ref={node}>
+            { for segments(text, issues).into_iter().map(|(text, issue)| match issue {
+                Some(_) => html! { <mark>{ text }</mark> },
+                None => html! { { text } },
+            }) }
+            { "\u{200b}" }
         </div>
     }
 }

@@ -83,16 +83,7 @@ pub async fn open_run(
             }
             let draft = db.draft(&data.run.id).await;
             let unscored = data.run.quality.is_none();
-            dispatch.dispatch(Action::RunLoaded(Box::new(Loaded {
-                run: data.run,
-                steps: data.steps,
-                versions: data.versions,
-                comments: data.comments,
-                suggestions: data.suggestions,
-                qa,
-                user,
-                draft,
-            })));
+            dispatch.dispatch(Action::RunLoaded(Box::new(Loaded { data, qa, user, draft })));
             // A run never scored (captured, or synced from elsewhere) is scored as it opens,
             // once the dictionary is here; the editor shows first.
             if unscored {

@@ -7,7 +7,7 @@ use annotation_core::review::{CommentKind, Suggestion, SuggestionState};
 use annotation_core::roles::{Role, User};
 use annotation_core::sync::{SyncSettings, SyncState};
 
-use super::editor::Loaded;
+use super::editor::{Loaded, RunData};
 use super::*;
 
 fn user(role: Role) -> User {
@@ -24,11 +24,7 @@ fn opened(role: Role, status: ReviewStatus) -> Studio {
         .collect();
     let mut studio = Studio::default();
     studio.apply(Action::RunLoaded(Box::new(Loaded {
-        run: Run { id: "r".into(), status, ..Run::default() },
-        steps,
-        versions: vec![],
-        comments: vec![],
-        suggestions: vec![],
+        data: RunData::new(Run { id: "r".into(), status, ..Run::default() }, steps),
         qa: false,
         user: user(role),
         draft: None,
@@ -363,11 +359,10 @@ fn a_task_id_alone_lists_its_runs_and_a_run_of_another_task_says_so() {
     studio.apply(Action::OpenRoute(Route::parse("?agentRunId=r&taskId=other&qa=false")));
     let steps = vec![Step { run_id: "r".into(), index: 0, ..Step::default() }];
     studio.apply(Action::RunLoaded(Box::new(Loaded {
-        run: Run { id: "r".into(), task_id: "session-1".into(), ..Run::default() },
-        steps,
-        versions: vec![],
-        comments: vec![],
-        suggestions: vec![],
+        data: RunData::new(
+            Run { id: "r".into(), task_id: "session-1".into(), ..Run::default() },
+            steps,
+        ),
         qa: false,
         user: user(Role::Annotator),
         draft: None,

@@ -5,7 +5,7 @@ use annotation_core::roles::{Role, User};
 use protocol::drafting::DraftedThoughts;
 
 use super::*;
-use crate::state::editor::Loaded;
+use crate::state::editor::{Loaded, RunData};
 use crate::state::{Action, Effect, Studio};
 
 /// A run of four steps: 0 and 2 without thoughts, 1 and 3 with.
@@ -23,16 +23,15 @@ fn opened(role: Role) -> Studio {
         .collect();
     let mut studio = Studio::default();
     studio.apply(Action::RunLoaded(Box::new(Loaded {
-        run: Run {
-            id: "r".into(),
-            task_prompt: "Buy a kettle".into(),
-            status: ReviewStatus::Draft,
-            ..Run::default()
-        },
-        steps,
-        versions: vec![],
-        comments: vec![],
-        suggestions: vec![],
+        data: RunData::new(
+            Run {
+                id: "r".into(),
+                task_prompt: "Buy a kettle".into(),
+                status: ReviewStatus::Draft,
+                ..Run::default()
+            },
+            steps,
+        ),
         qa: false,
         user: User { name: "ann".into(), role },
         draft: None,

@@ -119,12 +119,24 @@ pub struct EditorState {
     pub drafting: super::drafting::Drafting,
 }
 
-pub struct Loaded {
+/// A run with everything the editor shows, as stored.
+pub struct RunData {
     pub run: Run,
     pub steps: Vec<Step>,
     pub versions: Vec<Version>,
     pub comments: Vec<Comment>,
     pub suggestions: Vec<Suggestion>,
+}
+
+impl RunData {
+    /// A run and its steps, with no versions, comments or suggestions yet.
+    pub fn new(run: Run, steps: Vec<Step>) -> RunData {
+        RunData { run, steps, versions: vec![], comments: vec![], suggestions: vec![] }
+    }
+}
+
+pub struct Loaded {
+    pub data: RunData,
     pub qa: bool,
     pub user: User,
     /// Unsaved edits stored for this run, if any.
@@ -134,26 +146,26 @@ pub struct Loaded {
 impl EditorState {
     pub fn new(loaded: Loaded) -> EditorState {
         let (drafts, run_draft, restored) = match loaded.draft {
-            Some(stored) => restore(&loaded.run, &loaded.steps, stored),
+            Some(stored) => restore(&loaded.data.run, &loaded.data.steps, stored),
             None => (BTreeMap::new(), None, None),
         };
         // Back where the edits were, else the first step not complete.
         let at = drafts.keys().next().copied().unwrap_or_else(|| {
-            first_incomplete(&loaded.steps)
-                .and_then(|index| loaded.steps.iter().position(|s| s.index == index))
+            first_incomplete(&loaded.data.steps)
+                .and_then(|index| loaded.data.steps.iter().position(|s| s.index == index))
                 .unwrap_or(0)
         });
         EditorState {
-            run: loaded.run,
-            steps: loaded.steps,
+            run: loaded.data.run,
+            steps: loaded.data.steps,
             drafts,
             run_draft,
             at,
             qa: loaded.qa,
             user: loaded.user,
-            versions: loaded.versions,
-            comments: loaded.comments,
-            suggestions: loaded.suggestions,
+            versions: loaded.data.versions,
+            comments: loaded.data.comments,
+            suggestions: loaded.data.suggestions,
             tool: if loaded.qa { Tool::Review } else { Tool::Checks },
             zoom: false,
             escaping: None,

@@ -4,21 +4,13 @@ use annotation_core::roles::{Role, User};
 use super::*;
 
 fn editor(verified: &[bool]) -> EditorState {
+    let steps = verified
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Step { run_id: "r".into(), index: i as u32, verified: *v, ..Step::default() })
+        .collect();
     EditorState::new(Loaded {
-        run: Run { id: "r".into(), ..Run::default() },
-        steps: verified
-            .iter()
-            .enumerate()
-            .map(|(i, v)| Step {
-                run_id: "r".into(),
-                index: i as u32,
-                verified: *v,
-                ..Step::default()
-            })
-            .collect(),
-        versions: vec![],
-        comments: vec![],
-        suggestions: vec![],
+        data: RunData::new(Run { id: "r".into(), ..Run::default() }, steps),
         qa: false,
         user: User { name: "ann".into(), role: Role::Annotator },
         draft: None,
@@ -102,11 +94,7 @@ fn a_stored_draft_comes_back_as_unsaved_edits_on_its_step() {
     let run = Run { id: "r".into(), ..Run::default() };
     let draft = super::super::drafts::to_store(&run, &[(2, edited)].into(), &None);
     let e = EditorState::new(Loaded {
-        run,
-        steps,
-        versions: vec![],
-        comments: vec![],
-        suggestions: vec![],
+        data: RunData::new(run, steps),
         qa: false,
         user: User { name: "ann".into(), role: Role::Annotator },
         draft,

@@ -13,7 +13,6 @@ mod runs;
 mod sync;
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
 use annotation_core::export::{Format, Options};
 use annotation_core::history::Version;
@@ -28,7 +27,6 @@ use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncSettings, SyncState};
 use annotation_core::templates::Template;
 use run_contract::url::component_encode;
-use yew::Reducible;
 
 use editor::{EditorState, Loaded, Tool};
 pub use effect::Effect;
@@ -459,15 +457,7 @@ pub enum Action {
     },
 }
 
-impl Reducible for Studio {
-    type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let mut next = (*self).clone();
-        next.apply(action);
-        Rc::new(next)
-    }
-}
+page_kit::reducible_by_apply!(Studio, Action);
 
 impl Studio {
     pub fn apply(&mut self, action: Action) {

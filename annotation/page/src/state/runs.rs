@@ -37,13 +37,13 @@ impl Studio {
 
     pub(super) fn run_loaded(&mut self, loaded: Loaded) {
         if let Some(task) = self.task.take()
-            && task != loaded.run.task_id
+            && task != loaded.data.run.task_id
         {
             self.notify(
                 false,
                 format!(
                     "The link names task {task}, but this run belongs to task {}.",
-                    loaded.run.task_id
+                    loaded.data.run.task_id
                 ),
             );
         }

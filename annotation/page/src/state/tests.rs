@@ -1,7 +1,7 @@
 use annotation_core::record::{Run, Step, Thought};
 use annotation_core::roles::{Role, User};
 
-use super::editor::Loaded;
+use super::editor::{Loaded, RunData};
 use super::*;
 
 fn loaded(qa: bool, role: Role) -> Loaded {
@@ -9,15 +9,18 @@ fn loaded(qa: bool, role: Role) -> Loaded {
         .map(|index| Step { run_id: "r".into(), index, verified: index == 0, ..Step::default() })
         .collect();
     Loaded {
-        run: Run { id: "r".into(), ..Run::default() },
-        steps,
-        versions: vec![],
-        comments: vec![],
-        suggestions: vec![],
+        data: RunData::new(Run { id: "r".into(), ..Run::default() }, steps),
         qa,
         user: User { name: "ann".into(), role },
         draft: None,
     }
+}
+
+/// The page with run `r` open for an annotator.
+fn editing() -> Studio {
+    let mut studio = Studio::default();
+    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    studio
 }
 
 #[test]
@@ -84,8 +87,7 @@ fn only_web_pages_are_linked_from_a_step() {
 
 #[test]
 fn opening_a_run_selects_its_first_incomplete_step() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let studio = editing();
     assert_eq!(studio.screen, Screen::Run);
     assert_eq!(studio.editor.as_ref().unwrap().at, 1);
 }
@@ -107,8 +109,7 @@ fn a_link_that_names_a_step_opens_the_run_on_that_step() {
 
 #[test]
 fn edits_survive_switching_steps_and_save_as_one_command() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::One, "I opened the shop.".into()));
     studio.apply(Action::Next);
     studio.apply(Action::SetThought(Thought::Two, "I can see the cart.".into()));
@@ -125,8 +126,7 @@ fn edits_survive_switching_steps_and_save_as_one_command() {
 
 #[test]
 fn typing_back_the_saved_text_leaves_nothing_to_save() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::One, "x".into()));
     studio.apply(Action::SetThought(Thought::One, String::new()));
     assert!(!studio.editor.as_ref().unwrap().dirty());
@@ -136,7 +136,7 @@ fn typing_back_the_saved_text_leaves_nothing_to_save() {
 fn review_mode_reads_and_suggests_but_never_edits() {
     let mut studio = Studio::default();
     let mut run = loaded(true, Role::Reviewer);
-    run.run.status = annotation_core::record::ReviewStatus::InReview;
+    run.data.run.status = annotation_core::record::ReviewStatus::InReview;
     studio.apply(Action::RunLoaded(Box::new(run)));
     studio.apply(Action::SetThought(Thought::One, "changed".into()));
     let editor = studio.editor.as_ref().unwrap();
@@ -152,8 +152,7 @@ fn review_mode_reads_and_suggests_but_never_edits() {
 
 #[test]
 fn a_failed_save_keeps_the_edits() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::Three, "I should click Buy.".into()));
     studio.apply(Action::MarkComplete);
     studio.apply(Action::SaveFailed("disk full".into()));
@@ -164,8 +163,7 @@ fn a_failed_save_keeps_the_edits() {
 
 #[test]
 fn a_run_reopened_after_a_save_still_gets_its_saves_carried_out() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetThought(Thought::One, "I start.".into()));
     studio.apply(Action::Save);
     let first = studio.editor.as_ref().unwrap().command.as_ref().unwrap().0;
@@ -215,8 +213,7 @@ fn a_file_over_the_import_cap_is_refused_before_it_is_read() {
 
 #[test]
 fn a_run_scored_as_it_opens_shows_its_score_unless_a_save_scored_it_since() {
-    let mut studio = Studio::default();
-    studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
+    let mut studio = editing();
     studio.apply(Action::SetTags(vec!["shop".into()]));
     studio.apply(Action::Scored { run_id: "other".into(), quality: 50 });
     let editor = studio.editor.as_ref().unwrap();
@@ -252,8 +249,8 @@ fn the_list_counts_the_unscored_runs_a_quality_bound_holds_back() {
 /// A run `id` with three steps, none complete, for an annotator named ann.
 fn queued_run(id: &str) -> Loaded {
     let mut loaded = loaded(false, Role::Annotator);
-    loaded.run.id = id.into();
-    for step in &mut loaded.steps {
+    loaded.data.run.id = id.into();
+    for step in &mut loaded.data.steps {
         step.run_id = id.into();
         step.verified = false;
     }

@@ -1,39 +1,5 @@
-use std::cell::RefCell;
-
-use serde_json::{Value, json};
-
 use super::*;
-use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
-use crate::testing::{FakeClock, settings};
-
-/// A provider speaking OpenAI's wire format: each reply in turn (a status and the message's
-/// content), every request kept.
-struct Provider {
-    replies: RefCell<Vec<(u16, String)>>,
-    sent: RefCell<Vec<Value>>,
-}
-
-impl Provider {
-    fn new(replies: &[(u16, &str)]) -> Provider {
-        let replies = replies.iter().map(|(s, t)| (*s, (*t).to_owned())).collect();
-        Provider { replies: RefCell::new(replies), sent: RefCell::new(Vec::new()) }
-    }
-}
-
-impl Http for Provider {
-    async fn post(&self, request: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
-        self.sent.borrow_mut().push(request.body.clone());
-        let (status, text) = self.replies.borrow_mut().remove(0);
-        let body = if status == 200 {
-            json!({"choices": [{"message": {"content": text}}],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 10}})
-            .to_string()
-        } else {
-            text
-        };
-        Ok(HttpResponse { status, headers: vec![], body })
-    }
-}
+use crate::testing::{FakeClock, Scripted, settings};
 
 fn input() -> DraftInput {
     DraftInput {
@@ -51,7 +17,7 @@ fn input() -> DraftInput {
     }
 }
 
-fn run(provider: &Provider) -> (Result<DraftedThoughts, String>, Option<LlmTrace>) {
+fn run(provider: &Scripted) -> (Result<DraftedThoughts, String>, Option<LlmTrace>) {
     let shell = DraftShell {
         http: provider,
         clock: &FakeClock::default(),
@@ -67,11 +33,11 @@ const ANSWER: &str = r#"{"thought1": "I clicked 'Kitchen' and the kettles are li
 
 #[test]
 fn a_step_is_drafted_from_its_screenshot_action_page_state_and_task_and_traced() {
-    let provider = Provider::new(&[(200, ANSWER)]);
+    let provider = Scripted::with_statuses([(200, ANSWER)]);
     let (drafted, trace) = run(&provider);
     let drafted = drafted.unwrap();
     assert_eq!(drafted.thought2, "I can see the 'Steel kettle' link, but not its price.");
-    let sent = provider.sent.borrow()[0].to_string();
+    let sent = provider.seen.borrow()[0].body.to_string();
     for part in ["Find the price of the steel kettle", "click on 'Steel kettle'", "step 2 of 3"] {
         assert!(sent.contains(part), "{part} is in the prompt");
     }
@@ -86,9 +52,10 @@ fn a_step_is_drafted_from_its_screenshot_action_page_state_and_task_and_traced()
 
 #[test]
 fn a_malformed_answer_is_repaired_then_said_in_one_line() {
-    let provider = Provider::new(&[(200, "I think the user clicked."), (200, ANSWER)]);
+    let provider = Scripted::with_statuses([(200, "I think the user clicked."), (200, ANSWER)]);
     assert!(run(&provider).0.is_ok(), "one repair fixes it");
-    let provider = Provider::new(&[(200, "not json"), (200, r#"{"thought1": ""}"#), (200, "no")]);
+    let provider =
+        Scripted::with_statuses([(200, "not json"), (200, r#"{"thought1": ""}"#), (200, "no")]);
     let (drafted, trace) = run(&provider);
     let message = drafted.unwrap_err();
     assert!(message.starts_with("No draft: The model's answer did not follow"), "{message}");
@@ -99,14 +66,14 @@ fn a_malformed_answer_is_repaired_then_said_in_one_line() {
 #[test]
 fn a_provider_error_or_no_model_is_a_clear_line() {
     let provider =
-        Provider::new(&[(401, r#"{"error": {"message": "bad key sk-test-secret-key"}}"#)]);
+        Scripted::with_statuses([(401, r#"{"error": {"message": "bad key sk-test-secret-key"}}"#)]);
     let message = run(&provider).0.unwrap_err();
     assert!(message.starts_with("No draft: "), "{message}");
     assert!(!message.contains("sk-test-secret-key") && !message.contains('\n'), "{message}");
 
     let mut unset = settings();
     unset.models.navigator.model = String::new();
-    let provider = Provider::new(&[]);
+    let provider = Scripted::default();
     let shell = DraftShell {
         http: &provider,
         clock: &FakeClock::default(),
@@ -115,5 +82,5 @@ fn a_provider_error_or_no_model_is_a_clear_line() {
     };
     let (drafted, trace) = futures::executor::block_on(draft(&shell, &unset, &input()));
     assert_eq!(drafted.unwrap_err(), "Choose the Navigator's model in Settings first.");
-    assert!(trace.is_none() && provider.sent.borrow().is_empty());
+    assert!(trace.is_none() && provider.seen.borrow().is_empty());
 }

@@ -267,14 +267,6 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         ledger: &RepairLedger,
     ) -> (Result<T, CallError>, Option<LlmTrace>) {
         let model = self.model(role);
-        let cx = CallContext {
-            http: self.http,
-            clock: self.clock,
-            control: self.control,
-            prompts: self.prompts,
-            settings: self.settings,
-            epoch_ms: self.epoch_ms,
-        };
         let spec = CallSpec {
             // Each agent's prompt has the id of its role.
             prompt_id: role.id(),
@@ -287,7 +279,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             images,
         };
         let TracedAnswer { answer, trace, usage, cost, fallback } =
-            traced_call(&cx, spec, ledger).await;
+            traced_call(&self.cx, spec, ledger).await;
         if let Some(why) = fallback {
             self.prompt_fell_back(cp, role.id(), &why);
         }
@@ -310,7 +302,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
 
     fn model(&self, role: ModelRole) -> &ModelConfig {
         // Every agent has a model; only the repair model is optional, and it is not asked here.
-        self.settings.models.get(role).unwrap_or(&self.settings.models.navigator)
+        self.cx.settings.models.get(role).unwrap_or(&self.cx.settings.models.navigator)
     }
 }
 

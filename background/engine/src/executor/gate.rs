@@ -146,7 +146,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 self.request_user_input(cp, need);
                 true
             }
-            Err(paused) if paused || self.control.interrupted() => paused,
+            Err(paused) if paused || self.cx.control.interrupted() => paused,
             Err(_) => {
                 // The ThinkingAgent gave no answer: ask with the agent's own words.
                 self.request_user_input(cp, need);

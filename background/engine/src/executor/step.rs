@@ -79,7 +79,7 @@ struct Acted {
 impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     /// One Navigator step: look, reflect and act, then record it.
     pub(super) async fn navigate(&self, cp: &mut Checkpoint, ledger: &RepairLedger) -> StepEnd {
-        let started = self.clock.now_ms();
+        let started = self.cx.clock.now_ms();
         let index = cp.step;
         cp.step_traces.clear();
         self.emit_detail(
@@ -103,7 +103,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             cp.counters.failures,
             &cp.notes.navigator,
             &look.view.text,
-            self.settings.agent.max_actions_per_step,
+            self.cx.settings.agent.max_actions_per_step,
             (index, cp.step_limit),
         );
         let images = std::mem::take(&mut look.images);
@@ -147,7 +147,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             self.record(cp, started, look, &output, &[], asked).await;
             return StepEnd::Asks(need.to_owned());
         }
-        let max = self.settings.agent.max_actions_per_step.max(1) as usize;
+        let max = self.cx.settings.agent.max_actions_per_step.max(1) as usize;
         let actions: Vec<&Action> = output.actions.iter().take(max).collect();
         let acted =
             self.act(cp, &actions, &unmasked, &look.view.url, look.off_limits.as_deref()).await;
@@ -200,7 +200,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         };
         // The allow/deny list and the web-only rule also cover pages reached by clicking
         // links: go back from one, and if that does not leave it, read nothing of it.
-        let firewall = Firewall::new(self.settings);
+        let firewall = Firewall::new(self.cx.settings);
         let mut off_limits = None;
         if let Err(refusal) = firewall.check(&view.url) {
             let _ = self.browser.perform(cp.tab_id, &Action::Back).await;
@@ -229,7 +229,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         }
         let screenshot = self.browser.screenshot(cp.tab_id, false).await;
         let mut images = Vec::new();
-        if self.settings.agent.vision
+        if self.cx.settings.agent.vision
             && let Some(marked) = self.browser.screenshot(cp.tab_id, true).await
         {
             images.push(base64::engine::general_purpose::STANDARD.encode(marked));
@@ -252,7 +252,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         let mut acted = Acted::default();
         let mut extract_room = EXTRACT_CHARS;
         for (i, &action) in actions.iter().enumerate() {
-            if self.control.interrupted() {
+            if self.cx.control.interrupted() {
                 acted.not_carried_out = Some(("the task was paused or stopped first".into(), i));
                 break;
             }
@@ -461,14 +461,17 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             actions: action_lines,
             ok,
             // `2026-11-24T14:02:11.123Z` → `14:02:11Z`.
-            at: iso8601((self.epoch_ms)()).get(11..19).map(|t| format!("{t}Z")).unwrap_or_default(),
+            at: iso8601((self.cx.epoch_ms)())
+                .get(11..19)
+                .map(|t| format!("{t}Z"))
+                .unwrap_or_default(),
         });
         cp.memory.add_finding(&state.memory);
 
         let screenshot_ref = screenshot.as_ref().map(|bytes| ScreenshotRef {
             // Content-addressed, as the sync server stores them: equal shots are one blob.
             key: sha256_hex(bytes),
-            timestamp: iso8601((self.epoch_ms)()),
+            timestamp: iso8601((self.cx.epoch_ms)()),
             mime: "image/jpeg".into(),
             bytes: bytes.len(),
         });
@@ -502,10 +505,10 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             verified: false,
             issues: Vec::new(),
             last_edited_by: "agent".into(),
-            last_edited_at: iso8601((self.epoch_ms)()),
+            last_edited_at: iso8601((self.cx.epoch_ms)()),
             outcome: StepOutcome::of(ok),
             trace_ids: std::mem::take(&mut cp.step_traces),
-            duration_ms: self.clock.now_ms() - started,
+            duration_ms: self.cx.clock.now_ms() - started,
             navigator: Some(NavigatorNotes {
                 evaluation_previous_goal: state.evaluation_previous_goal.clone(),
                 memory: state.memory.clone(),
@@ -557,7 +560,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
     fn refused(&self, action: &Action, off_limits: Option<&str>) -> Option<String> {
         match action {
             Action::GoToUrl { url } | Action::OpenTab { url } => {
-                Firewall::new(self.settings).check(url).err()
+                Firewall::new(self.cx.settings).check(url).err()
             }
             Action::WebSearch { .. }
             | Action::SwitchTab { .. }

@@ -14,9 +14,11 @@ use serde_json::Value;
 
 use super::*;
 use super::{Capture, CaptureError};
+use crate::prompts::PromptSet;
 use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
 use crate::run::{AgentRun, LlmTrace, StepOutcome, StepRecord};
 use crate::testing::{FakeClock, settings};
+use protocol::settings::Settings;
 use run_contract::telemetry::LogKind;
 
 /// What the scripted model does for one request.
@@ -347,14 +349,16 @@ impl World {
         epoch: &'a dyn Fn() -> f64,
     ) -> Executor<'a, Model, Pages, Memory, FakeClock> {
         Executor {
-            http: &self.model,
+            cx: CallContext {
+                http: &self.model,
+                clock,
+                control: &self.control,
+                prompts: &self.prompts,
+                settings: &self.settings,
+                epoch_ms: epoch,
+            },
             browser: &self.pages,
             capture: &self.store,
-            clock,
-            control: &self.control,
-            prompts: &self.prompts,
-            settings: &self.settings,
-            epoch_ms: epoch,
         }
     }
 

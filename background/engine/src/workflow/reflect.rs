@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::recording::{RecordedAction, Recording, SECRET_MASK};
+use super::recording::{Dragged, ExtractQuery, RecordedAction, Recording, SECRET_MASK};
 use super::schema::{
     ActionKind, FORMAT_VERSION, Param, StepAction, Workflow, WorkflowStep, WorkflowSubtask,
     is_identifier,
@@ -166,7 +166,7 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
         traces: &mut Vec<LlmTrace>,
     ) -> Result<StepReflection, ReflectError> {
         let step = &recording.steps[index];
-        let before = step.screenshot.as_ref().and_then(|s| self.screenshots.get(s));
+        let before = step.moment.screenshot.as_ref().and_then(|s| self.screenshots.get(s));
         let after = recording.post_screenshot(index).and_then(|s| self.screenshots.get(s));
         let (images, screens) = match (self.vision, before, after) {
             (true, Some(before), Some(after)) => (
@@ -185,13 +185,13 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
             "task_name": recording.name,
             "step_number": index + 1,
             "step_count": recording.steps.len(),
-            "url": step.url,
-            "title": step.title,
+            "url": step.moment.url,
+            "title": step.moment.title,
             "action": step.action.describe(),
             "target": target.unwrap_or_default(),
             "details": step.details,
             "screens": screens,
-            "page_before": state(step.page_state.as_deref()),
+            "page_before": state(step.moment.page_state.as_deref()),
             "page_after": state(recording.post_page_state(index)),
         });
         let run_id = Self::run_id(recording);
@@ -356,11 +356,13 @@ pub fn build_workflow(
                 (RecordedAction::Extract { .. }, Some(b)) if is_identifier(&b.variable) => {
                     Some(b.variable.clone())
                 }
-                (RecordedAction::Extract { query, .. }, _) => Some(variable_from(query)),
+                (RecordedAction::Extract(ExtractQuery { query, .. }), _) => {
+                    Some(variable_from(query))
+                }
                 _ => None,
             };
             let candidates = match &recorded.action {
-                RecordedAction::Extract { candidates, .. } => candidates.clone(),
+                RecordedAction::Extract(ExtractQuery { candidates, .. }) => candidates.clone(),
                 _ => Vec::new(),
             };
             WorkflowStep {
@@ -374,19 +376,19 @@ pub fn build_workflow(
                     value,
                     screens: recorded.action.screens(),
                     to: match &recorded.action {
-                        RecordedAction::Drag { to, .. } => to.as_deref().cloned(),
+                        RecordedAction::Drag(Dragged { to, .. }) => to.as_deref().cloned(),
                         _ => None,
                     },
                     offset: match &recorded.action {
-                        RecordedAction::Drag { dx, dy, .. } => Some([*dx, *dy]),
+                        RecordedAction::Drag(Dragged { dx, dy, .. }) => Some([*dx, *dy]),
                         _ => None,
                     },
                     variable,
                     candidates,
                     descriptor: recorded.action.target().cloned(),
                 },
-                url: Some(recorded.url.clone()),
-                screenshot: recorded.screenshot.clone(),
+                url: Some(recorded.moment.url.clone()),
+                screenshot: recorded.moment.screenshot.clone(),
                 details: recorded.details.clone(),
             }
         })
@@ -437,44 +439,22 @@ pub(crate) mod tests {
     use super::*;
     use crate::executor::Control;
     use crate::prompts::PromptSet;
-    use crate::providers::{HttpFailure, HttpRequest, HttpResponse};
-    use crate::testing::{FakeClock, settings};
-    use crate::workflow::recording::{RecordedStep, TargetDescriptor};
+    use crate::testing::{FakeClock, Scripted, settings};
+    use crate::workflow::recording::{KeyPress, Moment, RecordedStep, TargetDescriptor};
     use futures::executor::block_on;
-    use std::cell::{Cell, RefCell};
-    use std::collections::VecDeque;
-
-    /// An OpenAI-format model answering scripted replies in order, keeping the requests.
-    pub struct Scripted {
-        pub replies: RefCell<VecDeque<String>>,
-        pub seen: RefCell<Vec<HttpRequest>>,
-    }
-
-    impl Scripted {
-        pub fn new(replies: Vec<String>) -> Scripted {
-            Scripted { replies: RefCell::new(replies.into()), seen: RefCell::default() }
-        }
-    }
-
-    impl Http for Scripted {
-        async fn post(&self, request: &HttpRequest, _: u32) -> Result<HttpResponse, HttpFailure> {
-            self.seen.borrow_mut().push(request.clone());
-            let content = self.replies.borrow_mut().pop_front().expect("a scripted reply");
-            let body = json!({"choices": [{"message": {"content": content}}],
-                              "usage": {"prompt_tokens": 100, "completion_tokens": 10}});
-            Ok(HttpResponse { status: 200, headers: vec![], body: body.to_string() })
-        }
-    }
+    use std::cell::Cell;
 
     fn recording() -> Recording {
         let step = |index: u32, shot: &str, action| RecordedStep {
             index,
-            at_ms: index as f64,
-            tab_id: 1,
-            url: "https://music.test/".into(),
-            title: "Music".into(),
-            screenshot: Some(shot.into()),
-            page_state: Some(format!("[{index}]<input>Search")),
+            moment: Moment {
+                at_ms: index as f64,
+                tab_id: 1,
+                url: "https://music.test/".into(),
+                title: "Music".into(),
+                screenshot: Some(shot.into()),
+                page_state: Some(format!("[{index}]<input>Search")),
+            },
             action,
             details: None,
         };
@@ -494,11 +474,14 @@ pub(crate) mod tests {
             end_page_state: None,
             steps: vec![
                 step(0, "s0", RecordedAction::Type { target: search, text: "numb".into() }),
-                step(1, "s1", RecordedAction::Key { key: "Enter".into(), target: None }),
+                step(1, "s1", RecordedAction::Key(KeyPress { key: "Enter".into(), target: None })),
                 step(
                     2,
                     "s2",
-                    RecordedAction::Extract { query: "the album".into(), candidates: vec![] },
+                    RecordedAction::Extract(ExtractQuery {
+                        query: "the album".into(),
+                        candidates: vec![],
+                    }),
                 ),
             ],
         }

@@ -24,18 +24,11 @@ pub fn compare_panel(props: &StudioProps) -> Html {
             dispatch.dispatch(Action::Compare { variants, samples: *samples });
         })
     };
-    let on_variants = {
-        let variants_text = variants_text.clone();
-        Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            variants_text.set(input.value());
-        })
-    };
+    let on_variants = page_kit::keep_text(&variants_text);
     let on_samples = {
         let samples = samples.clone();
         Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            samples.set(input.value().parse().unwrap_or(1).clamp(1, 20));
+            samples.set(page_kit::value(&e).parse().unwrap_or(1).clamp(1, 20));
         })
     };
     let mut variants: Vec<&str> = Vec::new();

@@ -124,13 +124,7 @@ pub fn file_editor(props: &StudioProps) -> Html {
             }
         }
     };
-    let on_variant_name = {
-        let new_variant = new_variant.clone();
-        Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            new_variant.set(input.value());
-        })
-    };
+    let on_variant_name = page_kit::keep_text(&new_variant);
     let on_new_variant = {
         let (dispatch, new_variant) = (dispatch.clone(), new_variant.clone());
         Callback::from(move |e: SubmitEvent| {

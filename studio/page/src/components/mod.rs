@@ -33,8 +33,7 @@ pub fn on_value(
 ) -> Callback<Event> {
     let dispatch = dispatch.clone();
     Callback::from(move |e: Event| {
-        let target: web_sys::HtmlInputElement = e.target_unchecked_into();
-        dispatch.dispatch(make(target.value()));
+        dispatch.dispatch(make(page_kit::value(&e)));
     })
 }
 
@@ -43,9 +42,5 @@ pub fn on_input(
     dispatch: &UseReducerDispatcher<Studio>,
     make: impl Fn(String) -> Action + 'static,
 ) -> Callback<InputEvent> {
-    let dispatch = dispatch.clone();
-    Callback::from(move |e: InputEvent| {
-        let target: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-        dispatch.dispatch(make(target.value()));
-    })
+    on_value(dispatch, make).reform(Event::from)
 }

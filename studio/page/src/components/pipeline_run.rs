@@ -18,8 +18,7 @@ pub fn pipeline_run(props: &StudioProps) -> Html {
     let act = |make: fn(String) -> PipelineAction| {
         let dispatch = dispatch.clone();
         Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            dispatch.dispatch(Action::Pipeline(make(input.value())));
+            dispatch.dispatch(Action::Pipeline(make(page_kit::value(&e))));
         })
     };
     let click = |action: PipelineAction| {
@@ -29,8 +28,7 @@ pub fn pipeline_run(props: &StudioProps) -> Html {
     let choose_tab = {
         let dispatch = dispatch.clone();
         Callback::from(move |e: Event| {
-            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
-            dispatch.dispatch(Action::Pipeline(PipelineAction::Tab(select.value())));
+            dispatch.dispatch(Action::Pipeline(PipelineAction::Tab(page_kit::value(&e))));
         })
     };
     let running = matches!(editor.run, PipelineRunState::Running(_));

@@ -23,8 +23,7 @@ pub fn pipelines_view(props: &StudioProps) -> Html {
     let on_text = {
         let dispatch = dispatch.clone();
         Callback::from(move |e: InputEvent| {
-            let area: web_sys::HtmlTextAreaElement = e.target_unchecked_into();
-            dispatch.dispatch(Action::Pipeline(PipelineAction::Text(area.value())));
+            dispatch.dispatch(Action::Pipeline(PipelineAction::Text(page_kit::value(&e))));
         })
     };
     let save = |publish: bool| {

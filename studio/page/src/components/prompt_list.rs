@@ -47,13 +47,7 @@ pub fn prompt_list(props: &StudioProps) -> Html {
             new_id.set(String::new());
         })
     };
-    let on_id = {
-        let new_id = new_id.clone();
-        Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            new_id.set(input.value());
-        })
-    };
+    let on_id = page_kit::keep_text(&new_id);
     html! {
         <aside class="prompt-list" data-testid="prompt-list">
             <h3>{ "Prompts" }</h3>

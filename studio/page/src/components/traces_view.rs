@@ -17,9 +17,8 @@ pub fn traces_view(props: &StudioProps) -> Html {
     let field = |name: &'static str, value: String, set: fn(&mut TraceFilter, String)| {
         let (dispatch, filter) = (dispatch.clone(), state.filter.clone());
         let oninput = Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let mut filter = filter.clone();
-            set(&mut filter, input.value());
+            set(&mut filter, page_kit::value(&e));
             dispatch.dispatch(Action::Filter(filter));
         });
         html! { <input placeholder={name} data-testid={format!("filter-{name}")} {value} {oninput} /> }
@@ -27,9 +26,8 @@ pub fn traces_view(props: &StudioProps) -> Html {
     let on_outcome = {
         let (dispatch, filter) = (dispatch.clone(), state.filter.clone());
         Callback::from(move |e: Event| {
-            let select: web_sys::HtmlSelectElement = e.target_unchecked_into();
             let mut filter = filter.clone();
-            filter.outcome = Outcome::parse(&select.value());
+            filter.outcome = Outcome::parse(&page_kit::value(&e));
             dispatch.dispatch(Action::Filter(filter));
         })
     };

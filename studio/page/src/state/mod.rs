@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use prompt_files::prompts::PromptSet;
-use protocol::PanelRequest;
 use protocol::settings::ModelRole;
 use protocol::studio::StudioEvent;
+use protocol::studio::StudioRequest;
 use protocol::studio::{StudioRun, StudioRunResult};
 use run_records::LlmTrace;
 use serde_json::Value;
@@ -22,7 +22,6 @@ use studio_core::compare::{self, Delta};
 use studio_core::preview::{self, Preview};
 use studio_core::traces::{TraceFilter, sample_label};
 use studio_core::versions::{self, PromptVersion};
-use yew::Reducible;
 
 pub use pipeline::{PipelineAction, PipelineEditor, PipelineRunState};
 pub use route::Route;
@@ -39,7 +38,7 @@ pub enum Tab {
 /// IO the page needs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
-    Send(PanelRequest),
+    Send(StudioRequest),
     LoadTraces,
     /// The saved prompt versions (`promptVersions`).
     LoadVersions,
@@ -209,15 +208,7 @@ impl Default for Studio {
     }
 }
 
-impl Reducible for Studio {
-    type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let mut next = (*self).clone();
-        next.apply(action);
-        Rc::new(next)
-    }
-}
+page_kit::reducible_by_apply!(Studio, Action);
 
 impl Studio {
     /// Stored overrides with the drafts on top: what the editor shows and runs use.
@@ -360,7 +351,7 @@ impl Studio {
         match action {
             Action::Connected => {
                 self.connected = true;
-                self.request(|id| PanelRequest::GetSettings { id });
+                self.request(|id| StudioRequest::GetSettings { id });
                 // The samples for previews and comparisons are the stored traces.
                 if self.traces.is_none() {
                     self.effect(Effect::LoadTraces);
@@ -403,9 +394,9 @@ impl Studio {
                 match tab {
                     Tab::Traces | Tab::Telemetry => self.effect(Effect::LoadTraces),
                     Tab::Pipelines => {
-                        let id = self.request(|id| PanelRequest::ListPipelines { id });
+                        let id = self.request(|id| StudioRequest::ListPipelines { id });
                         self.pipeline.listing = Some(id);
-                        self.request(|id| PanelRequest::ListTabs { id });
+                        self.request(|id| StudioRequest::ListTabs { id });
                     }
                     Tab::Prompts => {}
                 }
@@ -503,7 +494,7 @@ impl Studio {
             Action::Role(role) => self.role = role,
             Action::Run => match self.run_request(&self.variant.clone(), None) {
                 Ok(run) => {
-                    let id = self.request(|id| PanelRequest::StudioRun { id, run: Box::new(run) });
+                    let id = self.request(|id| StudioRequest::StudioRun { id, run: Box::new(run) });
                     self.run = RunState::Running(id);
                 }
                 Err(error) => self.run = RunState::Failed(error),
@@ -527,7 +518,7 @@ impl Studio {
     /// Sends `edits` to be saved, remembering where the person asked from.
     fn save(&mut self, edits: protocol::studio::PromptEdits, restoring: Option<(String, u32)>) {
         let view = self.view();
-        let id = self.request(|id| PanelRequest::SavePrompts { id, edits });
+        let id = self.request(|id| StudioRequest::SavePrompts { id, edits });
         self.pending_save = Some(PendingSave { id, view, restoring });
     }
 
@@ -628,7 +619,7 @@ impl Studio {
             for (sample, label, vars) in &picked {
                 let state = match self.run_request(&variant, Some(vars.clone())) {
                     Ok(run) => RunState::Running(
-                        self.request(|id| PanelRequest::StudioRun { id, run: Box::new(run) }),
+                        self.request(|id| StudioRequest::StudioRun { id, run: Box::new(run) }),
                     ),
                     Err(error) => RunState::Failed(error),
                 };
@@ -645,7 +636,7 @@ impl Studio {
     fn on_event(&mut self, event: StudioEvent) {
         if self.pipeline.on_event(&event) {
             if matches!(event, StudioEvent::PipelineSaved { .. }) {
-                let id = self.request(|id| PanelRequest::ListPipelines { id });
+                let id = self.request(|id| StudioRequest::ListPipelines { id });
                 self.pipeline.listing = Some(id);
             }
             return;
@@ -702,7 +693,7 @@ impl Studio {
         }
     }
 
-    fn request(&mut self, make: impl FnOnce(u32) -> PanelRequest) -> u32 {
+    fn request(&mut self, make: impl FnOnce(u32) -> StudioRequest) -> u32 {
         let id = self.next_id;
         self.next_id += 1;
         self.effect(Effect::Send(make(id)));

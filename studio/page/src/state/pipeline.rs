@@ -5,7 +5,8 @@ use prompt_files::pipeline::{BUNDLED_PIPELINES, Problem, load};
 use prompt_files::prompts::PromptSet;
 use protocol::studio::StoredPipeline;
 use protocol::studio::StudioEvent;
-use protocol::{PanelRequest, TabId, TabInfo};
+use protocol::studio::StudioRequest;
+use protocol::{TabId, TabInfo};
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -121,7 +122,7 @@ impl PipelineEditor {
         &mut self,
         action: PipelineAction,
         next_id: &mut dyn FnMut() -> u32,
-    ) -> Option<PanelRequest> {
+    ) -> Option<StudioRequest> {
         match action {
             PipelineAction::Text(text) => {
                 self.text = text;
@@ -136,7 +137,7 @@ impl PipelineEditor {
                 self.tab_text = text;
                 None
             }
-            PipelineAction::ListTabs => Some(PanelRequest::ListTabs { id: next_id() }),
+            PipelineAction::ListTabs => Some(StudioRequest::ListTabs { id: next_id() }),
             PipelineAction::Open { name, text } => {
                 if self.unsaved() && text != self.text {
                     self.confirm_open = Some((name, text));
@@ -164,7 +165,7 @@ impl PipelineEditor {
                 let id = next_id();
                 self.run = PipelineRunState::Running(id);
                 self.live.clear();
-                Some(PanelRequest::RunPipeline {
+                Some(StudioRequest::RunPipeline {
                     id,
                     text: self.text.clone(),
                     input,
@@ -173,7 +174,7 @@ impl PipelineEditor {
             }
             PipelineAction::Cancel => match self.run {
                 PipelineRunState::Running(run) => {
-                    Some(PanelRequest::CancelPipeline { id: next_id(), run })
+                    Some(StudioRequest::CancelPipeline { id: next_id(), run })
                 }
                 _ => None,
             },
@@ -182,7 +183,7 @@ impl PipelineEditor {
                 self.saving = Some(id);
                 self.saving_text = self.text.clone();
                 self.report = None;
-                Some(PanelRequest::SavePipeline { id, text: self.text.clone(), publish })
+                Some(StudioRequest::SavePipeline { id, text: self.text.clone(), publish })
             }
         }
     }
@@ -283,7 +284,7 @@ mod tests {
             n
         };
         let asked = editor.apply(PipelineAction::ListTabs, &mut next);
-        assert_eq!(asked, Some(PanelRequest::ListTabs { id: 1 }));
+        assert_eq!(asked, Some(StudioRequest::ListTabs { id: 1 }));
         let tab = |id, url: &str| TabInfo { id, title: format!("Tab {id}"), url: url.into() };
         let tabs = vec![tab(7, "http://shop.test/p"), tab(8, "chrome://newtab/")];
         assert!(editor.on_event(&StudioEvent::Tabs { id: 1, tabs }));
@@ -299,13 +300,13 @@ mod tests {
         assert!(matches!(&editor.run, PipelineRunState::Failed(m) if m.contains("not JSON")));
         editor.apply(PipelineAction::Input("{}".into()), &mut ids);
         editor.apply(PipelineAction::Tab(" 7 ".into()), &mut ids);
-        let Some(PanelRequest::RunPipeline { id, tab_id, input, .. }) =
+        let Some(StudioRequest::RunPipeline { id, tab_id, input, .. }) =
             editor.apply(PipelineAction::Run, &mut ids)
         else {
             panic!()
         };
         assert_eq!((tab_id, input), (Some(7), json!({})));
-        let Some(PanelRequest::CancelPipeline { run, .. }) =
+        let Some(StudioRequest::CancelPipeline { run, .. }) =
             editor.apply(PipelineAction::Cancel, &mut ids)
         else {
             panic!()
@@ -345,7 +346,7 @@ mod tests {
         assert!(!editor.unsaved());
         // Once saved, the text is no longer unsaved: opening another file asks nothing.
         editor.apply(PipelineAction::Text(mine.clone()), &mut ids);
-        let Some(PanelRequest::SavePipeline { id, .. }) =
+        let Some(StudioRequest::SavePipeline { id, .. }) =
             editor.apply(PipelineAction::Save { publish: false }, &mut ids)
         else {
             panic!()
@@ -366,7 +367,7 @@ mod tests {
     fn a_refused_publish_keeps_the_gates_errors() {
         let mut editor = PipelineEditor::default();
         let mut ids = counter();
-        let Some(PanelRequest::SavePipeline { id, publish: true, .. }) =
+        let Some(StudioRequest::SavePipeline { id, publish: true, .. }) =
             editor.apply(PipelineAction::Save { publish: true }, &mut ids)
         else {
             panic!()

@@ -32,7 +32,7 @@ fn model() -> Value {
         "timeout_ms": 1000, "max_retries": 0})
 }
 
-fn sent(studio: &Studio) -> Vec<PanelRequest> {
+fn sent(studio: &Studio) -> Vec<StudioRequest> {
     studio
         .effects
         .iter()
@@ -66,7 +66,7 @@ fn editing_a_variant_keeps_a_draft_checks_it_and_saves_it_as_an_override() {
     // A broken file is not sent.
     studio.apply(Action::Save);
     assert!(studio.notice().unwrap().starts_with("Not saved"));
-    assert!(!sent(&studio).iter().any(|r| matches!(r, PanelRequest::SavePrompts { .. })));
+    assert!(!sent(&studio).iter().any(|r| matches!(r, StudioRequest::SavePrompts { .. })));
 
     // A variable the Navigator is never given: it loads, but it is not saved.
     studio.effects.clear();
@@ -75,13 +75,13 @@ fn editing_a_variant_keeps_a_draft_checks_it_and_saves_it_as_an_override() {
     studio.apply(Action::Save);
     let notice = studio.notice().unwrap().to_owned();
     assert!(notice.starts_with("Not saved: navigator/A.md reads {{nope}}"), "{notice}");
-    assert!(!sent(&studio).iter().any(|r| matches!(r, PanelRequest::SavePrompts { .. })));
+    assert!(!sent(&studio).iter().any(|r| matches!(r, StudioRequest::SavePrompts { .. })));
 
     studio.apply(Action::Edit("Task: {{task}} {{> json_only}}".into()));
     assert!(studio.check().is_ok());
     assert_eq!(studio.save_problem(), None);
     studio.apply(Action::Save);
-    let Some(PanelRequest::SavePrompts { id, edits }) = sent(&studio).pop() else { panic!() };
+    let Some(StudioRequest::SavePrompts { id, edits }) = sent(&studio).pop() else { panic!() };
     assert_eq!(edits["navigator/A.md"].as_deref(), Some("Task: {{task}} {{> json_only}}"));
     assert!(studio.saving());
     let mut stored = BTreeMap::new();
@@ -91,7 +91,7 @@ fn editing_a_variant_keeps_a_draft_checks_it_and_saves_it_as_an_override() {
 
     // Revert is one request that drops the override.
     studio.apply(Action::Revert("navigator/A.md".into()));
-    let Some(PanelRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
+    let Some(StudioRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
     assert_eq!(edits["navigator/A.md"], None);
 }
 
@@ -122,7 +122,7 @@ fn a_sample_from_a_captured_step_previews_and_runs_with_the_drafts() {
     assert!(preview.segments.contains(&studio_core::preview::Segment::Value("task of t1".into())));
 
     studio.apply(Action::Run);
-    let Some(PanelRequest::StudioRun { id, run }) = sent(&studio).pop() else { panic!() };
+    let Some(StudioRequest::StudioRun { id, run }) = sent(&studio).pop() else { panic!() };
     assert_eq!(run.vars, json!({"task": "task of t1"}));
     assert!(run.overrides.contains_key("navigator/A.md"));
     assert_eq!(studio.run, RunState::Running(id));
@@ -162,7 +162,7 @@ fn bad_sample_json_is_said_and_nothing_is_sent() {
     studio.apply(Action::VarsText("{\"task\": ".into()));
     studio.apply(Action::Run);
     assert!(matches!(&studio.run, RunState::Failed(m) if m.contains("not JSON")));
-    assert!(!sent(&studio).iter().any(|r| matches!(r, PanelRequest::StudioRun { .. })));
+    assert!(!sent(&studio).iter().any(|r| matches!(r, StudioRequest::StudioRun { .. })));
 }
 
 #[test]
@@ -186,7 +186,7 @@ fn compare_runs_each_variant_on_the_newest_captured_steps() {
     let runs: Vec<_> = sent(&studio)
         .into_iter()
         .filter_map(|r| match r {
-            PanelRequest::StudioRun { run, .. } => Some(run.variant.clone()),
+            StudioRequest::StudioRun { run, .. } => Some(run.variant.clone()),
             _ => None,
         })
         .collect();
@@ -219,7 +219,7 @@ fn an_arm_can_use_another_roles_model() {
     let runs: Vec<(String, ModelRole)> = sent(&studio)
         .into_iter()
         .filter_map(|r| match r {
-            PanelRequest::StudioRun { run, .. } => Some((run.variant.clone(), run.role)),
+            StudioRequest::StudioRun { run, .. } => Some((run.variant.clone(), run.role)),
             _ => None,
         })
         .collect();
@@ -236,8 +236,16 @@ fn version(number: u32, text: &str) -> PromptVersion {
     }
 }
 
+/// Types `text` into the open file and saves it, answered: the page says it saved.
+fn save_edit(studio: &mut Studio, text: &str) {
+    studio.apply(Action::Edit(text.into()));
+    studio.apply(Action::Save);
+    answer_save(studio);
+    assert!(studio.notice().is_some());
+}
+
 fn answer_save(studio: &mut Studio) {
-    let Some(PanelRequest::SavePrompts { id, edits }) = sent(studio).pop() else { panic!() };
+    let Some(StudioRequest::SavePrompts { id, edits }) = sent(studio).pop() else { panic!() };
     let mut stored = studio.overrides.clone().unwrap_or_default();
     for (path, text) in edits {
         match text {
@@ -267,7 +275,7 @@ fn a_files_saved_versions_list_newest_first_and_one_is_restored_as_a_new_save() 
     // No unsaved edits: restoring saves version 1's text again.
     studio.effects.clear();
     studio.apply(Action::Restore(1));
-    let Some(PanelRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
+    let Some(StudioRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
     assert_eq!(edits.len(), 1);
     assert_eq!(edits["navigator/A.md"].as_deref(), Some(one));
     answer_save(&mut studio);
@@ -292,7 +300,7 @@ fn a_files_saved_versions_list_newest_first_and_one_is_restored_as_a_new_save() 
     assert!(sent(&studio).is_empty());
     studio.apply(Action::Restore(2));
     studio.apply(Action::ConfirmRestore(true));
-    let Some(PanelRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
+    let Some(StudioRequest::SavePrompts { edits, .. }) = sent(&studio).pop() else { panic!() };
     assert_eq!(edits["navigator/A.md"].as_deref(), Some(two));
     assert!(!studio.drafts.contains_key("navigator/A.md"));
 
@@ -318,19 +326,13 @@ fn the_saved_notice_shows_on_its_file_only_and_goes_when_the_person_moves_or_edi
     assert_eq!(studio.notice(), None);
 
     // Another file of the prompt.
-    studio.apply(Action::Edit("Task: {{task}} again {{> json_only}}".into()));
-    studio.apply(Action::Save);
-    answer_save(&mut studio);
-    assert!(studio.notice().is_some());
+    save_edit(&mut studio, "Task: {{task}} again {{> json_only}}");
     studio.apply(Action::OpenFile("navigator/schema.json".into()));
     assert_eq!(studio.notice(), None);
 
     // Editing again.
     studio.apply(Action::OpenFile("navigator/A.md".into()));
-    studio.apply(Action::Edit("Task: {{task}} once more {{> json_only}}".into()));
-    studio.apply(Action::Save);
-    answer_save(&mut studio);
-    assert!(studio.notice().is_some());
+    save_edit(&mut studio, "Task: {{task}} once more {{> json_only}}");
     studio.apply(Action::Edit("Task: {{task}} and more {{> json_only}}".into()));
     assert_eq!(studio.notice(), None);
 

@@ -218,12 +218,13 @@ fn open_list(browser: &Browser, page: &Page) -> Vec<Row> {
 fn idb(expression: &str) -> String {
     format!(
         "(async () => {{
-            const db = await new Promise((ok, fail) => {{ const r = indexedDB.open('alphascout'); r.onsuccess = () => ok(r.result); r.onerror = () => fail(r.error); }});
+            {open_db}
             const request = {expression};
             const result = await new Promise((ok, fail) => {{ request.onsuccess = () => ok(request.result); request.onerror = () => fail(request.error); }});
             db.close();
             return result ?? true;
-        }})()"
+        }})()",
+        open_db = e2e::OPEN_DB,
     )
 }
 

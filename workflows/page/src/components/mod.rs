@@ -1,6 +1,7 @@
 //! One component per file: each renders its props and emits [`crate::state::Action`]s.
 
 pub mod app;
+pub mod list_section;
 pub mod notice_bar;
 pub mod param_row;
 pub mod params_editor;
@@ -14,22 +15,6 @@ pub mod subtask_editor;
 pub mod version_bar;
 pub mod workflow_editor;
 pub mod workflow_list;
-
-use wasm_bindgen::JsCast;
-
-/// The value of the input, textarea or select an event came from.
-pub fn value_of(event: &yew::Event) -> String {
-    let Some(target) = event.target() else { return String::new() };
-    if let Some(input) = target.dyn_ref::<web_sys::HtmlInputElement>() {
-        input.value()
-    } else if let Some(area) = target.dyn_ref::<web_sys::HtmlTextAreaElement>() {
-        area.value()
-    } else if let Some(select) = target.dyn_ref::<web_sys::HtmlSelectElement>() {
-        select.value()
-    } else {
-        String::new()
-    }
-}
 
 /// The messages of `problems`, for showing beside a field.
 pub fn field_problems(problems: &[&workflow_format::schema::Problem]) -> yew::Html {

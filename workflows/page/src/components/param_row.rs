@@ -4,7 +4,7 @@ use workflow_format::edit::Edit;
 use workflow_format::schema::{Param, Problem};
 use yew::prelude::*;
 
-use crate::components::{field_problems, value_of};
+use crate::components::field_problems;
 use crate::state::Action;
 
 #[derive(Properties, PartialEq)]
@@ -22,7 +22,7 @@ pub fn param_row(props: &Props) -> Html {
         let param = props.param.clone();
         props.dispatch.reform(move |e: Event| {
             let mut param = param.clone();
-            change(&mut param, value_of(&e));
+            change(&mut param, page_kit::value(&e));
             Action::Edit(Edit::UpdateParam { index, param })
         })
     };

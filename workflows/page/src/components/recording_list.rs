@@ -5,33 +5,35 @@ use std::collections::BTreeMap;
 use protocol::workflow::ReflectProgress;
 use yew::prelude::*;
 
+use crate::components::list_section::list_section;
 use crate::components::recording_row::RecordingRowView;
-use crate::state::{Action, RecordingRow, Renaming};
+use crate::state::{Action, RecordingRow};
+use page_kit::RecordingName;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub recordings: Vec<RecordingRow>,
     pub reflections: BTreeMap<String, ReflectProgress>,
-    pub renaming: Option<Renaming>,
+    pub renaming: Option<RecordingName>,
     pub dispatch: Callback<Action>,
 }
 
 #[function_component(RecordingList)]
 pub fn recording_list(props: &Props) -> Html {
-    html! {
-        <section class="recordings" data-testid="recording-list">
-            <h2>{ "Recordings" }</h2>
-            if props.recordings.is_empty() {
-                <p class="hint">{ "No recordings yet: record one from the side panel." }</p>
-            }
-            <ul>
-                { for props.recordings.iter().map(|r| html! {
-                    <RecordingRowView key={r.id.clone()} recording={r.clone()}
-                        progress={props.reflections.get(&r.id).cloned()}
-                        renaming={props.renaming.clone().filter(|n| n.recording_id == r.id)}
-                        dispatch={props.dispatch.clone()} />
-                }) }
-            </ul>
-        </section>
-    }
+    let rows = props.recordings.iter().map(|r| {
+        html! {
+            <RecordingRowView key={r.id.clone()} recording={r.clone()}
+                progress={props.reflections.get(&r.id).cloned()}
+                renaming={props.renaming.clone().filter(|n| n.recording_id == r.id)}
+                dispatch={props.dispatch.clone()} />
+        }
+    });
+    list_section(
+        "recordings",
+        "recording-list",
+        "Recordings",
+        props.recordings.is_empty(),
+        "No recordings yet: record one from the side panel.",
+        rows.collect(),
+    )
 }

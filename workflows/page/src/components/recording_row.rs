@@ -2,17 +2,17 @@
 //! failed with a retry), or export it as JSONL.
 
 use protocol::workflow::{ReflectProgress, ReflectStage};
-use web_sys::HtmlInputElement;
 use yew::prelude::*;
 
-use crate::state::{Action, RecordingRow, Renaming};
+use crate::state::{Action, RecordingRow};
+use page_kit::RecordingName;
 
 #[derive(Properties, PartialEq)]
 pub struct Props {
     pub recording: RecordingRow,
     pub progress: Option<ReflectProgress>,
     /// This recording's name while it is being edited.
-    pub renaming: Option<Renaming>,
+    pub renaming: Option<RecordingName>,
     pub dispatch: Callback<Action>,
 }
 
@@ -82,10 +82,9 @@ pub fn recording_row(props: &Props) -> Html {
 }
 
 /// The name being edited: Enter saves, Escape cancels.
-fn name_editor(renaming: &Renaming, dispatch: &Callback<Action>) -> Html {
-    let oninput = dispatch.reform(|event: InputEvent| {
-        Action::RecordingName(event.target_unchecked_into::<HtmlInputElement>().value())
-    });
+fn name_editor(renaming: &RecordingName, dispatch: &Callback<Action>) -> Html {
+    let oninput =
+        dispatch.reform(|event: InputEvent| Action::RecordingName(page_kit::value(&event)));
     let onkeydown = {
         let dispatch = dispatch.clone();
         Callback::from(move |event: KeyboardEvent| match event.key().as_str() {

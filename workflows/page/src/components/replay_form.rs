@@ -2,7 +2,6 @@
 
 use yew::prelude::*;
 
-use crate::components::value_of;
 use crate::state::{Action, ReplayForm, TabChoice};
 
 #[derive(Properties, PartialEq)]
@@ -15,14 +14,15 @@ pub struct Props {
 #[function_component(ReplayFormView)]
 pub fn replay_form(props: &Props) -> Html {
     let form = &props.form;
-    let on_tab = props.dispatch.reform(|e: Event| Action::ReplayTab(value_of(&e).parse().ok()));
+    let on_tab =
+        props.dispatch.reform(|e: Event| Action::ReplayTab(page_kit::value(&e).parse().ok()));
     html! {
         <section class="replay-form" data-testid="replay-form">
             <h3>{ format!("Replay {} (v{})", form.name, form.version) }</h3>
             { for form.fields.iter().map(|f| {
                 let name = f.name.clone();
                 let on_input = props.dispatch.reform(move |e: InputEvent| {
-                    let value = e.target_unchecked_into::<web_sys::HtmlInputElement>().value();
+                    let value = page_kit::value(&e);
                     Action::ReplayParam(name.clone(), value)
                 });
                 html! {
@@ -46,7 +46,7 @@ pub fn replay_form(props: &Props) -> Html {
             <label class="check" title="Off: every step asks the model, which adapts to a changed page but takes longer">
                 <input type="checkbox" data-testid="replay-fast-path" checked={form.fast_path}
                     onchange={props.dispatch.reform(|e: Event| Action::ReplayFastPath(
-                        e.target_unchecked_into::<web_sys::HtmlInputElement>().checked()))} />
+                        page_kit::checked(&e)))} />
                 { " Fast path: replay recorded steps without the model while the page matches" }
             </label>
             <div class="actions">

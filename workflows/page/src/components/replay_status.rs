@@ -17,13 +17,7 @@ pub struct Props {
 pub fn replay_status(props: &Props) -> Html {
     let r = &props.replay;
     let draft = use_state(String::new);
-    let on_draft = {
-        let draft = draft.clone();
-        Callback::from(move |e: InputEvent| {
-            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-            draft.set(input.value());
-        })
-    };
+    let on_draft = page_kit::keep_text(&draft);
     let send = {
         let (draft, dispatch) = (draft.clone(), props.dispatch.clone());
         Callback::from(move |_| {

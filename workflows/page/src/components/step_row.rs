@@ -5,7 +5,7 @@ use workflow_format::edit::Edit;
 use workflow_format::schema::{ActionKind, Problem, WorkflowStep};
 use yew::prelude::*;
 
-use crate::components::{field_problems, value_of};
+use crate::components::field_problems;
 use crate::effects::use_screenshot;
 use crate::state::Action;
 
@@ -33,12 +33,16 @@ pub fn step_row(props: &Props) -> Html {
         let step = props.step.clone();
         props.dispatch.reform(move |e: Event| {
             let mut step = step.clone();
-            change(&mut step, value_of(&e));
+            change(&mut step, page_kit::value(&e));
             Action::Edit(Edit::UpdateStep { index, step: Box::new(step) })
         })
     };
     let on_move = props.dispatch.reform(move |e: Event| {
-        Action::Edit(Edit::MoveStep { from: index, to_subtask: value_of(&e), position: usize::MAX })
+        Action::Edit(Edit::MoveStep {
+            from: index,
+            to_subtask: page_kit::value(&e),
+            position: usize::MAX,
+        })
     });
     let delete = props.dispatch.reform(move |_| Action::Edit(Edit::DeleteStep { index }));
     let kind = &props.step.action.kind;

@@ -5,8 +5,8 @@ use workflow_format::edit::Edit;
 use workflow_format::schema::Problem;
 use yew::prelude::*;
 
+use crate::components::field_problems;
 use crate::components::step_row::StepRow;
-use crate::components::{field_problems, value_of};
 use crate::state::{Action, Editor};
 
 #[derive(Properties, PartialEq)]
@@ -28,7 +28,7 @@ pub fn subtask_editor(props: &Props) -> Html {
         dispatch.reform(move |e: Event| {
             Action::Edit(Edit::UpdateSubtask {
                 index,
-                text: value_of(&e),
+                text: page_kit::value(&e),
                 expected_outcome: outcome.clone(),
             })
         })
@@ -37,11 +37,11 @@ pub fn subtask_editor(props: &Props) -> Html {
         Action::Edit(Edit::UpdateSubtask {
             index,
             text: text.clone(),
-            expected_outcome: value_of(&e),
+            expected_outcome: page_kit::value(&e),
         })
     });
     let on_depends = dispatch.reform(move |e: Event| {
-        let depends_on = value_of(&e)
+        let depends_on = page_kit::value(&e)
             .split(',')
             .map(|d| d.trim().to_owned())
             .filter(|d| !d.is_empty())

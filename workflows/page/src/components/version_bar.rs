@@ -2,7 +2,6 @@
 
 use yew::prelude::*;
 
-use crate::components::value_of;
 use crate::state::Action;
 
 #[derive(Properties, PartialEq)]
@@ -20,7 +19,7 @@ pub fn version_bar(props: &Props) -> Html {
     let chosen = use_state(|| None::<u32>);
     let on_choose = {
         let chosen = chosen.clone();
-        Callback::from(move |e: Event| chosen.set(value_of(&e).parse().ok()))
+        Callback::from(move |e: Event| chosen.set(page_kit::value(&e).parse().ok()))
     };
     let rollback = {
         let (chosen, dispatch) = (chosen.clone(), props.dispatch.clone());

@@ -9,7 +9,6 @@ use yew::prelude::*;
 use crate::components::params_editor::ParamsEditor;
 use crate::components::problem_list::ProblemList;
 use crate::components::subtask_editor::SubtaskEditor;
-use crate::components::value_of;
 use crate::components::version_bar::VersionBar;
 use crate::state::{Action, Editor};
 
@@ -26,8 +25,8 @@ pub fn workflow_editor(props: &Props) -> Html {
     let editor = &props.editor;
     let draft = &editor.draft;
     let dispatch = &props.dispatch;
-    let on_name = dispatch.reform(|e: Event| Action::SetName(value_of(&e)));
-    let on_description = dispatch.reform(|e: Event| Action::SetDescription(value_of(&e)));
+    let on_name = dispatch.reform(|e: Event| Action::SetName(page_kit::value(&e)));
+    let on_description = dispatch.reform(|e: Event| Action::SetDescription(page_kit::value(&e)));
     let add_subtask = {
         let at = draft.subtasks.len();
         let id = (1..)

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use workflow_format::schema::Workflow;
 use yew::prelude::*;
 
+use crate::components::list_section::list_section;
 use crate::state::Action;
 
 #[derive(Properties, PartialEq)]
@@ -16,29 +17,27 @@ pub struct Props {
 
 #[function_component(WorkflowList)]
 pub fn workflow_list(props: &Props) -> Html {
-    html! {
-        <section class="workflows" data-testid="workflow-list">
-            <h2>{ "Workflows" }</h2>
-            if props.workflows.is_empty() {
-                <p class="hint">{ "No workflows yet: reflect a recording, or import a file." }</p>
-            }
-            <ul>
-                { for props.workflows.iter().filter_map(|(id, versions)| {
-                    let latest = versions.last()?;
-                    let open = {
-                        let id = id.clone();
-                        props.dispatch.reform(move |_| Action::Open(id.clone()))
-                    };
-                    let current = props.open.as_deref() == Some(id.as_str());
-                    Some(html! {
-                        <li key={id.clone()} class={classes!("workflow", current.then_some("open"))}>
-                            <button class="link" data-testid="workflow-row" data-id={id.clone()} onclick={open}>
-                                { format!("{} (v{})", latest.name, latest.version) }
-                            </button>
-                        </li>
-                    })
-                }) }
-            </ul>
-        </section>
-    }
+    let rows = props.workflows.iter().filter_map(|(id, versions)| {
+        let latest = versions.last()?;
+        let open = {
+            let id = id.clone();
+            props.dispatch.reform(move |_| Action::Open(id.clone()))
+        };
+        let current = props.open.as_deref() == Some(id.as_str());
+        Some(html! {
+            <li key={id.clone()} class={classes!("workflow", current.then_some("open"))}>
+                <button class="link" data-testid="workflow-row" data-id={id.clone()} onclick={open}>
+                    { format!("{} (v{})", latest.name, latest.version) }
+                </button>
+            </li>
+        })
+    });
+    list_section(
+        "workflows",
+        "workflow-list",
+        "Workflows",
+        props.workflows.is_empty(),
+        "No workflows yet: reflect a recording, or import a file.",
+        rows.collect(),
+    )
 }

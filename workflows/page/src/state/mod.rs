@@ -7,14 +7,14 @@ mod editor;
 mod replay_form;
 
 use std::collections::BTreeMap;
-use std::rc::Rc;
 
+use page_kit::RecordingName;
+use protocol::TabId;
 use protocol::workflow::WorkflowsEvent;
+use protocol::workflow::WorkflowsRequest;
 use protocol::workflow::{ReflectProgress, ReflectStage, ReplayControl, ReplayProgress};
-use protocol::{PanelRequest, TabId};
 use workflow_format::edit::Edit;
 use workflow_format::schema::Workflow;
-use yew::Reducible;
 
 pub use editor::Editor;
 pub use replay_form::{ReplayForm, TabChoice};
@@ -30,23 +30,13 @@ pub struct RecordingRow {
     pub steps: usize,
 }
 
-/// A recording's name as it is being edited.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Renaming {
-    pub recording_id: String,
-    pub text: String,
-    /// The request saving it, while on its way.
-    pub saving: Option<u32>,
-    pub problem: Option<String>,
-}
-
 /// IO the reducer asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Read the recordings and every workflow version.
     Load,
     /// Send a request to the worker.
-    Send(PanelRequest),
+    Send(WorkflowsRequest),
     /// Store this workflow version (its `updatedAt` stamped at the moment of saving).
     Save(Workflow),
     /// Offer a file for download.
@@ -122,7 +112,7 @@ pub struct Page {
     pub tabs: Vec<TabChoice>,
     pub notice: Option<String>,
     /// The recording whose name is being edited.
-    pub renaming: Option<Renaming>,
+    pub renaming: Option<RecordingName>,
     /// Queued effects, numbered; the effect layer runs each number once.
     pub effects: Vec<(u64, Effect)>,
     next_effect: u64,
@@ -155,7 +145,7 @@ impl Page {
         }
     }
 
-    fn request(&mut self, make: impl FnOnce(u32) -> PanelRequest) -> u32 {
+    fn request(&mut self, make: impl FnOnce(u32) -> WorkflowsRequest) -> u32 {
         let id = self.next_request.max(1);
         self.next_request = id + 1;
         self.effect(Effect::Send(make(id)));
@@ -200,7 +190,7 @@ impl Page {
             Action::DismissNotice => self.notice = None,
             Action::Reflect(recording_id) => {
                 let asked = recording_id.clone();
-                let id = self.request(|id| PanelRequest::ReflectRecording { id, recording_id });
+                let id = self.request(|id| WorkflowsRequest::ReflectRecording { id, recording_id });
                 self.reflect_asked.insert(id, asked.clone());
                 self.reflections.insert(
                     asked.clone(),
@@ -216,32 +206,19 @@ impl Page {
                     return;
                 };
                 let text = row.name.clone();
-                self.renaming = Some(Renaming { recording_id, text, ..Renaming::default() });
+                self.renaming = Some(RecordingName::new(recording_id, text));
             }
             Action::RecordingName(text) => {
                 if let Some(renaming) = &mut self.renaming {
-                    renaming.text = text;
-                    renaming.problem = None;
+                    renaming.edit(text);
                 }
             }
             Action::SaveRecordingName => {
-                let Some(renaming) = self.renaming.clone().filter(|r| r.saving.is_none()) else {
-                    return;
-                };
-                match protocol::recording::recording_name(&renaming.text) {
-                    Ok(name) => {
-                        let recording_id = renaming.recording_id;
-                        let id = self.request(|id| PanelRequest::NameRecording {
-                            id,
-                            recording_id,
-                            name,
-                        });
-                        self.renaming.as_mut().expect("checked").saving = Some(id);
-                    }
-                    Err(problem) => {
-                        self.renaming.as_mut().expect("checked").problem = Some(problem)
-                    }
-                }
+                let Some(renaming) = self.renaming.as_mut() else { return };
+                let Some((recording_id, name)) = renaming.to_save() else { return };
+                let id =
+                    self.request(|id| WorkflowsRequest::NameRecording { id, recording_id, name });
+                self.renaming.as_mut().expect("checked").sending(id);
             }
             Action::CancelRecordingName => self.renaming = None,
             Action::Worker(event) => self.on_worker(event),
@@ -333,7 +310,7 @@ impl Page {
                         let mut form = ReplayForm::for_workflow(saved);
                         form.tab = self.preferred_tab;
                         self.replay_form = Some(form);
-                        self.request(|id| PanelRequest::ListTabs { id });
+                        self.request(|id| WorkflowsRequest::ListTabs { id });
                     }
                     None => self.notice = Some("Save the workflow before replaying it.".into()),
                 }
@@ -376,7 +353,7 @@ impl Page {
             Action::ReplayCancelForm => self.replay_form = None,
             Action::ReplayControl(action) => {
                 if let Some(run_id) = self.replay.as_ref().map(|r| r.run_id.clone()) {
-                    self.request(|id| PanelRequest::ReplayControl { id, run_id, action });
+                    self.request(|id| WorkflowsRequest::ReplayControl { id, run_id, action });
                 }
             }
             Action::ReplayMessage(text) => {
@@ -385,7 +362,7 @@ impl Page {
                 if let Some(run_id) = live.map(|r| r.run_id.clone())
                     && !text.is_empty()
                 {
-                    self.request(|id| PanelRequest::ReplayMessage { id, run_id, text });
+                    self.request(|id| WorkflowsRequest::ReplayMessage { id, run_id, text });
                 }
             }
         }
@@ -394,7 +371,7 @@ impl Page {
     fn on_worker(&mut self, event: WorkflowsEvent) {
         match event {
             WorkflowsEvent::Hello { .. } => {
-                self.request(|id| PanelRequest::CurrentReplay { id });
+                self.request(|id| WorkflowsRequest::CurrentReplay { id });
             }
             WorkflowsEvent::Reflection { progress } => {
                 if let ReflectStage::Done { workflow_id } = &progress.stage {
@@ -413,14 +390,12 @@ impl Page {
                     .collect();
             }
             WorkflowsEvent::Failed { id, message }
-                if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
+                if self.renaming.as_ref().is_some_and(|r| r.saved_by(id)) =>
             {
-                let renaming = self.renaming.as_mut().expect("checked");
-                renaming.saving = None;
-                renaming.problem = Some(message);
+                self.renaming.as_mut().expect("checked").failed(message);
             }
             WorkflowsEvent::Done { id }
-                if self.renaming.as_ref().is_some_and(|r| r.saving == Some(id)) =>
+                if self.renaming.as_ref().is_some_and(|r| r.saved_by(id)) =>
             {
                 self.renaming = None;
                 self.effect(Effect::Load);
@@ -452,15 +427,7 @@ fn file_stem(name: &str) -> String {
     if stem.is_empty() { "workflow".into() } else { stem }
 }
 
-impl Reducible for Page {
-    type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let mut page = (*self).clone();
-        page.apply(action);
-        Rc::new(page)
-    }
-}
+page_kit::reducible_by_apply!(Page, Action);
 
 #[cfg(test)]
 mod tests;

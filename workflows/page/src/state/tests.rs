@@ -74,6 +74,13 @@ fn effects(page: &Page) -> Vec<Effect> {
     page.effects.iter().map(|(_, e)| e.clone()).collect()
 }
 
+/// The page with workflow `wf` (one version) open in the editor.
+fn opened() -> Page {
+    let mut page = loaded(vec![shop(1)]);
+    page.apply(Action::Open("wf".into()));
+    page
+}
+
 #[test]
 fn the_list_groups_versions_and_opens_the_latest() {
     let page = loaded(vec![shop(2), shop(1)]);
@@ -88,8 +95,7 @@ fn the_list_groups_versions_and_opens_the_latest() {
 
 #[test]
 fn renaming_a_parameter_rewrites_its_uses_and_problems_show_live_where_they_are() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     let product =
         Param { name: "product".into(), example: "tea".into(), ..shop(1).params[0].clone() };
     page.apply(Action::Edit(Edit::UpdateParam { index: 0, param: product }));
@@ -125,8 +131,7 @@ fn renaming_a_parameter_rewrites_its_uses_and_problems_show_live_where_they_are(
 
 #[test]
 fn a_dependency_must_name_an_upstream_extract() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     let editor = page.editor.as_ref().unwrap();
     assert_eq!(editor.upstream_variables(2), ["cheapest"]);
     assert!(editor.upstream_variables(1).is_empty());
@@ -172,8 +177,7 @@ fn every_save_is_a_new_version_and_rollback_saves_an_old_one_again() {
 
 #[test]
 fn export_and_import_go_through_the_published_format() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     page.apply(Action::Export);
     let Some(Effect::Download { name, text }) = effects(&page).last().cloned() else { panic!() };
     assert_eq!(name, "cheapest-product.v1.workflow.json");
@@ -186,12 +190,12 @@ fn export_and_import_go_through_the_published_format() {
 
 #[test]
 fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     page.apply(Action::ReplayOpen);
     let form = page.replay_form.clone().unwrap();
     assert_eq!(form.values()["query"], "coffee");
-    let Some(Effect::Send(PanelRequest::ListTabs { id })) = effects(&page).last().cloned() else {
+    let Some(Effect::Send(WorkflowsRequest::ListTabs { id })) = effects(&page).last().cloned()
+    else {
         panic!("the open tabs are asked for")
     };
     // Tabs come with their titles and URLs; pages that are not web pages are not offered.
@@ -246,7 +250,7 @@ fn the_replay_form_prefills_examples_and_starts_the_saved_version() {
 fn reflection_progress_and_replay_status_come_from_the_worker() {
     let mut page = loaded(vec![]);
     page.apply(Action::Reflect("rec".into()));
-    let Some(Effect::Send(PanelRequest::ReflectRecording { id, .. })) =
+    let Some(Effect::Send(WorkflowsRequest::ReflectRecording { id, .. })) =
         effects(&page).last().cloned()
     else {
         panic!()
@@ -291,7 +295,7 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
     page.apply(Action::ReplayControl(ReplayControl::Pause));
     assert!(matches!(
         effects(&page).last(),
-        Some(Effect::Send(PanelRequest::ReplayControl { action: ReplayControl::Pause, .. }))
+        Some(Effect::Send(WorkflowsRequest::ReplayControl { action: ReplayControl::Pause, .. }))
     ));
     // Steering goes to the live replay; a blank one is not sent.
     let sent = effects(&page).len();
@@ -300,14 +304,13 @@ fn reflection_progress_and_replay_status_come_from_the_worker() {
     page.apply(Action::ReplayMessage(" Pick the cheapest ".into()));
     assert!(matches!(
         effects(&page).last(),
-        Some(Effect::Send(PanelRequest::ReplayMessage { text, .. })) if text == "Pick the cheapest"
+        Some(Effect::Send(WorkflowsRequest::ReplayMessage { text, .. })) if text == "Pick the cheapest"
     ));
 }
 
 #[test]
 fn a_reflected_workflow_does_not_replace_unsaved_edits() {
-    let mut page = loaded(vec![shop(1)]);
-    page.apply(Action::Open("wf".into()));
+    let mut page = opened();
     page.apply(Action::SetName("Edited".into()));
     page.apply(Action::Worker(WorkflowsEvent::Reflection {
         progress: ReflectProgress {
@@ -340,7 +343,7 @@ fn a_recording_is_renamed_through_the_worker_and_the_list_read_again() {
     page.apply(Action::RecordingName(" Buy socks ".into()));
     page.apply(Action::SaveRecordingName);
     let sent = effects(&page).into_iter().rev().find_map(|e| match e {
-        Effect::Send(PanelRequest::NameRecording { id, recording_id, name }) => {
+        Effect::Send(WorkflowsRequest::NameRecording { id, recording_id, name }) => {
             Some((id, recording_id, name))
         }
         _ => None,

@@ -47,7 +47,7 @@ fn an_mcp_step_calls_the_servers_tool_with_its_rendered_arguments() {
         answers: BTreeMap::from([("mcp", Ok(json!({"price": 4.5, "stock": 3})))]),
         ..Tools::default()
     };
-    let out = run(&pipeline, json!({"sku": "A-1"}), Model::default(), tools);
+    let out = run(&pipeline, json!({"sku": "A-1"}), Scripted::default(), tools);
     assert_eq!(out.run.status, RunStatus::Ok, "{:?}", out.run.error);
     assert_eq!(out.run.output, Some(json!(4.5)));
     assert_eq!(
@@ -73,7 +73,7 @@ fn an_mcp_tool_outside_the_allowlist_is_refused_at_load_and_at_run_time() {
     // A pipeline changed after loading is still held to its list.
     let mut pipeline = loaded(LOOKUP);
     pipeline.allow_mcp.clear();
-    let out = run(&pipeline, json!({"sku": "A-1"}), Model::default(), Tools::default());
+    let out = run(&pipeline, json!({"sku": "A-1"}), Scripted::default(), Tools::default());
     let error = out.run.error.unwrap();
     assert_eq!((error.code, error.step_id.as_deref()), (ErrorCode::ToolNotAllowed, Some("price")));
     assert_eq!(
@@ -90,7 +90,7 @@ fn a_failing_mcp_tool_fails_its_step_with_the_clients_message() {
         recoverable: false,
     };
     let tools = Tools { answers: BTreeMap::from([("mcp", Err(failure))]), ..Tools::default() };
-    let out = run(&loaded(LOOKUP), json!({"sku": "B"}), Model::default(), tools);
+    let out = run(&loaded(LOOKUP), json!({"sku": "B"}), Scripted::default(), tools);
     let error = out.run.error.unwrap();
     assert_eq!(error.code, ErrorCode::ToolFailed);
     assert_eq!(error.message, "MCP server \"shop\", tool \"lookup\": failed: unknown sku");
@@ -138,7 +138,7 @@ steps:
         mcp: BTreeMap::from([("shop", Ok(shop_tools())), ("other", Ok(vec![]))]),
         ..Tools::default()
     };
-    let out = run(&loaded.pipeline, json!({}), Model::answering(&[json!({})]), tools);
+    let out = run(&loaded.pipeline, json!({}), answering(&[json!({})]), tools);
     assert_eq!(out.run.status, RunStatus::Ok, "{:?}", out.run.error);
     // Only the servers the allowlist names are asked.
     assert_eq!(*out.tools.listed.borrow(), ["shop"]);
@@ -155,7 +155,7 @@ steps:
     let mut every = loaded.pipeline.clone();
     every.allow_mcp = vec![McpAllow { server: "shop".into(), tool: None }];
     let tools = Tools { mcp: BTreeMap::from([("shop", Ok(shop_tools()))]), ..Tools::default() };
-    let out = run(&every, json!({}), Model::answering(&[json!({})]), tools);
+    let out = run(&every, json!({}), answering(&[json!({})]), tools);
     let prompt = &out.run.steps[0].llm.as_ref().unwrap().prompt_text;
     let verbose = prompt
         .lines()
@@ -164,7 +164,7 @@ steps:
     assert!(verbose.ends_with('…') && verbose.chars().count() < 700, "{verbose}");
     assert!(prompt.len() < 6000, "{}", prompt.len());
     // What the model was sent is that prompt.
-    assert!(out.model.sent.borrow()[0].body.to_string().contains("mcp:shop/lookup"));
+    assert!(out.model.seen.borrow()[0].body.to_string().contains("mcp:shop/lookup"));
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn a_server_that_cannot_list_its_tools_is_said_in_the_list() {
         recoverable: true,
     };
     let tools = Tools { mcp: BTreeMap::from([("shop", Err(failure))]), ..Tools::default() };
-    let out = run(&loaded(source), json!({}), Model::answering(&[json!({})]), tools);
+    let out = run(&loaded(source), json!({}), answering(&[json!({})]), tools);
     let prompt = &out.run.steps[0].llm.as_ref().unwrap().prompt_text;
     // No allow_tools: every built-in tool, and every server.
     for tool in ["page_state", "extract", "agent_task", "workflow_replay", "http"] {

@@ -10,8 +10,7 @@ use super::*;
 use crate::executor::{BrowserError, CaptureError, Checkpoint, Control};
 use crate::prompts::PromptSet;
 use crate::run::{AgentEvent, LlmTrace};
-use crate::testing::{FakeClock, settings};
-use crate::workflow::reflect::tests::Scripted;
+use crate::testing::{FakeClock, Scripted, settings};
 use crate::workflow::schema::{FORMAT_VERSION, Param, StepAction, WorkflowSubtask};
 
 /// A page: where it is and what it lists.
@@ -227,6 +226,21 @@ fn done() -> String {
     answer(json!({"action": "done", "text": "reached", "success": true}), json!([]))
 }
 
+/// The search subtask decided by the model: "halo" typed into `field`, Enter, done.
+fn search_halo(field: u32) -> Vec<String> {
+    vec![
+        answer(json!({"action": "type", "id": field, "text": "halo"}), json!([])),
+        answer(json!({"action": "send_keys", "keys": "Enter"}), json!([])),
+        done(),
+    ]
+}
+
+/// The model done reading the album page, saying `text`, with the `album` extracted.
+fn read_album(text: &str, album: &str) -> String {
+    let read = json!({"action": "done", "text": text, "success": true});
+    answer(read, json!([{"variable": "album", "value": album}]))
+}
+
 struct Outcome {
     state: ReplayState,
     model: Scripted,
@@ -360,17 +374,9 @@ fn the_fast_path_replays_matched_steps_and_extracts_flow_to_the_dependent_subtas
 #[test]
 fn without_the_fast_path_every_step_asks_the_model_and_each_state_is_reported() {
     let site = Site::new(music);
-    let replies = vec![
-        answer(json!({"action": "type", "id": 1, "text": "halo"}), json!([])),
-        answer(json!({"action": "send_keys", "keys": "Enter"}), json!([])),
-        done(),
-        answer(
-            json!({"action": "done", "text": "read it", "success": true}),
-            json!([{"variable": "album", "value": "I Am… Sasha Fierce"}]),
-        ),
-        answer(json!({"action": "click", "id": 6}), json!([])),
-        done(),
-    ];
+    let mut replies = search_halo(1);
+    replies.push(read_album("read it", "I Am… Sasha Fierce"));
+    replies.extend([answer(json!({"action": "click", "id": 6}), json!([])), done()]);
     let model = Scripted::new(replies);
     let store = Store::default();
     let mut state = ReplayState::new(&workflow(), BTreeMap::new(), 1, "run-1", "t0", "gpt-test");
@@ -400,16 +406,8 @@ fn an_ambiguous_target_falls_back_to_the_model() {
     let mut site = Site::new(music);
     site.page.borrow_mut().elements.push(element(2, "input", "search"));
     site.react = Box::new(music);
-    let replies = vec![
-        answer(json!({"action": "type", "id": 2, "text": "halo"}), json!([])),
-        answer(json!({"action": "send_keys", "keys": "Enter"}), json!([])),
-        done(),
-        answer(
-            json!({"action": "done", "text": "x", "success": true}),
-            json!([{"variable": "album", "value": "A"}]),
-        ),
-        done(),
-    ];
+    let mut replies = search_halo(2);
+    replies.extend([read_album("x", "A"), done()]);
     let out = replay(&workflow(), site, replies, &Control::default());
     assert_eq!(out.state.status, ReplayStatus::Done);
     assert_eq!(out.state.calls_saved, 0);
@@ -476,7 +474,7 @@ fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
             handle.request_cancel();
         }
     });
-    let model = Scripted::new(vec![]);
+    let model = Scripted::default();
     let store = Store::default();
     let wf = workflow();
     let mut state = ReplayState::new(&wf, BTreeMap::new(), 1, "run-1", "t0", "gpt-test");
@@ -491,7 +489,7 @@ fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
     // Paused during the "read" subtask's model call, then resumed with a fresh Control.
     let control = Control::default();
     let site = Site::new(music);
-    let model = Scripted::new(vec![]);
+    let model = Scripted::default();
     let mut state = ReplayState::new(&wf, BTreeMap::new(), 1, "run-2", "t0", "gpt-test");
     control.request_pause();
     resume(&wf, &site, &model, &store, &control, &mut state);
@@ -499,13 +497,7 @@ fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
     let stored: ReplayState =
         serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
     assert_eq!(stored, state);
-    let model = Scripted::new(vec![
-        answer(
-            json!({"action": "done", "text": "x", "success": true}),
-            json!([{"variable": "album", "value": "A"}]),
-        ),
-        done(),
-    ]);
+    let model = Scripted::new(vec![read_album("x", "A"), done()]);
     let mut state = stored;
     let site = Site::new(|action, page| {
         // The album link now bears the name recorded, so the fast path takes it too.
@@ -625,14 +617,7 @@ fn a_question_pauses_the_replay_and_the_answer_reaches_the_model_on_resume() {
         serde_json::from_str(&serde_json::to_string(&state).unwrap()).unwrap();
     let control = Control::default();
     control.push_follow_up("The live one, Meteora");
-    let model = Scripted::new(vec![
-        answer(
-            json!({"action": "done", "text": "read", "success": true}),
-            json!([{"variable": "album", "value": "Meteora"}]),
-        ),
-        done(),
-        done(),
-    ]);
+    let model = Scripted::new(vec![read_album("read", "Meteora"), done(), done()]);
     resume(&wf, &Site::new(music), &model, &out.store, &control, &mut state);
     let first = prompt(&model, 0);
     assert!(first.contains("The live one, Meteora"), "{first}");
@@ -650,10 +635,7 @@ fn a_question_pauses_the_replay_and_the_answer_reaches_the_model_on_resume() {
 fn a_fast_typed_field_waits_for_suggestions_only_when_the_next_step_needs_one() {
     let replies = vec![
         answer(json!({"action": "extract", "query": "the album"}), json!([])),
-        answer(
-            json!({"action": "done", "text": "read", "success": true}),
-            json!([{"variable": "album", "value": "Meteora"}]),
-        ),
+        read_album("read", "Meteora"),
         done(),
     ];
     let out = replay(&workflow(), Site::new(music), replies.clone(), &Control::default());
