@@ -557,3 +557,30 @@ fn approve_picked_asks_about_runs_with_open_work_and_can_leave_them_out() {
     studio.apply(Action::MovePicked(ReviewStatus::InReview));
     assert_eq!(queued(&studio).len(), 1);
 }
+
+/// A sync round pulled a teammate's change to the open run while the reviewer was asked
+/// whether to approve: the run is read again, and the reviewer keeps their step, their tool
+/// and the question (the flake `annotation_sync::two_profiles_sync…` hit under load).
+#[test]
+fn the_open_run_read_again_keeps_the_persons_place_and_question() {
+    let mut studio = opened(Role::Reviewer, ReviewStatus::InReview);
+    studio.apply(Action::Select(2));
+    studio.apply(Action::Approve);
+    assert!(studio.editor.as_ref().unwrap().approving.is_some(), "it asks first");
+    let again = opened(Role::Reviewer, ReviewStatus::InReview).editor.unwrap();
+    let mut steps = again.steps.clone();
+    steps[0].thoughts.thought1 = "A teammate's fix.".into();
+    studio.apply(Action::RunLoaded(Box::new(Loaded {
+        data: RunData::new(again.run.clone(), steps),
+        qa: false,
+        user: user(Role::Reviewer),
+        draft: None,
+    })));
+    let editor = studio.editor.as_ref().unwrap();
+    assert_eq!(editor.steps[0].thoughts.thought1, "A teammate's fix.");
+    assert_eq!(editor.at, 2, "still on the step they were reading");
+    assert!(editor.approving.is_some(), "the question is still open");
+    studio.apply(Action::ConfirmApproval(true));
+    let [Effect::Save { run, .. }] = queued(&studio)[..] else { panic!() };
+    assert_eq!(run.status, ReviewStatus::Approved);
+}

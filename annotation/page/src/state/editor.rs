@@ -182,6 +182,31 @@ impl EditorState {
         }
     }
 
+    /// The same run loaded again (a sync round pulled a teammate's change while nothing was
+    /// unsaved): the person stays where they were. The selected step (by its index), the tool,
+    /// the zoom, a suggestion being written, the flag form, a version comparison, drafts
+    /// waiting for review and an approval question still open all carry over from `before`;
+    /// the question is asked anew from the new steps, and dropped if nothing is in doubt now.
+    pub fn keep_place(&mut self, before: EditorState) {
+        if before.run.id != self.run.id || before.qa != self.qa {
+            return;
+        }
+        let selected = before.steps.get(before.at).map(|s| s.index);
+        if let Some(at) = selected.and_then(|i| self.steps.iter().position(|s| s.index == i)) {
+            self.at = at;
+        }
+        self.tool = before.tool;
+        self.zoom = before.zoom;
+        self.escaping = before.escaping;
+        self.suggesting = before.suggesting;
+        self.compare = before.compare;
+        self.flag = before.flag;
+        self.drafting = before.drafting;
+        if before.approving.is_some() {
+            self.approving = self.approval().doubts();
+        }
+    }
+
     /// The selected step with its unsaved edits.
     pub fn current(&self) -> Option<&Step> {
         self.drafts.get(&self.at).or_else(|| self.steps.get(self.at))

@@ -50,6 +50,9 @@ impl Studio {
         self.wanted = None;
         let mut editor = EditorState::new(loaded);
         editor.issued = self.commands;
+        if let Some(before) = self.editor.take() {
+            editor.keep_place(before);
+        }
         // The link named a step (a trace's, from the Prompt Studio): open on it.
         if let Some((run, index)) = self.at_step.take()
             && run == editor.run.id

@@ -102,6 +102,7 @@ fn a_link_that_names_a_step_opens_the_run_on_that_step() {
     studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
     assert_eq!(studio.editor.as_ref().unwrap().at, 2, "stored index 2, not the first to do");
     // Only for the run the link named, and only once.
+    studio.apply(Action::BackToList);
     studio.apply(Action::OpenRoute(Route::parse("?agentRunId=other&step=0")));
     studio.apply(Action::RunLoaded(Box::new(loaded(false, Role::Annotator))));
     assert_eq!(studio.editor.as_ref().unwrap().at, 1);
