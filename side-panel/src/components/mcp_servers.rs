@@ -37,8 +37,11 @@ pub fn mcp_servers(props: &McpServersProps) -> Html {
                 let testing = matches!(test, ConnectionTest::Testing { .. });
                 let name = server.name.trim();
                 let title = if name.is_empty() { format!("Server {}", i + 1) } else { name.to_owned() };
-                let example = if name.is_empty() { "shop" } else { name };
-                let hint = format!("What pipelines call it: server: {example}, and mcp:{example}/* in allow_tools.");
+                let hint = if name.is_empty() {
+                    "Name it, e.g. shop: pipelines then say server: shop, and mcp:shop/* in allow_tools.".to_owned()
+                } else {
+                    format!("What pipelines call it: server: {name}, and mcp:{name}/* in allow_tools.")
+                };
                 html! {
                     <fieldset class="mcp-server" data-testid={format!("settings-mcp-{i}")}>
                         <legend>{ title.clone() }</legend>
