@@ -44,12 +44,8 @@ impl Db {
             .collect();
         rows.sort_by(|a, b| b.created_at.cmp(&a.created_at));
         let mut workflows = Vec::new();
-        let stored =
-            capture_db::all(&self.db, WORKFLOWS).await.map_err(failed("read the workflows"))?;
-        // Read straight from the stored text, as a recording is: through `Value` first, the
-        // page would carry a second reader for every workflow type.
-        for value in stored {
-            match capture_db::decode::<Workflow>(value) {
+        for value in self.all(WORKFLOWS).await.map_err(failed("read the workflows"))? {
+            match serde_json::from_value::<Workflow>(value) {
                 Ok(workflow) => workflows.push(workflow),
                 Err(error) => warn(&format!("an unreadable workflow version: {error}")),
             }
