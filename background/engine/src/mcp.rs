@@ -290,14 +290,7 @@ impl<'a, H: Http> McpClients<'a, H> {
 
     /// Every tool of server `name`.
     pub async fn list_tools(&self, name: &str) -> Result<Vec<McpTool>, McpError> {
-        let session = self.session(name, "tools/list").await?;
-        match session.list_tools().await {
-            Err(error) if error.session_ended => {
-                self.sessions.borrow_mut().remove(name);
-                self.session(name, "tools/list").await?.list_tools().await
-            }
-            answer => answer,
-        }
+        self.in_session(name, "tools/list", async |session| session.list_tools().await).await
     }
 
     /// Tool `tool` of server `name`: its `structuredContent`, else its text, with the
@@ -309,20 +302,33 @@ impl<'a, H: Http> McpClients<'a, H> {
         arguments: &Value,
     ) -> Result<Value, McpError> {
         let what = format!("tool {tool:?}");
-        let session = self.session(name, &what).await?;
-        let result = match session.call_tool(tool, arguments).await {
-            Err(error) if error.session_ended => {
-                self.sessions.borrow_mut().remove(name);
-                self.session(name, &what).await?.call_tool(tool, arguments).await
-            }
-            answer => answer,
-        }?;
-        let token = session.server.token.expose();
+        let call = async |session: &McpSession<'a, H>| session.call_tool(tool, arguments).await;
+        let result = self.in_session(name, &what, call).await?;
+        let Some(server) = self.servers.iter().find(|s| s.name == name) else { return Ok(result) };
+        let token = server.token.expose();
         let text = result.to_string();
         if token.is_empty() || !text.contains(token) {
             return Ok(result);
         }
         Ok(serde_json::from_str(&text.replace(token, "***")).unwrap_or(Value::Null))
+    }
+
+    /// `op` in server `name`'s session, and once more in a new session should the server
+    /// have forgotten the first.
+    async fn in_session<T>(
+        &self,
+        name: &str,
+        what: &str,
+        op: impl AsyncFn(&McpSession<'a, H>) -> Result<T, McpError>,
+    ) -> Result<T, McpError> {
+        let session = self.session(name, what).await?;
+        match op(&session).await {
+            Err(error) if error.session_ended => {
+                self.sessions.borrow_mut().remove(name);
+                op(&*self.session(name, what).await?).await
+            }
+            answer => answer,
+        }
     }
 
     async fn session(&self, name: &str, what: &str) -> Result<Rc<McpSession<'a, H>>, McpError> {
