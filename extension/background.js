@@ -67,6 +67,19 @@ chrome.sidePanel.setPanelBehavior({ openPanelOnActionClick: true }).catch(consol
 // Tabs open before this start (install, update, a restarted worker) get theirs too.
 chrome.tabs.query({}).then((tabs) => tabs.forEach((tab) => panelFor(tab.id)), console.error);
 
+// MCP clients reach AlphaScout through the native host `alphascout-mcp`, which the worker
+// connects to only while Settings allow MCP clients. The port's listeners are registered
+// here like every other; Chrome's reason for a closed port is only readable in its callback.
+globalThis.alphascoutConnectMcp = (host) => {
+  const port = chrome.runtime.connectNative(host);
+  port.onMessage.addListener((message) => whenReady(() => worker.on_mcp_message(port, message)));
+  port.onDisconnect.addListener(() => {
+    const why = chrome.runtime.lastError?.message ?? "";
+    whenReady(() => worker.on_mcp_disconnect(port, why));
+  });
+  return port;
+};
+
 const listenersRegistered = performance.now();
 init().then(() => {
   worker.start(listenersRegistered, performance.now() - listenersRegistered);

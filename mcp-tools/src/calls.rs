@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::catalogue::{Published, flat_inputs};
+use crate::catalogue::{Published, WorkflowEntry, flat_inputs};
 
 /// A tab's id, as Chrome numbers tabs.
 pub type TabId = i32;
@@ -71,15 +71,12 @@ pub fn read(tool: &str, arguments: &Value, published: &Published) -> Result<Call
     let args = Args { tool, args };
     let call = match tool {
         "run_task" => {
-            let url = args.string("url")?;
-            if let Some(url) = &url
-                && !(url.starts_with("http://") || url.starts_with("https://"))
-            {
-                return Err(format!(
-                    "run_task's url must start with http:// or https://, not {url:?}."
-                ));
+            // Which addresses it may open is the URL firewall's to say, as for the agent.
+            let (url, tab_id) = (args.string("url")?, args.tab("tab_id")?);
+            if url.is_some() && tab_id.is_some() {
+                return Err("run_task takes tab_id or url, not both.".into());
             }
-            Call::RunTask { task: args.text("task")?, tab_id: args.tab("tab_id")?, url }
+            Call::RunTask { task: args.text("task")?, tab_id, url }
         }
         "answer" => Call::Answer { job_id: args.text("job_id")?, text: args.text("text")? },
         "get_page_state" => Call::GetPageState { tab_id: args.required_tab()? },
@@ -131,19 +128,11 @@ fn published_call(args: &Args, published: &Published) -> Result<Call, String> {
     if let Some(workflow) = published.workflow_tool(tool) {
         let mut params = BTreeMap::new();
         for (name, value) in args.args {
-            if name == "tab_id" || name == "fast_path" {
-                continue;
-            }
-            if !workflow.params.iter().any(|p| &p.name == name) {
-                return Err(format!("{tool} has no parameter {name:?}."));
-            }
-            params.insert(name.clone(), param_text(tool, name, value)?);
-        }
-        for param in workflow.params.iter().filter(|p| p.required()) {
-            if params.get(&param.name).is_none_or(|v| v.is_empty()) {
-                return Err(format!("{tool} needs {}: {}.", param.name, param.description));
+            if name != "tab_id" && name != "fast_path" {
+                params.insert(name.clone(), param_text(tool, name, value)?);
             }
         }
+        check_params(tool, workflow, &params)?;
         return Ok(Call::ReplayWorkflow {
             workflow: workflow.id.clone(),
             params,
@@ -152,6 +141,24 @@ fn published_call(args: &Args, published: &Published) -> Result<Call, String> {
         });
     }
     Err(format!("There is no tool {tool:?}: tools/list says which there are."))
+}
+
+/// Refuses a parameter `workflow` does not have, and a missing one it cannot do without;
+/// `tool` names the call in the sentence.
+pub fn check_params(
+    tool: &str,
+    workflow: &WorkflowEntry,
+    params: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    if let Some(name) = params.keys().find(|n| !workflow.params.iter().any(|p| &&p.name == n)) {
+        return Err(format!("{tool} has no parameter {name:?}."));
+    }
+    for param in workflow.params.iter().filter(|p| p.required()) {
+        if params.get(&param.name).is_none_or(|v| v.is_empty()) {
+            return Err(format!("{tool} needs {}: {}.", param.name, param.description));
+        }
+    }
+    Ok(())
 }
 
 /// A parameter's value as the replay takes it: text, or a number or truth value written out.
@@ -249,7 +256,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::catalogue::{ParamEntry, PipelineEntry, WorkflowEntry};
+    use crate::catalogue::{ParamEntry, PipelineEntry};
 
     fn none() -> Published {
         Published::default()
@@ -315,8 +322,8 @@ mod tests {
             ),
             (
                 "run_task",
-                json!({"task": "x", "url": "file:///etc/passwd"}),
-                "run_task's url must start with http:// or https://, not \"file:///etc/passwd\".",
+                json!({"task": "x", "url": "https://a.test/", "tab_id": 2}),
+                "run_task takes tab_id or url, not both.",
             ),
             ("run_task", json!({"task": "x", "tab": 4}), "run_task takes no tab."),
             ("answer", json!({"job_id": "j"}), "answer needs text: some text."),

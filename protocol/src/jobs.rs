@@ -102,6 +102,9 @@ pub struct JobSummary {
     /// The provider asked to wait (a rate limit): what the panel shows meanwhile.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<ProviderWait>,
+    /// The MCP client that started it (its `clientInfo` name), when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driven_by: Option<String>,
 }
 
 impl JobSummary {
@@ -126,6 +129,7 @@ impl JobSummary {
             step: 0,
             spend: Spend::default(),
             waiting: None,
+            driven_by: None,
         }
     }
 

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 pub mod agent;
 pub mod drafting;
 pub mod jobs;
+pub mod mcp;
 pub mod recording;
 pub mod settings;
 pub mod studio;
@@ -469,6 +470,11 @@ pub enum WorkerEvent {
         #[serde(default)]
         id: Option<u32>,
         jobs: Vec<jobs::JobSummary>,
+    },
+    /// The MCP server's state (Settings' "Allow MCP clients"); sent on connect and on every
+    /// change.
+    Mcp {
+        status: mcp::McpStatus,
     },
 }
 

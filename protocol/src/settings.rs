@@ -314,6 +314,10 @@ pub struct Settings {
     /// MCP servers whose tools pipelines may call (streamable HTTP).
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
+    /// MCP clients (desktop apps, local agents) may drive AlphaScout through the native
+    /// host `alphascout-mcp`. Off unless the person switches it on.
+    #[serde(default)]
+    pub allow_mcp_clients: bool,
 }
 
 /// An MCP server the user configured: its tools are what a pipeline's `tool: mcp` step
@@ -589,6 +593,7 @@ mod tests {
             prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::new(),
             mcp_servers: vec![],
+            allow_mcp_clients: false,
         }
     }
 

@@ -90,6 +90,10 @@ pub struct AgentRun {
     /// path did, so replays are told apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayOrigin>,
+    /// The MCP client (its `clientInfo` name) that started the run, when one did; runs
+    /// captured before MCP read as `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driven_by: Option<String>,
 }
 
 /// The workflow a replay ran and how it went without the model.

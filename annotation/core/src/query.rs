@@ -22,6 +22,9 @@ pub struct RunSummary {
     /// A replay's values and fast-path share (`ReplayOrigin::describe`), shown by its title.
     #[serde(default)]
     pub replay: Option<String>,
+    /// The MCP client that started the run, when one did.
+    #[serde(default)]
+    pub driven_by: Option<String>,
     pub status: ReviewStatus,
     pub agent_status: String,
     pub created_at: String,
@@ -60,8 +63,8 @@ pub struct RunSummary {
 }
 
 /// The summary shape [`summarize`] makes now (1: issues and per-run metrics; 2: what tells
-/// replays apart).
-pub const SUMMARY_FORMAT: u32 = 2;
+/// replays apart; 3: the MCP client that drove the run).
+pub const SUMMARY_FORMAT: u32 = 3;
 
 /// Reduces a run to what the list needs.
 pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
@@ -89,6 +92,8 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
     add(&run.task_prompt);
     // A replay is found by the values it ran with.
     run.replay.iter().flat_map(|r| r.params.values()).for_each(|v| add(v));
+    // A run an MCP client drove is found by the client's name.
+    add(run.driven_by.as_deref().unwrap_or(""));
     run.follow_ups.iter().for_each(|f| add(f));
     add(run.final_answer.as_deref().unwrap_or(""));
     run.tags.iter().for_each(|t| add(t));
@@ -116,6 +121,7 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
         task_id: run.task_id.clone(),
         task_prompt: run.task_prompt.clone(),
         replay: run.replay.as_ref().map(run_records::ReplayOrigin::describe),
+        driven_by: run.driven_by.clone(),
         status: run.status,
         agent_status: run.agent_status.clone(),
         created_at: run.created_at.clone(),
@@ -520,6 +526,7 @@ mod analytics_tests {
             task_id: String::new(),
             task_prompt: String::new(),
             replay: None,
+            driven_by: None,
             status,
             agent_status: String::new(),
             created_at: String::new(),

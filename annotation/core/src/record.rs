@@ -101,6 +101,9 @@ pub struct Run {
     /// On a workflow's replay: the workflow, its parameter values and the fast path's share.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<run_records::ReplayOrigin>,
+    /// The MCP client that started the run, when one did (`run::AgentRun::driven_by`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driven_by: Option<String>,
     /// Time spent annotating the run in this browser, in ms, added at every save (seed §7.H
     /// "time to annotate"). Local, like `collections`: sync neither sends nor replaces it.
     #[serde(default, skip_serializing_if = "is_zero")]

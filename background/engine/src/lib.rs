@@ -102,6 +102,7 @@ pub(crate) mod testing {
             prompt_overrides: BTreeMap::new(),
             prices: BTreeMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
             mcp_servers: vec![],
+            allow_mcp_clients: false,
         }
     }
 

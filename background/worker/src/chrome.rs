@@ -53,6 +53,13 @@ extern "C" {
     pub type Port;
     #[wasm_bindgen(method, js_name = postMessage, catch)]
     fn post_message(this: &Port, message: &JsValue) -> Result<(), JsValue>;
+    #[wasm_bindgen(method)]
+    pub fn disconnect(this: &Port);
+
+    /// `chrome.runtime.connectNative(host)` with the port's listeners registered, by
+    /// `extension/background.js` (Rust registers no `chrome.*` listener itself).
+    #[wasm_bindgen(js_name = alphascoutConnectMcp, catch)]
+    pub fn connect_mcp(host: &str) -> Result<Port, JsValue>;
 }
 
 /// An extension API call that does nothing but tell Chrome the worker is busy.

@@ -20,7 +20,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::Worker;
 use crate::chrome::{self, ChromeTabs};
-use crate::signal::Ended;
+use crate::signal::{Ended, Notify};
 
 struct Row {
     summary: JobSummary,
@@ -54,6 +54,8 @@ pub struct JobTable {
     unreadable: RefCell<Vec<JobSummary>>,
     keep_alive: RefCell<Option<KeepAlive>>,
     guarded: Cell<bool>,
+    /// Told at every change of any row: what an MCP call waiting on a job watches.
+    pub changes: Notify,
 }
 
 impl JobTable {
@@ -215,6 +217,7 @@ impl JobTable {
     /// After any change: tell every page, keep the worker alive while jobs run, lift the
     /// guard when none acts in tabs any more, and let go of tabs nothing holds.
     fn changed(&self, worker: &Rc<Worker>) {
+        self.changes.notify();
         let running = jobs::any_running(&self.rules());
         let pings = self.rows.borrow().iter().any(|r| r.summary.status == JobStatus::Running);
         self.keep_alive(pings);

@@ -11,6 +11,7 @@ mod connection;
 mod drafting;
 mod http;
 mod jobs;
+mod mcp_host;
 mod new_tabs;
 mod pipelines;
 mod recorder;
@@ -48,6 +49,8 @@ struct Worker {
     pipelines: pipelines::Pipelines,
     recorder: recorder::Recorder,
     workflows: workflows::Workflows,
+    /// The native host that MCP clients reach AlphaScout through, while Settings allow it.
+    mcp: mcp_host::McpHost,
     /// Tabs the agent's tabs open, held until guarded.
     new_tabs: new_tabs::NewTabs,
     listeners_registered_ms: f64,
@@ -76,6 +79,7 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         pipelines: pipelines::Pipelines::default(),
         recorder: recorder::Recorder::default(),
         workflows: workflows::Workflows::default(),
+        mcp: mcp_host::McpHost::default(),
         new_tabs: new_tabs::NewTabs::default(),
         listeners_registered_ms,
         wasm_instantiate_ms,
@@ -91,7 +95,9 @@ pub fn start(listeners_registered_ms: f64, wasm_instantiate_ms: f64) {
         // its own in place.
         let _ = chrome::release_page_loads().await;
         tasks::Tasks::restore(state.clone()).await;
-        workflows::Workflows::restore(state).await;
+        workflows::Workflows::restore(state.clone()).await;
+        // Jobs first: a client's call may name one.
+        mcp_host::McpHost::start(state).await;
     });
 }
 
@@ -126,6 +132,7 @@ pub fn on_port_connect(port: Port) {
     for event in worker.workflows.events() {
         port.post(&event);
     }
+    port.post(&worker.mcp.event());
     worker.ports.add(port.clone());
     wasm_bindgen_futures::spawn_local(async move { port.post(&worker.jobs.event(None).await) });
 }
@@ -145,6 +152,18 @@ pub fn on_port_disconnect(port: Port) {
 #[wasm_bindgen]
 pub fn on_port_message(port: Port, message: JsValue) {
     requests::enqueue(worker(), port, message);
+}
+
+/// A message from the MCP native host (see `mcp_host`).
+#[wasm_bindgen]
+pub fn on_mcp_message(port: Port, message: JsValue) {
+    mcp_host::McpHost::on_message(&worker(), port, message);
+}
+
+/// The MCP native host's port closed; `why` is Chrome's `runtime.lastError` message, or empty.
+#[wasm_bindgen]
+pub fn on_mcp_disconnect(port: Port, why: String) {
+    mcp_host::McpHost::on_disconnect(&worker(), port, why);
 }
 
 /// A `chrome.runtime.sendMessage` request; the returned promise resolves to the answer.

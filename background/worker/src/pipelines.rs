@@ -57,6 +57,7 @@ impl Cancel for Stop<'_> {
     fn step_finished(&self, trace: &StepTrace) {
         let step = serde_json::to_value(trace).unwrap_or_default();
         self.worker.ports.broadcast(&WorkerEvent::PipelineStep { run: self.id, step });
+        self.worker.mcp.on_pipeline_step(self.id, trace);
     }
 }
 
@@ -153,7 +154,7 @@ impl WorkerTools<'_> {
     async fn agent_task(&self, task: &str, tab: TabId) -> Result<Value, ToolFailure> {
         let worker = self.worker;
         let session =
-            worker.tasks.start_job(worker, tab, task, None, Some(&self.job)).await.map_err(
+            worker.tasks.start_job(worker, tab, task, None, Some(&self.job), None).await.map_err(
                 |message| ToolFailure {
                     message: format!("The agent task did not start: {message}"),
                     recoverable: true,
@@ -213,7 +214,7 @@ impl WorkerTools<'_> {
             _ => return Err(refused("A replay's params must be an object of values.".into())),
         };
         let run_id = flows
-            .start_job(worker, &found.id, found.version, tab, &given, true, Some(&self.job))
+            .start_job(worker, &found.id, found.version, tab, &given, true, Some(&self.job), None)
             .await
             .map_err(|message| failed(format!("The replay did not start: {message}")))?;
         worker.jobs.wait_end(&run_id).await;
@@ -282,6 +283,7 @@ async fn settings(store: &Store) -> Result<(Settings, PromptSet), String> {
 }
 
 /// Runs `text` on `input` in `tab`, stores each llm step's trace, and answers with the run.
+/// `driven_by` names the MCP client that asked for it.
 pub async fn run(
     worker: &Rc<Worker>,
     store: &Store,
@@ -289,6 +291,7 @@ pub async fn run(
     text: &str,
     input: Value,
     tab: Option<TabId>,
+    driven_by: Option<&str>,
 ) -> Result<WorkerEvent, String> {
     let (settings, prompts) = settings(store).await?;
     let loaded = load(text, &prompts).map_err(|problems| {
@@ -300,7 +303,11 @@ pub async fn run(
     let stop = Rc::new(Cell::new(false));
     worker.pipelines.running.borrow_mut().insert(id, stop.clone());
     let title = loaded.pipeline.id.clone();
-    worker.jobs.put(worker, summary(&job, &title, tab, JobStatus::Running, None), None);
+    let summary = |status, why| JobSummary {
+        driven_by: driven_by.map(str::to_owned),
+        ..summary(&job, &title, tab, status, why)
+    };
+    worker.jobs.put(worker, summary(JobStatus::Running, None), None);
     let mut models = vec![settings.models.navigator.clone()];
     models.extend([settings.models.planner.clone(), settings.models.thinking.clone()]);
     let tools = WorkerTools {
@@ -333,7 +340,7 @@ pub async fn run(
     let ended = worker.pipelines.closed.borrow_mut().remove(&id);
     let (status, why) =
         if ended { (JobStatus::Failed, Some(TAB_CLOSED.into())) } else { (status, why) };
-    worker.jobs.put(worker, summary(&job, &title, tab, status, why), None);
+    worker.jobs.put(worker, summary(status, why), None);
     let run_id = format!("pipeline:{}", chrome::random_uuid());
     for (n, trace) in run.steps.iter().enumerate() {
         let Some(call) = &trace.llm else { continue };
@@ -403,16 +410,28 @@ pub async fn run_published(
     name: &str,
     input: Value,
     tab: TabId,
+    driven_by: Option<&str>,
 ) -> Result<WorkerEvent, String> {
-    let rows = stored(store).await?;
-    let Some(row) =
-        rows.into_iter().filter(|r| r.id == name && r.published).max_by_key(|r| r.version)
-    else {
-        return Err(format!(
-            "No published pipeline is named {name:?}: publish it in the Prompt Studio first."
-        ));
+    let Some(row) = published(store).await?.into_iter().find(|r| r.id == name) else {
+        return Err(unpublished(name));
     };
-    run(worker, store, id, &row.text, input, Some(tab)).await
+    run(worker, store, id, &row.text, input, Some(tab), driven_by).await
+}
+
+/// Said when no published pipeline is named `name`.
+pub fn unpublished(name: &str) -> String {
+    format!("No published pipeline is named {name:?}: publish it in the Prompt Studio first.")
+}
+
+/// The newest published version of every pipeline that has one.
+pub async fn published(store: &Store) -> Result<Vec<StoredPipeline>, String> {
+    let mut newest: BTreeMap<String, StoredPipeline> = BTreeMap::new();
+    for row in stored(store).await?.into_iter().filter(|r| r.published) {
+        if newest.get(&row.id).is_none_or(|kept| kept.version < row.version) {
+            newest.insert(row.id.clone(), row);
+        }
+    }
+    Ok(newest.into_values().collect())
 }
 
 /// Stops the run started by request `run` after its current step; a task or replay it
@@ -520,6 +539,9 @@ pub async fn save(
         runs: own_runs.into_iter().rev().collect(),
     };
     put(store, &row).await?;
+    if publish {
+        worker.mcp.tools_changed();
+    }
     Ok(WorkerEvent::PipelineSaved {
         id,
         version,

@@ -108,7 +108,7 @@ async fn answer_panel_request(
             Ok(WorkerEvent::Task { id: Some(id), snapshot: tasks.snapshot(tab_id) })
         }
         PanelRequest::StartTask { id, tab_id, task, session_id } => tasks
-            .start_job(worker, tab_id, &task, session_id.as_deref(), None)
+            .start_job(worker, tab_id, &task, session_id.as_deref(), None, None)
             .await
             .map(|_| WorkerEvent::Done { id }),
         PanelRequest::FollowUp { id, session_id, text } => {
@@ -125,7 +125,13 @@ async fn answer_panel_request(
         }
         PanelRequest::GetSettings { id } => tasks.get_settings(id).await,
         PanelRequest::SaveSettings { id, settings, keys } => {
-            tasks.save_settings(id, *settings, &keys).await
+            let saved = tasks.save_settings(id, *settings, &keys).await;
+            if let Ok(WorkerEvent::Settings { settings: Some(settings), problems, .. }) = &saved
+                && problems.is_empty()
+            {
+                crate::mcp_host::McpHost::apply(worker, settings.allow_mcp_clients);
+            }
+            saved
         }
         PanelRequest::ListSessions { id } => tasks.list_sessions(id).await,
         PanelRequest::OpenSession { id, session_id, tab_id } => {
@@ -151,7 +157,8 @@ async fn answer_panel_request(
             crate::studio::save(store().await?.as_ref(), id, edits).await
         }
         PanelRequest::RunPipeline { id, text, input, tab_id } => {
-            crate::pipelines::run(worker, store().await?.as_ref(), id, &text, input, tab_id).await
+            let store = store().await?;
+            crate::pipelines::run(worker, &store, id, &text, input, tab_id, None).await
         }
         PanelRequest::RunPublished { id, name, input, tab_id } => {
             crate::pipelines::run_published(
@@ -161,6 +168,7 @@ async fn answer_panel_request(
                 &name,
                 input,
                 tab_id,
+                None,
             )
             .await
         }

@@ -111,6 +111,7 @@ impl Reporter for TaskReporter<'_> {
             event.actor, event.state, event.step, event.details
         ));
         self.worker.ports.broadcast(&WorkerEvent::Agent { event: event.clone(), panel_tab });
+        self.worker.mcp.on_agent_event(&self.session, event);
     }
 
     async fn save_checkpoint(
@@ -181,6 +182,7 @@ fn job_of(cp: &Checkpoint, running: bool) -> JobSummary {
         step: cp.step,
         spend: cp.spend,
         waiting: None,
+        driven_by: cp.run.driven_by.clone(),
     }
 }
 
@@ -395,7 +397,8 @@ impl Tasks {
     }
 
     /// Starts a task in `tab` (a new conversation, or a follow-up task in `session_id`),
-    /// as a job of its own or of `parent`'s; answers its session id.
+    /// as a job of its own or of `parent`'s; answers its session id. `driven_by` names the
+    /// MCP client that asked for it, kept in its run.
     pub async fn start_job(
         &self,
         worker: &Rc<Worker>,
@@ -403,6 +406,7 @@ impl Tasks {
         task: &str,
         session_id: Option<&str>,
         parent: Option<&str>,
+        driven_by: Option<&str>,
     ) -> Result<String, String> {
         let shown = self.shown_in(tab);
         let store = self.ready(shown.as_deref().unwrap_or_default()).await?;
@@ -446,6 +450,7 @@ impl Tasks {
             return Err(error);
         }
         cp.panel_tab = Some(tab);
+        cp.run.driven_by = driven_by.map(str::to_owned);
         let session = cp.session_id.clone();
         // A paused conversation the tab showed that the new one replaced ended cancelled.
         if let Some((old, status)) = before

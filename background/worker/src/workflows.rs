@@ -106,6 +106,7 @@ impl Workflows {
             (slot.row.progress(), summary, slot.parent.clone())
         });
         let Some((progress, summary, parent)) = held else { return };
+        worker.mcp.on_replay(&progress);
         worker.ports.broadcast(&WorkerEvent::Replay { id: None, replay: Some(Box::new(progress)) });
         worker.jobs.put(worker, summary, parent);
     }
@@ -223,13 +224,15 @@ impl Workflows {
         params: &BTreeMap<String, String>,
         fast_path: bool,
     ) -> Result<WorkerEvent, String> {
-        let run_id =
-            self.start_job(worker, workflow_id, version, tab, params, fast_path, None).await?;
+        let run_id = self
+            .start_job(worker, workflow_id, version, tab, params, fast_path, None, None)
+            .await?;
         let replay = self.row(&run_id).map(|row| Box::new(row.progress()));
         Ok(WorkerEvent::Replay { id: Some(id), replay })
     }
 
     /// Starts a replay as a job of its own or of `parent`'s; answers its run id.
+    /// `driven_by` names the MCP client that asked for it, kept in its run.
     #[allow(clippy::too_many_arguments)]
     pub async fn start_job(
         &self,
@@ -240,6 +243,7 @@ impl Workflows {
         params: &BTreeMap<String, String>,
         fast_path: bool,
         parent: Option<&str>,
+        driven_by: Option<&str>,
     ) -> Result<String, String> {
         let db = self.db(worker).await?;
         let workflow = db.workflow(workflow_id, version).await?;
@@ -258,7 +262,7 @@ impl Workflows {
         job.parent = parent.map(str::to_owned);
         worker.jobs.admit(&job, &settings)?;
         let at = iso8601(js_sys::Date::now());
-        let state = ReplayState::new(
+        let mut state = ReplayState::new(
             &workflow,
             input.params.clone(),
             tab,
@@ -266,6 +270,7 @@ impl Workflows {
             &at,
             &settings.models.navigator.model,
         );
+        state.run.driven_by = driven_by.map(str::to_owned);
         let row = StoredReplay {
             format: REPLAY_FORMAT,
             workflow_id: workflow.id.clone(),
@@ -287,6 +292,11 @@ impl Workflows {
         self.replays.borrow_mut().insert(run_id.clone(), slot);
         spawn_replay(worker.clone(), run_id.clone(), db, store, settings, input.workflow, None);
         Ok(run_id)
+    }
+
+    /// Every workflow's latest version.
+    pub async fn latest(&self, worker: &Worker) -> Result<Vec<Workflow>, String> {
+        self.db(worker).await?.latest_workflows().await
     }
 
     /// Every workflow's latest version with its replay form's fields.
@@ -556,6 +566,8 @@ async fn reflect_recording(
             // The recording takes the task's name unless a person named it; a name that
             // cannot be stored costs the workflow nothing.
             let _ = worker.recorder.name(worker, &recording.id, &task.task_name, false).await;
+            // A new workflow is a new tool for MCP clients.
+            worker.mcp.tools_changed();
             tell(ReflectStage::Done { workflow_id })
         }
         Err(error) => {

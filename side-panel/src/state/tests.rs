@@ -559,6 +559,7 @@ fn stored_settings() -> Settings {
         prompt_overrides: Default::default(),
         prices: Default::default(),
         mcp_servers: vec![],
+        allow_mcp_clients: false,
     }
 }
 

@@ -539,6 +539,7 @@ pub fn run_record(id: &str) -> Value {
             steps: 2,
             fast_path_steps: 1,
         }),
+        driven_by: Some("Claude Desktop".into()),
     };
     serde_json::to_value(run).unwrap()
 }

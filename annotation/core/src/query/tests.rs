@@ -46,7 +46,8 @@ fn sample() -> Vec<RunSummary> {
     b.tags = vec!["saas".into()];
     b.annotator = Some("bob".into());
     b.final_answer = Some("The plan costs 20 dollars".into());
-    let c = run("c", "2026-10-20T23:59:59Z", ReviewStatus::Approved, Some(60));
+    let mut c = run("c", "2026-10-20T23:59:59Z", ReviewStatus::Approved, Some(60));
+    c.driven_by = Some("Claude Desktop".into());
     vec![
         summarize(&a, &a_steps),
         summarize(&b, &[step(0, "type", "I typed the query.")]),
@@ -89,6 +90,9 @@ fn text_search_needs_every_term() {
     assert_eq!(find("dropdown native"), ["a"]);
     assert!(find("\"dropdown native\"").is_empty());
     assert_eq!(find("20 DOLLARS"), ["b"]);
+    // A run an MCP client drove is found by the client's name.
+    assert_eq!(find("\"claude desktop\""), ["c"]);
+    assert_eq!(all[2].driven_by.as_deref(), Some("Claude Desktop"));
     assert!(find("kettle zebra").is_empty());
     assert_eq!(find(""), ["b", "a", "c"]);
 }

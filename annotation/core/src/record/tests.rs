@@ -48,6 +48,7 @@ fn engine_run() -> AgentRun {
             steps: 2,
             fast_path_steps: 1,
         }),
+        driven_by: None,
     }
 }
 

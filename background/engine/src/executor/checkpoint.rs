@@ -263,5 +263,6 @@ fn new_run(id: &str, session: &str, task: &str, settings: &Settings, at: f64) ->
         cost: 0.0,
         telemetry: Default::default(),
         replay: None,
+        driven_by: None,
     }
 }

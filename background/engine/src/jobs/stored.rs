@@ -106,6 +106,7 @@ impl StoredReplay {
             step: self.state.step,
             spend: Default::default(),
             waiting: None,
+            driven_by: self.state.run.driven_by.clone(),
         }
     }
 
@@ -162,6 +163,7 @@ impl UnreadableJob {
             step: 0,
             spend: Default::default(),
             waiting: None,
+            driven_by: None,
         }
     }
 }

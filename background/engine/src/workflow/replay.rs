@@ -186,6 +186,7 @@ impl ReplayState {
                 params: params.clone(),
                 ..ReplayOrigin::default()
             }),
+            driven_by: None,
         };
         ReplayState {
             run,
