@@ -7,6 +7,7 @@ use yew::prelude::*;
 
 use crate::components::chat_log::ChatLog;
 use crate::components::composer::Composer;
+use crate::components::driven_banner::DrivenBanner;
 use crate::components::history_view::HistoryView;
 use crate::components::jobs_view::JobsView;
 use crate::components::paused_banner::PausedBanner;
@@ -241,6 +242,10 @@ pub fn app() -> Html {
         Callback::from(move |tab| dispatcher.dispatch(PanelAction::Job(JobAction::GoTo(tab))))
     };
     let provider_wait = state.jobs.provider_wait(state.tab).map(|wait| wait.describe());
+    let driven = state.jobs.driven_in(state.tab).map(|job| {
+        let client = job.driven_by.clone().unwrap_or_default();
+        (AttrValue::from(client), AttrValue::from(job.id.clone()), state.jobs.is_stopping(&job.id))
+    });
 
     html! {
         <main class={classes!("panel", state.settings_open().then_some("with-settings"))}>
@@ -264,6 +269,10 @@ pub fn app() -> Html {
                 on_toggle_telemetry={act(|| PanelAction::ToggleTelemetry)}
                 on_toggle_settings={act(|| PanelAction::ToggleSettings)}
             />
+            if let Some((client, job_id, stopping)) = driven {
+                <DrivenBanner {client} {job_id} {stopping} connected={state.connected()}
+                    on_stop={on_stop_job.clone()} />
+            }
             <RecordBar recording={state.recording.clone()} connected={state.connected()}
                 on_toggle={act(|| PanelAction::Record(RecordAction::Toggle))}
                 on_offer={act(|| PanelAction::Record(RecordAction::OpenOffer))} />
@@ -308,6 +317,7 @@ pub fn app() -> Html {
                 <SettingsView
                     form={state.settings.clone()}
                     connected={state.connected()}
+                    mcp={state.mcp.clone()}
                     {on_edit}
                     {on_test}
                     on_add_mcp={act(|| PanelAction::AddMcpServer)}

@@ -1,6 +1,7 @@
 use yew::prelude::*;
 
 use crate::components::field_errors::FieldErrors;
+use crate::components::mcp_clients::McpClients;
 use crate::components::mcp_servers::McpServers;
 use crate::components::model_fields::ModelFields;
 use crate::components::settings_field::{InputKind, SettingsField};
@@ -14,6 +15,8 @@ use crate::state::settings::{Field, Load, Saved, SettingsForm, pattern_lines};
 pub struct SettingsViewProps {
     pub form: SettingsForm,
     pub connected: bool,
+    /// The MCP server's state (the native host and its clients).
+    pub mcp: protocol::mcp::McpStatus,
     pub on_edit: Callback<(Field, String)>,
     pub on_test: Callback<ModelRole>,
     pub on_add_mcp: Callback<()>,
@@ -176,6 +179,9 @@ pub fn settings_view(props: &SettingsViewProps) -> Html {
                 <McpServers servers={draft.mcp_servers.clone()} problems={problems.clone()}
                     tests={form.mcp_tests.clone()} connected={props.connected} on_test={props.on_test_mcp.clone()}
                     on_edit={on_edit.clone()} on_add={props.on_add_mcp.clone()} on_remove={props.on_remove_mcp.clone()} />
+
+                <h3>{ "MCP clients" }</h3>
+                <McpClients allowed={draft.allow_mcp_clients} status={props.mcp.clone()} on_edit={on_edit.clone()} />
 
                 <h3>{ "Prices" }</h3>
                 { list(Field::Prices, "Price per million tokens (USD)", &draft.prices, "For the cost shown with each task. A model without a price costs nothing here.", "one model per line, e.g. gpt-4o = 2.5, 10") }

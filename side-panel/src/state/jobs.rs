@@ -59,6 +59,14 @@ impl Jobs {
             .find_map(|job| job.waiting.as_ref())
     }
 
+    /// The live job in `tab` that an MCP client drives, if one does: its panel says so,
+    /// with a Stop.
+    pub fn driven_in(&self, tab: Option<TabId>) -> Option<&JobSummary> {
+        let tab = tab?;
+        self.all()
+            .find(|job| job.status.is_live() && job.tab_id == Some(tab) && job.driven_by.is_some())
+    }
+
     pub fn is_stopping(&self, job_id: &str) -> bool {
         self.stopping.iter().any(|(_, job)| job == job_id)
     }
@@ -203,6 +211,24 @@ mod tests {
             ..job("pipeline:4", JobKind::Pipeline, Some(3), JobStatus::Done)
         };
         vec![reflection, task, pipeline, replay]
+    }
+
+    #[test]
+    fn a_tab_whose_live_job_an_mcp_client_drives_says_so() {
+        let mut jobs = four_jobs();
+        assert!(listed(panel(), None, jobs.clone()).jobs.driven_in(Some(3)).is_none());
+        jobs[1].driven_by = Some("Claude Desktop".into());
+        // The finished pipeline in the same tab is no longer driven.
+        jobs[2].driven_by = Some("old agent".into());
+        let state = listed(panel(), None, jobs.clone());
+        let driven = state.jobs.driven_in(Some(3)).unwrap();
+        assert_eq!(
+            (driven.id.as_str(), driven.driven_by.as_deref()),
+            ("s1", Some("Claude Desktop"))
+        );
+        assert!(state.jobs.driven_in(Some(5)).is_none(), "another tab's job is its own panel's");
+        jobs[1].status = JobStatus::Done;
+        assert!(listed(panel(), None, jobs).jobs.driven_in(Some(3)).is_none());
     }
 
     #[test]

@@ -305,6 +305,8 @@ pub struct PanelState {
     pub workflows: workflows::WorkflowMenu,
     /// Every job of every tab, as the worker last listed them.
     pub jobs: Jobs,
+    /// The MCP server's state, for Settings: allowed, connected, its clients.
+    pub mcp: protocol::mcp::McpStatus,
 }
 
 pub enum PanelAction {
@@ -1042,6 +1044,7 @@ impl PanelState {
             WorkerEvent::Replay { replay, .. } => self.workflows.on_replay(self.tab, replay),
             WorkerEvent::Workflows { id, workflows } => self.workflows.listed(id, workflows),
             WorkerEvent::Jobs { id, jobs } => self.jobs.listed(id, jobs),
+            WorkerEvent::Mcp { status } => self.mcp = status,
         }
     }
 

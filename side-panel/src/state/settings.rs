@@ -62,6 +62,8 @@ pub enum Field {
     McpName(usize),
     McpUrl(usize),
     McpToken(usize),
+    /// MCP clients may drive AlphaScout through the native host.
+    AllowMcpClients,
 }
 
 impl Field {
@@ -115,6 +117,7 @@ impl Field {
             Field::McpName(i) => mcp(i, "name"),
             Field::McpUrl(i) => mcp(i, "url"),
             Field::McpToken(i) => mcp(i, "token"),
+            Field::AllowMcpClients => other("/allow_mcp_clients", "allow-mcp-clients"),
         }
     }
 }
@@ -285,6 +288,7 @@ pub struct SettingsDraft {
     /// `model = input, output` a line.
     pub prices: String,
     pub mcp_servers: Vec<McpDraft>,
+    pub allow_mcp_clients: bool,
     /// What was loaded, so fields the form does not show (prices, other agent options)
     /// are saved as they were.
     base: Option<Settings>,
@@ -340,6 +344,7 @@ impl SettingsDraft {
                     token: s.token.expose().to_owned(),
                 })
                 .collect(),
+            allow_mcp_clients: settings.allow_mcp_clients,
             base: Some(settings.clone()),
         }
     }
@@ -397,6 +402,7 @@ impl SettingsDraft {
                 }
             }
             Field::Prices => self.prices = value,
+            Field::AllowMcpClients => self.allow_mcp_clients = flag,
             Field::McpName(i) | Field::McpUrl(i) | Field::McpToken(i) => {
                 let Some(server) = self.mcp_servers.get_mut(i) else { return };
                 match field {
@@ -462,6 +468,7 @@ impl SettingsDraft {
                     token: Secret::new(s.token.trim()),
                 })
                 .collect(),
+            allow_mcp_clients: self.allow_mcp_clients,
         };
         // A field that is not a number gets one complaint, not two.
         let unreadable: BTreeSet<String> = problems.iter().map(|p| p.path.clone()).collect();
@@ -829,6 +836,18 @@ mod tests {
     }
 
     #[test]
+    fn mcp_clients_are_off_until_switched_on_and_the_switch_is_saved() {
+        let mut draft = SettingsDraft::new(Some(&stored()));
+        assert!(!draft.allow_mcp_clients);
+        assert!(!SettingsDraft::new(None).allow_mcp_clients, "off by default");
+        draft.set(Field::AllowMcpClients, "true".into());
+        let (settings, problems) = draft.build();
+        assert!(settings.allow_mcp_clients && problems.is_empty());
+        assert_eq!(Field::AllowMcpClients.testid(), "settings-allow-mcp-clients");
+        assert!(SettingsDraft::new(Some(&settings)).allow_mcp_clients);
+    }
+
+    #[test]
     fn mcp_servers_are_added_edited_and_removed_with_their_problems_at_their_fields() {
         let mut form = form(Some(&stored()));
         assert_eq!(
@@ -942,6 +961,7 @@ mod tests {
                 url: "http://127.0.0.1:8000/mcp".into(),
                 token: Secret::new("***"),
             }],
+            allow_mcp_clients: false,
         };
         settings.models.navigator.model = "nav-model".into();
         settings
