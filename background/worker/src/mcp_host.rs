@@ -254,7 +254,8 @@ impl McpHost {
             EventDetail::ActionStarted { label } => label.clone(),
             _ => return,
         };
-        self.step(job, event.step, message);
+        // `step` counts the steps before this one.
+        self.step(job, event.step + 1, message);
     }
 
     /// A replay's step ended: each call waiting on it with progress hears of it.
