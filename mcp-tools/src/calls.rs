@@ -256,46 +256,21 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::catalogue::{ParamEntry, PipelineEntry};
+    use crate::catalogue::PipelineEntry;
 
     fn none() -> Published {
         Published::default()
     }
 
+    /// The crate's test catalogue, and a pipeline whose input is one string.
     fn published() -> Published {
-        Published {
-            pipelines: vec![
-                PipelineEntry {
-                    name: "product_facts".into(),
-                    description: String::new(),
-                    inputs: Some(json!({"type": "object", "properties": {"sku": {}}})),
-                },
-                PipelineEntry {
-                    name: "echo".into(),
-                    description: String::new(),
-                    inputs: Some(json!({"type": "string"})),
-                },
-            ],
-            workflows: vec![WorkflowEntry {
-                id: "w1".into(),
-                name: "Buy".into(),
-                description: String::new(),
-                params: vec![
-                    ParamEntry {
-                        name: "product".into(),
-                        description: "What to buy".into(),
-                        example: "kettle".into(),
-                        secret: false,
-                    },
-                    ParamEntry {
-                        name: "pin".into(),
-                        description: "The card's PIN".into(),
-                        example: String::new(),
-                        secret: true,
-                    },
-                ],
-            }],
-        }
+        let mut published = crate::catalogue::published_for_tests();
+        published.pipelines.push(PipelineEntry {
+            name: "echo".into(),
+            description: String::new(),
+            inputs: Some(json!({"type": "string"})),
+        });
+        published
     }
 
     #[test]
@@ -388,20 +363,21 @@ mod tests {
     #[test]
     fn a_workflows_own_tool_replays_it_by_id_and_needs_what_has_no_default() {
         let published = published();
+        let tool = "workflow_buy_a_kettle";
         assert_eq!(
-            read("workflow_buy", &json!({"product": "tea"}), &published),
-            Err("workflow_buy needs pin: The card's PIN.".into())
+            read(tool, &json!({"product": "tea"}), &published),
+            Err(format!("{tool} needs password: The shop password."))
         );
         assert_eq!(
-            read("workflow_buy", &json!({"colour": "red", "pin": "1"}), &published),
-            Err("workflow_buy has no parameter \"colour\".".into())
+            read(tool, &json!({"colour": "red", "password": "1"}), &published),
+            Err(format!("{tool} has no parameter \"colour\"."))
         );
-        let call = read("workflow_buy", &json!({"pin": "1234", "tab_id": 2}), &published);
+        let call = read(tool, &json!({"password": "1234", "tab_id": 2}), &published);
         assert_eq!(
             call,
             Ok(Call::ReplayWorkflow {
                 workflow: "w1".into(),
-                params: BTreeMap::from([("pin".into(), "1234".into())]),
+                params: BTreeMap::from([("password".into(), "1234".into())]),
                 tab_id: Some(2),
                 fast_path: true,
             })

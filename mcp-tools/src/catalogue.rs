@@ -291,42 +291,49 @@ fn workflow_schema(workflow: &WorkflowEntry) -> Value {
     object(Value::Object(properties), &required)
 }
 
+/// What the tests of this crate list as published: a pipeline whose inputs are an object
+/// and a workflow with a parameter that has an example and a secret one.
+#[cfg(test)]
+pub(crate) fn published_for_tests() -> Published {
+    Published {
+        pipelines: vec![PipelineEntry {
+            name: "product_facts".into(),
+            description: "The product's facts.".into(),
+            inputs: Some(json!({"type": "object", "additionalProperties": false,
+                "properties": {}})),
+        }],
+        workflows: vec![WorkflowEntry {
+            id: "w1".into(),
+            name: "Buy a Kettle!".into(),
+            description: String::new(),
+            params: vec![
+                ParamEntry {
+                    name: "product".into(),
+                    description: "What to buy".into(),
+                    example: "kettle".into(),
+                    secret: false,
+                },
+                ParamEntry {
+                    name: "password".into(),
+                    description: "The shop password".into(),
+                    example: String::new(),
+                    secret: true,
+                },
+            ],
+        }],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn action() -> Value {
-        json!({"oneOf": [{"type": "object", "properties": {"action": {"const": "back"}}}]})
+    fn published() -> Published {
+        published_for_tests()
     }
 
-    fn published() -> Published {
-        Published {
-            pipelines: vec![PipelineEntry {
-                name: "product_facts".into(),
-                description: "The product's facts.".into(),
-                inputs: Some(json!({"type": "object", "additionalProperties": false,
-                    "properties": {}})),
-            }],
-            workflows: vec![WorkflowEntry {
-                id: "w1".into(),
-                name: "Buy a Kettle!".into(),
-                description: String::new(),
-                params: vec![
-                    ParamEntry {
-                        name: "product".into(),
-                        description: "What to buy".into(),
-                        example: "kettle".into(),
-                        secret: false,
-                    },
-                    ParamEntry {
-                        name: "password".into(),
-                        description: "The shop password".into(),
-                        example: String::new(),
-                        secret: true,
-                    },
-                ],
-            }],
-        }
+    fn action() -> Value {
+        json!({"oneOf": [{"type": "object", "properties": {"action": {"const": "back"}}}]})
     }
 
     #[test]

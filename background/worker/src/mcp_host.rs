@@ -17,7 +17,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
-use agent_engine::actions::{Action, Hands, Tabs, WaitLimits};
+use agent_engine::actions::{Action, Tabs};
 use agent_engine::firewall::Firewall;
 use agent_engine::jobs::{Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
@@ -42,7 +42,7 @@ use crate::Worker;
 use crate::chrome::{self, ChromeTabs, PerformanceClock, Port};
 use crate::signal::within;
 use crate::store::Store;
-use crate::tasks::SEARCH_URL;
+use crate::tasks::hands;
 
 /// The native host's name, as its manifest registers it.
 pub const HOST: &str = "com.alphascout.mcp";
@@ -456,15 +456,7 @@ async fn call(
                     ),
                 });
             }
-            let hands = Hands {
-                sessions: &worker.sessions,
-                clock: &PerformanceClock,
-                tabs: &ChromeTabs,
-                search_url: SEARCH_URL,
-                limits: WaitLimits::default(),
-                firewall: &firewall,
-            };
-            let outcome = hands.perform(tab_id, &action).await;
+            let outcome = hands(worker, &firewall).perform(tab_id, &action).await;
             Ok(FromExtension::Result {
                 id,
                 content: vec![Content::Text { text: outcome.message.clone() }],
@@ -640,15 +632,8 @@ async fn tab_for(
         .map_err(|e| refuse(ErrorCode::Internal)(format!("A new tab could not be opened: {e}")))?;
     if let Some(url) = url {
         worker.jobs.guard(worker, settings).await;
-        let hands = Hands {
-            sessions: &worker.sessions,
-            clock: &PerformanceClock,
-            tabs: &ChromeTabs,
-            search_url: SEARCH_URL,
-            limits: WaitLimits::default(),
-            firewall: &firewall,
-        };
-        let went = hands.perform(tab, &Action::GoToUrl { url: url.to_owned() }).await;
+        let go = Action::GoToUrl { url: url.to_owned() };
+        let went = hands(worker, &firewall).perform(tab, &go).await;
         if !went.ok {
             return Err(refuse(ErrorCode::Denied)(went.message));
         }

@@ -1,6 +1,6 @@
 //! Decodes requests from pages, runs them against the engine and encodes the answers.
 
-use agent_engine::actions::{Action, Hands, WaitLimits};
+use agent_engine::actions::Action;
 use agent_engine::cdp::CdpError;
 use agent_engine::firewall::Firewall;
 use agent_engine::observe::{Observation, ObserveOptions};
@@ -18,7 +18,6 @@ use crate::Worker;
 use crate::chrome::{ChromeTabs, PerformanceClock, Port, to_js};
 use crate::http::FetchHttp;
 use crate::store::Store;
-use crate::tasks::SEARCH_URL;
 #[cfg(doc)]
 use crate::tasks::Tasks;
 
@@ -278,16 +277,9 @@ pub async fn handle_debug_request(worker: &Worker, message: JsValue) -> JsValue 
         Ok(DebugRequest::Act { tab_id, action }) => {
             match serde_json::from_value::<Action>(action) {
                 Ok(action) => {
-                    let hands = Hands {
-                        sessions: &worker.sessions,
-                        clock: &PerformanceClock,
-                        tabs: &ChromeTabs,
-                        search_url: SEARCH_URL,
-                        limits: WaitLimits::default(),
-                        // Debug requests come from the extension's own tests and tools.
-                        firewall: &Firewall::default(),
-                    };
-                    to_js(&hands.perform(tab_id, &action).await)
+                    // Debug requests come from the extension's own tests and tools.
+                    let firewall = Firewall::default();
+                    to_js(&crate::tasks::hands(worker, &firewall).perform(tab_id, &action).await)
                 }
                 Err(error) => to_js(&DebugError { error: format!("not an action: {error}") }),
             }

@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
+use agent_engine::actions::{Hands, WaitLimits};
 use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::CaptureError;
 use agent_engine::executor::{CallContext, Checkpoint, Control, Executor, Unreadable};
@@ -788,6 +789,22 @@ type WorkerExecutor<'a> =
 struct Parts<'a> {
     browser: WorkerBrowser<'a>,
     capture: WorkerCapture<'a>,
+}
+
+/// Hands that carry out one action under `firewall`, with the worker's debugger, clock and
+/// tabs, as the agent's do.
+pub(crate) fn hands<'a>(
+    worker: &'a Worker,
+    firewall: &'a Firewall,
+) -> Hands<'a, chrome::ChromeDebugger, PerformanceClock, ChromeTabs> {
+    Hands {
+        sessions: &worker.sessions,
+        clock: &PerformanceClock,
+        tabs: &ChromeTabs,
+        search_url: SEARCH_URL,
+        limits: WaitLimits::default(),
+        firewall,
+    }
 }
 
 /// The browser a task or a replay acts through, under `settings`' firewall and text budget.
