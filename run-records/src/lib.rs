@@ -460,6 +460,26 @@ mod tests {
     }
 
     #[test]
+    fn a_run_names_the_mcp_client_that_drove_it_and_older_runs_still_read() {
+        let run = json!({
+            "id": "r", "taskId": "s", "taskPrompt": "Find the kettle", "followUps": [],
+            "status": "draft", "agentStatus": "done", "finalAnswer": null,
+            "createdAt": "2026-11-22T06:37:49.123Z", "updatedAt": "2026-11-22T06:37:49.123Z",
+            "createdBy": "agent", "reviewedBy": null, "subtasks": [], "totalSteps": 0,
+            "startUrl": "", "models": {}, "usage": {"input_tokens": 0, "output_tokens": 0},
+            "cost": 0.0
+        });
+        let old: AgentRun = serde_json::from_value(run.clone()).expect("a run from before MCP");
+        assert_eq!(old.driven_by, None);
+        assert!(serde_json::to_value(&old).unwrap().get("drivenBy").is_none());
+        let mut driven = run;
+        driven["drivenBy"] = json!("Claude Desktop");
+        let driven: AgentRun = serde_json::from_value(driven).unwrap();
+        assert_eq!(driven.driven_by.as_deref(), Some("Claude Desktop"));
+        assert_eq!(serde_json::to_value(&driven).unwrap()["drivenBy"], "Claude Desktop");
+    }
+
+    #[test]
     fn timestamps_are_iso_8601_utc() {
         assert_eq!(iso8601(0.0), "1970-01-01T00:00:00.000Z");
         assert_eq!(iso8601(1_795_329_469_123.0), "2026-11-22T06:37:49.123Z");
