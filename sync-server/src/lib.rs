@@ -64,17 +64,21 @@
 //! - Tokens are revoked, and their lives extended, with the CLI only; a user can rotate their
 //!   own (`POST /users/me/token`), keeping its expiry.
 
+pub mod audit;
 pub mod auth;
 mod connections;
+pub mod events;
 pub mod http;
 pub mod idempotency;
 pub mod model;
+pub mod passages;
 pub mod problem;
 mod routes;
 pub mod schema;
 pub mod store;
 pub mod time;
 pub mod validate;
+pub mod webhooks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -109,6 +113,15 @@ pub struct Config {
     /// How long a write may wait for the client to take bytes before the connection is
     /// dropped: a client that stops reading its answer cannot hold a connection.
     pub write_timeout: Duration,
+    /// A failed webhook delivery's first wait before it is tried again; each later wait is
+    /// twice the one before, up to `webhook_max_delay`.
+    pub webhook_base_delay: Duration,
+    pub webhook_max_delay: Duration,
+    /// Attempts before a delivery is `failed`.
+    pub webhook_max_attempts: u32,
+    /// How often the delivery task looks for due rows when nothing woke it (another server
+    /// process on the same database may have queued some).
+    pub webhook_poll: Duration,
 }
 
 impl Default for Config {
@@ -121,6 +134,10 @@ impl Default for Config {
             max_connections: 512,
             max_connections_per_peer: 128,
             write_timeout: Duration::from_secs(30),
+            webhook_base_delay: Duration::from_secs(30),
+            webhook_max_delay: Duration::from_secs(3600),
+            webhook_max_attempts: 8,
+            webhook_poll: Duration::from_secs(5),
         }
     }
 }
@@ -145,9 +162,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let pruning = tokio::spawn(prune_forever(store.clone(), config.prune_every));
+    let delivering =
+        tokio::spawn(webhooks::deliver_forever(store.clone(), Arc::new(config.clone())));
     let app = router(store, config.clone());
     let served = connections::serve(listener, app, &config, shutdown).await;
     pruning.abort();
+    delivering.abort();
     served
 }
 

@@ -1,9 +1,18 @@
 //! The routes of `openapi.yaml`, one module per tag, and the router that joins them.
 
+mod analytics;
+mod assignments;
+mod audit;
 mod batch;
+mod collections;
 mod comments;
 mod history;
-mod runs;
+mod hooks;
+mod metrics;
+mod notifications;
+mod overlap;
+mod project;
+pub(crate) mod runs;
 mod screenshots;
 mod steps;
 mod suggestions;
@@ -74,6 +83,38 @@ pub fn router(state: AppState) -> Router {
         .route("/runs/{run_id}/versions/{version}/steps/{index}", get(history::step_at))
         .route("/runs/{run_id}/diff", get(history::diff_versions))
         .route("/runs/{run_id}/rollback", post(history::rollback))
+        .route("/runs:batchTransition", post(workflow::batch))
+        .route("/project", get(project::get).put(project::put))
+        .route(
+            "/runs/{run_id}/assignees",
+            get(assignments::get_assignees).put(assignments::put_assignees),
+        )
+        .route("/assignments:roundRobin", post(assignments::round_robin))
+        .route("/users/me/queue", get(assignments::queue))
+        .route("/users/me/queue/next", get(assignments::next))
+        .route("/runs/{run_id}/annotations", get(overlap::list_sets))
+        .route("/runs/{run_id}/annotations/{annotator}/steps", get(overlap::list_steps))
+        .route("/runs/{run_id}/annotations/{annotator}/steps/{index}", put(overlap::put_step))
+        .route("/runs/{run_id}/annotations/{annotator}/submit", post(overlap::submit))
+        .route("/runs/{run_id}/agreement", get(overlap::get_agreement))
+        .route("/runs/{run_id}/resolve", post(overlap::resolve))
+        .route("/runs/{run_id}/metrics", get(metrics::get).post(metrics::report))
+        .route("/collections", get(collections::list).post(collections::create))
+        .route(
+            "/collections/{collection_id}",
+            get(collections::get).patch(collections::edit).delete(collections::delete),
+        )
+        .route("/analytics/annotators", get(analytics::annotators))
+        .route("/analytics/agreement", get(analytics::agreement))
+        .route("/webhooks", get(hooks::list).post(hooks::create))
+        .route("/webhooks/{hook_id}", get(hooks::get).patch(hooks::edit).delete(hooks::delete))
+        .route("/webhooks/{hook_id}/deliveries", get(hooks::deliveries))
+        .route("/audit", get(audit::list))
+        .route("/audit:export", get(audit::export))
+        .route("/users/me/notifications", get(notifications::list))
+        .route("/users/me/notifications/count", get(notifications::count))
+        .route("/users/me/notifications/{notification_id}/read", post(notifications::read))
+        .route("/users/me/notifications:readAll", post(notifications::read_all))
         .fallback(|| async { Problem::not_found("route") })
         .method_not_allowed_fallback(|| async {
             Problem::new(StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "Method not allowed")
@@ -149,6 +190,11 @@ async fn rotate_my_token(
 ) -> Result<Response> {
     let token = crate::auth::bearer(&headers)?;
     let (token, expires_at) = crate::auth::rotate_own_token(&state.store, &user, token).await?;
+    // Which token is never said: only that one was rotated.
+    let mut conn = state.store.pool.acquire().await?;
+    let (before, after) = (json!({"token": "previous"}), json!({"token": "new"}));
+    crate::audit::record(&mut conn, &user.id, "token.rotated", None, "token", before, after)
+        .await?;
     let reply = Reply::ok(json!({"token": token, "expiresAt": expires_at}));
     // The answer holds a secret: no cache may keep it.
     let no_store = [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))];
