@@ -42,7 +42,8 @@ async fn collection_json(conn: &mut AnyConnection, row: &AnyRow) -> Result<Value
         "SELECT c.run_id, r.annotator, \
          (SELECT COUNT(*) FROM steps s WHERE s.run_id = c.run_id) AS steps, \
          (SELECT m.quality FROM run_metrics m WHERE m.run_id = c.run_id) AS quality, \
-         (SELECT COALESCE(SUM(t.ms), 0) FROM run_time t WHERE t.run_id = c.run_id) AS ms \
+         (SELECT CAST(COALESCE(SUM(t.ms), 0) AS BIGINT) FROM run_time t \
+         WHERE t.run_id = c.run_id) AS ms \
          FROM collection_runs c JOIN runs r ON r.id = c.run_id WHERE c.collection_id = $1 \
          ORDER BY c.run_id",
     )

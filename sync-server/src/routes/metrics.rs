@@ -25,8 +25,8 @@ pub async fn metrics_json(conn: &mut AnyConnection, user: &User, run: &RunRow) -
         None => (None, None),
     };
     let time = sqlx::query(
-        "SELECT COALESCE(SUM(ms), 0) AS total, \
-         COALESCE(SUM(CASE WHEN user_id = $2 THEN ms ELSE 0 END), 0) AS mine \
+        "SELECT CAST(COALESCE(SUM(ms), 0) AS BIGINT) AS total, \
+         CAST(COALESCE(SUM(CASE WHEN user_id = $2 THEN ms ELSE 0 END), 0) AS BIGINT) AS mine \
          FROM run_time WHERE run_id = $1",
     )
     .bind(run.id.clone())

@@ -285,7 +285,9 @@ async fn submit_set(state: &AppState, user: &User, run_id: &str, replay: Replay)
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     match own_set(&mut tx, run_id, &user.id).await?.as_deref() {
         None => {
-            return Err(Problem::forbidden("You are not assigned to annotate this run in overlap."));
+            return Err(Problem::forbidden(
+                "You are not assigned to annotate this run in overlap.",
+            ));
         }
         Some("submitted") => {
             let row = sqlx::query(&format!("{SET_SQL}$1 AND v.annotator = $2"))
