@@ -14,11 +14,11 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::{Role, User};
-use crate::http::{JsonBody, Query, Reply, decode_cursor, if_match, page};
+use crate::http::{JsonBody, Query, Reply, if_match};
 use crate::model::{self, Entry, RUN_COUNTERS, RunRow};
 use crate::problem::{Problem, Result};
-use crate::routes::run_id_param;
 use crate::routes::runs::RunFilter;
+use crate::routes::{Paged, run_id_param};
 use crate::store::{Sql, Tx, get_opt_str, get_str};
 use crate::validate::{self, Check};
 
@@ -68,9 +68,7 @@ pub async fn get_assignees(
     user: User,
     Path(run_id): Path<String>,
 ) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut conn = state.store.pool.acquire().await?;
-    let run = model::visible_run(&mut conn, &user, &run_id).await?;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
     Ok(Reply::ok(list_json(&mut conn, &user, &run).await?))
 }
 
@@ -306,24 +304,16 @@ pub async fn queue(
     user: User,
     RawQuery(raw): RawQuery,
 ) -> Result<Reply> {
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    query.finish()?;
-    let filters = json!(["queue", user.id]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
+    let paged = Paged::read(Query::parse(raw.as_deref())?, &json!(["queue", user.id]))?;
     let mut sql = Sql::new(&queue_sql());
     sql.text(&user.id).push(" AND a.state = 'open'");
-    if let Some(after) = &after {
-        let (Some(at), Some(id)) = (after[0].as_str(), after[1].as_str()) else {
-            return Err(Problem::bad_param("query.cursor", "is not a cursor this server made"));
-        };
-        push_after(&mut sql, at, id);
+    if let Some((at, id)) = paged.after_pair()? {
+        push_after(&mut sql, &at, &id);
     }
-    sql.push(" ORDER BY a.assigned_at, a.run_id LIMIT ").int(limit + 1);
+    sql.push(" ORDER BY a.assigned_at, a.run_id LIMIT ").int(paged.limit + 1);
     let rows = sql.query().fetch_all(&state.store.pool).await?;
     let key = |last: &AnyRow| Ok(json!([get_str(last, "assigned_at")?, get_str(last, "run_id")?]));
-    page(&rows, limit, &filters, key, queue_item)
+    paged.page(&rows, key, queue_item)
 }
 
 fn push_after(sql: &mut Sql, at: &str, id: &str) {

@@ -9,8 +9,9 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::{Role, User};
-use crate::http::{Query, Reply, decode_cursor, page};
+use crate::http::{Query, Reply};
 use crate::problem::{Problem, Result};
+use crate::routes::Paged;
 use crate::store::{Sql, get_i64, get_json, get_opt_str, get_str};
 use crate::validate;
 
@@ -28,7 +29,7 @@ fn entry_json(row: &AnyRow) -> Result<Value> {
 }
 
 /// The filters of both operations, read from the query, as SQL and as the cursor's key.
-fn filters(user: &User, query: &mut Query) -> Result<(Sql, String)> {
+fn filters(user: &User, query: &mut Query) -> Result<(Sql, Value)> {
     if user.role != Role::Admin {
         return Err(Problem::forbidden("Only an admin reads the audit log."));
     }
@@ -55,7 +56,7 @@ fn filters(user: &User, query: &mut Query) -> Result<(Sql, String)> {
     };
     let since = time("since", query.one("since")?)?;
     let until = time("until", query.one("until")?)?;
-    let key = json!(["audit", who, action, run, since, until]).to_string();
+    let key = json!(["audit", who, action, run, since, until]);
     let mut sql = Sql::new(
         "SELECT seq, at, user_id, action, run_id, target, before_ids, after_ids FROM audit_log \
          WHERE 1 = 1",
@@ -84,17 +85,8 @@ pub async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Reply> {
     let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    let (mut sql, key) = filters(&user, &mut query)?;
-    query.finish()?;
-    let after = decode_cursor(cursor, &key)?;
-    if let Some(seq) = after.as_ref().and_then(Value::as_i64) {
-        sql.push(" AND seq < ").int(seq);
-    }
-    sql.push(" ORDER BY seq DESC LIMIT ").int(limit + 1);
-    let rows = sql.query().fetch_all(&state.store.pool).await?;
-    page(&rows, limit, &key, |last| Ok(json!(get_i64(last, "seq")?)), entry_json)
+    let (sql, key) = filters(&user, &mut query)?;
+    Paged::read(query, &key)?.newest_first(sql, &state, entry_json).await
 }
 
 pub async fn export(

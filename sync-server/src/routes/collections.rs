@@ -14,9 +14,9 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::{Role, User, new_id};
-use crate::http::{JsonBody, Query, Reply, decode_cursor, if_match, page};
+use crate::http::{JsonBody, Query, Reply, if_match};
 use crate::problem::{FieldError, Problem, Result};
-use crate::routes::id_param;
+use crate::routes::{Paged, id_param};
 use crate::store::{Sql, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
 use crate::validate::{Check, text};
 
@@ -127,6 +127,19 @@ async fn check_runs(conn: &mut AnyConnection, ids: &[String], at: &str) -> Resul
     if errors.is_empty() { Ok(()) } else { Err(Problem::validation(errors)) }
 }
 
+/// The collection, if it is still at version `base` (`409` with it as it is otherwise).
+async fn at_version(conn: &mut AnyConnection, id: &str, base: i64) -> Result<AnyRow> {
+    let row = load(conn, id).await?.ok_or_else(|| Problem::not_found("collection"))?;
+    let version = get_i64(&row, "version")?;
+    if version != base {
+        let current = collection_json(conn, &row).await?;
+        let conflict =
+            Problem::conflict("conflict", "collection", Some(base), Some(version), current, None);
+        return Err(conflict);
+    }
+    Ok(row)
+}
+
 fn strings(value: Option<&Value>) -> Vec<String> {
     value
         .and_then(Value::as_array)
@@ -162,19 +175,12 @@ pub async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Reply> {
     curator(&user)?;
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    query.finish()?;
-    let filters = json!(["collections"]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
+    let paged = Paged::read(Query::parse(raw.as_deref())?, &json!(["collections"]))?;
+    let limit = paged.limit;
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM collections WHERE 1 = 1"));
-    if let Some(after) = &after {
-        let (Some(at), Some(id)) = (after[0].as_str(), after[1].as_str()) else {
-            return Err(Problem::bad_param("query.cursor", "is not a cursor this server made"));
-        };
-        sql.push(" AND (created_at < ").text(at);
-        sql.push(" OR (created_at = ").text(at).push(" AND id < ").text(id).push("))");
+    if let Some((at, id)) = paged.after_pair()? {
+        sql.push(" AND (created_at < ").text(&at);
+        sql.push(" OR (created_at = ").text(&at).push(" AND id < ").text(id).push("))");
     }
     sql.push(" ORDER BY created_at DESC, id DESC LIMIT ").int(limit + 1);
     let mut conn = state.store.pool.acquire().await?;
@@ -184,7 +190,7 @@ pub async fn list(
         items.push(collection_json(&mut conn, row).await?);
     }
     let key = |last: &AnyRow| Ok(json!([get_str(last, "created_at")?, get_str(last, "id")?]));
-    let mut reply = page(&rows, limit, &filters, key, |_| Ok(Value::Null))?;
+    let mut reply = paged.page(&rows, key, |_| Ok(Value::Null))?;
     reply.body["items"] = json!(items);
     Ok(reply)
 }
@@ -266,19 +272,8 @@ pub async fn edit(
     c.body("CollectionEdit", &body);
     c.finish()?;
     let mut tx = state.store.begin().await?;
-    let row = load(&mut tx, &id).await?.ok_or_else(|| Problem::not_found("collection"))?;
-    let version = get_i64(&row, "version")?;
-    if version != base {
-        let current = collection_json(&mut tx, &row).await?;
-        return Err(Problem::conflict(
-            "conflict",
-            "collection",
-            Some(base),
-            Some(version),
-            current,
-            None,
-        ));
-    }
+    let row = at_version(&mut tx, &id, base).await?;
+    let version = base;
     let (add, remove) = (strings(body.get("addRuns")), strings(body.get("removeRuns")));
     check_runs(&mut tx, &add, "/addRuns").await?;
     let now = crate::time::now();
@@ -345,19 +340,8 @@ pub async fn delete(
     let id = id_param("collectionId", &id)?;
     let base = if_match(&headers)?;
     let mut tx = state.store.begin().await?;
-    let row = load(&mut tx, &id).await?.ok_or_else(|| Problem::not_found("collection"))?;
-    let version = get_i64(&row, "version")?;
-    if version != base {
-        let current = collection_json(&mut tx, &row).await?;
-        return Err(Problem::conflict(
-            "conflict",
-            "collection",
-            Some(base),
-            Some(version),
-            current,
-            None,
-        ));
-    }
+    at_version(&mut tx, &id, base).await?;
+    let version = base;
     for sql in [
         "DELETE FROM collection_runs WHERE collection_id = $1",
         "DELETE FROM collections WHERE id = $1",

@@ -11,9 +11,9 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::{Role, User, new_id};
-use crate::http::{JsonBody, Query, Reply, decode_cursor, page};
+use crate::http::{JsonBody, Query, Reply};
 use crate::problem::{Problem, Result};
-use crate::routes::id_param;
+use crate::routes::{Paged, id_param};
 use crate::store::{Sql, get_i64, get_opt_i64, get_opt_str, get_str};
 use crate::validate::{Check, text};
 
@@ -234,23 +234,14 @@ pub async fn deliveries(
 ) -> Result<Reply> {
     admin(&user)?;
     let id = id_param("hookId", &id)?;
-    let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
-    query.finish()?;
-    let filters = json!(["deliveries", id]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
+    let paged = Paged::read(Query::parse(raw.as_deref())?, &json!(["deliveries", id]))?;
     let mut conn = state.store.pool.acquire().await?;
     load(&mut conn, &id).await?;
+    drop(conn);
     let mut sql = Sql::new(
         "SELECT seq, id, event_id, event, status, attempts, last_status, last_error, \
          next_attempt_at, created_at, delivered_at FROM webhook_deliveries WHERE hook_id = ",
     );
     sql.text(&id);
-    if let Some(seq) = after.as_ref().and_then(Value::as_i64) {
-        sql.push(" AND seq < ").int(seq);
-    }
-    sql.push(" ORDER BY seq DESC LIMIT ").int(limit + 1);
-    let rows = sql.query().fetch_all(&mut *conn).await?;
-    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), delivery_json)
+    paged.newest_first(sql, &state, delivery_json).await
 }

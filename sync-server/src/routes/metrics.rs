@@ -11,7 +11,7 @@ use crate::http::Reply;
 use crate::idempotency::Replay;
 use crate::model::{self, RunRow};
 use crate::problem::{Problem, Result};
-use crate::routes::{RunPost, Write, run_id_param};
+use crate::routes::{RunPost, Write};
 use crate::store::{get_i64, get_json, get_opt_i64, get_opt_str};
 use crate::validate::Check;
 
@@ -63,9 +63,7 @@ pub async fn get(
     user: User,
     Path(run_id): Path<String>,
 ) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut conn = state.store.pool.acquire().await?;
-    let run = model::visible_run(&mut conn, &user, &run_id).await?;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
     Ok(Reply::ok(metrics_json(&mut conn, &user, &run).await?))
 }
 

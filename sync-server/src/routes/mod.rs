@@ -201,6 +201,72 @@ async fn rotate_my_token(
     Ok((no_store, reply).into_response())
 }
 
+/// A run read by id for the caller: the `runId` segment checked, a connection, and the run
+/// if they may see it (`404` otherwise).
+pub async fn read_run(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+) -> Result<(PoolConnection<Any>, model::RunRow)> {
+    let run_id = run_id_param(run_id)?;
+    let mut conn = state.store.pool.acquire().await?;
+    let run = model::visible_run(&mut conn, user, &run_id).await?;
+    Ok((conn, run))
+}
+
+/// A page of a list that is not under one run (the queue, collections, the audit log,
+/// notifications, a hook's deliveries): `limit` and `cursor` taken from the query after the
+/// list's own filters, the cursor only reused with the same `filters`.
+pub struct Paged {
+    pub limit: i64,
+    pub after: Option<Value>,
+    filters: String,
+}
+
+impl Paged {
+    /// Takes `limit` and `cursor`, ends the query, and reads the cursor.
+    pub fn read(mut query: Query, filters: &Value) -> Result<Paged> {
+        let limit = query.limit()?;
+        let cursor = query.one("cursor")?;
+        query.finish()?;
+        let filters = filters.to_string();
+        let after = decode_cursor(cursor, &filters)?;
+        Ok(Paged { limit, after, filters })
+    }
+
+    /// The cursor's key as a `[text, text]` pair (a time and an id).
+    pub fn after_pair(&self) -> Result<Option<(String, String)>> {
+        let Some(after) = &self.after else { return Ok(None) };
+        match (after[0].as_str(), after[1].as_str()) {
+            (Some(a), Some(b)) => Ok(Some((a.to_owned(), b.to_owned()))),
+            _ => Err(Problem::bad_param("query.cursor", "is not a cursor this server made")),
+        }
+    }
+
+    /// The page of `rows` (fetched with `LIMIT limit + 1`), keyed by `key`.
+    pub fn page<R>(
+        &self,
+        rows: &[R],
+        key: impl Fn(&R) -> Result<Value>,
+        item: impl FnMut(&R) -> Result<Value>,
+    ) -> Result<Reply> {
+        page(rows, self.limit, &self.filters, key, item)
+    }
+
+    /// Runs `sql` newest first by its `seq` column, after the cursor's, and answers the page.
+    pub async fn newest_first<I>(&self, mut sql: Sql, state: &AppState, item: I) -> Result<Reply>
+    where
+        I: FnMut(&AnyRow) -> Result<Value>,
+    {
+        if let Some(seq) = self.after.as_ref().and_then(Value::as_i64) {
+            sql.push(" AND seq < ").int(seq);
+        }
+        sql.push(" ORDER BY seq DESC LIMIT ").int(self.limit + 1);
+        let rows = sql.query().fetch_all(&state.store.pool).await?;
+        self.page(&rows, |last| Ok(json!(crate::store::get_i64(last, "seq")?)), item)
+    }
+}
+
 /// A `runId` path segment.
 pub fn run_id_param(id: &str) -> Result<String> {
     if validate::is_id(id) {

@@ -7,9 +7,9 @@ use sqlx::any::AnyRow;
 
 use crate::AppState;
 use crate::auth::User;
-use crate::http::{Query, Reply, decode_cursor, page};
+use crate::http::{Query, Reply};
 use crate::problem::{Problem, Result};
-use crate::routes::id_param;
+use crate::routes::{Paged, id_param};
 use crate::store::{Sql, get_i64, get_opt_str, get_str};
 
 const COLUMNS: &str = "seq, id, kind, run_id, comment_id, actor, body_text, created_at, read_at";
@@ -33,12 +33,8 @@ pub async fn list(
     RawQuery(raw): RawQuery,
 ) -> Result<Reply> {
     let mut query = Query::parse(raw.as_deref())?;
-    let limit = query.limit()?;
-    let cursor = query.one("cursor")?;
     let unread = query.boolean("unread")?;
-    query.finish()?;
-    let filters = json!(["notifications", user.id, unread]).to_string();
-    let after = decode_cursor(cursor, &filters)?;
+    let paged = Paged::read(query, &json!(["notifications", user.id, unread]))?;
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM notifications WHERE user_id = "));
     sql.text(&user.id);
     match unread {
@@ -46,12 +42,7 @@ pub async fn list(
         Some(false) => drop(sql.push(" AND read_at IS NOT NULL")),
         None => {}
     }
-    if let Some(seq) = after.as_ref().and_then(Value::as_i64) {
-        sql.push(" AND seq < ").int(seq);
-    }
-    sql.push(" ORDER BY seq DESC LIMIT ").int(limit + 1);
-    let rows = sql.query().fetch_all(&state.store.pool).await?;
-    page(&rows, limit, &filters, |last| Ok(json!(get_i64(last, "seq")?)), notification_json)
+    paged.newest_first(sql, &state, notification_json).await
 }
 
 pub async fn count(State(state): State<AppState>, user: User) -> Result<Reply> {

@@ -64,9 +64,8 @@ pub async fn list_sets(
     user: User,
     Path(run_id): Path<String>,
 ) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut conn = state.store.pool.acquire().await?;
-    model::visible_run(&mut conn, &user, &run_id).await?;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
+    let run_id = run.id;
     let mut sql = Sql::new(SET_SQL);
     sql.text(&run_id);
     if user.role == Role::Annotator {
@@ -128,6 +127,25 @@ async fn own_set(conn: &mut AnyConnection, run_id: &str, user: &str) -> Result<O
     row.map(|row| get_str(&row, "state")).transpose().map_err(Into::into)
 }
 
+/// One step of an annotator's version, if saved.
+async fn load_annotated(
+    conn: &mut AnyConnection,
+    run_id: &str,
+    annotator: &str,
+    index: i64,
+) -> Result<Option<AnyRow>> {
+    let row = sqlx::query(
+        "SELECT run_id, annotator, idx, version, body, updated_at FROM annotated_steps \
+         WHERE run_id = $1 AND annotator = $2 AND idx = $3",
+    )
+    .bind(run_id.to_owned())
+    .bind(annotator.to_owned())
+    .bind(index)
+    .fetch_optional(conn)
+    .await?;
+    Ok(row)
+}
+
 pub async fn put_step(
     State(state): State<AppState>,
     user: User,
@@ -167,15 +185,7 @@ pub async fn put_step(
     if model::load_step(&mut tx, &run_id, index).await?.is_none() {
         return Err(Problem::not_found("step"));
     }
-    let current = sqlx::query(
-        "SELECT run_id, annotator, idx, version, body, updated_at FROM annotated_steps \
-         WHERE run_id = $1 AND annotator = $2 AND idx = $3",
-    )
-    .bind(run_id.clone())
-    .bind(user.id.clone())
-    .bind(index)
-    .fetch_optional(&mut *tx)
-    .await?;
+    let current = load_annotated(&mut tx, &run_id, &user.id, index).await?;
     let now = crate::time::now();
     let mut stored = Map::new();
     for key in ANNOTATED {
@@ -257,16 +267,8 @@ pub async fn put_step(
         after,
     )
     .await?;
-    let row = sqlx::query(
-        "SELECT run_id, annotator, idx, version, body, updated_at FROM annotated_steps \
-         WHERE run_id = $1 AND annotator = $2 AND idx = $3",
-    )
-    .bind(run_id.clone())
-    .bind(user.id.clone())
-    .bind(index)
-    .fetch_one(&mut *tx)
-    .await?;
-    let out = step_json(&row)?;
+    let row = load_annotated(&mut tx, &run_id, &user.id, index).await?;
+    let out = step_json(&row.ok_or_else(|| Problem::internal("gone"))?)?;
     tx.commit().await?;
     Ok(Reply::ok(out).status(status).version(version))
 }
@@ -458,12 +460,11 @@ pub async fn get_agreement(
     user: User,
     Path(run_id): Path<String>,
 ) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
     if user.role == Role::Annotator {
         return Err(Problem::forbidden("Reviewers, qa_managers and admins read agreement."));
     }
-    let mut conn = state.store.pool.acquire().await?;
-    model::visible_run(&mut conn, &user, &run_id).await?;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
+    let run_id = run.id;
     let versions = versions(&mut conn, &run_id).await?;
     let steps = run_steps(&mut conn, &run_id).await?;
     let mut out = Vec::new();

@@ -250,9 +250,7 @@ pub async fn get(
     Path(run_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let run_id = run_id_param(&run_id)?;
-    let mut conn = state.store.pool.acquire().await?;
-    let run = model::visible_run(&mut conn, &user, &run_id).await?;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
     if not_modified(&headers, run.version) {
         return Ok(not_modified_response(run.version));
     }

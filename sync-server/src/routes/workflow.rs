@@ -10,7 +10,7 @@ use crate::http::{Reply, if_match};
 use crate::idempotency::Replay;
 use crate::model::{self, Entry, PathScope, RunRow, Status, run_json};
 use crate::problem::{Problem, Result};
-use crate::routes::{RunPost, Write, run_id_param};
+use crate::routes::{RunPost, Write};
 use crate::validate::Check;
 
 /// Who may move a run from one status to another: `None` if the pair is not a transition.
@@ -35,10 +35,8 @@ pub async fn options(
     user: User,
     Path(run_id): Path<String>,
 ) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut conn = state.store.pool.acquire().await?;
-    let run = model::visible_run(&mut conn, &user, &run_id).await?;
-    let pending = model::counters(&mut conn, &run_id).await?.pending_suggestions;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
+    let pending = model::counters(&mut conn, &run.id).await?.pending_suggestions;
     Ok(Reply::ok(json!({
         "status": run.status.as_str(),
         "version": run.version,
