@@ -3,6 +3,9 @@
 //!
 //! - [`status`]: the review workflow's [`ReviewStatus`].
 //! - [`roles`]: who a person is ([`Role`]) and the status transitions each may make.
+//! - [`agreement`]: how far annotators of the same run agree (token F1, actions, weeks).
+//! - [`passage`]: a range of a thought a comment or suggestion points at, found again
+//!   after edits.
 //! - [`action`]: the Navigator's [`Action`] union, and the shape of each variant on the wire.
 //! - [`action_kind`]: the one vocabulary of step kinds ([`ActionKind`]) that recordings,
 //!   workflows, replays and captured runs share.
@@ -19,9 +22,11 @@
 
 pub mod action;
 pub mod action_kind;
+pub mod agreement;
 pub mod digest;
 pub mod issue;
 pub mod limits;
+pub mod passage;
 pub mod problem;
 pub mod roles;
 pub mod status;
