@@ -22,13 +22,15 @@ pub type HostHub = Hub<Peer<RoleServer>>;
 
 /// What every client is told at `initialize`, by the host and by the stdio relay alike.
 pub fn server_config() -> ServerConfig {
-    ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
-        .with_server_info(Implementation::new("alphascout", env!("CARGO_PKG_VERSION")))
-        .with_instructions(
-            "AlphaScout drives the user's own Chromium: run_task starts a browser task and \
+    ServerConfig::new(
+        ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build(),
+    )
+    .with_server_info(Implementation::new("alphascout", env!("CARGO_PKG_VERSION")))
+    .with_instructions(
+        "AlphaScout drives the user's own Chromium: run_task starts a browser task and \
              returns its answer, or its question (reply with answer). Each tool's description \
              says what it does.",
-        )
+    )
 }
 
 /// The versions with an `initialize` handshake: every client is a session, numbered at
@@ -52,9 +54,10 @@ impl Bridge {
     }
 
     fn client(&self) -> Result<u32, ErrorData> {
-        self.client.get().copied().ok_or_else(|| {
-            ErrorData::new(ErrorCode::INVALID_REQUEST, "initialize first", None)
-        })
+        self.client
+            .get()
+            .copied()
+            .ok_or_else(|| ErrorData::new(ErrorCode::INVALID_REQUEST, "initialize first", None))
     }
 
     /// Sends one request and waits for its final answer, passing progress on to the
@@ -155,7 +158,12 @@ impl ServerHandler for Bridge {
                 self.transport,
                 context.peer.clone(),
             );
-            crate::log!("client {client} connected over {}: {} {}", self.transport, info.name, info.version);
+            crate::log!(
+                "client {client} connected over {}: {} {}",
+                self.transport,
+                info.name,
+                info.version
+            );
             let _ = self.client.set(client);
         }
         self.negotiate_initialize(&request)

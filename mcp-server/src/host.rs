@@ -159,7 +159,9 @@ fn read_frames(incoming: mpsc::UnboundedSender<FromExtension>) {
                         return;
                     }
                 }
-                Err(e) => log!("skipped a message from the extension that is not the bridge's: {e}"),
+                Err(e) => {
+                    log!("skipped a message from the extension that is not the bridge's: {e}")
+                }
             },
             Ok(None) => return,
             Err(e) => {

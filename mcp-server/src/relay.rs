@@ -114,7 +114,12 @@ impl Relay {
 
     /// Connects; on a connection that is to carry a request of a client that already
     /// initialized, first replays its handshake and tells it the tools changed.
-    fn open(&mut self, connect: &mut dyn FnMut() -> bool, sends: &mut Vec<Send>, replay: bool) -> bool {
+    fn open(
+        &mut self,
+        connect: &mut dyn FnMut() -> bool,
+        sends: &mut Vec<Send>,
+        replay: bool,
+    ) -> bool {
         if !connect() {
             return false;
         }
@@ -125,7 +130,8 @@ impl Relay {
             sends.push(Send::Host(json!({
                 "jsonrpc": "2.0", "id": id, "method": "initialize", "params": params
             })));
-            sends.push(Send::Host(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})));
+            sends
+                .push(Send::Host(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})));
             sends.push(Send::Client(
                 json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
             ));
@@ -323,8 +329,10 @@ mod tests {
             true
         });
         assert_eq!(tries, 1);
-        let hosts: Vec<&Value> =
-            sends.iter().filter_map(|s| if let Send::Host(m) = s { Some(m) } else { None }).collect();
+        let hosts: Vec<&Value> = sends
+            .iter()
+            .filter_map(|s| if let Send::Host(m) = s { Some(m) } else { None })
+            .collect();
         assert_eq!(hosts[0]["method"], "initialize");
         assert_eq!(hosts[0]["params"]["clientInfo"]["name"], "desk");
         assert_eq!(hosts[1]["method"], "notifications/initialized");
@@ -353,7 +361,10 @@ mod tests {
         relay.from_host(&line(json!({"jsonrpc": "2.0", "id": 1, "result": {}})));
         relay.from_client(&request(7, "tools/call"), &mut || unreachable!("connected"));
         let [Send::Client(answer)] = &relay.host_closed()[..] else { panic!("one answer") };
-        assert_eq!((answer["id"].clone(), answer["error"]["code"].clone()), (json!(7), json!(-32000)));
+        assert_eq!(
+            (answer["id"].clone(), answer["error"]["code"].clone()),
+            (json!(7), json!(-32000))
+        );
         let mut tried = false;
         relay.from_client(&request(8, "tools/list"), &mut || {
             tried = true;
