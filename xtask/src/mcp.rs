@@ -177,8 +177,11 @@ fn uninstall(places: &Places) -> Result<(), String> {
             Err(e) => return Err(format!("removing {}: {e}", file.display())),
         }
     }
-    // Folders install made, if nothing else is left in them.
-    for dir in [places.binary.parent(), Some(places.mcp_dir.as_path())].into_iter().flatten() {
+    // Folders install may have made, if nothing else is left in them (a browser's own
+    // folder that holds a profile stays).
+    let host_dirs = places.host_dirs.iter().flat_map(|dir| [Some(dir.as_path()), dir.parent()]);
+    let others = [places.binary.parent(), Some(places.mcp_dir.as_path())];
+    for dir in host_dirs.chain(others).flatten() {
         let _ = std::fs::remove_dir(dir);
     }
     println!("A host still running goes when its browser closes.");
