@@ -13,6 +13,7 @@ mod extension;
 mod hands;
 mod jobs;
 mod mcp;
+mod mcp_host;
 mod page_state;
 mod page_text;
 mod providers;
