@@ -1,6 +1,9 @@
 //! Starts Chromium with the unpacked extension loaded, on a throw-away profile, and finds
 //! its DevTools endpoint. `cargo xtask run` and the e2e harness both start Chromium this
 //! way; this crate knows nothing of CDP sessions or tests, so `xtask` links no test code.
+//! [`native_host`] registers `alphascout-mcp` with a browser, for both as well.
+
+pub mod native_host;
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -14,6 +17,13 @@ pub struct LaunchOptions {
     /// The unpacked extension to load.
     pub dist: PathBuf,
     pub headless: bool,
+    /// An `alphascout-mcp` binary to register as the profile's native messaging host
+    /// (`<profile>/NativeMessagingHosts/`, where Chromium on Linux looks for a
+    /// `--user-data-dir` of its own), so the extension's `connectNative` starts it.
+    pub mcp_host: Option<PathBuf>,
+    /// Environment added to Chromium's, which it passes on to the native hosts it starts
+    /// (`ALPHASCOUT_MCP_DIR` keeps a test's host to a folder of its own).
+    pub env: Vec<(String, String)>,
 }
 
 /// The Chromium process and its throw-away profile; both go away on drop.
@@ -56,6 +66,10 @@ impl Chromium {
         let _ = std::fs::remove_dir_all(&profile);
         std::fs::create_dir_all(&profile).map_err(|e| e.to_string())?;
         let dist = options.dist.canonicalize().map_err(|e| e.to_string())?;
+        if let Some(binary) = &options.mcp_host {
+            let id = native_host::extension_id_of(&manifest)?;
+            native_host::install(&profile.join("NativeMessagingHosts"), binary, &id)?;
+        }
         let log = std::fs::File::create(profile.join("chromium.log")).map_err(|e| e.to_string())?;
         let mut command = Command::new(&options.chromium);
         command
@@ -78,6 +92,7 @@ impl Chromium {
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--load-extension={}", dist.display()))
             .arg(format!("--disable-extensions-except={}", dist.display()))
+            .envs(options.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log);

@@ -25,6 +25,8 @@ pub fn options_from_env() -> LaunchOptions {
         chromium: std::env::var_os("CHROMIUM").map_or("/usr/bin/chromium".into(), Into::into),
         dist: crate::workspace_root().join("dist"),
         headless: true,
+        mcp_host: None,
+        env: Vec::new(),
     }
 }
 

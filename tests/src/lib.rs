@@ -15,6 +15,7 @@
 //!   the wire, answers from a per-test script, records every request.
 //! * [`http`] is a tiny blocking HTTP client for talking to those servers from tests.
 //! * [`tasks`] are fixture tasks solved by a model that reads only its prompt.
+//! * [`mcp_host`] registers the MCP native host in a launch's profile.
 //! * [`jobs`] runs several of them at once, each in its own tab and panel, with a model
 //!   that takes its time.
 
@@ -26,6 +27,7 @@ pub mod fixtures;
 pub mod http;
 pub mod jobs;
 pub mod llm;
+pub mod mcp_host;
 pub mod python;
 pub mod recording;
 pub mod tasks;

@@ -41,6 +41,18 @@ pub fn run() -> Result<(), String> {
     // and runs them all, e2e included: a second selection of packages would unify
     // features differently and compile shared dependencies again.
     steps.time("dist (release)", || dist::build(&tools, Profile::Release))?;
+    // Compiles exactly what the next step runs (so nothing twice), before any test runs:
+    // the e2e tests start the MCP native host from target/debug, which cargo builds with
+    // alphascout-mcp's own integration tests.
+    steps.time("build (tests, mcp host)", || {
+        shell::cargo(&["test", "--workspace", "--no-run"])?;
+        let host = root().join("target/debug/alphascout-mcp");
+        if host.exists() {
+            Ok(())
+        } else {
+            Err(format!("{} was not built with the tests", host.display()))
+        }
+    })?;
     let mut tally = Tally::default();
     let chromium = tools.chromium.to_string_lossy().into_owned();
     // The sync server's scenarios run on SQLite here; their PostgreSQL twins are left to

@@ -4,6 +4,7 @@
 mod agreement_bench;
 mod dist;
 mod gate;
+mod mcp;
 mod postgres;
 mod setup;
 mod shell;
@@ -27,6 +28,10 @@ usage: cargo xtask <command>
   bench agreement            the sync server's agreement and per-annotator figures and My queue
                              for 1,000 runs × 20 steps × 2 annotators (time, peak memory)
   setup                      install what is missing: wasm32 target, wasm-bindgen-cli, Chromium
+  mcp install [--port N]     build alphascout-mcp, register it with Chromium and Chrome for this
+                             user, create its mcp.json (HTTP on 127.0.0.1:N, a fresh token) and
+                             print the configuration MCP clients need
+  mcp uninstall              remove what `mcp install` wrote
 ";
 
 fn main() -> ExitCode {
@@ -44,6 +49,7 @@ fn main() -> ExitCode {
             run(&tools, flag("--headless"))
         }),
         Some("test") => gate::run(),
+        Some("mcp") => mcp::run(&args[1..]),
         Some("bench") => match args.get(1).map(String::as_str) {
             Some(
                 what @ ("startup" | "state" | "action" | "prompt" | "calls" | "studio" | "workflow"
@@ -74,6 +80,8 @@ fn run(tools: &setup::Tools, headless: bool) -> Result<(), String> {
         chromium: tools.chromium.clone(),
         dist: shell::root().join("dist"),
         headless,
+        mcp_host: None,
+        env: Vec::new(),
     };
     let mut chromium = chromium_launch::Chromium::start(&options)?;
     let devtools = chromium.devtools_url()?;

@@ -13,6 +13,7 @@ mod extension;
 mod hands;
 mod jobs;
 mod mcp;
+mod mcp_host;
 mod mcp_server;
 mod page_state;
 mod page_text;

@@ -1,0 +1,93 @@
+//! Chrome's registration of `alphascout-mcp` as the native messaging host
+//! `com.alphascout.mcp`: the host manifest, and the extension id it lets in, computed from
+//! the `key` in manifest.json (never written down twice). `cargo xtask mcp install` writes
+//! it for the user's Chromium and Chrome; a test launch writes it into its throw-away
+//! profile.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+/// The name the worker passes to `chrome.runtime.connectNative`.
+pub const HOST_NAME: &str = "com.alphascout.mcp";
+
+/// The id Chrome gives an extension whose manifest has `key` (base64 of its public key's
+/// DER): SHA-256 of the key, its first 32 hex digits written with `a`–`p` for 0–f.
+pub fn extension_id(key: &str) -> Result<String, String> {
+    let der =
+        BASE64.decode(key.trim()).map_err(|e| format!("manifest.json's key is not base64: {e}"))?;
+    let digest = Sha256::digest(der);
+    Ok(digest[..16]
+        .iter()
+        .flat_map(|byte| [byte >> 4, byte & 0xf])
+        .map(|nibble| char::from(b'a' + nibble))
+        .collect())
+}
+
+/// The id of the extension whose `manifest.json` is at `manifest`.
+pub fn extension_id_of(manifest: &Path) -> Result<String, String> {
+    let text = std::fs::read_to_string(manifest)
+        .map_err(|e| format!("reading {}: {e}", manifest.display()))?;
+    let manifest: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not JSON: {e}", manifest.display()))?;
+    let key = manifest["key"]
+        .as_str()
+        .ok_or("manifest.json has no `key`, so the extension's id is not fixed")?;
+    extension_id(key)
+}
+
+/// The host manifest: `binary` runs when the extension `extension_id`, and only it, connects.
+pub fn host_manifest(binary: &Path, extension_id: &str) -> Value {
+    json!({
+        "name": HOST_NAME,
+        "description": "AlphaScout's MCP server: lets other agents drive AlphaScout",
+        "path": binary,
+        "type": "stdio",
+        "allowed_origins": [format!("chrome-extension://{extension_id}/")],
+    })
+}
+
+/// Writes the host manifest into `dir` (a browser's `NativeMessagingHosts`), creating it.
+pub fn install(dir: &Path, binary: &Path, extension_id: &str) -> Result<PathBuf, String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let path = manifest_path(dir);
+    let text = serde_json::to_string_pretty(&host_manifest(binary, extension_id))
+        .expect("a manifest is JSON");
+    std::fs::write(&path, text + "\n").map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Where [`install`] writes in `dir`.
+pub fn manifest_path(dir: &Path) -> PathBuf {
+    dir.join(format!("{HOST_NAME}.json"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_is_the_keys_hash_in_letters_a_to_p() {
+        // The id Chromium gives the project's key, which e2e's `extension` module checks
+        // against a real launch.
+        let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../manifest.json");
+        assert_eq!(extension_id_of(&manifest).unwrap(), "cibocdioghpkimbibadndbacnjpdchki");
+        assert!(extension_id("not base64!").is_err());
+    }
+
+    #[test]
+    fn the_manifest_lets_in_only_that_extension() {
+        let manifest =
+            host_manifest(Path::new("/opt/alphascout-mcp"), "abcdefghijklmnopabcdefghijklmnop");
+        assert_eq!(manifest["name"], HOST_NAME);
+        assert_eq!(manifest["type"], "stdio");
+        assert_eq!(manifest["path"], "/opt/alphascout-mcp");
+        assert_eq!(
+            manifest["allowed_origins"],
+            json!(["chrome-extension://abcdefghijklmnopabcdefghijklmnop/"])
+        );
+    }
+}
