@@ -213,6 +213,18 @@ pub fn tracked(suggestion: &Suggestion, current: &str) -> Option<[String; 4]> {
     }
 }
 
+/// The thought `current` with `suggestion` applied: a passage suggestion changes its range
+/// only (the rest may have been edited since), any other replaces the thought. `None` when
+/// the passage is gone.
+pub fn applied(suggestion: &Suggestion, current: &str) -> Option<String> {
+    match &suggestion.passage {
+        Some(passage) => passage
+            .locate(current)
+            .and_then(|(start, end)| replace(current, start, end, &suggestion.after)),
+        None => Some(suggestion.after.clone()),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ResolveError {
     NotPending,
@@ -248,10 +260,7 @@ pub fn accept(
     }
     let current = step.thoughts.get(suggestion.field).to_owned();
     let changed = match &suggestion.passage {
-        // Only the range changes; the rest of the thought may have been edited since.
-        Some(passage) => passage
-            .locate(&current)
-            .and_then(|(start, end)| replace(&current, start, end, &suggestion.after)),
+        Some(_) => applied(suggestion, &current),
         None => (current == suggestion.before).then(|| suggestion.after.clone()),
     };
     let Some(changed) = changed else {

@@ -275,9 +275,32 @@ pub struct OwnVersion {
     pub submitted: bool,
     /// Each step saved in the version, with its version there (`If-Match` for the next).
     pub steps: BTreeMap<u32, i64>,
+    /// What the server holds of the version has been read into this browser's copy.
+    #[serde(default)]
+    pub fetched: bool,
 }
 
 impl OwnVersion {
+    /// The server's saved step of this version (`AnnotatedStep`) read into the local
+    /// step: its thoughts, action, extended thoughts and notes; its version kept here.
+    pub fn take_step(
+        &mut self,
+        saved: &Value,
+        step: &mut crate::record::Step,
+    ) -> Result<(), String> {
+        let mut value = serde_json::to_value(&*step).map_err(|e| e.to_string())?;
+        for key in ["thoughts", "action", "extendedThoughts", "navigator"] {
+            if let Some(field) = saved.get(key).filter(|v| !v.is_null()) {
+                value[key] = field.clone();
+            }
+        }
+        *step = serde_json::from_value(value).map_err(|e| format!("the saved step: {e}"))?;
+        if let (Some(index), Some(version)) = (saved["index"].as_u64(), saved["version"].as_i64()) {
+            self.steps.insert(index as u32, version);
+        }
+        Ok(())
+    }
+
     /// The body of a step of the version: its annotatable part.
     pub fn step_body(step: &crate::record::Step) -> Value {
         let value = serde_json::to_value(step).unwrap_or(Value::Null);

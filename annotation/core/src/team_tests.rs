@@ -83,6 +83,16 @@ fn an_own_version_sends_the_annotatable_part_of_a_step() {
         "extendedThoughts": ["d"], "verified": true, "issues": []
     }))
     .unwrap();
+    let mut own = OwnVersion { run_id: "r1".into(), ..OwnVersion::default() };
+    let mut mine = step.clone();
+    own.take_step(
+        &json!({"index": 0, "annotator": "ann", "version": 3, "etag": "\"3\"", "updatedAt": "t",
+            "thoughts": {"thought1": "mine", "thought2": "b", "thought3": "c"}, "action": {"type": "click", "target": "Kettles", "value": null}}),
+        &mut mine,
+    )
+    .unwrap();
+    assert_eq!((mine.thoughts.thought1.as_str(), mine.url.as_str()), ("mine", "http://shop.test/"));
+    assert_eq!(own.steps.get(&0), Some(&3));
     let body = OwnVersion::step_body(&step);
     assert_eq!(
         body,
