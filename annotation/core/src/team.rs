@@ -354,7 +354,7 @@ impl Agreement {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .filter_map(|a| maybe(a))
+                .filter_map(maybe)
                 .collect(),
             score: value["score"].as_f64(),
             steps: steps
@@ -595,7 +595,7 @@ pub fn webhook_from_server(h: &Value) -> Webhook {
     Webhook {
         id: text(&h["id"]),
         url: text(&h["url"]),
-        events: h["events"].as_array().into_iter().flatten().filter_map(|e| maybe(e)).collect(),
+        events: h["events"].as_array().into_iter().flatten().filter_map(maybe).collect(),
         description: text(&h["description"]),
         paused: h["paused"].as_bool().unwrap_or(false),
         pending: h["pending"].as_u64().unwrap_or(0),
