@@ -69,7 +69,8 @@ fn receiver() -> (String, Arc<Mutex<Vec<Received>>>) {
                 got.len() == 1
             };
             let status = if first { "500 Internal Server Error" } else { "200 OK" };
-            let answer = format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let answer =
+                format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
             let _ = reader.get_mut().write_all(answer.as_bytes());
         }
     });
@@ -101,15 +102,16 @@ fn profile(server: &SyncServer, user: &str) -> (Browser, Page) {
     (browser, page)
 }
 
-fn sync_now(page: &Page) {
-    page.click("[data-testid=sync-state]");
-    page.click("[data-testid=sync-now]");
-    page.click("[data-testid=sync-close]");
+/// A sync round now, and its end.
+fn synced(page: &Page) {
+    sync_now(page);
     wait_sync(page, "synced");
 }
 
 fn shot(page: &Page, name: &str) {
-    page.screenshot(&e2e::workspace_root().join(format!("target/tmp/screenshots/teams-{name}.png")));
+    page.screenshot(
+        &e2e::workspace_root().join(format!("target/tmp/screenshots/teams-{name}.png")),
+    );
 }
 
 /// Selects characters `start..end` of a thought's textarea, as a person dragging over them.
@@ -126,7 +128,10 @@ fn select(page: &Page, selector: &str, quote: &str) {
 /// An annotator opens the run from "My queue", writes thought 2 of step 1 (and thought 3
 /// of step 2), saves, and hands the version in.
 fn annotate(page: &Page, user: &str, thought2: &str, thought3: &str) {
-    page.wait_for("document.querySelector('[data-testid=queue-item][data-run=r1]')", "r1 in My queue");
+    page.wait_for(
+        "document.querySelector('[data-testid=queue-item][data-run=r1]')",
+        "r1 in My queue",
+    );
     page.click("[data-testid=queue-item][data-run=r1] button");
     page.wait_for_text("[data-testid=own-version]", "Your own version");
     assert_eq!(page.text("[data-testid=guidelines-link]"), "Guidelines ↗");
@@ -137,13 +142,13 @@ fn annotate(page: &Page, user: &str, thought2: &str, thought3: &str) {
     replace_text(page, "[data-testid=thought3]", thought3);
     page.click("[data-testid=save]");
     page.wait_for_text("[data-testid=notice]", "Saved as version");
-    sync_now(page);
+    synced(page);
     if user == "ann" {
         shot(page, "own-version");
     }
     page.click("[data-testid=to-in-review]");
     page.wait_for_text("[data-testid=run-status]", "In review");
-    sync_now(page);
+    synced(page);
 }
 
 #[test]
@@ -176,7 +181,7 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         ),
     );
     navigate(&browser_ada, &ada, "");
-    sync_now(&ada);
+    synced(&ada);
     server.wait_for("quinn", "/runs/r1/steps", "both steps", |p| {
         p["items"].as_array().is_some_and(|s| s.len() == 2)
     });
@@ -200,7 +205,11 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     ada.wait_for("document.querySelector('[data-testid=project-overlap]')", "the project form");
     replace_text(&ada, "[data-testid=project-overlap]", "2");
     replace_text(&ada, "[data-testid=project-url]", "https://team.test/guidelines");
-    replace_text(&ada, "[data-testid=project-markdown]", "# Thoughts\n- Say what **changed**\n<script>alert(1)</script>");
+    replace_text(
+        &ada,
+        "[data-testid=project-markdown]",
+        "# Thoughts\n- Say what **changed**\n<script>alert(1)</script>",
+    );
     ada.click("[data-testid=project-save]");
     ada.wait_for_text("[data-testid=notice]", "Project settings saved.");
     ada.click("[data-testid=team-close]");
@@ -213,13 +222,21 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     ada.wait_for_text("[data-testid=assignees]", "Assigned to ann, bea");
     let guidelines = ada.text("[data-testid=guidelines-text]");
     assert!(guidelines.contains("Read the guidelines"), "{guidelines}");
-    assert_eq!(ada.eval("document.querySelectorAll('[data-testid=guidelines] script').length"), json!(0));
+    assert_eq!(
+        ada.eval("document.querySelectorAll('[data-testid=guidelines] script').length"),
+        json!(0)
+    );
 
     // Each annotator annotates in their own profile, in their own version.
     let (_browser_ann, ann) = profile(&server, "ann");
     ann.wait_for_text("[data-testid=notification-count]", "1");
     shot(&ann, "queue");
-    annotate(&ann, "ann", "I see the Kettles link in the top menu.", "I should answer with the price.");
+    annotate(
+        &ann,
+        "ann",
+        "I see the Kettles link in the top menu.",
+        "I should answer with the price.",
+    );
     let (_browser_bea, bea) = profile(&server, "bea");
     annotate(&bea, "bea", "The Kettles link is in the menu at the top.", "I answer 24.99 €.");
     // Neither read the other's text: the run's own steps are as captured until the merge.
@@ -234,7 +251,8 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     quinn.wait_for_text("[data-testid=run-status]", "In review");
     quinn.click("[data-testid=tab-agreement]");
     quinn.wait_for_text("[data-testid=agreement-run]", "Run agreement");
-    let step1 = quinn.text("[data-testid=agreement-step][data-index='0'] [data-testid=agreement-score]");
+    let step1 =
+        quinn.text("[data-testid=agreement-step][data-index='0'] [data-testid=agreement-score]");
     assert_ne!(step1, "100%", "the two versions of step 1 differ");
     assert_eq!(
         quinn.eval("document.querySelectorAll('[data-testid=agreement-annotator]').length"),
@@ -242,7 +260,10 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     );
     quinn.click("[data-testid=pick-all][data-annotator=ann]");
     quinn.click("[data-testid=step-row][data-index='1']");
-    quinn.wait_for("document.querySelector('[data-testid=version][data-annotator=bea]')", "bea's step 2");
+    quinn.wait_for(
+        "document.querySelector('[data-testid=version][data-annotator=bea]')",
+        "bea's step 2",
+    );
     quinn.click("[data-testid=version][data-annotator=bea] [data-testid=take-step]");
     shot(&quinn, "agreement");
     quinn.click("[data-testid=resolve-merge]");
@@ -264,24 +285,28 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     replace_text(&quinn, "[data-testid=comment-text]", "Which menu: the header or the side bar?");
     quinn.click("[data-testid=comment-post]");
     quinn.wait_for_text("[data-testid=comment-passage]", "“in the top menu”");
-    sync_now(&quinn);
+    synced(&quinn);
     let comment = server.wait_for("quinn", "/runs/r1/comments", "the passage comment", |p| {
         p["items"][0]["anchor"]["quote"] == "in the top menu"
     });
     let start = comment["items"][0]["anchor"]["range"]["start"].as_u64().unwrap();
     navigate(&browser_q, &quinn, "?agentRunId=r1&qa=false");
     quinn.click("[data-testid=step-row][data-index='0']");
-    replace_text(&quinn, "[data-testid=thought2]", "On the home page, I see the Kettles link in the top menu.");
+    replace_text(
+        &quinn,
+        "[data-testid=thought2]",
+        "On the home page, I see the Kettles link in the top menu.",
+    );
     quinn.click("[data-testid=save]");
     quinn.wait_for_text("[data-testid=notice]", "Saved as version");
-    sync_now(&quinn);
+    synced(&quinn);
     let moved = server.wait_for("quinn", "/runs/r1/comments", "the comment re-anchored", |p| {
         p["items"][0]["anchor"]["range"]["start"].as_u64() == Some(start + 18)
     });
     assert_eq!(moved["items"][0]["outdated"], false, "the passage survived the edit");
     navigate(&browser_q, &quinn, "?agentRunId=r1&qa=true");
     quinn.click("[data-testid=tab-review]");
-    sync_now(&quinn);
+    synced(&quinn);
     quinn.wait_for(
         "document.querySelector('[data-testid=comment-passage]')?.dataset.outdated === 'false'",
         "the passage comment, current",
@@ -294,31 +319,42 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     quinn.wait_for_text("[data-testid=tracked-del]", "top menu");
     assert_eq!(quinn.text("[data-testid=tracked-ins]"), "header's menu");
     shot(&quinn, "passage");
-    sync_now(&quinn);
-    let suggestion = server.wait_for("quinn", "/runs/r1/suggestions", "the passage suggestion", |p| {
-        p["items"][0]["passage"]["quote"] == "top menu"
-    });
+    synced(&quinn);
+    let suggestion =
+        server.wait_for("quinn", "/runs/r1/suggestions", "the passage suggestion", |p| {
+            p["items"][0]["passage"]["quote"] == "top menu"
+        });
     // The run's author decides it; here the reviewer withdraws it so approval can go on.
     let id = suggestion["items"][0]["id"].as_str().unwrap().to_owned();
-    let withdrawn = server.send("quinn", "DELETE", &format!("/runs/r1/suggestions/{id}"), &json!({}));
+    let withdrawn =
+        server.send("quinn", "DELETE", &format!("/runs/r1/suggestions/{id}"), &json!({}));
     assert_eq!(withdrawn.status, 200, "{}", withdrawn.body);
-    sync_now(&quinn);
+    synced(&quinn);
 
     // Approve.
-    quinn.wait_for("!document.querySelector('[data-testid=pending-count]')", "no suggestion pending");
+    quinn.wait_for(
+        "!document.querySelector('[data-testid=pending-count]')",
+        "no suggestion pending",
+    );
     quinn.click("[data-testid=to-approved]");
     quinn.click("[data-testid=approve-anyway]");
     quinn.wait_for_text("[data-testid=run-status]", "Approved");
     server.wait_for("quinn", "/runs/r1", "the run approved", |run| run["status"] == "approved");
 
     // The annotator is told.
-    sync_now(&ann);
+    synced(&ann);
     ann.click("[data-testid=notifications]");
-    ann.wait_for("document.querySelector('[data-testid=notification][data-kind=run-approved]')", "the approval notification");
+    ann.wait_for(
+        "document.querySelector('[data-testid=notification][data-kind=run-approved]')",
+        "the approval notification",
+    );
     shot(&ann, "notifications");
     ann.click("[data-testid=read-all]");
-    ann.wait_for("!document.querySelector('[data-testid=notification][data-read=false]')", "every notification read");
-    sync_now(&ann);
+    ann.wait_for(
+        "!document.querySelector('[data-testid=notification][data-read=false]')",
+        "every notification read",
+    );
+    synced(&ann);
     ann.wait_for("!document.querySelector('[data-testid=notification-count]')", "the badge gone");
 
     // Signed deliveries: the first answered 500 and was tried again with the same id.
@@ -346,11 +382,17 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         "the retried delivery, delivered on its second attempt",
     );
     ada.click("[data-testid=webhook-pause]");
-    ada.wait_for("document.querySelector('[data-testid=webhook][data-paused=true]')", "the hook paused");
+    ada.wait_for(
+        "document.querySelector('[data-testid=webhook][data-paused=true]')",
+        "the hook paused",
+    );
 
     // The audit log lists every action.
     ada.click("[data-testid=open-audit]");
-    ada.wait_for("document.querySelectorAll('[data-testid=audit-entry]').length > 5", "the audit log");
+    ada.wait_for(
+        "document.querySelectorAll('[data-testid=audit-entry]').length > 5",
+        "the audit log",
+    );
     shot(&ada, "audit");
     let actions = ada.eval(
         "[...document.querySelectorAll('[data-testid=audit-entry]')].map(e => e.dataset.action)",
@@ -365,7 +407,13 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         .filter_map(|e| e["action"].as_str().map(str::to_owned))
         .collect();
     assert_eq!(actions, logged, "the page lists what the server logged");
-    for action in ["webhook.created", "project.updated", "assignment.changed", "annotation.saved", "comment.created"] {
+    for action in [
+        "webhook.created",
+        "project.updated",
+        "assignment.changed",
+        "annotation.saved",
+        "comment.created",
+    ] {
         assert!(actions.contains(action), "{action} in {actions:?}");
     }
     replace_text(&ada, "[data-testid=audit-user]", "bea");

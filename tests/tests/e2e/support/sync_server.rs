@@ -60,9 +60,7 @@ impl SyncServer {
                 let shutdown = async {
                     let _ = stopped.await;
                 };
-                sync_server::serve(listener, store, config, shutdown)
-                    .await
-                    .unwrap();
+                sync_server::serve(listener, store, config, shutdown).await.unwrap();
             });
         });
         let (addr, tokens) =
