@@ -165,7 +165,10 @@ mod tests {
 
     #[test]
     fn tokens_are_lowercased_words_and_numbers() {
-        assert_eq!(tokens("The Kettle's price: £24.99!"), ["the", "kettle", "s", "price", "24", "99"]);
+        assert_eq!(
+            tokens("The Kettle's price: £24.99!"),
+            ["the", "kettle", "s", "price", "24", "99"]
+        );
         assert_eq!(tokens("  ,;  "), Vec::<String>::new());
         assert_eq!(tokens("Ünïcode Straße"), ["ünïcode", "straße"]);
     }

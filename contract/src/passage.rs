@@ -167,7 +167,13 @@ mod tests {
 
     #[test]
     fn overlapping_occurrences_are_all_candidates() {
-        let p = Passage { start: 2, end: 4, quote: "aa".into(), prefix: "aa".into(), suffix: "b".into() };
+        let p = Passage {
+            start: 2,
+            end: 4,
+            quote: "aa".into(),
+            prefix: "aa".into(),
+            suffix: "b".into(),
+        };
         let found = reanchor(&p, "aaaab").unwrap();
         assert_eq!((found.start, found.end), (2, 4));
     }

@@ -49,7 +49,24 @@
 //!   versioned step save that never overwrites text changed after the suggestion, and
 //!   approval waits while any is pending.
 //!
-//! Roles and ownership are checked here for every route; the page only hides buttons.
+//! - Teams (issue 29): `routes/project.rs` (overlap and guidelines), `routes/assignments.rs`
+//!   (by hand and round-robin over a `GET /runs` filter, `routes::runs::RunFilter`; "My
+//!   queue" and the next run), `routes/overlap.rs` (each annotator's own version of an
+//!   overlap run, agreement, resolution into the run as one version), `routes/metrics.rs`,
+//!   `routes/collections.rs`, `routes/analytics.rs` (per-annotator figures, peers anonymised
+//!   for everyone but admins), `routes/hooks.rs` and [`webhooks`] (the outbox's delivery
+//!   task: signed, retried with backoff, paused hooks wait), `routes/audit.rs` and [`audit`]
+//!   (the append-only log every write appends to in its own transaction), and
+//!   `routes/notifications.rs`. [`events`] is what a write tells people (notifications) and
+//!   systems (webhook events), in its transaction; [`passages`] re-anchors passage comments
+//!   and suggestions whenever a step is saved. The maths (token F1, agreement, the
+//!   re-anchoring rule) is `run_contract::agreement` and `run_contract::passage`, shared
+//!   with the page.
+//!
+//! Roles and ownership are checked here for every route; the page only hides buttons. An
+//! annotator sees the runs they upload or are assigned; reads other people's comments on a
+//! run only once it has gone to review (`comments::reads_all_comments`); writes only their
+//! own version of an overlap run.
 //!
 //! # Not yet
 //!
@@ -63,18 +80,32 @@
 //!   several share a PostgreSQL database.
 //! - Tokens are revoked, and their lives extended, with the CLI only; a user can rotate their
 //!   own (`POST /users/me/token`), keeping its expiry.
+//! - Teams: agreement and per-annotator figures are computed on each request from the
+//!   stored versions (no cache; `cargo xtask bench agreement` measures it at 1,000 runs);
+//!   round-robin assignment is not kept under an `Idempotency-Key` (each run is its own
+//!   transaction; a retry skips the runs assigned already); webhook secrets are stored as
+//!   given (they must sign), so a database leak leaks them; a webhook's https URL may name
+//!   any host (admins choose them; no check for private addresses); the audit log is
+//!   append-only by code (one `INSERT`, no route or statement updates or deletes it), not by
+//!   a database trigger; reading a notification is audited, reading anything else is not.
+//!   Resolving overlap versions leaves the run in overlap: its annotators still write only
+//!   their versions, so later edits to the run are a qa_manager's or admin's.
 
+pub mod audit;
 pub mod auth;
 mod connections;
+pub mod events;
 pub mod http;
 pub mod idempotency;
 pub mod model;
+pub mod passages;
 pub mod problem;
 mod routes;
 pub mod schema;
 pub mod store;
 pub mod time;
 pub mod validate;
+pub mod webhooks;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -109,6 +140,15 @@ pub struct Config {
     /// How long a write may wait for the client to take bytes before the connection is
     /// dropped: a client that stops reading its answer cannot hold a connection.
     pub write_timeout: Duration,
+    /// A failed webhook delivery's first wait before it is tried again; each later wait is
+    /// twice the one before, up to `webhook_max_delay`.
+    pub webhook_base_delay: Duration,
+    pub webhook_max_delay: Duration,
+    /// Attempts before a delivery is `failed`.
+    pub webhook_max_attempts: u32,
+    /// How often the delivery task looks for due rows when nothing woke it (another server
+    /// process on the same database may have queued some).
+    pub webhook_poll: Duration,
 }
 
 impl Default for Config {
@@ -121,6 +161,10 @@ impl Default for Config {
             max_connections: 512,
             max_connections_per_peer: 128,
             write_timeout: Duration::from_secs(30),
+            webhook_base_delay: Duration::from_secs(30),
+            webhook_max_delay: Duration::from_secs(3600),
+            webhook_max_attempts: 8,
+            webhook_poll: Duration::from_secs(5),
         }
     }
 }
@@ -145,9 +189,12 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let pruning = tokio::spawn(prune_forever(store.clone(), config.prune_every));
+    let delivering =
+        tokio::spawn(webhooks::deliver_forever(store.clone(), Arc::new(config.clone())));
     let app = router(store, config.clone());
     let served = connections::serve(listener, app, &config, shutdown).await;
     pruning.abort();
+    delivering.abort();
     served
 }
 

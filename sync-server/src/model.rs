@@ -24,10 +24,22 @@ pub struct RunRow {
     pub updated_at: String,
     pub updated_by: String,
     pub header: Map<String, Value>,
+    /// How many times the run went to review.
+    pub review_rounds: i64,
+    /// How many annotators it is assigned to now (0: never assigned; above 1: overlap, each
+    /// annotating their own version).
+    pub assignees: i64,
 }
 
-const RUN_COLUMNS: &str =
-    "id, annotator, status, version, header_version, updated_at, updated_by, header";
+impl RunRow {
+    /// Annotated in overlap: its annotators write their own versions, not its steps.
+    pub fn in_overlap(&self) -> bool {
+        self.assignees > 1
+    }
+}
+
+pub const RUN_COLUMNS: &str = "id, annotator, status, version, header_version, updated_at, \
+     updated_by, header, review_rounds, assignees";
 
 fn run_from_row(row: &AnyRow) -> Result<RunRow> {
     let status = get_str(row, "status")?;
@@ -43,6 +55,8 @@ fn run_from_row(row: &AnyRow) -> Result<RunRow> {
             Value::Object(map) => map,
             _ => return Err(Problem::internal("bad stored header")),
         },
+        review_rounds: get_i64(row, "review_rounds")?,
+        assignees: get_i64(row, "assignees")?,
     })
 }
 
@@ -59,23 +73,59 @@ pub async fn lock_run(tx: &mut Tx, id: &str) -> Result<Option<RunRow>> {
     row.as_ref().map(run_from_row).transpose()
 }
 
-/// Annotators see only their own runs; everyone else sees all.
+/// Annotators see their own runs (and those they are assigned, see [`visible_run`]);
+/// everyone else sees all.
 pub fn can_see(user: &User, run: &RunRow) -> bool {
     user.role != Role::Annotator || run.annotator == user.id
 }
 
-/// The run if the caller may see it, else `404` (not `403`, so ids do not leak).
+/// The run if the caller may see it as its annotator or another role, else `404` (not
+/// `403`, so ids do not leak). Writes to the run's own header use this: an assignee of an
+/// overlap run reads it but writes only their own version.
 pub fn visible(user: &User, run: Option<RunRow>) -> Result<RunRow> {
     run.filter(|run| can_see(user, run)).ok_or_else(|| Problem::not_found("run"))
 }
 
+/// Whether `user` is assigned to the run now.
+pub async fn is_assigned(conn: &mut AnyConnection, run_id: &str, user: &str) -> Result<bool> {
+    let row = sqlx::query("SELECT 1 AS one FROM assignments WHERE run_id = $1 AND annotator = $2")
+        .bind(run_id.to_owned())
+        .bind(user.to_owned())
+        .fetch_optional(conn)
+        .await?;
+    Ok(row.is_some())
+}
+
+/// [`visible`], where an annotator also sees the runs they are assigned.
+async fn visible_or_assigned(
+    conn: &mut AnyConnection,
+    user: &User,
+    run: Option<RunRow>,
+) -> Result<RunRow> {
+    match run {
+        Some(run) if can_see(user, &run) => Ok(run),
+        Some(run) if run.assignees > 0 && is_assigned(conn, &run.id, &user.id).await? => Ok(run),
+        _ => Err(Problem::not_found("run")),
+    }
+}
+
 pub async fn visible_run(conn: &mut AnyConnection, user: &User, id: &str) -> Result<RunRow> {
-    visible(user, load_run(conn, id).await?)
+    let run = load_run(conn, id).await?;
+    visible_or_assigned(conn, user, run).await
 }
 
 /// Takes the run's write lock, as [`lock_run`], and returns the run if the caller may see it.
 pub async fn lock_visible_run(tx: &mut Tx, user: &User, id: &str) -> Result<RunRow> {
-    visible(user, lock_run(tx, id).await?)
+    let run = lock_run(tx, id).await?;
+    visible_or_assigned(tx, user, run).await
+}
+
+/// The SQL condition that a run aliased `r` is visible to an annotator (the text bound to
+/// the caller's id, twice).
+pub fn push_visible_to_annotator(sql: &mut crate::store::Sql, user: &str) {
+    sql.push(" AND (r.annotator = ").text(user);
+    sql.push(" OR EXISTS (SELECT 1 FROM assignments a WHERE a.run_id = r.id AND a.annotator = ");
+    sql.text(user).push("))");
 }
 
 /// The run as a write in `tx` left it, with its server fields.
@@ -97,6 +147,11 @@ pub fn edit_scope(user: &User, run: &RunRow) -> Result<EditScope> {
     require_editable(run)?;
     match user.role {
         Role::QaManager | Role::Admin => Ok(EditScope::Full),
+        Role::Annotator if run.annotator == user.id && run.in_overlap() => Err(Problem::forbidden(
+            "This run is annotated in overlap: save your own version \
+                 (/runs/{runId}/annotations/me/steps/{index}); a reviewer resolves the versions \
+                 into the run.",
+        )),
         Role::Annotator if run.annotator == user.id => Ok(EditScope::Full),
         Role::Annotator => Err(Problem::not_found("run")),
         Role::Reviewer if run.status == Status::InReview => Ok(EditScope::ReviewFields),
@@ -539,7 +594,13 @@ pub async fn insert_entry(
     .bind(Value::Object(entry.extra).to_string())
     .execute(&mut **tx)
     .await?;
-    Ok(())
+    let target = match entry.step_index {
+        Some(index) => format!("step {index}"),
+        None => "run".to_owned(),
+    };
+    let before = if version > 1 { json!({"version": version - 1}) } else { Value::Null };
+    let after = json!({"version": version});
+    crate::audit::record(tx, by, entry.kind, Some(run_id), &target, before, after).await
 }
 
 /// Writes a step's current row and its snapshot at `version`.
@@ -573,6 +634,9 @@ pub async fn save_step(
         .bind(text)
         .execute(&mut **tx)
         .await?;
+    if !create {
+        crate::passages::reanchor_step(tx, run_id, index, body).await?;
+    }
     Ok(())
 }
 

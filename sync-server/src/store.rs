@@ -38,6 +38,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (3, include_str!("../migrations/0003_replay_indexes.sql")),
     (4, include_str!("../migrations/0004_screenshot_access.sql")),
     (5, include_str!("../migrations/0005_token_lifetime.sql")),
+    (6, include_str!("../migrations/0006_teams.sql")),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,9 +139,9 @@ impl Store {
             .iter()
             .map(|row| row.try_get("version"))
             .collect::<Result<_, _>>()?;
-        let blob = match self.backend {
-            Backend::Sqlite => "BLOB",
-            Backend::Postgres => "BYTEA",
+        let (blob, serial) = match self.backend {
+            Backend::Sqlite => ("BLOB", "INTEGER PRIMARY KEY AUTOINCREMENT"),
+            Backend::Postgres => ("BYTEA", "BIGSERIAL PRIMARY KEY"),
         };
         for (version, sql) in MIGRATIONS {
             if applied.contains(version) {
@@ -148,10 +149,14 @@ impl Store {
             }
             let mut tx = self.pool.begin().await?;
             for statement in statements(sql) {
-                sqlx::query(&statement.replace("{blob}", blob)).execute(&mut *tx).await?;
+                let statement = statement.replace("{blob}", blob).replace("{serial}", serial);
+                sqlx::query(&statement).execute(&mut *tx).await?;
             }
             if *version == 4 {
                 backfill_run_screenshots(&mut tx).await?;
+            }
+            if *version == 6 {
+                backfill_review_rounds(&mut tx).await?;
             }
             sqlx::query("INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)")
                 .bind(*version)
@@ -223,6 +228,32 @@ async fn backfill_run_screenshots(
         .bind(get_str(&row, "run_id")?)
         .execute(&mut **tx)
         .await?;
+    }
+    Ok(())
+}
+
+/// Migration 6's review rounds for the runs stored before it: their moves to `in-review`,
+/// read from their history.
+async fn backfill_review_rounds(
+    tx: &mut sqlx::Transaction<'static, Any>,
+) -> Result<(), sqlx::Error> {
+    let rows = sqlx::query("SELECT run_id, extra FROM versions WHERE kind = 'status-changed'")
+        .fetch_all(&mut **tx)
+        .await?;
+    let mut rounds: std::collections::BTreeMap<String, i64> = Default::default();
+    for row in rows {
+        let extra = get_json(&row, "extra")?;
+        if extra.pointer("/transition/to").and_then(serde_json::Value::as_str) == Some("in-review")
+        {
+            *rounds.entry(get_str(&row, "run_id")?).or_default() += 1;
+        }
+    }
+    for (run_id, n) in rounds {
+        sqlx::query("UPDATE runs SET review_rounds = $2 WHERE id = $1")
+            .bind(run_id)
+            .bind(n)
+            .execute(&mut **tx)
+            .await?;
     }
     Ok(())
 }

@@ -259,6 +259,8 @@ pub struct SuggestionCreate {
     pub base_version: i64,
     pub proposed: Value,
     pub note: Option<String>,
+    /// A passage suggestion's range (characters) and the quote it must hold.
+    pub range: Option<(usize, usize, String)>,
 }
 
 /// Checks a `SuggestionCreate` body; `proposed` is held to the schema of the step field it
@@ -271,6 +273,34 @@ pub fn suggestion_create(body: &Value, c: &mut Check) -> Option<SuggestionCreate
     if let (Some(field), Some(proposed)) = (field, body.get("proposed")) {
         spec.check_field("StepRecord", field, proposed, "/proposed", c);
     }
+    let range = body.get("range").filter(|r| r.is_object());
+    let quote = body.get("quote").and_then(Value::as_str);
+    let passage = match (range, quote) {
+        (Some(range), Some(quote)) => {
+            let (start, end) = (range["start"].as_u64(), range["end"].as_u64());
+            if field.is_some_and(|f| !f.starts_with("thoughts.")) {
+                c.err("/range", "passages are suggested on thoughts only");
+            }
+            match (start, end) {
+                (Some(start), Some(end)) if start < end => {
+                    Some((start as usize, end as usize, quote.to_owned()))
+                }
+                _ => {
+                    c.err("/range", "start must come before end");
+                    None
+                }
+            }
+        }
+        (Some(_), None) => {
+            c.err("/quote", "is required with range");
+            None
+        }
+        (None, Some(_)) => {
+            c.err("/range", "is required with quote");
+            None
+        }
+        (None, None) => None,
+    };
     if !c.ok() {
         return None;
     }
@@ -280,6 +310,7 @@ pub fn suggestion_create(body: &Value, c: &mut Check) -> Option<SuggestionCreate
         base_version: body.get("baseVersion")?.as_i64()?,
         proposed: body.get("proposed")?.clone(),
         note: text(body, "note"),
+        range: passage,
     })
 }
 

@@ -679,6 +679,9 @@ fn comment_threads(s: &Server) {
 
     let id = first["id"].as_str().unwrap();
     let reply = json!({"text": "Yes, VAT included.", "parentId": id});
+    // The annotator reads and answers the reviewer's comments once the run is in review.
+    s.req("alice", "POST", "/runs/r1/comments").json(&reply).send().problem(422, "validation");
+    assert_eq!(s.transition("alice", "r1", "in-review").status, 200);
     let resp = s.req("alice", "POST", "/runs/r1/comments").json(&reply).send();
     assert_eq!(resp.status, 201, "{}", resp.text());
     let answer = resp.json();
@@ -705,8 +708,8 @@ fn comment_threads(s: &Server) {
     let run = s.get_json("alice", "/runs/r1");
     assert_eq!(
         (run["openThreads"].as_i64(), run["version"].as_i64()),
-        (Some(2), Some(2)),
-        "comments add no run version"
+        (Some(2), Some(3)),
+        "comments add no run version (the move to review made version 3)"
     );
     assert_eq!(s.get_json("alice", "/runs/r1/steps/0")["openThreads"], 1);
 

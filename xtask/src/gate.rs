@@ -105,7 +105,8 @@ fn sync_server_on_postgres(tally: &mut Tally) -> Result<(), String> {
     let cluster = Cluster::start()?;
     println!("sync-server integration tests: PostgreSQL at {} ({})", cluster.url, cluster.version);
     let before = tally.postgres_ok;
-    let binaries = ["--test", "api", "--test", "suggestions", "--test", "hardening"];
+    let binaries =
+        ["--test", "api", "--test", "suggestions", "--test", "hardening", "--test", "teams"];
     let args: Vec<&str> =
         ["test", "--workspace"].into_iter().chain(binaries).chain(["--", PG_TESTS]).collect();
     tally.cargo_test_with_env(&args, &[("SYNC_TEST_POSTGRES_URL", &cluster.url)])?;

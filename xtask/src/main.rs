@@ -1,6 +1,7 @@
 //! `cargo xtask <command>`: the project's only entry points. Each command installs what it
 //! is missing first, so a fresh machine needs nothing but this checkout and rustup.
 
+mod agreement_bench;
 mod dist;
 mod gate;
 mod postgres;
@@ -23,6 +24,8 @@ usage: cargo xtask <command>
                              build dist/ and print measured figures
   bench sync [--no-baseline] the sync server (SQLite) under batch load and idle sockets, against
                              the commit before issue 13's fixes
+  bench agreement            the sync server's agreement and per-annotator figures and My queue
+                             for 1,000 runs × 20 steps × 2 annotators (time, peak memory)
   setup                      install what is missing: wasm32 target, wasm-bindgen-cli, Chromium
 ";
 
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
             }),
             // The server alone: no extension, so no dist/.
             Some("sync") => sync_bench::run(!flag("--no-baseline")),
+            Some("agreement") => agreement_bench::run(),
             _ => Err(format!("bench what?\n\n{USAGE}")),
         },
         _ => Err(USAGE.to_owned()),

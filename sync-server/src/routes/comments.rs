@@ -22,9 +22,12 @@ use crate::validate::{self, Check, Level, text};
 const KINDS: [&str; 4] = ["question", "suggestion", "correction", "approval"];
 
 /// Comment columns, with the thread's state from its first comment `t`.
-const COLUMNS: &str = "c.id, c.run_id, c.thread_id, c.parent_id, c.kind, c.anchor, c.body_text, \
-     c.author, c.created_at, c.edited_at, c.version, c.seq, t.resolved AS t_resolved, \
-     t.resolved_by AS t_resolved_by, t.resolved_at AS t_resolved_at";
+/// A reply shows its thread's anchor as it is now (re-anchored with the thread's first
+/// comment, see `passages`).
+const COLUMNS: &str = "c.id, c.run_id, c.thread_id, c.parent_id, c.kind, t.anchor AS anchor, \
+     c.body_text, c.author, c.created_at, c.edited_at, c.version, c.seq, \
+     t.resolved AS t_resolved, t.resolved_by AS t_resolved_by, t.resolved_at AS t_resolved_at, \
+     t.outdated AS t_outdated";
 
 fn comment_json(row: &AnyRow) -> Result<Value> {
     let version = get_i64(row, "version")?;
@@ -44,6 +47,7 @@ fn comment_json(row: &AnyRow) -> Result<Value> {
         "resolvedAt": get_opt_str(row, "t_resolved_at")?,
         "version": version,
         "etag": crate::http::etag(version),
+        "outdated": get_i64(row, "t_outdated")? != 0,
     }))
 }
 
@@ -69,6 +73,14 @@ async fn commit_change(mut tx: Tx, run_id: &str, id: &str) -> Result<Reply> {
     Ok(Reply::ok(out).version(version))
 }
 
+/// Seed §6: annotators do not see others' comments until review. An annotator reads every
+/// comment on a run once it has gone to review (its review rounds are above 0, so it is or
+/// was in review, and the conversation stays readable when it is sent back to rework it);
+/// before that, only their own. Every other role reads all.
+pub fn reads_all_comments(user: &User, run: &RunRow) -> bool {
+    user.role != Role::Annotator || run.review_rounds > 0
+}
+
 fn not_archived(run: &RunRow) -> Result<()> {
     if run.status == Status::Archived {
         return Err(Problem::forbidden("The run is archived; its comments are read only."));
@@ -92,6 +104,12 @@ pub async fn list(State(state): State<AppState>, user: User, mut list: RunList) 
         "SELECT {COLUMNS} FROM comments c JOIN comments t ON t.id = c.thread_id WHERE c.run_id = "
     ));
     sql.text(&list.run_id);
+    let mut conn = state.store.pool.acquire().await?;
+    let run = model::visible_run(&mut conn, &user, &list.run_id).await?;
+    drop(conn);
+    if !reads_all_comments(&user, &run) {
+        sql.push(" AND c.author = ").text(&user.id);
+    }
     if let Some(step) = step {
         sql.push(" AND c.step_index = ").int(step);
     }
@@ -145,6 +163,10 @@ async fn create_comment(write: Write<'_>, replay: Replay) -> Result<Reply> {
         Some(parent_id) => {
             let parent = load(&mut tx, run_id, parent_id)
                 .await?
+                .filter(|p| {
+                    reads_all_comments(user, &run)
+                        || get_str(p, "author").is_ok_and(|a| a == user.id)
+                })
                 .ok_or_else(|| Problem::invalid("/parentId", "no such comment in this run"))?;
             let thread = get_str(&parent, "thread_id")?;
             let row =
@@ -162,9 +184,9 @@ async fn create_comment(write: Write<'_>, replay: Replay) -> Result<Reply> {
                     "Approval threads are for reviewers, qa_managers and admins.",
                 ));
             }
-            let anchor = body.get("anchor").cloned().unwrap_or(Value::Null);
+            let mut anchor = body.get("anchor").cloned().unwrap_or(Value::Null);
             let step_index = anchor.get("stepIndex").and_then(Value::as_i64);
-            check_anchor_target(&mut tx, &run, &anchor, step_index).await?;
+            check_anchor_target(&mut tx, &run, &mut anchor, step_index).await?;
             (id.clone(), anchor, step_index, kind)
         }
     };
@@ -182,7 +204,7 @@ async fn create_comment(write: Write<'_>, replay: Replay) -> Result<Reply> {
     .bind(id.clone())
     .bind(run_id.to_owned())
     .bind(thread_id)
-    .bind(parent)
+    .bind(parent.clone())
     .bind(step_index)
     .bind(if body.get("parentId").is_some() { None } else { kind })
     .bind(thread_kind)
@@ -194,14 +216,48 @@ async fn create_comment(write: Write<'_>, replay: Replay) -> Result<Reply> {
     .execute(&mut *tx)
     .await?;
     let out = reload(&mut tx, run_id, &id).await?;
+    let target = format!("comment {id}");
+    let after = json!({"id": id, "threadId": out["threadId"], "version": 1});
+    crate::audit::record(
+        &mut tx,
+        &user.id,
+        "comment.created",
+        Some(run_id),
+        &target,
+        Value::Null,
+        after,
+    )
+    .await?;
+    let data = json!({"commentId": id, "threadId": out["threadId"], "parentId": out["parentId"],
+        "stepIndex": step_index});
+    crate::events::fire(&mut tx, "comment.added", &user.id, Some(run_id), data).await?;
+    if let Some(parent_id) = &parent {
+        let row = load(&mut tx, run_id, parent_id).await?;
+        let parent_author = row.as_ref().map(|r| get_str(r, "author")).transpose()?;
+        if let Some(author) = parent_author.filter(|a| *a != user.id) {
+            let text = format!("{} replied to your comment on run {run_id}.", user.id);
+            crate::events::notify(
+                &mut tx,
+                &author,
+                "comment-reply",
+                Some(run_id),
+                Some(&id),
+                &user.id,
+                &text,
+            )
+            .await?;
+        }
+    }
     replay.commit(tx, Reply::ok(out).status(StatusCode::CREATED).version(1)).await
 }
 
-/// A thread's anchor must point at a step that exists and a field the record has.
+/// A thread's anchor must point at a step that exists and a field the record has. A range
+/// on a text field is a passage: its quote is read from the text (and must be what the
+/// client quoted, if it sent one), with its context, so it can be found again after edits.
 async fn check_anchor_target(
     tx: &mut Tx,
     run: &RunRow,
-    anchor: &Value,
+    anchor: &mut Value,
     step_index: Option<i64>,
 ) -> Result<()> {
     let record = match step_index {
@@ -217,9 +273,28 @@ async fn check_anchor_target(
         let expected = if step_index.is_some() { Level::Step } else { Level::Run };
         let pointer = format!("/{}", field.replace('.', "/"));
         if validate::field_path_level(field) != Some(expected)
-            || Value::Object(record).pointer(&pointer).is_none()
+            || Value::Object(record.clone()).pointer(&pointer).is_none()
         {
             return Err(Problem::invalid("/anchor/field", "is not a field of the anchored record"));
+        }
+        let text = crate::passages::field_text(&record, field);
+        let range = anchor.get("range").filter(|r| r.is_object()).cloned();
+        if let (Some(text), Some(range)) = (text, range) {
+            let start = range["start"].as_u64().unwrap_or(0) as usize;
+            let end = range["end"].as_u64().unwrap_or(0) as usize;
+            let passage =
+                run_contract::passage::Passage::capture(text, start, end).ok_or_else(|| {
+                    Problem::invalid(
+                        "/anchor/range",
+                        "is not a non-empty range of the field's text",
+                    )
+                })?;
+            if anchor.get("quote").and_then(Value::as_str).is_some_and(|q| q != passage.quote) {
+                return Err(Problem::invalid("/anchor/quote", "is not the field's text at range"));
+            }
+            anchor["quote"] = json!(passage.quote);
+            anchor["prefix"] = json!(passage.prefix);
+            anchor["suffix"] = json!(passage.suffix);
         }
     }
     Ok(())
@@ -272,6 +347,18 @@ pub async fn edit(
     .bind(crate::time::now())
     .execute(&mut *tx)
     .await?;
+    let (before, after) = (json!({"version": base}), json!({"version": base + 1}));
+    let target = format!("comment {comment_id}");
+    crate::audit::record(
+        &mut tx,
+        &user.id,
+        "comment.edited",
+        Some(&run_id),
+        &target,
+        before,
+        after,
+    )
+    .await?;
     commit_change(tx, &run_id, &comment_id).await
 }
 
@@ -319,6 +406,17 @@ pub async fn delete(
             .bind(id.clone())
             .execute(&mut *tx)
             .await?;
+        let target = format!("comment {id}");
+        crate::audit::record(
+            &mut tx,
+            &user.id,
+            "comment.deleted",
+            Some(&run_id),
+            &target,
+            json!({"id": id}),
+            Value::Null,
+        )
+        .await?;
     }
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT.into_response())
@@ -366,6 +464,11 @@ async fn set_resolved(
         .bind(at)
         .execute(&mut *tx)
         .await?;
+        let action = if resolved { "comment.resolved" } else { "comment.reopened" };
+        let (before, after) = (json!({"version": version}), json!({"version": version + 1}));
+        let target = format!("comment {comment_id}");
+        crate::audit::record(&mut tx, &user.id, action, Some(run_id), &target, before, after)
+            .await?;
     }
     commit_change(tx, run_id, &comment_id).await
 }

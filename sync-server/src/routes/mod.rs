@@ -1,9 +1,18 @@
 //! The routes of `openapi.yaml`, one module per tag, and the router that joins them.
 
+mod analytics;
+mod assignments;
+mod audit;
 mod batch;
+mod collections;
 mod comments;
 mod history;
-mod runs;
+mod hooks;
+mod metrics;
+mod notifications;
+mod overlap;
+mod project;
+pub(crate) mod runs;
 mod screenshots;
 mod steps;
 mod suggestions;
@@ -74,6 +83,38 @@ pub fn router(state: AppState) -> Router {
         .route("/runs/{run_id}/versions/{version}/steps/{index}", get(history::step_at))
         .route("/runs/{run_id}/diff", get(history::diff_versions))
         .route("/runs/{run_id}/rollback", post(history::rollback))
+        .route("/runs:batchTransition", post(workflow::batch))
+        .route("/project", get(project::get).put(project::put))
+        .route(
+            "/runs/{run_id}/assignees",
+            get(assignments::get_assignees).put(assignments::put_assignees),
+        )
+        .route("/assignments:roundRobin", post(assignments::round_robin))
+        .route("/users/me/queue", get(assignments::queue))
+        .route("/users/me/queue/next", get(assignments::next))
+        .route("/runs/{run_id}/annotations", get(overlap::list_sets))
+        .route("/runs/{run_id}/annotations/{annotator}/steps", get(overlap::list_steps))
+        .route("/runs/{run_id}/annotations/{annotator}/steps/{index}", put(overlap::put_step))
+        .route("/runs/{run_id}/annotations/{annotator}/submit", post(overlap::submit))
+        .route("/runs/{run_id}/agreement", get(overlap::get_agreement))
+        .route("/runs/{run_id}/resolve", post(overlap::resolve))
+        .route("/runs/{run_id}/metrics", get(metrics::get).post(metrics::report))
+        .route("/collections", get(collections::list).post(collections::create))
+        .route(
+            "/collections/{collection_id}",
+            get(collections::get).patch(collections::edit).delete(collections::delete),
+        )
+        .route("/analytics/annotators", get(analytics::annotators))
+        .route("/analytics/agreement", get(analytics::agreement))
+        .route("/webhooks", get(hooks::list).post(hooks::create))
+        .route("/webhooks/{hook_id}", get(hooks::get).patch(hooks::edit).delete(hooks::delete))
+        .route("/webhooks/{hook_id}/deliveries", get(hooks::deliveries))
+        .route("/audit", get(audit::list))
+        .route("/audit:export", get(audit::export))
+        .route("/users/me/notifications", get(notifications::list))
+        .route("/users/me/notifications/count", get(notifications::count))
+        .route("/users/me/notifications/{notification_id}/read", post(notifications::read))
+        .route("/users/me/notifications:readAll", post(notifications::read_all))
         .fallback(|| async { Problem::not_found("route") })
         .method_not_allowed_fallback(|| async {
             Problem::new(StatusCode::METHOD_NOT_ALLOWED, "method-not-allowed", "Method not allowed")
@@ -149,10 +190,81 @@ async fn rotate_my_token(
 ) -> Result<Response> {
     let token = crate::auth::bearer(&headers)?;
     let (token, expires_at) = crate::auth::rotate_own_token(&state.store, &user, token).await?;
+    // Which token is never said: only that one was rotated.
+    let mut conn = state.store.pool.acquire().await?;
+    let (before, after) = (json!({"token": "previous"}), json!({"token": "new"}));
+    crate::audit::record(&mut conn, &user.id, "token.rotated", None, "token", before, after)
+        .await?;
     let reply = Reply::ok(json!({"token": token, "expiresAt": expires_at}));
     // The answer holds a secret: no cache may keep it.
     let no_store = [(header::CACHE_CONTROL, HeaderValue::from_static("no-store"))];
     Ok((no_store, reply).into_response())
+}
+
+/// A run read by id for the caller: the `runId` segment checked, a connection, and the run
+/// if they may see it (`404` otherwise).
+pub async fn read_run(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+) -> Result<(PoolConnection<Any>, model::RunRow)> {
+    let run_id = run_id_param(run_id)?;
+    let mut conn = state.store.pool.acquire().await?;
+    let run = model::visible_run(&mut conn, user, &run_id).await?;
+    Ok((conn, run))
+}
+
+/// A page of a list that is not under one run (the queue, collections, the audit log,
+/// notifications, a hook's deliveries): `limit` and `cursor` taken from the query after the
+/// list's own filters, the cursor only reused with the same `filters`.
+pub struct Paged {
+    pub limit: i64,
+    pub after: Option<Value>,
+    filters: String,
+}
+
+impl Paged {
+    /// Takes `limit` and `cursor`, ends the query, and reads the cursor.
+    pub fn read(mut query: Query, filters: &Value) -> Result<Paged> {
+        let limit = query.limit()?;
+        let cursor = query.one("cursor")?;
+        query.finish()?;
+        let filters = filters.to_string();
+        let after = decode_cursor(cursor, &filters)?;
+        Ok(Paged { limit, after, filters })
+    }
+
+    /// The cursor's key as a `[text, text]` pair (a time and an id).
+    pub fn after_pair(&self) -> Result<Option<(String, String)>> {
+        let Some(after) = &self.after else { return Ok(None) };
+        match (after[0].as_str(), after[1].as_str()) {
+            (Some(a), Some(b)) => Ok(Some((a.to_owned(), b.to_owned()))),
+            _ => Err(Problem::bad_param("query.cursor", "is not a cursor this server made")),
+        }
+    }
+
+    /// The page of `rows` (fetched with `LIMIT limit + 1`), keyed by `key`.
+    pub fn page<R>(
+        &self,
+        rows: &[R],
+        key: impl Fn(&R) -> Result<Value>,
+        item: impl FnMut(&R) -> Result<Value>,
+    ) -> Result<Reply> {
+        page(rows, self.limit, &self.filters, key, item)
+    }
+
+    /// Runs `sql` newest first by its `seq` column, after the cursor's, and answers the page.
+    pub async fn newest_first<I>(&self, mut sql: Sql, state: &AppState, item: I) -> Result<Reply>
+    where
+        I: FnMut(&AnyRow) -> Result<Value>,
+    {
+        if let Some(seq) = self.after.as_ref().and_then(Value::as_i64) {
+            sql.push(" AND seq < ").int(seq);
+        }
+        sql.push(" ORDER BY seq DESC LIMIT ").int(self.limit + 1);
+        let rows = sql.query().fetch_all(&state.store.pool).await?;
+        self.page(&rows, |last| Ok(json!(crate::store::get_i64(last, "seq")?)), item)
+    }
 }
 
 /// A `runId` path segment.

@@ -28,41 +28,11 @@ pub async fn list(
     let mut query = Query::parse(raw.as_deref())?;
     let limit = query.limit()?;
     let cursor = query.one("cursor")?;
-    let statuses = query.all("status");
-    for status in &statuses {
-        if Status::parse(status).is_none() {
-            return Err(Problem::bad_param("query.status", format!("{status:?} is not a status")));
-        }
-    }
-    let annotator = query.one("annotator")?;
-    let annotator = match annotator.as_deref() {
-        Some("me") => Some(user.id.clone()),
-        Some(id) if validate::is_user_id(id) => Some(id.to_owned()),
-        Some(_) => return Err(Problem::bad_param("query.annotator", "must be a user id or me")),
-        None => None,
-    };
-    let task_id = query.one("taskId")?;
-    if task_id.as_deref().is_some_and(|id| !validate::is_id(id)) {
-        return Err(Problem::bad_param("query.taskId", "must be an id"));
-    }
+    let filter = RunFilter::from_query(&mut query, &user)?;
     let changed_since = match query.one("pullCursor")? {
         Some(cursor) => Some(pull::decode(&cursor, &user)?),
         None => None,
     };
-    let updated_since = match query.one("updatedSince")? {
-        Some(text) => Some(crate::time::normalize(&text).ok_or_else(|| {
-            Problem::bad_param("query.updatedSince", "must be an RFC 3339 date-time")
-        })?),
-        None => None,
-    };
-    let tags = query.all("tag");
-    if let Some(tag) = tags.iter().find(|t| !validate::is_tag(t)) {
-        return Err(Problem::bad_param("query.tag", format!("{tag:?} is not a tag")));
-    }
-    let q = query.one("q")?;
-    if q.as_ref().is_some_and(|q| q.is_empty() || q.chars().count() > 200) {
-        return Err(Problem::bad_param("query.q", "must have 1 to 200 characters"));
-    }
     let sort = query.one("sort")?.unwrap_or_else(|| "-updatedAt".into());
     let (column, descending) = match sort.as_str() {
         "-updatedAt" => ("updated_at", true),
@@ -77,6 +47,7 @@ pub async fn list(
     };
     query.finish()?;
 
+    let RunFilter { statuses, annotator, task_id, updated_since, tags, q } = &filter;
     let filters =
         json!([statuses, annotator, task_id, updated_since, tags, q, sort, changed_since])
             .to_string();
@@ -89,36 +60,15 @@ pub async fn list(
 
     let mut sql = Sql::new(&format!(
         "SELECT r.id, r.annotator, r.status, r.version, r.header_version, r.updated_at, \
-         r.updated_by, r.header, r.{column} AS sort_key, {RUN_COUNTERS} FROM runs r WHERE 1 = 1"
+         r.updated_by, r.header, r.review_rounds, r.assignees, r.{column} AS sort_key, \
+         {RUN_COUNTERS} FROM runs r WHERE 1 = 1"
     ));
     if user.role == Role::Annotator {
-        sql.push(" AND r.annotator = ").text(&user.id);
+        model::push_visible_to_annotator(&mut sql, &user.id);
     }
-    if !statuses.is_empty() {
-        sql.push(" AND r.status IN ").texts(&statuses);
-    }
-    if let Some(annotator) = &annotator {
-        sql.push(" AND r.annotator = ").text(annotator);
-    }
-    if let Some(task_id) = &task_id {
-        sql.push(" AND r.task_id = ").text(task_id);
-    }
-    if let Some(since) = &updated_since {
-        sql.push(" AND r.updated_at >= ").text(since);
-    }
+    filter.push(&mut sql);
     if let Some(since) = &changed_since {
         sql.push(" AND r.updated_at >= ").text(since);
-    }
-    for tag in &tags {
-        sql.push(" AND r.tags LIKE ")
-            .text(format!("%\"{}\"%", like_escape(tag)))
-            .push(" ESCAPE '\\'");
-    }
-    if let Some(q) = &q {
-        let pattern = format!("%{}%", like_escape(&q.to_lowercase()));
-        sql.push(" AND (r.search LIKE ").text(pattern.clone()).push(" ESCAPE '\\'");
-        sql.push(" OR EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.search LIKE ");
-        sql.text(pattern).push(" ESCAPE '\\'))");
     }
     if let Some(after) = after {
         let (Some(key), Some(id)) = (after[0].as_str(), after[1].as_str()) else {
@@ -137,6 +87,114 @@ pub async fn list(
     let mut reply = page(&rows, limit, &filters, key, model::run_json_from_row)?;
     reply.body["pullCursor"] = json!(pull::encode(began, &user));
     Ok(reply)
+}
+
+/// The filters of `GET /runs` (also `RunFilter` in a round-robin assignment's body).
+#[derive(Debug, Default, Clone)]
+pub struct RunFilter {
+    pub statuses: Vec<String>,
+    pub annotator: Option<String>,
+    pub task_id: Option<String>,
+    pub updated_since: Option<String>,
+    pub tags: Vec<String>,
+    pub q: Option<String>,
+}
+
+impl RunFilter {
+    /// From `GET /runs`'s query.
+    pub fn from_query(query: &mut Query, user: &User) -> Result<RunFilter> {
+        let filter = RunFilter {
+            statuses: query.all("status"),
+            annotator: query.one("annotator")?,
+            task_id: query.one("taskId")?,
+            updated_since: query.one("updatedSince")?,
+            tags: query.all("tag"),
+            q: query.one("q")?,
+        };
+        filter.checked(user, "query.")
+    }
+
+    /// From a `RunFilter` object (already checked against its schema).
+    pub fn from_json(value: &Value, user: &User) -> Result<RunFilter> {
+        let texts = |key: &str| -> Vec<String> {
+            let items = value.get(key).and_then(Value::as_array).into_iter().flatten();
+            items.filter_map(Value::as_str).map(str::to_owned).collect()
+        };
+        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        let filter = RunFilter {
+            statuses: texts("status"),
+            annotator: text("annotator"),
+            task_id: text("taskId"),
+            updated_since: text("updatedSince"),
+            tags: texts("tag"),
+            q: text("q"),
+        };
+        filter.checked(user, "/filter/")
+    }
+
+    /// Checks each filter (`at` prefixes the names in a refusal) and reads `me` and times.
+    fn checked(mut self, user: &User, at: &str) -> Result<RunFilter> {
+        let bad = |name: &str, message: String| {
+            if at.starts_with('/') {
+                Problem::invalid(&format!("{at}{name}"), message)
+            } else {
+                Problem::bad_param(&format!("{at}{name}"), message)
+            }
+        };
+        if let Some(status) = self.statuses.iter().find(|s| Status::parse(s).is_none()) {
+            return Err(bad("status", format!("{status:?} is not a status")));
+        }
+        self.annotator = match self.annotator.as_deref() {
+            Some("me") => Some(user.id.clone()),
+            Some(id) if validate::is_user_id(id) => Some(id.to_owned()),
+            Some(_) => return Err(bad("annotator", "must be a user id or me".into())),
+            None => None,
+        };
+        if self.task_id.as_deref().is_some_and(|id| !validate::is_id(id)) {
+            return Err(bad("taskId", "must be an id".into()));
+        }
+        if let Some(text) = &self.updated_since {
+            let normal = crate::time::normalize(text);
+            self.updated_since = Some(
+                normal
+                    .ok_or_else(|| bad("updatedSince", "must be an RFC 3339 date-time".into()))?,
+            );
+        }
+        if let Some(tag) = self.tags.iter().find(|t| !validate::is_tag(t)) {
+            return Err(bad("tag", format!("{tag:?} is not a tag")));
+        }
+        if self.q.as_ref().is_some_and(|q| q.is_empty() || q.chars().count() > 200) {
+            return Err(bad("q", "must have 1 to 200 characters".into()));
+        }
+        Ok(self)
+    }
+
+    /// The filters' conditions on runs aliased `r`.
+    pub fn push(&self, sql: &mut Sql) {
+        if !self.statuses.is_empty() {
+            sql.push(" AND r.status IN ").texts(&self.statuses);
+        }
+        if let Some(annotator) = &self.annotator {
+            sql.push(" AND r.annotator = ").text(annotator);
+        }
+        if let Some(task_id) = &self.task_id {
+            sql.push(" AND r.task_id = ").text(task_id);
+        }
+        if let Some(since) = &self.updated_since {
+            sql.push(" AND r.updated_at >= ").text(since);
+        }
+        for tag in &self.tags {
+            sql.push(" AND r.tags LIKE ")
+                .text(format!("%\"{}\"%", like_escape(tag)))
+                .push(" ESCAPE '\\'");
+        }
+        if let Some(q) = &self.q {
+            let pattern = format!("%{}%", like_escape(&q.to_lowercase()));
+            sql.push(" AND (r.search LIKE ").text(pattern.clone()).push(" ESCAPE '\\'");
+            sql.push(" OR EXISTS (SELECT 1 FROM steps s WHERE s.run_id = r.id AND s.search LIKE ");
+            sql.text(pattern).push(" ESCAPE '\\'))");
+        }
+    }
 }
 
 /// The pull cursor: where a client's next pull of changed runs starts, issued by the server
@@ -192,9 +250,7 @@ pub async fn get(
     Path(run_id): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response> {
-    let run_id = run_id_param(&run_id)?;
-    let mut conn = state.store.pool.acquire().await?;
-    let run = model::visible_run(&mut conn, &user, &run_id).await?;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
     if not_modified(&headers, run.version) {
         return Ok(not_modified_response(run.version));
     }

@@ -91,6 +91,13 @@ pub async fn put(
             .bind(user.id.clone())
             .fetch_one(&mut *tx)
             .await?;
+    if uploaded.rows_affected() == 1 {
+        let after = serde_json::json!({"sha256": sha});
+        let target = format!("screenshot {sha}");
+        let none = serde_json::Value::Null;
+        crate::audit::record(&mut tx, &user.id, "screenshot.uploaded", None, &target, none, after)
+            .await?;
+    }
     tx.commit().await?;
     let body = blob_json(&sha, bytes.len() as i64, &get_str(&row, "created_at")?);
     let mut reply = Reply::ok(body);

@@ -31,7 +31,7 @@ const STATES: [&str; 4] = ["pending", "accepted", "rejected", "withdrawn"];
 /// Suggestion columns, with the current body of its step (`step_body`) for `outdated`.
 const COLUMNS: &str = "g.id, g.run_id, g.step_index, g.field, g.base_version, g.original, \
      g.proposed, g.note, g.author, g.created_at, g.state, g.decided_by, g.decided_at, \
-     g.decision_note, g.applied_version, g.seq, s.body AS step_body";
+     g.decision_note, g.applied_version, g.seq, g.passage, s.body AS step_body";
 
 const FROM: &str =
     "FROM suggestions g LEFT JOIN steps s ON s.run_id = g.run_id AND s.idx = g.step_index";
@@ -45,7 +45,14 @@ fn suggestion_json(row: &AnyRow) -> Result<Value> {
     let field = get_str(row, "field")?;
     let original = get_json(row, "original")?;
     let state = get_str(row, "state")?;
+    let passage: Option<Value> =
+        get_opt_str(row, "passage")?.and_then(|p| serde_json::from_str(&p).ok());
     let outdated = match get_opt_str(row, "step_body")? {
+        _ if passage.is_some() => {
+            state == "pending"
+                && passage.as_ref().and_then(|p| p.get("outdated")).and_then(Value::as_bool)
+                    == Some(true)
+        }
         Some(body) if state == "pending" => {
             let body: Value = serde_json::from_str(&body).map_err(Problem::internal)?;
             let body = body.as_object().ok_or_else(|| Problem::internal("bad stored step"))?;
@@ -69,6 +76,8 @@ fn suggestion_json(row: &AnyRow) -> Result<Value> {
         "decidedAt": get_opt_str(row, "decided_at")?,
         "decisionNote": get_opt_str(row, "decision_note")?,
         "appliedVersion": get_opt_i64(row, "applied_version")?,
+        "passage": passage.as_ref().and_then(crate::passages::passage_from_json)
+            .map(|p| crate::passages::passage_json(&p)),
         "outdated": outdated,
     }))
 }
@@ -142,7 +151,22 @@ async fn create_suggestion(write: Write<'_>, replay: Replay) -> Result<Reply> {
     else {
         return Err(Problem::invalid("/field", "the step has no such entry"));
     };
-    if original == input.proposed {
+    let passage = match &input.range {
+        Some((start, end, quote)) => {
+            let text = crate::passages::field_text(&step.body, &input.field).unwrap_or("");
+            let passage = run_contract::passage::Passage::capture(text, *start, *end)
+                .ok_or_else(|| Problem::invalid("/range", "is not a range of the field's text"))?;
+            if passage.quote != *quote {
+                return Err(Problem::invalid("/quote", "is not the field's text at range"));
+            }
+            if input.proposed.as_str() == Some(quote.as_str()) {
+                return Err(Problem::invalid("/proposed", "is the passage's current text"));
+            }
+            Some(crate::passages::passage_json(&passage).to_string())
+        }
+        None => None,
+    };
+    if passage.is_none() && original == input.proposed {
         return Err(Problem::invalid("/proposed", "is the field's current value"));
     }
     let seq_row =
@@ -155,8 +179,8 @@ async fn create_suggestion(write: Write<'_>, replay: Replay) -> Result<Reply> {
     sqlx::query(
         "INSERT INTO suggestions (id, run_id, step_index, field, base_version, original, \
          proposed, note, author, created_at, state, decided_by, decided_at, decision_note, \
-         applied_version, seq) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', \
-         NULL, NULL, NULL, NULL, $11)",
+         applied_version, seq, passage) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, \
+         'pending', NULL, NULL, NULL, NULL, $11, $12)",
     )
     .bind(id.clone())
     .bind(run_id.to_owned())
@@ -169,9 +193,21 @@ async fn create_suggestion(write: Write<'_>, replay: Replay) -> Result<Reply> {
     .bind(user.id.clone())
     .bind(crate::time::now())
     .bind(seq)
+    .bind(passage)
     .execute(&mut *tx)
     .await?;
     let out = reload(&mut tx, run_id, &id).await?;
+    let target = format!("suggestion {id}");
+    crate::audit::record(
+        &mut tx,
+        &user.id,
+        "suggestion.created",
+        Some(run_id),
+        &target,
+        Value::Null,
+        json!({"id": id}),
+    )
+    .await?;
     replay.commit(tx, Reply::ok(out).status(StatusCode::CREATED)).await
 }
 
@@ -232,6 +268,18 @@ pub async fn withdraw(
     .bind(user.id.clone())
     .bind(crate::time::now())
     .execute(&mut *tx)
+    .await?;
+    let (before, after) = (json!({"state": "pending"}), json!({"state": "withdrawn"}));
+    let target = format!("suggestion {id}");
+    crate::audit::record(
+        &mut tx,
+        &user.id,
+        "suggestion.withdrawn",
+        Some(&run_id),
+        &target,
+        before,
+        after,
+    )
     .await?;
     let out = reload(&mut tx, &run_id, &id).await?;
     tx.commit().await?;
@@ -314,6 +362,18 @@ async fn reject_suggestion(
     .bind(note)
     .execute(&mut *tx)
     .await?;
+    let (before, after) = (json!({"state": "pending"}), json!({"state": "rejected"}));
+    let target = format!("suggestion {id}");
+    crate::audit::record(
+        &mut tx,
+        &user.id,
+        "suggestion.rejected",
+        Some(run_id),
+        &target,
+        before,
+        after,
+    )
+    .await?;
     let out = reload(&mut tx, run_id, id).await?;
     replay.commit(tx, Reply::ok(json!({"suggestion": out, "step": null}))).await
 }
@@ -338,9 +398,34 @@ async fn accept_suggestion(
     if step.version > base || base > run.version {
         return Err(model::step_conflict(&mut tx, run_id, &step, base).await?);
     }
-    // …and the field must still hold the text the suggestion was made against.
+    // …and the field must still hold the text the suggestion was made against: for a
+    // passage, the quote where it was re-anchored to; otherwise the whole value.
     let suggested_on = get_i64(&row, "base_version")?;
-    if current_value(&step.body, &field) != get_json(&row, "original")? {
+    let passage =
+        get_opt_str(&row, "passage")?.and_then(|p| serde_json::from_str::<Value>(&p).ok());
+    let proposed = match &passage {
+        Some(stored) => {
+            let text = crate::passages::field_text(&step.body, &field).unwrap_or("").to_owned();
+            let holds = crate::passages::passage_from_json(stored)
+                .filter(|p| stored.get("outdated") != Some(&json!(true)) && p.holds(&text));
+            let Some(p) = holds else {
+                return Err(model::step_conflict(&mut tx, run_id, &step, suggested_on)
+                    .await?
+                    .detail(format!(
+                        "The passage of {field} of step {index} this suggestion replaces is gone \
+                         (edited after the suggestion). Reject it, or have its author withdraw \
+                         it and suggest again on the current text."
+                    )));
+            };
+            let replacement = get_json(&row, "proposed")?;
+            let replacement = replacement.as_str().unwrap_or("");
+            json!(
+                run_contract::passage::replace(&text, p.start, p.end, replacement).unwrap_or(text)
+            )
+        }
+        None => get_json(&row, "proposed")?,
+    };
+    if passage.is_none() && current_value(&step.body, &field) != get_json(&row, "original")? {
         return Err(model::step_conflict(&mut tx, run_id, &step, suggested_on).await?.detail(
             format!(
                 "{field} of step {index} changed after the suggestion was made (on version \
@@ -352,7 +437,7 @@ async fn accept_suggestion(
     }
 
     let mut record = step.body.clone();
-    if !validate::set_value_at(&mut record, &field, get_json(&row, "proposed")?) {
+    if !validate::set_value_at(&mut record, &field, proposed) {
         return Err(Problem::internal("a suggestion's field is not in its step"));
     }
     let now = crate::time::now();

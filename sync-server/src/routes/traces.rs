@@ -126,6 +126,10 @@ pub async fn write_trace(
         let query = sqlx::query(select).bind(run_id.to_owned()).bind(trace_id.to_owned());
         return existing(query.fetch_one(&mut **tx).await?);
     }
+    let after = serde_json::json!({"id": trace_id});
+    let target = format!("trace {trace_id}");
+    crate::audit::record(tx, &user.id, "trace.created", Some(run_id), &target, Value::Null, after)
+        .await?;
     Ok(Reply::ok(body.clone())
         .status(StatusCode::CREATED)
         .location(format!("/runs/{run_id}/traces/{trace_id}")))

@@ -10,7 +10,7 @@ use crate::http::{Reply, if_match};
 use crate::idempotency::Replay;
 use crate::model::{self, Entry, PathScope, RunRow, Status, run_json};
 use crate::problem::{Problem, Result};
-use crate::routes::{RunPost, Write, run_id_param};
+use crate::routes::{RunPost, Write};
 use crate::validate::Check;
 
 /// Who may move a run from one status to another: `None` if the pair is not a transition.
@@ -35,10 +35,8 @@ pub async fn options(
     user: User,
     Path(run_id): Path<String>,
 ) -> Result<Reply> {
-    let run_id = run_id_param(&run_id)?;
-    let mut conn = state.store.pool.acquire().await?;
-    let run = model::visible_run(&mut conn, &user, &run_id).await?;
-    let pending = model::counters(&mut conn, &run_id).await?.pending_suggestions;
+    let (mut conn, run) = super::read_run(&state, &user, &run_id).await?;
+    let pending = model::counters(&mut conn, &run.id).await?.pending_suggestions;
     Ok(Reply::ok(json!({
         "status": run.status.as_str(),
         "version": run.version,
@@ -61,12 +59,60 @@ async fn apply(write: Write<'_>, base: i64, replay: Replay) -> Result<Reply> {
     let to = c.finish_with(to)?;
 
     let mut tx = replay.begin(&state.store).await?;
-    let run = model::lock_visible_run(&mut tx, user, run_id).await?;
+    let reply = move_run(&mut tx, user, run_id, base, to, note).await?;
+    replay.commit(tx, reply).await
+}
+
+/// `POST /runs:batchTransition`: each item as its own transition, in its own transaction.
+pub async fn batch(
+    State(state): State<AppState>,
+    user: User,
+    crate::http::JsonBody(body, _): crate::http::JsonBody,
+) -> Result<Reply> {
+    let mut c = Check::default();
+    c.body("BatchTransitionRequest", &body);
+    let to = body.get("to").and_then(Value::as_str).and_then(Status::parse);
+    let note = crate::validate::text(&body, "note");
+    let to = c.finish_with(to)?;
+    let mut results = Vec::new();
+    for item in body["items"].as_array().into_iter().flatten() {
+        let run_id = item["runId"].as_str().unwrap_or("").to_owned();
+        let base = item["baseVersion"].as_i64().unwrap_or(0);
+        let mut tx = state.store.begin().await?;
+        match move_run(&mut tx, &user, &run_id, base, to, note.clone()).await {
+            Ok(reply) => {
+                tx.commit().await?;
+                results.push(json!({"runId": run_id, "outcome": "ok", "run": reply.body}));
+            }
+            Err(problem) if problem.status.is_server_error() => return Err(problem),
+            Err(problem) => {
+                let outcome =
+                    if problem.status == StatusCode::CONFLICT { "conflict" } else { "rejected" };
+                results.push(
+                    json!({"runId": run_id, "outcome": outcome, "problem": problem.to_json()}),
+                );
+            }
+        }
+    }
+    Ok(Reply::ok(json!({"results": results})))
+}
+
+/// One transition in `tx` (which it locks the run in first): every check, the version, and
+/// what the change tells people (`events::status_changed`).
+async fn move_run(
+    tx: &mut crate::store::Tx,
+    user: &User,
+    run_id: &str,
+    base: i64,
+    to: Status,
+    note: Option<String>,
+) -> Result<Reply> {
+    let run = model::lock_visible_run(tx, user, run_id).await?;
     if run.version != base {
-        return Err(model::run_conflict(&mut tx, &run, base, PathScope::All).await?);
+        return Err(model::run_conflict(tx, &run, base, PathScope::All).await?);
     }
     let from = run.status;
-    let pending = model::counters(&mut tx, run_id).await?.pending_suggestions;
+    let pending = model::counters(tx, run_id).await?.pending_suggestions;
     match permitted(from, to, user, &run) {
         None => {
             return Err(Problem::new(
@@ -93,7 +139,7 @@ async fn apply(write: Write<'_>, base: i64, replay: Replay) -> Result<Reply> {
         Some(true) => {}
     }
     if to == Status::Approved && pending > 0 {
-        let record = run_json(&mut tx, &run).await?;
+        let record = run_json(tx, &run).await?;
         return Err(Problem::conflict(
             "pending-suggestions",
             "run",
@@ -125,7 +171,8 @@ async fn apply(write: Write<'_>, base: i64, replay: Replay) -> Result<Reply> {
     transition.insert("note".into(), json!(note));
     entry.extra.insert("transition".into(), Value::Object(transition));
     let now = crate::time::now();
-    let version = model::commit_version(&mut tx, &run, user, &now, entry, Some(&header)).await?;
-    let record = model::run_after_write(&mut tx, run_id).await?;
-    replay.commit(tx, Reply::ok(record).version(version)).await
+    let version = model::commit_version(tx, &run, user, &now, entry, Some(&header)).await?;
+    crate::events::status_changed(tx, &run, from, to, &user.id, version).await?;
+    let record = model::run_after_write(tx, run_id).await?;
+    Ok(Reply::ok(record).version(version))
 }
