@@ -134,7 +134,7 @@ fn annotate(page: &Page, user: &str, thought2: &str, thought3: &str) {
     );
     page.click("[data-testid=queue-item][data-run=r1] button");
     page.wait_for_text("[data-testid=own-version]", "Your own version");
-    assert_eq!(page.text("[data-testid=guidelines-link]"), "Guidelines ↗");
+    page.wait_for_text("[data-testid=guidelines-link]", "Guidelines ↗");
     page.click("[data-testid=step-row][data-index='0']");
     replace_text(page, "[data-testid=thought2]", thought2);
     page.click("[data-testid=step-row][data-index='1']");
@@ -217,6 +217,9 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     // The admin assigns the run to both annotators.
     navigate(&browser_ada, &ada, "?agentRunId=r1&qa=false");
     ada.wait_for_text("[data-testid=assignees]", "Not assigned");
+    // The guidelines come with the page's first round, above the form: wait, so the form
+    // does not move under the click.
+    ada.wait_for_text("[data-testid=guidelines-link]", "Guidelines");
     replace_text(&ada, "[data-testid=assign-to]", "ann, bea");
     ada.click("[data-testid=assign]");
     ada.wait_for_text("[data-testid=assignees]", "Assigned to ann, bea");
@@ -317,7 +320,7 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     replace_text(&quinn, "[data-testid=suggest-text]", "header's menu");
     quinn.click("[data-testid=suggest-submit]");
     quinn.wait_for_text("[data-testid=tracked-del]", "top menu");
-    assert_eq!(quinn.text("[data-testid=tracked-ins]"), "header's menu");
+    quinn.wait_for_text("[data-testid=tracked-ins]", "header's menu");
     shot(&quinn, "passage");
     synced(&quinn);
     let suggestion =
@@ -341,8 +344,11 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     quinn.wait_for_text("[data-testid=run-status]", "Approved");
     server.wait_for("quinn", "/runs/r1", "the run approved", |run| run["status"] == "approved");
 
-    // The annotator is told.
+    // The annotator is told, and their copy of the run is the approved merge now.
     synced(&ann);
+    ann.wait_for_text("[data-testid=run-status]", "Approved");
+    assert_eq!(thought(&ann, 3), "I answer 24.99 €.", "step 2 as merged from bea's version");
+    assert_eq!(ann.eval("document.querySelector('[data-testid=own-version]')"), Value::Null);
     ann.click("[data-testid=notifications]");
     ann.wait_for(
         "document.querySelector('[data-testid=notification][data-kind=run-approved]')",

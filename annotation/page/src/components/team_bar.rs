@@ -31,7 +31,7 @@ pub fn team_bar(props: &Props) -> Html {
     html! {
         <nav class="team-bar" data-testid="team-bar">
             <button class="ghost bell" data-testid="notifications" title="Notifications" onclick={open(TeamView::Notifications)}>
-                { "🔔" }
+                { "Notifications" }
                 if let Some(count) = badge(props.unread) {
                     <span class="count" data-testid="notification-count">{ count }</span>
                 }

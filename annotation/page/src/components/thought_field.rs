@@ -81,10 +81,10 @@ pub fn thought_field(props: &Props) -> Html {
                     <button class="small" data-testid={format!("suggest{n}")} onclick={on_suggest.reform(move |_| which)}>{ "Suggest change" }</button>
                 }
                 if props.on_passage.is_some() {
-                    <button class="small ghost" data-testid={format!("comment-passage{n}")} title="Select words of the thought first"
-                        onclick={passage(false)}>{ "Comment on selection" }</button>
-                    <button class="small ghost" data-testid={format!("suggest-passage{n}")} title="Select words of the thought first"
-                        onclick={passage(true)}>{ "Suggest for selection" }</button>
+                    <button class="small ghost" data-testid={format!("comment-passage{n}")} title="Comment on the words selected in this thought"
+                        onclick={passage(false)}>{ "Comment" }</button>
+                    <button class="small ghost" data-testid={format!("suggest-passage{n}")} title="Suggest a replacement for the words selected in this thought"
+                        onclick={passage(true)}>{ "Suggest part" }</button>
                 }
             </div>
             <div class={classes!("thought-wrap", (!props.editable).then_some("readonly"))}>

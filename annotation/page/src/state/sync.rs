@@ -61,9 +61,19 @@ impl Studio {
     /// now may differ from when the round started.
     pub(super) fn round_done(&mut self, round: RoundDone) {
         let open = self.editor.as_ref().map(|e| (e.run.id.clone(), e.qa, e.dirty()));
-        if let (Some((comments, suggestions)), Some(editor)) = (round.review, &mut self.editor)
+        if let (Some((mut comments, mut suggestions)), Some(editor)) =
+            (round.review, &mut self.editor)
             && round.open_run.as_ref() == Some(&editor.run.id)
         {
+            // Written here while the round ran (not sent yet, so not in what it read): kept.
+            let unsent_c = editor.comments.iter().filter(|c| c.server_id.is_none());
+            let new_c: Vec<_> =
+                unsent_c.filter(|c| !comments.iter().any(|k| k.id == c.id)).cloned().collect();
+            comments.extend(new_c);
+            let unsent_s = editor.suggestions.iter().filter(|s| s.server_id.is_none());
+            let new_s: Vec<_> =
+                unsent_s.filter(|s| !suggestions.iter().any(|k| k.id == s.id)).cloned().collect();
+            suggestions.extend(new_s);
             editor.comments = comments;
             editor.suggestions = suggestions;
         }

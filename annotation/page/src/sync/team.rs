@@ -98,7 +98,14 @@ pub(super) async fn push(
                 let body = Some(RequestBody::Json(OwnVersion::step_body(step)));
                 let path = format!("{base}/steps/{index}");
                 let (status, answer) =
-                    request_with(settings, "PUT", &path, body, precondition).await?;
+                    match request_with(settings, "PUT", &path, body, precondition).await {
+                        // Refused for good: shown, and the rest of the version still goes.
+                        Err(Failure::Refused(why)) => {
+                            problems.push((change.pending.clone(), why));
+                            continue;
+                        }
+                        other => other?,
+                    };
                 if status == 409 {
                     problems.push((
                         change.pending.clone(),
