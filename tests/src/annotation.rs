@@ -204,6 +204,13 @@ pub fn replace_text(page: &Page, selector: &str, text: &str) {
     ));
 }
 
+/// Runs a sync round now from the sync dialog, and closes it again.
+pub fn sync_now(page: &Page) {
+    page.click("[data-testid=sync-state]");
+    page.click("[data-testid=sync-now]");
+    page.click("[data-testid=sync-close]");
+}
+
 /// Chooses `value` in the `<select>` matching `selector`.
 pub fn choose(page: &Page, selector: &str, value: &str) {
     page.wait_for(&format!("document.querySelector({})", Value::from(selector)), selector);

@@ -28,6 +28,8 @@
 //! - [`anonymize`]: names, addresses, phone numbers, URL tokens, typed text and times
 //!   replaced or removed before an anonymized export is written.
 //! - [`sync`]: the queue, bodies, answers, conflicts and state of syncing with the server.
+//! - [`team`]: annotation for teams (issue 29): the project, queues and assignments,
+//!   overlap versions, agreement and merges, notifications, the audit log, webhooks, figures.
 //! - [`import`]: validated, all-or-nothing import with a reason for every rejected record.
 
 pub mod anonymize;
@@ -51,6 +53,7 @@ pub mod review;
 pub mod roles;
 pub mod spelling;
 pub mod sync;
+pub mod team;
 pub mod telemetry;
 pub mod templates;
 #[cfg(test)]

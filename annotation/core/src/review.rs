@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use run_contract::passage::{Passage, reanchor, replace, slice};
+
 use crate::record::{Step, Thought};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
@@ -57,6 +59,73 @@ pub struct Comment {
     /// The server's id once synced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_id: Option<String>,
+    /// The passage of a thought the comment is about, when it is about one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage: Option<PassageRef>,
+}
+
+/// A passage of a step's thought that a comment or a suggestion points at: its range
+/// (characters, start inclusive, end exclusive), its quote and a little context either
+/// side, so it is found again after edits (`run_contract::passage`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PassageRef {
+    pub field: Thought,
+    pub start: usize,
+    pub end: usize,
+    pub quote: String,
+    #[serde(default)]
+    pub prefix: String,
+    #[serde(default)]
+    pub suffix: String,
+    /// The server found the quote gone from the thought.
+    #[serde(default)]
+    pub outdated: bool,
+}
+
+impl PassageRef {
+    /// The characters `start..end` of `text`, the thought `field`'s; `None` for an empty
+    /// or out-of-range selection.
+    pub fn capture(field: Thought, text: &str, start: usize, end: usize) -> Option<PassageRef> {
+        let p = Passage::capture(text, start, end)?;
+        Some(PassageRef {
+            field,
+            start: p.start,
+            end: p.end,
+            quote: p.quote,
+            prefix: p.prefix,
+            suffix: p.suffix,
+            outdated: false,
+        })
+    }
+
+    fn passage(&self) -> Passage {
+        Passage {
+            start: self.start,
+            end: self.end,
+            quote: self.quote.clone(),
+            prefix: self.prefix.clone(),
+            suffix: self.suffix.clone(),
+        }
+    }
+
+    /// Where the passage is in `text` now (the thought as it reads, unsaved edits
+    /// included): its range, moved with the quote; `None` when the quote is gone, so the
+    /// comment is outdated.
+    pub fn locate(&self, text: &str) -> Option<(usize, usize)> {
+        let passage = self.passage();
+        if passage.holds(text) {
+            return Some((self.start, self.end));
+        }
+        reanchor(&passage, text).map(|p| (p.start, p.end))
+    }
+
+    /// `text` cut around the passage: before, the passage, after; `None` when it is gone.
+    pub fn split(&self, text: &str) -> Option<(String, String, String)> {
+        let (start, end) = self.locate(text)?;
+        let len = text.chars().count();
+        Some((slice(text, 0, start)?, slice(text, start, end)?, slice(text, end, len)?))
+    }
 }
 
 /// A thread: its first comment and the replies in order.
@@ -120,6 +189,40 @@ pub struct Suggestion {
     /// The server's id once synced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_id: Option<String>,
+    /// A passage suggestion: `after` replaces this range of the thought only, and `before`
+    /// is the quote it replaces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passage: Option<PassageRef>,
+}
+
+/// A suggestion as a tracked change on the thought's current text: the text before, what
+/// is struck out, what is put in, the text after. A whole-thought suggestion strikes the
+/// whole thought; a passage suggestion only its range. `None` when its passage is gone.
+pub fn tracked(suggestion: &Suggestion, current: &str) -> Option<[String; 4]> {
+    match &suggestion.passage {
+        Some(passage) => {
+            let (before, removed, after) = passage.split(current)?;
+            Some([before, removed, suggestion.after.clone(), after])
+        }
+        None => Some([
+            String::new(),
+            suggestion.before.clone(),
+            suggestion.after.clone(),
+            String::new(),
+        ]),
+    }
+}
+
+/// The thought `current` with `suggestion` applied: a passage suggestion changes its range
+/// only (the rest may have been edited since), any other replaces the thought. `None` when
+/// the passage is gone.
+pub fn applied(suggestion: &Suggestion, current: &str) -> Option<String> {
+    match &suggestion.passage {
+        Some(passage) => passage
+            .locate(current)
+            .and_then(|(start, end)| replace(current, start, end, &suggestion.after)),
+        None => Some(suggestion.after.clone()),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,11 +258,15 @@ pub fn accept(
     if suggestion.state != SuggestionState::Pending {
         return Err(ResolveError::NotPending);
     }
-    let current = step.thoughts.get(suggestion.field);
-    if current != suggestion.before {
-        return Err(ResolveError::Stale { current: current.to_owned() });
-    }
-    *step.thoughts.get_mut(suggestion.field) = suggestion.after.clone();
+    let current = step.thoughts.get(suggestion.field).to_owned();
+    let changed = match &suggestion.passage {
+        Some(_) => applied(suggestion, &current),
+        None => (current == suggestion.before).then(|| suggestion.after.clone()),
+    };
+    let Some(changed) = changed else {
+        return Err(ResolveError::Stale { current });
+    };
+    *step.thoughts.get_mut(suggestion.field) = changed;
     step.last_edited_by = who.to_owned();
     step.last_edited_at = at.to_owned();
     resolve(suggestion, SuggestionState::Accepted, who, at);
@@ -282,6 +389,7 @@ pub(crate) mod tests {
             resolved: false,
             created_at: at.into(),
             server_id: None,
+            passage: None,
         }
     }
 
@@ -301,6 +409,7 @@ pub(crate) mod tests {
             resolved_by: None,
             resolved_at: None,
             server_id: None,
+            passage: None,
         }
     }
 
@@ -336,6 +445,39 @@ pub(crate) mod tests {
             Err(ResolveError::Stale { .. })
         ));
         assert_eq!(pending(&[stale]), 1);
+    }
+
+    #[test]
+    fn a_passage_suggestion_changes_its_range_only_even_after_an_unrelated_edit() {
+        let text = "I see the search box. I type kettle and press Enter.";
+        let start = text.find("kettle").unwrap();
+        let passage = PassageRef::capture(Thought::Two, text, start, start + 6).unwrap();
+        let mut s = suggestion("kettle", "electric kettle");
+        s.passage = Some(passage.clone());
+        let mut step = Step::default();
+        // Edited in front of the passage since: the range moves with its quote.
+        step.thoughts.thought2 = format!("On the home page. {text}");
+        let shown = tracked(&s, &step.thoughts.thought2).unwrap();
+        assert_eq!(shown[0], "On the home page. I see the search box. I type ");
+        assert_eq!((shown[1].as_str(), shown[2].as_str()), ("kettle", "electric kettle"));
+        assert_eq!(shown[3], " and press Enter.");
+        accept(&mut s, &mut step, "ann", "t").unwrap();
+        assert_eq!(
+            step.thoughts.thought2,
+            "On the home page. I see the search box. I type electric kettle and press Enter."
+        );
+        // The quote gone: outdated, and accepting is refused.
+        let gone = "I see the search box. I press Enter.";
+        assert_eq!(passage.locate(gone), None);
+        let mut again = suggestion("kettle", "teapot");
+        again.passage = Some(passage);
+        let mut step = Step::default();
+        step.thoughts.thought2 = gone.into();
+        assert!(tracked(&again, gone).is_none());
+        assert!(matches!(
+            accept(&mut again, &mut step, "ann", "t"),
+            Err(ResolveError::Stale { .. })
+        ));
     }
 
     #[test]

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 pub use run_contract::limits::{BATCH_ITEMS, JSON_BODY_BYTES};
 
 use crate::record::{ReviewStatus, Run, Step, Thought};
-use crate::review::{Comment, CommentKind, Suggestion, SuggestionState};
+use crate::review::{Comment, CommentKind, PassageRef, Suggestion, SuggestionState};
 use crate::roles::{Role, User, permitted};
 
 /// Where to sync and as whom. The token is a secret: it never prints, and it is never part of
@@ -459,12 +459,38 @@ fn diff_leaves(mine: &Value, theirs: &Value, path: &str, out: &mut Vec<(String, 
 pub fn comment_create(comment: &Comment, parent_server_id: Option<&str>) -> Value {
     match parent_server_id {
         Some(parent) => json!({"text": comment.text, "parentId": parent}),
-        None => json!({
-            "text": comment.text,
-            "anchor": {"stepIndex": comment.step_index},
-            "kind": comment.kind.as_str(),
-        }),
+        None => {
+            let mut anchor = json!({"stepIndex": comment.step_index});
+            if let Some(p) = &comment.passage {
+                anchor["field"] = format!("thoughts.{}", p.field.key()).into();
+                anchor["range"] = json!({"start": p.start, "end": p.end});
+                anchor["quote"] = p.quote.clone().into();
+                anchor["prefix"] = p.prefix.clone().into();
+                anchor["suffix"] = p.suffix.clone().into();
+            }
+            json!({"text": comment.text, "anchor": anchor, "kind": comment.kind.as_str()})
+        }
     }
+}
+
+/// A passage the server holds (a comment's anchor, a suggestion's `passage`): its field,
+/// its range as re-anchored by the server, its quote and context, and whether it is gone.
+fn passage_from_server(
+    field: &Value,
+    range: &Value,
+    at: &Value,
+    outdated: bool,
+) -> Option<PassageRef> {
+    let field = Thought::from_key(field.as_str()?.strip_prefix("thoughts.")?)?;
+    Some(PassageRef {
+        field,
+        start: range["start"].as_u64()? as usize,
+        end: range["end"].as_u64()? as usize,
+        quote: at["quote"].as_str()?.to_owned(),
+        prefix: at["prefix"].as_str().unwrap_or_default().to_owned(),
+        suffix: at["suffix"].as_str().unwrap_or_default().to_owned(),
+        outdated,
+    })
 }
 
 /// The server's comment as a local one. `known` are the local comments of the run, to keep
@@ -498,18 +524,32 @@ pub fn comment_from_server(record: &Value, known: &[Comment]) -> Result<Comment,
         resolved: record["resolved"].as_bool().unwrap_or(false),
         created_at: record["createdAt"].as_str().unwrap_or_default().to_owned(),
         server_id: Some(server_id),
+        passage: passage_from_server(
+            &record["anchor"]["field"],
+            &record["anchor"]["range"],
+            &record["anchor"],
+            record["outdated"].as_bool().unwrap_or(false),
+        ),
     })
 }
 
 /// The body that proposes `suggestion` against the step version the reviewer read.
 pub fn suggestion_create(suggestion: &Suggestion, base_version: i64) -> Value {
-    json!({
+    let mut body = json!({
         "stepIndex": suggestion.step_index,
         "field": format!("thoughts.{}", suggestion.field.key()),
         "baseVersion": base_version,
         "proposed": suggestion.after,
         "note": if suggestion.note.is_empty() { Value::Null } else { Value::from(suggestion.note.clone()) },
-    })
+    });
+    // A passage suggestion replaces its range only.
+    if let Some(p) = &suggestion.passage {
+        body["range"] = json!({"start": p.start, "end": p.end});
+        body["quote"] = p.quote.clone().into();
+        body["prefix"] = p.prefix.clone().into();
+        body["suffix"] = p.suffix.clone().into();
+    }
+    body
 }
 
 /// The server's suggestion as a local one, or `None` for fields this page does not suggest on
@@ -538,6 +578,12 @@ pub fn suggestion_from_server(record: &Value, known: &[Suggestion]) -> Option<Su
         resolved_by: record["decidedBy"].as_str().map(str::to_owned),
         resolved_at: record["decidedAt"].as_str().map(str::to_owned),
         server_id: Some(server_id),
+        passage: passage_from_server(
+            &record["field"],
+            &record["passage"],
+            &record["passage"],
+            record["outdated"].as_bool().unwrap_or(false),
+        ),
     })
 }
 

@@ -131,6 +131,56 @@ fn a_status_reached_locally_is_replayed_edge_by_edge() {
 }
 
 #[test]
+fn passages_go_to_the_server_as_anchors_and_come_back_re_anchored() {
+    use crate::record::Thought;
+    use crate::review::{Comment, CommentKind, PassageRef};
+    let text = "I see the search box. I type kettle.";
+    let passage = PassageRef::capture(Thought::Two, text, 22, 35).unwrap();
+    let comment = Comment {
+        id: "c".into(),
+        run_id: "r1".into(),
+        step_index: Some(0),
+        parent_id: None,
+        author: "rev".into(),
+        text: "Which field?".into(),
+        kind: CommentKind::Question,
+        resolved: false,
+        created_at: "t".into(),
+        server_id: None,
+        passage: Some(passage.clone()),
+    };
+    let body = comment_create(&comment, None);
+    assert_eq!(
+        body["anchor"],
+        json!({"stepIndex": 0, "field": "thoughts.thought2", "range": {"start": 22, "end": 35},
+            "quote": "I type kettle", "prefix": "I see the search box. ", "suffix": "."})
+    );
+    // The server moved the range after an edit in front of it, and says it is current.
+    let mut record = json!({"id": "c1", "runId": "r1", "threadId": "c1", "parentId": null,
+        "anchor": body["anchor"].clone(), "kind": "question", "text": "Which field?",
+        "author": "rev", "createdAt": "t", "resolved": false, "outdated": false});
+    record["anchor"]["range"] = json!({"start": 40, "end": 53});
+    let back = comment_from_server(&record, &[]).unwrap().passage.unwrap();
+    assert_eq!((back.start, back.end, back.outdated), (40, 53, false));
+    assert_eq!(back.quote, "I type kettle");
+    record["outdated"] = json!(true);
+    assert!(comment_from_server(&record, &[]).unwrap().passage.unwrap().outdated);
+
+    let mut suggestion = crate::review::tests::suggestion("I type kettle", "I type teapot");
+    suggestion.passage = Some(passage);
+    let body = suggestion_create(&suggestion, 4);
+    assert_eq!(
+        (body["range"]["start"].clone(), body["quote"].clone()),
+        (json!(22), json!("I type kettle"))
+    );
+    let decided = json!({"id": "s1", "runId": "r", "stepIndex": 0, "field": "thoughts.thought2",
+        "original": text, "proposed": "I type teapot", "author": "rev", "createdAt": "t", "state": "pending",
+        "passage": {"start": 22, "end": 35, "quote": "I type kettle", "prefix": "", "suffix": "."}, "outdated": false});
+    let local = suggestion_from_server(&decided, &[]).unwrap();
+    assert_eq!(local.passage.map(|p| (p.start, p.end)), Some((22, 35)));
+}
+
+#[test]
 fn comments_and_suggestions_map_to_and_from_the_server() {
     use crate::review::{Comment, CommentKind, Suggestion, SuggestionState};
     let root = Comment {
@@ -144,6 +194,7 @@ fn comments_and_suggestions_map_to_and_from_the_server() {
         resolved: false,
         created_at: "t".into(),
         server_id: Some("c1".into()),
+        passage: None,
     };
     assert_eq!(
         comment_create(&root, None),

@@ -36,6 +36,8 @@ const SYNC_KEY: &str = "sync";
 const PULL_MARK_KEY: &str = "pullMark";
 const GRAMMAR_KEY: &str = "grammar";
 const COLLECTIONS_KEY: &str = "collections";
+/// The overlap runs annotated here in a version of one's own (`team::OwnVersion`).
+const OWN_VERSIONS_KEY: &str = "ownVersions";
 
 /// A change waiting for the server, with the id that makes a replay harmless.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -697,6 +699,19 @@ impl Db {
         self.put_keyed(ANNOTATION, GRAMMAR_KEY, &endpoint)
             .await
             .map_err(failed("store the grammar server"))
+    }
+
+    pub async fn own_versions(&self) -> Vec<annotation_core::team::OwnVersion> {
+        self.setting(OWN_VERSIONS_KEY).await.unwrap_or_default()
+    }
+
+    pub async fn put_own_versions(
+        &self,
+        own: &[annotation_core::team::OwnVersion],
+    ) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, OWN_VERSIONS_KEY, &own)
+            .await
+            .map_err(failed("store the versions annotated here"))
     }
 
     pub async fn pull_mark(&self) -> Option<PullMark> {

@@ -23,6 +23,7 @@ use crate::state::RoundDone;
 use crate::util::now;
 
 mod fetch;
+mod team;
 pub use fetch::fetch_run;
 
 /// Why a request did not get an answer worth reading.
@@ -54,7 +55,48 @@ async fn request(
     path: &str,
     body: Option<RequestBody>,
 ) -> Answer {
-    request_with(settings, method, path, body, None).await
+    request_with(settings, method, path, body, Precondition::None).await
+}
+
+/// What a write is based on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precondition {
+    None,
+    /// `If-Match` on this version.
+    Match(i64),
+    /// `If-None-Match: *`: a creation.
+    Create,
+}
+
+/// One request to the server for the page's team views: the answer's status and JSON,
+/// or what to tell a person. A `409` is an answer (it carries the server's record).
+pub async fn api(
+    settings: &SyncSettings,
+    method: &str,
+    path: &str,
+    body: Option<Value>,
+    precondition: Precondition,
+) -> Result<(u16, Value), String> {
+    request_with(settings, method, path, body.map(RequestBody::Json), precondition)
+        .await
+        .map_err(Failure::message)
+}
+
+/// The text of an answer (the audit log's JSON Lines), or what to tell a person.
+pub async fn api_text(settings: &SyncSettings, path: &str) -> Result<String, String> {
+    let authorization = settings.authorization();
+    let response =
+        http::fetch("GET", &settings.url(path), &[("Authorization", &authorization)], None)
+            .await
+            .map_err(|()| format!("{} does not answer", settings.endpoint))?;
+    let text = http::text(&response).await;
+    match response.status() {
+        200..=299 => Ok(text),
+        status => {
+            let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+            Err(format!("{} ({status})", sync::problem_text(&body)))
+        }
+    }
 }
 
 async fn request_with(
@@ -62,13 +104,17 @@ async fn request_with(
     method: &str,
     path: &str,
     body: Option<RequestBody>,
-    if_match: Option<i64>,
+    precondition: Precondition,
 ) -> Answer {
     let authorization = settings.authorization();
-    let if_match = if_match.map(|version| format!("\"{version}\""));
+    let if_match = match precondition {
+        Precondition::Match(version) => Some(("If-Match", format!("\"{version}\""))),
+        Precondition::Create => Some(("If-None-Match", "*".to_owned())),
+        Precondition::None => None,
+    };
     let mut headers = vec![("Authorization", authorization.as_str())];
-    if let Some(version) = &if_match {
-        headers.push(("If-Match", version));
+    if let Some((name, value)) = &if_match {
+        headers.push((name, value));
     }
     let body = match body {
         Some(RequestBody::Json(value)) => {
@@ -112,7 +158,14 @@ async fn request_if_match(
     body: Value,
     version: i64,
 ) -> Answer {
-    request_with(settings, "POST", path, Some(RequestBody::Json(body)), Some(version)).await
+    request_with(
+        settings,
+        "POST",
+        path,
+        Some(RequestBody::Json(body)),
+        Precondition::Match(version),
+    )
+    .await
 }
 
 enum RequestBody {
@@ -149,9 +202,13 @@ pub async fn round(
             .as_str()
             .zip(me["role"].as_str().and_then(Role::parse))
             .map(|(id, role)| User { name: id.to_owned(), role });
-        push(db, settings, &mut out).await?;
         let user = me["id"].as_str().unwrap_or_default();
-        pull(db, settings, user, &mut out).await?;
+        let (team, mut own) = team::round(db, settings, user).await?;
+        out.team = Some(team);
+        push(db, settings, &mut own, &mut out).await?;
+        pull(db, settings, user, &own, &mut out).await?;
+        let fetched = team::fetch(db, settings, &mut own).await?;
+        out.pulled.extend(fetched);
         match open_run {
             Some(run_id) => review(db, settings, run_id, &mut out).await,
             None => Ok(()),
@@ -170,7 +227,12 @@ pub async fn round(
     out
 }
 
-async fn push(db: &Db, settings: &SyncSettings, out: &mut RoundDone) -> Result<(), Failure> {
+async fn push(
+    db: &Db,
+    settings: &SyncSettings,
+    own: &mut [annotation_core::team::OwnVersion],
+    out: &mut RoundDone,
+) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
     // Runs never sent go first, whole.
     for (run, steps) in db.unsynced_runs().await.map_err(refused)? {
@@ -180,8 +242,15 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut RoundDone) -> Result<(
         db.enqueue(changes, &now()).await.map_err(refused)?;
     }
     let queue = db.queued().await.map_err(refused)?;
+    // One's own versions of overlap runs go to their own routes.
+    let (mine, queue): (Vec<_>, Vec<_>) =
+        queue.into_iter().partition(|(_, change)| team::is_own(own, &change.pending));
+    if !mine.is_empty() {
+        let problems = team::push(db, settings, own, mine).await?;
+        out.refused.extend(problems);
+    }
     if queue.is_empty() {
-        return Ok(());
+        return refusals(out);
     }
     // Steps may only point at screenshots the server holds.
     let mut items: Vec<(JsValue, QueuedChange, Value, Value)> = Vec::new();
@@ -281,6 +350,11 @@ async fn push(db: &Db, settings: &SyncSettings, out: &mut RoundDone) -> Result<(
         db.dequeue(&sent).await.map_err(refused)?;
     }
     push_traces(db, settings, &synced_runs).await?;
+    refusals(out)
+}
+
+/// What the server refused this round, as the round's error.
+fn refusals(out: &RoundDone) -> Result<(), Failure> {
     if let Some((pending, why)) = out.refused.first() {
         let more = match out.refused.len() {
             1 => String::new(),
@@ -465,6 +539,7 @@ async fn pull(
     db: &Db,
     settings: &SyncSettings,
     user: &str,
+    own: &[annotation_core::team::OwnVersion],
     out: &mut RoundDone,
 ) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
@@ -482,7 +557,7 @@ async fn pull(
     for header in headers {
         let Some(id) = header["id"].as_str().map(str::to_owned) else { continue };
         // Unsent work here wins until it is sent (or its conflict is resolved).
-        if queued.iter().any(|(_, q)| q.pending.run_id() == id) {
+        if queued.iter().any(|(_, q)| q.pending.run_id() == id) || team::keeps_local(own, &header) {
             continue;
         }
         let local = db.run_and_steps(&id).await.map_err(refused)?;
@@ -664,9 +739,8 @@ pub async fn decide(
         component_encode(&suggestion.run_id),
         component_encode(server_id)
     );
-    let answer =
-        request_with(settings, "POST", &path, Some(RequestBody::Json(json!({}))), Some(version))
-            .await;
+    let body = Some(RequestBody::Json(json!({})));
+    let answer = request_with(settings, "POST", &path, body, Precondition::Match(version)).await;
     let (status, answer) = answer.map_err(|f| match f {
         Failure::Unreachable { why, .. } => {
             format!("Deciding needs the server, and {why}; try again when it answers.")

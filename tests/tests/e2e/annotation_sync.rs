@@ -4,7 +4,7 @@
 
 use crate::support::sync_server::SyncServer;
 use e2e::annotation::*;
-use e2e::browser::{Browser, Page};
+use e2e::browser::Browser;
 use serde_json::json;
 
 fn thought1_on_server(server: &SyncServer, text: &'static str) {
@@ -172,11 +172,4 @@ fn two_profiles_sync_through_the_server_and_a_conflict_is_resolved_by_a_person()
     server.wait_for("quinn", "/runs/r7", "the run approved", |run| {
         run["status"] == "approved" && run["reviewedBy"] == "quinn"
     });
-}
-
-/// Runs a sync round now from the sync dialog, and closes it again.
-fn sync_now(page: &Page) {
-    page.click("[data-testid=sync-state]");
-    page.click("[data-testid=sync-now]");
-    page.click("[data-testid=sync-close]");
 }

@@ -8,6 +8,7 @@ mod annotation_drafts;
 mod annotation_finetune;
 mod annotation_quality;
 mod annotation_sync;
+mod annotation_teams;
 mod annotation_work;
 mod extension;
 mod hands;

@@ -9,6 +9,8 @@ use crate::components::notice_bar::NoticeBar;
 use crate::components::run_view::RunView;
 use crate::components::runs_list::RunsList;
 use crate::components::sync_panel::{SyncPanel, SyncPill};
+use crate::components::team_bar::TeamBar;
+use crate::components::team_panel::TeamPanel;
 use crate::components::user_bar::UserBar;
 use crate::effects::{
     DbHandle, SpellerHandle, use_activity, use_database, use_effects, use_history, use_speller,
@@ -38,11 +40,12 @@ pub fn app() -> Html {
         (Screen::List, true) => html! {
             <RunsList list={state.list.clone()} user={state.user.clone()}
                 dispatch={state.dispatcher()} rejections={state.rejections.clone()} copyable={state.copyable.clone()}
-                collections={state.collections.clone()} />
+                collections={state.collections.clone()} team={state.team.clone()} syncing={state.sync.settings.enabled()} />
         },
         (Screen::Run, true) => match &state.editor {
             Some(editor) => html! {
                 <RunView editor={editor.clone()} dispatch={state.dispatcher()} grammar={state.grammar.clone()}
+                    team={state.team.clone()} syncing={state.sync.settings.enabled()}
                     starred={state.starred.clone()} grammar_check={state.grammar_check.clone()} />
             },
             None => html! {},
@@ -90,9 +93,13 @@ pub fn app() -> Html {
                 if let Some(notice) = &state.notice {
                     <NoticeBar notice={notice.clone()} on_dismiss={on_dismiss} />
                 }
+                if state.sync.settings.enabled() {
+                    <TeamBar user={state.user.clone()} unread={state.team.unread} view={state.team.view} dispatch={state.dispatcher()} />
+                }
                 <UserBar user={state.user.clone()} on_change={on_user} from_server={state.sync.settings.enabled()} />
                 <button class="ghost" data-testid="help" title="Keyboard shortcuts (?)" onclick={on_help.reform(|_| true)}>{ "?" }</button>
             </header>
+            <TeamPanel team={state.team.clone()} dispatch={state.dispatcher()} />
             { body }
             if state.sync.open && db.is_some() {
                 <SyncPanel sync={state.sync.clone()} grammar={state.grammar.clone()} dispatch={state.dispatcher()} />

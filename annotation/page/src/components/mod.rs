@@ -1,14 +1,19 @@
 //! One component per file. `app` owns the state and runs the effect layer; the rest render
 //! slices of it and emit actions, never doing IO themselves.
 
+pub mod agreement_panel;
 pub mod analytics_view;
 pub mod app;
+pub mod assign_panel;
+pub mod audit_view;
 pub mod checks_panel;
 pub mod collection_panel;
 pub mod diff_view;
 pub mod draft_panel;
 pub mod export_dialog;
+pub mod figures_view;
 pub mod finetune_dialog;
+pub mod guidelines;
 pub mod help_overlay;
 pub mod history_panel;
 pub mod issues_panel;
@@ -16,6 +21,9 @@ pub mod json_panel;
 pub mod leave_dialog;
 pub mod navigator_notes;
 pub mod notice_bar;
+pub mod notifications_view;
+pub mod project_view;
+pub mod queue_view;
 pub mod review_panel;
 pub mod run_filters;
 pub mod run_header;
@@ -29,8 +37,11 @@ pub mod step_row;
 pub mod step_telemetry;
 pub mod subtasks_panel;
 pub mod sync_panel;
+pub mod team_bar;
+pub mod team_panel;
 pub mod templates_panel;
 pub mod thought_field;
 pub mod tool_panel;
 pub mod user_bar;
 pub mod virtual_rows;
+pub mod webhooks_view;

@@ -1,5 +1,7 @@
 use annotation_core::history::word_diff;
-use annotation_core::review::{Comment, CommentKind, Suggestion, SuggestionState, threads};
+use annotation_core::review::{
+    Comment, CommentKind, PassageRef, Suggestion, SuggestionState, threads, tracked,
+};
 use yew::prelude::*;
 
 use crate::components::diff_view::DiffText;
@@ -77,9 +79,14 @@ pub fn review_panel(props: &Props) -> Html {
             if let Some((field, text)) = &editor.suggesting {
                 <div class="suggest-form" data-testid="suggest-form">
                     <h3>{ format!("Suggest a change to thought {}", field.number()) }</h3>
+                    if let Some(p) = &editor.suggest_passage {
+                        <p class="muted" data-testid="suggest-passage">{ format!("Replacing “{}” only", p.quote) }</p>
+                    }
                     <textarea data-testid="suggest-text" rows="5" value={text.clone()} ref={suggest_field.clone()}
                         oninput={dispatch.to_callback().reform(|e: InputEvent| { Action::SuggestText(page_kit::value(&e)) })} />
-                    <DiffText ops={word_diff(step.thoughts.get(*field), text)} />
+                    if editor.suggest_passage.is_none() {
+                        <DiffText ops={word_diff(step.thoughts.get(*field), text)} />
+                    }
                     <button class="primary small" data-testid="suggest-submit" onclick={submit_suggestion}>{ "Send suggestion" }</button>
                     <button class="small" onclick={dispatch.to_callback().reform(|_| Action::CancelSuggest)}>{ "Cancel" }</button>
                 </div>
@@ -99,7 +106,7 @@ pub fn review_panel(props: &Props) -> Html {
                                 SuggestionState::Accepted => format!("accepted by {}", s.resolved_by.clone().unwrap_or_default()),
                                 SuggestionState::Rejected => format!("rejected by {}", s.resolved_by.clone().unwrap_or_default()),
                             }) }</div>
-                            <DiffText ops={word_diff(&s.before, &s.after)} />
+                            { tracked_change(&s, step.thoughts.get(s.field)) }
                             if s.state == SuggestionState::Pending && perms.resolve_suggestions {
                                 <button class="primary small" data-testid="suggestion-accept" onclick={resolve.reform({ let s = s.clone(); move |_| (s.clone(), true) })}>{ "Accept" }</button>
                                 <button class="small" data-testid="suggestion-reject" onclick={resolve.reform({ let s = s.clone(); move |_| (s.clone(), false) })}>{ "Reject" }</button>
@@ -118,6 +125,7 @@ pub fn review_panel(props: &Props) -> Html {
                         let id = root.id.clone();
                         html! {
                             <li class={classes!("thread", root.resolved.then_some("resolved"))} data-testid="thread">
+                                if let Some(p) = &root.passage { { passage_line(p, step.thoughts.get(p.field)) } }
                                 { comment_line(&root) }
                                 { for t.replies.iter().map(|r| html! { <div class="reply">{ comment_line(r) }</div> }) }
                                 if perms.comment {
@@ -143,6 +151,12 @@ pub fn review_panel(props: &Props) -> Html {
                                 { for CommentKind::ALL.iter().map(|k| html! { <option value={k.as_str()} selected={*k == *comment_kind}>{ k.as_str() }</option> }) }
                             </select>
                         }
+                        if let (None, Some(p)) = (&*reply_to, &editor.passage) {
+                            <p class="muted" data-testid="comment-on-passage">
+                                { format!("On thought {}: “{}” · ", p.field.number(), p.quote) }
+                                <button class="small ghost" onclick={dispatch.to_callback().reform(|_| Action::SelectPassage(None))}>{ "whole step" }</button>
+                            </p>
+                        }
                         <textarea data-testid="comment-text" rows="3" placeholder="Comment on this step…" value={(*comment_text).clone()} ref={comment_field.clone()}
                             oninput={page_kit::keep_text(&comment_text)} />
                         <button class="small" data-testid="comment-post" onclick={post_comment}>{ "Post" }</button>
@@ -161,5 +175,46 @@ fn comment_line(c: &Comment) -> Html {
             <span class="muted">{ c.created_at.get(..16).unwrap_or(&c.created_at).replace('T', " ") }</span>
             <p>{ &c.text }</p>
         </div>
+    }
+}
+
+/// A suggestion as a tracked change on the thought as it reads now: a passage suggestion on
+/// its range only, the rest of the thought as it is; any other on the whole thought.
+fn tracked_change(s: &Suggestion, current: &str) -> Html {
+    let shown = match s.state {
+        SuggestionState::Pending => tracked(s, current),
+        // A decided one is shown as it was proposed.
+        _ => tracked(
+            s,
+            &s.passage
+                .as_ref()
+                .map_or(s.before.clone(), |p| format!("{}{}{}", p.prefix, p.quote, p.suffix)),
+        ),
+    };
+    match shown {
+        Some([before, removed, inserted, after]) if s.passage.is_some() => html! {
+            <p class="tracked" data-testid="tracked-change">
+                { before }<del data-testid="tracked-del">{ removed }</del><ins data-testid="tracked-ins">{ inserted }</ins>{ after }
+            </p>
+        },
+        Some(_) => html! { <DiffText ops={word_diff(&s.before, &s.after)} /> },
+        None => html! {
+            <p class="tracked outdated" data-testid="tracked-outdated">
+                { format!("Outdated: “{}” is no longer in the thought.", s.passage.as_ref().map_or("", |p| p.quote.as_str())) }
+            </p>
+        },
+    }
+}
+
+/// The passage a thread is about, found again in the thought as it reads now.
+fn passage_line(p: &PassageRef, current: &str) -> Html {
+    let outdated = p.outdated || p.locate(current).is_none();
+    html! {
+        <p class={classes!("passage", outdated.then_some("outdated"))} data-testid="comment-passage"
+            data-outdated={outdated.to_string()}>
+            <span class="muted">{ format!("thought {} · ", p.field.number()) }</span>
+            <mark>{ format!("“{}”", p.quote) }</mark>
+            if outdated { <span class="badge" data-testid="passage-outdated">{ " outdated: the passage was changed" }</span> }
+        </p>
     }
 }

@@ -1,11 +1,14 @@
 use annotation_core::templates::Template;
 use yew::prelude::*;
 
+use crate::components::assign_panel::AssignPanel;
+use crate::components::guidelines::Guidelines;
 use crate::components::run_header::RunHeader;
 use crate::components::step_editor::StepEditor;
 use crate::components::step_list::StepList;
 use crate::components::tool_panel::ToolPanel;
 use crate::state::editor::{EditorState, Tool};
+use crate::state::team::TeamState;
 use crate::state::{Action, Dispatch, GrammarCheck};
 use crate::util::{listen, now};
 
@@ -16,6 +19,9 @@ pub struct Props {
     pub grammar: String,
     pub grammar_check: GrammarCheck,
     pub starred: Vec<Template>,
+    pub team: TeamState,
+    /// A sync server is set: the team's parts show.
+    pub syncing: bool,
 }
 
 /// What a key press means on the run page, if anything. `in_text` is true while typing in
@@ -144,6 +150,17 @@ pub fn run_view(props: &Props) -> Html {
         <div class="run-view" data-testid="run-view" data-qa={editor.qa.to_string()}>
             <aside class="left">
                 <RunHeader editor={editor.clone()} dispatch={props.dispatch.clone()} />
+                if let Some(project) = &props.team.project {
+                    <Guidelines project={project.clone()} />
+                }
+                if props.syncing && editor.user.role != annotation_core::roles::Role::Annotator
+                    && annotation_core::team::assignable(editor.merged_run().status) {
+                    <AssignPanel assignees={props.team.assignees.clone()} busy={props.team.busy.is_some()}
+                        overlap={props.team.project.as_ref().map_or(1, |p| p.overlap)} dispatch={props.dispatch.clone()} />
+                }
+                if editor.own_version {
+                    <p class="own-version muted" data-testid="own-version">{ "Your own version: the other annotators of this run cannot see it, nor you theirs, until review." }</p>
+                }
                 <StepList steps={steps} run={editor.merged_run().clone()} at={editor.at}
                     drafted={editor.drafts.values().map(|s| s.index).collect::<Vec<_>>()}
                     comments={editor.comments.clone()} suggestions={editor.suggestions.clone()}
@@ -156,7 +173,7 @@ pub fn run_view(props: &Props) -> Html {
                     <StepEditor editor={editor.clone()} dispatch={props.dispatch.clone()} grammar={props.grammar.clone()}
                         check={props.grammar_check.clone()} />
                     <ToolPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={*divider}
-                        starred={props.starred.clone()} grammar_check={props.grammar_check.clone()} />
+                        starred={props.starred.clone()} grammar_check={props.grammar_check.clone()} team={props.team.clone()} />
                 }
             </section>
         </div>

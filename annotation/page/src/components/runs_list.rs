@@ -8,10 +8,12 @@ use crate::components::analytics_view::AnalyticsView;
 use crate::components::collection_panel::CollectionPanel;
 use crate::components::export_dialog::ExportDialog;
 use crate::components::finetune_dialog::FinetuneDialog;
+use crate::components::queue_view::QueueView;
 use crate::components::run_filters::RunFilters;
 use crate::components::run_row::RunRow;
 use crate::components::virtual_rows::use_window;
 use crate::state::list::{BatchAnswer, ListAction, ListState};
+use crate::state::team::{TeamAction, TeamState};
 use crate::state::{Action, Dispatch};
 
 const ROW_PX: f64 = 32.0;
@@ -25,6 +27,9 @@ pub struct Props {
     pub rejections: Vec<String>,
     pub copyable: Option<(String, String)>,
     pub collections: Vec<annotation_core::collections::Collection>,
+    pub team: TeamState,
+    /// A sync server is set: "My queue" and assigning show.
+    pub syncing: bool,
 }
 
 /// Every captured run: search, filters, batch actions, export and import (seed §7.E, §8).
@@ -34,6 +39,7 @@ pub fn runs_list(props: &Props) -> Html {
     let finetuning = use_state(|| false);
     let analytics = use_state(|| false);
     let collection = use_state(String::new);
+    let round_robin = use_node_ref();
     let window = use_window(props.list.shown.len(), ROW_PX, VIEW_PX);
     {
         // Alt+R opens the first run shown: a queue is walked from here by keyboard.
@@ -96,6 +102,17 @@ pub fn runs_list(props: &Props) -> Html {
     let all_shown_picked =
         !list.shown.is_empty() && list.shown().all(|s| list.picked.contains(&s.run_id));
     let manager_or_reviewer = props.user.role != annotation_core::roles::Role::Annotator;
+    let on_queue =
+        props.dispatch.to_callback().reform(|on: bool| Action::Team(TeamAction::ShowQueue(on)));
+    let show_queue = props.syncing && props.team.show_queue;
+    let on_round_robin = {
+        let (dispatch, field) = (props.dispatch.clone(), round_robin.clone());
+        Callback::from(move |_| {
+            let typed =
+                field.cast::<web_sys::HtmlInputElement>().map(|i| i.value()).unwrap_or_default();
+            dispatch.dispatch(Action::Team(TeamAction::RoundRobin(typed)));
+        })
+    };
     html! {
         <main class="runs" data-testid="runs-list">
             <div class="runs-head">
@@ -121,6 +138,24 @@ pub fn runs_list(props: &Props) -> Html {
                     { if picked.is_empty() { "Export shown…".to_owned() } else { format!("Export {} picked…", picked.len()) } }
                 </button>
             </div>
+            if props.syncing {
+                <div class="tabs list-tabs" role="tablist">
+                    <button role="tab" class={classes!("tab", show_queue.then_some("on"))} data-testid="tab-queue"
+                        onclick={on_queue.reform(|_| true)}>{ format!("My queue ({})", props.team.queue.len()) }</button>
+                    <button role="tab" class={classes!("tab", (!show_queue).then_some("on"))} data-testid="tab-all"
+                        onclick={on_queue.reform(|_| false)}>{ "All runs" }</button>
+                    if manager_or_reviewer && !show_queue {
+                        <span class="round-robin">
+                            <input data-testid="round-robin-to" ref={round_robin.clone()} size="20" placeholder="annotator ids, comma-separated" />
+                            <button class="small" data-testid="round-robin" title="Assign the runs the filter shows, in turn"
+                                onclick={on_round_robin}>{ "Assign filtered in turn" }</button>
+                        </span>
+                    }
+                </div>
+            }
+            if show_queue {
+                <QueueView queue={props.team.queue.clone()} loaded={props.team.queue_loaded} dispatch={props.dispatch.clone()} />
+            } else {
             <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} unscored={list.unscored_hidden} on_change={on_list.clone()} />
             if let Some(name) = list.filter.collection.clone().filter(|c| !c.is_empty()) {
                 <CollectionPanel name={name.clone()} collection={props.collections.iter().find(|c| c.name == name).cloned()}
@@ -205,6 +240,7 @@ pub fn runs_list(props: &Props) -> Html {
             if *exporting {
                 <ExportDialog count={if picked.is_empty() { list.shown.len() } else { picked.len() }}
                     on_export={on_export} on_cancel={let e = exporting.clone(); Callback::from(move |()| e.set(false))} />
+            }
             }
         </main>
     }

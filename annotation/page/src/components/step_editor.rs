@@ -135,6 +135,14 @@ pub fn step_editor(props: &Props) -> Html {
                     .iter().filter(|i| !editor.drafting.pending.contains_key(i)).count()}
                 dispatch={dispatch.clone()} />
             { for Thought::ALL.iter().map(|which| {
+                let on_passage = {
+                    let (dispatch, thoughts) = (dispatch.clone(), step.thoughts.clone());
+                    let may_suggest = perms.suggest;
+                    Callback::from(move |(which, start, end, suggest): (Thought, usize, usize, bool)| {
+                        let Some(p) = annotation_core::review::PassageRef::capture(which, thoughts.get(which), start, end) else { return };
+                        dispatch.dispatch(if suggest && may_suggest { Action::SuggestPassage(p) } else { Action::SelectPassage(Some(p)) });
+                    })
+                };
                 let text = step.thoughts.get(*which).to_owned();
                 let mut issues = speller.as_ref().map(|s| language::spelling(&s.0, *which, &text)).unwrap_or_default();
                 // Grammar issues count only while the text is what was checked.
@@ -143,7 +151,8 @@ pub fn step_editor(props: &Props) -> Html {
                 html! {
                     <ThoughtField which={*which} text={text} editable={perms.edit} issues={issues}
                         on_change={on_thought.clone()} on_fix={on_fix.clone()}
-                        on_suggest={(perms.suggest && editor.qa).then(|| dispatch.to_callback().reform(Action::StartSuggest))} />
+                        on_suggest={(perms.suggest && editor.qa).then(|| dispatch.to_callback().reform(Action::StartSuggest))}
+                        on_passage={(perms.comment && editor.qa).then(|| on_passage.clone())} />
                 }
             }) }
             if let Some(notes) = step.navigator.clone() {

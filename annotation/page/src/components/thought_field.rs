@@ -14,6 +14,19 @@ pub struct Props {
     pub on_suggest: Option<Callback<Thought>>,
     /// Apply a replacement for an issue: (issue, replacement, everywhere).
     pub on_fix: Callback<(TextIssue, String, bool)>,
+    /// Shown in review mode: the selected characters (start, end) of the thought, to
+    /// comment on (`false`) or to suggest a replacement for (`true`).
+    #[prop_or_default]
+    pub on_passage: Option<Callback<(Thought, usize, usize, bool)>>,
+}
+
+/// The textarea's selection in characters (the DOM counts UTF-16 units).
+fn selection(area: &web_sys::HtmlTextAreaElement) -> Option<(usize, usize)> {
+    let (start, end) = (area.selection_start().ok()??, area.selection_end().ok()??);
+    let units: Vec<u16> = area.value().encode_utf16().collect();
+    let chars = |units: &[u16]| String::from_utf16_lossy(units).chars().count();
+    let (start, end) = (start as usize, end as usize);
+    (start < end && end <= units.len()).then(|| (chars(&units[..start]), chars(&units[..end])))
 }
 
 pub fn hint(which: Thought) -> &'static str {
@@ -47,6 +60,16 @@ pub fn thought_field(props: &Props) -> Html {
         })
     };
     let n = which.number();
+    let area = use_node_ref();
+    let passage = |suggest: bool| {
+        let (area, on_passage) = (area.clone(), props.on_passage.clone());
+        Callback::from(move |_: MouseEvent| {
+            let picked = area.cast::<web_sys::HtmlTextAreaElement>().and_then(|a| selection(&a));
+            if let (Some((start, end)), Some(on_passage)) = (picked, &on_passage) {
+                on_passage.emit((which, start, end, suggest));
+            }
+        })
+    };
     let rows = (props.text.len() / 70 + props.text.matches('\n').count() + 2).clamp(3, 14);
     html! {
         <div class="thought" data-testid={format!("thought{n}-field")}>
@@ -57,10 +80,16 @@ pub fn thought_field(props: &Props) -> Html {
                 if let Some(on_suggest) = &props.on_suggest {
                     <button class="small" data-testid={format!("suggest{n}")} onclick={on_suggest.reform(move |_| which)}>{ "Suggest change" }</button>
                 }
+                if props.on_passage.is_some() {
+                    <button class="small ghost" data-testid={format!("comment-passage{n}")} title="Comment on the words selected in this thought"
+                        onclick={passage(false)}>{ "Comment" }</button>
+                    <button class="small ghost" data-testid={format!("suggest-passage{n}")} title="Suggest a replacement for the words selected in this thought"
+                        onclick={passage(true)}>{ "Suggest part" }</button>
+                }
             </div>
             <div class={classes!("thought-wrap", (!props.editable).then_some("readonly"))}>
                 { backdrop_of(&props.text, &props.issues, backdrop) }
-                <textarea id={format!("thought{n}")} data-testid={format!("thought{n}")} rows={rows.to_string()}
+                <textarea id={format!("thought{n}")} data-testid={format!("thought{n}")} rows={rows.to_string()} ref={area}
                     value={props.text.clone()} oninput={on_input} onscroll={on_scroll} readonly={!props.editable} spellcheck="false" />
             </div>
             if !props.issues.is_empty() {

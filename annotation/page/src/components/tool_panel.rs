@@ -1,6 +1,7 @@
 use annotation_core::templates::Template;
 use yew::prelude::*;
 
+use crate::components::agreement_panel::AgreementPanel;
 use crate::components::checks_panel::ChecksPanel;
 use crate::components::history_panel::HistoryPanel;
 use crate::components::issues_panel::IssuesPanel;
@@ -9,6 +10,7 @@ use crate::components::review_panel::ReviewPanel;
 use crate::components::subtasks_panel::SubtasksPanel;
 use crate::components::templates_panel::TemplatesPanel;
 use crate::state::editor::{EditorState, Tool};
+use crate::state::team::TeamState;
 use crate::state::{Action, Dispatch, GrammarCheck};
 
 #[derive(Properties, PartialEq)]
@@ -21,6 +23,7 @@ pub struct Props {
     pub starred: Vec<Template>,
     /// Grammar answers, which count in the step's quality.
     pub grammar_check: GrammarCheck,
+    pub team: TeamState,
 }
 
 /// The right panel's tools, one tab at a time (seed §2 "Tools & Options").
@@ -47,6 +50,10 @@ pub fn tool_panel(props: &Props) -> Html {
         Tool::History => {
             html! { <HistoryPanel editor={editor.clone()} dispatch={props.dispatch.clone()} /> }
         }
+        Tool::Agreement => html! {
+            <AgreementPanel agreement={props.team.agreement.clone()} merge={props.team.merge.clone()}
+                step={editor.current().map(|s| s.index)} busy={props.team.busy.is_some()} dispatch={props.dispatch.clone()} />
+        },
         Tool::Subtasks => {
             html! { <SubtasksPanel editor={editor.clone()} dispatch={props.dispatch.clone()} divider_key={props.divider_key} /> }
         }

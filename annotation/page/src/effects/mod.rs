@@ -8,6 +8,7 @@ mod finetune;
 mod hooks;
 mod runs;
 mod screenshots;
+mod team;
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -284,6 +285,7 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
             Ok(()) => dispatch.dispatch(Action::SyncKick),
             Err(why) => notify(dispatch, false, why),
         },
+        Effect::Team { settings, request } => team::carry(dispatch, &settings, request).await,
         Effect::SyncRound { settings, failures, open_run } => {
             let round = crate::sync::round(db, &settings, failures, open_run.as_deref()).await;
             dispatch.dispatch(Action::RoundDone(Box::new(round)));

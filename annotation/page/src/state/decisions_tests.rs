@@ -68,6 +68,7 @@ fn suggestion(server_id: Option<&str>) -> Suggestion {
         resolved_by: None,
         resolved_at: None,
         server_id: server_id.map(Into::into),
+        passage: None,
     }
 }
 

@@ -10,7 +10,7 @@ use annotation_core::record::{
     NavigatorNote, ReviewStatus, Run, Step, StepAction, Subtask, Thought, first_incomplete,
     update_subtasks,
 };
-use annotation_core::review::{ApprovalCheck, Comment, Suggestion};
+use annotation_core::review::{ApprovalCheck, Comment, PassageRef, Suggestion};
 use annotation_core::roles::{Permissions, User, allowed_targets, move_run, permissions};
 use annotation_core::templates;
 
@@ -27,10 +27,12 @@ pub enum Tool {
     Review,
     History,
     Subtasks,
+    /// How the annotators of an overlap run agree, and the reviewer's merge.
+    Agreement,
 }
 
 impl Tool {
-    pub const ALL: [Tool; 7] = [
+    pub const ALL: [Tool; 8] = [
         Tool::Checks,
         Tool::Issues,
         Tool::Templates,
@@ -38,6 +40,7 @@ impl Tool {
         Tool::Review,
         Tool::History,
         Tool::Subtasks,
+        Tool::Agreement,
     ];
 
     pub fn label(self) -> &'static str {
@@ -49,6 +52,7 @@ impl Tool {
             Tool::Review => "Review",
             Tool::History => "History",
             Tool::Subtasks => "Subtasks",
+            Tool::Agreement => "Agreement",
         }
     }
 
@@ -61,6 +65,7 @@ impl Tool {
             Tool::Review => "review",
             Tool::History => "history",
             Tool::Subtasks => "subtasks",
+            Tool::Agreement => "agreement",
         }
     }
 }
@@ -98,6 +103,13 @@ pub struct EditorState {
     pub escaping: Option<Thought>,
     /// A suggestion being written: the thought and the proposed text.
     pub suggesting: Option<(Thought, String)>,
+    /// The passage the suggestion being written replaces, when it is on a selection.
+    pub suggest_passage: Option<PassageRef>,
+    /// The passage picked for the next comment.
+    pub passage: Option<PassageRef>,
+    /// The open run is the person's to annotate in a version of their own (an overlap run
+    /// assigned to them): they edit and submit it as its annotator would.
+    pub own_version: bool,
     /// Two version numbers to compare.
     pub compare: Option<(u32, u32)>,
     /// The storage work asked for, with a sequence number so it runs once.
@@ -170,6 +182,9 @@ impl EditorState {
             zoom: false,
             escaping: None,
             suggesting: None,
+            suggest_passage: None,
+            passage: None,
+            own_version: false,
             compare: None,
             command: None,
             issued: 0,
@@ -199,6 +214,9 @@ impl EditorState {
         self.zoom = before.zoom;
         self.escaping = before.escaping;
         self.suggesting = before.suggesting;
+        self.suggest_passage = before.suggest_passage;
+        self.passage = before.passage;
+        self.own_version = before.own_version;
         self.compare = before.compare;
         self.flag = before.flag;
         self.drafting = before.drafting;
@@ -231,9 +249,19 @@ impl EditorState {
         position + 1 == self.steps.len()
     }
 
+    /// Whose run this is for the page's buttons: the person's own when it is their version
+    /// of an overlap run.
+    fn annotator(&self) -> Option<&str> {
+        if self.own_version {
+            Some(&self.user.name)
+        } else {
+            self.merged_run().annotator.as_deref()
+        }
+    }
+
     pub fn permissions(&self) -> Permissions {
         let run = self.merged_run();
-        let mut p = permissions(&self.user, run.status, run.annotator.as_deref());
+        let mut p = permissions(&self.user, run.status, self.annotator());
         // Review mode reads; changes go through suggestions and comments.
         if self.qa {
             p.edit = false;
@@ -243,10 +271,16 @@ impl EditorState {
     }
 
     /// The tool tabs offered: review mode has no writing aids (templates, JSON escaping),
-    /// since a reviewer changes text only through suggestions.
+    /// since a reviewer changes text only through suggestions; agreement is a reviewer's,
+    /// in review mode.
     pub fn tools(&self) -> Vec<Tool> {
         let writing = |t: &Tool| matches!(t, Tool::Templates | Tool::Json);
-        Tool::ALL.into_iter().filter(|t| !(self.qa && writing(t))).collect()
+        let reviewer = self.qa && self.user.role != annotation_core::roles::Role::Annotator;
+        Tool::ALL
+            .into_iter()
+            .filter(|t| !(self.qa && writing(t)))
+            .filter(|t| *t != Tool::Agreement || reviewer)
+            .collect()
     }
 
     /// The tab shown: the chosen one when offered, else Review.
@@ -258,7 +292,7 @@ impl EditorState {
     /// has decided every suggestion.
     pub fn targets(&self) -> Vec<ReviewStatus> {
         let run = self.merged_run();
-        let mut targets = allowed_targets(&self.user, run.annotator.as_deref(), run.status);
+        let mut targets = allowed_targets(&self.user, self.annotator(), run.status);
         // Only the suggestions decide this; the steps need not be merged on every render.
         if ApprovalCheck::of(&[], &self.suggestions).refusal().is_some() {
             targets.retain(|t| *t != ReviewStatus::Approved);

@@ -143,6 +143,11 @@ pub enum Effect {
         screenshot_key: Option<String>,
         trace_ids: Vec<String>,
     },
+    /// A request to the server's team routes (`state/team.rs`).
+    Team {
+        settings: SyncSettings,
+        request: super::team::TeamRequest,
+    },
     /// One sync round; `open_run` is the run on screen when it starts.
     SyncRound {
         settings: SyncSettings,

@@ -11,6 +11,7 @@ mod queue;
 mod review;
 mod runs;
 mod sync;
+pub mod team;
 
 use std::collections::BTreeMap;
 
@@ -31,7 +32,7 @@ use run_contract::url::component_encode;
 use editor::{EditorState, Loaded, Tool};
 pub use effect::Effect;
 use list::ListState;
-pub use sync::RoundDone;
+pub use sync::{RoundDone, TeamRound};
 
 /// How components hand actions to the reducer.
 pub type Dispatch = yew::UseReducerDispatcher<Studio>;
@@ -213,6 +214,8 @@ pub struct Studio {
     pub next_after_save: bool,
     /// "Next run" waits for the list (a run opened by its URL).
     pub next_after_load: bool,
+    /// The team's side (issue 29): queue, notifications, agreement, admin views.
+    pub team: team::TeamState,
 }
 
 /// Grammar answers, each counting only while its text is what was checked.
@@ -251,11 +254,23 @@ impl Default for Studio {
             run_queue: Vec::new(),
             next_after_save: false,
             next_after_load: false,
+            team: team::TeamState::default(),
         }
     }
 }
 
 pub enum Action {
+    /// The team's views and requests (`team.rs`).
+    Team(team::TeamAction),
+    /// A team write the server took, with its answer.
+    TeamWritten {
+        then: team::Then,
+        answer: serde_json::Value,
+    },
+    /// The passage of a thought picked for the next comment (`None` forgets it).
+    SelectPassage(Option<annotation_core::review::PassageRef>),
+    /// Suggest a replacement for a passage of a thought.
+    SuggestPassage(annotation_core::review::PassageRef),
     UserLoaded(User),
     UserChanged(User),
     /// The person picked another user: it is stored too.
@@ -485,6 +500,29 @@ impl Studio {
 
     fn decide(&mut self, action: Action) {
         match action {
+            Action::Team(action) => self.team(action),
+            Action::TeamWritten { then, answer } => self.team_written(then, answer),
+            Action::ShowTool(tool) => {
+                if let Some(editor) = &mut self.editor {
+                    editor.tool = tool;
+                }
+                if tool == Tool::Agreement {
+                    self.load_run_team();
+                }
+            }
+            Action::SelectPassage(passage) => {
+                if let Some(editor) = &mut self.editor {
+                    editor.passage = passage;
+                    editor.tool = Tool::Review;
+                }
+            }
+            Action::SuggestPassage(passage) => {
+                if let Some(editor) = &mut self.editor {
+                    editor.suggesting = Some((passage.field, passage.quote.clone()));
+                    editor.suggest_passage = Some(passage);
+                    editor.tool = Tool::Review;
+                }
+            }
             Action::UserLoaded(user) | Action::UserChanged(user) => self.set_user(user),
             Action::ChooseUser(user) => {
                 self.set_user(user.clone());
@@ -767,20 +805,23 @@ impl Studio {
                 editor.save_failed();
                 self.notice = Some(Notice { ok: false, text: why });
             }
-            Action::ShowTool(tool) => editor.tool = tool,
             Action::ToggleZoom => editor.zoom = !editor.zoom,
             Action::Unzoom => editor.zoom = false,
             Action::Escaping(thought) => editor.escaping = thought,
             Action::StartSuggest(which) => {
                 let text = editor.current().map(|s| s.thoughts.get(which).to_owned());
                 editor.suggesting = text.map(|t| (which, t));
+                editor.suggest_passage = None;
             }
             Action::SuggestText(text) => {
                 if let Some((_, draft)) = &mut editor.suggesting {
                     *draft = text;
                 }
             }
-            Action::CancelSuggest => editor.suggesting = None,
+            Action::CancelSuggest => {
+                editor.suggesting = None;
+                editor.suggest_passage = None;
+            }
             Action::Compare(pair) => editor.compare = pair,
             // A round may bring these while someone types a suggestion: the draft stays.
             Action::Review { comments, suggestions } => {
@@ -797,3 +838,6 @@ mod tests;
 
 #[cfg(test)]
 mod decisions_tests;
+
+#[cfg(test)]
+mod team_tests;

@@ -9,6 +9,14 @@ impl Studio {
     /// The list's order as shown now, when the open run is in it (or nothing is kept yet).
     pub(super) fn keep_queue(&mut self) {
         let Some(run_id) = self.editor.as_ref().map(|e| e.run.id.clone()) else { return };
+        // "My queue" is the server's order of what is assigned to the person.
+        if self.team.show_queue && self.team.queue_loaded {
+            let queue: Vec<String> = self.team.queue.iter().map(|q| q.run_id.clone()).collect();
+            if queue.contains(&run_id) || !self.run_queue.contains(&run_id) {
+                self.run_queue = queue;
+            }
+            return;
+        }
         if !self.list.loaded || self.run_queue.contains(&run_id) {
             return;
         }
@@ -37,8 +45,11 @@ impl Studio {
 
     pub(super) fn next_run(&mut self) {
         let Some((qa, dirty)) = self.editor.as_ref().map(|e| (e.qa, e.dirty())) else {
-            // From the list: its first run.
-            let first = self.list.shown().next().map(|s| s.run_id.clone());
+            // From the list: its first run (the queue's, on "My queue").
+            let first = match self.team.show_queue {
+                true => self.team.queue.first().map(|q| q.run_id.clone()),
+                false => self.list.shown().next().map(|s| s.run_id.clone()),
+            };
             if let Some(first) = first {
                 self.open_run(first, false);
             }

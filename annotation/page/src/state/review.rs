@@ -12,7 +12,12 @@ impl Studio {
         let (Some((field, _)), Some(step)) = (&editor.suggesting, editor.current()) else {
             return;
         };
-        let before = step.thoughts.get(*field).to_owned();
+        let passage = editor.suggest_passage.clone().filter(|p| p.field == *field);
+        // A passage suggestion replaces its quote; any other, the whole thought.
+        let before = match &passage {
+            Some(p) => p.quote.clone(),
+            None => step.thoughts.get(*field).to_owned(),
+        };
         if text == before {
             self.notify(false, "The suggestion is the same as the current text; change it first.");
             return;
@@ -31,6 +36,7 @@ impl Studio {
             resolved_by: None,
             resolved_at: None,
             server_id: None,
+            passage,
         };
         let notice = "Suggestion sent to the run's author.".to_owned();
         self.queue(Effect::PutSuggestion { suggestion: Box::new(suggestion), notice, sent: true });
@@ -74,7 +80,9 @@ impl Studio {
             let position = editor.steps.iter().position(|s| s.index == decided.step_index);
             if let Some(position) = position {
                 let mut changed = editor.merged_steps().swap_remove(position);
-                *changed.thoughts.get_mut(decided.field) = decided.after.clone();
+                let current = changed.thoughts.get(decided.field).to_owned();
+                let text = review::applied(&decided, &current).unwrap_or(current);
+                *changed.thoughts.get_mut(decided.field) = text;
                 changed.last_edited_by = user;
                 changed.last_edited_at = at;
                 editor.replace_step_at(position, changed);
@@ -103,6 +111,7 @@ impl Studio {
         if text.trim().is_empty() {
             return;
         }
+        let reply_to_none = reply_to.is_none();
         let comment = Comment {
             id,
             run_id: editor.run.id.clone(),
@@ -114,7 +123,13 @@ impl Studio {
             resolved: false,
             created_at: at,
             server_id: None,
+            // A thread's first comment takes the passage picked for it; a reply is in its
+            // thread's place.
+            passage: if reply_to_none { editor.passage.clone() } else { None },
         };
+        if let Some(editor) = &mut self.editor {
+            editor.passage = None;
+        }
         self.queue(Effect::PutComment(comment));
     }
 

@@ -50,8 +50,11 @@ impl Studio {
         self.wanted = None;
         let mut editor = EditorState::new(loaded);
         editor.issued = self.commands;
+        editor.own_version = self.team.own.contains(&editor.run.id);
+        let same = self.editor.as_ref().is_some_and(|e| e.run.id == editor.run.id);
         if let Some(before) = self.editor.take() {
             editor.keep_place(before);
+            editor.own_version = self.team.own.contains(&editor.run.id);
         }
         // The link named a step (a trace's, from the Prompt Studio): open on it.
         if let Some((run, index)) = self.at_step.take()
@@ -75,6 +78,11 @@ impl Studio {
         self.editor = Some(editor);
         self.screen = Screen::Run;
         self.keep_queue();
+        // A run read again after a round keeps its merge choices; a run opened anew reads
+        // its team data.
+        if !same {
+            self.load_run_team();
+        }
     }
 
     pub(super) fn back_to_list(&mut self) {

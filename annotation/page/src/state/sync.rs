@@ -4,6 +4,7 @@
 use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
 use annotation_core::sync::{Conflict, Pending, SyncState};
+use annotation_core::team::{Project, QueueEntry};
 
 use super::{Effect, Screen, Studio};
 
@@ -22,6 +23,18 @@ pub struct RoundDone {
     pub review: Option<(Vec<Comment>, Vec<Suggestion>)>,
     /// Queued changes the server refused, with why.
     pub refused: Vec<(Pending, String)>,
+    /// What the server said of the team this round, when it answered.
+    pub team: Option<TeamRound>,
+}
+
+/// The team's side of a round: the project's settings, the badge, the queue, and the runs
+/// annotated in a version of one's own.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TeamRound {
+    pub project: Option<Project>,
+    pub unread: u32,
+    pub queue: Vec<QueueEntry>,
+    pub own: Vec<String>,
 }
 
 impl Studio {
@@ -48,9 +61,19 @@ impl Studio {
     /// now may differ from when the round started.
     pub(super) fn round_done(&mut self, round: RoundDone) {
         let open = self.editor.as_ref().map(|e| (e.run.id.clone(), e.qa, e.dirty()));
-        if let (Some((comments, suggestions)), Some(editor)) = (round.review, &mut self.editor)
+        if let (Some((mut comments, mut suggestions)), Some(editor)) =
+            (round.review, &mut self.editor)
             && round.open_run.as_ref() == Some(&editor.run.id)
         {
+            // Written here while the round ran (not sent yet, so not in what it read): kept.
+            let unsent_c = editor.comments.iter().filter(|c| c.server_id.is_none());
+            let new_c: Vec<_> =
+                unsent_c.filter(|c| !comments.iter().any(|k| k.id == c.id)).cloned().collect();
+            comments.extend(new_c);
+            let unsent_s = editor.suggestions.iter().filter(|s| s.server_id.is_none());
+            let new_s: Vec<_> =
+                unsent_s.filter(|s| !suggestions.iter().any(|k| k.id == s.id)).cloned().collect();
+            suggestions.extend(new_s);
             editor.comments = comments;
             editor.suggestions = suggestions;
         }
@@ -72,6 +95,21 @@ impl Studio {
                 }
             }
             _ => {}
+        }
+        if let Some(team) = round.team {
+            self.team.project = team.project.or(self.team.project.take());
+            self.team.unread = team.unread;
+            // An annotator's list opens on "My queue" once the server has said what it is.
+            if !self.team.queue_loaded && self.user.role == annotation_core::roles::Role::Annotator
+            {
+                self.team.show_queue = true;
+            }
+            self.team.queue = team.queue;
+            self.team.queue_loaded = true;
+            if let Some(editor) = &mut self.editor {
+                editor.own_version = team.own.contains(&editor.run.id);
+            }
+            self.team.own = team.own;
         }
         self.sync.refused = round.refused;
         self.sync.failures = match round.state {

@@ -25,6 +25,18 @@ pub struct SyncServer {
 impl SyncServer {
     /// Starts a server whose database lives in `target/tmp/<name>-<pid>`.
     pub fn start(name: &str) -> SyncServer {
+        let users = [("ann", Role::Annotator), ("quinn", Role::QaManager)];
+        SyncServer::start_with(name, &users, sync_server::Config::default())
+    }
+
+    /// Starts a server with `users` (name and role; each name is also the user id) and
+    /// `config`.
+    pub fn start_with(
+        name: &str,
+        users: &[(&'static str, Role)],
+        config: sync_server::Config,
+    ) -> SyncServer {
+        let users = users.to_vec();
         let dir = e2e::workspace_root().join(format!("target/tmp/{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
@@ -40,7 +52,7 @@ impl SyncServer {
             runtime.block_on(async move {
                 let store = Store::connect(&url).await.expect("the sync database");
                 let mut tokens = HashMap::new();
-                for (name, role) in [("ann", Role::Annotator), ("quinn", Role::QaManager)] {
+                for (name, role) in users {
                     tokens.insert(name, add_user(&store, name, name, role).await.unwrap());
                 }
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -48,9 +60,7 @@ impl SyncServer {
                 let shutdown = async {
                     let _ = stopped.await;
                 };
-                sync_server::serve(listener, store, sync_server::Config::default(), shutdown)
-                    .await
-                    .unwrap();
+                sync_server::serve(listener, store, config, shutdown).await.unwrap();
             });
         });
         let (addr, tokens) =
@@ -77,6 +87,14 @@ impl SyncServer {
             ("If-None-Match", "*"),
         ];
         http::request("PUT", &format!("{}{path}", self.url()), &headers, &body)
+    }
+
+    /// Sends `body` to `path` as `user` with `method` and no precondition.
+    pub fn send(&self, user: &str, method: &str, path: &str, body: &Value) -> http::Response {
+        let auth = format!("Bearer {}", self.tokens[user]);
+        let body = body.to_string();
+        let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json")];
+        http::request(method, &format!("{}{path}", self.url()), &headers, &body)
     }
 
     /// Polls the server until `test` holds for `path`'s JSON.

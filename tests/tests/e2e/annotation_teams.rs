@@ -1,0 +1,431 @@
+//! Annotation for teams (issue 29) end to end, with the real sync server on loopback and
+//! SQLite, and four browser profiles: an admin registers a webhook, sets overlap 2 and
+//! assigns a run to two annotators; each annotates it in their own profile, in a version
+//! the other cannot see, and hands it in; the reviewer sees their agreement, merges and
+//! approves; a comment on a passage survives an unrelated edit. A local receiver gets the
+//! signed webhook deliveries (it answers 500 once, and the delivery is retried), the audit
+//! log lists every action, and the annotator is notified.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use sha2::Sha256;
+use sync_server::auth::Role;
+
+use crate::support::sync_server::SyncServer;
+use e2e::annotation::*;
+use e2e::browser::{Browser, Page};
+
+/// One request the receiver got: its headers (names lowercased) and body.
+#[derive(Clone, Debug)]
+struct Received {
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Received {
+    fn header(&self, name: &str) -> &str {
+        self.headers.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// A webhook receiver on loopback: it answers 500 to the first request and 200 to the rest,
+/// and keeps every request.
+fn receiver() -> (String, Arc<Mutex<Vec<Received>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let got: Arc<Mutex<Vec<Received>>> = Arc::default();
+    let kept = got.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream);
+            let mut headers = Vec::new();
+            let mut line = String::new();
+            reader.read_line(&mut line).ok();
+            loop {
+                line.clear();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':') {
+                    headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+                }
+            }
+            let length = headers
+                .iter()
+                .find(|(n, _)| n == "content-length")
+                .and_then(|(_, v)| v.parse().ok())
+                .unwrap_or(0usize);
+            let mut body = vec![0; length];
+            reader.read_exact(&mut body).ok();
+            let first = {
+                let mut got = kept.lock().unwrap();
+                got.push(Received { headers, body });
+                got.len() == 1
+            };
+            let status = if first { "500 Internal Server Error" } else { "200 OK" };
+            let answer =
+                format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+            let _ = reader.get_mut().write_all(answer.as_bytes());
+        }
+    });
+    (url, got)
+}
+
+fn signature(secret: &str, body: &[u8]) -> String {
+    let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
+    mac.update(body);
+    format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
+}
+
+/// Waits until the receiver holds a request that `test` accepts.
+fn wait_received(got: &Arc<Mutex<Vec<Received>>>, what: &str, test: impl Fn(&[Received]) -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !test(&got.lock().unwrap()) {
+        assert!(std::time::Instant::now() < deadline, "the receiver never got {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// A profile signed in to the server as `user`, on its runs list once synced.
+fn profile(server: &SyncServer, user: &str) -> (Browser, Page) {
+    let mut browser = Browser::launch();
+    let page = open_annotation(&mut browser, "");
+    configure_sync(&page, &server.url(), &server.tokens[user]);
+    wait_sync(&page, "synced");
+    page.wait_for_text("[data-testid=user-name]", user);
+    (browser, page)
+}
+
+/// A sync round now, and its end.
+fn synced(page: &Page) {
+    sync_now(page);
+    wait_sync(page, "synced");
+}
+
+fn shot(page: &Page, name: &str) {
+    page.screenshot(
+        &e2e::workspace_root().join(format!("target/tmp/screenshots/teams-{name}.png")),
+    );
+}
+
+/// Selects characters `start..end` of a thought's textarea, as a person dragging over them.
+fn select(page: &Page, selector: &str, quote: &str) {
+    page.eval(&format!(
+        "(() => {{ const a = document.querySelector({sel}); const at = a.value.indexOf({quote});
+            a.focus(); a.setSelectionRange(at, at + {len}); }})()",
+        sel = Value::from(selector),
+        quote = Value::from(quote),
+        len = quote.encode_utf16().count()
+    ));
+}
+
+/// An annotator opens the run from "My queue", writes thought 2 of step 1 (and thought 3
+/// of step 2), saves, and hands the version in.
+fn annotate(page: &Page, user: &str, thought2: &str, thought3: &str) {
+    page.wait_for(
+        "document.querySelector('[data-testid=queue-item][data-run=r1]')",
+        "r1 in My queue",
+    );
+    page.click("[data-testid=queue-item][data-run=r1] button");
+    page.wait_for_text("[data-testid=own-version]", "Your own version");
+    page.wait_for_text("[data-testid=guidelines-link]", "Guidelines ↗");
+    page.click("[data-testid=step-row][data-index='0']");
+    replace_text(page, "[data-testid=thought2]", thought2);
+    page.click("[data-testid=step-row][data-index='1']");
+    page.wait_for_text("[data-testid=step-heading]", "Step 2 of 2");
+    replace_text(page, "[data-testid=thought3]", thought3);
+    page.click("[data-testid=save]");
+    page.wait_for_text("[data-testid=notice]", "Saved as version");
+    synced(page);
+    if user == "ann" {
+        shot(page, "own-version");
+    }
+    page.click("[data-testid=to-in-review]");
+    page.wait_for_text("[data-testid=run-status]", "In review");
+    synced(page);
+}
+
+#[test]
+fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approves() {
+    let config = sync_server::Config {
+        webhook_base_delay: Duration::from_millis(500),
+        webhook_poll: Duration::from_millis(200),
+        ..sync_server::Config::default()
+    };
+    let users = [
+        ("ada", Role::Admin),
+        ("ann", Role::Annotator),
+        ("bea", Role::Annotator),
+        ("quinn", Role::QaManager),
+    ];
+    let server = SyncServer::start_with("teams-e2e", &users, config);
+    let (hook_url, received) = receiver();
+
+    // The admin captured the run, and sends it to the server.
+    let (browser_ada, ada) = profile(&server, "ada");
+    seed(
+        &ada,
+        &[run_record("r1", "Find the kettle's price", 2)],
+        &step_records(
+            "r1",
+            &[
+                ["I start on the shop.", "I see the Kettles link.", "I should click it."],
+                ["I opened Kettles.", "I see the price.", "I should answer."],
+            ],
+        ),
+    );
+    navigate(&browser_ada, &ada, "");
+    synced(&ada);
+    server.wait_for("quinn", "/runs/r1/steps", "both steps", |p| {
+        p["items"].as_array().is_some_and(|s| s.len() == 2)
+    });
+
+    // A webhook for every event; its secret is shown once.
+    ada.click("[data-testid=open-webhooks]");
+    replace_text(&ada, "[data-testid=webhook-url]", &hook_url);
+    ada.click("[data-testid=webhook-create]");
+    let secret = ada.wait_value(
+        "document.querySelector('[data-testid=webhook-secret]')?.textContent || null",
+        "the webhook's secret",
+    );
+    let secret = secret.as_str().unwrap().to_owned();
+    assert!(secret.starts_with("whsec_"), "{secret}");
+    shot(&ada, "webhooks");
+    ada.click("[data-testid=secret-done]");
+    assert!(!ada.visible_text().contains(&secret), "the secret is not shown again");
+
+    // Overlap 2 and the guidelines.
+    ada.click("[data-testid=open-project]");
+    ada.wait_for("document.querySelector('[data-testid=project-overlap]')", "the project form");
+    replace_text(&ada, "[data-testid=project-overlap]", "2");
+    replace_text(&ada, "[data-testid=project-url]", "https://team.test/guidelines");
+    replace_text(
+        &ada,
+        "[data-testid=project-markdown]",
+        "# Thoughts\n- Say what **changed**\n<script>alert(1)</script>",
+    );
+    ada.click("[data-testid=project-save]");
+    ada.wait_for_text("[data-testid=notice]", "Project settings saved.");
+    ada.click("[data-testid=team-close]");
+
+    // The admin assigns the run to both annotators.
+    navigate(&browser_ada, &ada, "?agentRunId=r1&qa=false");
+    ada.wait_for_text("[data-testid=assignees]", "Not assigned");
+    // The guidelines come with the page's first round, above the form: wait, so the form
+    // does not move under the click.
+    ada.wait_for_text("[data-testid=guidelines-link]", "Guidelines");
+    replace_text(&ada, "[data-testid=assign-to]", "ann, bea");
+    ada.click("[data-testid=assign]");
+    ada.wait_for_text("[data-testid=assignees]", "Assigned to ann, bea");
+    let guidelines = ada.text("[data-testid=guidelines-text]");
+    assert!(guidelines.contains("Read the guidelines"), "{guidelines}");
+    assert_eq!(
+        ada.eval("document.querySelectorAll('[data-testid=guidelines] script').length"),
+        json!(0)
+    );
+
+    // Each annotator annotates in their own profile, in their own version.
+    let (_browser_ann, ann) = profile(&server, "ann");
+    ann.wait_for_text("[data-testid=notification-count]", "1");
+    shot(&ann, "queue");
+    annotate(
+        &ann,
+        "ann",
+        "I see the Kettles link in the top menu.",
+        "I should answer with the price.",
+    );
+    let (_browser_bea, bea) = profile(&server, "bea");
+    annotate(&bea, "bea", "The Kettles link is in the menu at the top.", "I answer 24.99 €.");
+    // Neither read the other's text: the run's own steps are as captured until the merge.
+    let steps = server.get("quinn", "/runs/r1/steps").json();
+    assert_eq!(steps["items"][0]["thoughts"]["thought2"], "I see the Kettles link.");
+    assert_eq!(server.get("ann", "/runs/r1/annotations/bea/steps").status, 404);
+    server.wait_for("quinn", "/runs/r1", "the run in review", |run| run["status"] == "in-review");
+
+    // The reviewer sees the agreement, takes step 1 from ann and step 2 from bea.
+    let (browser_q, quinn) = profile(&server, "quinn");
+    navigate(&browser_q, &quinn, "?agentRunId=r1&qa=true");
+    quinn.wait_for_text("[data-testid=run-status]", "In review");
+    quinn.click("[data-testid=tab-agreement]");
+    quinn.wait_for_text("[data-testid=agreement-run]", "Run agreement");
+    let step1 =
+        quinn.text("[data-testid=agreement-step][data-index='0'] [data-testid=agreement-score]");
+    assert_ne!(step1, "100%", "the two versions of step 1 differ");
+    assert_eq!(
+        quinn.eval("document.querySelectorAll('[data-testid=agreement-annotator]').length"),
+        json!(2)
+    );
+    quinn.click("[data-testid=pick-all][data-annotator=ann]");
+    quinn.click("[data-testid=step-row][data-index='1']");
+    quinn.wait_for(
+        "document.querySelector('[data-testid=version][data-annotator=bea]')",
+        "bea's step 2",
+    );
+    quinn.click("[data-testid=version][data-annotator=bea] [data-testid=take-step]");
+    shot(&quinn, "agreement");
+    quinn.click("[data-testid=resolve-merge]");
+    quinn.wait_for_text("[data-testid=notice]", "The merge is saved as version");
+    server.wait_for("quinn", "/runs/r1/steps", "the merged steps", |p| {
+        p["items"][0]["thoughts"]["thought2"] == "I see the Kettles link in the top menu."
+            && p["items"][1]["thoughts"]["thought3"] == "I answer 24.99 €."
+    });
+    quinn.click("[data-testid=step-row][data-index='0']");
+    quinn.wait_for(
+        "document.querySelector('[data-testid=thought2]')?.value === 'I see the Kettles link in the top menu.'",
+        "the merged text in the reviewer's editor",
+    );
+
+    // A comment on a passage of thought 2, then an unrelated edit in front of it.
+    select(&quinn, "[data-testid=thought2]", "in the top menu");
+    quinn.click("[data-testid=comment-passage2]");
+    quinn.wait_for_text("[data-testid=comment-on-passage]", "“in the top menu”");
+    replace_text(&quinn, "[data-testid=comment-text]", "Which menu: the header or the side bar?");
+    quinn.click("[data-testid=comment-post]");
+    quinn.wait_for_text("[data-testid=comment-passage]", "“in the top menu”");
+    synced(&quinn);
+    let comment = server.wait_for("quinn", "/runs/r1/comments", "the passage comment", |p| {
+        p["items"][0]["anchor"]["quote"] == "in the top menu"
+    });
+    let start = comment["items"][0]["anchor"]["range"]["start"].as_u64().unwrap();
+    navigate(&browser_q, &quinn, "?agentRunId=r1&qa=false");
+    quinn.click("[data-testid=step-row][data-index='0']");
+    replace_text(
+        &quinn,
+        "[data-testid=thought2]",
+        "On the home page, I see the Kettles link in the top menu.",
+    );
+    quinn.click("[data-testid=save]");
+    quinn.wait_for_text("[data-testid=notice]", "Saved as version");
+    synced(&quinn);
+    let moved = server.wait_for("quinn", "/runs/r1/comments", "the comment re-anchored", |p| {
+        p["items"][0]["anchor"]["range"]["start"].as_u64() == Some(start + 18)
+    });
+    assert_eq!(moved["items"][0]["outdated"], false, "the passage survived the edit");
+    navigate(&browser_q, &quinn, "?agentRunId=r1&qa=true");
+    quinn.click("[data-testid=tab-review]");
+    synced(&quinn);
+    quinn.wait_for(
+        "document.querySelector('[data-testid=comment-passage]')?.dataset.outdated === 'false'",
+        "the passage comment, current",
+    );
+    // A suggestion on a passage shows as a tracked change on that range only.
+    select(&quinn, "[data-testid=thought2]", "top menu");
+    quinn.click("[data-testid=suggest-passage2]");
+    replace_text(&quinn, "[data-testid=suggest-text]", "header's menu");
+    quinn.click("[data-testid=suggest-submit]");
+    quinn.wait_for_text("[data-testid=tracked-del]", "top menu");
+    quinn.wait_for_text("[data-testid=tracked-ins]", "header's menu");
+    shot(&quinn, "passage");
+    synced(&quinn);
+    let suggestion =
+        server.wait_for("quinn", "/runs/r1/suggestions", "the passage suggestion", |p| {
+            p["items"][0]["passage"]["quote"] == "top menu"
+        });
+    // The run's author decides it; here the reviewer withdraws it so approval can go on.
+    let id = suggestion["items"][0]["id"].as_str().unwrap().to_owned();
+    let withdrawn =
+        server.send("quinn", "DELETE", &format!("/runs/r1/suggestions/{id}"), &json!({}));
+    assert_eq!(withdrawn.status, 200, "{}", withdrawn.body);
+    synced(&quinn);
+
+    // Approve.
+    quinn.wait_for(
+        "!document.querySelector('[data-testid=pending-count]')",
+        "no suggestion pending",
+    );
+    quinn.click("[data-testid=to-approved]");
+    quinn.click("[data-testid=approve-anyway]");
+    quinn.wait_for_text("[data-testid=run-status]", "Approved");
+    server.wait_for("quinn", "/runs/r1", "the run approved", |run| run["status"] == "approved");
+
+    // The annotator is told, and their copy of the run is the approved merge now.
+    synced(&ann);
+    ann.wait_for_text("[data-testid=run-status]", "Approved");
+    assert_eq!(thought(&ann, 3), "I answer 24.99 €.", "step 2 as merged from bea's version");
+    assert_eq!(ann.eval("document.querySelector('[data-testid=own-version]')"), Value::Null);
+    ann.click("[data-testid=notifications]");
+    ann.wait_for(
+        "document.querySelector('[data-testid=notification][data-kind=run-approved]')",
+        "the approval notification",
+    );
+    shot(&ann, "notifications");
+    ann.click("[data-testid=read-all]");
+    ann.wait_for(
+        "!document.querySelector('[data-testid=notification][data-read=false]')",
+        "every notification read",
+    );
+    synced(&ann);
+    ann.wait_for("!document.querySelector('[data-testid=notification-count]')", "the badge gone");
+
+    // Signed deliveries: the first answered 500 and was tried again with the same id.
+    wait_received(&received, "the approval", |got| {
+        got.iter().any(|r| r.header("x-alphascout-event") == "run.approved")
+    });
+    let got = received.lock().unwrap().clone();
+    for request in &got {
+        assert_eq!(request.header("x-alphascout-signature"), signature(&secret, &request.body));
+    }
+    let events: BTreeSet<&str> = got.iter().map(|r| r.header("x-alphascout-event")).collect();
+    for event in ["assignment.changed", "run.submitted", "comment.added", "run.approved"] {
+        assert!(events.contains(event), "{event} in {events:?}");
+    }
+    let first = got[0].header("x-alphascout-delivery");
+    assert!(
+        got[1..].iter().any(|r| r.header("x-alphascout-delivery") == first),
+        "the delivery answered 500 was retried"
+    );
+    ada.click("[data-testid=open-webhooks]");
+    ada.wait_for("document.querySelector('[data-testid=webhook-deliveries]')", "the hook");
+    ada.click("[data-testid=webhook-deliveries]");
+    ada.wait_for(
+        "document.querySelector('[data-testid=delivery][data-status=delivered][data-attempts=\"2\"]')",
+        "the retried delivery, delivered on its second attempt",
+    );
+    ada.click("[data-testid=webhook-pause]");
+    ada.wait_for(
+        "document.querySelector('[data-testid=webhook][data-paused=true]')",
+        "the hook paused",
+    );
+
+    // The audit log lists every action.
+    ada.click("[data-testid=open-audit]");
+    ada.wait_for(
+        "document.querySelectorAll('[data-testid=audit-entry]').length > 5",
+        "the audit log",
+    );
+    shot(&ada, "audit");
+    let actions = ada.eval(
+        "[...document.querySelectorAll('[data-testid=audit-entry]')].map(e => e.dataset.action)",
+    );
+    let actions: BTreeSet<String> =
+        actions.as_array().unwrap().iter().filter_map(|a| a.as_str().map(str::to_owned)).collect();
+    let server_log = server.get("ada", "/audit?limit=200").json();
+    let logged: BTreeSet<String> = server_log["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(actions, logged, "the page lists what the server logged");
+    for action in [
+        "webhook.created",
+        "project.updated",
+        "assignment.changed",
+        "annotation.saved",
+        "comment.created",
+    ] {
+        assert!(actions.contains(action), "{action} in {actions:?}");
+    }
+    replace_text(&ada, "[data-testid=audit-user]", "bea");
+    ada.click("[data-testid=audit-apply]");
+    ada.wait_for(
+        "[...document.querySelectorAll('[data-testid=audit-entry]')].every(e => e.children[2].textContent === 'bea')",
+        "only bea's entries",
+    );
+}
