@@ -211,6 +211,12 @@ pub enum PanelRequest {
         id: u32,
         recording_id: String,
     },
+    /// The Workflows page stored a version of workflow `workflow_id` (it writes IndexedDB
+    /// itself): MCP clients are told the tools changed (answered with `done`).
+    WorkflowSaved {
+        id: u32,
+        workflow_id: String,
+    },
     /// Replays version `version` of a workflow in `tab_id` with `params` (examples fill the
     /// rest); progress follows as [`WorkerEvent::Replay`].
     StartReplay {
@@ -314,6 +320,7 @@ impl PanelRequest {
             | PanelRequest::NameRecording { id, .. }
             | PanelRequest::CurrentRecording { id }
             | PanelRequest::ReflectRecording { id, .. }
+            | PanelRequest::WorkflowSaved { id, .. }
             | PanelRequest::StartReplay { id, .. }
             | PanelRequest::ReplayControl { id, .. }
             | PanelRequest::ReplayMessage { id, .. }
@@ -818,6 +825,7 @@ mod tests {
             WorkflowsRequest::ReplayMessage { id: 5, run_id: "r".into(), text: "go on".into() },
             WorkflowsRequest::NameRecording { id: 6, recording_id: "rec".into(), name: "N".into() },
             WorkflowsRequest::ReflectRecording { id: 7, recording_id: "rec".into() },
+            WorkflowsRequest::WorkflowSaved { id: 8, workflow_id: "w".into() },
         ];
         for request in &workflows {
             let (sent, read) = as_the_worker_reads(request);

@@ -204,6 +204,10 @@ pub enum WorkflowsRequest {
         id: u32,
         recording_id: String,
     },
+    WorkflowSaved {
+        id: u32,
+        workflow_id: String,
+    },
 }
 
 impl WorkflowsRequest {
@@ -216,7 +220,8 @@ impl WorkflowsRequest {
             | WorkflowsRequest::ReplayControl { id, .. }
             | WorkflowsRequest::ReplayMessage { id, .. }
             | WorkflowsRequest::NameRecording { id, .. }
-            | WorkflowsRequest::ReflectRecording { id, .. } => *id,
+            | WorkflowsRequest::ReflectRecording { id, .. }
+            | WorkflowsRequest::WorkflowSaved { id, .. } => *id,
         }
     }
 }

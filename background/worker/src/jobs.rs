@@ -54,6 +54,9 @@ pub struct JobTable {
     unreadable: RefCell<Vec<JobSummary>>,
     keep_alive: RefCell<Option<KeepAlive>>,
     guarded: Cell<bool>,
+    /// Actions outside any job (an MCP client's `act`, a tab's first page) holding the
+    /// guard now: it stays on until the last lets go.
+    holds: Cell<u32>,
     /// Told at every change of any row: what an MCP call waiting on a job watches.
     pub changes: Notify,
 }
@@ -207,10 +210,37 @@ impl JobTable {
 
     /// Guards every attached tab with the firewall while a job acts in tabs.
     pub async fn guard(&self, worker: &Worker, settings: &Settings) {
+        self.guard_with(worker, Firewall::new(settings)).await;
+    }
+
+    async fn guard_with(&self, worker: &Worker, firewall: Firewall) {
         if !self.guarded.replace(true) {
             // New tabs are held first, so none opened meanwhile slips through.
             worker.new_tabs.start().await;
-            worker.sessions.guard(Some(Firewall::new(settings))).await;
+            worker.sessions.guard(Some(firewall)).await;
+        }
+    }
+
+    /// Holds the guard for an action taken outside any job (an MCP client's `act`), as a
+    /// job's run does: a redirect, a script's navigation or a tab the page opens meets the
+    /// firewall. It stays on until [`JobTable::let_go`], called once the page settled.
+    pub async fn hold_guard(&self, worker: &Worker, firewall: Firewall) {
+        self.holds.set(self.holds.get() + 1);
+        self.guard_with(worker, firewall).await;
+    }
+
+    /// Ends a [`JobTable::hold_guard`]; the guard goes when no job nor hold needs it.
+    pub async fn let_go(&self, worker: &Worker) {
+        self.holds.set(self.holds.get().saturating_sub(1));
+        self.lift_guard_if_idle(worker).await;
+    }
+
+    async fn lift_guard_if_idle(&self, worker: &Worker) {
+        if self.guarded.get() && self.holds.get() == 0 && !jobs::any_running(&self.rules()) {
+            self.guarded.set(false);
+            // New tabs first: none of a job's held tabs may load once its guard is gone.
+            worker.new_tabs.stop().await;
+            worker.sessions.guard(None).await;
         }
     }
 
@@ -224,11 +254,8 @@ impl JobTable {
         let worker = worker.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let jobs = &worker.jobs;
-            if !running && jobs.guarded.get() && !jobs::any_running(&jobs.rules()) {
-                jobs.guarded.set(false);
-                // New tabs first: none of a job's held tabs may load once its guard is gone.
-                worker.new_tabs.stop().await;
-                worker.sessions.guard(None).await;
+            if !running {
+                jobs.lift_guard_if_idle(&worker).await;
             }
             worker.ports.broadcast(&jobs.event(None).await);
             if !jobs.any_live() && !worker.recorder.holds_tab() {

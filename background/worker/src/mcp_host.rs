@@ -456,7 +456,10 @@ async fn call(
                     ),
                 });
             }
+            // Guarded as a job's action is, until its page settled (`perform` waits).
+            worker.jobs.hold_guard(worker, firewall.clone()).await;
             let outcome = hands(worker, &firewall).perform(tab_id, &action).await;
+            worker.jobs.let_go(worker).await;
             Ok(FromExtension::Result {
                 id,
                 content: vec![Content::Text { text: outcome.message.clone() }],
@@ -631,9 +634,11 @@ async fn tab_for(
         .await
         .map_err(|e| refuse(ErrorCode::Internal)(format!("A new tab could not be opened: {e}")))?;
     if let Some(url) = url {
-        worker.jobs.guard(worker, settings).await;
+        // Guarded until the page settled; the job then guards its tab itself.
+        worker.jobs.hold_guard(worker, firewall.clone()).await;
         let go = Action::GoToUrl { url: url.to_owned() };
         let went = hands(worker, &firewall).perform(tab, &go).await;
+        worker.jobs.let_go(worker).await;
         if !went.ok {
             return Err(refuse(ErrorCode::Denied)(went.message));
         }

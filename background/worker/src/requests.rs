@@ -195,6 +195,11 @@ async fn answer_panel_request(
         PanelRequest::ReflectRecording { id, recording_id } => {
             worker.workflows.reflect(worker, &recording_id).await.map(|()| WorkerEvent::Done { id })
         }
+        PanelRequest::WorkflowSaved { id, .. } => {
+            // A saved version may rename the workflow or change its parameters: its tool's.
+            worker.mcp.tools_changed();
+            Ok(WorkerEvent::Done { id })
+        }
         PanelRequest::StartReplay { id, workflow_id, version, tab_id, params, fast_path } => {
             let flows = &worker.workflows;
             flows.start_replay(worker, id, &workflow_id, version, tab_id, &params, fast_path).await

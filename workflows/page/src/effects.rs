@@ -91,6 +91,9 @@ fn send(port: &PortSlot, request: &WorkflowsRequest, dispatch: &UseReducerDispat
 fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatcher<Page>) {
     match effect {
         Effect::Send(request) => send(&port, &request, &dispatch),
+        Effect::Tell(request) => {
+            port.send(&request);
+        }
         Effect::Download { name, text } => download(&name, &text),
         effect => wasm_bindgen_futures::spawn_local(async move {
             match effect {
@@ -142,7 +145,7 @@ fn run(effect: Effect, db: Rc<Db>, port: PortSlot, dispatch: UseReducerDispatche
                     };
                     send(&port, &request, &dispatch);
                 }
-                Effect::Send(_) | Effect::Download { .. } => {}
+                Effect::Send(_) | Effect::Tell(_) | Effect::Download { .. } => {}
             }
         }),
     }

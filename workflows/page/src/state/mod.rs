@@ -37,6 +37,9 @@ pub enum Effect {
     Load,
     /// Send a request to the worker.
     Send(WorkflowsRequest),
+    /// Tell the worker something in passing: nobody waits for the answer, and a worker
+    /// that is not connected is not worth a notice.
+    Tell(WorkflowsRequest),
     /// Store this workflow version (its `updatedAt` stamped at the moment of saving).
     Save(Workflow),
     /// Offer a file for download.
@@ -258,6 +261,9 @@ impl Page {
                 self.effect(Effect::Save(workflow));
             }
             Action::Saved(workflow) => {
+                // The worker cannot see the store change; MCP clients list it as a tool.
+                let workflow_id = workflow.id.clone();
+                self.effect(Effect::Tell(WorkflowsRequest::WorkflowSaved { id: 0, workflow_id }));
                 let versions = self.workflows.entry(workflow.id.clone()).or_default();
                 versions.retain(|w| w.version != workflow.version);
                 versions.push(workflow.clone());

@@ -165,6 +165,12 @@ fn every_save_is_a_new_version_and_rollback_saves_an_old_one_again() {
     let Some(Effect::Save(saved)) = effects(&page).last().cloned() else { panic!() };
     assert_eq!((saved.version, saved.name.as_str()), (3, "Cheapest item"));
     page.apply(Action::Saved(saved));
+    // The worker hears of it, for MCP clients' list of tools.
+    let told = effects(&page).last().cloned();
+    let Some(Effect::Tell(WorkflowsRequest::WorkflowSaved { workflow_id, .. })) = told else {
+        panic!("{told:?}")
+    };
+    assert_eq!(workflow_id, "wf");
     let editor = page.editor.as_ref().unwrap();
     assert!(!editor.dirty());
     assert_eq!(page.workflows["wf"].len(), 3);
