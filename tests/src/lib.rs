@@ -16,6 +16,7 @@
 //! * [`http`] is a tiny blocking HTTP client for talking to those servers from tests.
 //! * [`tasks`] are fixture tasks solved by a model that reads only its prompt.
 //! * [`mcp_host`] registers the MCP native host in a launch's profile.
+//! * [`mcp_client`] is an MCP client of the official Python SDK, and a browser for it to drive.
 //! * [`jobs`] runs several of them at once, each in its own tab and panel, with a model
 //!   that takes its time.
 
@@ -27,6 +28,7 @@ pub mod fixtures;
 pub mod http;
 pub mod jobs;
 pub mod llm;
+pub mod mcp_client;
 pub mod mcp_host;
 pub mod python;
 pub mod recording;

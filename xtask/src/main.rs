@@ -21,8 +21,9 @@ usage: cargo xtask <command>
   test                       set up, then the whole gate: fmt, clippy, unit tests, dist, e2e
   dist [--dev] [--sizes]     build the unpacked extension into dist/ (release unless --dev),
                              each bundle against its budget; --sizes: what weighs most in each
-  bench <startup|state|action|prompt|calls|studio|workflow|jobs>
-                             build dist/ and print measured figures
+  bench <startup|state|action|prompt|calls|studio|workflow|jobs|mcp>
+                             build dist/ and print measured figures (mcp: also
+                             alphascout-mcp, which it drives)
   bench sync [--no-baseline] the sync server (SQLite) under batch load and idle sockets, against
                              the commit before issue 13's fixes
   bench agreement            the sync server's agreement and per-annotator figures and My queue
@@ -53,9 +54,13 @@ fn main() -> ExitCode {
         Some("bench") => match args.get(1).map(String::as_str) {
             Some(
                 what @ ("startup" | "state" | "action" | "prompt" | "calls" | "studio" | "workflow"
-                | "jobs"),
+                | "jobs" | "mcp"),
             ) => setup::all().and_then(|tools| {
                 dist::build(&tools, dist::Profile::Release)?;
+                if what == "mcp" {
+                    // The harness runs the host from target/debug, as the e2e tests do.
+                    shell::cargo(&["build", "--quiet", "-p", "alphascout-mcp"])?;
+                }
                 shell::cargo(&["run", "--quiet", "-p", "e2e", "--bin", "bench", "--", what])
             }),
             // The server alone: no extension, so no dist/.

@@ -11,6 +11,8 @@ use serde_json::Value;
 mod coverage;
 #[path = "bench/jobs.rs"]
 mod jobs;
+#[path = "bench/mcp.rs"]
+mod mcp;
 #[path = "bench/studio.rs"]
 mod studio;
 #[path = "bench/sync.rs"]
@@ -18,7 +20,7 @@ mod sync;
 #[path = "bench/workflow.rs"]
 mod workflow;
 
-const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync|workflow|jobs>";
+const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync|workflow|jobs|mcp>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {
@@ -32,6 +34,7 @@ fn main() {
         Some("sync") => sync::run(),
         Some("workflow") => workflow::run(),
         Some("jobs") => jobs::run(),
+        Some("mcp") => mcp::run(),
         _ => {
             eprintln!("{USAGE}");
             std::process::exit(2);

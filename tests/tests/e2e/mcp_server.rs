@@ -7,23 +7,14 @@
 //! tab), Settings' "Allow MCP clients" with the host's state and the clients, the tab's
 //! "Driven by" and the captured run naming its client.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
-use e2e::agent::{TEST_KEY, settings};
+use e2e::agent::settings;
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
 use e2e::llm::{Reply, ScriptedLlm};
-use serde_json::{Value, json};
-
-fn keys() -> Value {
-    json!({"planner": TEST_KEY, "navigator": TEST_KEY, "thinking": TEST_KEY})
-}
+use e2e::mcp_client::{Client, DENIED, error_message, keys, setup, structured};
+use serde_json::json;
 
 /// Without the host installed, switching MCP clients on says what to do in Settings; off,
 /// it says no client can reach AlphaScout.
@@ -67,209 +58,6 @@ fn settings_says_when_the_mcp_host_is_not_installed() {
         .wait_for_text("[data-testid=mcp-host-status]", "Off: no MCP client can reach AlphaScout.");
     let stored = browser.agent_request(json!({"type": "get_settings"}));
     assert_eq!(stored["settings"]["allow_mcp_clients"], json!(false), "{stored}");
-}
-
-/// An MCP client of the official Python SDK (`tests/py/mcp_client.py`), driven a line at a
-/// time: calls run at once, and what each brings (progress, a result, an error) is kept by
-/// its tag.
-struct Client {
-    child: Child,
-    to: ChildStdin,
-    from: Receiver<Value>,
-    /// Lines read and not yet asked for.
-    seen: Vec<Value>,
-}
-
-impl Client {
-    fn python() -> PathBuf {
-        e2e::python::environment("mcp", &["mcp==1.23.3"], &["mcp", "uvicorn"])
-    }
-
-    fn start(args: &[String]) -> Client {
-        let script = e2e::workspace_root().join("tests/py/mcp_client.py");
-        let mut child = Command::new(Client::python())
-            .arg(script)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the MCP client starts");
-        let to = child.stdin.take().unwrap();
-        let out = BufReader::new(child.stdout.take().unwrap());
-        let (send, from) = channel();
-        std::thread::spawn(move || {
-            for line in out.lines().map_while(Result::ok) {
-                let value = serde_json::from_str(&line).unwrap_or(Value::String(line));
-                if send.send(value).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut client = Client { child, to, from, seen: Vec::new() };
-        client.next_where("the client's initialize", |line| line["ready"] == true);
-        client
-    }
-
-    /// A desktop client: `alphascout-mcp stdio`, started by the client as Claude Desktop does.
-    fn stdio(name: &str, dir: &Path) -> Client {
-        let binary = e2e::mcp_host::binary().display().to_string();
-        Client::start(&["stdio".into(), name.into(), binary, dir.display().to_string()])
-    }
-
-    /// A local agent over streamable HTTP, with the token from `mcp.json`.
-    fn http(name: &str, http: &HttpEndpoint) -> Client {
-        let url = format!("http://127.0.0.1:{}/mcp", http.port);
-        Client::start(&["http".into(), name.into(), url, http.token.clone()])
-    }
-
-    fn send(&mut self, command: Value) {
-        writeln!(self.to, "{command}").unwrap();
-        self.to.flush().unwrap();
-    }
-
-    /// The next line (kept or new) that `test` takes, within 90 s.
-    fn next_where(&mut self, what: &str, test: impl Fn(&Value) -> bool) -> Value {
-        if let Some(i) = self.seen.iter().position(&test) {
-            return self.seen.remove(i);
-        }
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.from.recv_timeout(left) {
-                Ok(line) if test(&line) => return line,
-                Ok(line) => self.seen.push(line),
-                Err(_) => panic!("no {what} from the MCP client; it said {:#?}", self.seen),
-            }
-        }
-    }
-
-    fn list_tools(&mut self) -> Vec<Value> {
-        self.send(json!({"op": "list_tools", "tag": "tools"}));
-        let listed =
-            self.next_where("tools", |l| l["tag"] == "tools" && l.get("progress").is_none());
-        listed["tools"].as_array().unwrap_or_else(|| panic!("no tools: {listed}")).clone()
-    }
-
-    /// Starts a call tagged `tag`; [`Client::outcome`] waits for its end.
-    fn call(&mut self, tag: &str, tool: &str, arguments: Value) {
-        self.send(json!({"op": "call", "tag": tag, "tool": tool, "arguments": arguments}));
-    }
-
-    /// The call's result (`{"result": …}`) or error (`{"error": …}`), and its progress lines.
-    fn outcome(&mut self, tag: &str) -> (Value, Vec<Value>) {
-        let end = self.next_where(&format!("end of {tag}"), |l| {
-            l["tag"] == tag && (l.get("result").is_some() || l.get("error").is_some())
-        });
-        let mut progress = Vec::new();
-        self.seen.retain(|l| {
-            let mine = l["tag"] == tag && l.get("progress").is_some();
-            if mine {
-                progress.push(l.clone());
-            }
-            !mine
-        });
-        (end, progress)
-    }
-
-    /// A call and its end: the structured result of a tool that ran, else the error.
-    fn run(&mut self, tool: &str, arguments: Value) -> (Value, Vec<Value>) {
-        let tag = format!("{tool}-{}", self.seen.len() + next_tag());
-        self.call(&tag, tool, arguments);
-        self.outcome(&tag)
-    }
-}
-
-/// A number no other call or folder of this test binary has.
-fn next_tag() -> usize {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    NEXT.fetch_add(1, Ordering::Relaxed)
-}
-
-impl Drop for Client {
-    fn drop(&mut self) {
-        let _ = writeln!(self.to, "{}", json!({"op": "quit"}));
-        self.child.kill().ok();
-        self.child.wait().ok();
-    }
-}
-
-/// The HTTP endpoint written into `mcp.json` before the host starts.
-struct HttpEndpoint {
-    port: u16,
-    token: String,
-}
-
-/// A browser whose profile has the host registered, confined to a folder of its own, with
-/// the jobs' scripted model, the firewall denying one host, and MCP clients allowed.
-struct Setup {
-    sites: FixtureSites,
-    browser: Browser,
-    model: e2e::jobs::Model,
-    dir: PathBuf,
-    http: HttpEndpoint,
-}
-
-const DENIED: &str = "blocked.example";
-
-fn setup(delay: Duration) -> Setup {
-    let dir = std::env::temp_dir().join(format!(
-        "alphascout-mcp-ext-{}-{}",
-        std::process::id(),
-        next_tag()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let http = HttpEndpoint { port, token: "mcp-http-e2e-7d0c2b9f41".into() };
-    let config = dir.join("mcp.json");
-    std::fs::write(&config, json!({"http": {"port": port, "token": http.token}}).to_string())
-        .unwrap();
-    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o600)).unwrap();
-    let sites = FixtureSites::serve();
-    let mut browser = Browser::launch_with(e2e::mcp_host::launch_options(&dir)).unwrap();
-    let model = e2e::jobs::model(delay);
-    let mut allowed = settings(model.llm.base_url());
-    allowed["allow_mcp_clients"] = json!(true);
-    allowed["deny"] = json!([DENIED]);
-    let saved = browser
-        .agent_request(json!({"type": "save_settings", "settings": allowed, "keys": keys()}));
-    assert_eq!(saved["problems"], json!([]), "{saved}");
-    // The worker connected: Chrome started the host, which listens on its socket.
-    let socket = dir.join("bridge.sock");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !socket.exists() {
-        assert!(Instant::now() < deadline, "the host never made {}", socket.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Setup { sites, browser, model, dir, http }
-}
-
-impl Drop for Setup {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn structured(outcome: &Value) -> &Value {
-    assert!(outcome.get("result").is_some(), "not a result: {outcome:#}");
-    &outcome["result"]["structured"]
-}
-
-fn error_message(outcome: &Value) -> String {
-    outcome["error"]["message"]
-        .as_str()
-        .unwrap_or_else(|| panic!("not an error: {outcome:#}"))
-        .to_owned()
-}
-
-fn save(browser: &mut Browser, change: impl FnOnce(&mut Value)) {
-    let mut stored = browser.agent_request(json!({"type": "get_settings"}))["settings"].clone();
-    change(&mut stored);
-    let saved =
-        browser.agent_request(json!({"type": "save_settings", "settings": stored, "keys": keys()}));
-    assert_eq!(saved["problems"], json!([]), "{saved}");
 }
 
 /// A desktop client over stdio: the tools, a task on a fixture page with progress and its
@@ -396,7 +184,7 @@ fn a_desktop_client_over_stdio_runs_tasks_answers_questions_and_is_refused_clear
     assert!(error_message(&missing).contains("There is no tab 987654"), "{missing:#}");
 
     // Switched off: the client is told to switch it on; switched on again, it works again.
-    save(&mut s.browser, |settings| settings["allow_mcp_clients"] = json!(false));
+    s.save(|settings| settings["allow_mcp_clients"] = json!(false));
     let socket = s.dir.join("bridge.sock");
     let deadline = Instant::now() + Duration::from_secs(20);
     while socket.exists() {
@@ -405,7 +193,7 @@ fn a_desktop_client_over_stdio_runs_tasks_answers_questions_and_is_refused_clear
     }
     let off = client.run("list_tabs", json!({})).0;
     assert!(error_message(&off).contains("Allow MCP clients"), "{off:#}");
-    save(&mut s.browser, |settings| settings["allow_mcp_clients"] = json!(true));
+    s.save(|settings| settings["allow_mcp_clients"] = json!(true));
     let deadline = Instant::now() + Duration::from_secs(20);
     while !socket.exists() {
         assert!(Instant::now() < deadline, "the host did not start again");
@@ -502,5 +290,69 @@ fn a_local_agent_over_http_replays_a_workflow_and_runs_a_published_pipeline() {
     let (by_name, _) = client
         .run("run_pipeline", json!({"name": "sku_check", "input": {"sku": "X"}, "tab_id": tab.id}));
     assert_eq!(structured(&by_name)["answer"]["sku"], "X", "{by_name:#}");
+
+    // A workflow renamed on the Workflows page (which writes the store itself): the client
+    // hears the tools changed, and the tool takes the new name.
+    client.forget_events();
+    let page = s.browser.open_tab(&s.browser.extension_url("workflows.html")).page;
+    let row = format!("[data-testid=workflow-row][data-id=\"{workflow_id}\"]");
+    page.wait_for(&format!("document.querySelector('{row}')"), "the workflow's row");
+    page.click(&row);
+    page.wait_for("document.querySelector('[data-testid=workflow-name]')", "the editor");
+    page.eval(
+        "(() => { const f = document.querySelector('[data-testid=workflow-name]'); \
+         f.value = 'Open the cheapest item'; \
+         f.dispatchEvent(new Event('input', {bubbles: true})); \
+         f.dispatchEvent(new Event('change', {bubbles: true})); })()",
+    );
+    page.click("[data-testid=workflow-save]");
+    page.wait_for_text("[data-testid=workflow-current]", "v3");
+    client.next_where("the tools' change after a save", |l| l["event"] == "tools_changed");
+    let names: Vec<String> = client
+        .list_tools()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_owned))
+        .collect();
+    assert!(names.iter().any(|n| n == "workflow_open_the_cheapest_item"), "{names:?}");
+    assert!(!names.iter().any(|n| n == "workflow_open_the_cheapest_product"), "{names:?}");
     let _ = &s.model;
+}
+
+/// `act` holds the firewall's guard as a job's action does, until its page settles: a
+/// click that leads to a denied site however it gets there (a link, a script, a redirect,
+/// a new tab) is refused, and the denied site never hears of it.
+#[test]
+fn an_act_that_leads_to_a_denied_site_is_refused() {
+    let mut s = setup(Duration::from_millis(0));
+    s.save(|settings| settings["deny"] = json!(["localhost", DENIED]));
+    let mut client = Client::http("e2e-actor", &s.http);
+    let mut last = None;
+    for way in
+        ["Secret by a link", "Secret by a script", "Secret by a redirect", "Secret in a new tab"]
+    {
+        let tab = s.browser.open_tab(&s.sites.url("/firewall/index.html"));
+        let state = client.run("get_page_state", json!({"tab_id": tab.id})).0;
+        let text = structured(&state)["text"].as_str().unwrap_or_default().to_owned();
+        let id = e2e::agent::reader::id_of(&text, way).unwrap_or_else(|| panic!("{way}: {text}"));
+        let (acted, _) =
+            client.run("act", json!({"tab_id": tab.id, "action": {"action": "click", "id": id}}));
+        assert!(acted.get("result").is_some(), "{way}: {acted:#}");
+        let secret: Vec<String> =
+            s.sites.other_requests().into_iter().filter(|p| p.contains("secret")).collect();
+        assert!(secret.is_empty(), "{way}: the denied site was asked for {secret:?}");
+        last = Some(tab);
+    }
+    // The guard went with the last action: the person's own click in that tab goes anywhere.
+    let tab = last.expect("a tab");
+    let away = s.sites.other_url("/firewall/secret.html?via=person");
+    tab.page.eval(&format!("location.href = {}", json!(away)));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let asked = loop {
+        let asked = s.sites.other_requests();
+        if asked.iter().any(|p| p.contains("via=person")) || Instant::now() > deadline {
+            break asked;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(asked.iter().any(|p| p.contains("via=person")), "{asked:?}");
 }
