@@ -20,7 +20,8 @@ mod sync;
 #[path = "bench/workflow.rs"]
 mod workflow;
 
-const USAGE: &str = "usage: bench <startup|state|action|prompt|calls|studio|sync|workflow|jobs|mcp>";
+const USAGE: &str =
+    "usage: bench <startup|state|action|prompt|calls|studio|sync|workflow|jobs|mcp>";
 
 fn main() {
     match std::env::args().nth(1).as_deref() {

@@ -308,11 +308,8 @@ fn a_local_agent_over_http_replays_a_workflow_and_runs_a_published_pipeline() {
     page.click("[data-testid=workflow-save]");
     page.wait_for_text("[data-testid=workflow-current]", "v3");
     client.next_where("the tools' change after a save", |l| l["event"] == "tools_changed");
-    let names: Vec<String> = client
-        .list_tools()
-        .iter()
-        .filter_map(|t| t["name"].as_str().map(str::to_owned))
-        .collect();
+    let names: Vec<String> =
+        client.list_tools().iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect();
     assert!(names.iter().any(|n| n == "workflow_open_the_cheapest_item"), "{names:?}");
     assert!(!names.iter().any(|n| n == "workflow_open_the_cheapest_product"), "{names:?}");
     let _ = &s.model;
