@@ -56,7 +56,11 @@ pub fn metadata(summaries: &[RunSummary], name: &str) -> Metadata {
 }
 
 /// `collections` with `name` added if it is new (made by `by` at `at`).
+/// A collection deleted here but not yet on the server is the same one again.
 pub fn ensure(collections: &mut Vec<Collection>, name: &str, by: &str, at: &str) {
+    if let Some(deleted) = collections.iter_mut().find(|c| c.name == name && c.deleted) {
+        deleted.deleted = false;
+    }
     if !collections.iter().any(|c| c.name == name) {
         collections.push(Collection {
             name: name.to_owned(),

@@ -109,16 +109,6 @@ impl TeamMetrics {
     }
 }
 
-/// Milliseconds as a person reads a duration: `45 s`, `12 min`, `1 h 05 min`.
-pub fn duration(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..=59 => format!("{s} s"),
-        60..=3599 => format!("{} min", s / 60),
-        _ => format!("{} h {:02} min", s / 3600, (s % 3600) / 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -151,12 +141,9 @@ mod tests {
     }
 
     #[test]
-    fn figures_read_and_durations_read_as_a_person_would() {
+    fn the_servers_figures_are_read() {
         let m = TeamMetrics::from_server(&json!({"runId": "r", "quality": 90,
             "timeSpentMs": 65_000, "mine": 5000, "reviewRounds": 1}));
         assert_eq!((m.quality, m.time_spent_ms, m.mine_ms), (Some(90), 65_000, 5000));
-        assert_eq!(duration(45_000), "45 s");
-        assert_eq!(duration(65_000), "1 min");
-        assert_eq!(duration(3_900_000), "1 h 05 min");
     }
 }

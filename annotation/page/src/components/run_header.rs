@@ -11,6 +11,9 @@ use crate::util::new_id;
 pub struct Props {
     pub editor: EditorState,
     pub dispatch: Dispatch,
+    /// The server's figures for the run, with a sync server set.
+    #[prop_or_default]
+    pub team: Option<annotation_core::metrics_sync::TeamMetrics>,
 }
 
 /// The run's header (seed §2): status, metadata, progress, and what can be done to it.
@@ -85,6 +88,12 @@ pub fn run_header(props: &Props) -> Html {
                 <span>{ format!("review rounds {}", metrics.review_rounds) }</span>
                 <span>{ format!("issues flagged {} · resolved {}", metrics.issues_flagged, metrics.issues_resolved) }</span>
             </div>
+            if let Some(team) = &props.team {
+                <div class="metrics muted" data-testid="team-metrics" title="What the team's sync server holds: the run's last reported quality and everyone's time on it">
+                    <span>{ format!("team: quality {}", team.quality.map_or("—".to_owned(), |q| q.to_string())) }</span>
+                    <span data-testid="team-time">{ format!("time annotating {} (yours {})", annotation_core::metrics::duration(team.time_spent_ms), annotation_core::metrics::duration(team.mine_ms)) }</span>
+                </div>
+            }
             if !run.telemetry.is_empty() {
                 <details class="run-telemetry" data-testid="run-telemetry">
                     <summary title="What the agents decided, paused and asked, and what each role's model calls cost">
