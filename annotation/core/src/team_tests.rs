@@ -233,10 +233,7 @@ fn agreement_over_time_names_peers_only_for_admins() {
 
 #[test]
 fn batch_transition_goes_in_one_body_and_refusals_read_per_run() {
-    let body = batch_transition_body(
-        ReviewStatus::Approved,
-        &[("r1".into(), 3), ("r2".into(), 5)],
-    );
+    let body = batch_transition_body(ReviewStatus::Approved, &[("r1".into(), 3), ("r2".into(), 5)]);
     assert_eq!(
         body,
         json!({"to": "approved", "items": [{"runId": "r1", "baseVersion": 3},

@@ -590,16 +590,21 @@ impl Db {
     }
 
     /// Gives runs the collections the server says they are in (`collections::sync::
-    /// memberships`, read from each run as stored now), in one transaction. Answers the runs
+    /// memberships`), in one transaction. A run whose names changed since the round read
+    /// them (`read`) keeps them: that change goes up on the next round. Answers the runs
     /// changed.
     pub async fn take_memberships(
         &self,
+        read: &HashMap<String, Vec<String>>,
         merged: &[annotation_core::collections::Collection],
         on_server: &std::collections::BTreeSet<String>,
         kept: &std::collections::BTreeSet<String>,
     ) -> Result<Vec<String>, String> {
         use annotation_core::collections::sync::memberships;
         self.rename_collections(|id, names| {
+            if read.get(id).is_none_or(|read| read.as_slice() != names) {
+                return None;
+            }
             memberships([(id, names)], merged, on_server, kept).pop().map(|(_, now)| now)
         })
         .await

@@ -92,8 +92,7 @@ pub fn adopt(local: &mut [Collection], server: &[ServerCollection]) {
             if collection.description.trim().is_empty() {
                 collection.description = theirs.shared.description.clone();
             }
-            collection.shared =
-                Some(Shared { run_ids: BTreeSet::new(), ..theirs.shared.clone() });
+            collection.shared = Some(Shared { run_ids: BTreeSet::new(), ..theirs.shared.clone() });
         }
     }
 }
@@ -143,8 +142,12 @@ pub fn writes(
     let empty = BTreeSet::new();
     let mut out = Vec::new();
     for c in local {
-        let mine: BTreeSet<&String> =
-            members.get(&c.name).unwrap_or(&empty).iter().filter(|r| on_server.contains(*r)).collect();
+        let mine: BTreeSet<&String> = members
+            .get(&c.name)
+            .unwrap_or(&empty)
+            .iter()
+            .filter(|r| on_server.contains(*r))
+            .collect();
         match &c.shared {
             Some(shared) if c.deleted => out.push(Write::Delete {
                 name: c.name.clone(),
@@ -262,6 +265,30 @@ pub fn memberships<'a>(
             out.push((run.to_owned(), now.into_iter().collect()));
         }
     }
+    out
+}
+
+/// What a round stores: `merged`, except that a collection changed here while the round
+/// ran (stored now unlike `before`, what the round read) keeps that change (made, described,
+/// exported or deleted) over the server's copy, to go up on the next round.
+pub fn meanwhile(
+    merged: Vec<Collection>,
+    before: &[Collection],
+    now: &[Collection],
+) -> Vec<Collection> {
+    let mut out = merged;
+    for changed in now.iter().filter(|c| !before.contains(c)) {
+        match out.iter_mut().find(|o| o.name == changed.name) {
+            Some(o) => {
+                o.description = changed.description.clone();
+                o.export_unsent |= changed.export_unsent;
+                o.exported_at = changed.exported_at.clone().or(o.exported_at.take());
+                o.deleted = changed.deleted;
+            }
+            None => out.push(changed.clone()),
+        }
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
     out
 }
 
@@ -431,5 +458,20 @@ mod tests {
         assert_eq!(read[0].shared.metadata.average_time_per_step_ms, Some(1500.0));
         assert_eq!(read[0].shared.run_ids, set(&["a"]));
         assert_eq!(read[0].created_by, "ada");
+    }
+
+    #[test]
+    fn a_change_made_while_the_round_ran_is_kept_for_the_next() {
+        let before = vec![named("hard")];
+        let merged = vec![Collection { shared: Some(shared("c1", 1, &["a"])), ..named("hard") }];
+        let now = vec![
+            Collection { description: "typed meanwhile".into(), ..named("hard") },
+            named("new"),
+        ];
+        let kept = meanwhile(merged, &before, &now);
+        assert_eq!(kept.len(), 2);
+        assert_eq!(kept[0].description, "typed meanwhile");
+        assert_eq!(kept[0].shared.as_ref().map(|s| s.version), Some(1));
+        assert_eq!(kept[1].name, "new");
     }
 }

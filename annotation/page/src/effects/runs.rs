@@ -316,7 +316,8 @@ pub async fn move_runs(
                     match result {
                         BatchMoved::Moved { .. } => moved += 1,
                         BatchMoved::Refused { run_id, why } => {
-                            let prompt = prompts.get(&run_id).map_or(run_id.as_str(), String::as_str);
+                            let prompt =
+                                prompts.get(&run_id).map_or(run_id.as_str(), String::as_str);
                             refused.push(format!("{} ({why})", short(prompt)));
                         }
                     }
@@ -418,9 +419,10 @@ pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, u
 pub async fn delete_collection(db: &Db, dispatch: &Dispatch, name: &str) {
     let renamed = db
         .rename_collections(|_, names| {
-            names.iter().any(|n| n == name).then(|| {
-                names.iter().filter(|n| *n != name).cloned().collect()
-            })
+            names
+                .iter()
+                .any(|n| n == name)
+                .then(|| names.iter().filter(|n| *n != name).cloned().collect())
         })
         .await;
     if let Err(why) = renamed {

@@ -18,7 +18,8 @@ pub(super) async fn round(
     out: &mut RoundDone,
 ) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
-    let mut local = db.collections().await;
+    let before = db.collections().await;
+    let mut local = before.clone();
     let runs = db.runs().await.map_err(refused)?;
     let on_server: BTreeSet<String> =
         runs.iter().filter(|r| r.server_version.is_some()).map(|r| r.id.clone()).collect();
@@ -45,15 +46,9 @@ pub(super) async fn round(
         server = plan::read(&all_pages(settings, "/collections").await?);
     }
     let merged = plan::merge(&local, &server, &kept);
-    let changed = db.take_memberships(&merged, &on_server, &kept).await.map_err(refused)?;
-    // A collection made here while the round ran is not in what it read: it stays.
-    let mut now = merged;
-    for made in db.collections().await {
-        let new = made.shared.is_none() && !local.iter().any(|c| c.name == made.name);
-        if new && !now.iter().any(|c| c.name == made.name) {
-            now.push(made);
-        }
-    }
+    let read = runs.iter().map(|r| (r.id.clone(), r.collections.clone())).collect();
+    let changed = db.take_memberships(&read, &merged, &on_server, &kept).await.map_err(refused)?;
+    let now = plan::meanwhile(merged, &before, &db.collections().await);
     db.put_collections(&now).await.map_err(refused)?;
     out.pulled.extend(changed);
     out.collections = Some(now);

@@ -207,8 +207,8 @@ pub async fn move_runs(
                 let version = local.as_ref().map_or(0, |r| r.version);
                 let mut run = annotation_core::sync::run_from_server(run.clone(), version)?;
                 // A submit for review counts a round here, as the single move does.
-                run.review_rounds = local.map_or(0, |r| r.review_rounds)
-                    + u32::from(to == ReviewStatus::InReview);
+                run.review_rounds =
+                    local.map_or(0, |r| r.review_rounds) + u32::from(to == ReviewStatus::InReview);
                 db.put_synced(Some(&run), &[]).await?;
             }
             out.push(moved);
