@@ -142,6 +142,11 @@ fn annotate(page: &Page, user: &str, thought2: &str, thought3: &str) {
     replace_text(page, "[data-testid=thought3]", thought3);
     page.click("[data-testid=save]");
     page.wait_for_text("[data-testid=notice]", "Saved as version");
+    if user == "ann" {
+        // A tag of one's own version: it goes with the hand-in, not to the run's header.
+        replace_text(page, "[data-testid=run-tags]", "top-menu");
+        page.wait_for_text("[data-testid=notice]", "Saved as version");
+    }
     synced(page);
     if user == "ann" {
         shot(page, "own-version");
@@ -243,6 +248,12 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     );
     let (_browser_bea, bea) = profile(&server, "bea");
     annotate(&bea, "bea", "The Kettles link is in the menu at the top.", "I answer 24.99 €.");
+    // ann's tag is handed in with her version, and the run's header is untouched until the
+    // merge.
+    let sets = server.get("quinn", "/runs/r1/annotations").json();
+    let ann_set = sets["items"].as_array().unwrap().iter().find(|v| v["annotator"] == "ann");
+    assert_eq!(ann_set.unwrap()["tags"], json!(["top-menu"]), "{sets}");
+    assert_eq!(server.get("quinn", "/runs/r1").json()["tags"], json!([]));
     // Neither read the other's text: the run's own steps are as captured until the merge.
     let steps = server.get("quinn", "/runs/r1/steps").json();
     assert_eq!(steps["items"][0]["thoughts"]["thought2"], "I see the Kettles link.");
@@ -276,6 +287,7 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         p["items"][0]["thoughts"]["thought2"] == "I see the Kettles link in the top menu."
             && p["items"][1]["thoughts"]["thought3"] == "I answer 24.99 €."
     });
+    assert_eq!(server.get("quinn", "/runs/r1").json()["tags"], json!(["top-menu"]));
     quinn.click("[data-testid=step-row][data-index='0']");
     quinn.wait_for(
         "document.querySelector('[data-testid=thought2]')?.value === 'I see the Kettles link in the top menu.'",

@@ -318,7 +318,11 @@ pub async fn move_runs(
                         BatchMoved::Refused { run_id, why } => {
                             let prompt =
                                 prompts.get(&run_id).map_or(run_id.as_str(), String::as_str);
-                            refused.push(format!("{} ({why})", short(prompt)));
+                            refused.push(format!(
+                                "{} ({})",
+                                short(prompt),
+                                why.trim_end_matches('.')
+                            ));
                         }
                     }
                 }

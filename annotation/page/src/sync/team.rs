@@ -123,10 +123,11 @@ pub(super) async fn push(
                 sent.push(key);
             }
             Pending::Run { .. } => {
-                // The header is the run's, not the version's; only a submit is sent.
+                // The header is the run's, not the version's: the tags given here go with
+                // the hand-in (the resolution adds them to the run's); nothing else is sent.
                 if run.status != ReviewStatus::Draft && !version.submitted {
                     let path = format!("{base}/submit");
-                    let body = Some(RequestBody::Json(json!({})));
+                    let body = Some(RequestBody::Json(json!({ "tags": run.tags })));
                     let (status, answer) =
                         request_with(settings, "POST", &path, body, Precondition::None).await?;
                     if status == 409 {
