@@ -50,13 +50,8 @@ pub enum ToExtension {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FromExtension {
     /// Says which extension version answers; sent first on every connection.
-    Hello {
-        version: String,
-    },
-    Tools {
-        id: u64,
-        tools: Vec<Tool>,
-    },
+    Hello { version: String },
+    Tools { id: u64, tools: Vec<Tool> },
     /// One step of the job request `id` waits for.
     Progress {
         id: u64,
@@ -78,11 +73,7 @@ pub enum FromExtension {
     },
     /// A refusal: MCP is switched off, the firewall denies the URL, the tab is busy, the
     /// tool or its arguments are unknown. Sent to the client as a JSON-RPC error.
-    Error {
-        id: u64,
-        code: ErrorCode,
-        message: String,
-    },
+    Error { id: u64, code: ErrorCode, message: String },
     /// The tools changed (a pipeline or workflow was published or withdrawn).
     ToolsChanged,
 }
