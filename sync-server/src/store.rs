@@ -39,6 +39,7 @@ const MIGRATIONS: &[(i64, &str)] = &[
     (4, include_str!("../migrations/0004_screenshot_access.sql")),
     (5, include_str!("../migrations/0005_token_lifetime.sql")),
     (6, include_str!("../migrations/0006_teams.sql")),
+    (7, include_str!("../migrations/0007_annotation_tags.sql")),
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

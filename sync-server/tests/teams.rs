@@ -150,13 +150,23 @@ fn overlap_from_assignment_to_approval(s: &Server) {
     // Agreement is the reviewers'.
     s.req("alice", "GET", "/runs/o1/agreement").send().problem(403, "forbidden");
 
-    // Handing in: the first leaves the run a draft, the second sends it to review.
-    let submit = |who: &str| s.req(who, "POST", "/runs/o1/annotations/me/submit").send();
-    assert_eq!(submit("alice").status, 200);
+    // Handing in: the first leaves the run a draft, the second sends it to review. Each
+    // hands in the tags they gave the run in their version.
+    let submit = |who: &str, tags: Value| {
+        s.req(who, "POST", "/runs/o1/annotations/me/submit").json(&json!({"tags": tags})).send()
+    };
+    s.req("alice", "POST", "/runs/o1/annotations/me/submit")
+        .json(&json!({"tags": "hard"}))
+        .send()
+        .problem(422, "validation");
+    assert_eq!(submit("alice", json!(["hard"])).status, 200);
     assert!(items(&s.get_json("alice", "/users/me/queue")).is_empty(), "handed in");
     assert_eq!(s.get_json("rita", "/runs/o1")["status"], "draft");
-    submit("alice").problem(409, "not-pending");
-    assert_eq!(submit("carol").status, 200);
+    submit("alice", json!(["hard"])).problem(409, "not-pending");
+    assert_eq!(submit("carol", json!(["kettle", "hard"])).status, 200);
+    let sets = s.get_json("rita", "/runs/o1/annotations");
+    let alice = items(&sets).iter().find(|v| v["annotator"] == "alice").unwrap().clone();
+    assert_eq!(alice["tags"], json!(["hard"]));
     assert_eq!(s.get_json("rita", "/runs/o1")["status"], "in-review");
     assert!(unread(s, "rita") >= 1, "review requested");
 
@@ -185,6 +195,10 @@ fn overlap_from_assignment_to_approval(s: &Server) {
     assert_eq!(step0["thoughts"]["thought2"], "The steel kettle is listed.");
     assert_eq!(step1["thoughts"]["thought2"], "It costs 24 pounds.");
     assert_eq!(step1["action"]["target"], "Add to basket");
+    let tags = s.get_json("rita", "/runs/o1")["tags"].clone();
+    for tag in ["hard", "kettle"] {
+        assert!(tags.as_array().unwrap().contains(&json!(tag)), "{tag} in {tags}");
+    }
     let history = s.get_json("rita", "/runs/o1/versions");
     assert_eq!(items(&history)[0]["kind"], "agreement-resolved");
     // The captured text is still in the history.

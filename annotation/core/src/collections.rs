@@ -1,13 +1,17 @@
 //! Run collections (seed §7.D `RunCollection`): a name runs are added under, with a
 //! description and metadata — total steps and average quality from the runs in it now, and
-//! when it was made and last exported.
+//! when it was made and last exported. With a sync server they are the team's
+//! (`/collections`, issue 29): [`sync`] plans what goes up and reads what comes back.
 
 use serde::{Deserialize, Serialize};
 
 use crate::query::RunSummary;
 
+pub mod sync;
+pub use sync::Shared;
+
 /// A collection as stored (the runs name their collections; this is what is said of one).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Collection {
     pub name: String,
@@ -19,6 +23,15 @@ pub struct Collection {
     pub created_by: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exported_at: Option<String>,
+    /// An export made here the server has not been told of yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub export_unsent: bool,
+    /// Deleted here; the server's copy goes on the next round.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub deleted: bool,
+    /// The server's copy as of the last round, once it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<Shared>,
 }
 
 /// The collection's figures from its runs now.
@@ -43,7 +56,11 @@ pub fn metadata(summaries: &[RunSummary], name: &str) -> Metadata {
 }
 
 /// `collections` with `name` added if it is new (made by `by` at `at`).
+/// A collection deleted here but not yet on the server is the same one again.
 pub fn ensure(collections: &mut Vec<Collection>, name: &str, by: &str, at: &str) {
+    if let Some(deleted) = collections.iter_mut().find(|c| c.name == name && c.deleted) {
+        deleted.deleted = false;
+    }
     if !collections.iter().any(|c| c.name == name) {
         collections.push(Collection {
             name: name.to_owned(),

@@ -22,6 +22,7 @@
 //! - [`quality`]: per-step and per-run quality scores (seed §7.H).
 //! - [`telemetry`]: the run's log of decisions, pauses and questions beside its steps.
 //! - [`metrics`]: per-run metrics (seed §7.H): time spent annotating, review iterations, issues.
+//! - [`metrics_sync`]: a run's quality and time spent reported to the team's server, once each.
 //! - [`query`]: search and filters over the runs list.
 //! - [`export`]: JSON, JSONL, CSV, Markdown and ZIP, in chunks so a page can stream them.
 //! - [`finetune`]: chat-format training data for the Navigator, a step an example, with a card.
@@ -45,6 +46,7 @@ pub mod import;
 pub mod issues;
 pub mod lint;
 pub mod metrics;
+pub mod metrics_sync;
 pub mod patterns;
 pub mod quality;
 pub mod query;

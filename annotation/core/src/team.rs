@@ -677,6 +677,108 @@ pub fn figures_from_server(items: &[Value]) -> Vec<Figure> {
         .collect()
 }
 
+/// One week of an annotator's agreement (`GET /analytics/agreement`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WeekPoint {
+    /// The week's Monday, `YYYY-MM-DD`.
+    pub week: String,
+    pub runs: u64,
+    pub agreement: f64,
+}
+
+/// A line of the agreement-over-time view.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub label: String,
+    pub you: bool,
+    pub points: Vec<WeekPoint>,
+}
+
+/// The agreement series as the page shows them. Admins see each annotator by id; anyone
+/// else sees their own series ("you") and the others only as one anonymised line, the
+/// peers' mean of each week weighted by runs (annotators get no peers' series from the
+/// server, so theirs is their own alone).
+pub fn agreement_series(answer: &Value, me: &str, admin: bool) -> Vec<Series> {
+    let read = |item: &Value| -> Vec<WeekPoint> {
+        item["points"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                Some(WeekPoint {
+                    week: p["weekStart"].as_str()?.to_owned(),
+                    runs: p["runs"].as_u64().unwrap_or(0),
+                    agreement: p["agreement"].as_f64()?,
+                })
+            })
+            .collect()
+    };
+    let mut out = Vec::new();
+    let mut peers: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    for item in items(answer) {
+        let who = text(&item["annotator"]);
+        let points = read(item);
+        if admin || who == me {
+            out.push(Series { label: who.clone(), you: who == me, points });
+        } else {
+            for p in points {
+                let week = peers.entry(p.week).or_default();
+                week.0 += p.agreement * p.runs.max(1) as f64;
+                week.1 += p.runs.max(1);
+            }
+        }
+    }
+    out.sort_by_key(|s| !s.you);
+    if !peers.is_empty() {
+        let points = peers
+            .into_iter()
+            .map(|(week, (sum, runs))| WeekPoint { week, runs, agreement: sum / runs as f64 })
+            .collect();
+        out.push(Series { label: "Peers (anonymised mean)".into(), you: false, points });
+    }
+    out
+}
+
+/// Every week any series has, in order.
+pub fn series_weeks(series: &[Series]) -> Vec<String> {
+    let weeks: std::collections::BTreeSet<&String> =
+        series.iter().flat_map(|s| s.points.iter().map(|p| &p.week)).collect();
+    weeks.into_iter().cloned().collect()
+}
+
+// ------------------------------------------------------------------ batch review
+
+/// The `POST /runs:batchTransition` body: each run with the server version it was seen at.
+pub fn batch_transition_body(to: ReviewStatus, runs: &[(String, i64)]) -> Value {
+    let items: Vec<Value> =
+        runs.iter().map(|(id, version)| json!({"runId": id, "baseVersion": version})).collect();
+    json!({ "to": to.as_str(), "items": items })
+}
+
+/// One run of a batch transition's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BatchMoved {
+    /// Moved: the run as the server has it now.
+    Moved { run_id: String, run: Value },
+    /// Not moved, with the server's reason (pending suggestions, a newer version, the role).
+    Refused { run_id: String, why: String },
+}
+
+pub fn batch_moved(answer: &Value) -> Vec<BatchMoved> {
+    answer["results"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let run_id = text(&r["runId"]);
+            match r["outcome"].as_str() {
+                Some("ok") => BatchMoved::Moved { run_id, run: r["run"].clone() },
+                _ => BatchMoved::Refused { run_id, why: crate::sync::problem_text(&r["problem"]) },
+            }
+        })
+        .collect()
+}
+
 /// A number to one decimal, or a dash.
 pub fn figure(value: Option<f64>) -> String {
     value.map_or_else(|| "—".to_owned(), |v| format!("{v:.1}"))

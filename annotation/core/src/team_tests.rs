@@ -208,3 +208,49 @@ fn notifications_audit_webhooks_and_figures_are_read_for_the_page() {
         ("Annotator 1", "91.5".to_owned())
     );
 }
+
+#[test]
+fn agreement_over_time_names_peers_only_for_admins() {
+    let answer = json!({"items": [
+        {"annotator": "ann", "points": [{"weekStart": "2026-11-16", "runs": 1, "agreement": 0.5},
+                                        {"weekStart": "2026-11-23", "runs": 2, "agreement": 0.8}]},
+        {"annotator": "bea", "points": [{"weekStart": "2026-11-23", "runs": 1, "agreement": 0.6}]},
+        {"annotator": "cy", "points": [{"weekStart": "2026-11-23", "runs": 3, "agreement": 1.0}]},
+    ]});
+    let admin = agreement_series(&answer, "ada", true);
+    let labels: Vec<&str> = admin.iter().map(|s| s.label.as_str()).collect();
+    assert_eq!(labels, ["ann", "bea", "cy"]);
+    let reviewer = agreement_series(&answer, "bea", false);
+    assert_eq!(reviewer.len(), 2);
+    assert!(reviewer[0].you && reviewer[0].label == "bea");
+    let peers = &reviewer[1];
+    assert_eq!(peers.label, "Peers (anonymised mean)");
+    assert!(!format!("{peers:?}").contains("ann") && !format!("{peers:?}").contains("cy"));
+    // The week of 23 November: ann 0.8 over 2 runs, cy 1.0 over 3.
+    assert!((peers.points[1].agreement - 0.92).abs() < 1e-9, "{peers:?}");
+    assert_eq!(series_weeks(&reviewer), ["2026-11-16", "2026-11-23"]);
+}
+
+#[test]
+fn batch_transition_goes_in_one_body_and_refusals_read_per_run() {
+    let body = batch_transition_body(ReviewStatus::Approved, &[("r1".into(), 3), ("r2".into(), 5)]);
+    assert_eq!(
+        body,
+        json!({"to": "approved", "items": [{"runId": "r1", "baseVersion": 3},
+            {"runId": "r2", "baseVersion": 5}]})
+    );
+    let answer = json!({"results": [
+        {"runId": "r1", "outcome": "ok", "run": {"id": "r1", "status": "approved"}},
+        {"runId": "r2", "outcome": "conflict", "problem": {"title": "Conflict",
+            "detail": "2 suggestions are pending."}},
+    ]});
+    let moved = batch_moved(&answer);
+    assert!(matches!(&moved[0], BatchMoved::Moved { run_id, .. } if run_id == "r1"));
+    match &moved[1] {
+        BatchMoved::Refused { run_id, why } => {
+            assert_eq!(run_id, "r2");
+            assert!(why.contains("suggestions are pending"), "{why}");
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -34,6 +34,8 @@ const SYNC_KEY: &str = "sync";
 /// The last pull's cursor from the server (`annotation_core::sync::PullMark`). The key
 /// `pulledAt` that held this browser's clock before is no longer read.
 const PULL_MARK_KEY: &str = "pullMark";
+const PULL_OWED_KEY: &str = "pullOwed";
+const METRICS_MARKS_KEY: &str = "metricsMarks";
 const GRAMMAR_KEY: &str = "grammar";
 const COLLECTIONS_KEY: &str = "collections";
 /// The overlap runs annotated here in a version of one's own (`team::OwnVersion`).
@@ -581,6 +583,63 @@ impl Db {
         read.await.map_err(failed("read the runs to export"))
     }
 
+    /// Every run's record, without steps (what a sync round reports of each).
+    pub async fn runs(&self) -> Result<Vec<Run>, String> {
+        let read = async { Ok::<_, Cause>(decode(self.all(RUNS).await?, "run")) };
+        read.await.map_err(failed("read the runs"))
+    }
+
+    /// Gives runs the collections the server says they are in (`collections::sync::
+    /// memberships`), in one transaction. A run whose names changed since the round read
+    /// them (`read`) keeps them: that change goes up on the next round. Answers the runs
+    /// changed.
+    pub async fn take_memberships(
+        &self,
+        read: &HashMap<String, Vec<String>>,
+        merged: &[annotation_core::collections::Collection],
+        on_server: &std::collections::BTreeSet<String>,
+        kept: &std::collections::BTreeSet<String>,
+    ) -> Result<Vec<String>, String> {
+        use annotation_core::collections::sync::memberships;
+        self.rename_collections(|id, names| {
+            if read.get(id).is_none_or(|read| read.as_slice() != names) {
+                return None;
+            }
+            memberships([(id, names)], merged, on_server, kept).pop().map(|(_, now)| now)
+        })
+        .await
+    }
+
+    /// Changes the collections runs name, where `change` gives new names, in one
+    /// transaction. Not a version and not queued: membership is the collection's, synced
+    /// on its own. Answers the runs changed.
+    pub async fn rename_collections(
+        &self,
+        change: impl Fn(&str, &[String]) -> Option<Vec<String>>,
+    ) -> Result<Vec<String>, String> {
+        let write = async {
+            let tx = self.writer(&[RUNS, SUMMARIES])?;
+            let runs = tx.object_store(RUNS)?;
+            let mut changed = Vec::new();
+            for mut run in decode::<Run>(all_in(&runs).await?, "run") {
+                if let Some(names) = change(&run.id, &run.collections) {
+                    run.collections = names;
+                    runs.put(encode(&run)?).await?;
+                    changed.push(run.id);
+                }
+            }
+            drop(runs);
+            let summaries = tx.object_store(SUMMARIES)?;
+            for run_id in &changed {
+                summaries.delete(run_id.as_str()).await?;
+            }
+            drop(summaries);
+            tx.commit().await?;
+            Ok::<_, Cause>(changed)
+        };
+        write.await.map_err(failed("store the collections' runs"))
+    }
+
     pub async fn run_ids(&self) -> Result<Vec<String>, String> {
         let read = async {
             let tx = self.db.transaction(RUNS).build()?;
@@ -720,6 +779,32 @@ impl Db {
 
     pub async fn put_pull_mark(&self, mark: &PullMark) -> Result<(), String> {
         self.put_keyed(ANNOTATION, PULL_MARK_KEY, mark).await.map_err(failed("store the pull mark"))
+    }
+
+    /// Runs a pull passed over while they had changes queued here: the cursor moves on past
+    /// them, so they are read by id once their queue is empty.
+    pub async fn pull_owed(&self) -> Vec<String> {
+        self.setting(PULL_OWED_KEY).await.unwrap_or_default()
+    }
+
+    pub async fn put_pull_owed(&self, ids: &[String]) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, PULL_OWED_KEY, &ids)
+            .await
+            .map_err(failed("store the runs a pull owes"))
+    }
+
+    /// What this browser reported of each run's quality and time to the server.
+    pub async fn metrics_marks(&self) -> annotation_core::metrics_sync::Marks {
+        self.setting(METRICS_MARKS_KEY).await.unwrap_or_default()
+    }
+
+    pub async fn put_metrics_marks(
+        &self,
+        marks: &annotation_core::metrics_sync::Marks,
+    ) -> Result<(), String> {
+        self.put_keyed(ANNOTATION, METRICS_MARKS_KEY, marks)
+            .await
+            .map_err(failed("store what was reported of quality and time"))
     }
 
     /// The queue, oldest first, with each entry's key.

@@ -22,9 +22,12 @@ use crate::http;
 use crate::state::RoundDone;
 use crate::util::now;
 
+mod collections;
 mod fetch;
+mod metrics;
 mod team;
 pub use fetch::fetch_run;
+pub use team::move_runs;
 
 /// Why a request did not get an answer worth reading.
 enum Failure {
@@ -106,6 +109,23 @@ async fn request_with(
     body: Option<RequestBody>,
     precondition: Precondition,
 ) -> Answer {
+    send(settings, method, path, body, precondition, None).await
+}
+
+/// A POST that must act once however often it is retried, under `Idempotency-Key: key`.
+async fn request_once(settings: &SyncSettings, path: &str, body: Value, key: &str) -> Answer {
+    let body = Some(RequestBody::Json(body));
+    send(settings, "POST", path, body, Precondition::None, Some(key)).await
+}
+
+async fn send(
+    settings: &SyncSettings,
+    method: &str,
+    path: &str,
+    body: Option<RequestBody>,
+    precondition: Precondition,
+    idempotency_key: Option<&str>,
+) -> Answer {
     let authorization = settings.authorization();
     let if_match = match precondition {
         Precondition::Match(version) => Some(("If-Match", format!("\"{version}\""))),
@@ -115,6 +135,9 @@ async fn request_with(
     let mut headers = vec![("Authorization", authorization.as_str())];
     if let Some((name, value)) = &if_match {
         headers.push((name, value));
+    }
+    if let Some(key) = idempotency_key {
+        headers.push(("Idempotency-Key", key));
     }
     let body = match body {
         Some(RequestBody::Json(value)) => {
@@ -209,6 +232,15 @@ pub async fn round(
         pull(db, settings, user, &own, &mut out).await?;
         let fetched = team::fetch(db, settings, &mut own).await?;
         out.pulled.extend(fetched);
+        // Quality, time and collections go up once the runs they name are there.
+        let role = out.user.as_ref().map(|u| u.role);
+        metrics::report(db, settings, role).await?;
+        if role.is_some_and(|r| r != Role::Annotator) {
+            collections::round(db, settings, &mut out).await?;
+        }
+        if let Some(run_id) = open_run {
+            out.metrics = metrics::of_run(settings, run_id).await;
+        }
         match open_run {
             Some(run_id) => review(db, settings, run_id, &mut out).await,
             None => Ok(()),
@@ -554,36 +586,71 @@ async fn pull(
         other => other?,
     };
     let queued = db.queued().await.map_err(refused)?;
+    let waiting = |id: &str| queued.iter().any(|(_, q)| q.pending.run_id() == id);
+    // Runs an earlier pull passed over for their queue, now sent: the cursor has moved
+    // past their changes, so each is read by id.
+    let mut owed = db.pull_owed().await;
+    let was_owed = owed.clone();
+    let mut headers = headers;
+    for id in was_owed.iter().filter(|id| !waiting(id.as_str())) {
+        if headers.iter().any(|h| h["id"].as_str() == Some(id)) {
+            continue;
+        }
+        match request(settings, "GET", &format!("/runs/{}", component_encode(id)), None).await {
+            Ok((_, header)) => headers.push(header),
+            // Gone, or no longer this person's to see: nothing to bring.
+            Err(Failure::Refused(_)) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    owed.retain(|id| waiting(id));
     for header in headers {
         let Some(id) = header["id"].as_str().map(str::to_owned) else { continue };
         // Unsent work here wins until it is sent (or its conflict is resolved).
-        if queued.iter().any(|(_, q)| q.pending.run_id() == id) || team::keeps_local(own, &header) {
-            continue;
-        }
-        let local = db.run_and_steps(&id).await.map_err(refused)?;
-        let server_version = header["version"].as_i64();
-        if local.as_ref().is_some_and(|(run, _)| run.server_version == server_version) {
-            continue;
-        }
-        let local_version = local.as_ref().map_or(0, |(run, _)| run.version);
-        let run = sync::run_from_server(header, local_version).map_err(refused)?;
-        let mut steps = Vec::new();
-        for record in all_pages(settings, &format!("/runs/{}/steps", component_encode(&id))).await?
-        {
-            steps.push(sync::step_from_server(record).map_err(refused)?);
-        }
-        for shot in steps.iter().filter_map(|s| s.screenshot.as_ref()) {
-            if !db.has_screenshot(&shot.key).await {
-                fetch_screenshot(db, settings, &shot.key).await?;
+        if waiting(&id) {
+            if !owed.contains(&id) {
+                owed.push(id);
             }
+            continue;
         }
-        db.put_synced(Some(&run), &steps).await.map_err(refused)?;
-        out.pulled.push(id);
+        if team::keeps_local(own, &header) {
+            continue;
+        }
+        if take(db, settings, &id, header).await? {
+            out.pulled.push(id);
+        }
+    }
+    if owed != was_owed {
+        db.put_pull_owed(&owed).await.map_err(refused)?;
     }
     if let Some(mark) = sync::pull_mark(&last, settings, user) {
         db.put_pull_mark(&mark).await.map_err(refused)?;
     }
     Ok(())
+}
+
+/// Stores the server's run `id` (its header as listed, its steps and their screenshots)
+/// unless this copy is at that version already. Answers whether anything changed.
+async fn take(db: &Db, settings: &SyncSettings, id: &str, header: Value) -> Result<bool, Failure> {
+    let refused = |why: String| Failure::Refused(why);
+    let local = db.run_and_steps(id).await.map_err(refused)?;
+    let server_version = header["version"].as_i64();
+    if local.as_ref().is_some_and(|(run, _)| run.server_version == server_version) {
+        return Ok(false);
+    }
+    let local_version = local.as_ref().map_or(0, |(run, _)| run.version);
+    let run = sync::run_from_server(header, local_version).map_err(refused)?;
+    let mut steps = Vec::new();
+    for record in all_pages(settings, &format!("/runs/{}/steps", component_encode(id))).await? {
+        steps.push(sync::step_from_server(record).map_err(refused)?);
+    }
+    for shot in steps.iter().filter_map(|s| s.screenshot.as_ref()) {
+        if !db.has_screenshot(&shot.key).await {
+            fetch_screenshot(db, settings, &shot.key).await?;
+        }
+    }
+    db.put_synced(Some(&run), &steps).await.map_err(refused)?;
+    Ok(true)
 }
 
 async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result<(), Failure> {

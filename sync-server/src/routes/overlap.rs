@@ -24,6 +24,9 @@ use crate::routes::{ItemPost, RunList, RunPost, Write, index_param, run_id_param
 use crate::store::{Sql, Tx, get_i64, get_json, get_opt_str, get_str};
 use crate::validate::{self, Check};
 
+/// At most this many tags on a run (the `tags` schema's `maxItems`).
+const MAX_TAGS: usize = 32;
+
 /// The step fields a version holds.
 pub const ANNOTATED: [&str; 4] = ["thoughts", "action", "extendedThoughts", "navigator"];
 
@@ -52,10 +55,16 @@ fn set_json(row: &AnyRow) -> Result<Value> {
         "submittedAt": get_opt_str(row, "submitted_at")?,
         "steps": get_i64(row, "steps")?,
         "updatedAt": get_opt_str(row, "updated_at")?,
+        "tags": tags_of_set(row)?,
     }))
 }
 
-const SET_SQL: &str = "SELECT v.run_id, v.annotator, v.state, v.submitted_at, v.updated_at, \
+/// The tags handed in with a version, if any were.
+fn tags_of_set(row: &AnyRow) -> Result<Option<Vec<String>>> {
+    Ok(get_opt_str(row, "tags")?.and_then(|t| serde_json::from_str(&t).ok()))
+}
+
+const SET_SQL: &str = "SELECT v.run_id, v.annotator, v.state, v.submitted_at, v.updated_at, v.tags, \
      (SELECT COUNT(*) FROM annotated_steps s WHERE s.run_id = v.run_id \
       AND s.annotator = v.annotator) AS steps FROM annotation_sets v WHERE v.run_id = ";
 
@@ -278,11 +287,23 @@ pub async fn submit(State(state): State<AppState>, user: User, post: ItemPost) -
     if annotator != user.id {
         return Err(Problem::forbidden("Only its annotator submits a version."));
     }
-    let act = |replay: Replay| submit_set(&state, &user, &post.run_id, replay);
+    let body = post.body.clone().unwrap_or_else(|| json!({}));
+    let mut c = Check::default();
+    c.body("AnnotationSubmit", &body);
+    c.finish()?;
+    let tags: Option<Vec<String>> =
+        body.get("tags").and_then(|t| serde_json::from_value(t.clone()).ok());
+    let act = |replay: Replay| submit_set(&state, &user, &post.run_id, tags, replay);
     post.once(&state, &user, &format!("annotations/{annotator}/submit"), act).await
 }
 
-async fn submit_set(state: &AppState, user: &User, run_id: &str, replay: Replay) -> Result<Reply> {
+async fn submit_set(
+    state: &AppState,
+    user: &User,
+    run_id: &str,
+    tags: Option<Vec<String>>,
+    replay: Replay,
+) -> Result<Reply> {
     let mut tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     match own_set(&mut tx, run_id, &user.id).await?.as_deref() {
@@ -321,6 +342,14 @@ async fn submit_set(state: &AppState, user: &User, run_id: &str, replay: Replay)
         .execute(&mut *tx)
         .await?;
     }
+    if let Some(tags) = &tags {
+        sqlx::query("UPDATE annotation_sets SET tags = $3 WHERE run_id = $1 AND annotator = $2")
+            .bind(run_id.to_owned())
+            .bind(user.id.clone())
+            .bind(json!(tags).to_string())
+            .execute(&mut *tx)
+            .await?;
+    }
     crate::audit::record(
         &mut tx,
         &user.id,
@@ -328,7 +357,7 @@ async fn submit_set(state: &AppState, user: &User, run_id: &str, replay: Replay)
         Some(run_id),
         &format!("{}'s version", user.id),
         json!({"state": "open"}),
-        json!({"state": "submitted"}),
+        json!({"state": "submitted", "tags": tags}),
     )
     .await?;
     let open =
@@ -563,6 +592,33 @@ async fn resolve_versions(write: Write<'_>, base: i64, replay: Replay) -> Result
         changes.extend(diff);
         changed.push((*index, next));
     }
+    // The tags each annotator handed in with their version join the run's.
+    let mut tags = model::tags_of(&run.header);
+    let handed = sqlx::query(
+        "SELECT tags FROM annotation_sets WHERE run_id = $1 AND state = 'submitted' \
+         AND tags IS NOT NULL ORDER BY annotator",
+    )
+    .bind(run_id.to_owned())
+    .fetch_all(&mut *tx)
+    .await?;
+    for row in &handed {
+        let theirs: Vec<String> = get_opt_str(row, "tags")?
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default();
+        for tag in theirs {
+            if !tags.contains(&tag) && tags.len() < MAX_TAGS {
+                tags.push(tag);
+            }
+        }
+    }
+    let header = (tags != model::tags_of(&run.header)).then(|| {
+        let mut header = run.header.clone();
+        header.insert("tags".into(), json!(tags));
+        header
+    });
+    if let Some(header) = &header {
+        changes.extend(model::diff_maps(&run.header, header, ""));
+    }
     let choice = json!({"pick": pick, "steps": per_step.iter().map(|(i, a)|
         json!({"index": i, "from": a})).collect::<Vec<_>>(), "note": note});
     let summary = match (&pick, per_step.is_empty()) {
@@ -574,7 +630,7 @@ async fn resolve_versions(write: Write<'_>, base: i64, replay: Replay) -> Result
     };
     let mut entry = Entry::new("agreement-resolved", None, changes, summary);
     entry.extra.insert("resolution".into(), choice);
-    let version = model::commit_version(&mut tx, &run, user, &now, entry, None).await?;
+    let version = model::commit_version(&mut tx, &run, user, &now, entry, header.as_ref()).await?;
     for (index, body) in &changed {
         model::save_step(&mut tx, run_id, *index, version, body, false).await?;
     }

@@ -142,6 +142,11 @@ fn annotate(page: &Page, user: &str, thought2: &str, thought3: &str) {
     replace_text(page, "[data-testid=thought3]", thought3);
     page.click("[data-testid=save]");
     page.wait_for_text("[data-testid=notice]", "Saved as version");
+    if user == "ann" {
+        // A tag of one's own version: it goes with the hand-in, not to the run's header.
+        replace_text(page, "[data-testid=run-tags]", "top-menu");
+        page.wait_for_text("[data-testid=notice]", "Saved as version");
+    }
     synced(page);
     if user == "ann" {
         shot(page, "own-version");
@@ -212,6 +217,7 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     );
     ada.click("[data-testid=project-save]");
     ada.wait_for_text("[data-testid=notice]", "Project settings saved.");
+    shot(&ada, "project");
     ada.click("[data-testid=team-close]");
 
     // The admin assigns the run to both annotators.
@@ -242,6 +248,12 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     );
     let (_browser_bea, bea) = profile(&server, "bea");
     annotate(&bea, "bea", "The Kettles link is in the menu at the top.", "I answer 24.99 €.");
+    // ann's tag is handed in with her version, and the run's header is untouched until the
+    // merge.
+    let sets = server.get("quinn", "/runs/r1/annotations").json();
+    let ann_set = sets["items"].as_array().unwrap().iter().find(|v| v["annotator"] == "ann");
+    assert_eq!(ann_set.unwrap()["tags"], json!(["top-menu"]), "{sets}");
+    assert_eq!(server.get("quinn", "/runs/r1").json()["tags"], json!([]));
     // Neither read the other's text: the run's own steps are as captured until the merge.
     let steps = server.get("quinn", "/runs/r1/steps").json();
     assert_eq!(steps["items"][0]["thoughts"]["thought2"], "I see the Kettles link.");
@@ -275,6 +287,7 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         p["items"][0]["thoughts"]["thought2"] == "I see the Kettles link in the top menu."
             && p["items"][1]["thoughts"]["thought3"] == "I answer 24.99 €."
     });
+    assert_eq!(server.get("quinn", "/runs/r1").json()["tags"], json!(["top-menu"]));
     quinn.click("[data-testid=step-row][data-index='0']");
     quinn.wait_for(
         "document.querySelector('[data-testid=thought2]')?.value === 'I see the Kettles link in the top menu.'",
@@ -428,4 +441,231 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         "[...document.querySelectorAll('[data-testid=audit-entry]')].every(e => e.children[2].textContent === 'bea')",
         "only bea's entries",
     );
+
+    // Agreement over time: the admin sees each annotator's week by name; the QA manager sees
+    // the annotators only as an anonymised mean, and an annotator sees their own line.
+    ada.click("[data-testid=open-figures]");
+    ada.wait_for(
+        "document.querySelectorAll('[data-testid=series-label]').length === 2",
+        "ann's and bea's agreement by week",
+    );
+    let labels = ada.text("[data-testid=agreement-series] thead");
+    assert!(labels.contains("ann") && labels.contains("bea"), "{labels}");
+    assert_eq!(
+        ada.eval("document.querySelectorAll('[data-testid=series-week]').length"),
+        json!(1),
+        "one week so far"
+    );
+    shot(&ada, "figures");
+    quinn.click("[data-testid=open-figures]");
+    let peers =
+        quinn.wait_for_text("[data-testid=agreement-series] thead", "Peers (anonymised mean)");
+    assert!(!peers.contains("ann") && !peers.contains("bea"), "{peers}");
+    let rows = quinn.eval(
+        "[...document.querySelectorAll('[data-testid=figure]')].map(r => r.children[0].textContent)",
+    );
+    assert_eq!(rows, json!(["Annotator 1", "Annotator 2"]), "peers by number, never by name");
+    shot(&quinn, "figures-peers");
+    ann.click("[data-testid=open-figures]");
+    ann.wait_for_text("[data-testid=agreement-series] thead", "ann (you)");
+    assert_eq!(
+        ann.eval("document.querySelectorAll('[data-testid=series-label]').length"),
+        json!(1),
+        "an annotator's own line only"
+    );
+}
+
+/// Filters the list by the collection `name` once the list offers it.
+fn filter_collection(page: &Page, name: &str) {
+    page.wait_for(
+        &format!(
+            "[...document.querySelectorAll('[data-testid=filter-collection] option')].some(o => o.value === {})",
+            Value::from(name)
+        ),
+        "the collection among the filters",
+    );
+    choose(page, "[data-testid=filter-collection]", name);
+}
+
+/// Picks exactly `runs` on the list (each picked once, whatever was picked before).
+fn pick(page: &Page, runs: &[&str]) {
+    let picked = |id: &str| {
+        page.eval(&format!(
+            "document.querySelector('[data-run={id}] input[type=checkbox]').checked"
+        )) == json!(true)
+    };
+    let all: Vec<String> = page
+        .eval("[...document.querySelectorAll('[data-testid=run-row]')].map(r => r.dataset.run)")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    for id in &all {
+        if picked(id) != runs.contains(&id.as_str()) {
+            page.click(&format!("[data-run={id}] input[type=checkbox]"));
+        }
+    }
+    page.wait_for_text("[data-testid=batch-bar]", &format!("{} picked", runs.len()));
+}
+
+/// Waits until the server holds `runs`, each with its two steps.
+fn on_server(server: &SyncServer, runs: &[&str]) {
+    for run in runs {
+        server.wait_for("quinn", &format!("/runs/{run}/steps"), "the run's steps", |p| {
+            p["items"].as_array().is_some_and(|s| s.len() == 2)
+        });
+    }
+}
+
+/// Issue 29's shared side of curating: runs assigned in turn over the list's filter; a
+/// collection made in one profile, with the quality and time measured there, read in
+/// another with the server's metadata, and its export recorded; batch review in one
+/// request, the server's refusal of a run with a pending suggestion named in the notice.
+#[test]
+fn a_collection_with_its_quality_and_time_reaches_another_profile_and_batch_review_goes_to_the_server()
+ {
+    let users = [
+        ("ada", Role::Admin),
+        ("ann", Role::Annotator),
+        ("bea", Role::Annotator),
+        ("quinn", Role::QaManager),
+    ];
+    let server = SyncServer::start_with("teams-curate-e2e", &users, sync_server::Config::default());
+    let (browser_q, quinn) = profile(&server, "quinn");
+    let runs = [
+        ("k1", "Find the blender's price"),
+        ("k2", "Compare two blenders"),
+        ("t1", "Find a toaster"),
+        ("t2", "Order a toaster"),
+    ];
+    let thoughts = [
+        ["I start on the shop.", "I see the menu.", "I should open it."],
+        ["I opened the menu.", "I see the list.", "I should answer."],
+    ];
+    let steps: Vec<Value> = runs.iter().flat_map(|(id, _)| step_records(id, &thoughts)).collect();
+    let records: Vec<Value> = runs.iter().map(|(id, prompt)| run_record(id, prompt, 2)).collect();
+    seed(&quinn, &records, &steps);
+    navigate(&browser_q, &quinn, "");
+    synced(&quinn);
+    on_server(&server, &["k1", "k2", "t1", "t2"]);
+
+    // Round-robin over the list's filter: the two blender runs, one to each annotator.
+    replace_text(&quinn, "[data-testid=search]", "blender");
+    quinn.wait_for_text("[data-testid=runs-count]", "2 of 4 runs");
+    replace_text(&quinn, "[data-testid=round-robin-to]", "ann, bea");
+    shot(&quinn, "round-robin");
+    quinn.click("[data-testid=round-robin]");
+    quinn.wait_for_text("[data-testid=notice]", "Assigned 2 runs in turn.");
+    let queue = |user: &str| -> Vec<String> {
+        let page = server.get(user, "/users/me/queue").json();
+        page["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|i| i["assignment"]["runId"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (ann_queue, bea_queue) = (queue("ann"), queue("bea"));
+    assert_eq!((ann_queue.len(), bea_queue.len()), (1, 1), "{ann_queue:?} {bea_queue:?}");
+    let mut both = [ann_queue[0].clone(), bea_queue[0].clone()];
+    both.sort();
+    assert_eq!(both, ["k1", "k2"], "only the runs the filter showed, in turn");
+
+    // Quality and time are measured here as the curator edits a toaster run.
+    replace_text(&quinn, "[data-testid=search]", "");
+    navigate(&browser_q, &quinn, "?agentRunId=t1&qa=false");
+    quinn.click("[data-testid=step-row][data-index='0']");
+    replace_text(&quinn, "[data-testid=thought2]", "I see the menu with the toasters in it.");
+    replace_text(&quinn, "[data-testid=thought3]", "I should open the toasters.");
+    quinn.click("[data-testid=save]");
+    quinn.wait_for_text("[data-testid=notice]", "Saved as version");
+    synced(&quinn);
+    let metrics = server.wait_for("quinn", "/runs/t1/metrics", "t1's quality and time", |m| {
+        m["quality"].is_u64() && m["timeSpentMs"].as_u64().is_some_and(|ms| ms > 0)
+    });
+    synced(&quinn);
+    quinn.wait_for_text("[data-testid=team-time]", "(yours");
+
+    // The collection, made on the list with its description.
+    navigate(&browser_q, &quinn, "");
+    pick(&quinn, &["t1", "t2"]);
+    replace_text(&quinn, "[data-testid=collection-name]", "Toasters");
+    quinn.click("[data-testid=collection-add]");
+    quinn.wait_for_text("[data-testid=notice]", "Added 2 runs to the collection “Toasters”");
+    filter_collection(&quinn, "Toasters");
+    replace_text(&quinn, "[data-testid=collection-description]", "Toaster runs for the study");
+    synced(&quinn);
+    let shared = server.wait_for("ada", "/collections", "the shared collection", |p| {
+        let c = &p["items"][0];
+        c["name"] == "Toasters"
+            && c["description"] == "Toaster runs for the study"
+            && c["metadata"]["runs"] == 2
+            && c["metadata"]["averageTimePerStepMs"].is_number()
+    });
+    assert_eq!(
+        shared["items"][0]["metadata"]["averageQuality"].as_f64(),
+        metrics["quality"].as_f64(),
+        "one run scored: its quality is the average"
+    );
+    quinn.wait_for(
+        "document.querySelector('[data-testid=collection]')?.dataset.shared === 'true'",
+        "the collection shared",
+    );
+
+    // Another profile reads it, with the server's figures, and exports it.
+    let (browser_a, ada) = profile(&server, "ada");
+    navigate(&browser_a, &ada, "");
+    synced(&ada);
+    filter_collection(&ada, "Toasters");
+    let meta = ada.wait_for_text("[data-testid=collection-meta]", "2 runs");
+    for fact in [
+        format!("average quality {}", metrics["quality"]),
+        "per step".to_owned(),
+        "by quinn".to_owned(),
+        "never exported".to_owned(),
+    ] {
+        assert!(meta.contains(&fact), "{fact} in {meta}");
+    }
+    assert_eq!(
+        ada.eval("document.querySelector('[data-testid=collection-description]').value"),
+        json!("Toaster runs for the study")
+    );
+    ada.wait_for_text("[data-testid=runs-count]", "2 of 4 runs");
+    shot(&ada, "collection");
+    let downloads = allow_downloads(&browser_a, "teams-collection");
+    ada.click("[data-testid=export-open]");
+    choose(&ada, "[data-testid=export-format]", "jsonl");
+    ada.click("[data-testid=export-go]");
+    wait_for_download(&downloads, ".jsonl");
+    synced(&ada);
+    server.wait_for("ada", "/collections", "the export recorded", |p| {
+        p["items"][0]["metadata"]["lastExportedAt"].is_string()
+    });
+    synced(&quinn);
+    quinn.wait_for_text("[data-testid=collection-meta]", "last exported");
+
+    // Batch review: both submitted in one request, then approval refused for the run with a
+    // suggestion its author has not decided.
+    choose(&quinn, "[data-testid=filter-collection]", "");
+    quinn.wait_for_text("[data-testid=runs-count]", "4 of 4 runs");
+    pick(&quinn, &["t1", "t2"]);
+    quinn.click("[data-testid=batch-submit]");
+    quinn.wait_for_text("[data-testid=notice]", "2 runs moved to In review");
+    server.wait_for("ada", "/runs/t2", "t2 in review", |r| r["status"] == "in-review");
+    let step = server.get("ada", "/runs/t2/steps").json();
+    let suggestion = json!({"stepIndex": 0, "field": "thoughts.thought1",
+        "baseVersion": step["items"][0]["version"], "proposed": "I start on the toaster shop."});
+    let made = server.send("ada", "POST", "/runs/t2/suggestions", &suggestion);
+    assert_eq!(made.status, 201, "{}", made.body);
+    pick(&quinn, &["t1", "t2"]);
+    quinn.click("[data-testid=batch-approve]");
+    quinn.click("[data-testid=batch-approve-all]");
+    let notice = quinn.wait_for_text("[data-testid=notice]", "1 run moved to Approved");
+    assert!(notice.contains("Not moved: Order a toaster"), "{notice}");
+    assert!(notice.to_lowercase().contains("suggestion"), "the server's reason: {notice}");
+    shot(&quinn, "batch-approve");
+    assert_eq!(server.get("ada", "/runs/t1").json()["status"], "approved");
+    assert_eq!(server.get("ada", "/runs/t2").json()["status"], "in-review");
+    quinn.wait_for_text("[data-run=t1] [data-testid=run-status]", "Approved");
 }

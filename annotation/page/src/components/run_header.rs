@@ -11,6 +11,13 @@ use crate::util::new_id;
 pub struct Props {
     pub editor: EditorState,
     pub dispatch: Dispatch,
+    /// The server's figures for the run, once a round has read them.
+    #[prop_or_default]
+    pub team: Option<annotation_core::metrics_sync::TeamMetrics>,
+    /// A sync server is set: the team's line is there from the start, so nothing below it
+    /// moves when a round fills it in.
+    #[prop_or_default]
+    pub syncing: bool,
 }
 
 /// The run's header (seed §2): status, metadata, progress, and what can be done to it.
@@ -85,6 +92,17 @@ pub fn run_header(props: &Props) -> Html {
                 <span>{ format!("review rounds {}", metrics.review_rounds) }</span>
                 <span>{ format!("issues flagged {} · resolved {}", metrics.issues_flagged, metrics.issues_resolved) }</span>
             </div>
+            if props.syncing {
+                // One line whatever it says, so a round filling it in moves nothing below.
+                <div class="metrics muted team" data-testid="team-metrics" title="What the team's sync server holds: the run's last reported quality and everyone's time annotating it (yours in brackets)">
+                    if let Some(team) = &props.team {
+                        <span>{ format!("team: quality {}", team.quality.map_or("—".to_owned(), |q| q.to_string())) }</span>
+                        <span data-testid="team-time">{ format!("time {} (yours {})", annotation_core::metrics::duration(team.time_spent_ms), annotation_core::metrics::duration(team.mine_ms)) }</span>
+                    } else {
+                        <span>{ "team: not read yet" }</span>
+                    }
+                </div>
+            }
             if !run.telemetry.is_empty() {
                 <details class="run-telemetry" data-testid="run-telemetry">
                     <summary title="What the agents decided, paused and asked, and what each role's model calls cost">

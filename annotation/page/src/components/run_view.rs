@@ -149,7 +149,7 @@ pub fn run_view(props: &Props) -> Html {
     html! {
         <div class="run-view" data-testid="run-view" data-qa={editor.qa.to_string()}>
             <aside class="left">
-                <RunHeader editor={editor.clone()} dispatch={props.dispatch.clone()} />
+                <RunHeader editor={editor.clone()} dispatch={props.dispatch.clone()} team={props.team.metrics.clone().filter(|m| m.run_id == editor.run.id)} syncing={props.syncing} />
                 if let Some(project) = &props.team.project {
                     <Guidelines project={project.clone()} />
                 }

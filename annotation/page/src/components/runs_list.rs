@@ -161,7 +161,10 @@ pub fn runs_list(props: &Props) -> Html {
                 <CollectionPanel name={name.clone()} collection={props.collections.iter().find(|c| c.name == name).cloned()}
                     meta={annotation_core::collections::metadata(&list.summaries, &name)}
                     on_describe={{ let (dispatch, name) = (props.dispatch.clone(), name.clone());
-                        Callback::from(move |description| dispatch.dispatch(Action::DescribeCollection { name: name.clone(), description })) }} />
+                        Callback::from(move |description| dispatch.dispatch(Action::DescribeCollection { name: name.clone(), description })) }}
+                    can_delete={!(props.syncing && props.user.role == annotation_core::roles::Role::Reviewer)}
+                    on_delete={{ let (dispatch, name) = (props.dispatch.clone(), name.clone());
+                        Callback::from(move |()| dispatch.dispatch(Action::DeleteCollection(name.clone()))) }} />
             }
             if *analytics {
                 <AnalyticsView summaries={list.shown().cloned().collect::<Vec<_>>()} />

@@ -31,7 +31,9 @@ pub fn team_panel(props: &Props) -> Html {
             <WebhooksView hooks={team.webhooks.clone()} deliveries={team.deliveries.clone()} secret={team.secret.clone()}
                 busy={team.busy.is_some()} dispatch={dispatch.clone()} />
         },
-        TeamView::Figures => html! { <FiguresView figures={team.figures.clone()} /> },
+        TeamView::Figures => {
+            html! { <FiguresView figures={team.figures.clone()} series={team.series.clone()} /> }
+        }
         TeamView::Project => {
             html! { <ProjectView project={team.project.clone()} busy={team.busy.is_some()} dispatch={dispatch.clone()} /> }
         }

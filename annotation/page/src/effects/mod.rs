@@ -168,7 +168,9 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         Effect::ImportText { name, text, user, as_copies } => {
             runs::import_text(db, dispatch, name, text, user, as_copies).await
         }
-        Effect::MoveRuns { ids, to, user } => runs::move_runs(db, dispatch, &ids, to, &user).await,
+        Effect::MoveRuns { ids, to, user, settings } => {
+            runs::move_runs(db, dispatch, &ids, to, &user, &settings).await
+        }
         Effect::Collect { ids, name, user } => {
             runs::collect(db, dispatch, &ids, &name, &user).await
         }
@@ -226,10 +228,12 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
             runs::put_collection(db, dispatch, |all| {
                 if let Some(stored) = all.iter_mut().find(|c| c.name == name) {
                     stored.exported_at = Some(at.clone());
+                    stored.export_unsent = true;
                 }
             })
             .await
         }
+        Effect::DeleteCollection(name) => runs::delete_collection(db, dispatch, &name).await,
         Effect::SaveTemplate(template) => match db.put_template(&template).await {
             Ok(()) => {
                 notify(dispatch, true, format!("Template “{}” saved.", template.name));

@@ -8,6 +8,7 @@ use annotation_core::record::{ReviewStatus, Run, Step};
 use annotation_core::review::ApprovalCheck;
 use annotation_core::roles::User;
 use annotation_core::sync::SyncSettings;
+use annotation_core::team::BatchMoved;
 
 use super::{notify, progress, scorer};
 use crate::db::{Db, Edit};
@@ -278,18 +279,61 @@ pub async fn duplicate(db: &Db, dispatch: &Dispatch, run: Run, steps: Vec<Step>,
     }
 }
 
-/// Moves runs to `to` (batch approve), each as a saved version; runs that may not move are
-/// named in the notice.
+/// Moves runs to `to` (batch approve or submit). With a sync server, runs it holds and
+/// with nothing queued here move there, in one `runs:batchTransition` (the server judges
+/// each, pending suggestions included); the rest, or all when the server cannot be reached,
+/// move here as saved versions, replayed by the next round. Runs not moved are named in
+/// the notice with why.
 pub async fn move_runs(
     db: &Db,
     dispatch: &Dispatch,
     ids: &[String],
     to: ReviewStatus,
     user: &User,
+    settings: &SyncSettings,
 ) {
     let (mut moved, mut refused) = (0, Vec::new());
+    let mut here: Vec<String> = ids.to_vec();
+    if settings.enabled() {
+        let queued = db.queued().await.unwrap_or_default();
+        let mut on_server = Vec::new();
+        let mut prompts = std::collections::HashMap::new();
+        here.clear();
+        for id in ids {
+            let run = db.run_and_steps(id).await.ok().flatten().map(|(r, _)| r);
+            let waiting = queued.iter().any(|(_, q)| q.pending.run_id() == id);
+            match run.and_then(|r| Some((r.server_version?, r.task_prompt))) {
+                Some((version, prompt)) if !waiting => {
+                    prompts.insert(id.clone(), prompt);
+                    on_server.push((id.clone(), version));
+                }
+                _ => here.push(id.clone()),
+            }
+        }
+        match crate::sync::move_runs(db, settings, to, &on_server).await {
+            Ok(Some(results)) => {
+                for result in results {
+                    match result {
+                        BatchMoved::Moved { .. } => moved += 1,
+                        BatchMoved::Refused { run_id, why } => {
+                            let prompt =
+                                prompts.get(&run_id).map_or(run_id.as_str(), String::as_str);
+                            refused.push(format!(
+                                "{} ({})",
+                                short(prompt),
+                                why.trim_end_matches('.')
+                            ));
+                        }
+                    }
+                }
+            }
+            // Offline: they move here, and the next round replays the moves.
+            Ok(None) => here.extend(on_server.into_iter().map(|(id, _)| id)),
+            Err(why) => refused.push(format!("the server refused the batch: {why}")),
+        }
+    }
     let scorer = scorer().await;
-    for id in ids {
+    for id in &here {
         // The single Approve's rule: a suggestion its author has not decided refuses it.
         let waiting = match to {
             ReviewStatus::Approved => match db.review(id).await {
@@ -332,6 +376,9 @@ pub async fn move_runs(
     }
     notify(dispatch, refused.is_empty(), text);
     dispatch.dispatch(Action::List(ListAction::PickShown(false)));
+    if moved > 0 && settings.enabled() {
+        dispatch.dispatch(Action::SyncKick);
+    }
     load_list(db, dispatch).await;
 }
 
@@ -371,6 +418,31 @@ pub async fn collect(db: &Db, dispatch: &Dispatch, ids: &[String], name: &str, u
     load_list(db, dispatch).await;
 }
 
+/// Deletes a collection: its runs stay, without its name. One the server has is kept as
+/// deleted until a round deletes it there.
+pub async fn delete_collection(db: &Db, dispatch: &Dispatch, name: &str) {
+    let renamed = db
+        .rename_collections(|_, names| {
+            names
+                .iter()
+                .any(|n| n == name)
+                .then(|| names.iter().filter(|n| *n != name).cloned().collect())
+        })
+        .await;
+    if let Err(why) = renamed {
+        return notify(dispatch, false, why);
+    }
+    put_collection(db, dispatch, |all| {
+        all.retain(|c| c.name != name || c.shared.is_some());
+        if let Some(shared) = all.iter_mut().find(|c| c.name == name) {
+            shared.deleted = true;
+        }
+    })
+    .await;
+    notify(dispatch, true, format!("Deleted the collection “{name}”; its runs stay."));
+    load_list(db, dispatch).await;
+}
+
 /// Changes the stored collections with `edit`, then shows them.
 pub async fn put_collection(
     db: &Db,
@@ -380,7 +452,11 @@ pub async fn put_collection(
     let mut all = db.collections().await;
     edit(&mut all);
     match db.put_collections(&all).await {
-        Ok(()) => dispatch.dispatch(Action::Collections(all)),
+        Ok(()) => {
+            dispatch.dispatch(Action::Collections(all));
+            // A team's collections go to the server at once.
+            dispatch.dispatch(Action::SyncKick);
+        }
         Err(why) => notify(dispatch, false, why),
     }
 }

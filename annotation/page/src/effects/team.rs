@@ -66,6 +66,7 @@ fn read(fetch: Fetch, path: &str, answer: &Value) -> TeamData {
             TeamData::Deliveries(hook, deliveries_from_server(items(answer)))
         }
         Fetch::Figures => TeamData::Figures(figures_from_server(items(answer))),
+        Fetch::Series => TeamData::Series(answer.clone()),
         Fetch::Project => TeamData::Project(Project::from_server(answer)),
         Fetch::Agreement => TeamData::Agreement(Agreement::from_server(answer)),
         Fetch::Assignees => TeamData::Assignees(Assignees::from_server(answer)),

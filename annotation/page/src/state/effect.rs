@@ -79,6 +79,8 @@ pub enum Effect {
         ids: Vec<String>,
         to: ReviewStatus,
         user: User,
+        /// With a server set, runs it holds move there in one batch.
+        settings: annotation_core::sync::SyncSettings,
     },
     /// Add runs to a named collection, each change a saved version.
     Collect {
@@ -90,6 +92,8 @@ pub enum Effect {
     PutCollection(annotation_core::collections::Collection),
     /// Note now as when the collection was last exported.
     CollectionExported(String),
+    /// Delete a collection (its runs stay); the server's copy goes on the next round.
+    DeleteCollection(String),
     /// Store a copy of a run and open it.
     Duplicate {
         run: Box<Run>,

@@ -327,6 +327,8 @@ pub enum Action {
         name: String,
         description: String,
     },
+    /// Delete the collection the list is filtered by (its runs stay).
+    DeleteCollection(String),
     // ---- the open run ----
     Select(usize),
     Next,
@@ -576,7 +578,8 @@ impl Studio {
                     list::BatchAnswer::Cancel => return,
                 };
                 let to = ReviewStatus::Approved;
-                self.queue(Effect::MoveRuns { ids, to, user: self.user.clone() });
+                let settings = self.sync.settings.clone();
+                self.queue(Effect::MoveRuns { ids, to, user: self.user.clone(), settings });
             }
             Action::CollectPicked(name) => {
                 let ids = self.list.picked.iter().cloned().collect();
@@ -595,6 +598,10 @@ impl Studio {
                     );
                 collection.description = description.trim().to_owned();
                 self.queue(Effect::PutCollection(collection));
+            }
+            Action::DeleteCollection(name) => {
+                self.list.filter.collection = None;
+                self.queue(Effect::DeleteCollection(name));
             }
             Action::Notify(notice) => self.notice = Some(notice),
             Action::DismissNotice => self.notice = None,

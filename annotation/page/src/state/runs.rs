@@ -219,7 +219,8 @@ impl Studio {
                 return;
             }
         }
-        self.queue(Effect::MoveRuns { ids: all, to, user: self.user.clone() });
+        let settings = self.sync.settings.clone();
+        self.queue(Effect::MoveRuns { ids: all, to, user: self.user.clone(), settings });
     }
 
     /// Alt+A approves when the run's buttons would offer it, and says why not otherwise.

@@ -25,6 +25,10 @@ pub struct RoundDone {
     pub refused: Vec<(Pending, String)>,
     /// What the server said of the team this round, when it answered.
     pub team: Option<TeamRound>,
+    /// The team's collections as the server has them after the round (curators).
+    pub collections: Option<Vec<annotation_core::collections::Collection>>,
+    /// The server's figures for the open run.
+    pub metrics: Option<annotation_core::metrics_sync::TeamMetrics>,
 }
 
 /// The team's side of a round: the project's settings, the badge, the queue, and the runs
@@ -50,6 +54,10 @@ impl Studio {
         }
         self.sync.started = self.sync.kick;
         self.sync.running = true;
+        // Said while it runs, so "synced" always means a round that ended after the ask.
+        if self.sync.settings.enabled() {
+            self.sync.state = SyncState::Syncing;
+        }
         self.queue(Effect::SyncRound {
             settings: self.sync.settings.clone(),
             failures: self.sync.failures,
@@ -95,6 +103,12 @@ impl Studio {
                 }
             }
             _ => {}
+        }
+        if let Some(collections) = round.collections {
+            self.collections = collections;
+        }
+        if let Some(editor) = &self.editor {
+            self.team.metrics = round.metrics.filter(|m| m.run_id == editor.run.id);
         }
         if let Some(team) = round.team {
             self.team.project = team.project.or(self.team.project.take());

@@ -73,6 +73,10 @@ pub struct TeamState {
     pub assignees: Option<Assignees>,
     /// A request under way (its label), so buttons wait.
     pub busy: Option<String>,
+    /// The open run's figures on the server (quality, everyone's time).
+    pub metrics: Option<annotation_core::metrics_sync::TeamMetrics>,
+    /// Agreement over time, by week, as the figures view shows it.
+    pub series: Vec<annotation_core::team::Series>,
 }
 
 /// What the page asks of the server's team routes.
@@ -101,6 +105,8 @@ pub enum Fetch {
     Webhooks,
     Deliveries,
     Figures,
+    /// Agreement over time (`/analytics/agreement`).
+    Series,
     Project,
     Agreement,
     Assignees,
@@ -131,6 +137,8 @@ pub enum TeamData {
     Webhooks(Vec<Webhook>),
     Deliveries(String, Vec<Delivery>),
     Figures(Vec<Figure>),
+    /// `/analytics/agreement` as the server sent it; who may see whom is read here.
+    Series(Value),
     Project(Project),
     Agreement(Agreement),
     Assignees(Assignees),
@@ -230,7 +238,8 @@ impl Studio {
                     Some(TeamView::Audit) => self.load_audit(),
                     Some(TeamView::Webhooks) => self.get(Fetch::Webhooks, "/webhooks".into()),
                     Some(TeamView::Figures) => {
-                        self.get(Fetch::Figures, "/analytics/annotators".into())
+                        self.get(Fetch::Figures, "/analytics/annotators".into());
+                        self.get(Fetch::Series, "/analytics/agreement".into());
                     }
                     Some(TeamView::Project) => self.get(Fetch::Project, "/project".into()),
                     None => {}
@@ -351,6 +360,11 @@ impl Studio {
             TeamData::Webhooks(hooks) => self.team.webhooks = hooks,
             TeamData::Deliveries(id, list) => self.team.deliveries = Some((id, list)),
             TeamData::Figures(figures) => self.team.figures = figures,
+            TeamData::Series(answer) => {
+                let admin = self.user.role == annotation_core::roles::Role::Admin;
+                self.team.series =
+                    annotation_core::team::agreement_series(&answer, &self.user.name, admin);
+            }
             TeamData::Project(project) => self.team.project = Some(project),
             TeamData::Agreement(agreement) => {
                 if self.editor.as_ref().is_some_and(|e| e.run.id == agreement.run_id) {

@@ -241,3 +241,54 @@ fn a_new_webhooks_secret_is_shown_once() {
     }));
     assert!(studio.notice.as_ref().unwrap().text.contains("https://"));
 }
+
+#[test]
+fn the_figures_view_reads_agreement_over_time_and_anonymises_peers_for_non_admins() {
+    let mut studio = studio(Role::Reviewer);
+    studio.apply(Action::Team(TeamAction::Open(Some(super::team::TeamView::Figures))));
+    let paths: Vec<&str> = requests(&studio)
+        .iter()
+        .filter_map(|r| match r {
+            TeamRequest::Get(_, path) => Some(path.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(paths, ["/analytics/annotators", "/analytics/agreement"]);
+    let answer = json!({"items": [
+        {"annotator": "bea", "points": [{"weekStart": "2026-11-23", "runs": 1, "agreement": 0.5}]},
+    ]});
+    studio.apply(Action::Team(TeamAction::Loaded(super::team::TeamData::Series(answer.clone()))));
+    assert_eq!(studio.team.series.len(), 1);
+    assert_eq!(studio.team.series[0].label, "Peers (anonymised mean)");
+    studio.apply(Action::UserLoaded(User { name: "ada".into(), role: Role::Admin }));
+    studio.apply(Action::Team(TeamAction::Loaded(super::team::TeamData::Series(answer))));
+    assert_eq!(studio.team.series[0].label, "bea");
+}
+
+#[test]
+fn a_round_says_syncing_while_it_runs_and_brings_collections_and_the_open_runs_figures() {
+    let mut studio = studio(Role::QaManager);
+    studio.apply(Action::RoundDone(Box::default()));
+    studio.apply(Action::SyncKick);
+    assert_eq!(studio.sync.state, annotation_core::sync::SyncState::Syncing);
+    open(&mut studio, false, "ann");
+    let collection =
+        annotation_core::collections::Collection { name: "Toasters".into(), ..Default::default() };
+    let metrics = |run: &str| annotation_core::metrics_sync::TeamMetrics {
+        run_id: run.into(),
+        time_spent_ms: 5000,
+        ..Default::default()
+    };
+    let round = RoundDone {
+        state: annotation_core::sync::SyncState::Synced { at: "now".into() },
+        collections: Some(vec![collection.clone()]),
+        metrics: Some(metrics("r1")),
+        ..RoundDone::default()
+    };
+    studio.apply(Action::RoundDone(Box::new(round.clone())));
+    assert_eq!(studio.collections, vec![collection]);
+    assert_eq!(studio.team.metrics, Some(metrics("r1")));
+    // Figures of another run (the page moved on while the round ran) are not shown.
+    studio.apply(Action::RoundDone(Box::new(RoundDone { metrics: Some(metrics("r9")), ..round })));
+    assert_eq!(studio.team.metrics, None);
+}

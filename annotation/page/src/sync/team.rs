@@ -5,7 +5,9 @@
 
 use annotation_core::record::ReviewStatus;
 use annotation_core::sync::{Pending, SyncSettings};
-use annotation_core::team::{OwnVersion, Project, queue_from_server};
+use annotation_core::team::{
+    BatchMoved, OwnVersion, Project, batch_moved, batch_transition_body, queue_from_server,
+};
 use run_contract::url::component_encode;
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
@@ -121,10 +123,11 @@ pub(super) async fn push(
                 sent.push(key);
             }
             Pending::Run { .. } => {
-                // The header is the run's, not the version's; only a submit is sent.
+                // The header is the run's, not the version's: the tags given here go with
+                // the hand-in (the resolution adds them to the run's); nothing else is sent.
                 if run.status != ReviewStatus::Draft && !version.submitted {
                     let path = format!("{base}/submit");
-                    let body = Some(RequestBody::Json(json!({})));
+                    let body = Some(RequestBody::Json(json!({ "tags": run.tags })));
                     let (status, answer) =
                         request_with(settings, "POST", &path, body, Precondition::None).await?;
                     if status == 409 {
@@ -179,4 +182,38 @@ pub(super) async fn fetch(
         db.put_own_versions(own).await.map_err(refused)?;
     }
     Ok(changed)
+}
+
+/// Batch review through `POST /runs:batchTransition`: `runs` (id and the server version
+/// seen) move in one request per 200; a run moved is stored as the server answered it.
+/// Answers each run's outcome, or `None` when the server cannot be reached (the caller
+/// moves them here, and the next round replays the moves).
+pub async fn move_runs(
+    db: &Db,
+    settings: &SyncSettings,
+    to: ReviewStatus,
+    runs: &[(String, i64)],
+) -> Result<Option<Vec<BatchMoved>>, String> {
+    let mut out = Vec::new();
+    for chunk in runs.chunks(200) {
+        let body = Some(RequestBody::Json(batch_transition_body(to, chunk)));
+        let answer = match request(settings, "POST", "/runs:batchTransition", body).await {
+            Ok((_, answer)) => answer,
+            Err(Failure::Unreachable { .. }) if out.is_empty() => return Ok(None),
+            Err(failure) => return Err(failure.message()),
+        };
+        for moved in batch_moved(&answer) {
+            if let BatchMoved::Moved { run_id, run } = &moved {
+                let local = db.run_and_steps(run_id).await?.map(|(r, _)| r);
+                let version = local.as_ref().map_or(0, |r| r.version);
+                let mut run = annotation_core::sync::run_from_server(run.clone(), version)?;
+                // A submit for review counts a round here, as the single move does.
+                run.review_rounds =
+                    local.map_or(0, |r| r.review_rounds) + u32::from(to == ReviewStatus::InReview);
+                db.put_synced(Some(&run), &[]).await?;
+            }
+            out.push(moved);
+        }
+    }
+    Ok(Some(out))
 }
