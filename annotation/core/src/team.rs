@@ -145,6 +145,8 @@ pub struct QueueEntry {
     pub run_id: String,
     pub task_prompt: String,
     pub status: String,
+    /// The steps the server holds of the run.
+    pub steps: u32,
     pub assigned_by: String,
     pub assigned_at: String,
 }
@@ -157,9 +159,45 @@ pub fn queue_from_server(items: &[Value]) -> Vec<QueueEntry> {
                 run_id: item["assignment"]["runId"].as_str()?.to_owned(),
                 task_prompt: text(&item["run"]["taskPrompt"]),
                 status: text(&item["run"]["status"]),
+                steps: item["run"]["storedSteps"].as_u64().unwrap_or(0) as u32,
                 assigned_by: text(&item["assignment"]["assignedBy"]),
                 assigned_at: text(&item["assignment"]["assignedAt"]),
             })
+        })
+        .collect()
+}
+
+/// A row of "My queue" as the page shows it: the server's entry, its place in the queue
+/// (1 is next), and the progress this browser knows of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    pub entry: QueueEntry,
+    pub position: usize,
+    pub status: ReviewStatus,
+    pub steps: u32,
+    /// Steps marked complete, when the run is in this browser.
+    pub done: Option<u32>,
+    /// The assignment's day and time, `YYYY-MM-DD HH:MM`.
+    pub assigned: String,
+}
+
+/// The queue's rows, in the server's order (oldest assignment first: that is the due
+/// order), with what the local run summaries add.
+pub fn queue_rows(queue: &[QueueEntry], local: &[crate::query::RunSummary]) -> Vec<QueueRow> {
+    queue
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let here = local.iter().find(|s| s.run_id == entry.run_id);
+            let at = entry.assigned_at.replace('T', " ");
+            QueueRow {
+                position: i + 1,
+                status: ReviewStatus::parse(&entry.status).unwrap_or_default(),
+                steps: here.map_or(entry.steps, |s| s.steps.max(entry.steps)),
+                done: here.map(|s| s.done),
+                assigned: at.get(..16).unwrap_or(&at).to_owned(),
+                entry: entry.clone(),
+            }
         })
         .collect()
 }
@@ -401,6 +439,67 @@ impl Agreement {
                 (me.clone(), mean(pairs))
             })
             .collect()
+    }
+}
+
+/// An action named the way the rest of the page names one: its type, target and value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ActionWords {
+    pub kind: String,
+    pub target: String,
+    pub value: Option<String>,
+}
+
+impl ActionWords {
+    /// Reads an action's JSON (`{"type", "target", "value"}`); a value that is not text is
+    /// shown as its JSON, an empty one not at all.
+    pub fn read(action: &Value) -> ActionWords {
+        let value = match &action["value"] {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        };
+        ActionWords {
+            kind: text(&action["type"]),
+            target: text(&action["target"]),
+            value: value.filter(|v| !v.is_empty()),
+        }
+    }
+}
+
+/// Where one annotator's version of a step differs from at least one other annotator's.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct VersionDiff {
+    pub kind: bool,
+    pub target: bool,
+    pub value: bool,
+    pub thoughts: [bool; 3],
+}
+
+impl VersionDiff {
+    pub fn action(&self) -> bool {
+        self.kind || self.target || self.value
+    }
+}
+
+impl StepAgreement {
+    /// What `who` wrote differently from the others on this step. Thoughts are compared
+    /// as a reader sees them: surrounding space and runs of spaces do not count.
+    pub fn differences(&self, who: &str) -> VersionDiff {
+        let Some(mine) = self.versions.get(who) else { return VersionDiff::default() };
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let me = ActionWords::read(&mine.action);
+        let mut diff = VersionDiff::default();
+        for (_, theirs) in self.versions.iter().filter(|(other, _)| *other != who) {
+            let them = ActionWords::read(&theirs.action);
+            diff.kind |= me.kind != them.kind;
+            diff.target |= me.target != them.target;
+            diff.value |= me.value != them.value;
+            for (i, differs) in diff.thoughts.iter_mut().enumerate() {
+                *differs |= words(&mine.thoughts[i]) != words(&theirs.thoughts[i]);
+            }
+        }
+        diff
     }
 }
 

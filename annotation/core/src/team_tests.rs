@@ -69,9 +69,34 @@ fn assignments_are_named_by_hand_or_in_turn_over_the_filter() {
         "assignment": {"runId": "r1", "annotator": "ann", "assignedBy": "ada", "assignedAt": "t", "state": "open", "submittedAt": null},
         "run": {"id": "r1", "taskPrompt": "Find the kettle", "status": "draft"}})]);
     assert_eq!((queue[0].run_id.as_str(), queue[0].assigned_by.as_str()), ("r1", "ada"));
+    assert_eq!(queue[0].steps, 0, "no storedSteps: none known");
     let assignees = Assignees::from_server(&json!({"runId": "r1", "overlap": 2, "runVersion": 4,
         "items": [{"annotator": "ann", "state": "submitted"}, {"annotator": "bea", "state": "open"}]}));
     assert_eq!(assignees.annotators, [("ann".to_owned(), true), ("bea".to_owned(), false)]);
+}
+
+#[test]
+fn queue_rows_are_in_due_order_with_the_progress_known_here() {
+    let item = |id: &str, status: &str, steps: u32, at: &str| {
+        json!({"assignment": {"runId": id, "annotator": "ann", "assignedBy": "ada", "assignedAt": at,
+            "state": "open", "submittedAt": null},
+            "run": {"id": id, "taskPrompt": format!("Task {id}"), "status": status, "storedSteps": steps}})
+    };
+    let queue = queue_from_server(&[
+        item("r1", "draft", 3, "2026-11-20T09:05:00.123Z"),
+        item("r2", "in-review", 2, "2026-11-21T10:00:00Z"),
+    ]);
+    let run = crate::record::Run { id: "r2".into(), ..crate::record::Run::default() };
+    let steps = [0, 1].map(|index| crate::record::Step {
+        index,
+        verified: index == 0,
+        ..crate::record::Step::default()
+    });
+    let rows = queue_rows(&queue, &[crate::query::summarize(&run, &steps)]);
+    assert_eq!(rows.iter().map(|r| r.position).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!((rows[0].status, rows[0].steps, rows[0].done), (ReviewStatus::Draft, 3, None));
+    assert_eq!(rows[0].assigned, "2026-11-20 09:05");
+    assert_eq!((rows[1].status, rows[1].done), (ReviewStatus::InReview, Some(1)));
 }
 
 #[test]
@@ -133,6 +158,36 @@ fn agreement_is_read_per_step_and_per_annotator() {
     assert_eq!(per[0].1, expected);
     assert_eq!(percent(Some(0.875)), "88%");
     assert_eq!(percent(None), "—");
+}
+
+#[test]
+fn a_version_names_its_action_and_marks_what_differs_from_the_others() {
+    let a = agreement();
+    let words = ActionWords::read(&a.steps[1].versions["bea"].action);
+    assert_eq!(words, ActionWords { kind: "click".into(), target: "Teapots".into(), value: None });
+    let typed = ActionWords::read(&json!({"type": "type", "target": "Search", "value": "kettle"}));
+    assert_eq!(typed.value.as_deref(), Some("kettle"));
+    assert_eq!(
+        ActionWords::read(&json!({"type": "scroll", "value": 300})).value.as_deref(),
+        Some("300")
+    );
+    assert_eq!(ActionWords::read(&json!({"type": "click", "value": ""})).value, None);
+
+    // Step 1: same action, the second thought differs; step 2: the target differs.
+    let first = a.steps[0].differences("ann");
+    assert!(!first.action());
+    assert_eq!(first.thoughts, [false, true, false]);
+    let second = a.steps[1].differences("bea");
+    assert!(second.action() && second.target && !second.kind && !second.value);
+    assert_eq!(second.thoughts, [false, false, false]);
+    assert_eq!(a.steps[1].differences("nobody"), VersionDiff::default());
+}
+
+#[test]
+fn spacing_alone_is_no_difference_between_thoughts() {
+    let mut a = agreement();
+    a.steps[1].versions.get_mut("bea").unwrap().thoughts[0] = "  On the   shop. ".into();
+    assert_eq!(a.steps[1].differences("ann").thoughts, [false, false, false]);
 }
 
 #[test]

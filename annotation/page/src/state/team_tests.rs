@@ -59,6 +59,7 @@ fn entry(run_id: &str) -> QueueEntry {
         run_id: run_id.into(),
         task_prompt: format!("Task {run_id}"),
         status: "draft".into(),
+        steps: 2,
         assigned_by: "ada".into(),
         assigned_at: "t".into(),
     }
