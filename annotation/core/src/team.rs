@@ -260,6 +260,7 @@ pub fn round_robin_body(filter: &Filter, typed: &str) -> Result<Value, String> {
         (filter.action_type.is_some(), "action type"),
         (filter.collection.is_some(), "collection"),
         (filter.issue.is_some(), "issues"),
+        (filter.driven_by.is_some(), "driven by"),
     ];
     let used: Vec<&str> = unsupported.iter().filter(|(on, _)| *on).map(|(_, n)| *n).collect();
     if !used.is_empty() {

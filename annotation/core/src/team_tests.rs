@@ -59,6 +59,9 @@ fn assignments_are_named_by_hand_or_in_turn_over_the_filter() {
     let dated = Filter { from: Some("2026-11-01".into()), min_quality: Some(80), ..filter };
     let refused = round_robin_body(&dated, "ann").unwrap_err();
     assert!(refused.contains("dates, quality"), "{refused}");
+    let driven = Filter { driven_by: Some("Claude Desktop".into()), ..Filter::default() };
+    let refused = round_robin_body(&driven, "ann").unwrap_err();
+    assert!(refused.contains("driven by"), "the server's filter has no MCP client: {refused}");
     assert_eq!(
         round_robin_text(
             &json!({"assigned": [{"runId": "a"}, {"runId": "b"}], "skipped": [{"runId": "c"}]})
