@@ -236,6 +236,31 @@ pub fn user_list(typed: &str) -> Vec<String> {
     out
 }
 
+/// The annotators to offer when assigning. The server has no list of its users, so these
+/// are the ids the page has seen: the run's assignees, the runs' annotators and (for an
+/// admin) the figures' annotators; sorted, each once.
+pub fn known_annotators<'a>(seen: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let set: std::collections::BTreeSet<&str> = seen
+        .into_iter()
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && !n.contains([',', ' ']))
+        .collect();
+    set.into_iter().map(str::to_owned).collect()
+}
+
+/// The assign field's text after picking or unpicking `who`: the ids as typed, with `who`
+/// added at the end or taken out.
+pub fn toggle_user(typed: &str, who: &str) -> String {
+    let mut users = user_list(typed);
+    match users.iter().position(|u| u == who) {
+        Some(at) => {
+            users.remove(at);
+        }
+        None => users.push(who.to_owned()),
+    }
+    users.join(", ")
+}
+
 /// The `PUT /runs/{runId}/assignees` body for annotators as typed.
 pub fn assign_body(typed: &str) -> Result<Value, String> {
     let annotators = user_list(typed);
@@ -754,6 +779,8 @@ pub fn deliveries_from_server(items: &[Value]) -> Vec<Delivery> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     pub label: String,
+    /// The annotator's id: admins only see ids.
+    pub annotator: Option<String>,
     pub you: bool,
     pub runs: u64,
     pub average_quality: Option<f64>,
@@ -767,6 +794,7 @@ pub fn figures_from_server(items: &[Value]) -> Vec<Figure> {
         .iter()
         .map(|f| Figure {
             label: text(&f["label"]),
+            annotator: maybe(&f["annotator"]),
             you: f["you"].as_bool().unwrap_or(false),
             runs: f["runs"].as_u64().unwrap_or(0),
             average_quality: f["averageQuality"].as_f64(),

@@ -44,6 +44,14 @@ fn guidelines_markdown_is_read_as_text_blocks() {
 fn assignments_are_named_by_hand_or_in_turn_over_the_filter() {
     assert_eq!(user_list("ann, bea ann\tcal"), ["ann", "bea", "cal"]);
     assert_eq!(assign_body("ann,bea").unwrap(), json!({"annotators": ["ann", "bea"]}));
+    assert_eq!(toggle_user("ann", "bea"), "ann, bea");
+    assert_eq!(toggle_user("ann, bea ,cid", "bea"), "ann, cid");
+    assert_eq!(toggle_user("", "ann"), "ann");
+    assert_eq!(
+        known_annotators(["bea", " ann ", "", "bea", "two words", "ada"]),
+        ["ada", "ann", "bea"],
+        "each id once, sorted; nothing that is not an id"
+    );
     assert!(assign_body(" , ").is_err());
     let filter = Filter {
         statuses: vec![ReviewStatus::Draft],
@@ -265,6 +273,7 @@ fn notifications_audit_webhooks_and_figures_are_read_for_the_page() {
         (f[0].label.as_str(), figure(f[0].average_quality)),
         ("Annotator 1", "91.5".to_owned())
     );
+    assert_eq!(f[0].annotator, None, "a peer has no id");
 }
 
 #[test]
