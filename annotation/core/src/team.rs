@@ -658,6 +658,44 @@ pub fn audit_value(value: &Value) -> String {
     }
 }
 
+/// One changed field of an audit entry, both sides as short text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditChange {
+    /// Dotted path into the value (`guidelinesUrl`, `thoughts.thought2`); empty when the
+    /// value is not an object.
+    pub field: String,
+    pub before: String,
+    pub after: String,
+}
+
+/// What an audit entry changed: for objects, each field (nested objects by dotted path)
+/// whose value differs, in path order; otherwise the value itself, when it differs.
+/// Long text is cut to `MAX` characters: the full JSON is a click away.
+pub fn audit_changes(before: &Value, after: &Value) -> Vec<AuditChange> {
+    const MAX: usize = 60;
+    fn short(value: Option<&Value>) -> String {
+        let text = value.map_or_else(|| "—".to_owned(), audit_value);
+        match text.char_indices().nth(MAX) {
+            Some((at, _)) => format!("{}…", &text[..at]),
+            None => text,
+        }
+    }
+    fn walk(path: String, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<AuditChange>) {
+        if let (Some(x), Some(y)) = (a.and_then(Value::as_object), b.and_then(Value::as_object)) {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                let inner = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                walk(inner, x.get(key), y.get(key), out);
+            }
+        } else if a.filter(|v| !v.is_null()) != b.filter(|v| !v.is_null()) {
+            out.push(AuditChange { field: path, before: short(a), after: short(b) });
+        }
+    }
+    let mut out = Vec::new();
+    walk(String::new(), Some(before), Some(after), &mut out);
+    out
+}
+
 /// The audit log's filters as typed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AuditFilter {

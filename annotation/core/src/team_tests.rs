@@ -246,6 +246,33 @@ fn notifications_audit_webhooks_and_figures_are_read_for_the_page() {
     ]);
     assert_eq!(audit_value(&entries[0].after), r#"["ann","bea"]"#);
     assert_eq!(audit_value(&serde_json::Value::Null), "—");
+    assert_eq!(
+        audit_changes(&entries[0].before, &entries[0].after),
+        [AuditChange {
+            field: String::new(),
+            before: "[]".into(),
+            after: r#"["ann","bea"]"#.into()
+        }]
+    );
+    let changes = audit_changes(
+        &json!({"overlap": 1, "guidelinesUrl": null, "version": 2, "thoughts": {"thought1": "a", "thought2": "b"}}),
+        &json!({"overlap": 2, "guidelinesUrl": "https://team.test/rules", "version": 3,
+            "thoughts": {"thought1": "a", "thought2": "x".repeat(100)}, "guidelinesMarkdown": null}),
+    );
+    let read: Vec<(&str, &str, &str)> =
+        changes.iter().map(|c| (c.field.as_str(), c.before.as_str(), c.after.as_str())).collect();
+    assert_eq!(
+        read[..3],
+        [
+            ("guidelinesUrl", "—", "https://team.test/rules"),
+            ("overlap", "1", "2"),
+            ("thoughts.thought2", "b", read[2].2),
+        ]
+    );
+    assert_eq!(read[2].2.chars().count(), 61, "long text is cut: {}", read[2].2);
+    assert_eq!(read[3], ("version", "2", "3"));
+    assert_eq!(read.len(), 4, "a null that stays absent is no change");
+    assert!(audit_changes(&json!(3), &json!(3)).is_empty());
 
     let events = vec!["run.approved".to_owned()];
     assert!(webhook_create("http://127.0.0.1:9000/hook", &events, "").is_ok());

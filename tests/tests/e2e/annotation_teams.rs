@@ -439,6 +439,11 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         "the audit log",
     );
     shot(&ada, "audit");
+    // Each entry says what changed, field by field; the JSON is there on demand.
+    let assigned = ada.text(
+        "[data-testid=audit-entry][data-action='assignment.changed'] [data-testid=audit-change][data-field=annotators]",
+    );
+    assert!(assigned.contains(" → ") && assigned.contains("\"bea\""), "{assigned}");
     let actions = ada.eval(
         "[...document.querySelectorAll('[data-testid=audit-entry]')].map(e => e.dataset.action)",
     );
