@@ -669,7 +669,8 @@ pub struct AuditChange {
 }
 
 /// What an audit entry changed: for objects, each field (nested objects by dotted path)
-/// whose value differs, in path order; otherwise the value itself, when it differs.
+/// whose value differs, in path order (an object made or deleted: each of its fields);
+/// otherwise the value itself, when it differs.
 /// Long text is cut to `MAX` characters: the full JSON is a click away.
 pub fn audit_changes(before: &Value, after: &Value) -> Vec<AuditChange> {
     const MAX: usize = 60;
@@ -681,7 +682,16 @@ pub fn audit_changes(before: &Value, after: &Value) -> Vec<AuditChange> {
         }
     }
     fn walk(path: String, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<AuditChange>) {
-        if let (Some(x), Some(y)) = (a.and_then(Value::as_object), b.and_then(Value::as_object)) {
+        // An object made or deleted reads field by field, against nothing on the other side.
+        let empty = serde_json::Map::new();
+        let absent = |v: Option<&Value>| v.is_none_or(Value::is_null);
+        let (x, y) = (a.and_then(Value::as_object), b.and_then(Value::as_object));
+        let (x, y) = match (x, y) {
+            (None, Some(y)) if absent(a) => (Some(&empty), Some(y)),
+            (Some(x), None) if absent(b) => (Some(x), Some(&empty)),
+            pair => pair,
+        };
+        if let (Some(x), Some(y)) = (x, y) {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             for key in keys {
                 let inner = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };

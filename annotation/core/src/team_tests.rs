@@ -273,6 +273,11 @@ fn notifications_audit_webhooks_and_figures_are_read_for_the_page() {
     assert_eq!(read[3], ("version", "2", "3"));
     assert_eq!(read.len(), 4, "a null that stays absent is no change");
     assert!(audit_changes(&json!(3), &json!(3)).is_empty());
+    let made = audit_changes(&serde_json::Value::Null, &json!({"quality": 77}));
+    assert_eq!(
+        made,
+        [AuditChange { field: "quality".into(), before: "—".into(), after: "77".into() }]
+    );
 
     let events = vec!["run.approved".to_owned()];
     assert!(webhook_create("http://127.0.0.1:9000/hook", &events, "").is_ok());
