@@ -165,7 +165,12 @@ pub struct Filter {
     pub collection: Option<String>,
     /// `open`: runs with an open issue; an issue type (`logic`, …): an open issue of it.
     pub issue: Option<String>,
+    /// The MCP client that drove the run (case-insensitive), or [`NOT_DRIVEN`].
+    pub driven_by: Option<String>,
 }
+
+/// The filter's value for runs no MCP client drove (started from the side panel).
+pub const NOT_DRIVEN: &str = "(none)";
 
 /// The filter's value for runs with any open issue.
 pub const OPEN_ISSUES: &str = "open";
@@ -302,6 +307,16 @@ impl<'a> Compiled<'a> {
         {
             return false;
         }
+        match f.driven_by.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+            Some(NOT_DRIVEN) if s.driven_by.is_some() => return false,
+            Some(NOT_DRIVEN) | None => {}
+            Some(client)
+                if s.driven_by.as_deref().is_none_or(|d| !d.eq_ignore_ascii_case(client)) =>
+            {
+                return false;
+            }
+            Some(_) => {}
+        }
         match f.issue.as_deref().filter(|i| !i.is_empty()) {
             Some(OPEN_ISSUES) if s.open_issues == 0 => return false,
             Some(OPEN_ISSUES) | None => {}
@@ -372,6 +387,8 @@ pub struct Facets {
     pub tags: Vec<String>,
     pub collections: Vec<String>,
     pub action_types: Vec<String>,
+    /// The MCP clients that drove runs.
+    pub drivers: Vec<String>,
     /// Every status in flow order, with how many runs have it.
     pub statuses: Vec<(ReviewStatus, usize)>,
     pub total: usize,
@@ -382,6 +399,7 @@ pub fn facets(summaries: &[RunSummary]) -> Facets {
     let mut tags = BTreeSet::new();
     let mut collections = BTreeSet::new();
     let mut action_types = BTreeSet::new();
+    let mut drivers = BTreeSet::new();
     let mut statuses: Vec<(ReviewStatus, usize)> =
         ReviewStatus::ALL.iter().map(|s| (*s, 0)).collect();
     for s in summaries {
@@ -389,6 +407,7 @@ pub fn facets(summaries: &[RunSummary]) -> Facets {
         tags.extend(s.tags.iter());
         collections.extend(s.collections.iter());
         action_types.extend(s.action_types.iter());
+        drivers.extend(s.driven_by.iter().filter(|d| !d.is_empty()));
         if let Some(entry) = statuses.iter_mut().find(|(status, _)| *status == s.status) {
             entry.1 += 1;
         }
@@ -399,6 +418,7 @@ pub fn facets(summaries: &[RunSummary]) -> Facets {
         tags: owned(tags),
         collections: owned(collections),
         action_types: owned(action_types),
+        drivers: owned(drivers),
         statuses,
         total: summaries.len(),
     }
@@ -442,6 +462,11 @@ pub fn describe(filter: &Filter) -> String {
     }
     if let Some(c) = nonempty(&filter.collection) {
         parts.push(format!("collection {c}"));
+    }
+    match nonempty(&filter.driven_by).as_deref() {
+        Some(NOT_DRIVEN) => parts.push("not driven by an MCP client".into()),
+        Some(client) => parts.push(format!("driven by {client}")),
+        None => {}
     }
     match nonempty(&filter.issue).as_deref() {
         Some(OPEN_ISSUES) => parts.push("open issues".into()),

@@ -145,6 +145,8 @@ pub struct QueueEntry {
     pub run_id: String,
     pub task_prompt: String,
     pub status: String,
+    /// The steps the server holds of the run.
+    pub steps: u32,
     pub assigned_by: String,
     pub assigned_at: String,
 }
@@ -157,9 +159,45 @@ pub fn queue_from_server(items: &[Value]) -> Vec<QueueEntry> {
                 run_id: item["assignment"]["runId"].as_str()?.to_owned(),
                 task_prompt: text(&item["run"]["taskPrompt"]),
                 status: text(&item["run"]["status"]),
+                steps: item["run"]["storedSteps"].as_u64().unwrap_or(0) as u32,
                 assigned_by: text(&item["assignment"]["assignedBy"]),
                 assigned_at: text(&item["assignment"]["assignedAt"]),
             })
+        })
+        .collect()
+}
+
+/// A row of "My queue" as the page shows it: the server's entry, its place in the queue
+/// (1 is next), and the progress this browser knows of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueRow {
+    pub entry: QueueEntry,
+    pub position: usize,
+    pub status: ReviewStatus,
+    pub steps: u32,
+    /// Steps marked complete, when the run is in this browser.
+    pub done: Option<u32>,
+    /// The assignment's day and time, `YYYY-MM-DD HH:MM`.
+    pub assigned: String,
+}
+
+/// The queue's rows, in the server's order (oldest assignment first: that is the due
+/// order), with what the local run summaries add.
+pub fn queue_rows(queue: &[QueueEntry], local: &[crate::query::RunSummary]) -> Vec<QueueRow> {
+    queue
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let here = local.iter().find(|s| s.run_id == entry.run_id);
+            let at = entry.assigned_at.replace('T', " ");
+            QueueRow {
+                position: i + 1,
+                status: ReviewStatus::parse(&entry.status).unwrap_or_default(),
+                steps: here.map_or(entry.steps, |s| s.steps.max(entry.steps)),
+                done: here.map(|s| s.done),
+                assigned: at.get(..16).unwrap_or(&at).to_owned(),
+                entry: entry.clone(),
+            }
         })
         .collect()
 }
@@ -198,6 +236,31 @@ pub fn user_list(typed: &str) -> Vec<String> {
     out
 }
 
+/// The annotators to offer when assigning. The server has no list of its users, so these
+/// are the ids the page has seen: the run's assignees, the runs' annotators and (for an
+/// admin) the figures' annotators; sorted, each once.
+pub fn known_annotators<'a>(seen: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let set: std::collections::BTreeSet<&str> = seen
+        .into_iter()
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && !n.contains([',', ' ']))
+        .collect();
+    set.into_iter().map(str::to_owned).collect()
+}
+
+/// The assign field's text after picking or unpicking `who`: the ids as typed, with `who`
+/// added at the end or taken out.
+pub fn toggle_user(typed: &str, who: &str) -> String {
+    let mut users = user_list(typed);
+    match users.iter().position(|u| u == who) {
+        Some(at) => {
+            users.remove(at);
+        }
+        None => users.push(who.to_owned()),
+    }
+    users.join(", ")
+}
+
 /// The `PUT /runs/{runId}/assignees` body for annotators as typed.
 pub fn assign_body(typed: &str) -> Result<Value, String> {
     let annotators = user_list(typed);
@@ -222,6 +285,7 @@ pub fn round_robin_body(filter: &Filter, typed: &str) -> Result<Value, String> {
         (filter.action_type.is_some(), "action type"),
         (filter.collection.is_some(), "collection"),
         (filter.issue.is_some(), "issues"),
+        (filter.driven_by.is_some(), "driven by"),
     ];
     let used: Vec<&str> = unsupported.iter().filter(|(on, _)| *on).map(|(_, n)| *n).collect();
     if !used.is_empty() {
@@ -404,6 +468,67 @@ impl Agreement {
     }
 }
 
+/// An action named the way the rest of the page names one: its type, target and value.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ActionWords {
+    pub kind: String,
+    pub target: String,
+    pub value: Option<String>,
+}
+
+impl ActionWords {
+    /// Reads an action's JSON (`{"type", "target", "value"}`); a value that is not text is
+    /// shown as its JSON, an empty one not at all.
+    pub fn read(action: &Value) -> ActionWords {
+        let value = match &action["value"] {
+            Value::Null => None,
+            Value::String(s) => Some(s.clone()),
+            other => Some(other.to_string()),
+        };
+        ActionWords {
+            kind: text(&action["type"]),
+            target: text(&action["target"]),
+            value: value.filter(|v| !v.is_empty()),
+        }
+    }
+}
+
+/// Where one annotator's version of a step differs from at least one other annotator's.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct VersionDiff {
+    pub kind: bool,
+    pub target: bool,
+    pub value: bool,
+    pub thoughts: [bool; 3],
+}
+
+impl VersionDiff {
+    pub fn action(&self) -> bool {
+        self.kind || self.target || self.value
+    }
+}
+
+impl StepAgreement {
+    /// What `who` wrote differently from the others on this step. Thoughts are compared
+    /// as a reader sees them: surrounding space and runs of spaces do not count.
+    pub fn differences(&self, who: &str) -> VersionDiff {
+        let Some(mine) = self.versions.get(who) else { return VersionDiff::default() };
+        let words = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+        let me = ActionWords::read(&mine.action);
+        let mut diff = VersionDiff::default();
+        for (_, theirs) in self.versions.iter().filter(|(other, _)| *other != who) {
+            let them = ActionWords::read(&theirs.action);
+            diff.kind |= me.kind != them.kind;
+            diff.target |= me.target != them.target;
+            diff.value |= me.value != them.value;
+            for (i, differs) in diff.thoughts.iter_mut().enumerate() {
+                *differs |= words(&mine.thoughts[i]) != words(&theirs.thoughts[i]);
+            }
+        }
+        diff
+    }
+}
+
 /// A score from 0 to 1 as a percentage for a person.
 pub fn percent(score: Option<f64>) -> String {
     score.map_or_else(|| "—".to_owned(), |s| format!("{:.0}%", s * 100.0))
@@ -533,6 +658,54 @@ pub fn audit_value(value: &Value) -> String {
     }
 }
 
+/// One changed field of an audit entry, both sides as short text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditChange {
+    /// Dotted path into the value (`guidelinesUrl`, `thoughts.thought2`); empty when the
+    /// value is not an object.
+    pub field: String,
+    pub before: String,
+    pub after: String,
+}
+
+/// What an audit entry changed: for objects, each field (nested objects by dotted path)
+/// whose value differs, in path order (an object made or deleted: each of its fields);
+/// otherwise the value itself, when it differs.
+/// Long text is cut to `MAX` characters: the full JSON is a click away.
+pub fn audit_changes(before: &Value, after: &Value) -> Vec<AuditChange> {
+    const MAX: usize = 60;
+    fn short(value: Option<&Value>) -> String {
+        let text = value.map_or_else(|| "—".to_owned(), audit_value);
+        match text.char_indices().nth(MAX) {
+            Some((at, _)) => format!("{}…", &text[..at]),
+            None => text,
+        }
+    }
+    fn walk(path: String, a: Option<&Value>, b: Option<&Value>, out: &mut Vec<AuditChange>) {
+        // An object made or deleted reads field by field, against nothing on the other side.
+        let empty = serde_json::Map::new();
+        let absent = |v: Option<&Value>| v.is_none_or(Value::is_null);
+        let (x, y) = (a.and_then(Value::as_object), b.and_then(Value::as_object));
+        let (x, y) = match (x, y) {
+            (None, Some(y)) if absent(a) => (Some(&empty), Some(y)),
+            (Some(x), None) if absent(b) => (Some(x), Some(&empty)),
+            pair => pair,
+        };
+        if let (Some(x), Some(y)) = (x, y) {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for key in keys {
+                let inner = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+                walk(inner, x.get(key), y.get(key), out);
+            }
+        } else if a.filter(|v| !v.is_null()) != b.filter(|v| !v.is_null()) {
+            out.push(AuditChange { field: path, before: short(a), after: short(b) });
+        }
+    }
+    let mut out = Vec::new();
+    walk(String::new(), Some(before), Some(after), &mut out);
+    out
+}
+
 /// The audit log's filters as typed.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AuditFilter {
@@ -654,6 +827,8 @@ pub fn deliveries_from_server(items: &[Value]) -> Vec<Delivery> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figure {
     pub label: String,
+    /// The annotator's id: admins only see ids.
+    pub annotator: Option<String>,
     pub you: bool,
     pub runs: u64,
     pub average_quality: Option<f64>,
@@ -667,6 +842,7 @@ pub fn figures_from_server(items: &[Value]) -> Vec<Figure> {
         .iter()
         .map(|f| Figure {
             label: text(&f["label"]),
+            annotator: maybe(&f["annotator"]),
             you: f["you"].as_bool().unwrap_or(false),
             runs: f["runs"].as_u64().unwrap_or(0),
             average_quality: f["averageQuality"].as_f64(),

@@ -44,6 +44,14 @@ fn guidelines_markdown_is_read_as_text_blocks() {
 fn assignments_are_named_by_hand_or_in_turn_over_the_filter() {
     assert_eq!(user_list("ann, bea ann\tcal"), ["ann", "bea", "cal"]);
     assert_eq!(assign_body("ann,bea").unwrap(), json!({"annotators": ["ann", "bea"]}));
+    assert_eq!(toggle_user("ann", "bea"), "ann, bea");
+    assert_eq!(toggle_user("ann, bea ,cid", "bea"), "ann, cid");
+    assert_eq!(toggle_user("", "ann"), "ann");
+    assert_eq!(
+        known_annotators(["bea", " ann ", "", "bea", "two words", "ada"]),
+        ["ada", "ann", "bea"],
+        "each id once, sorted; nothing that is not an id"
+    );
     assert!(assign_body(" , ").is_err());
     let filter = Filter {
         statuses: vec![ReviewStatus::Draft],
@@ -59,6 +67,9 @@ fn assignments_are_named_by_hand_or_in_turn_over_the_filter() {
     let dated = Filter { from: Some("2026-11-01".into()), min_quality: Some(80), ..filter };
     let refused = round_robin_body(&dated, "ann").unwrap_err();
     assert!(refused.contains("dates, quality"), "{refused}");
+    let driven = Filter { driven_by: Some("Claude Desktop".into()), ..Filter::default() };
+    let refused = round_robin_body(&driven, "ann").unwrap_err();
+    assert!(refused.contains("driven by"), "the server's filter has no MCP client: {refused}");
     assert_eq!(
         round_robin_text(
             &json!({"assigned": [{"runId": "a"}, {"runId": "b"}], "skipped": [{"runId": "c"}]})
@@ -69,9 +80,34 @@ fn assignments_are_named_by_hand_or_in_turn_over_the_filter() {
         "assignment": {"runId": "r1", "annotator": "ann", "assignedBy": "ada", "assignedAt": "t", "state": "open", "submittedAt": null},
         "run": {"id": "r1", "taskPrompt": "Find the kettle", "status": "draft"}})]);
     assert_eq!((queue[0].run_id.as_str(), queue[0].assigned_by.as_str()), ("r1", "ada"));
+    assert_eq!(queue[0].steps, 0, "no storedSteps: none known");
     let assignees = Assignees::from_server(&json!({"runId": "r1", "overlap": 2, "runVersion": 4,
         "items": [{"annotator": "ann", "state": "submitted"}, {"annotator": "bea", "state": "open"}]}));
     assert_eq!(assignees.annotators, [("ann".to_owned(), true), ("bea".to_owned(), false)]);
+}
+
+#[test]
+fn queue_rows_are_in_due_order_with_the_progress_known_here() {
+    let item = |id: &str, status: &str, steps: u32, at: &str| {
+        json!({"assignment": {"runId": id, "annotator": "ann", "assignedBy": "ada", "assignedAt": at,
+            "state": "open", "submittedAt": null},
+            "run": {"id": id, "taskPrompt": format!("Task {id}"), "status": status, "storedSteps": steps}})
+    };
+    let queue = queue_from_server(&[
+        item("r1", "draft", 3, "2026-11-20T09:05:00.123Z"),
+        item("r2", "in-review", 2, "2026-11-21T10:00:00Z"),
+    ]);
+    let run = crate::record::Run { id: "r2".into(), ..crate::record::Run::default() };
+    let steps = [0, 1].map(|index| crate::record::Step {
+        index,
+        verified: index == 0,
+        ..crate::record::Step::default()
+    });
+    let rows = queue_rows(&queue, &[crate::query::summarize(&run, &steps)]);
+    assert_eq!(rows.iter().map(|r| r.position).collect::<Vec<_>>(), [1, 2]);
+    assert_eq!((rows[0].status, rows[0].steps, rows[0].done), (ReviewStatus::Draft, 3, None));
+    assert_eq!(rows[0].assigned, "2026-11-20 09:05");
+    assert_eq!((rows[1].status, rows[1].done), (ReviewStatus::InReview, Some(1)));
 }
 
 #[test]
@@ -136,6 +172,36 @@ fn agreement_is_read_per_step_and_per_annotator() {
 }
 
 #[test]
+fn a_version_names_its_action_and_marks_what_differs_from_the_others() {
+    let a = agreement();
+    let words = ActionWords::read(&a.steps[1].versions["bea"].action);
+    assert_eq!(words, ActionWords { kind: "click".into(), target: "Teapots".into(), value: None });
+    let typed = ActionWords::read(&json!({"type": "type", "target": "Search", "value": "kettle"}));
+    assert_eq!(typed.value.as_deref(), Some("kettle"));
+    assert_eq!(
+        ActionWords::read(&json!({"type": "scroll", "value": 300})).value.as_deref(),
+        Some("300")
+    );
+    assert_eq!(ActionWords::read(&json!({"type": "click", "value": ""})).value, None);
+
+    // Step 1: same action, the second thought differs; step 2: the target differs.
+    let first = a.steps[0].differences("ann");
+    assert!(!first.action());
+    assert_eq!(first.thoughts, [false, true, false]);
+    let second = a.steps[1].differences("bea");
+    assert!(second.action() && second.target && !second.kind && !second.value);
+    assert_eq!(second.thoughts, [false, false, false]);
+    assert_eq!(a.steps[1].differences("nobody"), VersionDiff::default());
+}
+
+#[test]
+fn spacing_alone_is_no_difference_between_thoughts() {
+    let mut a = agreement();
+    a.steps[1].versions.get_mut("bea").unwrap().thoughts[0] = "  On the   shop. ".into();
+    assert_eq!(a.steps[1].differences("ann").thoughts, [false, false, false]);
+}
+
+#[test]
 fn a_merge_picks_a_version_or_chooses_per_step() {
     let mut merge = Merge::default();
     assert_eq!(merge.body(), None, "nothing chosen yet");
@@ -180,6 +246,38 @@ fn notifications_audit_webhooks_and_figures_are_read_for_the_page() {
     ]);
     assert_eq!(audit_value(&entries[0].after), r#"["ann","bea"]"#);
     assert_eq!(audit_value(&serde_json::Value::Null), "—");
+    assert_eq!(
+        audit_changes(&entries[0].before, &entries[0].after),
+        [AuditChange {
+            field: String::new(),
+            before: "[]".into(),
+            after: r#"["ann","bea"]"#.into()
+        }]
+    );
+    let changes = audit_changes(
+        &json!({"overlap": 1, "guidelinesUrl": null, "version": 2, "thoughts": {"thought1": "a", "thought2": "b"}}),
+        &json!({"overlap": 2, "guidelinesUrl": "https://team.test/rules", "version": 3,
+            "thoughts": {"thought1": "a", "thought2": "x".repeat(100)}, "guidelinesMarkdown": null}),
+    );
+    let read: Vec<(&str, &str, &str)> =
+        changes.iter().map(|c| (c.field.as_str(), c.before.as_str(), c.after.as_str())).collect();
+    assert_eq!(
+        read[..3],
+        [
+            ("guidelinesUrl", "—", "https://team.test/rules"),
+            ("overlap", "1", "2"),
+            ("thoughts.thought2", "b", read[2].2),
+        ]
+    );
+    assert_eq!(read[2].2.chars().count(), 61, "long text is cut: {}", read[2].2);
+    assert_eq!(read[3], ("version", "2", "3"));
+    assert_eq!(read.len(), 4, "a null that stays absent is no change");
+    assert!(audit_changes(&json!(3), &json!(3)).is_empty());
+    let made = audit_changes(&serde_json::Value::Null, &json!({"quality": 77}));
+    assert_eq!(
+        made,
+        [AuditChange { field: "quality".into(), before: "—".into(), after: "77".into() }]
+    );
 
     let events = vec!["run.approved".to_owned()];
     assert!(webhook_create("http://127.0.0.1:9000/hook", &events, "").is_ok());
@@ -207,6 +305,7 @@ fn notifications_audit_webhooks_and_figures_are_read_for_the_page() {
         (f[0].label.as_str(), figure(f[0].average_quality)),
         ("Annotator 1", "91.5".to_owned())
     );
+    assert_eq!(f[0].annotator, None, "a peer has no id");
 }
 
 #[test]

@@ -132,7 +132,18 @@ fn annotate(page: &Page, user: &str, thought2: &str, thought3: &str) {
         "document.querySelector('[data-testid=queue-item][data-run=r1]')",
         "r1 in My queue",
     );
-    page.click("[data-testid=queue-item][data-run=r1] button");
+    // The queue's row reads like the list's, and the header counts what is shown.
+    page.wait_for_text("[data-testid=queue-count]", "1 run in your queue");
+    let row = "[data-testid=queue-item][data-run=r1]";
+    assert_eq!(page.text(&format!("{row} [data-testid=queue-status]")), "Draft");
+    assert_eq!(page.text(&format!("{row} [data-testid=queue-position]")), "1");
+    assert!(page.text(row).contains("ada"), "assigned by: {}", page.text(row));
+    if user == "ann" {
+        shot(page, "queue");
+        page.click("[data-testid=queue-item][data-run=r1] button");
+    } else {
+        page.click("[data-testid=queue-start-next]");
+    }
     page.wait_for_text("[data-testid=own-version]", "Your own version");
     page.wait_for_text("[data-testid=guidelines-link]", "Guidelines ↗");
     page.click("[data-testid=step-row][data-index='0']");
@@ -239,7 +250,6 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     // Each annotator annotates in their own profile, in their own version.
     let (_browser_ann, ann) = profile(&server, "ann");
     ann.wait_for_text("[data-testid=notification-count]", "1");
-    shot(&ann, "queue");
     annotate(
         &ann,
         "ann",
@@ -279,6 +289,22 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         "document.querySelector('[data-testid=version][data-annotator=bea]')",
         "bea's step 2",
     );
+    // Step 2's versions differ in thought 3 only: that is what is marked, and the action
+    // reads as the rest of the page names one.
+    let marks = quinn.eval(
+        "[...document.querySelectorAll('[data-testid=version][data-annotator=bea] [data-testid=version-thought]')].map(t => t.dataset.differs)",
+    );
+    assert_eq!(marks, json!(["false", "false", "true"]));
+    assert_eq!(
+        quinn.eval("document.querySelector('[data-testid=version][data-annotator=bea] [data-testid=version-action]').dataset.differs"),
+        json!("false")
+    );
+    assert!(
+        !quinn
+            .text("[data-testid=version][data-annotator=bea] [data-testid=version-action]")
+            .contains('{')
+    );
+    assert!(quinn.text("[data-testid=step-scores]").contains("Step 2"));
     quinn.click("[data-testid=version][data-annotator=bea] [data-testid=take-step]");
     shot(&quinn, "agreement");
     quinn.click("[data-testid=resolve-merge]");
@@ -413,6 +439,11 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
         "the audit log",
     );
     shot(&ada, "audit");
+    // Each entry says what changed, field by field; the JSON is there on demand.
+    let assigned = ada.text(
+        "[data-testid=audit-entry][data-action='assignment.changed'] [data-testid=audit-change][data-field=annotators]",
+    );
+    assert!(assigned.contains(" → ") && assigned.contains("\"bea\""), "{assigned}");
     let actions = ada.eval(
         "[...document.querySelectorAll('[data-testid=audit-entry]')].map(e => e.dataset.action)",
     );

@@ -98,6 +98,25 @@ fn text_search_needs_every_term() {
 }
 
 #[test]
+fn runs_are_filtered_by_the_mcp_client_that_drove_them() {
+    let all = sample();
+    let pick = |driven: &str| {
+        let filter = Filter { driven_by: Some(driven.into()), ..Filter::default() };
+        ids(&all, select(&all, &filter, Sort::Newest))
+    };
+    assert_eq!(pick("Claude Desktop"), ["c"]);
+    assert_eq!(pick("claude desktop"), ["c"], "the client's name in any case");
+    assert_eq!(pick(NOT_DRIVEN), ["b", "a"], "runs started in the side panel");
+    assert!(pick("Cursor").is_empty());
+    assert_eq!(pick("  "), ["b", "a", "c"], "a blank choice filters nothing");
+    assert_eq!(facets(&all).drivers, ["Claude Desktop"]);
+    let described =
+        |driven: &str| describe(&Filter { driven_by: Some(driven.into()), ..Filter::default() });
+    assert_eq!(described("Claude Desktop"), "driven by Claude Desktop");
+    assert_eq!(described(NOT_DRIVEN), "not driven by an MCP client");
+}
+
+#[test]
 fn filters_combine() {
     let all = sample();
     let pick = |f: Filter| ids(&all, select(&all, &f, Sort::Newest));

@@ -1,5 +1,5 @@
 use annotation_core::record::Thought;
-use annotation_core::team::{Agreement, Merge, percent};
+use annotation_core::team::{ActionWords, Agreement, Merge, percent};
 use yew::prelude::*;
 
 use crate::state::team::TeamAction;
@@ -54,22 +54,41 @@ pub fn agreement_panel(props: &Props) -> Html {
                 </tbody>
             </table>
             if let Some(step) = selected {
+                <p class="step-scores" data-testid="step-scores">
+                    <strong>{ format!("Step {} · {}", step.index + 1, percent(Some(step.score))) }</strong>
+                    <span class={classes!("chip", (!step.action_equal).then_some("differs"))}>
+                        { if step.action_equal { "action same" } else { "action differs" } }
+                    </span>
+                    { for Thought::ALL.iter().zip(step.thoughts).map(|(which, score)| html! {
+                        <span class="chip">{ format!("thought {} {}", which.number(), percent(Some(score))) }</span>
+                    }) }
+                </p>
                 <div class="versions" data-testid="versions">
                     { for step.versions.iter().map(|(who, text)| {
                         let chosen = props.merge.source(step.index) == Some(who.as_str());
                         let choose = team.reform({ let (who, index) = (who.clone(), step.index); move |_| TeamAction::Choose { index, annotator: who.clone() } });
+                        let diff = step.differences(who);
+                        let action = ActionWords::read(&text.action);
+                        let mark = |differs: bool| classes!(differs.then_some("differs"));
                         html! {
                             <div class={classes!("version", chosen.then_some("chosen"))} data-testid="version" data-annotator={who.clone()}>
                                 <h4>{ who }</h4>
-                                <p class="muted">{ format!("action: {}", text.action) }</p>
-                                { for Thought::ALL.iter().zip(&text.thoughts).map(|(which, t)| html! {
-                                    <p><span class="muted">{ format!("{} · ", which.number()) }</span>{ t }</p>
+                                <dl class={classes!("version-action", mark(diff.action()))} data-testid="version-action" data-differs={diff.action().to_string()}>
+                                    <dt>{ "type" }</dt><dd class={mark(diff.kind)}>{ &action.kind }</dd>
+                                    <dt>{ "target" }</dt><dd class={mark(diff.target)}>{ &action.target }</dd>
+                                    <dt>{ "value" }</dt><dd class={mark(diff.value)}>{ action.value.clone().unwrap_or_else(|| "—".into()) }</dd>
+                                </dl>
+                                { for Thought::ALL.iter().zip(&text.thoughts).zip(diff.thoughts).map(|((which, t), differs)| html! {
+                                    <p class={classes!("version-thought", mark(differs))} data-testid="version-thought" data-differs={differs.to_string()}>
+                                        <span class="muted">{ format!("{} · ", which.number()) }</span>{ t }
+                                    </p>
                                 }) }
                                 <button class="small" data-testid="take-step" onclick={choose}>{ "Take this step" }</button>
                             </div>
                         }
                     }) }
                 </div>
+                <p class="muted hint">{ "Marked in amber: where this annotator wrote something the others did not." }</p>
             }
             <div class="merge-actions">
                 { for agreement.annotators.iter().map(|who| {

@@ -45,7 +45,7 @@ pub fn app() -> Html {
         (Screen::Run, true) => match &state.editor {
             Some(editor) => html! {
                 <RunView editor={editor.clone()} dispatch={state.dispatcher()} grammar={state.grammar.clone()}
-                    team={state.team.clone()} syncing={state.sync.settings.enabled()}
+                    team={state.team.clone()} syncing={state.sync.settings.enabled()} assign_choices={state.assign_choices()}
                     starred={state.starred.clone()} grammar_check={state.grammar_check.clone()} />
             },
             None => html! {},

@@ -1,4 +1,4 @@
-use annotation_core::team::{AuditEntry, AuditFilter, audit_value};
+use annotation_core::team::{AuditEntry, AuditFilter, audit_changes};
 use yew::prelude::*;
 
 use crate::state::team::TeamAction;
@@ -54,19 +54,41 @@ pub fn audit_view(props: &Props) -> Html {
                 <button class="small" data-testid="audit-export" onclick={export}>{ "Export JSON Lines" }</button>
             </div>
             <table class="audit-log" data-testid="audit-log">
-                <thead><tr><th>{ "#" }</th><th>{ "when" }</th><th>{ "who" }</th><th>{ "action" }</th><th>{ "run" }</th><th>{ "target" }</th><th>{ "before" }</th><th>{ "after" }</th></tr></thead>
+                <thead><tr><th>{ "#" }</th><th>{ "when" }</th><th>{ "who" }</th><th>{ "action" }</th><th>{ "run" }</th><th>{ "target" }</th><th>{ "what changed" }</th></tr></thead>
                 <tbody>
-                    { for props.entries.iter().map(|e| html! {
-                        <tr data-testid="audit-entry" data-action={e.action.clone()}>
-                            <td>{ e.seq }</td>
-                            <td>{ e.at.get(..19).unwrap_or(&e.at).replace('T', " ") }</td>
-                            <td>{ &e.user }</td>
-                            <td>{ &e.action }</td>
-                            <td>{ e.run_id.clone().unwrap_or_default() }</td>
-                            <td>{ &e.target }</td>
-                            <td class="value">{ audit_value(&e.before) }</td>
-                            <td class="value">{ audit_value(&e.after) }</td>
-                        </tr>
+                    { for props.entries.iter().map(|e| {
+                        let changes = audit_changes(&e.before, &e.after);
+                        let json = |v: &serde_json::Value| serde_json::to_string_pretty(v).unwrap_or_default();
+                        html! {
+                            <tr data-testid="audit-entry" data-action={e.action.clone()}>
+                                <td>{ e.seq }</td>
+                                <td class="when">{ e.at.get(..19).unwrap_or(&e.at).replace('T', " ") }</td>
+                                <td>{ &e.user }</td>
+                                <td>{ &e.action }</td>
+                                <td>{ e.run_id.clone().unwrap_or_default() }</td>
+                                <td>{ &e.target }</td>
+                                <td class="changes" data-testid="audit-changes">
+                                    if changes.is_empty() {
+                                        <span class="muted">{ "no change in value" }</span>
+                                    }
+                                    { for changes.iter().map(|c| html! {
+                                        <div class="change" data-testid="audit-change" data-field={c.field.clone()}>
+                                            if !c.field.is_empty() { <span class="field">{ &c.field }</span> }
+                                            <span class="before">{ &c.before }</span>
+                                            <span class="muted">{ " → " }</span>
+                                            <span class="after">{ &c.after }</span>
+                                        </div>
+                                    }) }
+                                    <details data-testid="audit-json">
+                                        <summary>{ "JSON" }</summary>
+                                        <div class="audit-json">
+                                            <div><span class="muted">{ "before" }</span><pre>{ json(&e.before) }</pre></div>
+                                            <div><span class="muted">{ "after" }</span><pre>{ json(&e.after) }</pre></div>
+                                        </div>
+                                    </details>
+                                </td>
+                            </tr>
+                        }
                     }) }
                 </tbody>
             </table>

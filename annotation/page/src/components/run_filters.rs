@@ -1,5 +1,5 @@
 use annotation_core::issues::IssueKind;
-use annotation_core::query::{Facets, Filter, OPEN_ISSUES, Sort};
+use annotation_core::query::{Facets, Filter, NOT_DRIVEN, OPEN_ISSUES, Sort};
 use annotation_core::record::ReviewStatus;
 use page_kit::value;
 use yew::prelude::*;
@@ -82,6 +82,15 @@ pub fn run_filters(props: &Props) -> Html {
             <select data-testid="filter-action" onchange={set(|f, v| f.action_type = some(v))}>
                 { options(&props.facets.action_types, &f.action_type, "Any action") }
             </select>
+            if !props.facets.drivers.is_empty() || f.driven_by.is_some() {
+                <select data-testid="filter-driven-by" title="The MCP client that drove the run" onchange={set(|f, v| f.driven_by = some(v))}>
+                    <option value="" selected={f.driven_by.is_none()}>{ "Driven by anyone" }</option>
+                    <option value={NOT_DRIVEN} selected={f.driven_by.as_deref() == Some(NOT_DRIVEN)}>{ "No MCP client (side panel)" }</option>
+                    { for props.facets.drivers.iter().map(|d| html! {
+                        <option value={d.clone()} selected={f.driven_by.as_deref() == Some(d.as_str())}>{ format!("Driven by {d}") }</option>
+                    }) }
+                </select>
+            }
             <select data-testid="filter-issue" onchange={set(|f, v| f.issue = some(v))}>
                 <option value="" selected={f.issue.is_none()}>{ "Any issues" }</option>
                 <option value={OPEN_ISSUES} selected={f.issue.as_deref() == Some(OPEN_ISSUES)}>{ "With open issues" }</option>

@@ -20,6 +20,8 @@ pub struct Props {
     pub grammar_check: GrammarCheck,
     pub starred: Vec<Template>,
     pub team: TeamState,
+    /// The annotators the assign field offers.
+    pub assign_choices: Vec<String>,
     /// A sync server is set: the team's parts show.
     pub syncing: bool,
 }
@@ -155,7 +157,7 @@ pub fn run_view(props: &Props) -> Html {
                 }
                 if props.syncing && editor.user.role != annotation_core::roles::Role::Annotator
                     && annotation_core::team::assignable(editor.merged_run().status) {
-                    <AssignPanel assignees={props.team.assignees.clone()} busy={props.team.busy.is_some()}
+                    <AssignPanel assignees={props.team.assignees.clone()} choices={props.assign_choices.clone()} busy={props.team.busy.is_some()}
                         overlap={props.team.project.as_ref().map_or(1, |p| p.overlap)} dispatch={props.dispatch.clone()} />
                 }
                 if editor.own_version {

@@ -117,9 +117,16 @@ pub fn runs_list(props: &Props) -> Html {
         <main class="runs" data-testid="runs-list">
             <div class="runs-head">
                 <h1>{ "Captured runs" }</h1>
-                <span class="muted" data-testid="runs-count">
-                    { format!("{} of {} runs", list.shown.len(), list.summaries.len()) }
-                </span>
+                if show_queue {
+                    <span class="muted" data-testid="queue-count">{ match props.team.queue.len() {
+                        1 => "1 run in your queue".to_owned(),
+                        n => format!("{n} runs in your queue"),
+                    } }</span>
+                } else {
+                    <span class="muted" data-testid="runs-count">
+                        { format!("{} of {} runs", list.shown.len(), list.summaries.len()) }
+                    </span>
+                }
                 if !list.texts_loaded && !list.filter.text.is_empty() {
                     <span class="muted" data-testid="search-loading">{ "Loading the search index…" }</span>
                 }
@@ -154,7 +161,7 @@ pub fn runs_list(props: &Props) -> Html {
                 </div>
             }
             if show_queue {
-                <QueueView queue={props.team.queue.clone()} loaded={props.team.queue_loaded} dispatch={props.dispatch.clone()} />
+                <QueueView rows={annotation_core::team::queue_rows(&props.team.queue, &list.summaries)} loaded={props.team.queue_loaded} dispatch={props.dispatch.clone()} />
             } else {
             <RunFilters filter={list.filter.clone()} sort={list.sort} facets={facets} unscored={list.unscored_hidden} on_change={on_list.clone()} />
             if let Some(name) = list.filter.collection.clone().filter(|c| !c.is_empty()) {

@@ -6,7 +6,7 @@
 use annotation_core::sync::SyncSettings;
 use annotation_core::team::{
     Agreement, Assignees, AuditEntry, AuditFilter, Delivery, Figure, Merge, Notification, Project,
-    QueueEntry, Webhook, assign_body, round_robin_body, webhook_create,
+    QueueEntry, Webhook, assign_body, known_annotators, round_robin_body, webhook_create,
 };
 use serde_json::{Value, json};
 
@@ -197,6 +197,14 @@ impl Studio {
         self.team_request(TeamRequest::Write { method, path, body, if_match, then });
     }
 
+    /// The annotators the assign field offers (`annotation_core::team::known_annotators`).
+    pub fn assign_choices(&self) -> Vec<String> {
+        let assignees = self.team.assignees.iter().flat_map(|a| &a.annotators).map(|(a, _)| a);
+        let figures = self.team.figures.iter().filter_map(|f| f.annotator.as_ref());
+        let runs = self.list.summaries.iter().filter_map(|s| s.annotator.as_ref());
+        known_annotators(assignees.chain(figures).chain(runs).map(String::as_str))
+    }
+
     /// The open run's team data, for whoever reads it: the agreement in its tab, the
     /// assignees for those who assign.
     pub(super) fn load_run_team(&mut self) {
@@ -214,6 +222,10 @@ impl Studio {
         self.team.merge = Merge::default();
         if manager {
             self.get(Fetch::Assignees, format!("/runs/{run}/assignees"));
+        }
+        // An admin's figures name every annotator: the assign field offers them.
+        if self.user.role == annotation_core::roles::Role::Admin && self.team.figures.is_empty() {
+            self.get(Fetch::Figures, "/analytics/annotators".into());
         }
         if agreement {
             self.get(Fetch::Agreement, format!("/runs/{run}/agreement"));

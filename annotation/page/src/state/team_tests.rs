@@ -59,6 +59,7 @@ fn entry(run_id: &str) -> QueueEntry {
         run_id: run_id.into(),
         task_prompt: format!("Task {run_id}"),
         status: "draft".into(),
+        steps: 2,
         assigned_by: "ada".into(),
         assigned_at: "t".into(),
     }
@@ -108,6 +109,43 @@ fn an_annotators_list_opens_on_my_queue_and_next_run_follows_it() {
     let mut reviewer = super::team_tests::studio(Role::Reviewer);
     reviewer.apply(Action::RoundDone(Box::new(round(vec![], vec![]))));
     assert!(!reviewer.team.show_queue);
+}
+
+#[test]
+fn the_assign_field_offers_the_annotators_the_page_has_seen() {
+    let mut admin = studio(Role::Admin);
+    open(&mut admin, true, "ada");
+    assert!(
+        requests(&admin).iter().any(|r| matches!(r, TeamRequest::Get(Fetch::Figures, _))),
+        "an admin's figures name the annotators"
+    );
+    let figure = |annotator: Option<&str>| annotation_core::team::Figure {
+        label: annotator.unwrap_or("Annotator 1").into(),
+        annotator: annotator.map(Into::into),
+        you: false,
+        runs: 1,
+        average_quality: None,
+        consistency: None,
+        agreement: None,
+        review_completion: None,
+    };
+    admin.apply(Action::Team(TeamAction::Loaded(crate::state::team::TeamData::Figures(vec![
+        figure(Some("bea")),
+        figure(None),
+    ]))));
+    admin.apply(Action::Team(TeamAction::Loaded(crate::state::team::TeamData::Assignees(
+        annotation_core::team::Assignees {
+            run_id: "r1".into(),
+            overlap: 1,
+            annotators: vec![("cid".into(), false)],
+        },
+    ))));
+    assert_eq!(admin.assign_choices(), ["bea", "cid"]);
+
+    // A reviewer sees peers only anonymised: the page does not ask.
+    let mut reviewer = studio(Role::Reviewer);
+    open(&mut reviewer, true, "ada");
+    assert!(!requests(&reviewer).iter().any(|r| matches!(r, TeamRequest::Get(Fetch::Figures, _))));
 }
 
 #[test]
