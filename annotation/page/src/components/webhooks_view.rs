@@ -40,13 +40,19 @@ pub fn webhooks_view(props: &Props) -> Html {
             if let Some((id, secret)) = &props.secret {
                 <div class="secret" role="alert" data-testid="webhook-secret-box">
                     <p>{ format!("Hook {id} is registered. Its signing secret is shown this once: copy it now.") }</p>
-                    <code data-testid="webhook-secret">{ secret }</code>
+                    <code class="select-all" data-testid="webhook-secret" title="One click selects it all">{ secret }</code>
+                    <p class="hint">{ "Verify each delivery: X-AlphaScout-Signature is sha256= and the hex HMAC-SHA256 of the exact body, keyed with this secret." }</p>
                     <button class="small" data-testid="secret-done" onclick={team.reform(|_| TeamAction::ForgetSecret)}>{ "I have copied it" }</button>
                 </div>
             }
             <div class="new-hook">
-                <input data-testid="webhook-url" ref={url} size="40" placeholder="https://… (or http://localhost…)" />
-                <input data-testid="webhook-description" ref={description} size="20" placeholder="What it is for" />
+                <label class="hook-field">{ "Payload URL" }
+                    <input data-testid="webhook-url" ref={url} size="40" placeholder="https://… (or http://localhost…)" />
+                </label>
+                <label class="hook-field">{ "Description" }
+                    <input data-testid="webhook-description" ref={description} size="20" placeholder="What it is for" />
+                </label>
+                <span class="events-label">{ "Events" }</span>
                 { for WEBHOOK_EVENTS.iter().map(|event| {
                     let on = events.contains(&event.to_string());
                     let toggle = { let events = events.clone(); move |_| {
