@@ -539,9 +539,8 @@ pub async fn save(
         runs: own_runs.into_iter().rev().collect(),
     };
     put(store, &row).await?;
-    if publish {
-        worker.mcp.tools_changed();
-    }
+    // Published or not, this version may add, rename or withdraw a pipeline's tool.
+    worker.mcp.tools_changed();
     Ok(WorkerEvent::PipelineSaved {
         id,
         version,
