@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 /// The name the worker passes to `chrome.runtime.connectNative`.
-pub const HOST_NAME: &str = "com.alphascout.mcp";
+pub use mcp_tools::bridge::HOST_NAME;
 
 /// The id Chrome gives an extension whose manifest has `key` (base64 of its public key's
 /// DER): SHA-256 of the key, its first 32 hex digits written with `a`–`p` for 0–f.

@@ -14,6 +14,9 @@ use std::io::{self, Read, Write};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// The native host's name: the worker connects to it, and its manifest registers it.
+pub const HOST_NAME: &str = "com.alphascout.mcp";
+
 /// Chrome refuses a message from a native host over 1 MB.
 pub const MAX_TO_CHROME: usize = 1024 * 1024;
 

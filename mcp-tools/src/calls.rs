@@ -61,6 +61,23 @@ pub enum Call {
 
 /// Reads `tool`'s `arguments`; a published pipeline's or a workflow's own tool becomes a
 /// [`Call::RunPipeline`] or [`Call::ReplayWorkflow`].
+/// Whether reading or carrying out a call of `tool` needs [`Published`]: a published
+/// pipeline's or a workflow's own tool, or the two fixed tools that name one.
+pub fn needs_published(tool: &str) -> bool {
+    !matches!(
+        tool,
+        "run_task"
+            | "answer"
+            | "get_page_state"
+            | "act"
+            | "screenshot"
+            | "list_tabs"
+            | "list_workflows"
+            | "job_status"
+            | "stop_job"
+    )
+}
+
 pub fn read(tool: &str, arguments: &Value, published: &Published) -> Result<Call, String> {
     let empty = Map::new();
     let args = match arguments {

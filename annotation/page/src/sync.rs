@@ -234,9 +234,11 @@ pub async fn round(
         out.pulled.extend(fetched);
         // Quality, time and collections go up once the runs they name are there.
         let role = out.user.as_ref().map(|u| u.role);
-        metrics::report(db, settings, role).await?;
+        // One read of the stored runs serves both: neither writes runs.
+        let runs = db.runs().await.map_err(Failure::Refused)?;
+        metrics::report(db, settings, role, &runs).await?;
         if role.is_some_and(|r| r != Role::Annotator) {
-            collections::round(db, settings, &mut out).await?;
+            collections::round(db, settings, &runs, &mut out).await?;
         }
         if let Some(run_id) = open_run {
             out.metrics = metrics::of_run(settings, run_id).await;

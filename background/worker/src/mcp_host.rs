@@ -44,9 +44,6 @@ use crate::signal::within;
 use crate::store::Store;
 use crate::tasks::hands;
 
-/// The native host's name, as its manifest registers it.
-pub const HOST: &str = "com.alphascout.mcp";
-
 /// Said to a client while Settings do not allow MCP clients.
 pub const SWITCHED_OFF: &str = "MCP clients are switched off in AlphaScout: switch on Settings → \
                                 Allow MCP clients in its side panel.";
@@ -101,7 +98,7 @@ impl McpHost {
         let connected = host.port.borrow().is_some();
         if allowed && !connected {
             *host.problem.borrow_mut() = None;
-            match chrome::connect_mcp(HOST) {
+            match chrome::connect_mcp(mcp_tools::bridge::HOST_NAME) {
                 Ok(port) => {
                     port.post(&FromExtension::Hello { version: env!("CARGO_PKG_VERSION").into() });
                     *host.port.borrow_mut() = Some(port);
@@ -307,11 +304,18 @@ fn pipeline_job(run: u32) -> String {
     format!("pipeline:{run}")
 }
 
+thread_local! {
+    /// The bundled prompts never change while the worker lives: parsed once, not per call.
+    static ACTION_SCHEMA: Value = {
+        let prompts = PromptSet::bundled();
+        let navigator = prompts.prompt("navigator").map(|p| p.schema.as_value().clone());
+        navigator.map(|schema| schema["$defs"]["action"].clone()).unwrap_or_else(|| json!({}))
+    };
+}
+
 /// The Navigator's own action schema, from the bundled prompts.
 fn action_schema() -> Value {
-    let prompts = PromptSet::bundled();
-    let navigator = prompts.prompt("navigator").map(|p| p.schema.as_value().clone());
-    navigator.map(|schema| schema["$defs"]["action"].clone()).unwrap_or_else(|| json!({}))
+    ACTION_SCHEMA.with(Value::clone)
 }
 
 /// Every tool as the clients list them.
@@ -374,7 +378,9 @@ async fn call(
     arguments: &Value,
     progress: bool,
 ) -> Result<FromExtension, Refusal> {
-    let published = published(worker).await;
+    // Reading every pipeline and workflow is for the calls that name one, not every `act`.
+    let published =
+        if calls::needs_published(tool) { published(worker).await } else { Published::default() };
     let call =
         calls::read(tool, arguments, &published).map_err(refuse(ErrorCode::InvalidParams))?;
     let store = worker.tasks.store().await.map_err(refuse(ErrorCode::Internal))?;

@@ -436,14 +436,16 @@ impl RunList {
         let filters = filters.to_string();
         let after = decode_cursor(self.cursor, &filters)?;
         let mut conn = state.store.pool.acquire().await?;
-        model::visible_run(&mut conn, user, &self.run_id).await?;
-        Ok(OpenList { run_id: self.run_id, limit: self.limit, after, conn, filters })
+        let run = model::visible_run(&mut conn, user, &self.run_id).await?;
+        Ok(OpenList { run_id: self.run_id, run, limit: self.limit, after, conn, filters })
     }
 }
 
 /// A [`RunList`] the caller may see.
 pub struct OpenList {
     pub run_id: String,
+    /// The run as read when the list opened (lists whose rules depend on it need no second read).
+    pub run: model::RunRow,
     limit: i64,
     /// The sort key of the last item before this page, from the cursor.
     after: Option<Value>,

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 
 use annotation_core::collections::sync::{self as plan, Write};
+use annotation_core::record::Run;
 use annotation_core::sync::SyncSettings;
 use run_contract::url::component_encode;
 
@@ -15,12 +16,12 @@ use crate::state::RoundDone;
 pub(super) async fn round(
     db: &Db,
     settings: &SyncSettings,
+    runs: &[Run],
     out: &mut RoundDone,
 ) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
     let before = db.collections().await;
     let mut local = before.clone();
-    let runs = db.runs().await.map_err(refused)?;
     let on_server: BTreeSet<String> =
         runs.iter().filter(|r| r.server_version.is_some()).map(|r| r.id.clone()).collect();
     let names = || runs.iter().map(|r| (r.id.as_str(), r.collections.as_slice()));

@@ -3,6 +3,7 @@
 //! on the way is sent again and never counted twice (`annotation_core::metrics_sync`).
 
 use annotation_core::metrics_sync::TeamMetrics;
+use annotation_core::record::Run;
 use annotation_core::roles::Role;
 use annotation_core::sync::SyncSettings;
 use run_contract::url::component_encode;
@@ -15,20 +16,21 @@ pub(super) async fn report(
     db: &Db,
     settings: &SyncSettings,
     role: Option<Role>,
+    runs: &[Run],
 ) -> Result<(), Failure> {
     let refused = |why: String| Failure::Refused(why);
     // A reviewer's score is not the run's; the server refuses it, so it is not sent.
     let may_score = role.is_some_and(|r| r != Role::Reviewer);
     let mut marks = db.metrics_marks().await;
     let mut reports = Vec::new();
-    for run in db.runs().await.map_err(refused)? {
+    for run in runs {
         // The server must hold the run first; its first sync carries it.
         if run.server_version.is_none() {
             continue;
         }
         let mark = marks.entry(run.id.clone()).or_default();
         if let Some(report) = mark.report(run.quality, run.active_ms, may_score, new_id) {
-            reports.push((run.id, report));
+            reports.push((run.id.clone(), report));
         }
     }
     if reports.is_empty() {
