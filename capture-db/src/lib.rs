@@ -207,7 +207,7 @@ pub async fn put(
 
 /// Plain objects and `null`s, as the JSON the types describe.
 pub fn encode(value: &impl Serialize) -> Result<JsValue, String> {
-    let text = serde_json::to_string(value).map_err(|e| e.to_string())?;
+    let text = lean::write_json(value).map_err(|e| e.to_string())?;
     js_sys::JSON::parse(&text).map_err(|e| format!("{e:?}"))
 }
 
@@ -215,11 +215,11 @@ pub fn encode(value: &impl Serialize) -> Result<JsValue, String> {
 /// Blob or any other non-JSON value is an error, as is a record that does not have `T`'s shape.
 pub fn decode<T: DeserializeOwned>(value: JsValue) -> Result<T, String> {
     if value.is_undefined() {
-        return serde_json::from_str("null").map_err(|e| e.to_string());
+        return serde_json::from_value(serde_json::Value::Null).map_err(|e| e.to_string());
     }
     let text = js_sys::JSON::stringify(&value)
         .ok()
         .and_then(|text| text.as_string())
         .ok_or_else(|| "the stored value is not JSON".to_owned())?;
-    serde_json::from_str(&text).map_err(|e| e.to_string())
+    lean::read_json(&text).map_err(|e| e.to_string())
 }

@@ -150,7 +150,7 @@ pub fn by_week(points: &[(String, f64)]) -> Vec<(String, usize, f64)> {
             None => weeks.push((week, 1, *value)),
         }
     }
-    weeks.sort_by(|a, b| a.0.cmp(&b.0));
+    lean::sort_by(&mut weeks, |a, b| a.0.cmp(&b.0));
     weeks.into_iter().map(|(w, n, sum)| (w, n, sum / n as f64)).collect()
 }
 

@@ -52,10 +52,10 @@ impl WorkerPort {
         let _ = Reflect::set(&info, &"name".into(), &PANEL_PORT.into());
         let port = runtime_connect(&info).ok()?;
         let on_message = Closure::<dyn FnMut(JsValue)>::new(move |message: JsValue| {
-            // Through JSON text: one deserializer (serde_json's) for every page type, where
+            // Through JSON text and a `Value`: one deserializer for every page type, where
             // reading the JS object directly compiled a second copy of every Deserialize.
             let text = js_sys::JSON::stringify(&message).ok().and_then(|t| t.as_string());
-            match serde_json::from_str::<E>(text.as_deref().unwrap_or("null")) {
+            match lean::read_json::<E>(text.as_deref().unwrap_or("null")) {
                 Ok(event) => on_event(event),
                 Err(error) => {
                     web_sys::console::warn_1(&format!("unreadable worker event: {error}").into())

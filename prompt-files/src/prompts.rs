@@ -120,10 +120,11 @@ impl PromptSet {
 
     /// Every prompt's variant names (A first), so Settings offers only the ones that exist.
     pub fn variant_names(&self) -> BTreeMap<String, Vec<String>> {
-        self.prompts
-            .iter()
-            .map(|(id, prompt)| (id.clone(), prompt.variants.keys().cloned().collect()))
-            .collect()
+        lean::map_of(
+            self.prompts
+                .iter()
+                .map(|(id, prompt)| (id.clone(), prompt.variants.keys().cloned().collect())),
+        )
     }
 
     /// Settings' chosen variants that no prompt has, as (field path, message), so the form
@@ -179,7 +180,7 @@ impl PromptSet {
 
 fn files(overrides: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     let mut files: BTreeMap<String, String> =
-        BUNDLED.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())).collect();
+        lean::map_of(BUNDLED.iter().map(|(path, text)| ((*path).to_owned(), (*text).to_owned())));
     files.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
     files
 }

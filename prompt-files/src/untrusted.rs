@@ -49,7 +49,7 @@ static HEADINGS: LazyLock<Vec<String>> = LazyLock::new(|| {
             after_blank = raw.trim().is_empty();
         }
     }
-    keys.sort();
+    lean::sort(&mut keys);
     keys.dedup();
     keys
 });

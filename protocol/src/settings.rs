@@ -393,11 +393,11 @@ impl Settings {
     /// The keys, by role, for storage (the serialized settings carry `***`).
     pub fn keys(&self) -> BTreeMap<String, String> {
         let mut copy = self.clone();
-        let mut keys: BTreeMap<String, String> = copy
-            .models
-            .each_mut()
-            .map(|(role, m)| (role.id().to_owned(), m.api_key.expose().to_owned()))
-            .collect();
+        let mut keys: BTreeMap<String, String> = lean::map_of(
+            copy.models
+                .each_mut()
+                .map(|(role, m)| (role.id().to_owned(), m.api_key.expose().to_owned())),
+        );
         for server in &self.mcp_servers {
             keys.insert(server.key_name(), server.token.expose().to_owned());
         }

@@ -138,7 +138,7 @@ fn group_steps(w: &mut Workflow) {
     let position = |id: &str| w.subtasks.iter().position(|s| s.id == id).unwrap_or(usize::MAX);
     let mut keyed: Vec<(usize, WorkflowStep)> =
         w.steps.drain(..).map(|s| (position(&s.subtask), s)).collect();
-    keyed.sort_by_key(|(at, _)| *at);
+    lean::sort_by_key(&mut keyed, |(at, _)| *at);
     w.steps = keyed.into_iter().map(|(_, s)| s).collect();
 }
 

@@ -223,7 +223,7 @@ impl Workflow {
             }
         }
         let used: BTreeSet<&str> =
-            self.templated().iter().flat_map(|(_, text)| placeholders(text)).collect();
+            lean::set_of(self.templated().iter().flat_map(|(_, text)| placeholders(text)));
         for (path, text) in self.templated() {
             for name in placeholders(text) {
                 if !seen.contains(name) {

@@ -68,7 +68,7 @@ pub fn ensure(collections: &mut Vec<Collection>, name: &str, by: &str, at: &str)
             created_by: by.to_owned(),
             ..Collection::default()
         });
-        collections.sort_by(|a, b| a.name.cmp(&b.name));
+        lean::sort_by(collections, |a, b| a.name.cmp(&b.name));
     }
 }
 

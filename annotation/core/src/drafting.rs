@@ -50,7 +50,7 @@ pub fn accept(step: &mut Step, which: Thought, text: &str) {
     *step.thoughts.get_mut(which) = text.to_owned();
     if !step.drafted_thoughts.contains(&which) {
         step.drafted_thoughts.push(which);
-        step.drafted_thoughts.sort();
+        lean::sort(&mut step.drafted_thoughts);
     }
 }
 

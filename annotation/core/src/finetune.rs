@@ -107,7 +107,7 @@ pub fn navigator_calls(traces: &[Value]) -> BTreeMap<u32, NavigatorCall> {
         .filter(|t| t["role"] == "navigator" && t["promptId"] == "navigator")
         .filter(|t| t["error"].is_null())
         .collect();
-    ordered.sort_by(|a, b| a["startedAt"].as_str().cmp(&b["startedAt"].as_str()));
+    lean::sort_by(&mut ordered, |a, b| a["startedAt"].as_str().cmp(&b["startedAt"].as_str()));
     for trace in ordered {
         let Some(step) = trace["step"].as_u64().and_then(|s| u32::try_from(s).ok()) else {
             continue;
@@ -268,7 +268,7 @@ pub fn held_out(
     seed: u64,
 ) -> (Vec<String>, Vec<String>) {
     let mut shuffled: Vec<&String> = run_ids.iter().collect();
-    shuffled.sort_by_key(|id| (fnv(seed, id), (*id).clone()));
+    lean::sort_by_key(&mut shuffled, |id| (fnv(seed, id), (*id).clone()));
     let mut left = run_ids.len().saturating_sub(1);
     let mut take = |percent: u8| {
         let percent = usize::from(percent.min(50));
@@ -282,7 +282,7 @@ pub fn held_out(
     let (v, t) = (take(validation), take(test));
     let pick = |range: std::ops::Range<usize>| {
         let mut chosen: Vec<String> = shuffled[range].iter().map(|id| (*id).clone()).collect();
-        chosen.sort();
+        lean::sort(&mut chosen);
         chosen
     };
     (pick(0..v), pick(v..v + t))

@@ -108,7 +108,7 @@ fn walk_objects<'a>(
     out: &mut Vec<Change<'a>>,
 ) {
     let mut keys: Vec<&String> = a.into_iter().chain(b).flat_map(|m| m.keys()).collect();
-    keys.sort();
+    lean::sort(&mut keys);
     keys.dedup();
     for key in keys {
         path.push(key.clone());
@@ -130,7 +130,7 @@ fn keyed(items: &[Value]) -> Vec<(u64, &Value)> {
         items.iter().map(|v| v.get("index").and_then(Value::as_u64)).collect();
     if let Some(indexes) = indexes {
         let mut sorted = indexes.clone();
-        sorted.sort_unstable();
+        lean::sort(&mut sorted);
         sorted.dedup();
         if sorted.len() == indexes.len() {
             return indexes.into_iter().zip(items).collect();

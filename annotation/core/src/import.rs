@@ -571,7 +571,7 @@ fn json_run(
     for (step_record, value) in step_values {
         steps.push(decode::<Step>(value, &step_record, problems)?);
     }
-    steps.sort_by_key(|s| s.index);
+    lean::sort_by_key(&mut steps, |s| s.index);
     Some((run, steps))
 }
 
@@ -786,9 +786,9 @@ fn jsonl(text: &str, ids: &mut Ids, problems: &mut Problems) -> Vec<(Run, Vec<St
     groups
         .into_iter()
         .map(|mut g| {
-            g.steps.sort_by_key(|s| s.index);
+            lean::sort_by_key(&mut g.steps, |s| s.index);
             // Lines may come in any order; entries keep theirs within a step.
-            g.log.sort_by_key(|e| e.step);
+            lean::sort_by_key(&mut g.log, |e| e.step);
             g.run.telemetry.log = g.log;
             (g.run, g.steps)
         })

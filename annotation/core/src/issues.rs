@@ -143,7 +143,7 @@ pub fn tally(steps: &[Step]) -> Tally {
             out.resolved += 1;
         }
     }
-    out.open_kinds.sort();
+    lean::sort(&mut out.open_kinds);
     out
 }
 

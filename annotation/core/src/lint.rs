@@ -251,7 +251,7 @@ pub fn segments(text: &str, issues: &[TextIssue]) -> Vec<(String, Option<usize>)
         }
         claimed.push((start, end, index));
     }
-    claimed.sort_unstable();
+    lean::sort(&mut claimed);
     let mut out = Vec::with_capacity(claimed.len() * 2 + 1);
     let mut at = 0;
     for (start, end, index) in claimed {

@@ -355,7 +355,7 @@ pub fn select(summaries: &[RunSummary], filter: &Filter, sort: Sort) -> Vec<usiz
     let newest = |a: &RunSummary, b: &RunSummary| {
         b.created_at.cmp(&a.created_at).then_with(|| a.run_id.cmp(&b.run_id))
     };
-    picked.sort_by(|&i, &j| {
+    lean::sort_by(&mut picked, |&i, &j| {
         let (a, b) = (&summaries[i], &summaries[j]);
         match sort {
             Sort::Newest => newest(a, b),

@@ -140,13 +140,15 @@ pub struct Thread<'a> {
 pub fn threads(comments: &[Comment], step: Option<u32>) -> Vec<Thread<'_>> {
     let mut roots: Vec<&Comment> =
         comments.iter().filter(|c| c.parent_id.is_none() && c.step_index == step).collect();
-    roots.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+    lean::sort_by(&mut roots, |a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
     roots
         .into_iter()
         .map(|root| {
             let mut replies: Vec<&Comment> =
                 comments.iter().filter(|c| c.parent_id.as_deref() == Some(&root.id)).collect();
-            replies.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+            lean::sort_by(&mut replies, |a, b| {
+                a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id))
+            });
             Thread { root, replies }
         })
         .collect()

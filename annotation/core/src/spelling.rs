@@ -144,7 +144,7 @@ pub fn rank(word: &str, candidates: Vec<String>) -> Vec<String> {
         })
         .collect();
     // Stable: ties keep the spell checker's order.
-    keyed.sort_by_key(|(key, _)| *key);
+    lean::sort_by_key(&mut keyed, |(key, _)| *key);
     keyed.into_iter().map(|(_, candidate)| candidate).collect()
 }
 

@@ -431,7 +431,7 @@ fn diff_leaves(mine: &Value, theirs: &Value, path: &str, out: &mut Vec<(String, 
     match (mine, theirs) {
         (Value::Object(a), Value::Object(b)) => {
             let mut keys: Vec<&String> = a.keys().chain(b.keys()).collect();
-            keys.sort();
+            lean::sort(&mut keys);
             keys.dedup();
             for key in keys {
                 let sub = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };

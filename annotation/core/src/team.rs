@@ -240,11 +240,9 @@ pub fn user_list(typed: &str) -> Vec<String> {
 /// are the ids the page has seen: the run's assignees, the runs' annotators and (for an
 /// admin) the figures' annotators; sorted, each once.
 pub fn known_annotators<'a>(seen: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let set: std::collections::BTreeSet<&str> = seen
-        .into_iter()
-        .map(str::trim)
-        .filter(|n| !n.is_empty() && !n.contains([',', ' ']))
-        .collect();
+    let set: std::collections::BTreeSet<&str> = lean::set_of(
+        seen.into_iter().map(str::trim).filter(|n| !n.is_empty() && !n.contains([',', ' '])),
+    );
     set.into_iter().map(str::to_owned).collect()
 }
 
@@ -692,7 +690,7 @@ pub fn audit_changes(before: &Value, after: &Value) -> Vec<AuditChange> {
             pair => pair,
         };
         if let (Some(x), Some(y)) = (x, y) {
-            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            let keys: std::collections::BTreeSet<&String> = lean::set_of(x.keys().chain(y.keys()));
             for key in keys {
                 let inner = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
                 walk(inner, x.get(key), y.get(key), out);
@@ -904,7 +902,7 @@ pub fn agreement_series(answer: &Value, me: &str, admin: bool) -> Vec<Series> {
             }
         }
     }
-    out.sort_by_key(|s| !s.you);
+    lean::sort_by_key(&mut out, |s| !s.you);
     if !peers.is_empty() {
         let points = peers
             .into_iter()
@@ -918,7 +916,7 @@ pub fn agreement_series(answer: &Value, me: &str, admin: bool) -> Vec<Series> {
 /// Every week any series has, in order.
 pub fn series_weeks(series: &[Series]) -> Vec<String> {
     let weeks: std::collections::BTreeSet<&String> =
-        series.iter().flat_map(|s| s.points.iter().map(|p| &p.week)).collect();
+        lean::set_of(series.iter().flat_map(|s| s.points.iter().map(|p| &p.week)));
     weeks.into_iter().cloned().collect()
 }
 

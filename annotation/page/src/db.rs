@@ -258,7 +258,7 @@ impl Db {
             let steps = sorted(decode(self.of_run(STEPS, run_id).await?, "step"));
             let mut versions: Vec<Version> =
                 decode(self.of_run(VERSIONS, run_id).await?, "version");
-            versions.sort_by_key(|v| v.number);
+            lean::sort_by_key(&mut versions, |v| v.number);
             let comments = decode(self.of_run(COMMENTS, run_id).await?, "comment");
             let suggestions = decode(self.of_run(SUGGESTIONS, run_id).await?, "suggestion");
             Ok::<_, Cause>(Some(RunData { run, steps, versions, comments, suggestions }))
@@ -684,7 +684,7 @@ impl Db {
 }
 
 fn sorted(mut steps: Vec<Step>) -> Vec<Step> {
-    steps.sort_by_key(|s| s.index);
+    lean::sort_by_key(&mut steps, |s| s.index);
     steps
 }
 

@@ -693,7 +693,7 @@ async fn review(
     let server_comments = all_pages(settings, &format!("{base}/comments")).await?;
     let mut changed = false;
     // Thread starts before replies, so a reply's parent has its server id.
-    comments.sort_by_key(|c| c.parent_id.is_some());
+    lean::sort_by_key(&mut comments, |c| c.parent_id.is_some());
     for i in 0..comments.len() {
         if comments[i].server_id.is_some() {
             continue;

@@ -373,7 +373,7 @@ impl<C: Cdp> Sessions<C> {
             .get(&tab)
             .map(|s| s.children.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
             .unwrap_or_default();
-        children.sort_by(|a, b| a.0.cmp(&b.0));
+        lean::sort_by(&mut children, |a, b| a.0.cmp(&b.0));
         children
     }
 

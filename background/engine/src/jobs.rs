@@ -239,7 +239,7 @@ pub fn route<'a>(jobs: &'a [Job], id: &str, command: Command) -> Result<(&'a Job
 /// The jobs that must keep their tabs attached: every live one's tab.
 pub fn held_tabs(jobs: &[Job]) -> Vec<TabId> {
     let mut tabs: Vec<TabId> = jobs.iter().filter(|j| j.is_live()).filter_map(|j| j.tab).collect();
-    tabs.sort_unstable();
+    lean::sort(&mut tabs);
     tabs.dedup();
     tabs
 }

@@ -210,7 +210,7 @@ pub async fn start(
 pub fn to_restore(checkpoints: impl IntoIterator<Item = Checkpoint>) -> Vec<Checkpoint> {
     let mut live: Vec<Checkpoint> =
         checkpoints.into_iter().filter(|cp| !cp.status.is_finished()).collect();
-    live.sort_by(|a, b| a.run.updated_at.cmp(&b.run.updated_at));
+    lean::sort_by(&mut live, |a, b| a.run.updated_at.cmp(&b.run.updated_at));
     live
 }
 
@@ -252,7 +252,7 @@ pub fn history(
             u.summary(runs.and_then(|r| r.first_task.as_deref()), runs.map_or(0, |r| r.runs))
         }
     }));
-    list.sort_by(|a, b| {
+    lean::sort_by(&mut list, |a, b| {
         b.updated_at.cmp(&a.updated_at).then_with(|| a.session_id.cmp(&b.session_id))
     });
     list

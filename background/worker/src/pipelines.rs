@@ -204,13 +204,10 @@ impl WorkerTools<'_> {
             .ok_or_else(|| refused(format!("There is no workflow {workflow:?}.")))?;
         let given: BTreeMap<String, String> = match params {
             Value::Null => BTreeMap::new(),
-            Value::Object(map) => map
-                .iter()
-                .map(|(name, value)| {
-                    let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
-                    (name.clone(), text)
-                })
-                .collect(),
+            Value::Object(map) => lean::map_of(map.iter().map(|(name, value)| {
+                let text = value.as_str().map_or_else(|| value.to_string(), str::to_owned);
+                (name.clone(), text)
+            })),
             _ => return Err(refused("A replay's params must be an object of values.".into())),
         };
         let run_id = flows

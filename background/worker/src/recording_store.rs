@@ -101,7 +101,9 @@ impl RecordingStore {
                     Err(error) => crate::chrome::log(&format!("unreadable recording: {error}")),
                 }
             }
-            rows.sort_by(|a: &RecordingRow, b| a.recording.created_at.cmp(&b.recording.created_at));
+            lean::sort_by(&mut rows, |a: &RecordingRow, b| {
+                a.recording.created_at.cmp(&b.recording.created_at)
+            });
             Ok::<_, Cause>(rows)
         };
         read.await.map_err(failed("read the recordings".to_owned()))
@@ -121,7 +123,7 @@ impl RecordingStore {
                     }
                 }
             }
-            rows.sort_by_key(|row: &EventRow| row.seq);
+            lean::sort_by_key(&mut rows, |row: &EventRow| row.seq);
             Ok::<_, Cause>(rows)
         };
         read.await.map_err(failed(format!("read the events of recording {recording_id}")))

@@ -74,7 +74,7 @@ impl WorkflowDb {
             values.into_iter().map(decode::<Workflow>).collect::<Result<Vec<_>, Cause>>()
         };
         let mut versions = read.await.map_err(failed("read the workflow"))?;
-        versions.sort_by_key(|w| w.version);
+        lean::sort_by_key(&mut versions, |w| w.version);
         Ok(versions)
     }
 

@@ -213,7 +213,7 @@ pub fn load_value(value: &Value, prompts: &PromptSet) -> Result<Loaded, Vec<Prob
             // Every part that cannot be built reports why; this guards against one that forgot.
             check.error("", "the pipeline could not be built");
         }
-        check.errors.sort_by(|a, b| a.path.cmp(&b.path));
+        lean::sort_by(&mut check.errors, |a, b| a.path.cmp(&b.path));
         check.errors.dedup();
         Err(check.errors)
     }
@@ -287,15 +287,16 @@ impl Checker<'_> {
             .as_ref()
             .and_then(|s| s.as_value().get("properties"))
             .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect());
+            .map(|p| lean::set_of(p.keys().cloned()));
         let mut earlier: BTreeMap<String, usize> = BTreeMap::new();
-        let all_ids: BTreeSet<String> = value
-            .get("steps")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s.get("id").and_then(Value::as_str).map(str::to_owned))
-            .collect();
+        let all_ids: BTreeSet<String> = lean::set_of(
+            value
+                .get("steps")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.get("id").and_then(Value::as_str).map(str::to_owned)),
+        );
         let mut steps = Vec::new();
         let mut complete = true;
         for (i, raw) in
@@ -518,8 +519,10 @@ impl Checker<'_> {
         // Checked before the prompt, so its problems are reported even when the prompt is missing.
         let expects =
             raw.pointer("/expects/schema").map(|_| self.schema_at(raw, "/expects/schema", at));
-        let given: BTreeSet<&str> =
-            params.as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
+        let given: BTreeSet<&str> = params
+            .as_object()
+            .map(|p| lean::set_of(p.keys().map(String::as_str)))
+            .unwrap_or_default();
         let mut untrusted = Vec::new();
         for (j, name) in
             raw.get("untrusted").and_then(Value::as_array).into_iter().flatten().enumerate()

@@ -47,7 +47,7 @@ impl Jobs {
     /// Live jobs first (the worker's order kept within each), then those that ended.
     pub fn rows(&self) -> Vec<JobSummary> {
         let mut rows: Vec<JobSummary> = self.all().cloned().collect();
-        rows.sort_by_key(|job| !job.status.is_live());
+        lean::sort_by_key(&mut rows, |job| !job.status.is_live());
         rows
     }
 

@@ -100,7 +100,7 @@ impl TraceFilter {
     /// The matching traces, newest first.
     pub fn apply<'a>(&self, traces: &'a [LlmTrace]) -> Vec<&'a LlmTrace> {
         let mut out: Vec<&LlmTrace> = traces.iter().filter(|t| self.matches(t)).collect();
-        out.sort_by(|a, b| b.started_at.cmp(&a.started_at).then(a.id.cmp(&b.id)));
+        lean::sort_by(&mut out, |a, b| b.started_at.cmp(&a.started_at).then(a.id.cmp(&b.id)));
         out
     }
 }

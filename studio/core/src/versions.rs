@@ -18,7 +18,7 @@ pub struct PromptVersion {
 /// `path`'s versions, newest first.
 pub fn of_file<'a>(all: &'a [PromptVersion], path: &str) -> Vec<&'a PromptVersion> {
     let mut out: Vec<&PromptVersion> = all.iter().filter(|v| v.path == path).collect();
-    out.sort_by_key(|v| std::cmp::Reverse(v.number));
+    lean::sort_by_key(&mut out, |v| std::cmp::Reverse(v.number));
     out
 }
 

@@ -42,7 +42,7 @@ impl Db {
                 steps: r["steps"].as_array().map_or(0, Vec::len),
             })
             .collect();
-        rows.sort_by(|a, b| b.created_at.cmp(&a.created_at));
+        lean::sort_by(&mut rows, |a, b| b.created_at.cmp(&a.created_at));
         let mut workflows = Vec::new();
         for value in self.all(WORKFLOWS).await.map_err(failed("read the workflows"))? {
             match serde_json::from_value::<Workflow>(value) {

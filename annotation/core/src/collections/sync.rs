@@ -67,7 +67,7 @@ pub fn read(items: &[Value]) -> Vec<ServerCollection> {
                     id: c["id"].as_str()?.to_owned(),
                     version: c["version"].as_i64()?,
                     description: c["description"].as_str().unwrap_or_default().to_owned(),
-                    run_ids: strings(&c["runIds"]).collect(),
+                    run_ids: lean::set_of(strings(&c["runIds"])),
                     metadata: SharedMetadata {
                         runs: m["runs"].as_u64().unwrap_or(0),
                         steps: m["steps"].as_u64().unwrap_or(0),
@@ -142,12 +142,9 @@ pub fn writes(
     let empty = BTreeSet::new();
     let mut out = Vec::new();
     for c in local {
-        let mine: BTreeSet<&String> = members
-            .get(&c.name)
-            .unwrap_or(&empty)
-            .iter()
-            .filter(|r| on_server.contains(*r))
-            .collect();
+        let mine: BTreeSet<&String> = lean::set_of(
+            members.get(&c.name).unwrap_or(&empty).iter().filter(|r| on_server.contains(*r)),
+        );
         match &c.shared {
             Some(shared) if c.deleted => out.push(Write::Delete {
                 name: c.name.clone(),
@@ -231,7 +228,7 @@ pub fn merge(
             out.push(c.clone());
         }
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    lean::sort_by(&mut out, |a, b| a.name.cmp(&b.name));
     out
 }
 
@@ -260,7 +257,7 @@ pub fn memberships<'a>(
                 now.insert(c.name.clone());
             }
         }
-        let before: BTreeSet<String> = names.iter().cloned().collect();
+        let before: BTreeSet<String> = lean::set_of(names.iter().cloned());
         if now != before {
             out.push((run.to_owned(), now.into_iter().collect()));
         }
@@ -288,7 +285,7 @@ pub fn meanwhile(
             None => out.push(changed.clone()),
         }
     }
-    out.sort_by(|a, b| a.name.cmp(&b.name));
+    lean::sort_by(&mut out, |a, b| a.name.cmp(&b.name));
     out
 }
 

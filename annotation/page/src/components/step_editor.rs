@@ -147,7 +147,7 @@ pub fn step_editor(props: &Props) -> Html {
                 let mut issues = speller.as_ref().map(|s| language::spelling(&s.0, *which, &text)).unwrap_or_default();
                 // Grammar issues count only while the text is what was checked.
                 issues.extend(language::grammar(&props.check, &editor.run.id, &step, *which).cloned());
-                issues.sort_by_key(|i| i.start);
+                lean::sort_by_key(&mut issues, |i| i.start);
                 html! {
                     <ThoughtField which={*which} text={text} editable={perms.edit} issues={issues}
                         on_change={on_thought.clone()} on_fix={on_fix.clone()}

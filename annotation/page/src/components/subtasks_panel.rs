@@ -17,7 +17,7 @@ pub struct Props {
 pub fn split(old: &[Subtask], starts: &[u32], steps: u32) -> Vec<Subtask> {
     let mut starts: Vec<u32> = starts.iter().copied().filter(|s| *s < steps).collect();
     starts.push(0);
-    starts.sort_unstable();
+    lean::sort(&mut starts);
     starts.dedup();
     starts
         .iter()

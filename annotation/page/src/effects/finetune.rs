@@ -68,7 +68,7 @@ async fn build(
             wanted.contains(run.id.as_str()) && finetune::chosen(run, steps, options)
         })
         .collect();
-    runs.sort_by(|a, b| a.0.id.cmp(&b.0.id));
+    lean::sort_by(&mut runs, |a, b| a.0.id.cmp(&b.0.id));
     let settings = db.agent_settings().await;
     let prompts = match settings.get("prompt_overrides").and_then(|o| {
         serde_json::from_value::<std::collections::BTreeMap<String, String>>(o.clone()).ok()

@@ -33,7 +33,7 @@ pub async fn load_list(db: &Db, dispatch: &Dispatch) {
                     .iter()
                     .map(|s| (s.run_id.clone(), s.updated_at.clone(), s.version))
                     .collect();
-                stamps.sort();
+                lean::sort(&mut stamps);
                 stamps
             };
             if shown.as_deref().is_none_or(|stored| stamp(stored) != stamp(&checked)) {
@@ -181,7 +181,7 @@ pub async fn export(
         let order: std::collections::HashMap<&str, usize> =
             ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
         runs.retain(|(run, _)| order.contains_key(run.id.as_str()));
-        runs.sort_by_key(|(run, _)| order[run.id.as_str()]);
+        lean::sort_by_key(&mut runs, |(run, _)| order[run.id.as_str()]);
         let report = |done, total| progress(dispatch, &label, done, total);
         let built = download::build(db, &runs, format, &options, &filter, &now(), report).await?;
         download::save(&built)?;

@@ -500,8 +500,9 @@ impl EditorState {
         for (before, after) in before.iter().zip(&mut merged) {
             annotation_core::drafting::carry_marks(before, after);
         }
-        self.drafts =
-            merged.into_iter().enumerate().filter(|(i, step)| &self.steps[*i] != step).collect();
+        self.drafts = lean::map_of(
+            merged.into_iter().enumerate().filter(|(i, step)| &self.steps[*i] != step),
+        );
     }
 
     pub fn set_subtasks(&mut self, subtasks: Vec<Subtask>) {

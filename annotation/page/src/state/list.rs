@@ -67,7 +67,7 @@ impl ListState {
         self.loaded = true;
         self.texts_loaded = false;
         // Ticks for runs that are gone would act on nothing.
-        let ids: BTreeSet<&str> = self.summaries.iter().map(|s| s.run_id.as_str()).collect();
+        let ids: BTreeSet<&str> = lean::set_of(self.summaries.iter().map(|s| s.run_id.as_str()));
         self.picked.retain(|id| ids.contains(id.as_str()));
         self.refresh();
     }

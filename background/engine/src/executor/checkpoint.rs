@@ -171,7 +171,7 @@ impl Checkpoint {
             return false;
         }
         self.secrets.push(text.to_owned());
-        self.secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        lean::sort_by_key(&mut self.secrets, |s| std::cmp::Reverse(s.len()));
         true
     }
 

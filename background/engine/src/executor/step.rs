@@ -551,7 +551,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 _ => None,
             })
             .collect();
-        secrets.sort_by_key(|(_, text)| std::cmp::Reverse(text.len()));
+        lean::sort_by_key(&mut secrets, |(_, text)| std::cmp::Reverse(text.len()));
         secrets
     }
 
@@ -579,7 +579,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
 fn step_secrets(typed: &[(u32, String)], known: &[String]) -> Vec<String> {
     let mut all: Vec<String> = typed.iter().map(|(_, text)| text.clone()).collect();
     all.extend(known.iter().filter(|k| !all.contains(k)).cloned().collect::<Vec<_>>());
-    all.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    lean::sort_by_key(&mut all, |s| std::cmp::Reverse(s.len()));
     all
 }
 

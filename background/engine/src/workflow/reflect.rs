@@ -294,7 +294,7 @@ fn check_fits(recording: &Recording, task: &TaskReflection) -> Result<(), Reflec
     let mut placed = BTreeSet::new();
     let mut last_subtask = 0;
     let mut by_index: Vec<&ReflectedStep> = task.steps.iter().collect();
-    by_index.sort_by_key(|s| s.index);
+    lean::sort_by_key(&mut by_index, |s| s.index);
     for step in by_index {
         if step.index as usize >= recording.steps.len() {
             return fail(format!("it places step {}, which was not recorded", step.index));
@@ -332,7 +332,8 @@ pub fn build_workflow(
     workflow_id: &str,
     at: &str,
 ) -> Workflow {
-    let placed: BTreeMap<u32, &ReflectedStep> = task.steps.iter().map(|s| (s.index, s)).collect();
+    let placed: BTreeMap<u32, &ReflectedStep> =
+        lean::map_of(task.steps.iter().map(|s| (s.index, s)));
     let workflow_steps = recording
         .steps
         .iter()

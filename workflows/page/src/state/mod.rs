@@ -175,7 +175,7 @@ impl Page {
                     self.workflows.entry(workflow.id.clone()).or_default().push(workflow);
                 }
                 for versions in self.workflows.values_mut() {
-                    versions.sort_by_key(|w| w.version);
+                    lean::sort_by_key(versions, |w| w.version);
                 }
                 if let Some(id) = self.open_after_load.take() {
                     // Unsaved edits are never replaced by a workflow that just arrived.
@@ -267,7 +267,7 @@ impl Page {
                 let versions = self.workflows.entry(workflow.id.clone()).or_default();
                 versions.retain(|w| w.version != workflow.version);
                 versions.push(workflow.clone());
-                versions.sort_by_key(|w| w.version);
+                lean::sort_by_key(versions, |w| w.version);
                 let open = self.editor.as_ref().is_some_and(|e| e.draft.id == workflow.id);
                 if open || self.open_after_load.as_deref() == Some(workflow.id.as_str()) {
                     self.open_after_load = None;
