@@ -648,7 +648,7 @@ pub struct PairScore {
 }
 
 pub async fn all_pairs(conn: &mut AnyConnection) -> Result<Vec<PairScore>> {
-    // Every version's steps and the run steps of overlap runs, read in two passes.
+    // Every version's steps and the run steps of overlap runs, each read in one query.
     let sets = sqlx::query(
         "SELECT run_id, annotator, submitted_at, updated_at FROM annotation_sets \
          WHERE state <> 'unassigned' ORDER BY run_id, annotator",
@@ -682,9 +682,22 @@ pub async fn all_pairs(conn: &mut AnyConnection) -> Result<Vec<PairScore>> {
             saved.entry(key).or_default().insert(get_i64(&row, "idx")?, step_text(&body));
         }
     }
+    // The run steps of the runs with more than one version (`runs`).
+    let mut run_steps: HashMap<String, BTreeMap<i64, Map<String, Value>>> = HashMap::new();
+    for row in sqlx::query(
+        "SELECT run_id, idx, version, body FROM steps WHERE run_id IN (SELECT run_id \
+         FROM annotation_sets WHERE state <> 'unassigned' GROUP BY run_id HAVING COUNT(*) > 1)",
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        let step = model::step_from_row(&row)?;
+        run_steps.entry(get_str(&row, "run_id")?).or_default().insert(step.index, step.body);
+    }
+    let no_steps = BTreeMap::new();
     let mut pairs = Vec::new();
     for (run_id, (annotators, at)) in &runs {
-        let steps = run_steps(conn, run_id).await?;
+        let steps = run_steps.get(run_id).unwrap_or(&no_steps);
         let texts: Vec<Vec<StepText>> = annotators
             .iter()
             .map(|a| {
