@@ -4,6 +4,7 @@
 //! it for the user's Chromium and Chrome; a test launch writes it into its throw-away
 //! profile.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use base64::Engine;
@@ -65,9 +66,32 @@ pub fn manifest_path(dir: &Path) -> PathBuf {
     dir.join(format!("{HOST_NAME}.json"))
 }
 
+/// The host's own folder (its socket, lock and `mcp.json`), from these variables:
+/// `$ALPHASCOUT_MCP_DIR`, else `$XDG_CONFIG_HOME/alphascout`, else `~/.config/alphascout`; an
+/// empty one counts as unset. One rule for the host and `cargo xtask mcp install`.
+pub fn host_dir_from(
+    explicit: Option<OsString>,
+    xdg_config: Option<OsString>,
+    home: Option<OsString>,
+) -> Option<PathBuf> {
+    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
+    set(explicit)
+        .or_else(|| set(xdg_config).map(|c| c.join("alphascout")))
+        .or_else(|| set(home).map(|h| h.join(".config/alphascout")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_host_dir_is_the_explicit_one_then_xdg_then_home() {
+        let os = |s: &str| Some(OsString::from(s));
+        assert_eq!(host_dir_from(os("/t/x"), os("/c"), os("/h")), Some("/t/x".into()));
+        assert_eq!(host_dir_from(os(""), os("/c"), os("/h")), Some("/c/alphascout".into()));
+        assert_eq!(host_dir_from(None, None, os("/h")), Some("/h/.config/alphascout".into()));
+        assert_eq!(host_dir_from(None, None, None), None);
+    }
 
     #[test]
     fn the_id_is_the_keys_hash_in_letters_a_to_p() {

@@ -1,9 +1,9 @@
 //! Where the host keeps its socket, lock and configuration, and what `mcp.json` says.
 
-use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use chromium_launch::native_host::host_dir_from;
 use serde::Deserialize;
 
 /// The socket `alphascout-mcp stdio` connects to.
@@ -13,26 +13,15 @@ pub const CONFIG: &str = "mcp.json";
 /// Held (flock) by the live host, so a second one fails instead of taking its socket.
 pub const LOCK: &str = "host.lock";
 
-/// `$ALPHASCOUT_MCP_DIR`, else `$XDG_CONFIG_HOME/alphascout`, else `~/.config/alphascout`.
+/// `$ALPHASCOUT_MCP_DIR`, else `$XDG_CONFIG_HOME/alphascout`, else `~/.config/alphascout`
+/// (the rule `cargo xtask mcp install` writes `mcp.json` by).
 pub fn dir() -> Result<PathBuf, String> {
-    dir_from(
+    host_dir_from(
         std::env::var_os("ALPHASCOUT_MCP_DIR"),
         std::env::var_os("XDG_CONFIG_HOME"),
         std::env::var_os("HOME"),
     )
     .ok_or_else(|| "neither ALPHASCOUT_MCP_DIR, XDG_CONFIG_HOME nor HOME is set".to_owned())
-}
-
-/// [`dir`] over given variables; an empty one counts as unset.
-pub fn dir_from(
-    explicit: Option<OsString>,
-    xdg_config: Option<OsString>,
-    home: Option<OsString>,
-) -> Option<PathBuf> {
-    let set = |v: Option<OsString>| v.filter(|v| !v.is_empty()).map(PathBuf::from);
-    set(explicit)
-        .or_else(|| set(xdg_config).map(|c| c.join("alphascout")))
-        .or_else(|| set(home).map(|h| h.join(".config/alphascout")))
 }
 
 /// Creates `dir` if needed and keeps it to its owner (0700): the socket inside it
@@ -111,15 +100,6 @@ pub fn bearer_matches(header: Option<&[u8]>, token: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_dir_is_the_explicit_one_then_xdg_then_home() {
-        let os = |s: &str| Some(OsString::from(s));
-        assert_eq!(dir_from(os("/t/x"), os("/c"), os("/h")), Some("/t/x".into()));
-        assert_eq!(dir_from(os(""), os("/c"), os("/h")), Some("/c/alphascout".into()));
-        assert_eq!(dir_from(None, None, os("/h")), Some("/h/.config/alphascout".into()));
-        assert_eq!(dir_from(None, None, None), None);
-    }
 
     #[test]
     fn the_config_enables_http_only_with_a_port_and_a_token() {

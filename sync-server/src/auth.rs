@@ -38,6 +38,15 @@ impl User {
     pub fn to_json(&self) -> Value {
         json!({"id": self.id, "name": self.name, "role": self.role.as_str()})
     }
+
+    /// The id of the user a query or path names: `me` is the caller. Else what it must be.
+    pub fn named(&self, name: &str) -> Result<String, &'static str> {
+        match name {
+            "me" => Ok(self.id.clone()),
+            id if crate::validate::is_user_id(id) => Ok(id.to_owned()),
+            _ => Err("must be a user id or me"),
+        }
+    }
 }
 
 impl FromRequestParts<AppState> for User {

@@ -36,6 +36,19 @@ impl RunRow {
     pub fn in_overlap(&self) -> bool {
         self.assignees > 1
     }
+
+    /// The `Run` a client sees, with `counters`.
+    pub fn output(&self, counters: Counters) -> Value {
+        let (header, version) = (&self.header, self.version);
+        run_output(
+            header,
+            version,
+            self.header_version,
+            &self.updated_at,
+            &self.updated_by,
+            counters,
+        )
+    }
 }
 
 pub const RUN_COLUMNS: &str = "id, annotator, status, version, header_version, updated_at, \
@@ -201,11 +214,7 @@ pub fn header_state(
 }
 
 pub fn tags_of(header: &Map<String, Value>) -> Vec<String> {
-    header
-        .get("tags")
-        .and_then(Value::as_array)
-        .map(|tags| tags.iter().filter_map(Value::as_str).map(str::to_owned).collect())
-        .unwrap_or_default()
+    crate::validate::texts(header.get("tags")).unwrap_or_default()
 }
 
 /// What `q` searches in a run header: the prompt and the answer, lowercased.
@@ -292,27 +301,11 @@ pub async fn counters(conn: &mut AnyConnection, run_id: &str) -> Result<Counters
 }
 
 pub async fn run_json(conn: &mut AnyConnection, run: &RunRow) -> Result<Value> {
-    let counters = counters(conn, &run.id).await?;
-    Ok(run_output(
-        &run.header,
-        run.version,
-        run.header_version,
-        &run.updated_at,
-        &run.updated_by,
-        counters,
-    ))
+    Ok(run.output(counters(conn, &run.id).await?))
 }
 
 pub fn run_json_from_row(row: &AnyRow) -> Result<Value> {
-    let run = run_from_row(row)?;
-    Ok(run_output(
-        &run.header,
-        run.version,
-        run.header_version,
-        &run.updated_at,
-        &run.updated_by,
-        Counters::from_row(row)?,
-    ))
+    Ok(run_from_row(row)?.output(Counters::from_row(row)?))
 }
 
 // -------------------------------------------------------------------------------- steps
@@ -701,6 +694,14 @@ pub async fn run_conflict(
     let record = run_json(conn, run).await?;
     let paths = changed_since(conn, &run.id, base, scope).await?;
     Ok(Problem::conflict("conflict", "run", Some(base), Some(run.version), record, Some(paths)))
+}
+
+/// A write on every path based on version `base`: the [`run_conflict`] unless it is the run's.
+pub async fn require_version(conn: &mut AnyConnection, run: &RunRow, base: i64) -> Result<()> {
+    if run.version == base {
+        return Ok(());
+    }
+    Err(run_conflict(conn, run, base, PathScope::All).await?)
 }
 
 /// The `409` for a step that changed after `base`, with the step as it is now.

@@ -92,9 +92,22 @@ impl Check {
     }
 }
 
+/// Checks a request body that has no checks of its own beyond schema `name`'s.
+pub fn check_body(name: &str, body: &Value) -> Result<()> {
+    let mut c = Check::default();
+    c.body(name, body);
+    c.finish()
+}
+
 /// The text at `key`, when it is one.
 pub fn text(body: &Value, key: &str) -> Option<String> {
     body.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// The texts of an array (its other items passed over); `None` when it is not one.
+pub fn texts(value: Option<&Value>) -> Option<Vec<String>> {
+    let items = value?.as_array()?;
+    Some(items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
 }
 
 // ------------------------------------------------------------------------------- runs
@@ -125,10 +138,7 @@ pub fn run_write(body: &Value, c: &mut Check) -> Option<RunWrite> {
     if !c.ok() {
         return None;
     }
-    let tags = body
-        .get("tags")
-        .and_then(Value::as_array)
-        .map(|tags| tags.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+    let tags = texts(body.get("tags"));
     Some(RunWrite { content: record(body, "AgentRun"), tags, annotator: text(body, "annotator") })
 }
 

@@ -348,4 +348,6 @@ fn approval_waits_for_pending_suggestions(s: &Server) {
     let resp = s.transition("rita", "r1", "approved");
     assert_eq!(resp.status, 200, "{}", resp.text());
     assert_eq!(resp.json()["pendingSuggestions"], 0);
+    // The run it answers is the run as stored.
+    assert_eq!(resp.json(), s.get_json("rita", "/runs/r1"));
 }

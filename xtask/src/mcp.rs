@@ -2,6 +2,7 @@
 //! server `alphascout-mcp` with the user's Chromium and Chrome, so AlphaScout's "Allow MCP
 //! clients" can start it, and says how to point MCP clients at it.
 
+use std::ffi::OsString;
 use std::io::Read;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -21,14 +22,16 @@ pub struct Places {
     pub binary: PathBuf,
     /// Each browser's `NativeMessagingHosts` folder.
     pub host_dirs: Vec<PathBuf>,
-    /// The host's folder, with `mcp.json` (the binary's own rule: `$ALPHASCOUT_MCP_DIR`,
-    /// else `$XDG_CONFIG_HOME/alphascout`, else `~/.config/alphascout`).
+    /// The host's folder, with `mcp.json` (the binary's own rule, `native_host::host_dir_from`).
     pub mcp_dir: PathBuf,
 }
 
 impl Places {
     /// From the environment `var` reads; an empty variable counts as unset.
     pub fn from(var: impl Fn(&str) -> Option<String>) -> Result<Places, String> {
+        let os = |name: &str| var(name).map(OsString::from);
+        let mcp_dir =
+            native_host::host_dir_from(os("ALPHASCOUT_MCP_DIR"), os("XDG_CONFIG_HOME"), os("HOME"));
         let var = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         let home = var("HOME").ok_or("HOME is not set")?;
         let data = var("XDG_DATA_HOME").unwrap_or_else(|| home.join(".local/share"));
@@ -39,7 +42,7 @@ impl Places {
                 .iter()
                 .map(|browser| config.join(browser).join("NativeMessagingHosts"))
                 .collect(),
-            mcp_dir: var("ALPHASCOUT_MCP_DIR").unwrap_or_else(|| config.join("alphascout")),
+            mcp_dir: mcp_dir.ok_or("HOME is not set")?,
         })
     }
 

@@ -13,7 +13,6 @@ use crate::auth::{Role, User};
 use crate::http::{Query, Reply};
 use crate::problem::{Problem, Result};
 use crate::store::{get_i64, get_opt_i64, get_str};
-use crate::validate;
 
 #[derive(Default)]
 struct Figures {
@@ -123,12 +122,8 @@ pub async fn agreement(
     let mut query = Query::parse(raw.as_deref())?;
     let wanted = query.one("annotator")?;
     query.finish()?;
-    let wanted = match wanted.as_deref() {
-        Some("me") => Some(user.id.clone()),
-        Some(id) if validate::is_user_id(id) => Some(id.to_owned()),
-        Some(_) => return Err(Problem::bad_param("query.annotator", "must be a user id or me")),
-        None => None,
-    };
+    let wanted = wanted.map(|name| user.named(&name)).transpose();
+    let wanted = wanted.map_err(|why| Problem::bad_param("query.annotator", why))?;
     let wanted = if user.role == Role::Annotator {
         if wanted.as_ref().is_some_and(|w| *w != user.id) {
             return Err(Problem::forbidden("Annotators see their own agreement only."));

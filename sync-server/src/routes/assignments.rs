@@ -20,7 +20,7 @@ use crate::problem::{Problem, Result};
 use crate::routes::runs::RunFilter;
 use crate::routes::{Paged, run_id_param};
 use crate::store::{Sql, Tx, get_opt_str, get_str};
-use crate::validate::{self, Check};
+use crate::validate;
 
 /// Reviewers, qa_managers and admins assign; annotators do not.
 fn may_assign(user: &User) -> Result<()> {
@@ -82,16 +82,12 @@ pub async fn put_assignees(
     let run_id = run_id_param(&run_id)?;
     may_assign(&user)?;
     let base = if_match(&headers)?;
-    let mut c = Check::default();
-    c.body("AssigneesWrite", &body);
-    c.finish()?;
-    let annotators = strings(&body["annotators"]);
+    validate::check_body("AssigneesWrite", &body)?;
+    let annotators = validate::texts(body.get("annotators")).unwrap_or_default();
     let note = validate::text(&body, "note");
     let mut tx = state.store.begin().await?;
     let run = model::lock_visible_run(&mut tx, &user, &run_id).await?;
-    if run.version != base {
-        return Err(model::run_conflict(&mut tx, &run, base, model::PathScope::All).await?);
-    }
+    model::require_version(&mut tx, &run, base).await?;
     check_annotators(&mut tx, &annotators, "/annotators").await?;
     let overlap = super::project::load(&mut tx).await?.overlap;
     let version = assign(&mut tx, &user, &run, &annotators, overlap, note.as_deref()).await?;
@@ -99,10 +95,6 @@ pub async fn put_assignees(
     let out = list_json(&mut tx, &user, &run).await?;
     tx.commit().await?;
     Ok(Reply::ok(out).version(version))
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
 }
 
 /// Every one of `ids` is a user with the role annotator (`422` at `at/i` otherwise).
@@ -231,11 +223,9 @@ pub async fn round_robin(
     JsonBody(body, _): JsonBody,
 ) -> Result<Reply> {
     may_assign(&user)?;
-    let mut c = Check::default();
-    c.body("RoundRobinRequest", &body);
-    c.finish()?;
+    validate::check_body("RoundRobinRequest", &body)?;
     let filter = RunFilter::from_json(&body["filter"], &user)?;
-    let annotators = strings(&body["annotators"]);
+    let annotators = validate::texts(body.get("annotators")).unwrap_or_default();
     let only_unassigned = body.get("onlyUnassigned").and_then(Value::as_bool).unwrap_or(true);
     let max = body.get("max").and_then(Value::as_i64).unwrap_or(200);
     let mut conn = state.store.pool.acquire().await?;

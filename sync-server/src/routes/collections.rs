@@ -18,7 +18,7 @@ use crate::http::{JsonBody, Query, Reply, if_match};
 use crate::problem::{FieldError, Problem, Result};
 use crate::routes::{Paged, id_param};
 use crate::store::{Sql, get_i64, get_json, get_opt_i64, get_opt_str, get_str};
-use crate::validate::{Check, text};
+use crate::validate::{check_body, text, texts};
 
 fn curator(user: &User) -> Result<()> {
     if user.role == Role::Annotator {
@@ -140,16 +140,6 @@ async fn at_version(conn: &mut AnyConnection, id: &str, base: i64) -> Result<Any
     Ok(row)
 }
 
-fn strings(value: Option<&Value>) -> Vec<String> {
-    value
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .map(str::to_owned)
-        .collect()
-}
-
 async fn add_runs(conn: &mut AnyConnection, id: &str, runs: &[String], now: &str) -> Result<()> {
     for run in runs {
         sqlx::query(
@@ -165,8 +155,15 @@ async fn add_runs(conn: &mut AnyConnection, id: &str, runs: &[String], now: &str
     Ok(())
 }
 
-fn name_taken(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+/// A write's result; `409` if it would give a collection another's name.
+fn name_unique<T>(written: std::result::Result<T, sqlx::Error>) -> Result<T> {
+    match written {
+        Err(sqlx::Error::Database(d)) if d.is_unique_violation() => {
+            Err(Problem::new(StatusCode::CONFLICT, "already-exists", "Already exists")
+                .detail("A collection has this name already."))
+        }
+        written => Ok(written?),
+    }
 }
 
 pub async fn list(
@@ -201,10 +198,8 @@ pub async fn create(
     JsonBody(body, _): JsonBody,
 ) -> Result<Reply> {
     curator(&user)?;
-    let mut c = Check::default();
-    c.body("CollectionCreate", &body);
-    c.finish()?;
-    let runs = strings(body.get("runIds"));
+    check_body("CollectionCreate", &body)?;
+    let runs = texts(body.get("runIds")).unwrap_or_default();
     let id = new_id();
     let now = crate::time::now();
     let mut tx = state.store.begin().await?;
@@ -220,13 +215,7 @@ pub async fn create(
     .bind(now.clone())
     .execute(&mut *tx)
     .await;
-    if let Err(e) = &inserted
-        && name_taken(e)
-    {
-        return Err(Problem::new(StatusCode::CONFLICT, "already-exists", "Already exists")
-            .detail("A collection has this name already."));
-    }
-    inserted?;
+    name_unique(inserted)?;
     add_runs(&mut tx, &id, &runs, &now).await?;
     let after = json!({"version": 1, "runs": runs.len()});
     crate::audit::record(
@@ -268,13 +257,12 @@ pub async fn edit(
     curator(&user)?;
     let id = id_param("collectionId", &id)?;
     let base = if_match(&headers)?;
-    let mut c = Check::default();
-    c.body("CollectionEdit", &body);
-    c.finish()?;
+    check_body("CollectionEdit", &body)?;
     let mut tx = state.store.begin().await?;
     let row = at_version(&mut tx, &id, base).await?;
     let version = base;
-    let (add, remove) = (strings(body.get("addRuns")), strings(body.get("removeRuns")));
+    let add = texts(body.get("addRuns")).unwrap_or_default();
+    let remove = texts(body.get("removeRuns")).unwrap_or_default();
     check_runs(&mut tx, &add, "/addRuns").await?;
     let now = crate::time::now();
     let name = text(&body, "name").unwrap_or(get_str(&row, "name")?);
@@ -294,13 +282,7 @@ pub async fn edit(
     .bind(last_exported)
     .execute(&mut *tx)
     .await;
-    if let Err(e) = &updated
-        && name_taken(e)
-    {
-        return Err(Problem::new(StatusCode::CONFLICT, "already-exists", "Already exists")
-            .detail("A collection has this name already."));
-    }
-    updated?;
+    name_unique(updated)?;
     add_runs(&mut tx, &id, &add, &now).await?;
     for run in &remove {
         sqlx::query("DELETE FROM collection_runs WHERE collection_id = $1 AND run_id = $2")

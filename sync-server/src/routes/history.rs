@@ -10,7 +10,7 @@ use crate::AppState;
 use crate::auth::User;
 use crate::http::{Query, Reply, if_match};
 use crate::idempotency::Replay;
-use crate::model::{self, Change, Entry, PathScope, StepRow, diff, require_full_edit};
+use crate::model::{self, Change, Entry, StepRow, diff, require_full_edit};
 use crate::problem::{Problem, Result};
 use crate::routes::{RunList, RunPost, Write, index_param, run_id_param};
 use crate::store::{Sql, get_i64, get_json, get_opt_i64, get_str, like_escape};
@@ -254,9 +254,7 @@ async fn apply_rollback(write: Write<'_>, base: i64, replay: Replay) -> Result<R
     let mut tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     require_full_edit(user, &run)?;
-    if run.version != base {
-        return Err(model::run_conflict(&mut tx, &run, base, PathScope::All).await?);
-    }
+    model::require_version(&mut tx, &run, base).await?;
     if target > run.version {
         return Err(Problem::invalid(
             "/toVersion",

@@ -15,7 +15,7 @@ use crate::http::{JsonBody, Query, Reply};
 use crate::problem::{Problem, Result};
 use crate::routes::{Paged, id_param};
 use crate::store::{Sql, get_i64, get_opt_i64, get_opt_str, get_str};
-use crate::validate::{Check, text};
+use crate::validate::{check_body, text};
 
 fn admin(user: &User) -> Result<()> {
     if user.role != Role::Admin {
@@ -79,9 +79,7 @@ pub async fn create(
     JsonBody(body, _): JsonBody,
 ) -> Result<Response> {
     admin(&user)?;
-    let mut c = Check::default();
-    c.body("WebhookCreate", &body);
-    c.finish()?;
+    check_body("WebhookCreate", &body)?;
     check_url(&body)?;
     let id = new_id();
     let secret = crate::webhooks::new_secret();
@@ -137,9 +135,7 @@ pub async fn edit(
 ) -> Result<Reply> {
     admin(&user)?;
     let id = id_param("hookId", &id)?;
-    let mut c = Check::default();
-    c.body("WebhookEdit", &body);
-    c.finish()?;
+    check_body("WebhookEdit", &body)?;
     check_url(&body)?;
     let mut tx = state.store.begin().await?;
     let before = load(&mut tx, &id).await?;

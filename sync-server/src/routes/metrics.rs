@@ -13,7 +13,7 @@ use crate::model::{self, RunRow};
 use crate::problem::{Problem, Result};
 use crate::routes::{RunPost, Write};
 use crate::store::{get_i64, get_json, get_opt_i64, get_opt_str};
-use crate::validate::Check;
+use crate::validate::check_body;
 
 pub async fn metrics_json(conn: &mut AnyConnection, user: &User, run: &RunRow) -> Result<Value> {
     let quality = sqlx::query("SELECT quality, quality_at FROM run_metrics WHERE run_id = $1")
@@ -73,9 +73,7 @@ pub async fn report(State(state): State<AppState>, user: User, post: RunPost) ->
 
 async fn apply(write: Write<'_>, replay: Replay) -> Result<Reply> {
     let Write { state, user, run_id, body } = write;
-    let mut c = Check::default();
-    c.body("RunMetricsReport", body);
-    c.finish()?;
+    check_body("RunMetricsReport", body)?;
     let mut tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     let now = crate::time::now();

@@ -22,7 +22,7 @@ use crate::model::{self, Entry, Status};
 use crate::problem::{Problem, Result};
 use crate::routes::{ItemPost, RunList, RunPost, Write, index_param, run_id_param};
 use crate::store::{Sql, Tx, get_i64, get_json, get_opt_str, get_str};
-use crate::validate::{self, Check};
+use crate::validate;
 
 /// At most this many tags on a run (the `tags` schema's `maxItems`).
 const MAX_TAGS: usize = 32;
@@ -32,11 +32,7 @@ pub const ANNOTATED: [&str; 4] = ["thoughts", "action", "extendedThoughts", "nav
 
 /// `me` or a user id, as the path names an annotator.
 fn annotator_param(user: &User, annotator: &str) -> Result<String> {
-    match annotator {
-        "me" => Ok(user.id.clone()),
-        id if validate::is_user_id(id) => Ok(id.to_owned()),
-        _ => Err(Problem::bad_param("path.annotator", "must be a user id or me")),
-    }
+    user.named(annotator).map_err(|why| Problem::bad_param("path.annotator", why))
 }
 
 /// Reviewers, qa_managers and admins read every version; an annotator only their own.
@@ -169,9 +165,7 @@ pub async fn put_step(
     if annotator != user.id {
         return Err(Problem::forbidden("Only its annotator writes a version."));
     }
-    let mut c = Check::default();
-    c.body("AnnotatedStepWrite", &body);
-    c.finish()?;
+    validate::check_body("AnnotatedStepWrite", &body)?;
     let mut tx = state.store.begin().await?;
     let run = model::lock_visible_run(&mut tx, &user, &run_id).await?;
     match own_set(&mut tx, &run_id, &user.id).await?.as_deref() {
@@ -288,9 +282,7 @@ pub async fn submit(State(state): State<AppState>, user: User, post: ItemPost) -
         return Err(Problem::forbidden("Only its annotator submits a version."));
     }
     let body = post.body.clone().unwrap_or_else(|| json!({}));
-    let mut c = Check::default();
-    c.body("AnnotationSubmit", &body);
-    c.finish()?;
+    validate::check_body("AnnotationSubmit", &body)?;
     let tags: Option<Vec<String>> =
         body.get("tags").and_then(|t| serde_json::from_value(t.clone()).ok());
     let act = |replay: Replay| submit_set(&state, &user, &post.run_id, tags, replay);
@@ -544,9 +536,7 @@ async fn resolve_versions(write: Write<'_>, base: i64, replay: Replay) -> Result
     if user.role == Role::Annotator {
         return Err(Problem::forbidden("Reviewers, qa_managers and admins resolve versions."));
     }
-    let mut c = Check::default();
-    c.body("ResolveRequest", body);
-    c.finish()?;
+    validate::check_body("ResolveRequest", body)?;
     let pick = validate::text(body, "pick");
     let note = validate::text(body, "note");
     let mut per_step: BTreeMap<i64, String> = BTreeMap::new();
@@ -560,9 +550,7 @@ async fn resolve_versions(write: Write<'_>, base: i64, replay: Replay) -> Result
     let mut tx: Tx = replay.begin(&state.store).await?;
     let run = model::lock_visible_run(&mut tx, user, run_id).await?;
     model::require_editable(&run)?;
-    if run.version != base {
-        return Err(model::run_conflict(&mut tx, &run, base, model::PathScope::All).await?);
-    }
+    model::require_version(&mut tx, &run, base).await?;
     let versions = versions(&mut tx, run_id).await?;
     let named = pick.iter().chain(per_step.values());
     if let Some(unknown) = named.into_iter().find(|a| !versions.annotators.contains(a)) {
@@ -648,7 +636,7 @@ pub struct PairScore {
 }
 
 pub async fn all_pairs(conn: &mut AnyConnection) -> Result<Vec<PairScore>> {
-    // Every version's steps and the run steps of overlap runs, read in two passes.
+    // Every version's steps and the run steps of overlap runs, each read in one query.
     let sets = sqlx::query(
         "SELECT run_id, annotator, submitted_at, updated_at FROM annotation_sets \
          WHERE state <> 'unassigned' ORDER BY run_id, annotator",
@@ -682,9 +670,22 @@ pub async fn all_pairs(conn: &mut AnyConnection) -> Result<Vec<PairScore>> {
             saved.entry(key).or_default().insert(get_i64(&row, "idx")?, step_text(&body));
         }
     }
+    // The run steps of the runs with more than one version (`runs`).
+    let mut run_steps: HashMap<String, BTreeMap<i64, Map<String, Value>>> = HashMap::new();
+    for row in sqlx::query(
+        "SELECT run_id, idx, version, body FROM steps WHERE run_id IN (SELECT run_id \
+         FROM annotation_sets WHERE state <> 'unassigned' GROUP BY run_id HAVING COUNT(*) > 1)",
+    )
+    .fetch_all(&mut *conn)
+    .await?
+    {
+        let step = model::step_from_row(&row)?;
+        run_steps.entry(get_str(&row, "run_id")?).or_default().insert(step.index, step.body);
+    }
+    let no_steps = BTreeMap::new();
     let mut pairs = Vec::new();
     for (run_id, (annotators, at)) in &runs {
-        let steps = run_steps(conn, run_id).await?;
+        let steps = run_steps.get(run_id).unwrap_or(&no_steps);
         let texts: Vec<Vec<StepText>> = annotators
             .iter()
             .map(|a| {

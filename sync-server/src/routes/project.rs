@@ -10,7 +10,7 @@ use crate::auth::{Role, User};
 use crate::http::{JsonBody, Reply, if_match};
 use crate::problem::{Problem, Result};
 use crate::store::{get_i64, get_opt_str};
-use crate::validate::{Check, text};
+use crate::validate::{check_body, text};
 
 /// The settings as stored, or the defaults (version 0) before the first write.
 pub struct Project {
@@ -79,9 +79,7 @@ pub async fn put(
         return Err(Problem::forbidden("Only an admin changes the project's settings."));
     }
     let base = if_match(&headers)?;
-    let mut c = Check::default();
-    c.body("ProjectWrite", &body);
-    c.finish()?;
+    check_body("ProjectWrite", &body)?;
     let overlap = body["overlap"].as_i64().unwrap_or(1);
     let (url, markdown) = (text(&body, "guidelinesUrl"), text(&body, "guidelinesMarkdown"));
     let mut tx = state.store.begin().await?;

@@ -116,11 +116,8 @@ impl RunFilter {
 
     /// From a `RunFilter` object (already checked against its schema).
     pub fn from_json(value: &Value, user: &User) -> Result<RunFilter> {
-        let texts = |key: &str| -> Vec<String> {
-            let items = value.get(key).and_then(Value::as_array).into_iter().flatten();
-            items.filter_map(Value::as_str).map(str::to_owned).collect()
-        };
-        let text = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+        let texts = |key: &str| validate::texts(value.get(key)).unwrap_or_default();
+        let text = |key: &str| validate::text(value, key);
         let filter = RunFilter {
             statuses: texts("status"),
             annotator: text("annotator"),
@@ -144,12 +141,10 @@ impl RunFilter {
         if let Some(status) = self.statuses.iter().find(|s| Status::parse(s).is_none()) {
             return Err(bad("status", format!("{status:?} is not a status")));
         }
-        self.annotator = match self.annotator.as_deref() {
-            Some("me") => Some(user.id.clone()),
-            Some(id) if validate::is_user_id(id) => Some(id.to_owned()),
-            Some(_) => return Err(bad("annotator", "must be a user id or me".into())),
-            None => None,
-        };
+        if let Some(name) = &self.annotator {
+            let id = user.named(name).map_err(|why| bad("annotator", why.into()))?;
+            self.annotator = Some(id);
+        }
         if self.task_id.as_deref().is_some_and(|id| !validate::is_id(id)) {
             return Err(bad("taskId", "must be an id".into()));
         }

@@ -18,7 +18,7 @@ use crate::auth::{Role, User};
 use crate::http::{JsonBody, Reply, SCREENSHOT_LIMIT, read_limited, require_content_type};
 use crate::problem::{FieldError, Problem, Result};
 use crate::store::{Sql, get_i64, get_str};
-use crate::validate::{self, Check};
+use crate::validate;
 
 fn sha_param(sha: &str) -> Result<String> {
     if validate::is_sha256(sha) {
@@ -213,9 +213,7 @@ pub async fn missing(
     JsonBody(body, _): JsonBody,
 ) -> Result<Reply> {
     may_upload(&user)?;
-    let mut c = Check::default();
-    c.body("MissingRequest", &body);
-    c.finish()?;
+    validate::check_body("MissingRequest", &body)?;
     let mut hashes: Vec<String> = Vec::new();
     for sha in body["hashes"].as_array().into_iter().flatten().filter_map(Value::as_str) {
         if !hashes.iter().any(|h| h == sha) {

@@ -247,6 +247,33 @@ fn not_archived(run: &RunRow) -> Result<()> {
     Ok(())
 }
 
+/// Ends a pending suggestion unapplied, as `state` (`withdrawn` or `rejected`): decided by
+/// the caller now, audited; answers the suggestion as it is then.
+async fn close(
+    tx: &mut Tx,
+    user: &User,
+    run_id: &str,
+    id: &str,
+    state: &str,
+    note: Option<String>,
+) -> Result<Value> {
+    sqlx::query(
+        "UPDATE suggestions SET state = $2, decided_by = $3, decided_at = $4, \
+         decision_note = $5 WHERE id = $1",
+    )
+    .bind(id.to_owned())
+    .bind(state.to_owned())
+    .bind(user.id.clone())
+    .bind(crate::time::now())
+    .bind(note)
+    .execute(&mut **tx)
+    .await?;
+    let (before, after) = (json!({"state": "pending"}), json!({"state": state}));
+    let (action, target) = (format!("suggestion.{state}"), format!("suggestion {id}"));
+    crate::audit::record(tx, &user.id, &action, Some(run_id), &target, before, after).await?;
+    reload(tx, run_id, id).await
+}
+
 pub async fn withdraw(
     State(state): State<AppState>,
     user: User,
@@ -260,28 +287,7 @@ pub async fn withdraw(
     }
     not_archived(&run)?;
     pending(&row)?;
-    sqlx::query(
-        "UPDATE suggestions SET state = 'withdrawn', decided_by = $2, decided_at = $3 \
-         WHERE id = $1",
-    )
-    .bind(id.clone())
-    .bind(user.id.clone())
-    .bind(crate::time::now())
-    .execute(&mut *tx)
-    .await?;
-    let (before, after) = (json!({"state": "pending"}), json!({"state": "withdrawn"}));
-    let target = format!("suggestion {id}");
-    crate::audit::record(
-        &mut tx,
-        &user.id,
-        "suggestion.withdrawn",
-        Some(&run_id),
-        &target,
-        before,
-        after,
-    )
-    .await?;
-    let out = reload(&mut tx, &run_id, &id).await?;
+    let out = close(&mut tx, &user, &run_id, &id, "withdrawn", None).await?;
     tx.commit().await?;
     Ok(Reply::ok(out))
 }
@@ -352,29 +358,7 @@ async fn reject_suggestion(
     let Decision { mut tx, run, row, note } = decision;
     not_archived(&run)?;
     pending(&row)?;
-    sqlx::query(
-        "UPDATE suggestions SET state = 'rejected', decided_by = $2, decided_at = $3, \
-         decision_note = $4 WHERE id = $1",
-    )
-    .bind(id.to_owned())
-    .bind(user.id.clone())
-    .bind(crate::time::now())
-    .bind(note)
-    .execute(&mut *tx)
-    .await?;
-    let (before, after) = (json!({"state": "pending"}), json!({"state": "rejected"}));
-    let target = format!("suggestion {id}");
-    crate::audit::record(
-        &mut tx,
-        &user.id,
-        "suggestion.rejected",
-        Some(run_id),
-        &target,
-        before,
-        after,
-    )
-    .await?;
-    let out = reload(&mut tx, run_id, id).await?;
+    let out = close(&mut tx, user, run_id, id, "rejected", note).await?;
     replay.commit(tx, Reply::ok(json!({"suggestion": out, "step": null}))).await
 }
 

@@ -8,7 +8,7 @@ use crate::AppState;
 use crate::auth::User;
 use crate::http::{Reply, if_match};
 use crate::idempotency::Replay;
-use crate::model::{self, Entry, PathScope, RunRow, Status, run_json};
+use crate::model::{self, Entry, RunRow, Status};
 use crate::problem::{Problem, Result};
 use crate::routes::{RunPost, Write};
 use crate::validate::Check;
@@ -108,11 +108,10 @@ async fn move_run(
     note: Option<String>,
 ) -> Result<Reply> {
     let run = model::lock_visible_run(tx, user, run_id).await?;
-    if run.version != base {
-        return Err(model::run_conflict(tx, &run, base, PathScope::All).await?);
-    }
+    model::require_version(tx, &run, base).await?;
     let from = run.status;
-    let pending = model::counters(tx, run_id).await?.pending_suggestions;
+    let counters = model::counters(tx, run_id).await?;
+    let pending = counters.pending_suggestions;
     match permitted(from, to, user, &run) {
         None => {
             return Err(Problem::new(
@@ -139,7 +138,7 @@ async fn move_run(
         Some(true) => {}
     }
     if to == Status::Approved && pending > 0 {
-        let record = run_json(tx, &run).await?;
+        let record = run.output(counters);
         return Err(Problem::conflict(
             "pending-suggestions",
             "run",
@@ -173,6 +172,7 @@ async fn move_run(
     let now = crate::time::now();
     let version = model::commit_version(tx, &run, user, &now, entry, Some(&header)).await?;
     crate::events::status_changed(tx, &run, from, to, &user.id, version).await?;
-    let record = model::run_after_write(tx, run_id).await?;
+    // The run as written: a transition changes none of its counters, so it is not read again.
+    let record = model::run_output(&header, version, version, &now, &user.id, counters);
     Ok(Reply::ok(record).version(version))
 }
