@@ -4,13 +4,13 @@
 //! (the sync server's `openapi.yaml`, which the server checks bodies against); a test here
 //! holds it to serde's own reading of [`Action`].
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A browser tab as `chrome.tabs` numbers it.
 pub type TabId = i32;
 
 /// One action, tagged by `action` — the discriminated union the Navigator's schema uses.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Action {
     GoToUrl {

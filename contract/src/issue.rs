@@ -94,7 +94,7 @@ impl IssueStatus {
 }
 
 /// One flagged problem, camelCase on the wire.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Issue {
     /// Unique within the step, so a resolution names the issue it closes.

@@ -4,11 +4,13 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A problem at the JSON Pointer `path` (`/subtasks/1/dependsOn/0`; `""` is the whole
 /// document).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, tagged_de::FieldsDeserialize,
+)]
 pub struct Problem {
     pub path: String,
     pub message: String,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 /// Entries kept per run; the oldest go first (a run that long is rare, and its counts stay).
 pub const MAX_ENTRIES: usize = 400;
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Telemetry {
     /// Oldest first.
@@ -28,7 +28,7 @@ pub struct Telemetry {
 }
 
 /// One line of the log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogEntry {
     /// Milliseconds since the epoch.
@@ -71,7 +71,7 @@ impl LogKind {
 }
 
 /// What one role's model calls cost.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RoleSpend {
     pub calls: u32,

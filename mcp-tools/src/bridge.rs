@@ -21,7 +21,7 @@ pub const HOST_NAME: &str = "com.alphascout.mcp";
 pub const MAX_TO_CHROME: usize = 1024 * 1024;
 
 /// From the native host to the worker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ToExtension {
     /// An MCP client finished its `initialize`: `name` and `version` are its `clientInfo`,
@@ -49,7 +49,7 @@ pub enum ToExtension {
 }
 
 /// From the worker to the native host.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum FromExtension {
     /// Says which extension version answers; sent first on every connection.
@@ -109,7 +109,7 @@ pub enum ErrorCode {
 }
 
 /// One tool as MCP lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Tool {
     pub name: String,
     pub description: String,
@@ -118,7 +118,7 @@ pub struct Tool {
 }
 
 /// One part of a tool's result, as MCP's content blocks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Content {
     Text {

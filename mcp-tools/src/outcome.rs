@@ -29,7 +29,7 @@ impl Status {
 }
 
 /// A job's state as a tool's result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct JobOutcome {
     pub job_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::structured::Schema;
@@ -14,7 +13,7 @@ pub const USER_TURN: &str = "Answer with the JSON object described above.";
 
 include!(concat!(env!("OUT_DIR"), "/bundled_prompts.rs"));
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, tagged_de::FieldsDeserialize)]
 struct Manifest {
     id: String,
     #[serde(default)]

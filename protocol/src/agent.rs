@@ -54,7 +54,7 @@ pub enum EventKind {
 }
 
 /// One thing that happened in a task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct AgentEvent {
     pub session_id: String,
     pub run_id: String,
@@ -74,7 +74,7 @@ pub struct AgentEvent {
 }
 
 /// What an event is about, as data. `details` is the same told for a person.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventDetail {
     /// Nothing beyond `details` (a message, an answer, a notice).
@@ -122,7 +122,7 @@ pub enum EventDetail {
 }
 
 /// Where a task stands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum TaskStatus {
     Running,
@@ -177,7 +177,7 @@ impl TaskStatus {
 }
 
 /// Tokens and estimated cost so far.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Spend {
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -186,7 +186,7 @@ pub struct Spend {
 }
 
 /// Everything a page needs to show a session it (re)connects to.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct TaskSnapshot {
     pub session_id: String,
     /// The run (one per task or follow-up task) the agent is on.
@@ -266,7 +266,7 @@ impl From<&TaskStatus> for SessionStatus {
 }
 
 /// One stored conversation, as the History view lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct SessionSummary {
     pub session_id: String,
     /// The session's first task, trimmed.

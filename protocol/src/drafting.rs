@@ -2,10 +2,10 @@
 //! worker, which holds the settings and keys and makes the model call. The page sends what
 //! the step shows; the worker answers with a draft or with why there is none.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// One captured step as the draft prompt reads it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct DraftInput {
     /// The run the trace is filed under, and the step's index in it.
     pub run_id: String,
@@ -30,7 +30,7 @@ pub struct DraftInput {
 }
 
 /// The three drafted thoughts.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct DraftedThoughts {
     pub thought1: String,
     pub thought2: String,
@@ -47,7 +47,7 @@ pub enum DraftRequest {
 
 /// What the annotation page reads of the worker's events: a draft's answer, as
 /// `WorkerEvent::ThoughtsDrafted` is written; every other event is `Other`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DraftEvent {
     ThoughtsDrafted {

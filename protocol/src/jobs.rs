@@ -72,7 +72,7 @@ impl JobStatus {
 }
 
 /// One job in the Jobs view.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct JobSummary {
     /// Unique among the worker's jobs; requests name a job by it.
     pub id: String,
@@ -140,7 +140,7 @@ impl JobSummary {
 }
 
 /// A model call waiting before it is retried, because the provider answered 429 or 5xx.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ProviderWait {
     /// The HTTP status the provider answered.
     pub status: u16,

@@ -9,7 +9,7 @@
 //! Every type is plain serde data with a `type` tag, so the JSON seen in DevTools reads like
 //! the Rust enum. This crate knows nothing about Chrome, wasm or the engine's internals.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub mod agent;
 pub mod drafting;
@@ -27,7 +27,7 @@ pub use run_contract::TabId;
 
 /// What a page asks of the worker over the port. `id` is chosen by the page and echoed in
 /// the answer, so several requests can be in flight at once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PanelRequest {
     /// Read the title of `tab_id` over CDP.
@@ -335,7 +335,7 @@ impl PanelRequest {
 }
 
 /// What the worker sends a page over the port.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum WorkerEvent {
     /// Sent once when a port connects, so the page knows the worker is alive.
@@ -486,7 +486,7 @@ pub enum WorkerEvent {
 }
 
 /// A browser tab as the agent lists them: its title and URL tell a person which it is.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct TabInfo {
     pub id: i32,
     pub url: String,
@@ -494,7 +494,7 @@ pub struct TabInfo {
 }
 
 /// A quick-start prompt: shown as a chip on an empty chat; clicking it fills the chat box.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Favourite {
     /// Chosen by the page; unique in the list.
     pub id: String,
@@ -555,7 +555,7 @@ pub fn favourites_problem(favourites: &[Favourite]) -> Option<String> {
 
 /// One-shot requests sent with `chrome.runtime.sendMessage`; the answer is the matching
 /// `*Reply` type serialized as JSON.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type")]
 pub enum DebugRequest {
     /// How long the worker took to start; answered with [`WorkerTimings`].
@@ -606,7 +606,7 @@ pub enum DebugRequest {
 }
 
 /// The answer to `debug.page_state`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct PageStateReply {
     /// The text the model reads.
     pub text: String,
@@ -622,7 +622,7 @@ pub struct PageStateReply {
 
 /// Start-up figures measured by the worker's bootstrap, in milliseconds since the worker's
 /// global scope was created (`performance.timeOrigin`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct WorkerTimings {
     /// When every `chrome.*` listener had been registered.
     pub listeners_registered_ms: f64,
@@ -635,7 +635,7 @@ pub struct WorkerTimings {
 }
 
 /// The answer to a debug request that failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct DebugError {
     pub error: String,
 }

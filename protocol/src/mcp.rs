@@ -1,10 +1,10 @@
 //! The MCP server's state as the side panel's Settings shows it: whether the native host
 //! is connected (or why not, in a sentence), and which MCP clients are connected through it.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Sent to every page when it connects and whenever it changes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct McpStatus {
     /// Settings' "Allow MCP clients".
     pub allowed: bool,
@@ -18,7 +18,7 @@ pub struct McpStatus {
 }
 
 /// One connected MCP client.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct McpClient {
     /// Its `clientInfo` name and version.
     pub name: String,

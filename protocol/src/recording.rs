@@ -2,12 +2,12 @@
 //! reports while a tab is being recorded. The steps themselves are the engine's
 //! `workflow::recording` types, stored in IndexedDB; only the status crosses the port.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::TabId;
 
 /// What the person chose in the Ctrl+I offer (or that it was opened).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RecordingNote {
     /// Ctrl+I pressed in the panel: capture pauses until Extract, Details or Cancel.
@@ -51,7 +51,7 @@ pub fn recording_name(typed: &str) -> Result<String, String> {
 }
 
 /// Where the recording stands; broadcast to every page on each change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct RecordingStatus {
     pub recording_id: String,
     pub tab_id: TabId,

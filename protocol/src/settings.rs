@@ -84,7 +84,7 @@ impl ProviderKind {
 }
 
 /// One configured model: which provider, where, with which key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ModelConfig {
     pub provider: ProviderKind,
     pub base_url: String,
@@ -187,7 +187,7 @@ impl ModelRole {
 }
 
 /// The model each agent role uses; `repair` handles repairs of invalid answers when set.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct RoleModels {
     pub planner: ModelConfig,
     pub navigator: ModelConfig,
@@ -229,7 +229,7 @@ impl RoleModels {
 }
 
 /// How the executor runs a task.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(default)]
 pub struct AgentOptions {
     /// Navigator steps per task before it stops and asks.
@@ -289,7 +289,7 @@ impl Default for AgentOptions {
 }
 
 /// Everything in Settings.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Settings {
     pub models: RoleModels,
     #[serde(default)]

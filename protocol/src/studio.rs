@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use run_contract::Problem;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::settings::ModelRole;
@@ -12,7 +12,7 @@ use crate::settings::ModelRole;
 /// Try a prompt: render `prompt_id`'s `variant` with the stored overrides and then
 /// `overrides` (the Studio's unsaved drafts) on top, and ask `role`'s model through the
 /// agents' path (repairs included). The trace is stored under run id `studio:<uuid>`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct StudioRun {
     pub prompt_id: String,
     pub variant: String,
@@ -23,7 +23,7 @@ pub struct StudioRun {
 }
 
 /// One HTTP exchange with a provider, keys masked.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct HttpExchange {
     pub url: String,
     pub headers: Vec<(String, String)>,
@@ -34,7 +34,7 @@ pub struct HttpExchange {
 }
 
 /// One answer of the model (the first, then each repair).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct StudioAttempt {
     pub model: String,
     pub raw: String,
@@ -48,7 +48,7 @@ pub struct StudioAttempt {
 }
 
 /// What a Studio run did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct StudioRunResult {
     pub run_id: String,
     /// Empty when nothing was sent (the prompt could not be rendered).
@@ -75,7 +75,7 @@ pub type PromptEdits = BTreeMap<String, Option<String>>;
 
 /// A pipeline file as the `pipelines` store keeps it (key `[id, version]`), with the
 /// runs of this version (newest last, a few), which the publish gate reads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredPipeline {
     pub id: String,
@@ -91,7 +91,7 @@ pub struct StoredPipeline {
 /// What the Prompt Studio reads of the worker's events, each written as its `WorkerEvent`
 /// namesake; every other event is `Other`. A page that decoded every event would compile a
 /// reader for the whole protocol (a third of its bundle); `wire_tests` holds the two alike.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StudioEvent {
     Failed {
@@ -138,7 +138,7 @@ pub enum StudioEvent {
 
 /// The one part of the settings the Studio reads: the edited prompt files (the rest of
 /// `Settings` is left unread, so the page compiles no reader for it).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct SettingsPrompts {
     #[serde(default)]
     pub prompt_overrides: BTreeMap<String, String>,

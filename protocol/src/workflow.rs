@@ -17,7 +17,7 @@ pub enum ReplayControl {
 }
 
 /// Where a reflection stands.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "stage", rename_all = "snake_case")]
 pub enum ReflectStage {
     /// Pass A on step `step` (0-based) of `of`.
@@ -43,7 +43,7 @@ pub struct ReflectProgress {
 }
 
 /// A replay as the pages show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ReplayProgress {
     /// The replay's run id (its `AgentRun` on the annotation page).
     pub run_id: String,
@@ -81,7 +81,7 @@ impl ReplayProgress {
 }
 
 /// A workflow's latest version as the side panel lists it, with what its replay form asks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct WorkflowSummary {
     pub id: String,
     pub version: u32,
@@ -89,7 +89,7 @@ pub struct WorkflowSummary {
     pub params: Vec<ParamSummary>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ParamSummary {
     pub name: String,
     pub description: String,
@@ -137,7 +137,7 @@ mod tests {
 /// What the Workflows page reads of the worker's events, each written as its `WorkerEvent`
 /// namesake; every other event is `Other`, so the page compiles no reader for the rest of
 /// the protocol. `wire_tests` holds the two alike.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum WorkflowsEvent {
     Hello {

@@ -36,14 +36,14 @@ impl StepOutcome {
 }
 
 /// Tokens a model call used.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
 }
 
 /// One answer of a structured call, for the trace.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Attempt {
     pub model: String,
     pub raw: String,
@@ -55,7 +55,7 @@ pub struct Attempt {
 }
 
 /// One task carried out by the agent.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentRun {
     /// `agentRunId` in the annotation page's URL.
@@ -97,7 +97,7 @@ pub struct AgentRun {
 }
 
 /// The workflow a replay ran and how it went without the model.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct ReplayOrigin {
     pub workflow_id: String,
@@ -130,7 +130,7 @@ impl ReplayOrigin {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Subtask {
     pub id: String,
@@ -152,7 +152,7 @@ pub enum SubtaskStatus {
 }
 
 /// Where a step's screenshot blob is stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ScreenshotRef {
     /// The key of the blob in the screenshot store.
@@ -164,7 +164,7 @@ pub struct ScreenshotRef {
 
 /// The step's main action in the seed's terms. Read leniently (a missing field is empty):
 /// the annotation page reads the same rows from imports and older captures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct StepAction {
     /// The seed's six kinds and the rest of the one vocabulary; older captures' names are
     /// read as the kind they meant.
@@ -177,7 +177,7 @@ pub struct StepAction {
     pub value: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(default)]
 pub struct Thoughts {
     /// The evaluation of the previous step, or the start state.
@@ -251,7 +251,7 @@ impl Thoughts {
 /// The Navigator's own notes at a step beside its three thoughts: its answer's
 /// `evaluation_previous_goal`, `memory` and `next_goal`. Kept on the step so an annotator
 /// can check and correct them, and the fine-tuning target carries the corrections.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NavigatorNotes {
     pub evaluation_previous_goal: String,
@@ -317,7 +317,7 @@ impl NavigatorNotes {
 }
 
 /// One action as carried out, with its outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ExecutedAction {
     pub action: Action,
     pub target: String,
@@ -326,7 +326,7 @@ pub struct ExecutedAction {
 }
 
 /// One Navigator step: what the agent saw, thought and did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StepRecord {
     pub run_id: String,
@@ -357,7 +357,7 @@ pub struct StepRecord {
 }
 
 /// Characters of a rendered prompt by where they come from.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct PromptChars {
     /// The template and shared rules.
     pub system: usize,
@@ -369,7 +369,7 @@ pub struct PromptChars {
 }
 
 /// One model call.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LlmTrace {
     pub id: String,
@@ -404,7 +404,7 @@ pub struct LlmTrace {
 }
 
 /// What a model call sent: its rendered messages and its parameters.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SentPrompt {
     pub system: String,

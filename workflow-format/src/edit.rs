@@ -4,11 +4,11 @@
 //! Steps stay grouped in subtask order after every edit: replay reads a subtask's steps in
 //! list order, and the fast path checks an action against the step recorded after it.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::schema::{Param, Workflow, WorkflowStep, WorkflowSubtask, fill, placeholders};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Edit {
     AddParam {

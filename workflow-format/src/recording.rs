@@ -35,7 +35,7 @@ pub const CAUSED_WITHIN_MS: f64 = 3000.0;
 
 /// An element as the recorder describes it: enough for a model to understand the step and
 /// for replay to find the element again without coordinates.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct TargetDescriptor {
     pub tag: String,
@@ -104,7 +104,7 @@ impl TargetDescriptor {
 }
 
 /// Where and when something was done: the tab, its page, and the screen just before.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Moment {
     pub at_ms: f64,
@@ -130,7 +130,7 @@ pub struct RawEvent {
 }
 
 /// A key pressed, into `target` when it had the focus.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct KeyPress {
     pub key: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,14 +138,14 @@ pub struct KeyPress {
 }
 
 /// An option chosen in a list (a multiple select reports all it holds).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Choice {
     pub target: TargetDescriptor,
     pub option: String,
 }
 
 /// Vertical movement in screens (negative is up); `target` is a scrolled container.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Scrolled {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetDescriptor>,
@@ -153,7 +153,7 @@ pub struct Scrolled {
 }
 
 /// Ctrl+I → Extract: what to read off the page, and the values it may take.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ExtractQuery {
     pub query: String,
     #[serde(default)]
@@ -162,7 +162,7 @@ pub struct ExtractQuery {
 
 /// Pressed on `target`, moved, released over `to` (what was there, when the recorder could
 /// name it), `dx`/`dy` CSS pixels from where it started.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Dragged {
     pub target: TargetDescriptor,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,7 +173,7 @@ pub struct Dragged {
 
 /// Copied `text` (the selection; in a step, [`SECRET_MASK`] for a secret field's), from
 /// `target` when it is a field or element.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Copied {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<TargetDescriptor>,
@@ -181,14 +181,14 @@ pub struct Copied {
 }
 
 /// Pasted `text` into `target` (in a step, [`SECRET_MASK`] for a secret field).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Pasted {
     pub target: TargetDescriptor,
     pub text: String,
 }
 
 /// What the shell saw. The inputs a step keeps as they are carry the step's own payloads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum RawInput {
     Click {
@@ -233,7 +233,7 @@ pub enum RawInput {
 }
 
 /// A step's action as recorded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum RecordedAction {
     Click {
@@ -384,7 +384,7 @@ pub struct RecordedStep {
 }
 
 /// A whole recording.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Recording {
     pub id: String,
@@ -435,7 +435,7 @@ impl Recording {
     pub fn from_jsonl(text: &str) -> Result<Recording, String> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let (_, first) = lines.next().ok_or("the file is empty")?;
-        #[derive(Deserialize)]
+        #[derive(tagged_de::FieldsDeserialize)]
         struct Header {
             recording: Recording,
         }

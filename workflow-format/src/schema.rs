@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 pub use run_contract::Problem;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
 use prompt_files::structured::{Schema, extract_json};
@@ -18,7 +18,7 @@ pub const WORKFLOW_SCHEMA: &str = include_str!("../workflow.schema.json");
 /// The export format's version; a future change of shape raises it.
 pub const FORMAT_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Workflow {
     pub format_version: u32,
@@ -36,7 +36,7 @@ pub struct Workflow {
     pub steps: Vec<WorkflowStep>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Param {
     pub name: String,
     pub description: String,
@@ -63,7 +63,7 @@ pub struct ReplayInput {
     pub secrets: BTreeMap<String, String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkflowSubtask {
     pub id: String,
@@ -73,7 +73,7 @@ pub struct WorkflowSubtask {
     pub depends_on: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct WorkflowStep {
     pub subtask: String,
@@ -96,7 +96,7 @@ pub struct WorkflowStep {
 /// [`Workflow::validate`]).
 pub use run_contract::ActionKind;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct StepAction {
     pub kind: ActionKind,
     /// Typed text, key, option, URL or extract query, with `{param}`s.

@@ -3,7 +3,7 @@
 //! when it was made and last exported. With a sync server they are the team's
 //! (`/collections`, issue 29): [`sync`] plans what goes up and reads what comes back.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::query::RunSummary;
 
@@ -11,7 +11,7 @@ pub mod sync;
 pub use sync::Shared;
 
 /// A collection as stored (the runs name their collections; this is what is said of one).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Collection {
     pub name: String,

@@ -73,7 +73,7 @@ pub enum Screenshots {
     Files,
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Options {
     /// Replace or remove what identifies people (see [`crate::anonymize`]).
     pub anonymize: bool,

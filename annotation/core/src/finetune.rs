@@ -34,7 +34,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::record::{NavigatorNote, ReviewStatus, Run, Step};
@@ -46,7 +46,7 @@ pub const MASK: &str = "[secret]";
 pub const MAX_ACTIONS: usize = 5;
 pub const MAX_EXTENDED_THOUGHTS: usize = 5;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Options {
     /// Runs in these review statuses go in.
     pub statuses: Vec<ReviewStatus>,

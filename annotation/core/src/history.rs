@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use similar::DiffTag;
 use similar::algorithms::{Capture, Compact, Replace, myers};
@@ -24,7 +24,7 @@ use std::time::Instant;
 use crate::record::{Run, Step};
 
 /// One saved state of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Version {
     pub run_id: String,

@@ -7,14 +7,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 /// The most time one report may add (the server's `addTimeMs` maximum).
 pub const MAX_REPORT_MS: u64 = 3_600_000;
 
 /// What this browser reported of a run.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Mark {
     /// How much of the run's `active_ms` the server has counted.
@@ -28,7 +28,7 @@ pub struct Mark {
 }
 
 /// One report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub key: String,

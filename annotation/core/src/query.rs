@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::record::{ReviewStatus, Run, Step, StepState};
 
 /// A run as the list shows and filters it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunSummary {
     pub run_id: String,
@@ -146,7 +146,7 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
 }
 
 /// What the list shows: every condition set must hold.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Filter {
     /// Words and "quoted phrases", each of which must occur (case-insensitive).

@@ -14,7 +14,7 @@ pub use run_contract::ReviewStatus;
 /// The step's action and thoughts are the capture's own types, read leniently.
 pub use run_records::{ActionKind, NavigatorNote, NavigatorNotes, StepAction, Thought, Thoughts};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Subtask {
     #[serde(default)]
@@ -120,7 +120,7 @@ fn is_zero<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct ScreenshotRef {
     pub key: String,
     #[serde(default)]

@@ -40,7 +40,7 @@ impl CommentKind {
 }
 
 /// One comment; replies name their thread's first comment in `parent_id`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Comment {
     pub id: String,
@@ -67,7 +67,7 @@ pub struct Comment {
 /// A passage of a step's thought that a comment or a suggestion points at: its range
 /// (characters, start inclusive, end exclusive), its quote and a little context either
 /// side, so it is found again after edits (`run_contract::passage`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PassageRef {
     pub field: Thought,
@@ -169,7 +169,7 @@ pub enum SuggestionState {
 }
 
 /// A reviewer's proposed replacement for one thought of one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Suggestion {
     pub id: String,

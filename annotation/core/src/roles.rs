@@ -2,14 +2,14 @@
 //! only to decide which buttons to show. The roles and the transition table are the shared
 //! contract's (`run_contract::roles`), so the two cannot disagree.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::record::{ReviewStatus, Run};
 
 pub use run_contract::Role;
 
 /// The person using the page.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct User {
     pub name: String,
     pub role: Role,

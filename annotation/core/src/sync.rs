@@ -9,7 +9,7 @@
 //! overwritten either.
 
 use run_contract::url::origin;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 pub use run_contract::limits::{BATCH_ITEMS, JSON_BODY_BYTES};
@@ -20,7 +20,7 @@ use crate::roles::{Role, User, permitted};
 
 /// Where to sync and as whom. The token is a secret: it never prints, and it is never part of
 /// an export (exports are built from runs and steps, which do not hold it).
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct SyncSettings {
     /// `http://127.0.0.1:8787`; empty: the page works locally only.
     pub endpoint: String,
@@ -84,7 +84,7 @@ impl SyncSettings {
 
 /// What a queued change is about. The record itself is read when the queue drains, so
 /// several saves of one step send it once, as it is then.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(rename_all = "camelCase", tag = "kind")]
 pub enum Pending {
     Run { run_id: String },
@@ -358,7 +358,7 @@ pub fn step_from_server(record: Value) -> Result<Step, String> {
 /// Where the last pull got to: the server's own cursor from it (`pullCursor`), with the
 /// server and the user it was issued for. The page keeps it and sends it back, so which
 /// changes it asks for never depends on this browser's clock.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PullMark {
     pub endpoint: String,
@@ -391,7 +391,7 @@ pub fn pull_mark(page: &Value, settings: &SyncSettings, user: &str) -> Option<Pu
 }
 
 /// A conflict waiting for a person: what is queued here and what the server has now.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Conflict {
     pub pending: Pending,

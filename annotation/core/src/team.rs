@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use run_contract::agreement::{StepText, mean, pair_score};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::query::Filter;
@@ -328,7 +328,7 @@ pub fn round_robin_text(answer: &Value) -> String {
 /// An overlap run the caller annotates in a version of their own (overlap above 1): its
 /// steps are saved to `/runs/{runId}/annotations/me/…`, never to the run's own steps, and
 /// it is handed in with `…/submit`. Kept in this browser beside the sync queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct OwnVersion {
     pub run_id: String,

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::record::{ActionKind, Step, Thought, Thoughts};
 
@@ -16,7 +16,7 @@ mod bundle {
     include!(concat!(env!("OUT_DIR"), "/bundled_templates.rs"));
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Template {
     pub id: String,
     pub name: String,
@@ -27,7 +27,7 @@ pub struct Template {
     pub starred_from: Option<StarredFrom>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StarredFrom {
     pub run_id: String,

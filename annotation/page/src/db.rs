@@ -42,7 +42,7 @@ const COLLECTIONS_KEY: &str = "collections";
 const OWN_VERSIONS_KEY: &str = "ownVersions";
 
 /// A change waiting for the server, with the id that makes a replay harmless.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueuedChange {
     pub mutation_id: String,
@@ -55,7 +55,7 @@ pub struct Db {
 }
 
 /// A run's text for full-text search, stored apart from its summary.
-#[derive(serde::Serialize, serde::Deserialize)]
+#[derive(serde::Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 struct SearchText {
     run_id: String,

@@ -4,7 +4,7 @@
 //! next.
 
 use protocol::TabId;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::Clock;
@@ -25,7 +25,7 @@ use input_values::{Limits, ValueKind};
 pub use run_contract::action::Action;
 
 /// What an action did.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ActionOutcome {
     pub ok: bool,
     /// For the model: what happened, or why not and what to do instead.

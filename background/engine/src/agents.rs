@@ -10,7 +10,7 @@ use crate::memory::{Budget, Memory};
 use crate::untrusted;
 
 /// Seed `001_…`: the Planner's output.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct PlannerOutput {
     pub observation: String,
     pub challenges: String,
@@ -27,7 +27,7 @@ pub struct PlannerOutput {
 
 /// The Navigator's reflection. The three thoughts are seed `000_…` §1's: what a captured
 /// step shows an annotator, in the agent's own first person.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct CurrentState {
     /// "Success", "Failed" or "Unknown", and why.
     pub evaluation_previous_goal: String,
@@ -64,7 +64,7 @@ pub enum Decision {
 }
 
 /// The Navigator's output: its reflection and up to N actions, or a question.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct NavigatorOutput {
     pub current_state: CurrentState,
     /// What only the user can settle (seed `001_…` §5.6), or "": when set, no action is
@@ -75,7 +75,7 @@ pub struct NavigatorOutput {
 }
 
 /// The ThinkingAgent's control output (seed `001_…` §5.1, plus the refined answer).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ThinkingOutput {
     pub approved: bool,
     /// The Planner must plan again before the Navigator goes on; false lets the Navigator
@@ -95,7 +95,7 @@ fn yes() -> bool {
 }
 
 /// What the Navigator learned from its last step, for the next prompt's reflection.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct LastStep {
     /// The actions and the goal they served.
     pub action: String,

@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 const WINDOW: usize = 6;
 /// Identical actions in a row that count as a loop.
@@ -14,7 +14,7 @@ const STILL_PAGES: usize = 4;
 /// Failed actions among the last [`WINDOW`] that count as a rising error rate.
 const FAILURES: usize = 4;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct LoopDetector {
     /// (action as JSON, succeeded), newest last.
     actions: VecDeque<(String, bool)>,

@@ -16,7 +16,6 @@ use crate::run::{Actor, LlmTrace};
 use crate::untrusted;
 use protocol::drafting::{DraftInput, DraftedThoughts};
 use protocol::settings::{ModelRole, Settings};
-use serde::Deserialize;
 use serde_json::json;
 
 /// The prompt file's id.
@@ -25,7 +24,7 @@ pub const PROMPT: &str = "draft_thoughts";
 /// What a draft needs from the shell: the same as a Studio run, one traced call.
 pub type DraftShell<'a, H, K> = crate::studio_run::StudioShell<'a, H, K>;
 
-#[derive(Deserialize)]
+#[derive(tagged_de::FieldsDeserialize)]
 struct Answer {
     thought1: String,
     thought2: String,

@@ -12,7 +12,7 @@ use std::fmt;
 use std::rc::Rc;
 
 use protocol::settings::McpServer;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::providers::{Http, HttpFailure, HttpRequest, HttpResponse};
@@ -25,7 +25,7 @@ pub const TIMEOUT_MS: u32 = 30_000;
 const MAX_PAGES: usize = 20;
 
 /// One tool a server offers, as `tools/list` describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct McpTool {
     pub name: String,
     #[serde(default)]
@@ -36,7 +36,7 @@ pub struct McpTool {
 
 /// Why a request to a server failed, said for a person: the server (and tool) named, the
 /// token never.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct McpError {
     pub message: String,
     /// Whether trying again may work (the server down or busy, a timeout).

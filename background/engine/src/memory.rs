@@ -3,13 +3,13 @@
 //! to one line and, past the budget, dropped with a count — so a prompt's size does not
 //! grow with the length of the task (the anchor's transcript grows without bound).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::{truncate, untrusted};
 
 /// A message from the user, marked so the agents can tell it from their own notes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct FollowUp {
     pub text: String,
     /// The step it arrived at.
@@ -19,7 +19,7 @@ pub struct FollowUp {
 }
 
 /// One Navigator step as memory keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct StepMemory {
     pub index: u32,
     pub url: String,
@@ -71,7 +71,7 @@ impl StepMemory {
 }
 
 /// Everything the agents remember about a session.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct Memory {
     pub task: String,
     pub follow_ups: Vec<FollowUp>,
@@ -92,7 +92,7 @@ pub struct Memory {
 /// How far the Navigator has read into the text `extract` returned on a page. The prompt
 /// shows a bounded part of it, so extracting again on the same page must show the next
 /// part, not the same beginning again.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Reading {
     pub url: String,
     /// Characters already shown.

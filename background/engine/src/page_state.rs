@@ -36,12 +36,12 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::{truncate, untrusted};
 
 /// What `alphascout.snapshot()` returns.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct Snapshot {
     pub url: String,
@@ -72,7 +72,7 @@ pub struct Snapshot {
 
 /// One line of visible text: a paragraph, heading (`# `), list item (`- `), table row
 /// (`| a | b |`) or any other block, placed before element number `at` of the snapshot.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(default)]
 pub struct TextLine {
     pub at: u32,
@@ -84,7 +84,7 @@ pub struct TextLine {
 pub use protocol::TabInfo;
 
 /// One listed element.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(default)]
 pub struct Element {
     pub id: u32,
@@ -150,7 +150,7 @@ pub struct Element {
     pub bbox: [f64; 4],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ScrollRoom {
     /// Screens of content above and below the container's visible part.
     pub above: f64,
@@ -158,7 +158,7 @@ pub struct ScrollRoom {
 }
 
 /// A cross-origin frame to be read through its own CDP session.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(default)]
 pub struct FrameRef {
     pub id: u32,
@@ -169,7 +169,7 @@ pub struct FrameRef {
 }
 
 /// The comparison between two steps' states, as seed `003_…` describes it.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DomComparison {
     pub has_changes: bool,

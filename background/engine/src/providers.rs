@@ -11,7 +11,7 @@
 
 use std::fmt;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::{Clock, truncate};
@@ -29,7 +29,7 @@ pub struct ChatRequest {
     pub max_tokens: Option<u32>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ChatMessage {
     /// `user` or `assistant`.
     pub role: String,
@@ -466,7 +466,7 @@ pub async fn complete_watched(
 }
 
 /// Prices per million tokens, editable by the user.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct PriceTable {
     /// model name → (input, output) USD per million tokens.
     pub per_million: std::collections::BTreeMap<String, (f64, f64)>,

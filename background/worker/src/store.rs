@@ -135,7 +135,7 @@ impl Store {
         session_ids: &[&str],
     ) -> Result<BTreeMap<String, SessionRuns>, String> {
         /// The fields of a run a summary needs.
-        #[derive(serde::Deserialize)]
+        #[derive(tagged_de::FieldsDeserialize)]
         #[serde(rename_all = "camelCase")]
         struct RunHeader {
             task_prompt: String,

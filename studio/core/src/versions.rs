@@ -2,10 +2,8 @@
 //! a file's versions newest first, and what is known of each (the text of an earlier
 //! version again, or the bundled text).
 
-use serde::Deserialize;
-
 /// One saved text of a prompt file (`{path, number, text, savedAt}`).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PromptVersion {
     pub path: String,

@@ -9,13 +9,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::Collection;
 
 /// The server's copy of a collection as of the last round.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Shared {
     pub id: String,
@@ -28,7 +28,7 @@ pub struct Shared {
 }
 
 /// What the server computes of a collection from its own data.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct SharedMetadata {
     pub runs: u64,

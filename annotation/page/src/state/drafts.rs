@@ -6,10 +6,10 @@
 use std::collections::BTreeMap;
 
 use annotation_core::record::{Run, Step};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A run's unsaved edits as stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredDraft {
     pub run_id: String,

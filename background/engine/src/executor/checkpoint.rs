@@ -4,7 +4,7 @@ use protocol::TabId;
 use protocol::agent::Spend;
 use protocol::jobs::JobStatus;
 use protocol::settings::Settings;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::ask::mask_in;
 use super::stored::{self, CHECKPOINT_VERSION};
@@ -16,7 +16,7 @@ use crate::run::{AgentEvent, AgentRun, ReviewStatus, TaskStatus, iso8601};
 use crate::truncate;
 
 /// Counters the thresholds and the prompts use.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct Counters {
     pub successes: u32,
     pub failures: u32,
@@ -27,7 +27,7 @@ pub struct Counters {
 }
 
 /// A message from the user that the ThinkingAgent has not yet weighed (the entry gate).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct UserMessage {
     pub text: String,
     /// The question it answers, if the task was paused on one.
@@ -35,7 +35,7 @@ pub struct UserMessage {
 }
 
 /// Notes the ThinkingAgent left for the other agents.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 pub struct Notes {
     pub planner: String,
     pub navigator: String,
@@ -47,7 +47,7 @@ pub struct Notes {
 /// change to its shape (here or in the types it holds) gives every new field a
 /// `#[serde(default)]` or raises [`CHECKPOINT_VERSION`] with an upgrade step in
 /// [`stored`], and stored ones are read through [`read_checkpoint`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct Checkpoint {
     /// The shape it was stored in: [`CHECKPOINT_VERSION`] once read (an older one is
     /// upgraded as it is read); none stored means version 1.

@@ -7,7 +7,7 @@
 //! step from the previous version to [`REPLAY_UPGRADES`], with a fixture of the previous
 //! release's row and a test that reads it.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use protocol::jobs::{JobKind, JobStatus, JobSummary};
@@ -34,7 +34,7 @@ fn replay_from_1(row: &mut Map<String, Value>) {
 
 /// What the `replays` store keeps of a replay: enough to show it and resume it after a
 /// restart.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredReplay {
     pub format: u32,

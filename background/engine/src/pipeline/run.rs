@@ -25,7 +25,7 @@ use crate::repair::{Attempt, RepairLedger, RepairPolicy, StructuredError, ask_st
 use crate::template::{Library, Template, TemplateError, render_value};
 
 /// A tool call, with its input read from the step's rendered `input`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "tool", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ToolCall {
     /// Returns `{url, title, state}`: the page state the agents see, as text.
@@ -73,7 +73,7 @@ fn get() -> String {
 }
 
 /// Why a tool failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ToolFailure {
     pub message: String,
     /// Whether trying again may work (a page still loading, a network error).
@@ -143,7 +143,7 @@ pub enum StepStatus {
 }
 
 /// One step as it ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct StepTrace {
     pub pipeline_id: String,
     pub pipeline_hash: String,
@@ -166,7 +166,7 @@ pub struct StepTrace {
 }
 
 /// An llm step's model call, with what identifies the exact prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct LlmCall {
     pub prompt_id: String,
     pub prompt_variant: String,
@@ -185,7 +185,7 @@ pub struct LlmCall {
 }
 
 /// A finished run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct PipelineRun {
     pub pipeline_id: String,
     pub pipeline_version: String,

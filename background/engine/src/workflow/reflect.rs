@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::recording::{Dragged, ExtractQuery, RecordedAction, Recording, SECRET_MASK};
@@ -31,7 +31,7 @@ pub const STEP_PROMPT: &str = "reflect_step";
 pub const TASK_PROMPT: &str = "reflect_task";
 
 /// Pass A's answer for one step.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct StepReflection {
     pub expected_current_state: String,
     pub intent: String,
@@ -41,7 +41,7 @@ pub struct StepReflection {
 }
 
 /// Pass B's answer.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct TaskReflection {
     pub task_name: String,
     pub detailed_task_description: String,
@@ -50,7 +50,7 @@ pub struct TaskReflection {
     pub steps: Vec<ReflectedStep>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ReflectedSubtask {
     pub id: String,
     pub text: String,
@@ -58,7 +58,7 @@ pub struct ReflectedSubtask {
     pub depends_on: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ReflectedStep {
     pub index: u32,
     pub subtask: String,

@@ -27,7 +27,7 @@ use protocol::TabId;
 use protocol::jobs::JobStatus;
 use run_contract::digest::sha256_hex;
 use run_contract::telemetry::{LogEntry, LogKind};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::json;
 
 use super::recording::{SECRET_MASK, TargetDescriptor};
@@ -101,7 +101,7 @@ impl Default for ReplayLimits {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::TaggedDeserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ReplayStatus {
     Running,
@@ -124,7 +124,7 @@ impl ReplayStatus {
 }
 
 /// A replay's whole state: what a pause stores and a resume continues.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReplayState {
     pub run: AgentRun,
@@ -206,7 +206,7 @@ impl ReplayState {
 }
 
 /// The model's answer for one replay step.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, tagged_de::FieldsDeserialize)]
 struct ReplayAnswer {
     thought_changed: String,
     thought_state: String,
@@ -220,7 +220,7 @@ struct ReplayAnswer {
     action: Action,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, tagged_de::FieldsDeserialize)]
 struct Extracted {
     variable: String,
     value: String,

@@ -1,0 +1,454 @@
+//! Two derives of `Deserialize` that read through a `serde_json::Value`, for the wasm bundles'
+//! size. The wire is unchanged; `Serialize` stays serde's derive.
+//!
+//! ## `#[derive(TaggedDeserialize)]`: an internally tagged enum (`#[serde(tag = "…")]`)
+//!
+//! serde's own derive reads such an enum by buffering the input into its private `Content`
+//! and then reading the variant from that buffer. Every type below the enum is compiled once
+//! more for that buffer: in the wasm bundles this was the largest single share of serde's
+//! code (a fifth of the side panel). This derive reads the input into a `Value`, takes the
+//! tag out, and reads the variant's fields with `serde_json::from_value`: the path the rest of
+//! the bundle already compiles. The wire is unchanged; `Serialize` stays serde's derive.
+//!
+//! What it reads from the `#[serde(…)]` attributes, as serde does:
+//! - on the enum: `tag` (required), `rename_all` (variant names: `snake_case`, `camelCase`,
+//!   `lowercase`, `kebab-case`), `deny_unknown_fields`;
+//! - on a variant: `rename`, `alias`, `other` (a unit variant for any unknown tag);
+//! - on a field: every attribute, copied onto a private struct that serde's derive reads.
+//!
+//! Unit, struct and newtype variants are supported; a tuple variant or a generic enum is a
+//! compile error.
+//!
+//! ## `#[derive(FieldsDeserialize)]`: a struct with named fields
+//!
+//! serde's derive compiles, for every struct and every kind of input, a field-name visitor
+//! (three functions), a map visitor and a sequence visitor (the struct as a JSON array, which
+//! nothing here sends). This derive writes one plain function per struct that takes each
+//! field out of the object by name: about a third of the code.
+//! - on the struct: `rename_all`, `default`, `deny_unknown_fields`;
+//! - on a field: `rename`, `alias`, `default`, `default = "…"`, `skip`/`skip_deserializing`;
+//!   serialize-side attributes are ignored. A missing `Option` field reads as `None`, as in
+//!   serde. `flatten`, `with` and `deserialize_with` are compile errors: keep serde's derive.
+//! - A struct must be a JSON object: serde's array form is not read.
+//!
+//! The crate using either derive must depend on `serde` and `serde_json`.
+
+use proc_macro::TokenStream;
+use proc_macro2::TokenStream as Tokens;
+use quote::{format_ident, quote};
+use syn::{Attribute, Data, DeriveInput, Error, Fields, LitStr, parse_macro_input};
+
+#[proc_macro_derive(TaggedDeserialize, attributes(serde))]
+pub fn derive_tagged_deserialize(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand(&input).unwrap_or_else(Error::into_compile_error).into()
+}
+
+#[proc_macro_derive(FieldsDeserialize, attributes(serde))]
+pub fn derive_fields_deserialize(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand_fields(&input).unwrap_or_else(Error::into_compile_error).into()
+}
+
+#[derive(Default)]
+struct Container {
+    tag: Option<String>,
+    rename_all: Option<String>,
+    deny_unknown_fields: bool,
+}
+
+#[derive(Default)]
+struct StructAttrs {
+    rename_all: Option<String>,
+    default: bool,
+    deny_unknown_fields: bool,
+}
+
+#[derive(Default)]
+struct FieldAttrs {
+    rename: Option<String>,
+    aliases: Vec<String>,
+    /// `Some(None)`: `Default::default()`; `Some(Some(path))`: that function.
+    default: Option<Option<syn::ExprPath>>,
+    skip: bool,
+}
+
+#[derive(Default)]
+struct VariantAttrs {
+    rename: Option<String>,
+    aliases: Vec<String>,
+    other: bool,
+}
+
+fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
+    let Data::Enum(data) = &input.data else {
+        return Err(Error::new_spanned(input, "TaggedDeserialize is for enums"));
+    };
+    if !input.generics.params.is_empty() {
+        return Err(Error::new_spanned(&input.generics, "TaggedDeserialize takes no generics"));
+    }
+    let container = container_attrs(&input.attrs)?;
+    let Some(tag) = container.tag.clone() else {
+        return Err(Error::new_spanned(input, "TaggedDeserialize needs #[serde(tag = \"…\")]"));
+    };
+    let name = &input.ident;
+    let expected = format!("internally tagged enum {name}");
+    let mut names = Vec::new();
+    let mut arms = Vec::new();
+    let mut fallback = quote! {
+        return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::unknown_variant(&tag, VARIANTS))
+    };
+    for variant in &data.variants {
+        let attrs = variant_attrs(&variant.attrs)?;
+        let ident = &variant.ident;
+        if attrs.other {
+            if !matches!(variant.fields, Fields::Unit) {
+                return Err(Error::new_spanned(variant, "#[serde(other)] goes on a unit variant"));
+            }
+            fallback = quote! { ::core::result::Result::Ok(#name::#ident) };
+            continue;
+        }
+        let wire = attrs
+            .rename
+            .clone()
+            .unwrap_or_else(|| renamed(&ident.to_string(), container.rename_all.as_deref()));
+        let mut patterns = vec![wire.clone()];
+        patterns.extend(attrs.aliases.iter().cloned());
+        names.push(wire);
+        let body = match &variant.fields {
+            Fields::Unit => quote! { ::core::result::Result::Ok(#name::#ident) },
+            Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+                let ty = &fields.unnamed[0].ty;
+                quote! {
+                    ::serde_json::from_value::<#ty>(::serde_json::Value::Object(map)).map(#name::#ident)
+                }
+            }
+            Fields::Unnamed(_) => {
+                return Err(Error::new_spanned(
+                    variant,
+                    "a tuple variant cannot be internally tagged",
+                ));
+            }
+            Fields::Named(fields) => {
+                let shadow = format_ident!("__{}Fields", ident);
+                let deny =
+                    container.deny_unknown_fields.then(|| quote! { #[serde(deny_unknown_fields)] });
+                let members: Vec<_> = fields.named.iter().map(|f| f.ident.clone()).collect();
+                let declared = fields.named.iter().map(|f| {
+                    let serde_attrs = f.attrs.iter().filter(|a| a.path().is_ident("serde"));
+                    let (ident, ty) = (&f.ident, &f.ty);
+                    quote! { #(#serde_attrs)* #ident: #ty }
+                });
+                quote! {{
+                    #[derive(::tagged_de::FieldsDeserialize)]
+                    #deny
+                    struct #shadow { #(#declared,)* }
+                    let read: #shadow = ::serde_json::from_value(::serde_json::Value::Object(map))?;
+                    ::core::result::Result::Ok(#name::#ident { #(#members: read.#members,)* })
+                }}
+            }
+        };
+        arms.push(quote! { #(#patterns)|* => #body, });
+    }
+    Ok(quote! {
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                #name::from_tagged_value(value).map_err(<D::Error as ::serde::de::Error>::custom)
+            }
+        }
+
+        impl #name {
+            /// Reads the enum from a `Value` by its tag: compiled once, whatever the input.
+            #[allow(unused_mut, clippy::all)]
+            fn from_tagged_value(value: ::serde_json::Value) -> ::core::result::Result<Self, ::serde_json::Error> {
+                const VARIANTS: &[&str] = &[#(#names),*];
+                let mut map = match value {
+                    ::serde_json::Value::Object(map) => map,
+                    _ => return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::custom(
+                        ::core::concat!("invalid type: expected ", #expected),
+                    )),
+                };
+                let tag = match map.remove(#tag) {
+                    ::core::option::Option::Some(::serde_json::Value::String(tag)) => tag,
+                    ::core::option::Option::Some(_) => return ::core::result::Result::Err(
+                        <::serde_json::Error as ::serde::de::Error>::custom(::core::concat!("invalid type: the `", #tag, "` of ", #expected, " is not a string")),
+                    ),
+                    ::core::option::Option::None => return ::core::result::Result::Err(
+                        <::serde_json::Error as ::serde::de::Error>::missing_field(#tag),
+                    ),
+                };
+                match tag.as_str() {
+                    #(#arms)*
+                    _ => { let _ = &map; #fallback }
+                }
+            }
+        }
+    })
+}
+
+fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
+    let Data::Struct(data) = &input.data else {
+        return Err(Error::new_spanned(input, "FieldsDeserialize is for structs"));
+    };
+    let Fields::Named(fields) = &data.fields else {
+        return Err(Error::new_spanned(
+            input,
+            "FieldsDeserialize is for structs with named fields",
+        ));
+    };
+    if !input.generics.params.is_empty() {
+        return Err(Error::new_spanned(&input.generics, "FieldsDeserialize takes no generics"));
+    }
+    let attrs = struct_attrs(&input.attrs)?;
+    let name = &input.ident;
+    let expected = format!("struct {name}");
+    let mut known = Vec::new();
+    let mut reads = Vec::new();
+    for field in &fields.named {
+        let ident = field.ident.as_ref().expect("named");
+        let ty = &field.ty;
+        let field_attrs = field_attrs(&field.attrs)?;
+        if field_attrs.skip {
+            reads.push(quote! { #ident: ::core::default::Default::default() });
+            continue;
+        }
+        let wire = field_attrs
+            .rename
+            .clone()
+            .unwrap_or_else(|| renamed_field(&ident.to_string(), attrs.rename_all.as_deref()));
+        let mut keys = vec![wire.clone()];
+        keys.extend(field_attrs.aliases.iter().cloned());
+        known.extend(keys.iter().cloned());
+        let take = keys
+            .iter()
+            .map(|key| quote! { map.remove(#key) })
+            .reduce(|first, next| quote! { #first.or_else(|| #next) })
+            .expect("one key at least");
+        let missing = match (&field_attrs.default, attrs.default, is_option(ty)) {
+            (Some(Some(path)), _, _) => quote! { #path() },
+            (Some(None), _, _) => quote! { ::core::default::Default::default() },
+            (None, true, _) => quote! { defaults.#ident },
+            (None, false, true) => quote! { ::core::option::Option::None },
+            (None, false, false) => quote! {
+                return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::missing_field(#wire))
+            },
+        };
+        reads.push(quote! {
+            #ident: match #take {
+                ::core::option::Option::Some(value) => ::serde_json::from_value::<#ty>(value)?,
+                ::core::option::Option::None => #missing,
+            }
+        });
+    }
+    let defaults = attrs
+        .default
+        .then(|| quote! { let defaults: #name = ::core::default::Default::default(); });
+    let deny = attrs.deny_unknown_fields.then(|| {
+        quote! {
+            const FIELDS: &[&str] = &[#(#known),*];
+            if let ::core::option::Option::Some(key) = map.keys().find(|key| !FIELDS.contains(&key.as_str())) {
+                return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::unknown_field(key, FIELDS));
+            }
+        }
+    });
+    Ok(quote! {
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
+                #name::from_fields_value(value).map_err(<D::Error as ::serde::de::Error>::custom)
+            }
+        }
+
+        impl #name {
+            /// Reads the struct from a JSON object, field by field: compiled once.
+            #[allow(unused_mut, clippy::all)]
+            fn from_fields_value(value: ::serde_json::Value) -> ::core::result::Result<Self, ::serde_json::Error> {
+                let mut map = match value {
+                    ::serde_json::Value::Object(map) => map,
+                    _ => return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::custom(
+                        ::core::concat!("invalid type: expected ", #expected),
+                    )),
+                };
+                #deny
+                #defaults
+                ::core::result::Result::Ok(#name { #(#reads,)* })
+            }
+        }
+    })
+}
+
+/// Whether a field's type is `Option<…>`: serde reads such a field as `None` when missing.
+fn is_option(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
+fn struct_attrs(attrs: &[Attribute]) -> syn::Result<StructAttrs> {
+    let mut out = StructAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename_all") {
+                out.rename_all = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else if meta.path.is_ident("default") {
+                if meta.input.peek(syn::Token![=]) {
+                    return Err(
+                        meta.error("FieldsDeserialize reads `default` without a function here")
+                    );
+                }
+                out.default = true;
+            } else if meta.path.is_ident("deny_unknown_fields") {
+                out.deny_unknown_fields = true;
+            } else {
+                return Err(meta.error("FieldsDeserialize does not read this struct attribute"));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+fn field_attrs(attrs: &[Attribute]) -> syn::Result<FieldAttrs> {
+    let mut out = FieldAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            let path = &meta.path;
+            if path.is_ident("rename") {
+                out.rename = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else if path.is_ident("alias") {
+                out.aliases.push(meta.value()?.parse::<LitStr>()?.value());
+            } else if path.is_ident("default") {
+                out.default = Some(if meta.input.peek(syn::Token![=]) {
+                    Some(meta.value()?.parse::<LitStr>()?.parse::<syn::ExprPath>()?)
+                } else {
+                    None
+                });
+            } else if path.is_ident("skip") || path.is_ident("skip_deserializing") {
+                out.skip = true;
+            } else if path.is_ident("skip_serializing_if") || path.is_ident("serialize_with") {
+                meta.value()?.parse::<LitStr>()?;
+            } else if path.is_ident("skip_serializing") {
+            } else {
+                return Err(meta.error(
+                    "FieldsDeserialize does not read this field attribute: keep serde's derive",
+                ));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+/// A field's name as serde's `rename_all` on a struct writes it (fields are snake_case).
+fn renamed_field(field: &str, rule: Option<&str>) -> String {
+    match rule {
+        Some("camelCase") => {
+            let mut out = String::new();
+            let mut upper = false;
+            for c in field.chars() {
+                if c == '_' {
+                    upper = true;
+                } else if upper {
+                    out.extend(c.to_uppercase());
+                    upper = false;
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+        Some("kebab-case") => field.replace('_', "-"),
+        Some("SCREAMING_SNAKE_CASE") => field.to_uppercase(),
+        _ => field.to_owned(),
+    }
+}
+
+fn container_attrs(attrs: &[Attribute]) -> syn::Result<Container> {
+    let mut out = Container::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("tag") {
+                out.tag = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else if meta.path.is_ident("rename_all") {
+                out.rename_all = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else if meta.path.is_ident("deny_unknown_fields") {
+                out.deny_unknown_fields = true;
+            } else if meta.path.is_ident("content") || meta.path.is_ident("untagged") {
+                return Err(meta.error("TaggedDeserialize reads internally tagged enums only"));
+            } else if meta.input.peek(syn::Token![=]) {
+                // Serialize-side or other attributes: skip their value.
+                meta.value()?.parse::<syn::Expr>()?;
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+fn variant_attrs(attrs: &[Attribute]) -> syn::Result<VariantAttrs> {
+    let mut out = VariantAttrs::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("rename") {
+                out.rename = Some(meta.value()?.parse::<LitStr>()?.value());
+            } else if meta.path.is_ident("alias") {
+                out.aliases.push(meta.value()?.parse::<LitStr>()?.value());
+            } else if meta.path.is_ident("other") {
+                out.other = true;
+            } else {
+                return Err(meta.error("TaggedDeserialize does not read this variant attribute"));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(out)
+}
+
+/// A variant's name as serde's `rename_all` writes it.
+fn renamed(variant: &str, rule: Option<&str>) -> String {
+    let snake = || {
+        let mut out = String::new();
+        for (i, c) in variant.char_indices() {
+            if c.is_uppercase() && i > 0 {
+                out.push('_');
+            }
+            out.extend(c.to_lowercase());
+        }
+        out
+    };
+    match rule {
+        Some("snake_case") => snake(),
+        Some("kebab-case") => snake().replace('_', "-"),
+        Some("lowercase") => variant.to_lowercase(),
+        Some("camelCase") => {
+            let mut chars = variant.chars();
+            chars
+                .next()
+                .map_or_else(String::new, |first| first.to_lowercase().chain(chars).collect())
+        }
+        _ => variant.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renamed;
+
+    #[test]
+    fn field_names_follow_serdes_rename_all() {
+        use super::renamed_field;
+        assert_eq!(renamed_field("run_id", Some("camelCase")), "runId");
+        assert_eq!(renamed_field("a_b_c", Some("camelCase")), "aBC");
+        assert_eq!(renamed_field("run_id", Some("kebab-case")), "run-id");
+        assert_eq!(renamed_field("run_id", Some("snake_case")), "run_id");
+    }
+
+    #[test]
+    fn variant_names_follow_serdes_rename_all() {
+        assert_eq!(renamed("PageState", Some("snake_case")), "page_state");
+        assert_eq!(renamed("PageState", Some("kebab-case")), "page-state");
+        assert_eq!(renamed("PageState", Some("camelCase")), "pageState");
+        assert_eq!(renamed("PageState", Some("lowercase")), "pagestate");
+        assert_eq!(renamed("PageState", None), "PageState");
+    }
+}
