@@ -31,7 +31,14 @@
 //!   serde. `flatten`, `with` and `deserialize_with` are compile errors: keep serde's derive.
 //! - A struct must be a JSON object: serde's array form is not read.
 //!
-//! The crate using either derive must depend on `serde` and `serde_json`.
+//! ## `#[derive(UnitDeserialize)]`: an enum of unit variants, written as strings
+//!
+//! serde compiles a variant-name visitor (three functions) and an enum visitor for each such
+//! enum; this reads a string and matches it. `rename_all` on the enum, `rename`, `alias` and
+//! `other` on a variant are read. serde's map form (`{"variant": null}`) is not: nothing here
+//! writes it.
+//!
+//! The crate using any of these derives must depend on `serde` and `serde_json`.
 
 use proc_macro::TokenStream;
 use proc_macro2::TokenStream as Tokens;
@@ -48,6 +55,12 @@ pub fn derive_tagged_deserialize(input: TokenStream) -> TokenStream {
 pub fn derive_fields_deserialize(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand_fields(&input).unwrap_or_else(Error::into_compile_error).into()
+}
+
+#[proc_macro_derive(UnitDeserialize, attributes(serde))]
+pub fn derive_unit_deserialize(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand_units(&input).unwrap_or_else(Error::into_compile_error).into()
 }
 
 #[derive(Default)]
@@ -181,6 +194,63 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 match tag.as_str() {
                     #(#arms)*
                     _ => { let _ = &map; #fallback }
+                }
+            }
+        }
+    })
+}
+
+fn expand_units(input: &DeriveInput) -> syn::Result<Tokens> {
+    let Data::Enum(data) = &input.data else {
+        return Err(Error::new_spanned(input, "UnitDeserialize is for enums"));
+    };
+    if !input.generics.params.is_empty() {
+        return Err(Error::new_spanned(&input.generics, "UnitDeserialize takes no generics"));
+    }
+    let container = container_attrs(&input.attrs)?;
+    if container.tag.is_some() {
+        return Err(Error::new_spanned(input, "a tagged enum wants TaggedDeserialize"));
+    }
+    let name = &input.ident;
+    let mut names = Vec::new();
+    let mut arms = Vec::new();
+    let mut fallback = quote! {
+        ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::unknown_variant(&text, VARIANTS))
+    };
+    for variant in &data.variants {
+        if !matches!(variant.fields, Fields::Unit) {
+            return Err(Error::new_spanned(variant, "UnitDeserialize reads unit variants only"));
+        }
+        let attrs = variant_attrs(&variant.attrs)?;
+        let ident = &variant.ident;
+        if attrs.other {
+            fallback = quote! { ::core::result::Result::Ok(#name::#ident) };
+            continue;
+        }
+        let wire = attrs.rename.clone().unwrap_or_else(|| {
+            renamed(&ident.to_string(), container.rename_all.as_deref())
+        });
+        let mut patterns = vec![wire.clone()];
+        patterns.extend(attrs.aliases.iter().cloned());
+        names.push(wire);
+        arms.push(quote! { #(#patterns)|* => ::core::result::Result::Ok(#name::#ident), });
+    }
+    Ok(quote! {
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let text = <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?;
+                #name::from_variant_name(text).map_err(<D::Error as ::serde::de::Error>::custom)
+            }
+        }
+
+        impl #name {
+            /// The variant a name stands for: compiled once, whatever the input.
+            #[allow(clippy::all)]
+            fn from_variant_name(text: ::std::string::String) -> ::core::result::Result<Self, ::serde_json::Error> {
+                const VARIANTS: &[&str] = &[#(#names),*];
+                match text.as_str() {
+                    #(#arms)*
+                    _ => #fallback,
                 }
             }
         }

@@ -192,3 +192,48 @@ fn structs_read_what_serde_reads_and_refuse_what_it_refuses() {
     let missing = serde_json::from_value::<OurRun>(json!({"runId": "r"})).unwrap_err();
     assert_eq!(missing.to_string(), "missing field `type`");
 }
+
+macro_rules! twin_units {
+    ($serde:ident, $ours:ident, [$($attr:meta),*], { $($body:tt)* }) => {
+        #[derive(Debug, PartialEq, Deserialize)]
+        #[serde($($attr),*)]
+        enum $serde { $($body)* }
+
+        #[derive(Debug, PartialEq, tagged_de::UnitDeserialize)]
+        #[serde($($attr),*)]
+        enum $ours { $($body)* }
+    };
+}
+
+twin_units!(SerdeStatus, OurStatus, [rename_all = "snake_case"], {
+    InReview,
+    #[serde(rename = "ok")]
+    Approved,
+    #[serde(alias = "gone")]
+    Deleted,
+});
+
+twin_units!(SerdeKind, OurKind, [rename_all = "lowercase"], {
+    Anthropic,
+    #[serde(other)]
+    Unknown,
+});
+
+#[test]
+fn unit_enums_read_what_serde_reads_and_refuse_what_it_refuses() {
+    let statuses = [
+        json!("in_review"),
+        json!("ok"),
+        json!("approved"),
+        json!("gone"),
+        json!("deleted"),
+        json!("InReview"),
+        json!(3),
+        json!(null),
+    ];
+    same::<SerdeStatus, OurStatus>(&statuses, |e| format!("{e:?}"), |e| format!("{e:?}"));
+    let kinds = [json!("anthropic"), json!("mistral"), json!(1)];
+    same::<SerdeKind, OurKind>(&kinds, |e| format!("{e:?}"), |e| format!("{e:?}"));
+    let unknown = serde_json::from_value::<OurStatus>(json!("lost")).unwrap_err().to_string();
+    assert!(unknown.starts_with("unknown variant `lost`, expected one of"), "{unknown}");
+}
