@@ -3,10 +3,12 @@
 //! resolved. Steps carry a list of these; the annotation page writes them, the sync server
 //! checks them against `openapi.yaml`'s `Issue`, which a server test holds to this file.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// What kind of problem it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, tagged_de::UnitDeserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum IssueKind {
     Grammatical,
@@ -51,7 +53,9 @@ impl IssueKind {
 }
 
 /// How much it matters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, tagged_de::UnitDeserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Severity {
     Minor,
@@ -74,7 +78,9 @@ impl Severity {
 }
 
 /// Open until someone resolves it; a step with an open issue is flagged for review.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, tagged_de::UnitDeserialize,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum IssueStatus {
     #[default]

@@ -2,11 +2,13 @@
 //! server enforces this table; the annotation page reads the same one to decide which
 //! buttons to show.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::status::ReviewStatus;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, tagged_de::UnitDeserialize, Default,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     #[default]

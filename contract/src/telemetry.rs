@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// Entries kept per run; the oldest go first (a run that long is rare, and its counts stay).
 pub const MAX_ENTRIES: usize = 400;
@@ -40,7 +40,7 @@ pub struct LogEntry {
 }
 
 /// What a log entry is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LogKind {
     /// A ThinkingAgent call and its decision, with why it was called.

@@ -11,7 +11,7 @@
 
 use std::io::{self, Read, Write};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 /// The native host's name: the worker connects to it, and its manifest registers it.
@@ -91,7 +91,7 @@ pub enum FromExtension {
 }
 
 /// Why a request was refused; the binary maps each to a JSON-RPC error code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// No such tool, or arguments that do not fit its schema.

@@ -2,13 +2,13 @@
 //! and `job_status` all answer with one [`JobOutcome`], as structured content and as the
 //! same said in a sentence.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::bridge::{Content, FromExtension};
 
 /// Where a job stands, as a client reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Running,

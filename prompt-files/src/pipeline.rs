@@ -5,7 +5,7 @@
 pub mod load;
 pub mod when;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 pub use load::{Loaded, McpAllow, Pipeline, Problem, Step, StepKind, load};
 pub use when::{Condition, WhenError};
@@ -18,7 +18,9 @@ pub const BUNDLED_PIPELINES: &[(&str, &str)] =
 pub const PIPELINE_SCHEMA: &str = include_str!("../../prompts/pipeline.schema.json");
 
 /// The tools a pipeline may call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, tagged_de::UnitDeserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolName {
     /// The page state of the pipeline's tab, as the agents see it.

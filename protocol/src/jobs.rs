@@ -4,13 +4,15 @@
 //! The rules behind these (which jobs may run together, what a restart or a closed tab
 //! does to each) are the engine's `jobs` module; this is only their wire shape.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::TabId;
 use crate::agent::Spend;
 
 /// What kind of work a job is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, tagged_de::UnitDeserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
     /// An agent task from a panel (its id is the conversation's session id).
@@ -44,7 +46,7 @@ impl JobKind {
 }
 
 /// Where a job stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobStatus {
     Running,

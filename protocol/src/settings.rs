@@ -58,7 +58,7 @@ impl Serialize for Secret {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProviderKind {
     OpenAi,
@@ -149,7 +149,9 @@ impl ModelConfig {
 
 /// A role with a model of its own: the three agents, and the optional repair model. On the
 /// wire and in field paths as `planner`, `navigator`, `thinking`, `repair`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, tagged_de::UnitDeserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum ModelRole {
     Planner,
@@ -322,7 +324,7 @@ pub struct Settings {
 
 /// An MCP server the user configured: its tools are what a pipeline's `tool: mcp` step
 /// calls and what `{{tools.list}}` lists. The client talks to `url`'s origin only.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct McpServer {
     /// How pipelines name it (`server: shop`, `mcp:shop/*`).
     pub name: String,

@@ -5,10 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// What a replay control request asks of the replay under way (or paused).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplayControl {
     Pause,
@@ -35,7 +35,7 @@ pub enum ReflectStage {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct ReflectProgress {
     pub recording_id: String,
     #[serde(flatten)]

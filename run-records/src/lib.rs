@@ -10,7 +10,7 @@
 
 use protocol::jobs::JobStatus;
 use run_contract::telemetry::Telemetry;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 pub use protocol::agent::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState, TaskStatus};
@@ -20,7 +20,7 @@ use run_contract::action::Action;
 pub use run_contract::ReviewStatus;
 
 /// How a step's actions ended, as the words `ok`, `failed`, `cancelled` in storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StepOutcome {
     Ok,
@@ -142,7 +142,7 @@ pub struct Subtask {
 }
 
 /// How far annotation of a subtask has come.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SubtaskStatus {
     #[default]
@@ -196,7 +196,9 @@ impl StepAction {
 }
 
 /// One of the three thoughts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, tagged_de::UnitDeserialize,
+)]
 pub enum Thought {
     #[serde(rename = "thought1")]
     One,

@@ -27,8 +27,9 @@
 //! field out of the object by name: about a third of the code.
 //! - on the struct: `rename_all`, `default`, `deny_unknown_fields`;
 //! - on a field: `rename`, `alias`, `default`, `default = "…"`, `skip`/`skip_deserializing`;
-//!   serialize-side attributes are ignored. A missing `Option` field reads as `None`, as in
-//!   serde. `flatten`, `with` and `deserialize_with` are compile errors: keep serde's derive.
+//!   `deserialize_with`, `flatten` (what the named fields left, read after them); serialize-side
+//!   attributes are ignored. A missing `Option` field reads as `None`, as in serde. `with` is a
+//!   compile error: keep serde's derive.
 //! - A struct must be a JSON object: serde's array form is not read.
 //!
 //! ## `#[derive(UnitDeserialize)]`: an enum of unit variants, written as strings
@@ -84,6 +85,8 @@ struct FieldAttrs {
     /// `Some(None)`: `Default::default()`; `Some(Some(path))`: that function.
     default: Option<Option<syn::ExprPath>>,
     skip: bool,
+    flatten: bool,
+    deserialize_with: Option<syn::ExprPath>,
 }
 
 #[derive(Default)]
@@ -227,9 +230,10 @@ fn expand_units(input: &DeriveInput) -> syn::Result<Tokens> {
             fallback = quote! { ::core::result::Result::Ok(#name::#ident) };
             continue;
         }
-        let wire = attrs.rename.clone().unwrap_or_else(|| {
-            renamed(&ident.to_string(), container.rename_all.as_deref())
-        });
+        let wire = attrs
+            .rename
+            .clone()
+            .unwrap_or_else(|| renamed(&ident.to_string(), container.rename_all.as_deref()));
         let mut patterns = vec![wire.clone()];
         patterns.extend(attrs.aliases.iter().cloned());
         names.push(wire);
@@ -275,12 +279,24 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
     let expected = format!("struct {name}");
     let mut known = Vec::new();
     let mut reads = Vec::new();
+    // Flattened fields read what the others left, after them, as serde's do.
+    let mut flattened = Vec::new();
     for field in &fields.named {
         let ident = field.ident.as_ref().expect("named");
         let ty = &field.ty;
         let field_attrs = field_attrs(&field.attrs)?;
         if field_attrs.skip {
-            reads.push(quote! { #ident: ::core::default::Default::default() });
+            reads.push(quote! { let #ident: #ty = ::core::default::Default::default(); });
+            continue;
+        }
+        if field_attrs.flatten {
+            if attrs.deny_unknown_fields {
+                return Err(Error::new_spanned(
+                    field,
+                    "flatten with deny_unknown_fields is refused, as by serde",
+                ));
+            }
+            flattened.push((ident.clone(), ty));
             continue;
         }
         let wire = field_attrs
@@ -304,21 +320,40 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
                 return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::missing_field(#wire))
             },
         };
+        let read = match &field_attrs.deserialize_with {
+            Some(path) => quote! { #path(value)? },
+            None => quote! { ::serde_json::from_value::<#ty>(value)? },
+        };
         reads.push(quote! {
-            #ident: match #take {
-                ::core::option::Option::Some(value) => ::serde_json::from_value::<#ty>(value)?,
+            let #ident: #ty = match #take {
+                ::core::option::Option::Some(value) => #read,
                 ::core::option::Option::None => #missing,
+            };
+        });
+    }
+    let last = flattened.len().saturating_sub(1);
+    for (n, (ident, ty)) in flattened.iter().enumerate() {
+        // Each flattened field reads what the fields before it left; as in serde, a flattened
+        // struct takes its own keys (so it must derive this too), the last takes the rest.
+        reads.push(if n == last {
+            quote! { let #ident: #ty = ::serde_json::from_value(::serde_json::Value::Object(map))?; }
+        } else {
+            quote! {
+                let #ident: #ty = ::serde_json::from_value(::serde_json::Value::Object(map.clone()))?;
+                for key in <#ty>::WIRE_FIELDS {
+                    map.remove(*key);
+                }
             }
         });
     }
+    let members: Vec<_> = fields.named.iter().map(|f| f.ident.clone()).collect();
     let defaults = attrs
         .default
         .then(|| quote! { let defaults: #name = ::core::default::Default::default(); });
     let deny = attrs.deny_unknown_fields.then(|| {
         quote! {
-            const FIELDS: &[&str] = &[#(#known),*];
-            if let ::core::option::Option::Some(key) = map.keys().find(|key| !FIELDS.contains(&key.as_str())) {
-                return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::unknown_field(key, FIELDS));
+            if let ::core::option::Option::Some(key) = map.keys().find(|key| !Self::WIRE_FIELDS.contains(&key.as_str())) {
+                return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::unknown_field(key, Self::WIRE_FIELDS));
             }
         }
     });
@@ -331,6 +366,10 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
         }
 
         impl #name {
+            /// The keys this struct reads, which it takes when flattened into another.
+            #[doc(hidden)]
+            pub const WIRE_FIELDS: &'static [&'static str] = &[#(#known),*];
+
             /// Reads the struct from a JSON object, field by field: compiled once.
             #[allow(unused_mut, clippy::all)]
             fn from_fields_value(value: ::serde_json::Value) -> ::core::result::Result<Self, ::serde_json::Error> {
@@ -342,7 +381,8 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
                 };
                 #deny
                 #defaults
-                ::core::result::Result::Ok(#name { #(#reads,)* })
+                #(#reads)*
+                ::core::result::Result::Ok(#name { #(#members),* })
             }
         }
     })
@@ -359,7 +399,11 @@ fn struct_attrs(attrs: &[Attribute]) -> syn::Result<StructAttrs> {
     for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
         attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("rename_all") {
-                out.rename_all = Some(meta.value()?.parse::<LitStr>()?.value());
+                let rule = meta.value()?.parse::<LitStr>()?.value();
+                if !FIELD_RULES.contains(&rule.as_str()) {
+                    return Err(meta.error(format!("rename_all = {rule:?} is not read here")));
+                }
+                out.rename_all = Some(rule);
             } else if meta.path.is_ident("default") {
                 if meta.input.peek(syn::Token![=]) {
                     return Err(
@@ -395,6 +439,11 @@ fn field_attrs(attrs: &[Attribute]) -> syn::Result<FieldAttrs> {
                 });
             } else if path.is_ident("skip") || path.is_ident("skip_deserializing") {
                 out.skip = true;
+            } else if path.is_ident("flatten") {
+                out.flatten = true;
+            } else if path.is_ident("deserialize_with") {
+                out.deserialize_with =
+                    Some(meta.value()?.parse::<LitStr>()?.parse::<syn::ExprPath>()?);
             } else if path.is_ident("skip_serializing_if") || path.is_ident("serialize_with") {
                 meta.value()?.parse::<LitStr>()?;
             } else if path.is_ident("skip_serializing") {
@@ -429,6 +478,7 @@ fn renamed_field(field: &str, rule: Option<&str>) -> String {
         }
         Some("kebab-case") => field.replace('_', "-"),
         Some("SCREAMING_SNAKE_CASE") => field.to_uppercase(),
+        // snake_case and lowercase leave a Rust field name as it is.
         _ => field.to_owned(),
     }
 }
@@ -440,7 +490,11 @@ fn container_attrs(attrs: &[Attribute]) -> syn::Result<Container> {
             if meta.path.is_ident("tag") {
                 out.tag = Some(meta.value()?.parse::<LitStr>()?.value());
             } else if meta.path.is_ident("rename_all") {
-                out.rename_all = Some(meta.value()?.parse::<LitStr>()?.value());
+                let rule = meta.value()?.parse::<LitStr>()?.value();
+                if !VARIANT_RULES.contains(&rule.as_str()) {
+                    return Err(meta.error(format!("rename_all = {rule:?} is not read here")));
+                }
+                out.rename_all = Some(rule);
             } else if meta.path.is_ident("deny_unknown_fields") {
                 out.deny_unknown_fields = true;
             } else if meta.path.is_ident("content") || meta.path.is_ident("untagged") {
@@ -474,6 +528,13 @@ fn variant_attrs(attrs: &[Attribute]) -> syn::Result<VariantAttrs> {
     Ok(out)
 }
 
+/// The `rename_all` rules [`renamed`] and [`renamed_field`] follow; any other is a compile
+/// error rather than a silent mismatch with serde's `Serialize`.
+const VARIANT_RULES: &[&str] =
+    &["snake_case", "kebab-case", "SCREAMING_SNAKE_CASE", "lowercase", "UPPERCASE", "camelCase"];
+const FIELD_RULES: &[&str] =
+    &["snake_case", "lowercase", "camelCase", "kebab-case", "SCREAMING_SNAKE_CASE"];
+
 /// A variant's name as serde's `rename_all` writes it.
 fn renamed(variant: &str, rule: Option<&str>) -> String {
     let snake = || {
@@ -489,7 +550,9 @@ fn renamed(variant: &str, rule: Option<&str>) -> String {
     match rule {
         Some("snake_case") => snake(),
         Some("kebab-case") => snake().replace('_', "-"),
+        Some("SCREAMING_SNAKE_CASE") => snake().to_uppercase(),
         Some("lowercase") => variant.to_lowercase(),
+        Some("UPPERCASE") => variant.to_uppercase(),
         Some("camelCase") => {
             let mut chars = variant.chars();
             chars
@@ -519,6 +582,8 @@ mod tests {
         assert_eq!(renamed("PageState", Some("kebab-case")), "page-state");
         assert_eq!(renamed("PageState", Some("camelCase")), "pageState");
         assert_eq!(renamed("PageState", Some("lowercase")), "pagestate");
+        assert_eq!(renamed("TaskStart", Some("SCREAMING_SNAKE_CASE")), "TASK_START");
+        assert_eq!(renamed("TaskStart", Some("UPPERCASE")), "TASKSTART");
         assert_eq!(renamed("PageState", None), "PageState");
     }
 }

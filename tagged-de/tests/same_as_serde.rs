@@ -237,3 +237,63 @@ fn unit_enums_read_what_serde_reads_and_refuse_what_it_refuses() {
     let unknown = serde_json::from_value::<OurStatus>(json!("lost")).unwrap_err().to_string();
     assert!(unknown.starts_with("unknown variant `lost`, expected one of"), "{unknown}");
 }
+
+#[derive(Debug, PartialEq, Default, Deserialize)]
+struct SerdeMoment {
+    at: u64,
+}
+
+#[derive(Debug, PartialEq, Default, tagged_de::FieldsDeserialize)]
+struct OurMoment {
+    at: u64,
+}
+
+fn null_as_zero<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    Ok(Option::<u32>::deserialize(d)?.unwrap_or(0))
+}
+
+// Read through Debug only.
+#[allow(dead_code)]
+#[derive(Debug, Deserialize)]
+struct SerdeRecord {
+    id: String,
+    #[serde(default, deserialize_with = "null_as_zero")]
+    count: u32,
+    #[serde(flatten)]
+    moment: SerdeMoment,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, Value>,
+}
+
+#[allow(dead_code)]
+#[derive(Debug, tagged_de::FieldsDeserialize)]
+struct OurRecord {
+    id: String,
+    #[serde(default, deserialize_with = "null_as_zero")]
+    count: u32,
+    #[serde(flatten)]
+    moment: OurMoment,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, Value>,
+}
+
+/// Debug without any type's name, which differ between the twins.
+fn plain(value: &impl std::fmt::Debug) -> String {
+    format!("{value:?}")
+        .replace("SerdeMoment", "Moment")
+        .replace("OurMoment", "Moment")
+        .replace("SerdeRecord", "Record")
+        .replace("OurRecord", "Record")
+}
+
+#[test]
+fn flattened_fields_read_what_the_others_left() {
+    let records = [
+        json!({"id": "a", "at": 5}),
+        json!({"id": "a", "at": 5, "count": null, "kept": [1, {"x": 2}]}),
+        json!({"id": "a", "at": 5, "count": 3}),
+        json!({"id": "a"}),
+        json!({"at": 5}),
+    ];
+    same::<SerdeRecord, OurRecord>(&records, plain, plain);
+}

@@ -16,7 +16,7 @@
 //! * a double-click is one step, not the two clicks the browser reports before it; a paste
 //!   is the step, not the input it causes.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::schema::ActionKind;
 
@@ -121,7 +121,7 @@ pub struct Moment {
 }
 
 /// One thing the shell saw, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 pub struct RawEvent {
     #[serde(flatten)]
     pub moment: Moment,
@@ -371,7 +371,7 @@ impl RecordedAction {
 }
 
 /// One step: the screen just before the action, and the action.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordedStep {
     pub index: u32,

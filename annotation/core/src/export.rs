@@ -13,13 +13,13 @@ use std::collections::HashSet;
 
 use run_contract::ActionKind;
 use run_contract::telemetry::{LogEntry, RoleSpend, Telemetry};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::anonymize::Anonymizer;
 use crate::record::{Run, ScreenshotRef, Step};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 pub enum Format {
     Json,
     Jsonl,
@@ -63,7 +63,7 @@ impl Format {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, tagged_de::UnitDeserialize)]
 pub enum Screenshots {
     Omit,
     /// The screenshot's key (its SHA-256) and the file name it would have in a ZIP.

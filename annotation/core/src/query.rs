@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use run_contract::ActionKind;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::record::{ReviewStatus, Run, Step, StepState};
 
@@ -175,7 +175,7 @@ pub const NOT_DRIVEN: &str = "(none)";
 /// The filter's value for runs with any open issue.
 pub const OPEN_ISSUES: &str = "open";
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, tagged_de::UnitDeserialize)]
 pub enum Sort {
     #[default]
     Newest,

@@ -35,7 +35,7 @@ fn pending() -> String {
 }
 
 /// One captured run with its annotation header.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Run {
     pub id: String,
@@ -132,7 +132,7 @@ pub struct ScreenshotRef {
 }
 
 /// Where a step stands in annotation (the left panel's status dot).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum StepState {
     NeedsAnnotation,
@@ -141,7 +141,7 @@ pub enum StepState {
 }
 
 /// One captured step with its annotation fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, tagged_de::FieldsDeserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Step {
     pub run_id: String,

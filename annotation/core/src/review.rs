@@ -1,13 +1,15 @@
 //! Review: threaded comments (seed §7.A) and suggestions, the tracked changes a reviewer
 //! proposes and the run's author accepts or rejects (seed §6 Mode B).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use run_contract::passage::{Passage, reanchor, replace, slice};
 
 use crate::record::{Step, Thought};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, tagged_de::UnitDeserialize, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum CommentKind {
     #[default]
@@ -159,7 +161,9 @@ pub fn open_threads(comments: &[Comment], step: Option<u32>) -> usize {
     comments.iter().filter(|c| c.parent_id.is_none() && c.step_index == step && !c.resolved).count()
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, tagged_de::UnitDeserialize, Default,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum SuggestionState {
     #[default]

@@ -2,7 +2,7 @@
 //! the variables each prompt is rendered with. The calls themselves (render → ask with
 //! repair → trace) are the executor's; this module only says what goes in and comes out.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use crate::actions::Action;
@@ -51,7 +51,7 @@ pub struct CurrentState {
 }
 
 /// Seed `003_…`'s decision framework: what the Navigator makes of its last action.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Decision {
     /// It worked: go on.

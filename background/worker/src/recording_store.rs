@@ -13,7 +13,7 @@ use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
 use protocol::TabId;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wasm_bindgen::JsValue;
 
 use crate::store::{Cause, Store, decode, jpeg};
@@ -22,7 +22,7 @@ pub const RECORDING: &str = "recording";
 pub const STOPPED: &str = "stopped";
 
 /// One `recordings` row.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecordingRow {
     #[serde(flatten)]
@@ -36,7 +36,7 @@ pub struct RecordingRow {
 
 /// One `recordingEvents` row. `uid` is the page's name for the event, so one delivered twice
 /// (through the binding, then again from the page's pending list) is stored once.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, tagged_de::FieldsDeserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EventRow {
     pub recording_id: String,

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 
 use protocol::TabId;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::load::{LlmStep, ModelChoice, Pipeline, Step, StepKind};
@@ -125,7 +125,7 @@ impl Cancel for Cell<bool> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Ok,
@@ -133,7 +133,7 @@ pub enum RunStatus {
     Cancelled,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Ok,
