@@ -280,11 +280,9 @@ pub(crate) fn yes() -> bool {
 impl PanelRequest {
     /// `SaveSettings` carrying the keys of `settings` that were typed anew (not `***`).
     pub fn save_settings(id: u32, settings: settings::Settings) -> PanelRequest {
-        let keys = settings
-            .keys()
-            .into_iter()
-            .filter(|(_, key)| !key.is_empty() && key != "***")
-            .collect();
+        let keys = lean::map_of(
+            settings.keys().into_iter().filter(|(_, key)| !key.is_empty() && key != "***"),
+        );
         PanelRequest::SaveSettings { id, settings: Box::new(settings), keys }
     }
 

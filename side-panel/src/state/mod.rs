@@ -22,7 +22,6 @@ pub mod settings;
 pub mod telemetry;
 pub mod workflows;
 
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use protocol::agent::{
@@ -285,7 +284,9 @@ pub struct PanelState {
     pub outbox: Vec<PanelRequest>,
     /// Effects decided on and not yet carried out; the `App` runs them in order.
     pub effects: Vec<Effect>,
-    asked: BTreeMap<u32, Asked>,
+    /// Requests awaiting their answer, by id. A list, not a map: a few at a time, and each
+    /// map type is a copy of the B-tree's code in the bundle.
+    asked: Vec<(u32, Asked)>,
     /// What is typed in the chat box.
     pub draft: String,
     /// Why the last message could not be sent.
@@ -438,9 +439,15 @@ impl PanelState {
         id
     }
 
+    /// What request `id` asked, forgotten now that it is answered.
+    fn take_asked(&mut self, id: u32) -> Option<Asked> {
+        let at = self.asked.iter().position(|(asked, _)| *asked == id)?;
+        Some(self.asked.remove(at).1)
+    }
+
     fn ask(&mut self, asked: Asked, make: impl FnOnce(u32) -> PanelRequest) -> u32 {
         let id = self.request(make);
-        self.asked.insert(id, asked);
+        self.asked.push((id, asked));
         id
     }
 
@@ -882,7 +889,7 @@ impl PanelState {
 
     /// A request failed: say so where it matters.
     fn on_failed(&mut self, id: u32, message: String) {
-        let Some(asked) = self.asked.remove(&id) else { return };
+        let Some(asked) = self.take_asked(id) else { return };
         match asked {
             Asked::Start => {
                 if self.task.starting == Some(id) {
@@ -989,7 +996,7 @@ impl PanelState {
             }
             WorkerEvent::Done { id } if self.recording.done(id) => {}
             WorkerEvent::Done { id } => {
-                self.asked.remove(&id);
+                self.take_asked(id);
                 self.jobs.done(id);
             }
             WorkerEvent::Agent { event, panel_tab } => {
@@ -999,7 +1006,7 @@ impl PanelState {
             }
             WorkerEvent::Task { id, snapshot } => {
                 let opened = id.is_some_and(|id| self.history.opened(id));
-                let asked = id.and_then(|id| self.asked.remove(&id));
+                let asked = id.and_then(|id| self.take_asked(id));
                 self.on_task(opened || asked == Some(Asked::CurrentTask), snapshot.map(|s| *s));
                 if opened {
                     self.view = View::Chat;
@@ -1024,7 +1031,7 @@ impl PanelState {
                 if self.settings.awaits_load(id) {
                     self.settings.loaded(settings.as_deref());
                 } else if self.settings.saving == Some(id) {
-                    self.asked.remove(&id);
+                    self.take_asked(id);
                     self.settings.saved(settings.as_deref(), problems);
                 }
             }
@@ -1055,7 +1062,7 @@ impl PanelState {
         let message = if lost { LOST } else { INTERRUPTED };
         self.worker = if lost { WorkerLink::Lost } else { WorkerLink::Reconnecting };
         self.outbox.clear();
-        self.asked.retain(|_, asked| *asked == Asked::FollowUp);
+        self.asked.retain(|(_, asked)| *asked == Asked::FollowUp);
         if self.title.is_pending() {
             self.title = Lookup::Failed { message: message.into() };
         }

@@ -471,7 +471,7 @@ impl SettingsDraft {
             allow_mcp_clients: self.allow_mcp_clients,
         };
         // A field that is not a number gets one complaint, not two.
-        let unreadable: BTreeSet<String> = problems.iter().map(|p| p.path.clone()).collect();
+        let unreadable: BTreeSet<String> = lean::set_of(problems.iter().map(|p| p.path.clone()));
         let mut checked: Vec<Problem> =
             settings.problems().into_iter().filter(|p| !unreadable.contains(&p.path)).collect();
         problems.append(&mut checked);
@@ -523,8 +523,9 @@ pub enum ConnectionTest {
 pub struct SettingsForm {
     pub load: Load,
     pub draft: SettingsDraft,
-    /// Fields edited since loading; their problems show as they are typed.
-    touched: BTreeSet<String>,
+    /// Fields edited since loading; their problems show as they are typed. A list: a set
+    /// type would be one more copy of the B-tree's code in the bundle.
+    touched: Vec<String>,
     /// After a save was tried, every problem shows.
     show_all: bool,
     /// What the draft's own check finds now.
@@ -636,7 +637,9 @@ impl SettingsForm {
         }
         let path = field.path();
         self.server.retain(|p| owner(&p.path) != path);
-        self.touched.insert(path);
+        if !self.touched.contains(&path) {
+            self.touched.push(path);
+        }
         self.local = self.draft.build().1;
         self.saved = None;
     }
@@ -756,7 +759,7 @@ impl SettingsForm {
         let mut shown: Vec<Problem> = self
             .local
             .iter()
-            .filter(|p| self.show_all || self.touched.contains(owner(&p.path)))
+            .filter(|p| self.show_all || self.touched.iter().any(|t| t == owner(&p.path)))
             .cloned()
             .collect();
         for problem in &self.server {

@@ -2,6 +2,7 @@ use protocol::agent::{
     Actor, AgentEvent, EventKind, ExecutionState::*, Spend, TaskSnapshot, TaskStatus,
 };
 use protocol::settings::{ModelConfig, ProviderKind, RoleModels, Secret, Settings};
+use std::collections::BTreeMap;
 
 use protocol::Favourite;
 use protocol::agent::SessionSummary;
