@@ -124,13 +124,8 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
             fallback = quote! { ::core::result::Result::Ok(#name::#ident) };
             continue;
         }
-        let wire = attrs
-            .rename
-            .clone()
-            .unwrap_or_else(|| renamed(&ident.to_string(), container.rename_all.as_deref()));
-        let mut patterns = vec![wire.clone()];
-        patterns.extend(attrs.aliases.iter().cloned());
-        names.push(wire);
+        let patterns = wire_names(ident, &attrs, container.rename_all.as_deref());
+        names.push(patterns[0].clone());
         let body = match &variant.fields {
             Fields::Unit => quote! { ::core::result::Result::Ok(#name::#ident) },
             Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
@@ -166,25 +161,18 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
         };
         arms.push(quote! { #(#patterns)|* => #body, });
     }
+    let deserialize =
+        deserialize_through(name, quote! { ::serde_json::Value }, "from_tagged_value");
+    let object = object_or_error(&expected);
     Ok(quote! {
-        impl<'de> ::serde::Deserialize<'de> for #name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-                #name::from_tagged_value(value).map_err(<D::Error as ::serde::de::Error>::custom)
-            }
-        }
+        #deserialize
 
         impl #name {
             /// Reads the enum from a `Value` by its tag: compiled once, whatever the input.
             #[allow(unused_mut, clippy::all)]
             fn from_tagged_value(value: ::serde_json::Value) -> ::core::result::Result<Self, ::serde_json::Error> {
                 const VARIANTS: &[&str] = &[#(#names),*];
-                let mut map = match value {
-                    ::serde_json::Value::Object(map) => map,
-                    _ => return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::custom(
-                        ::core::concat!("invalid type: expected ", #expected),
-                    )),
-                };
+                #object
                 let tag = match map.remove(#tag) {
                     ::core::option::Option::Some(::serde_json::Value::String(tag)) => tag,
                     ::core::option::Option::Some(_) => return ::core::result::Result::Err(
@@ -230,22 +218,14 @@ fn expand_units(input: &DeriveInput) -> syn::Result<Tokens> {
             fallback = quote! { ::core::result::Result::Ok(#name::#ident) };
             continue;
         }
-        let wire = attrs
-            .rename
-            .clone()
-            .unwrap_or_else(|| renamed(&ident.to_string(), container.rename_all.as_deref()));
-        let mut patterns = vec![wire.clone()];
-        patterns.extend(attrs.aliases.iter().cloned());
-        names.push(wire);
+        let patterns = wire_names(ident, &attrs, container.rename_all.as_deref());
+        names.push(patterns[0].clone());
         arms.push(quote! { #(#patterns)|* => ::core::result::Result::Ok(#name::#ident), });
     }
+    let deserialize =
+        deserialize_through(name, quote! { ::std::string::String }, "from_variant_name");
     Ok(quote! {
-        impl<'de> ::serde::Deserialize<'de> for #name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                let text = <::std::string::String as ::serde::Deserialize>::deserialize(deserializer)?;
-                #name::from_variant_name(text).map_err(<D::Error as ::serde::de::Error>::custom)
-            }
-        }
+        #deserialize
 
         impl #name {
             /// The variant a name stands for: compiled once, whatever the input.
@@ -357,13 +337,11 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
             }
         }
     });
+    let deserialize =
+        deserialize_through(name, quote! { ::serde_json::Value }, "from_fields_value");
+    let object = object_or_error(&expected);
     Ok(quote! {
-        impl<'de> ::serde::Deserialize<'de> for #name {
-            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                let value = <::serde_json::Value as ::serde::Deserialize>::deserialize(deserializer)?;
-                #name::from_fields_value(value).map_err(<D::Error as ::serde::de::Error>::custom)
-            }
-        }
+        #deserialize
 
         impl #name {
             /// The keys this struct reads, which it takes when flattened into another.
@@ -373,12 +351,7 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
             /// Reads the struct from a JSON object, field by field: compiled once.
             #[allow(unused_mut, clippy::all)]
             fn from_fields_value(value: ::serde_json::Value) -> ::core::result::Result<Self, ::serde_json::Error> {
-                let mut map = match value {
-                    ::serde_json::Value::Object(map) => map,
-                    _ => return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::custom(
-                        ::core::concat!("invalid type: expected ", #expected),
-                    )),
-                };
+                #object
                 #deny
                 #defaults
                 #(#reads)*
@@ -396,65 +369,58 @@ fn is_option(ty: &syn::Type) -> bool {
 
 fn struct_attrs(attrs: &[Attribute]) -> syn::Result<StructAttrs> {
     let mut out = StructAttrs::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename_all") {
-                let rule = meta.value()?.parse::<LitStr>()?.value();
-                if !FIELD_RULES.contains(&rule.as_str()) {
-                    return Err(meta.error(format!("rename_all = {rule:?} is not read here")));
-                }
-                out.rename_all = Some(rule);
-            } else if meta.path.is_ident("default") {
-                if meta.input.peek(syn::Token![=]) {
-                    return Err(
-                        meta.error("FieldsDeserialize reads `default` without a function here")
-                    );
-                }
-                out.default = true;
-            } else if meta.path.is_ident("deny_unknown_fields") {
-                out.deny_unknown_fields = true;
-            } else {
-                return Err(meta.error("FieldsDeserialize does not read this struct attribute"));
+    each_serde_meta(attrs, |meta| {
+        if meta.path.is_ident("rename_all") {
+            let rule = meta.value()?.parse::<LitStr>()?.value();
+            if !FIELD_RULES.contains(&rule.as_str()) {
+                return Err(meta.error(format!("rename_all = {rule:?} is not read here")));
             }
-            Ok(())
-        })?;
-    }
+            out.rename_all = Some(rule);
+        } else if meta.path.is_ident("default") {
+            if meta.input.peek(syn::Token![=]) {
+                return Err(meta.error("FieldsDeserialize reads `default` without a function here"));
+            }
+            out.default = true;
+        } else if meta.path.is_ident("deny_unknown_fields") {
+            out.deny_unknown_fields = true;
+        } else {
+            return Err(meta.error("FieldsDeserialize does not read this struct attribute"));
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 
 fn field_attrs(attrs: &[Attribute]) -> syn::Result<FieldAttrs> {
     let mut out = FieldAttrs::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            let path = &meta.path;
-            if path.is_ident("rename") {
-                out.rename = Some(meta.value()?.parse::<LitStr>()?.value());
-            } else if path.is_ident("alias") {
-                out.aliases.push(meta.value()?.parse::<LitStr>()?.value());
-            } else if path.is_ident("default") {
-                out.default = Some(if meta.input.peek(syn::Token![=]) {
-                    Some(meta.value()?.parse::<LitStr>()?.parse::<syn::ExprPath>()?)
-                } else {
-                    None
-                });
-            } else if path.is_ident("skip") || path.is_ident("skip_deserializing") {
-                out.skip = true;
-            } else if path.is_ident("flatten") {
-                out.flatten = true;
-            } else if path.is_ident("deserialize_with") {
-                out.deserialize_with =
-                    Some(meta.value()?.parse::<LitStr>()?.parse::<syn::ExprPath>()?);
-            } else if path.is_ident("skip_serializing_if") || path.is_ident("serialize_with") {
-                meta.value()?.parse::<LitStr>()?;
-            } else if path.is_ident("skip_serializing") {
+    each_serde_meta(attrs, |meta| {
+        let path = &meta.path;
+        if path.is_ident("rename") {
+            out.rename = Some(meta.value()?.parse::<LitStr>()?.value());
+        } else if path.is_ident("alias") {
+            out.aliases.push(meta.value()?.parse::<LitStr>()?.value());
+        } else if path.is_ident("default") {
+            out.default = Some(if meta.input.peek(syn::Token![=]) {
+                Some(meta.value()?.parse::<LitStr>()?.parse::<syn::ExprPath>()?)
             } else {
-                return Err(meta.error(
-                    "FieldsDeserialize does not read this field attribute: keep serde's derive",
-                ));
-            }
-            Ok(())
-        })?;
-    }
+                None
+            });
+        } else if path.is_ident("skip") || path.is_ident("skip_deserializing") {
+            out.skip = true;
+        } else if path.is_ident("flatten") {
+            out.flatten = true;
+        } else if path.is_ident("deserialize_with") {
+            out.deserialize_with = Some(meta.value()?.parse::<LitStr>()?.parse::<syn::ExprPath>()?);
+        } else if path.is_ident("skip_serializing_if") || path.is_ident("serialize_with") {
+            meta.value()?.parse::<LitStr>()?;
+        } else if path.is_ident("skip_serializing") {
+        } else {
+            return Err(meta.error(
+                "FieldsDeserialize does not read this field attribute: keep serde's derive",
+            ));
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -483,48 +449,87 @@ fn renamed_field(field: &str, rule: Option<&str>) -> String {
     }
 }
 
+/// `impl Deserialize`: reads `input` (a `Value` or a `String`) from any deserializer, then
+/// hands it to `reader`, the one non-generic function that builds the type.
+fn deserialize_through(name: &syn::Ident, input: Tokens, reader: &str) -> Tokens {
+    let reader = format_ident!("{reader}");
+    quote! {
+        impl<'de> ::serde::Deserialize<'de> for #name {
+            fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
+                let input = <#input as ::serde::Deserialize>::deserialize(deserializer)?;
+                #name::#reader(input).map_err(<D::Error as ::serde::de::Error>::custom)
+            }
+        }
+    }
+}
+
+/// `let mut map = …`: the object in `value`, or an error naming what was expected.
+fn object_or_error(expected: &str) -> Tokens {
+    quote! {
+        let mut map = match value {
+            ::serde_json::Value::Object(map) => map,
+            _ => return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::custom(
+                ::core::concat!("invalid type: expected ", #expected),
+            )),
+        };
+    }
+}
+
+/// A variant's name on the wire, then its aliases.
+fn wire_names(ident: &syn::Ident, attrs: &VariantAttrs, rule: Option<&str>) -> Vec<String> {
+    let wire = attrs.rename.clone().unwrap_or_else(|| renamed(&ident.to_string(), rule));
+    std::iter::once(wire).chain(attrs.aliases.iter().cloned()).collect()
+}
+
+/// Calls `read` on each item of every `#[serde(…)]` attribute in `attrs`.
+fn each_serde_meta(
+    attrs: &[Attribute],
+    mut read: impl FnMut(syn::meta::ParseNestedMeta) -> syn::Result<()>,
+) -> syn::Result<()> {
+    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+        attr.parse_nested_meta(&mut read)?;
+    }
+    Ok(())
+}
+
 fn container_attrs(attrs: &[Attribute]) -> syn::Result<Container> {
     let mut out = Container::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("tag") {
-                out.tag = Some(meta.value()?.parse::<LitStr>()?.value());
-            } else if meta.path.is_ident("rename_all") {
-                let rule = meta.value()?.parse::<LitStr>()?.value();
-                if !VARIANT_RULES.contains(&rule.as_str()) {
-                    return Err(meta.error(format!("rename_all = {rule:?} is not read here")));
-                }
-                out.rename_all = Some(rule);
-            } else if meta.path.is_ident("deny_unknown_fields") {
-                out.deny_unknown_fields = true;
-            } else if meta.path.is_ident("content") || meta.path.is_ident("untagged") {
-                return Err(meta.error("TaggedDeserialize reads internally tagged enums only"));
-            } else if meta.input.peek(syn::Token![=]) {
-                // Serialize-side or other attributes: skip their value.
-                meta.value()?.parse::<syn::Expr>()?;
+    each_serde_meta(attrs, |meta| {
+        if meta.path.is_ident("tag") {
+            out.tag = Some(meta.value()?.parse::<LitStr>()?.value());
+        } else if meta.path.is_ident("rename_all") {
+            let rule = meta.value()?.parse::<LitStr>()?.value();
+            if !VARIANT_RULES.contains(&rule.as_str()) {
+                return Err(meta.error(format!("rename_all = {rule:?} is not read here")));
             }
-            Ok(())
-        })?;
-    }
+            out.rename_all = Some(rule);
+        } else if meta.path.is_ident("deny_unknown_fields") {
+            out.deny_unknown_fields = true;
+        } else if meta.path.is_ident("content") || meta.path.is_ident("untagged") {
+            return Err(meta.error("TaggedDeserialize reads internally tagged enums only"));
+        } else if meta.input.peek(syn::Token![=]) {
+            // Serialize-side or other attributes: skip their value.
+            meta.value()?.parse::<syn::Expr>()?;
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 
 fn variant_attrs(attrs: &[Attribute]) -> syn::Result<VariantAttrs> {
     let mut out = VariantAttrs::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename") {
-                out.rename = Some(meta.value()?.parse::<LitStr>()?.value());
-            } else if meta.path.is_ident("alias") {
-                out.aliases.push(meta.value()?.parse::<LitStr>()?.value());
-            } else if meta.path.is_ident("other") {
-                out.other = true;
-            } else {
-                return Err(meta.error("TaggedDeserialize does not read this variant attribute"));
-            }
-            Ok(())
-        })?;
-    }
+    each_serde_meta(attrs, |meta| {
+        if meta.path.is_ident("rename") {
+            out.rename = Some(meta.value()?.parse::<LitStr>()?.value());
+        } else if meta.path.is_ident("alias") {
+            out.aliases.push(meta.value()?.parse::<LitStr>()?.value());
+        } else if meta.path.is_ident("other") {
+            out.other = true;
+        } else {
+            return Err(meta.error("TaggedDeserialize does not read this variant attribute"));
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 

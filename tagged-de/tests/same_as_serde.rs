@@ -16,19 +16,20 @@ fn three() -> u32 {
     3
 }
 
+/// Declares an item twice: `$serde` read by serde's derive, `$ours` by the derive named.
 macro_rules! twins {
-    ($serde:ident, $ours:ident, [$($attr:meta),*], { $($body:tt)* }) => {
-        #[derive(Debug, PartialEq, Deserialize)]
+    ($item:ident $derive:ident $(+ $more:ident)*: $serde:ident, $ours:ident, [$($attr:meta),*], { $($body:tt)* }) => {
+        #[derive(Debug, PartialEq, $($more,)* Deserialize)]
         #[serde($($attr),*)]
-        enum $serde { $($body)* }
+        $item $serde { $($body)* }
 
-        #[derive(Debug, PartialEq, tagged_de::TaggedDeserialize)]
+        #[derive(Debug, PartialEq, $($more,)* tagged_de::$derive)]
         #[serde($($attr),*)]
-        enum $ours { $($body)* }
+        $item $ours { $($body)* }
     };
 }
 
-twins!(SerdeEvent, OurEvent, [tag = "type", rename_all = "snake_case"], {
+twins!(enum TaggedDeserialize: SerdeEvent, OurEvent, [tag = "type", rename_all = "snake_case"], {
     Hello,
     PageState { id: u32, #[serde(default)] text: String, #[serde(default = "three")] tries: u32 },
     #[serde(rename = "debug.act")]
@@ -38,13 +39,13 @@ twins!(SerdeEvent, OurEvent, [tag = "type", rename_all = "snake_case"], {
     URLFetched { url: String },
 });
 
-twins!(SerdeNarrow, OurNarrow, [tag = "kind", rename_all = "camelCase"], {
+twins!(enum TaggedDeserialize: SerdeNarrow, OurNarrow, [tag = "kind", rename_all = "camelCase"], {
     FirstOne { n: u32 },
     #[serde(other)]
     Other,
 });
 
-twins!(SerdeStrict, OurStrict, [tag = "op", deny_unknown_fields], {
+twins!(enum TaggedDeserialize: SerdeStrict, OurStrict, [tag = "op", deny_unknown_fields], {
     Move { from: u32, to: u32 },
 });
 
@@ -128,19 +129,7 @@ fn yes() -> bool {
     true
 }
 
-macro_rules! twin_structs {
-    ($serde:ident, $ours:ident, [$($attr:meta),*], { $($body:tt)* }) => {
-        #[derive(Debug, PartialEq, Default, Deserialize)]
-        #[serde($($attr),*)]
-        struct $serde { $($body)* }
-
-        #[derive(Debug, PartialEq, Default, tagged_de::FieldsDeserialize)]
-        #[serde($($attr),*)]
-        struct $ours { $($body)* }
-    };
-}
-
-twin_structs!(SerdeRun, OurRun, [rename_all = "camelCase"], {
+twins!(struct FieldsDeserialize: SerdeRun, OurRun, [rename_all = "camelCase"], {
     run_id: String,
     #[serde(default)]
     steps: Vec<Inner>,
@@ -155,12 +144,12 @@ twin_structs!(SerdeRun, OurRun, [rename_all = "camelCase"], {
     quality: Option<u8>,
 });
 
-twin_structs!(SerdeLoose, OurLoose, [default], {
+twins!(struct FieldsDeserialize + Default: SerdeLoose, OurLoose, [default], {
     a: u32,
     b: String,
 });
 
-twin_structs!(SerdeTight, OurTight, [deny_unknown_fields], {
+twins!(struct FieldsDeserialize: SerdeTight, OurTight, [deny_unknown_fields], {
     a: u32,
 });
 
@@ -193,19 +182,7 @@ fn structs_read_what_serde_reads_and_refuse_what_it_refuses() {
     assert_eq!(missing.to_string(), "missing field `type`");
 }
 
-macro_rules! twin_units {
-    ($serde:ident, $ours:ident, [$($attr:meta),*], { $($body:tt)* }) => {
-        #[derive(Debug, PartialEq, Deserialize)]
-        #[serde($($attr),*)]
-        enum $serde { $($body)* }
-
-        #[derive(Debug, PartialEq, tagged_de::UnitDeserialize)]
-        #[serde($($attr),*)]
-        enum $ours { $($body)* }
-    };
-}
-
-twin_units!(SerdeStatus, OurStatus, [rename_all = "snake_case"], {
+twins!(enum UnitDeserialize: SerdeStatus, OurStatus, [rename_all = "snake_case"], {
     InReview,
     #[serde(rename = "ok")]
     Approved,
@@ -213,7 +190,7 @@ twin_units!(SerdeStatus, OurStatus, [rename_all = "snake_case"], {
     Deleted,
 });
 
-twin_units!(SerdeKind, OurKind, [rename_all = "lowercase"], {
+twins!(enum UnitDeserialize: SerdeKind, OurKind, [rename_all = "lowercase"], {
     Anthropic,
     #[serde(other)]
     Unknown,
