@@ -359,6 +359,7 @@ pub enum WorkerEvent {
     },
     /// A draft of one step's thoughts (`draft_thoughts`), or why there is none, in a line
     /// for a person.
+    #[serde(skip_deserializing)]
     ThoughtsDrafted {
         id: u32,
         run_id: String,
@@ -409,11 +410,13 @@ pub enum WorkerEvent {
         message: String,
     },
     /// What a Studio run did.
+    #[serde(skip_deserializing)]
     StudioResult {
         id: u32,
         result: Box<studio::StudioRunResult>,
     },
     /// The prompt overrides as stored after a save.
+    #[serde(skip_deserializing)]
     PromptOverrides {
         id: u32,
         overrides: std::collections::BTreeMap<String, String>,
@@ -426,6 +429,7 @@ pub enum WorkerEvent {
     },
     /// A pipeline save: stored as `version` (0 when refused), published or not, and what
     /// the publish gate said.
+    #[serde(skip_deserializing)]
     PipelineSaved {
         id: u32,
         version: u32,
@@ -434,6 +438,7 @@ pub enum WorkerEvent {
         warnings: Vec<run_contract::Problem>,
     },
     /// Every stored pipeline version.
+    #[serde(skip_deserializing)]
     Pipelines {
         id: u32,
         pipelines: Vec<studio::StoredPipeline>,
@@ -441,6 +446,7 @@ pub enum WorkerEvent {
     /// One step of the pipeline run started by request `run` just ended or was skipped
     /// (its `StepTrace`), sent to every page while the run goes on. Not an answer: the run's
     /// answer is its `pipeline_result`.
+    #[serde(skip_deserializing)]
     PipelineStep {
         run: u32,
         step: serde_json::Value,
@@ -452,6 +458,7 @@ pub enum WorkerEvent {
         id: Option<u32>,
         status: Option<recording::RecordingStatus>,
     },
+    #[serde(skip_deserializing)]
     Reflection {
         progress: workflow::ReflectProgress,
     },
@@ -465,6 +472,7 @@ pub enum WorkerEvent {
         id: u32,
         workflows: Vec<workflow::WorkflowSummary>,
     },
+    #[serde(skip_deserializing)]
     Tabs {
         id: u32,
         tabs: Vec<TabInfo>,
@@ -481,6 +489,12 @@ pub enum WorkerEvent {
     Mcp {
         status: mcp::McpStatus,
     },
+    /// Never sent. What the side panel, the one page that reads this enum whole, reads for the
+    /// events marked `skip_deserializing`: the Studio's, the Workflows page's and the
+    /// annotation page's, which each read them through their own narrow enum. Their readers
+    /// are left out of the panel's bundle.
+    #[serde(other, skip_serializing)]
+    Ignored,
 }
 
 /// A browser tab as the agent lists them: its title and URL tell a person which it is.

@@ -13,7 +13,9 @@
 //! What it reads from the `#[serde(…)]` attributes, as serde does:
 //! - on the enum: `tag` (required), `rename_all` (variant names: `snake_case`, `camelCase`,
 //!   `lowercase`, `kebab-case`), `deny_unknown_fields`;
-//! - on a variant: `rename`, `alias`, `other` (a unit variant for any unknown tag);
+//! - on a variant: `rename`, `alias`, `other` (a unit variant for any unknown tag),
+//!   `skip_deserializing` (read as the `other` variant if there is one, else refused: a reader
+//!   that leaves out the variants it does not take, and their code);
 //! - on a field: every attribute, copied onto a private struct that serde's derive reads.
 //!
 //! Unit, struct and newtype variants are supported; a tuple variant or a generic enum is a
@@ -94,6 +96,8 @@ struct VariantAttrs {
     rename: Option<String>,
     aliases: Vec<String>,
     other: bool,
+    /// Read as the `other` variant (or refused as unknown): its reader is never compiled.
+    skip: bool,
 }
 
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
@@ -122,6 +126,9 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
                 return Err(Error::new_spanned(variant, "#[serde(other)] goes on a unit variant"));
             }
             fallback = quote! { ::core::result::Result::Ok(#name::#ident) };
+            continue;
+        }
+        if attrs.skip {
             continue;
         }
         let patterns = wire_names(ident, &attrs, container.rename_all.as_deref());
@@ -525,6 +532,10 @@ fn variant_attrs(attrs: &[Attribute]) -> syn::Result<VariantAttrs> {
             out.aliases.push(meta.value()?.parse::<LitStr>()?.value());
         } else if meta.path.is_ident("other") {
             out.other = true;
+        } else if meta.path.is_ident("skip_deserializing") {
+            out.skip = true;
+        } else if meta.path.is_ident("skip_serializing") {
+            // Serialize's business.
         } else {
             return Err(meta.error("TaggedDeserialize does not read this variant attribute"));
         }

@@ -19,10 +19,13 @@ fn three() -> u32 {
 /// Declares an item twice: `$serde` read by serde's derive, `$ours` by the derive named.
 macro_rules! twins {
     ($item:ident $derive:ident $(+ $more:ident)*: $serde:ident, $ours:ident, [$($attr:meta),*], { $($body:tt)* }) => {
+        // A variant only ever read (or never read) is not constructed.
+        #[allow(dead_code)]
         #[derive(Debug, PartialEq, $($more,)* Deserialize)]
         #[serde($($attr),*)]
         $item $serde { $($body)* }
 
+        #[allow(dead_code)]
         #[derive(Debug, PartialEq, $($more,)* tagged_de::$derive)]
         #[serde($($attr),*)]
         $item $ours { $($body)* }
@@ -41,6 +44,8 @@ twins!(enum TaggedDeserialize: SerdeEvent, OurEvent, [tag = "type", rename_all =
 
 twins!(enum TaggedDeserialize: SerdeNarrow, OurNarrow, [tag = "kind", rename_all = "camelCase"], {
     FirstOne { n: u32 },
+    #[serde(skip_deserializing)]
+    NotRead { n: u32 },
     #[serde(other)]
     Other,
 });
@@ -101,6 +106,7 @@ fn reads_what_serde_reads_and_refuses_what_it_refuses() {
         json!({"kind": "first_one", "n": 1}),
         json!({"kind": "anything", "n": 1}),
         json!({"kind": "firstOne"}),
+        json!({"kind": "notRead", "n": 1}),
     ];
     same::<SerdeNarrow, OurNarrow>(&narrow, |e| format!("{e:?}"), |e| format!("{e:?}"));
 

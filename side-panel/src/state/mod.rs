@@ -1046,8 +1046,9 @@ impl PanelState {
             | WorkerEvent::PipelineSaved { .. }
             | WorkerEvent::Pipelines { .. }
             | WorkerEvent::PipelineStep { .. } => {}
-            // Reflection progress and tab lists are the Workflows page's.
-            WorkerEvent::Reflection { .. } | WorkerEvent::Tabs { .. } => {}
+            // Reflection progress and tab lists are the Workflows page's. Read from the port,
+            // these other pages' events all arrive as `Ignored`.
+            WorkerEvent::Reflection { .. } | WorkerEvent::Tabs { .. } | WorkerEvent::Ignored => {}
             WorkerEvent::Replay { replay, .. } => self.workflows.on_replay(self.tab, replay),
             WorkerEvent::Workflows { id, workflows } => self.workflows.listed(id, workflows),
             WorkerEvent::Jobs { id, jobs } => self.jobs.listed(id, jobs),
