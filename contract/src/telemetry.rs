@@ -2,8 +2,6 @@
 //! questions and the steering applied, and what each role spent. It belongs to the run
 //! record, so it outlives the conversation and travels with exports and sync.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 /// Entries kept per run; the oldest go first (a run that long is rare, and its counts stay).
@@ -24,7 +22,7 @@ pub struct Telemetry {
     /// Per role (`planner`, `navigator`, `thinking`, `repair`): every model call's usage,
     /// failed attempts included.
     #[serde(default)]
-    pub spend: BTreeMap<String, RoleSpend>,
+    pub spend: lean::StrMap<RoleSpend>,
 }
 
 /// One line of the log.

@@ -118,12 +118,11 @@ impl PromptSet {
     }
 
     /// Every prompt's variant names (A first), so Settings offers only the ones that exist.
-    pub fn variant_names(&self) -> BTreeMap<String, Vec<String>> {
-        lean::map_of(
-            self.prompts
-                .iter()
-                .map(|(id, prompt)| (id.clone(), prompt.variants.keys().cloned().collect())),
-        )
+    pub fn variant_names(&self) -> lean::StrMap<Vec<String>> {
+        self.prompts
+            .iter()
+            .map(|(id, prompt)| (id.clone(), prompt.variants.keys().cloned().collect()))
+            .collect()
     }
 
     /// Settings' chosen variants that no prompt has, as (field path, message), so the form

@@ -19,7 +19,7 @@ pub enum Actor {
 }
 
 /// The execution states of seed `001_…`, as `TASK_*`, `STEP_*` and `ACT_*` on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ExecutionState {
     TaskStart,
@@ -38,7 +38,7 @@ pub enum ExecutionState {
 }
 
 /// What an event's `details` hold, so a page can render it without parsing prose.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, tagged_de::UnitDeserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, tagged_de::UnitDeserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EventKind {
     /// Work under way: a plan, a goal, an action.

@@ -390,7 +390,7 @@ pub enum WorkerEvent {
         problems: Vec<run_contract::Problem>,
         /// Prompt id → its variants (bundled and overridden), for Settings' choice of one.
         #[serde(default)]
-        variants: std::collections::BTreeMap<String, Vec<String>>,
+        variants: lean::StrMap<Vec<String>>,
     },
     /// The stored conversations, newest first.
     Sessions {
@@ -549,7 +549,8 @@ pub fn favourites_problem(favourites: &[Favourite]) -> Option<String> {
             "At most {MAX_FAVOURITES} favourites can be saved; remove some first."
         ));
     }
-    let mut ids = std::collections::BTreeSet::new();
+    // At most MAX_FAVOURITES ids: a list is enough, and no B-tree copy in the panel's bundle.
+    let mut ids: Vec<&str> = Vec::new();
     for (n, favourite) in favourites.iter().enumerate() {
         let name = match favourite.title.trim() {
             "" => format!("Favourite {}", n + 1),
@@ -558,9 +559,10 @@ pub fn favourites_problem(favourites: &[Favourite]) -> Option<String> {
         if let Some(problem) = favourite.problem() {
             return Some(format!("{name}: {problem}"));
         }
-        if favourite.id.trim().is_empty() || !ids.insert(favourite.id.as_str()) {
+        if favourite.id.trim().is_empty() || ids.contains(&favourite.id.as_str()) {
             return Some(format!("{name}: it needs an id of its own."));
         }
+        ids.push(favourite.id.as_str());
     }
     None
 }
@@ -724,7 +726,7 @@ mod tests {
             id: 9,
             settings: Some(Box::new(full)),
             problems: vec![],
-            variants: [].into(),
+            variants: lean::StrMap::new(),
         };
         assert_eq!(
             read_as::<StudioEvent>(&settings),

@@ -312,7 +312,7 @@ pub struct Settings {
     pub prompt_overrides: BTreeMap<String, String>,
     /// Model → (input, output) USD per million tokens.
     #[serde(default)]
-    pub prices: BTreeMap<String, (f64, f64)>,
+    pub prices: lean::StrMap<(f64, f64)>,
     /// MCP servers whose tools pipelines may call (streamable HTTP).
     #[serde(default)]
     pub mcp_servers: Vec<McpServer>,
@@ -593,7 +593,7 @@ mod tests {
             deny: vec![],
             variants: BTreeMap::new(),
             prompt_overrides: BTreeMap::new(),
-            prices: BTreeMap::new(),
+            prices: lean::StrMap::new(),
             mcp_servers: vec![],
             allow_mcp_clients: false,
         }

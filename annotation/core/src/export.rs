@@ -399,7 +399,7 @@ struct RunTelemetry<'a> {
     pauses: u32,
     resumes: u32,
     thinking_calls: u32,
-    spend: &'a std::collections::BTreeMap<String, RoleSpend>,
+    spend: &'a lean::StrMap<RoleSpend>,
 }
 
 /// The run's steps, a JSON object a line, each line ending "\n". `totalSteps` is the number

@@ -469,7 +469,7 @@ pub async fn complete_watched(
 #[derive(Debug, Clone, PartialEq, Default, Serialize, tagged_de::FieldsDeserialize)]
 pub struct PriceTable {
     /// model name → (input, output) USD per million tokens.
-    pub per_million: std::collections::BTreeMap<String, (f64, f64)>,
+    pub per_million: lean::StrMap<(f64, f64)>,
 }
 
 impl PriceTable {

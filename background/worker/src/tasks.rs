@@ -874,7 +874,7 @@ async fn with_executor<R>(
 }
 
 /// The variants each prompt has, with the Studio's overrides (which may add some).
-fn prompt_variants(settings: Option<&Settings>) -> BTreeMap<String, Vec<String>> {
+fn prompt_variants(settings: Option<&Settings>) -> lean::StrMap<Vec<String>> {
     let overrides = settings.map(|s| s.prompt_overrides.clone()).unwrap_or_default();
     PromptSet::with_overrides(&overrides).unwrap_or_else(|_| PromptSet::bundled()).variant_names()
 }

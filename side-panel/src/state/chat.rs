@@ -6,7 +6,6 @@
 //! the finished actions collapsed. Messages the person sent show at once as [`Pending`] and
 //! give way to the worker's echo of them.
 
-use std::collections::HashSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use protocol::agent::{Actor, AgentEvent, EventDetail, EventKind, ExecutionState};
@@ -163,7 +162,8 @@ pub struct Chat {
     pub entries: Vec<Entry>,
     pub pending: Vec<Pending>,
     /// Fingerprints of the events folded in, so a snapshot replay adds only what is new.
-    seen: HashSet<u64>,
+    /// Sorted: a set type would be one more hash table's code in the bundle.
+    seen: Vec<u64>,
     next_key: u64,
 }
 
@@ -172,7 +172,8 @@ fn fingerprint(event: &AgentEvent) -> u64 {
     event.session_id.hash(&mut hasher);
     event.run_id.hash(&mut hasher);
     event.actor.hash(&mut hasher);
-    format!("{:?}{:?}", event.state, event.kind).hash(&mut hasher);
+    event.state.hash(&mut hasher);
+    event.kind.hash(&mut hasher);
     event.step.hash(&mut hasher);
     event.details.hash(&mut hasher);
     event.at.to_bits().hash(&mut hasher);
@@ -197,8 +198,10 @@ impl Chat {
 
     /// Folds one event in; false when it was already in.
     pub fn push(&mut self, event: &AgentEvent) -> bool {
-        if !self.seen.insert(fingerprint(event)) {
-            return false;
+        let print = fingerprint(event);
+        match self.seen.binary_search(&print) {
+            Ok(_) => return false,
+            Err(at) => self.seen.insert(at, print),
         }
         self.fold(event);
         true
@@ -208,7 +211,8 @@ impl Chat {
     /// New events that follow the known ones are appended; if the snapshot has new events
     /// before known ones, the snapshot is the better record and the chat is rebuilt from it.
     pub fn replay(&mut self, events: &[AgentEvent]) {
-        let known: Vec<bool> = events.iter().map(|e| self.seen.contains(&fingerprint(e))).collect();
+        let known: Vec<bool> =
+            events.iter().map(|e| self.seen.binary_search(&fingerprint(e)).is_ok()).collect();
         let Some(first_new) = known.iter().position(|known| !known) else { return };
         if known[first_new..].iter().any(|known| *known) {
             self.reset();

@@ -3,8 +3,6 @@
 //! to their field. Problems are keyed by the worker's field paths, JSON Pointers into the
 //! settings (`/models/navigator/base_url`, `/agent/max_steps`, `/allow/0`, …).
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use protocol::settings::{
     AgentOptions, McpServer, ModelConfig, ModelRole, ProviderKind, RoleModels, Secret, Settings,
 };
@@ -471,9 +469,9 @@ impl SettingsDraft {
             allow_mcp_clients: self.allow_mcp_clients,
         };
         // A field that is not a number gets one complaint, not two.
-        let unreadable: BTreeSet<String> = lean::set_of(problems.iter().map(|p| p.path.clone()));
+        let unreadable = |path: &str| problems.iter().any(|p| p.path == path);
         let mut checked: Vec<Problem> =
-            settings.problems().into_iter().filter(|p| !unreadable.contains(&p.path)).collect();
+            settings.problems().into_iter().filter(|p| !unreadable(&p.path)).collect();
         problems.append(&mut checked);
         (settings, problems)
     }
@@ -539,14 +537,14 @@ pub struct SettingsForm {
     /// Each MCP server row's "Test", by row.
     pub mcp_tests: Vec<ConnectionTest>,
     /// Prompt id → the variants it has, as the worker last said (overrides included).
-    pub variants: BTreeMap<String, Vec<String>>,
+    pub variants: lean::StrMap<Vec<String>>,
 }
 
 /// The form field a problem's path belongs to: `allow.2` → `allow`.
 /// The price table as typed: `model = input, output` a line, in USD per million tokens.
 /// A line that does not read is a problem at `/prices/<index>`.
-fn prices(text: &str, problems: &mut Vec<Problem>) -> BTreeMap<String, (f64, f64)> {
-    let mut table = BTreeMap::new();
+fn prices(text: &str, problems: &mut Vec<Problem>) -> lean::StrMap<(f64, f64)> {
+    let mut table = lean::StrMap::new();
     for (index, (_, line)) in pattern_lines(text).into_iter().enumerate() {
         let parsed = line.split_once('=').and_then(|(model, rest)| {
             let (input, output) = rest.split_once(',')?;
@@ -786,7 +784,7 @@ mod tests {
     #[test]
     fn the_variant_is_a_choice_of_those_the_prompt_has() {
         let mut form = SettingsForm {
-            variants: BTreeMap::from([("navigator".into(), vec!["A".into(), "B".into()])]),
+            variants: lean::StrMap::from([("navigator", vec!["A".into(), "B".into()])]),
             ..SettingsForm::default()
         };
         form.loaded(None);
@@ -958,7 +956,7 @@ mod tests {
                 ("extra".into(), "C".into()),
             ]),
             prompt_overrides: BTreeMap::new(),
-            prices: BTreeMap::from([("claude-test".into(), (1.0, 2.0))]),
+            prices: lean::StrMap::from([("claude-test", (1.0, 2.0))]),
             mcp_servers: vec![McpServer {
                 name: "shop".into(),
                 url: "http://127.0.0.1:8000/mcp".into(),

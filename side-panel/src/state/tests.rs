@@ -2,7 +2,6 @@ use protocol::agent::{
     Actor, AgentEvent, EventKind, ExecutionState::*, Spend, TaskSnapshot, TaskStatus,
 };
 use protocol::settings::{ModelConfig, ProviderKind, RoleModels, Secret, Settings};
-use std::collections::BTreeMap;
 
 use protocol::Favourite;
 use protocol::agent::SessionSummary;
@@ -588,7 +587,7 @@ fn invalid_settings_show_inline_and_are_not_sent() {
                 id: 3,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
-                variants: BTreeMap::from([("thinking".into(), vec!["A".into(), "B".into()])]),
+                variants: lean::StrMap::from([("thinking", vec!["A".into(), "B".into()])]),
             }),
             PanelAction::EditSetting(Field::MaxSteps, "0".into()),
         ],

@@ -288,7 +288,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
             cp.spend.input_tokens += usage.input_tokens;
             cp.spend.output_tokens += usage.output_tokens;
             cp.spend.cost += cost;
-            let role_spend = cp.run.telemetry.spend.entry(role.id().to_owned()).or_default();
+            let role_spend = cp.run.telemetry.spend.entry_or_default(role.id().to_owned());
             role_spend.calls += 1;
             role_spend.input_tokens += usage.input_tokens;
             role_spend.output_tokens += usage.output_tokens;

@@ -509,7 +509,7 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
             state.run.usage.input_tokens += asked.usage.input_tokens;
             state.run.usage.output_tokens += asked.usage.output_tokens;
             state.run.cost += asked.cost;
-            let spend = state.run.telemetry.spend.entry(REPLAY_PROMPT.to_owned()).or_default();
+            let spend = state.run.telemetry.spend.entry_or_default(REPLAY_PROMPT.to_owned());
             spend.calls += 1;
             spend.input_tokens += asked.usage.input_tokens;
             spend.output_tokens += asked.usage.output_tokens;
