@@ -139,6 +139,11 @@ struct Tally {
     binaries: u64,
     /// `test postgres::… ... ok` lines: scenarios that ran on PostgreSQL.
     postgres_ok: u64,
+    /// Each failed test's panic, from cargo test's `failures:` blocks: repeated at the end
+    /// of the gate, because a CI log is often read from its tail only.
+    why: Vec<String>,
+    /// Lines of the `---- name stdout ----` block being read, if one is.
+    block: Option<Vec<String>>,
 }
 
 impl Tally {
@@ -158,11 +163,43 @@ impl Tally {
             self.count(&line);
         }
         let status = child.wait().map_err(|e| e.to_string())?;
-        if status.success() { Ok(()) } else { Err(format!("cargo {} failed", args.join(" "))) }
+        self.end_block();
+        if status.success() {
+            return Ok(());
+        }
+        let mut message = format!("cargo {} failed", args.join(" "));
+        if !self.why.is_empty() {
+            message.push_str("\nwhy each test failed:\n");
+            message.push_str(&self.why.join("\n"));
+        }
+        Err(message)
+    }
+
+    /// A failure block's lines: its header, then up to a bounded number of output lines
+    /// (the panic and what the test printed before it).
+    fn read_failure(&mut self, line: &str) {
+        const KEPT: usize = 40;
+        if line.starts_with("---- ") && line.ends_with(" ----") {
+            self.end_block();
+            self.block = Some(vec![line.to_owned()]);
+        } else if line == "failures:" || line.starts_with("test result: ") {
+            self.end_block();
+        } else if let Some(block) = &mut self.block
+            && block.len() <= KEPT
+        {
+            block.push(format!("  {line}"));
+        }
+    }
+
+    fn end_block(&mut self) {
+        if let Some(block) = self.block.take() {
+            self.why.push(block.join("\n"));
+        }
     }
 
     /// `test result: ok. 3 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; …`
     fn count(&mut self, line: &str) {
+        self.read_failure(line);
         if line.strip_prefix("test ").is_some_and(|t| t.starts_with(PG_TESTS))
             && line.ends_with(" ... ok")
         {
@@ -210,5 +247,34 @@ mod tests {
         tally.count("test sqlite::comment_threads ... ok");
         tally.count("test postgres::batch_upsert_and_traces ... FAILED");
         assert_eq!(tally.postgres_ok, 1);
+    }
+
+    #[test]
+    fn keeps_each_failed_tests_panic() {
+        let mut tally = Tally::default();
+        for line in [
+            "test a::one ... FAILED",
+            "",
+            "failures:",
+            "",
+            "---- a::one stdout ----",
+            "thread 'a::one' panicked at tests/a.rs:3:5:",
+            "timed out waiting for the badge",
+            "",
+            "---- a::two stdout ----",
+            "thread 'a::two' panicked at tests/a.rs:9:5:",
+            "",
+            "failures:",
+            "    a::one",
+            "    a::two",
+            "",
+            "test result: FAILED. 0 passed; 2 failed; 0 ignored; 0 measured",
+        ] {
+            tally.count(line);
+        }
+        assert_eq!(tally.why.len(), 2);
+        assert!(tally.why[0].starts_with("---- a::one stdout ----"));
+        assert!(tally.why[0].contains("timed out waiting for the badge"));
+        assert!(!tally.why[1].contains("a::one"), "the list of names is not a block's");
     }
 }

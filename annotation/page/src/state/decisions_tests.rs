@@ -412,6 +412,29 @@ fn one_round_at_a_time_and_a_kick_meanwhile_starts_another() {
     assert!(studio.effects.is_empty() && !studio.sync.running, "nothing new since");
 }
 
+/// The header shows a move to "In review" at once, while the version is still being
+/// written: a "Sync now" then waits for the write, says "syncing" meanwhile, and its round
+/// starts when the version is stored, so "synced" never comes before the move is sent.
+#[test]
+fn a_sync_asked_while_a_version_is_written_waits_for_it() {
+    let mut studio = opened(Role::Annotator, ReviewStatus::Draft);
+    syncing(&mut studio);
+    studio.apply(Action::RoundDone(Box::default()));
+    studio.effects.clear();
+    studio.apply(Action::Transition(ReviewStatus::InReview));
+    let [Effect::Save { run, steps, .. }] = queued(&studio)[..] else {
+        panic!("{:?}", studio.effects)
+    };
+    let (run, steps) = (run.clone(), steps.clone());
+    studio.effects.clear();
+    studio.apply(Action::SyncKick);
+    assert_eq!(studio.sync.state, SyncState::Syncing);
+    assert!(queued(&studio).is_empty(), "no round while the version is written");
+    studio.apply(Action::Saved { run, steps, versions: vec![], then_select: None });
+    let [Effect::SyncRound { .. }] = queued(&studio)[..] else { panic!("{:?}", studio.effects) };
+    assert!(studio.sync.running);
+}
+
 #[test]
 fn a_round_reloads_the_open_run_only_when_it_holds_no_edits() {
     let pulled = || {

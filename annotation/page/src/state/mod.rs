@@ -807,10 +807,13 @@ impl Studio {
                     (_, None) => "Nothing changed since the last version.".into(),
                 };
                 self.notice = Some(Notice { ok: true, text });
+                // A "Sync now" asked while the version was being written goes now.
+                self.start_round();
             }
             Action::SaveFailed(why) => {
                 editor.save_failed();
                 self.notice = Some(Notice { ok: false, text: why });
+                self.start_round();
             }
             Action::ToggleZoom => editor.zoom = !editor.zoom,
             Action::Unzoom => editor.zoom = false,

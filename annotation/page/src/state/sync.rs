@@ -48,16 +48,22 @@ impl Studio {
         self.start_round();
     }
 
-    fn start_round(&mut self) {
+    pub(super) fn start_round(&mut self) {
+        // A version being written waits for its round: the page already shows it (a move
+        // to "In review", say), so a round that read the store before the write landed
+        // would end "synced" without it. The ask stays and goes once the write is done.
         if self.sync.running || self.sync.kick <= self.sync.started {
+            return;
+        }
+        // Said from the ask on, so "synced" always means a round that ended after it.
+        if self.sync.settings.enabled() {
+            self.sync.state = SyncState::Syncing;
+        }
+        if self.editor.as_ref().is_some_and(|e| e.saving) {
             return;
         }
         self.sync.started = self.sync.kick;
         self.sync.running = true;
-        // Said while it runs, so "synced" always means a round that ended after the ask.
-        if self.sync.settings.enabled() {
-            self.sync.state = SyncState::Syncing;
-        }
         self.queue(Effect::SyncRound {
             settings: self.sync.settings.clone(),
             failures: self.sync.failures,
