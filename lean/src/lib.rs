@@ -7,16 +7,17 @@
 //! - [`sort_by`], [`sort_by_key`], [`sort`]: a stable sort whose only per-type part is a swap.
 //! - [`map_of`], [`set_of`]: a `BTreeMap` or `BTreeSet` built by inserting; `collect()` sorts
 //!   first, compiling a sort for every key type.
-//! - [`StrMap`]: a map from strings kept as a sorted list, for the wire's small maps: each
-//!   `BTreeMap` type is a whole copy of the B-tree's code.
+//! - [`SortedMap`] (and [`StrMap`], its string-keyed form for the wire) and [`SortedSet`]:
+//!   a map and a set kept as sorted lists, for the small maps of the wire and of bookkeeping:
+//!   each `BTreeMap` or `BTreeSet` type is a whole copy of the B-tree's code.
 //! - [`read_json`], [`write_json`]: JSON text read and written through [`serde_json::Value`],
 //!   so a type that is read or written both as text and as a value is compiled once.
 //!
 //! Plain Rust; it knows no browser and no type of the product.
 
-mod str_map;
+mod sorted;
 
-pub use str_map::StrMap;
+pub use sorted::{SortedMap, SortedSet, StrMap};
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};

@@ -29,7 +29,7 @@ struct Manifest {
 pub struct Prompt {
     pub id: String,
     pub description: String,
-    pub variants: BTreeMap<String, Template>,
+    pub variants: lean::SortedMap<String, Template>,
     pub schema: Schema,
     pub strict: bool,
 }
@@ -51,7 +51,7 @@ pub struct RenderedPrompt {
 #[derive(Debug, Clone)]
 pub struct PromptSet {
     library: Library,
-    prompts: BTreeMap<String, Prompt>,
+    prompts: lean::SortedMap<String, Prompt>,
 }
 
 /// The default variant, per seed `002_…`.
@@ -76,7 +76,7 @@ impl PromptSet {
             Some((name, text.as_str()))
         });
         let library = Library::new(rules).map_err(|e| e.to_string())?;
-        let mut prompts = BTreeMap::new();
+        let mut prompts = lean::SortedMap::new();
         for (path, text) in files {
             let Some(folder) = path.strip_suffix("/prompt.json") else { continue };
             let manifest: Manifest =
@@ -89,7 +89,7 @@ impl PromptSet {
             if !manifest.variants.contains_key(DEFAULT_VARIANT) {
                 return Err(format!("{path}: variant {DEFAULT_VARIANT} (the default) is missing"));
             }
-            let mut variants = BTreeMap::new();
+            let mut variants = lean::SortedMap::new();
             for (variant, name) in &manifest.variants {
                 let where_ = format!("{folder}/{name}");
                 let template =

@@ -14,7 +14,6 @@
 //! Every rendering carries the sha256 of its text (the prompt hash); a library has a
 //! revision hash over all its sources.
 
-use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
 use run_contract::digest::hex;
@@ -178,7 +177,7 @@ fn split_filters(inner: &str) -> Vec<String> {
 /// Shared rules, checked for missing and cyclic includes when built.
 #[derive(Debug, Clone, Default)]
 pub struct Library {
-    rules: BTreeMap<String, Template>,
+    rules: lean::SortedMap<String, Template>,
 }
 
 impl Library {
@@ -266,7 +265,15 @@ pub fn render(
 ) -> Result<Rendered, TemplateError> {
     let mut out = String::with_capacity(template.source.len() * 2);
     let mut warnings = Vec::new();
-    render_into(template, vars, library, strict, &mut out, &mut warnings, &mut HashSet::new())?;
+    render_into(
+        template,
+        vars,
+        library,
+        strict,
+        &mut out,
+        &mut warnings,
+        &mut lean::SortedSet::new(),
+    )?;
     let hash = hex(&Sha256::digest(out.as_bytes()));
     Ok(Rendered { text: out, warnings, hash })
 }
@@ -302,7 +309,7 @@ fn render_into(
     strict: bool,
     out: &mut String,
     warnings: &mut Vec<String>,
-    active: &mut HashSet<String>,
+    active: &mut lean::SortedSet<String>,
 ) -> Result<(), TemplateError> {
     for node in &template.nodes {
         match node {

@@ -797,7 +797,7 @@ mod tests {
             StudioRequest::StudioRun { id: 3, run: Box::new(run) },
             StudioRequest::SavePrompts {
                 id: 4,
-                edits: [("a.md".into(), Some("x".into())), ("b.md".into(), None)].into(),
+                edits: [("a.md", Some("x".into())), ("b.md", None)].into(),
             },
             StudioRequest::RunPipeline {
                 id: 5,

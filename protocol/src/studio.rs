@@ -71,7 +71,7 @@ pub struct StudioRunResult {
 
 /// Prompt file edits to store: path under `prompts/` → new text, or `None` to go back to
 /// the bundled file. Every saved text is also kept as a numbered version.
-pub type PromptEdits = BTreeMap<String, Option<String>>;
+pub type PromptEdits = lean::StrMap<Option<String>>;
 
 /// A pipeline file as the `pipelines` store keeps it (key `[id, version]`), with the
 /// runs of this version (newest last, a few), which the publish gate reads.

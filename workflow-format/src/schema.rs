@@ -4,7 +4,7 @@
 //! format is published as `workflow-format/workflow.schema.json`, which imports are checked
 //! against before serde reads them, and which tests hold to the types.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 pub use run_contract::Problem;
 use serde::Serialize;
@@ -207,7 +207,7 @@ impl Workflow {
         if self.name.trim().is_empty() {
             problems.push(Problem::new("/name", "Give the workflow a name."));
         }
-        let mut seen = BTreeSet::new();
+        let mut seen = lean::SortedSet::new();
         for (i, param) in self.params.iter().enumerate() {
             let path = format!("/params/{i}/name");
             if !is_identifier(&param.name) {
@@ -222,8 +222,8 @@ impl Workflow {
                 problems.push(Problem::new(&path, format!("{:?} is defined twice.", param.name)));
             }
         }
-        let used: BTreeSet<&str> =
-            lean::set_of(self.templated().iter().flat_map(|(_, text)| placeholders(text)));
+        let used: lean::SortedSet<&str> =
+            self.templated().iter().flat_map(|(_, text)| placeholders(text)).collect();
         for (path, text) in self.templated() {
             for name in placeholders(text) {
                 if !seen.contains(name) {
@@ -243,7 +243,7 @@ impl Workflow {
         if self.subtasks.is_empty() {
             problems.push(Problem::new("/subtasks", "Add at least one subtask."));
         }
-        let mut subtask_index = BTreeMap::new();
+        let mut subtask_index = lean::SortedMap::new();
         for (i, subtask) in self.subtasks.iter().enumerate() {
             if subtask.id.trim().is_empty() {
                 problems.push(Problem::new(format!("/subtasks/{i}/id"), "A subtask needs an id."));
@@ -276,7 +276,7 @@ impl Workflow {
         }
 
         // Extract variables: where each is defined (its subtask's position).
-        let mut variables: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut variables: lean::SortedMap<&str, usize> = lean::SortedMap::new();
         for (i, step) in self.steps.iter().enumerate() {
             let at = subtask_index.get(step.subtask.as_str()).copied();
             if at.is_none() {

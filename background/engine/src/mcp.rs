@@ -7,7 +7,6 @@
 //! else, and every message a failure carries has it masked.
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 
@@ -275,12 +274,12 @@ impl<'a, H: Http> McpSession<'a, H> {
 pub struct McpClients<'a, H> {
     http: &'a H,
     servers: Vec<McpServer>,
-    sessions: RefCell<BTreeMap<String, Rc<McpSession<'a, H>>>>,
+    sessions: RefCell<lean::SortedMap<String, Rc<McpSession<'a, H>>>>,
 }
 
 impl<'a, H: Http> McpClients<'a, H> {
     pub fn new(http: &'a H, servers: Vec<McpServer>) -> Self {
-        McpClients { http, servers, sessions: RefCell::new(BTreeMap::new()) }
+        McpClients { http, servers, sessions: RefCell::default() }
     }
 
     /// The configured servers' names.

@@ -4,7 +4,6 @@
 //! budget per run, and every repair is counted per prompt and model.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use serde::Serialize;
@@ -36,7 +35,7 @@ impl Default for RepairPolicy {
 pub struct RepairLedger {
     remaining: RefCell<u32>,
     /// (prompt id, model) → repairs attempted.
-    pub counts: RefCell<BTreeMap<(String, String), u32>>,
+    pub counts: RefCell<lean::SortedMap<(String, String), u32>>,
     spent: RefCell<Usage>,
     waits: WaitWatcher,
 }
@@ -95,7 +94,7 @@ impl RepairLedger {
             return false;
         }
         *remaining -= 1;
-        *self.counts.borrow_mut().entry((prompt.to_owned(), model.to_owned())).or_default() += 1;
+        *self.counts.borrow_mut().entry_or_default((prompt.to_owned(), model.to_owned())) += 1;
         true
     }
 }

@@ -6,8 +6,6 @@
 //! functions what a request means and carries out the answer (signal the running task's
 //! `Control`, run the executor, store, broadcast). A refusal is the sentence the panel shows.
 
-use std::collections::BTreeMap;
-
 use protocol::TabId;
 use protocol::agent::{Actor, ExecutionState, SessionStatus, SessionSummary, TaskStatus};
 use protocol::settings::Settings;
@@ -229,7 +227,7 @@ pub struct SessionRuns {
 pub fn history(
     checkpoints: &[Checkpoint],
     unreadable: &[Unreadable],
-    runs: &BTreeMap<String, SessionRuns>,
+    runs: &lean::SortedMap<String, SessionRuns>,
     sessions: Sessions<'_>,
 ) -> Vec<SessionSummary> {
     let current = sessions.current;

@@ -13,8 +13,8 @@
 //! The host forwards each client's requests with ids unique in the host; every answer names
 //! its request's id. A malformed message is logged and ignored.
 
+use lean::{SortedMap, SortedSet};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, BTreeSet};
 use std::rc::Rc;
 
 use agent_engine::actions::{Action, Tabs};
@@ -55,13 +55,13 @@ pub struct McpHost {
     allowed: Cell<bool>,
     /// Why the host is not connected, for Settings.
     problem: RefCell<Option<String>>,
-    clients: RefCell<BTreeMap<u32, McpClient>>,
+    clients: RefCell<SortedMap<u32, McpClient>>,
     /// Calls under way, by request id; a cancelled or orphaned one is answered no more.
-    open: RefCell<BTreeSet<u64>>,
+    open: RefCell<SortedSet<u64>>,
     /// Calls waiting on a job that asked for progress: id → (job id, last step told).
-    progress: RefCell<BTreeMap<u64, (String, u32)>>,
+    progress: RefCell<SortedMap<u64, (String, u32)>>,
     /// Pipeline runs a call started: their request number → the call's id.
-    pipelines: RefCell<BTreeMap<u32, u64>>,
+    pipelines: RefCell<SortedMap<u32, u64>>,
     /// Pipeline runs started so far: each takes a request number counted down from the
     /// top, so it never meets a page's own.
     pipeline_runs: Cell<u32>,

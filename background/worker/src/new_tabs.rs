@@ -12,8 +12,8 @@
 //! A held tab's first load is replayed as a GET: a form that posts into a new tab must be
 //! sent again from a tab the agent works in.
 
+use lean::{SortedMap, SortedSet};
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use protocol::TabId;
@@ -30,9 +30,9 @@ pub struct NewTabs {
     /// Whether the hold rule is in force.
     on: Cell<bool>,
     /// Tabs whose page loads go through: the rule's exceptions.
-    free: RefCell<BTreeSet<TabId>>,
+    free: RefCell<SortedSet<TabId>>,
     /// Tabs created while the rule is in force whose first load may have been held.
-    fresh: RefCell<HashMap<TabId, Fresh>>,
+    fresh: RefCell<SortedMap<TabId, Fresh>>,
 }
 
 #[derive(Default)]

@@ -4,6 +4,8 @@
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+
+use lean::{SortedMap, SortedSet};
 use std::rc::Rc;
 
 use agent_engine::jobs::{Job, JobKind, JobStatus, TAB_CLOSED};
@@ -36,10 +38,10 @@ use crate::store::Store;
 /// yet, so a save right after a test run still counts it at the publish gate.
 #[derive(Default)]
 pub struct Pipelines {
-    running: RefCell<BTreeMap<u32, Rc<Cell<bool>>>>,
+    running: RefCell<SortedMap<u32, Rc<Cell<bool>>>>,
     unsaved_runs: RefCell<Vec<PipelineRun>>,
     /// Runs whose tab closed under them.
-    closed: RefCell<std::collections::BTreeSet<u32>>,
+    closed: RefCell<SortedSet<u32>>,
 }
 
 /// The run's cancel flag, and its live view: each step's trace to every page.
@@ -422,7 +424,7 @@ pub fn unpublished(name: &str) -> String {
 
 /// The newest published version of every pipeline that has one.
 pub async fn published(store: &Store) -> Result<Vec<StoredPipeline>, String> {
-    let mut newest: BTreeMap<String, StoredPipeline> = BTreeMap::new();
+    let mut newest: SortedMap<String, StoredPipeline> = SortedMap::new();
     for row in stored(store).await?.into_iter().filter(|r| r.published) {
         if newest.get(&row.id).is_none_or(|kept| kept.version < row.version) {
             newest.insert(row.id.clone(), row);

@@ -133,7 +133,7 @@ impl Store {
     pub async fn session_runs(
         &self,
         session_ids: &[&str],
-    ) -> Result<BTreeMap<String, SessionRuns>, String> {
+    ) -> Result<lean::SortedMap<String, SessionRuns>, String> {
         /// The fields of a run a summary needs.
         #[derive(tagged_de::FieldsDeserialize)]
         #[serde(rename_all = "camelCase")]
@@ -145,7 +145,7 @@ impl Store {
             let tx = self.db.transaction(RUNS).build()?;
             let runs_store = tx.object_store(RUNS)?;
             let index = runs_store.index("taskId")?;
-            let mut found = BTreeMap::new();
+            let mut found = lean::SortedMap::new();
             for session in session_ids {
                 let mut runs = 0;
                 let mut first: Option<RunHeader> = None;

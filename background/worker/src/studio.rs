@@ -2,8 +2,6 @@
 //! trace stored like an agent's) and saving prompt files as overrides, each save kept as a
 //! numbered version in `promptVersions`.
 
-use std::collections::BTreeMap;
-
 use agent_engine::studio_run::{StudioShell, run_prompt};
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
@@ -53,7 +51,8 @@ pub async fn save(store: &Store, id: u32, edits: PromptEdits) -> Result<WorkerEv
     agent_engine::prompts::PromptSet::with_overrides(&settings.prompt_overrides)
         .map_err(|error| format!("Not saved: {error}"))?;
     store.put_settings(&settings).await?;
-    let saved: BTreeMap<&String, &String> =
+    // In the edits' order, which is the paths'.
+    let saved: Vec<(&String, &String)> =
         edits.iter().filter_map(|(path, text)| Some((path, text.as_ref()?))).collect();
     if !saved.is_empty() {
         keep_versions(store, saved).await?;
@@ -62,7 +61,7 @@ pub async fn save(store: &Store, id: u32, edits: PromptEdits) -> Result<WorkerEv
 }
 
 /// `{path, number, text, savedAt}` rows, numbered per path from 1.
-async fn keep_versions(store: &Store, saved: BTreeMap<&String, &String>) -> Result<(), String> {
+async fn keep_versions(store: &Store, saved: Vec<(&String, &String)>) -> Result<(), String> {
     let failed = |e: &dyn std::fmt::Display| format!("The prompt versions were not kept: {e}");
     let db = store.database();
     let saved_at = agent_engine::run::iso8601(js_sys::Date::now());

@@ -9,6 +9,8 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+
+use lean::SortedMap;
 use std::rc::Rc;
 
 use agent_engine::actions::{Hands, WaitLimits};
@@ -87,9 +89,9 @@ impl Slot {
 pub struct Tasks {
     store: RefCell<Option<Rc<Store>>>,
     /// Session id → its slot.
-    slots: RefCell<BTreeMap<String, Slot>>,
+    slots: RefCell<SortedMap<String, Slot>>,
     /// Panel tab → the session its panel shows.
-    shown: RefCell<BTreeMap<TabId, String>>,
+    shown: RefCell<SortedMap<TabId, String>>,
     /// Told whenever a run returns.
     returned: Notify,
 }

@@ -89,7 +89,7 @@ impl WorkflowDb {
     /// The newest version of every workflow; unreadable versions are logged and left out.
     pub async fn latest_workflows(&self) -> Result<Vec<Workflow>, String> {
         let read = async {
-            let mut latest: BTreeMap<String, Workflow> = BTreeMap::new();
+            let mut latest: lean::SortedMap<String, Workflow> = lean::SortedMap::new();
             for value in capture_db::all(&self.db, WORKFLOWS).await? {
                 match decode::<Workflow>(value) {
                     Ok(w) if latest.get(&w.id).is_none_or(|l| l.version < w.version) => {

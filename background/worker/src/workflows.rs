@@ -9,6 +9,8 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+
+use lean::SortedMap;
 use std::rc::Rc;
 
 use agent_engine::executor::{CallContext, CaptureError, Checkpoint, Control};
@@ -54,11 +56,11 @@ struct ReplaySlot {
 pub struct Workflows {
     db: RefCell<Option<Rc<WorkflowDb>>>,
     /// Replays by run id.
-    replays: RefCell<BTreeMap<String, ReplaySlot>>,
+    replays: RefCell<SortedMap<String, ReplaySlot>>,
     /// Recordings being reflected now.
     reflecting: RefCell<Vec<String>>,
     /// Pass-A results by recording, kept so a failed reflection resumes where it stopped.
-    pass_a: RefCell<BTreeMap<String, Vec<Option<StepReflection>>>>,
+    pass_a: RefCell<SortedMap<String, Vec<Option<StepReflection>>>>,
 }
 
 impl Workflows {

@@ -3,7 +3,7 @@
 //! prompts and variants that exist, tools within the allowlist, conditions and templates
 //! that parse). Every problem is reported with its JSON Pointer path, not just the first.
 
-use std::collections::{BTreeMap, BTreeSet};
+use lean::{SortedMap, SortedSet};
 use std::sync::LazyLock;
 
 use protocol::settings::ProviderKind;
@@ -283,13 +283,13 @@ impl Checker<'_> {
                 ),
             }
         }
-        let input_fields: Option<BTreeSet<String>> = inputs
+        let input_fields: Option<SortedSet<String>> = inputs
             .as_ref()
             .and_then(|s| s.as_value().get("properties"))
             .and_then(Value::as_object)
-            .map(|p| lean::set_of(p.keys().cloned()));
-        let mut earlier: BTreeMap<String, usize> = BTreeMap::new();
-        let all_ids: BTreeSet<String> = lean::set_of(
+            .map(|p| p.keys().cloned().collect());
+        let mut earlier: SortedMap<String, usize> = SortedMap::new();
+        let all_ids: SortedSet<String> = SortedSet::from_iter(
             value
                 .get("steps")
                 .and_then(Value::as_array)
@@ -519,10 +519,8 @@ impl Checker<'_> {
         // Checked before the prompt, so its problems are reported even when the prompt is missing.
         let expects =
             raw.pointer("/expects/schema").map(|_| self.schema_at(raw, "/expects/schema", at));
-        let given: BTreeSet<&str> = params
-            .as_object()
-            .map(|p| lean::set_of(p.keys().map(String::as_str)))
-            .unwrap_or_default();
+        let given: SortedSet<&str> =
+            params.as_object().map(|p| p.keys().map(String::as_str).collect()).unwrap_or_default();
         let mut untrusted = Vec::new();
         for (j, name) in
             raw.get("untrusted").and_then(Value::as_array).into_iter().flatten().enumerate()
@@ -661,9 +659,9 @@ struct Allowed<'a> {
 /// What a step's templates and condition may read.
 struct Scope<'a> {
     /// The steps before this one, by id.
-    earlier: &'a BTreeMap<String, usize>,
-    all: &'a BTreeSet<String>,
-    input_fields: Option<&'a BTreeSet<String>>,
+    earlier: &'a SortedMap<String, usize>,
+    all: &'a SortedSet<String>,
+    input_fields: Option<&'a SortedSet<String>>,
 }
 
 impl Scope<'_> {

@@ -173,7 +173,7 @@ fn the_history_lists_newest_first_with_the_current_one_as_in_memory() {
     // In memory, s1 has moved on since it was stored.
     let mut live = stored[0].clone();
     live.run.updated_at = "2026-11-22T10:00:00.000Z".into();
-    let runs = BTreeMap::from([(
+    let runs = lean::SortedMap::from([(
         "s1".to_owned(),
         SessionRuns { runs: 3, first_task: Some("  Buy a kettle under 30 EUR ".into()) },
     )]);

@@ -11,7 +11,7 @@
 //! resumes where it stopped and pass B can be re-run alone. A failure is a typed
 //! [`ReflectError`] that says which pass, which step and why.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -291,7 +291,7 @@ impl<H: Http, K: Clock> Reflector<'_, H, K> {
 fn check_fits(recording: &Recording, task: &TaskReflection) -> Result<(), ReflectError> {
     let fail = |why: String| Err(ReflectError::TaskFailed { why, details: None });
     let ids: Vec<&str> = task.subtasks.iter().map(|s| s.id.as_str()).collect();
-    let mut placed = BTreeSet::new();
+    let mut placed = lean::SortedSet::new();
     let mut last_subtask = 0;
     let mut by_index: Vec<&ReflectedStep> = task.steps.iter().collect();
     lean::sort_by_key(&mut by_index, |s| s.index);
@@ -332,8 +332,8 @@ pub fn build_workflow(
     workflow_id: &str,
     at: &str,
 ) -> Workflow {
-    let placed: BTreeMap<u32, &ReflectedStep> =
-        lean::map_of(task.steps.iter().map(|s| (s.index, s)));
+    let placed: lean::SortedMap<u32, &ReflectedStep> =
+        task.steps.iter().map(|s| (s.index, s)).collect();
     let workflow_steps = recording
         .steps
         .iter()

@@ -13,7 +13,7 @@ use std::rc::Rc;
 use prompt_files::prompts::PromptSet;
 use protocol::settings::ModelRole;
 use protocol::studio::StudioEvent;
-use protocol::studio::StudioRequest;
+use protocol::studio::{PromptEdits, StudioRequest};
 use protocol::studio::{StudioRun, StudioRunResult};
 use run_records::LlmTrace;
 use serde_json::Value;
@@ -454,9 +454,7 @@ impl Studio {
             }
             Action::Revert(path) => {
                 self.drafts.remove(&path);
-                let mut edits = BTreeMap::new();
-                edits.insert(path, None);
-                self.save(edits, None);
+                self.save(PromptEdits::from([(path, None)]), None);
             }
             Action::NewVariant(name) => {
                 let Some(entry) = self.entry() else { return };
@@ -516,7 +514,7 @@ impl Studio {
     }
 
     /// Sends `edits` to be saved, remembering where the person asked from.
-    fn save(&mut self, edits: protocol::studio::PromptEdits, restoring: Option<(String, u32)>) {
+    fn save(&mut self, edits: PromptEdits, restoring: Option<(String, u32)>) {
         let view = self.view();
         let id = self.request(|id| StudioRequest::SavePrompts { id, edits });
         self.pending_save = Some(PendingSave { id, view, restoring });
@@ -546,9 +544,7 @@ impl Studio {
             self.notify(format!("Not restored: {error}"));
             return;
         }
-        let mut edits = BTreeMap::new();
-        edits.insert(path.clone(), Some(text));
-        self.save(edits, Some((path, number)));
+        self.save(PromptEdits::from([(path.clone(), Some(text))]), Some((path, number)));
     }
 
     fn stored_text(&self, path: &str) -> Option<String> {
