@@ -78,6 +78,21 @@ pub fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
     set
 }
 
+/// For the readers `tagged-de` derives: the field under the first of `keys` present, taken
+/// out of `map` and read as `T`; `None` when no key is there. Not inlined, so each field type
+/// has one copy shared by every struct that has such a field, instead of one per field.
+#[doc(hidden)]
+#[inline(never)]
+pub fn take_field<T: serde::de::DeserializeOwned>(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    keys: &[&str],
+) -> serde_json::Result<Option<T>> {
+    match keys.iter().find_map(|key| map.remove(*key)) {
+        Some(value) => serde_json::from_value(value).map(Some),
+        None => Ok(None),
+    }
+}
+
 /// Reads JSON text into `T` through [`serde_json::Value`]. In a bundle that also reads values
 /// (`serde_json::from_value`), this compiles `T`'s reader once instead of once per input.
 pub fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {

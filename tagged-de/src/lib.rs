@@ -293,11 +293,6 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
         let mut keys = vec![wire.clone()];
         keys.extend(field_attrs.aliases.iter().cloned());
         known.extend(keys.iter().cloned());
-        let take = keys
-            .iter()
-            .map(|key| quote! { map.remove(#key) })
-            .reduce(|first, next| quote! { #first.or_else(|| #next) })
-            .expect("one key at least");
         let missing = match (&field_attrs.default, attrs.default, is_option(ty)) {
             (Some(Some(path)), _, _) => quote! { #path() },
             (Some(None), _, _) => quote! { ::core::default::Default::default() },
@@ -307,15 +302,21 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
                 return ::core::result::Result::Err(<::serde_json::Error as ::serde::de::Error>::missing_field(#wire))
             },
         };
-        let read = match &field_attrs.deserialize_with {
-            Some(path) => quote! { #path(value)? },
-            None => quote! { ::serde_json::from_value::<#ty>(value)? },
-        };
-        reads.push(quote! {
-            let #ident: #ty = match #take {
-                ::core::option::Option::Some(value) => #read,
-                ::core::option::Option::None => #missing,
-            };
+        // Through one shared reader per field type (`lean::take_field`): written out here,
+        // the read of each field of each struct was a copy of its own.
+        reads.push(match &field_attrs.deserialize_with {
+            Some(path) => quote! {
+                let #ident: #ty = match [#(#keys),*].iter().find_map(|key| map.remove(*key)) {
+                    ::core::option::Option::Some(value) => #path(value)?,
+                    ::core::option::Option::None => #missing,
+                };
+            },
+            None => quote! {
+                let #ident: #ty = match ::lean::take_field::<#ty>(&mut map, &[#(#keys),*])? {
+                    ::core::option::Option::Some(value) => value,
+                    ::core::option::Option::None => #missing,
+                };
+            },
         });
     }
     let last = flattened.len().saturating_sub(1);
