@@ -140,24 +140,24 @@ impl<K, V> SortedMap<K, V> {
     }
 }
 
-impl<K: Ord, V, J: Into<K>> FromIterator<(J, V)> for SortedMap<K, V> {
-    fn from_iter<I: IntoIterator<Item = (J, V)>>(pairs: I) -> Self {
+impl<K: Ord, V> FromIterator<(K, V)> for SortedMap<K, V> {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(pairs: I) -> Self {
         let mut map = SortedMap::new();
         map.extend(pairs);
         map
     }
 }
 
-impl<K: Ord, V, J: Into<K>> Extend<(J, V)> for SortedMap<K, V> {
-    fn extend<I: IntoIterator<Item = (J, V)>>(&mut self, pairs: I) {
+impl<K: Ord, V> Extend<(K, V)> for SortedMap<K, V> {
+    fn extend<I: IntoIterator<Item = (K, V)>>(&mut self, pairs: I) {
         for (key, value) in pairs {
-            self.insert(key.into(), value);
+            self.insert(key, value);
         }
     }
 }
 
-impl<K: Ord, V, J: Into<K>, const N: usize> From<[(J, V); N]> for SortedMap<K, V> {
-    fn from(pairs: [(J, V); N]) -> Self {
+impl<K: Ord, V, const N: usize> From<[(K, V); N]> for SortedMap<K, V> {
+    fn from(pairs: [(K, V); N]) -> Self {
         pairs.into_iter().collect()
     }
 }
@@ -358,7 +358,7 @@ mod tests {
 
     #[test]
     fn behaves_as_a_sorted_map() {
-        let mut map = StrMap::from([("pear", 1), ("apple", 2)]);
+        let mut map = StrMap::from([("pear".to_owned(), 1), ("apple".to_owned(), 2)]);
         assert_eq!(map.insert("fig".into(), 3), None);
         assert_eq!(map.insert("pear".into(), 4), Some(1));
         assert_eq!(

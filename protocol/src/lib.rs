@@ -797,7 +797,7 @@ mod tests {
             StudioRequest::StudioRun { id: 3, run: Box::new(run) },
             StudioRequest::SavePrompts {
                 id: 4,
-                edits: [("a.md", Some("x".into())), ("b.md", None)].into(),
+                edits: [("a.md".to_owned(), Some("x".into())), ("b.md".to_owned(), None)].into(),
             },
             StudioRequest::RunPipeline {
                 id: 5,

@@ -32,7 +32,7 @@
 //! `***` for keys; [`mask`] also replaces every secret the caller knows (API keys, the sync
 //! token) wherever it appears.
 
-use std::collections::BTreeMap;
+use lean::SortedMap;
 
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -100,8 +100,8 @@ pub struct NavigatorCall {
 
 /// The Navigator's call of each step of a run, from its traces (`LlmTrace` records, read
 /// leniently): the last call of a step that did not fail.
-pub fn navigator_calls(traces: &[Value]) -> BTreeMap<u32, NavigatorCall> {
-    let mut calls = BTreeMap::new();
+pub fn navigator_calls(traces: &[Value]) -> SortedMap<u32, NavigatorCall> {
+    let mut calls = SortedMap::new();
     let mut ordered: Vec<&Value> = traces
         .iter()
         .filter(|t| t["role"] == "navigator" && t["promptId"] == "navigator")
@@ -326,7 +326,7 @@ pub struct RunExamples {
 pub fn run_examples(
     run: &Run,
     steps: &[Step],
-    calls: &BTreeMap<u32, NavigatorCall>,
+    calls: &SortedMap<u32, NavigatorCall>,
     build: &Build,
     tally: &mut Tally,
 ) -> RunExamples {
@@ -353,7 +353,7 @@ pub fn run_examples(
             let mut line = example(&system, user, image.as_deref(), &target, parts);
             mask(&mut line, build.secrets);
             let key = (call.prompt_id.clone(), call.variant.clone(), call.revision_hash.clone());
-            let entry = tally.prompts.entry(key).or_default();
+            let entry = tally.prompts.entry_or_default(key);
             entry.0 += 1;
             entry.1 += usize::from(exact);
             tally.images += usize::from(image.is_some());
@@ -368,7 +368,7 @@ pub fn run_examples(
                 tally.drafted += usize::from(!marks.is_empty());
                 out.steps.push((step.index, marks));
             }
-            Err(why) => *tally.skipped.entry(why).or_default() += 1,
+            Err(why) => *tally.skipped.entry_or_default(why) += 1,
         }
     }
     out
@@ -432,10 +432,10 @@ pub struct Tally {
     pub test_runs: usize,
     pub test_examples: usize,
     /// Steps left out, by why.
-    pub skipped: BTreeMap<Skip, usize>,
+    pub skipped: SortedMap<Skip, usize>,
     /// Per (prompt id, variant, revision hash): examples, and how many rendered exactly as
     /// the Navigator saw them.
-    pub prompts: BTreeMap<(String, String, String), (usize, usize)>,
+    pub prompts: SortedMap<(String, String, String), (usize, usize)>,
     /// Examples with a screenshot.
     pub images: usize,
     /// Examples whose thoughts a model drafted.

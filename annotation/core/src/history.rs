@@ -8,7 +8,7 @@
 //! its position, so a missing step does not shift the rest. People read steps numbered from 1
 //! ("Step 4" is index 3).
 
-use std::collections::BTreeMap;
+use lean::SortedMap;
 use std::time::Duration;
 
 use serde::Serialize;
@@ -146,12 +146,12 @@ fn walk_arrays<'a>(
     expand: bool,
     out: &mut Vec<Change<'a>>,
 ) {
-    let mut pairs: BTreeMap<u64, (Option<&Value>, Option<&Value>)> = BTreeMap::new();
+    let mut pairs: SortedMap<u64, (Option<&Value>, Option<&Value>)> = SortedMap::new();
     for (k, v) in keyed(a) {
-        pairs.entry(k).or_default().0 = Some(v);
+        pairs.entry_or_default(k).0 = Some(v);
     }
     for (k, v) in keyed(b) {
-        pairs.entry(k).or_default().1 = Some(v);
+        pairs.entry_or_default(k).1 = Some(v);
     }
     for (k, (x, y)) in pairs {
         path.push(k.to_string());
@@ -218,7 +218,7 @@ fn push_unique(list: &mut Vec<String>, item: String) {
 
 /// A person's line for a set of paths: "Step 4: thought 1, thought 2; run: tags".
 pub fn summarize(paths: &[String]) -> String {
-    let mut steps: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    let mut steps: SortedMap<u64, Vec<String>> = SortedMap::new();
     let mut run: Vec<String> = Vec::new();
     let mut other: Vec<String> = Vec::new();
     for path in paths {
@@ -226,7 +226,7 @@ pub fn summarize(paths: &[String]) -> String {
         match parts.as_slice() {
             ["steps", n, rest @ ..] if n.parse::<u64>().is_ok() => {
                 let n = n.parse::<u64>().unwrap_or(0);
-                push_unique(steps.entry(n).or_default(), field_name(rest));
+                push_unique(steps.entry_or_default(n), field_name(rest));
             }
             ["steps"] => push_unique(&mut other, "steps".into()),
             ["run", rest @ ..] if !rest.is_empty() => push_unique(&mut run, field_name(rest)),

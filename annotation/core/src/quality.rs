@@ -22,8 +22,6 @@
 //! allocating ([`crate::checklist`]'s scan) and skips the checklist's wording. 1,000 runs of 20
 //! steps took about 60 ms in the workspace's size-optimised release build on a shared machine.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
 use crate::checklist::{self, Analysis};
@@ -178,10 +176,10 @@ pub const UNASSIGNED: &str = "unassigned";
 
 /// Per-annotator figures from (run, its quality, its steps, its steps done), sorted by name.
 pub fn annotator_stats(runs: &[(&Run, u8, usize, usize)]) -> Vec<AnnotatorStats> {
-    let mut groups: BTreeMap<&str, (AnnotatorStats, u64)> = BTreeMap::new();
+    let mut groups: lean::SortedMap<&str, (AnnotatorStats, u64)> = lean::SortedMap::new();
     for &(run, quality, steps, done) in runs {
         let name = run.annotator.as_deref().unwrap_or(UNASSIGNED);
-        let (stats, quality_sum) = groups.entry(name).or_insert_with(|| {
+        let (stats, quality_sum) = groups.entry_or_insert_with(name, || {
             (
                 AnnotatorStats {
                     annotator: name.to_string(),

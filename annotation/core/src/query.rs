@@ -5,8 +5,6 @@
 //! its searchable text already lowercased; a filter then is a few comparisons and substring
 //! searches per run.
 
-use std::collections::BTreeSet;
-
 use run_contract::ActionKind;
 use serde::Serialize;
 
@@ -97,7 +95,7 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
     run.follow_ups.iter().for_each(|f| add(f));
     add(run.final_answer.as_deref().unwrap_or(""));
     run.tags.iter().for_each(|t| add(t));
-    let mut action_types = BTreeSet::new();
+    let mut action_types = lean::SortedSet::new();
     let (mut done, mut flagged) = (0, 0);
     for step in steps {
         add(&step.thoughts.thought1);
@@ -395,11 +393,11 @@ pub struct Facets {
 }
 
 pub fn facets(summaries: &[RunSummary]) -> Facets {
-    let mut annotators = BTreeSet::new();
-    let mut tags = BTreeSet::new();
-    let mut collections = BTreeSet::new();
-    let mut action_types = BTreeSet::new();
-    let mut drivers = BTreeSet::new();
+    let mut annotators = lean::SortedSet::new();
+    let mut tags = lean::SortedSet::new();
+    let mut collections = lean::SortedSet::new();
+    let mut action_types = lean::SortedSet::new();
+    let mut drivers = lean::SortedSet::new();
     let mut statuses: Vec<(ReviewStatus, usize)> =
         ReviewStatus::ALL.iter().map(|s| (*s, 0)).collect();
     for s in summaries {
@@ -412,7 +410,7 @@ pub fn facets(summaries: &[RunSummary]) -> Facets {
             entry.1 += 1;
         }
     }
-    let owned = |set: BTreeSet<&String>| set.into_iter().cloned().collect();
+    let owned = |set: lean::SortedSet<&String>| set.into_iter().cloned().collect();
     Facets {
         annotators: owned(annotators),
         tags: owned(tags),
@@ -495,10 +493,10 @@ pub struct AnnotatorRow {
 
 /// Per annotator (unassigned runs under "unassigned"), by name.
 pub fn by_annotator(summaries: &[RunSummary]) -> Vec<AnnotatorRow> {
-    let mut rows: std::collections::BTreeMap<String, (AnnotatorRow, u64, u64)> = Default::default();
+    let mut rows: lean::SortedMap<String, (AnnotatorRow, u64, u64)> = Default::default();
     for s in summaries {
         let name = s.annotator.clone().unwrap_or_else(|| "unassigned".into());
-        let (row, sum, scored) = rows.entry(name.clone()).or_insert_with(|| {
+        let (row, sum, scored) = rows.entry_or_insert_with(name.clone(), || {
             (
                 AnnotatorRow {
                     annotator: name,

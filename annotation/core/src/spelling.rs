@@ -21,7 +21,7 @@
 //! ([`distance`], where a swap of two letters or one letter missing counts one), then the
 //! more common word (`spelling/common.txt`), then spellbook's order.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use spellbook::Dictionary;
 
@@ -94,7 +94,7 @@ impl Speller {
     }
 
     fn issues(&self, thought: Thought, text: &str, suggest: bool) -> Vec<TextIssue> {
-        let mut cache: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        let mut cache: lean::SortedMap<&str, Vec<String>> = lean::SortedMap::new();
         let mut out = Vec::new();
         for (start, end) in words_to_check(text) {
             let word = &text[start..end];
@@ -102,7 +102,7 @@ impl Speller {
                 continue;
             }
             let replacements = if suggest {
-                cache.entry(word).or_insert_with(|| self.suggest(word)).clone()
+                cache.entry_or_insert_with(word, || self.suggest(word)).clone()
             } else {
                 Vec::new()
             };
@@ -172,7 +172,7 @@ pub fn distance(a: &str, b: &str) -> usize {
         d[at(1, j + 1)] = j;
     }
     // The last row of `a` where each character was seen.
-    let mut last_row: BTreeMap<char, usize> = BTreeMap::new();
+    let mut last_row: lean::SortedMap<char, usize> = lean::SortedMap::new();
     for i in 1..=n {
         // The last column of `b` in this row where the characters matched.
         let mut last_match = 0;

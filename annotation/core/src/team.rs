@@ -240,7 +240,7 @@ pub fn user_list(typed: &str) -> Vec<String> {
 /// are the ids the page has seen: the run's assignees, the runs' annotators and (for an
 /// admin) the figures' annotators; sorted, each once.
 pub fn known_annotators<'a>(seen: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let set: std::collections::BTreeSet<&str> = lean::set_of(
+    let set: lean::SortedSet<&str> = lean::SortedSet::from_iter(
         seen.into_iter().map(str::trim).filter(|n| !n.is_empty() && !n.contains([',', ' '])),
     );
     set.into_iter().map(str::to_owned).collect()
@@ -537,7 +537,7 @@ pub fn percent(score: Option<f64>) -> String {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Merge {
     pub pick: Option<String>,
-    pub steps: BTreeMap<u32, String>,
+    pub steps: lean::SortedMap<u32, String>,
 }
 
 impl Merge {
@@ -690,7 +690,7 @@ pub fn audit_changes(before: &Value, after: &Value) -> Vec<AuditChange> {
             pair => pair,
         };
         if let (Some(x), Some(y)) = (x, y) {
-            let keys: std::collections::BTreeSet<&String> = lean::set_of(x.keys().chain(y.keys()));
+            let keys: lean::SortedSet<&String> = x.keys().chain(y.keys()).collect();
             for key in keys {
                 let inner = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
                 walk(inner, x.get(key), y.get(key), out);
@@ -888,7 +888,7 @@ pub fn agreement_series(answer: &Value, me: &str, admin: bool) -> Vec<Series> {
             .collect()
     };
     let mut out = Vec::new();
-    let mut peers: BTreeMap<String, (f64, u64)> = BTreeMap::new();
+    let mut peers: lean::SortedMap<String, (f64, u64)> = lean::SortedMap::new();
     for item in items(answer) {
         let who = text(&item["annotator"]);
         let points = read(item);
@@ -896,7 +896,7 @@ pub fn agreement_series(answer: &Value, me: &str, admin: bool) -> Vec<Series> {
             out.push(Series { label: who.clone(), you: who == me, points });
         } else {
             for p in points {
-                let week = peers.entry(p.week).or_default();
+                let week = peers.entry_or_default(p.week);
                 week.0 += p.agreement * p.runs.max(1) as f64;
                 week.1 += p.runs.max(1);
             }
@@ -915,8 +915,8 @@ pub fn agreement_series(answer: &Value, me: &str, admin: bool) -> Vec<Series> {
 
 /// Every week any series has, in order.
 pub fn series_weeks(series: &[Series]) -> Vec<String> {
-    let weeks: std::collections::BTreeSet<&String> =
-        lean::set_of(series.iter().flat_map(|s| s.points.iter().map(|p| &p.week)));
+    let weeks: lean::SortedSet<&String> =
+        lean::SortedSet::from_iter(series.iter().flat_map(|s| s.points.iter().map(|p| &p.week)));
     weeks.into_iter().cloned().collect()
 }
 

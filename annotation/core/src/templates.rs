@@ -61,7 +61,7 @@ pub fn parse(file_name: &str, text: &str) -> Result<Template, String> {
             "{file_name}: must start with a front matter block between `---` lines"
         ));
     }
-    let mut meta: BTreeMap<&str, (usize, String)> = BTreeMap::new();
+    let mut meta: lean::SortedMap<&str, (usize, String)> = lean::SortedMap::new();
     let mut closed = false;
     for (n, line) in lines.by_ref() {
         let line = line.trim();

@@ -100,7 +100,7 @@ pub(crate) mod testing {
             deny: vec!["blocked.test".into()],
             variants: BTreeMap::new(),
             prompt_overrides: BTreeMap::new(),
-            prices: lean::StrMap::from([("gpt-test", (1.0, 2.0))]),
+            prices: lean::StrMap::from([("gpt-test".to_owned(), (1.0, 2.0))]),
             mcp_servers: vec![],
             allow_mcp_clients: false,
         }

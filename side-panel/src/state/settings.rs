@@ -784,7 +784,7 @@ mod tests {
     #[test]
     fn the_variant_is_a_choice_of_those_the_prompt_has() {
         let mut form = SettingsForm {
-            variants: lean::StrMap::from([("navigator", vec!["A".into(), "B".into()])]),
+            variants: lean::StrMap::from([("navigator".to_owned(), vec!["A".into(), "B".into()])]),
             ..SettingsForm::default()
         };
         form.loaded(None);
@@ -956,7 +956,7 @@ mod tests {
                 ("extra".into(), "C".into()),
             ]),
             prompt_overrides: BTreeMap::new(),
-            prices: lean::StrMap::from([("claude-test", (1.0, 2.0))]),
+            prices: lean::StrMap::from([("claude-test".to_owned(), (1.0, 2.0))]),
             mcp_servers: vec![McpServer {
                 name: "shop".into(),
                 url: "http://127.0.0.1:8000/mcp".into(),

@@ -587,7 +587,10 @@ fn invalid_settings_show_inline_and_are_not_sent() {
                 id: 3,
                 settings: Some(Box::new(stored_settings())),
                 problems: vec![],
-                variants: lean::StrMap::from([("thinking", vec!["A".into(), "B".into()])]),
+                variants: lean::StrMap::from([(
+                    "thinking".to_owned(),
+                    vec!["A".into(), "B".into()],
+                )]),
             }),
             PanelAction::EditSetting(Field::MaxSteps, "0".into()),
         ],

@@ -1,5 +1,3 @@
-use std::collections::BTreeSet;
-
 use annotation_core::record::{Run, Step, StepState, subtask_status};
 use annotation_core::review::{Comment, Suggestion, SuggestionState, open_threads};
 use yew::prelude::*;
@@ -32,7 +30,7 @@ pub enum Line {
 }
 
 /// The list's lines: each subtask's heading, then its steps unless it is folded.
-pub fn lines(run: &Run, steps: &[Step], folded: &BTreeSet<Option<usize>>) -> Vec<Line> {
+pub fn lines(run: &Run, steps: &[Step], folded: &lean::SortedSet<Option<usize>>) -> Vec<Line> {
     let mut out = Vec::with_capacity(steps.len() + run.subtasks.len() + 1);
     let mut placed = vec![false; steps.len()];
     for (i, subtask) in run.subtasks.iter().enumerate() {
@@ -63,7 +61,7 @@ pub fn lines(run: &Run, steps: &[Step], folded: &BTreeSet<Option<usize>>) -> Vec
 /// The left panel's steps, grouped by subtask (an accordion) and virtualized.
 #[function_component(StepList)]
 pub fn step_list(props: &Props) -> Html {
-    let folded = use_state(BTreeSet::<Option<usize>>::new);
+    let folded = use_state(lean::SortedSet::<Option<usize>>::new);
     let lines = lines(&props.run, &props.steps, &folded);
     let window = use_window(lines.len(), ROW_PX, VIEW_PX);
     let on_select = {
@@ -151,7 +149,7 @@ mod tests {
             ],
             ..Run::default()
         };
-        let all = lines(&run, &steps, &BTreeSet::new());
+        let all = lines(&run, &steps, &lean::SortedSet::new());
         assert_eq!(
             all,
             [
@@ -168,6 +166,10 @@ mod tests {
         let folded = lines(&run, &steps, &[Some(0)].into_iter().collect());
         assert_eq!(folded[..2], [Line::Heading(Some(0)), Line::Heading(Some(1))]);
         run.subtasks.clear();
-        assert_eq!(lines(&run, &steps, &BTreeSet::new()).len(), 5, "no headings without subtasks");
+        assert_eq!(
+            lines(&run, &steps, &lean::SortedSet::new()).len(),
+            5,
+            "no headings without subtasks"
+        );
     }
 }

@@ -4,7 +4,7 @@
 //! step's unsaved edits, marked drafted, and the save stays the person's; rejecting leaves
 //! the step as it was. One draft is asked at a time.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use annotation_core::drafting::{self, Draft};
 use annotation_core::record::{Run, Step, Thought, Thoughts};
@@ -15,7 +15,7 @@ use super::{Effect, Notice, Studio};
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Drafting {
     /// Drafts waiting for a decision, by step index.
-    pub pending: BTreeMap<u32, Draft>,
+    pub pending: lean::SortedMap<u32, Draft>,
     /// The step whose draft was asked and not answered yet.
     pub asking: Option<u32>,
     /// A batch: the steps still to ask, and how far it is.

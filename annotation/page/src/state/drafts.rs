@@ -3,7 +3,7 @@
 //! This module decides what a stored draft holds and how it comes back; the effect layer
 //! only stores and reads it (`annotation` store, key `draft:<runId>`).
 
-use std::collections::BTreeMap;
+use lean::SortedMap;
 
 use annotation_core::record::{Run, Step};
 use serde::Serialize;
@@ -46,7 +46,7 @@ pub fn key(run_id: &str) -> String {
 /// The draft to store for these edits, or `None` when there is nothing unsaved.
 pub fn to_store(
     run: &Run,
-    drafts: &BTreeMap<usize, Step>,
+    drafts: &SortedMap<usize, Step>,
     run_draft: &Option<Run>,
 ) -> Option<StoredDraft> {
     if drafts.is_empty() && run_draft.is_none() {
@@ -68,9 +68,9 @@ pub fn restore(
     run: &Run,
     steps: &[Step],
     stored: StoredDraft,
-) -> (BTreeMap<usize, Step>, Option<Run>, Option<Restored>) {
+) -> (SortedMap<usize, Step>, Option<Run>, Option<Restored>) {
     if stored.run_id != run.id {
-        return (BTreeMap::new(), None, None);
+        return (SortedMap::new(), None, None);
     }
     // Who last edited a step and when is stamped by the save itself: a draft that differs
     // only there was saved already.
@@ -80,7 +80,7 @@ pub fn restore(
         server_version: None,
         ..step.clone()
     };
-    let mut drafts = BTreeMap::new();
+    let mut drafts = SortedMap::new();
     for step in stored.steps {
         if let Some(position) = steps.iter().position(|s| s.index == step.index)
             && content(&steps[position]) != content(&step)
@@ -120,7 +120,7 @@ mod tests {
         let saved = steps();
         let mut edited = saved[1].clone();
         edited.thoughts.thought1 = "I typed this before the tab closed.".into();
-        let drafts = BTreeMap::from([(1, edited.clone())]);
+        let drafts = SortedMap::from([(1, edited.clone())]);
         let stored = to_store(&run, &drafts, &None).expect("something to store");
         assert_eq!(stored.base_version, 2);
 
@@ -138,6 +138,6 @@ mod tests {
         caught_up[1] = edited;
         caught_up[1].last_edited_by = "ann".into();
         assert!(restore(&run, &caught_up, stored).0.is_empty());
-        assert_eq!(to_store(&run, &BTreeMap::new(), &None), None);
+        assert_eq!(to_store(&run, &SortedMap::new(), &None), None);
     }
 }

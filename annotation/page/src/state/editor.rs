@@ -2,7 +2,7 @@
 //! right panel shows. Switching steps keeps edits (as drafts per step) without touching
 //! storage, so it is instant; a save writes every draft as one version.
 
-use std::collections::BTreeMap;
+use lean::SortedMap;
 
 use annotation_core::history::Version;
 use annotation_core::issues::{self, Draft as IssueDraft, IssueKind, Severity};
@@ -86,7 +86,7 @@ pub struct EditorState {
     /// As last saved.
     pub steps: Vec<Step>,
     /// Unsaved edits, by position in `steps`.
-    pub drafts: BTreeMap<usize, Step>,
+    pub drafts: SortedMap<usize, Step>,
     /// Unsaved edits to the run header (subtasks, tags).
     pub run_draft: Option<Run>,
     /// Position of the selected step in `steps`.
@@ -159,7 +159,7 @@ impl EditorState {
     pub fn new(loaded: Loaded) -> EditorState {
         let (drafts, run_draft, restored) = match loaded.draft {
             Some(stored) => restore(&loaded.data.run, &loaded.data.steps, stored),
-            None => (BTreeMap::new(), None, None),
+            None => (SortedMap::new(), None, None),
         };
         // Back where the edits were, else the first step not complete.
         let at = drafts.keys().next().copied().unwrap_or_else(|| {
@@ -311,7 +311,7 @@ impl EditorState {
 
     fn draft_at(&mut self, position: usize) -> Option<&mut Step> {
         let saved = self.steps.get(position)?.clone();
-        Some(self.drafts.entry(position).or_insert(saved))
+        Some(self.drafts.entry_or_insert_with(position, || saved))
     }
 
     /// Drops a draft that no longer differs from what is saved.
@@ -500,9 +500,8 @@ impl EditorState {
         for (before, after) in before.iter().zip(&mut merged) {
             annotation_core::drafting::carry_marks(before, after);
         }
-        self.drafts = lean::map_of(
-            merged.into_iter().enumerate().filter(|(i, step)| &self.steps[*i] != step),
-        );
+        self.drafts =
+            merged.into_iter().enumerate().filter(|(i, step)| &self.steps[*i] != step).collect();
     }
 
     pub fn set_subtasks(&mut self, subtasks: Vec<Subtask>) {

@@ -13,7 +13,7 @@ mod runs;
 mod sync;
 pub mod team;
 
-use std::collections::BTreeMap;
+use lean::SortedMap;
 
 use annotation_core::export::{Format, Options};
 use annotation_core::history::Version;
@@ -487,7 +487,7 @@ impl Studio {
     /// Stores the open run's unsaved edits whenever they change (or drops the stored ones
     /// once there are none), so a reload or a crash loses nothing typed. A run just opened
     /// has nothing new to store: its drafts came from storage.
-    fn persist_drafts(&mut self, before: Option<(String, BTreeMap<usize, Step>, Option<Run>)>) {
+    fn persist_drafts(&mut self, before: Option<(String, SortedMap<usize, Step>, Option<Run>)>) {
         let Some(editor) = &self.editor else { return };
         let Some((run_id, drafts, run)) = before else { return };
         if run_id != editor.run.id || (drafts == editor.drafts && run == editor.run_draft) {
