@@ -93,6 +93,26 @@ pub fn take_field<T: serde::de::DeserializeOwned>(
     }
 }
 
+/// The `Value` a derived reader reads from `deserializer`. When the deserializer is itself a
+/// `serde_json::Value` (`serde_json::from_value`, and every field a derived reader hands on),
+/// it is that value, moved: read through `Value`'s own `Deserialize`, each nesting level would
+/// rebuild everything below it once more. Any other deserializer is read as usual.
+#[doc(hidden)]
+pub fn value_of<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<serde_json::Value, D::Error> {
+    if typeid::of::<D>() == typeid::of::<serde_json::Value>() {
+        let deserializer = std::mem::ManuallyDrop::new(deserializer);
+        // SAFETY: `D` is `serde_json::Value` (the same type id, and `Value` has no lifetime
+        // parameter to differ in), so this moves the value out of the wrapper, which is
+        // never dropped.
+        return Ok(unsafe {
+            std::ptr::read(&*deserializer as *const D as *const serde_json::Value)
+        });
+    }
+    <serde_json::Value as serde::Deserialize>::deserialize(deserializer)
+}
+
 /// Reads JSON text into `T` through [`serde_json::Value`]. In a bundle that also reads values
 /// (`serde_json::from_value`), this compiles `T`'s reader once instead of once per input.
 pub fn read_json<T: serde::de::DeserializeOwned>(text: &str) -> serde_json::Result<T> {
@@ -108,6 +128,15 @@ pub fn write_json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `Value` is taken as it is, any other input is read into one: the same either way.
+    #[test]
+    fn value_of_takes_a_value_and_reads_any_other_input() {
+        let value = serde_json::json!({"a": [1, {"b": null}], "c": "d"});
+        assert_eq!(value_of(value.clone()).unwrap(), value);
+        let mut text = serde_json::Deserializer::from_str(r#"{"a": [1, {"b": null}], "c": "d"}"#);
+        assert_eq!(value_of(&mut text).unwrap(), value);
+    }
 
     #[test]
     fn sorts_as_the_standard_sort_does_and_keeps_equal_items_in_order() {

@@ -461,10 +461,16 @@ fn renamed_field(field: &str, rule: Option<&str>) -> String {
 /// hands it to `reader`, the one non-generic function that builds the type.
 fn deserialize_through(name: &syn::Ident, input: Tokens, reader: &str) -> Tokens {
     let reader = format_ident!("{reader}");
+    // A Value input is taken as it is when the deserializer is a Value (see lean::value_of).
+    let read_input = if reader == "from_variant_name" {
+        quote! { <#input as ::serde::Deserialize>::deserialize(deserializer)? }
+    } else {
+        quote! { ::lean::value_of(deserializer)? }
+    };
     quote! {
         impl<'de> ::serde::Deserialize<'de> for #name {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> ::core::result::Result<Self, D::Error> {
-                let input = <#input as ::serde::Deserialize>::deserialize(deserializer)?;
+                let input = #read_input;
                 #name::#reader(input).map_err(<D::Error as ::serde::de::Error>::custom)
             }
         }

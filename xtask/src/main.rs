@@ -28,6 +28,8 @@ usage: cargo xtask <command>
                              the commit before issue 13's fixes
   bench agreement            the sync server's agreement and per-annotator figures and My queue
                              for 1,000 runs × 20 steps × 2 annotators (time, peak memory)
+  bench read                 a 5,000-step run read from JSON by the derived readers, against
+                             parsing the same text into a serde_json::Value (native, release)
   setup                      install what is missing: wasm32 target, wasm-bindgen-cli, Chromium
   mcp install [--port N]     build alphascout-mcp, register it with Chromium and Chrome for this
                              user, create its mcp.json (HTTP on 127.0.0.1:N, a fresh token) and
@@ -66,6 +68,15 @@ fn main() -> ExitCode {
             // The server alone: no extension, so no dist/.
             Some("sync") => sync_bench::run(!flag("--no-baseline")),
             Some("agreement") => agreement_bench::run(),
+            Some("read") => shell::cargo(&[
+                "run",
+                "--quiet",
+                "--release",
+                "-p",
+                "annotation-core",
+                "--example",
+                "read_bench",
+            ]),
             _ => Err(format!("bench what?\n\n{USAGE}")),
         },
         _ => Err(USAGE.to_owned()),
