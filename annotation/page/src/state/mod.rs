@@ -482,6 +482,9 @@ impl Studio {
             self.editor.as_ref().map(|e| (e.run.id.clone(), e.drafts.clone(), e.run_draft.clone()));
         self.decide(action);
         self.persist_drafts(before);
+        // A round asked for while a version was being written starts once none is (the
+        // write ended, or the run it was for was closed).
+        self.start_round();
     }
 
     /// Stores the open run's unsaved edits whenever they change (or drops the stored ones
@@ -807,13 +810,10 @@ impl Studio {
                     (_, None) => "Nothing changed since the last version.".into(),
                 };
                 self.notice = Some(Notice { ok: true, text });
-                // A "Sync now" asked while the version was being written goes now.
-                self.start_round();
             }
             Action::SaveFailed(why) => {
                 editor.save_failed();
                 self.notice = Some(Notice { ok: false, text: why });
-                self.start_round();
             }
             Action::ToggleZoom => editor.zoom = !editor.zoom,
             Action::Unzoom => editor.zoom = false,
