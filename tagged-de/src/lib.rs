@@ -101,13 +101,7 @@ struct VariantAttrs {
 }
 
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
-    let Data::Enum(data) = &input.data else {
-        return Err(Error::new_spanned(input, "TaggedDeserialize is for enums"));
-    };
-    if !input.generics.params.is_empty() {
-        return Err(Error::new_spanned(&input.generics, "TaggedDeserialize takes no generics"));
-    }
-    let container = container_attrs(&input.attrs)?;
+    let (data, container) = enum_input(input, "TaggedDeserialize")?;
     let Some(tag) = container.tag.clone() else {
         return Err(Error::new_spanned(input, "TaggedDeserialize needs #[serde(tag = \"…\")]"));
     };
@@ -199,13 +193,7 @@ fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
 }
 
 fn expand_units(input: &DeriveInput) -> syn::Result<Tokens> {
-    let Data::Enum(data) = &input.data else {
-        return Err(Error::new_spanned(input, "UnitDeserialize is for enums"));
-    };
-    if !input.generics.params.is_empty() {
-        return Err(Error::new_spanned(&input.generics, "UnitDeserialize takes no generics"));
-    }
-    let container = container_attrs(&input.attrs)?;
+    let (data, container) = enum_input(input, "UnitDeserialize")?;
     if container.tag.is_some() {
         return Err(Error::new_spanned(input, "a tagged enum wants TaggedDeserialize"));
     }
@@ -258,9 +246,7 @@ fn expand_fields(input: &DeriveInput) -> syn::Result<Tokens> {
             "FieldsDeserialize is for structs with named fields",
         ));
     };
-    if !input.generics.params.is_empty() {
-        return Err(Error::new_spanned(&input.generics, "FieldsDeserialize takes no generics"));
-    }
+    no_generics(input, "FieldsDeserialize")?;
     let attrs = struct_attrs(&input.attrs)?;
     let name = &input.ident;
     let expected = format!("struct {name}");
@@ -504,6 +490,26 @@ fn each_serde_meta(
         attr.parse_nested_meta(&mut read)?;
     }
     Ok(())
+}
+
+/// The derives read concrete types only: a generic one is refused by name.
+fn no_generics(input: &DeriveInput, derive: &str) -> syn::Result<()> {
+    if input.generics.params.is_empty() {
+        return Ok(());
+    }
+    Err(Error::new_spanned(&input.generics, format!("{derive} takes no generics")))
+}
+
+/// An enum's variants and container attributes, for the two enum derives.
+fn enum_input<'a>(
+    input: &'a DeriveInput,
+    derive: &str,
+) -> syn::Result<(&'a syn::DataEnum, Container)> {
+    let Data::Enum(data) = &input.data else {
+        return Err(Error::new_spanned(input, format!("{derive} is for enums")));
+    };
+    no_generics(input, derive)?;
+    Ok((data, container_attrs(&input.attrs)?))
 }
 
 fn container_attrs(attrs: &[Attribute]) -> syn::Result<Container> {

@@ -482,8 +482,8 @@ impl Studio {
             self.editor.as_ref().map(|e| (e.run.id.clone(), e.drafts.clone(), e.run_draft.clone()));
         self.decide(action);
         self.persist_drafts(before);
-        // A round asked for while a version was being written starts once none is (the
-        // write ended, or the run it was for was closed).
+        // The one place a round starts: after a kick, after the round before it ended, or
+        // once no version is being written (the write ended, or its run was closed).
         self.start_round();
     }
 

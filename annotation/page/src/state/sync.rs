@@ -42,10 +42,10 @@ pub struct TeamRound {
 }
 
 impl Studio {
-    /// Something new to send: a round now, or after the one under way.
+    /// Something new to send: a round now, or after the one under way (started by
+    /// [`Studio::start_round`] at the end of the action).
     pub(super) fn kick_sync(&mut self) {
         self.sync.kick += 1;
-        self.start_round();
     }
 
     pub(super) fn start_round(&mut self) {
@@ -139,7 +139,6 @@ impl Studio {
         self.sync.running = false;
         self.sync.state = round.state;
         self.sync.conflicts = round.conflicts;
-        self.start_round();
     }
 
     /// The sync dialog as typed: an empty token field keeps the stored token, for the same
