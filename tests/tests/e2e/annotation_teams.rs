@@ -285,8 +285,9 @@ fn a_team_assigns_annotates_with_overlap_reviews_the_agreement_merges_and_approv
     );
     quinn.click("[data-testid=pick-all][data-annotator=ann]");
     quinn.click("[data-testid=step-row][data-index='1']");
+    // Step 1's versions are on screen already: wait for step 2's, not any of bea's.
     quinn.wait_for(
-        "document.querySelector('[data-testid=version][data-annotator=bea]')",
+        "document.querySelector('[data-testid=versions][data-index=\\'1\\'] [data-testid=version][data-annotator=bea]')",
         "bea's step 2",
     );
     // Step 2's versions differ in thought 3 only: that is what is marked, and the action

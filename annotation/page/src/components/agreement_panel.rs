@@ -63,7 +63,7 @@ pub fn agreement_panel(props: &Props) -> Html {
                         <span class="chip">{ format!("thought {} {}", which.number(), percent(Some(score))) }</span>
                     }) }
                 </p>
-                <div class="versions" data-testid="versions">
+                <div class="versions" data-testid="versions" data-index={step.index.to_string()}>
                     { for step.versions.iter().map(|(who, text)| {
                         let chosen = props.merge.source(step.index) == Some(who.as_str());
                         let choose = team.reform({ let (who, index) = (who.clone(), step.index); move |_| TeamAction::Choose { index, annotator: who.clone() } });
