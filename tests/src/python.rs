@@ -8,8 +8,16 @@ use std::process::Command;
 
 /// The `python` of environment `name`, with `packages` (`name==version`) installed; each
 /// is installed only when importing `modules` fails.
+///
+/// Tests that share an environment run at once, so making it is held under a file lock:
+/// without it a second `pip install` rewrites the packages while the first one imports them.
 pub fn environment(name: &str, packages: &[&str], modules: &[&str]) -> PathBuf {
-    let dir = crate::workspace_root().join("target/py").join(name);
+    let root = crate::workspace_root().join("target/py");
+    std::fs::create_dir_all(&root).expect("target/py can be made");
+    let lock =
+        std::fs::File::create(root.join(format!("{name}.lock"))).expect("the lock file opens");
+    lock.lock().expect("the environment's lock is taken");
+    let dir = root.join(name);
     let python = dir.join("bin/python");
     let imports = modules.iter().map(|m| format!("import {m}")).collect::<Vec<_>>().join("; ");
     let ready = || {
