@@ -10,12 +10,16 @@ use serde_json::{Value, json};
 use crate::cdp::{Cdp, CdpError, Sessions};
 
 /// The page agent's source, compiled into the worker: the state and the basic actions,
-/// then the helpers of the actions beyond clicking and typing (`alphascoutHands`).
+/// then the helpers of the actions beyond clicking and typing (`alphascoutHands`). Both
+/// without their comments (`build.rs`).
 pub const SOURCE: &str = concat!(
-    include_str!("../../../content-script/page-agent.js"),
-    "\n",
-    include_str!("../../../content-script/page-hands.js")
+    include_str!(concat!(env!("OUT_DIR"), "/page-agent.js")),
+    include_str!(concat!(env!("OUT_DIR"), "/page-hands.js"))
 );
+
+/// The recorder's source (`content-script/recorder.js`), for the worker to install beside
+/// the page agent while a person records.
+pub const RECORDER_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/recorder.js"));
 
 /// The world name visible in DevTools' context picker.
 pub const WORLD_NAME: &str = "alphascout";

@@ -38,7 +38,7 @@ use crate::recording_store::{EventRow, RECORDING, RecordingRow, RecordingStore, 
 use crate::signal::{Notify, within};
 
 /// The recorder's source, installed into the page agent's world.
-const SOURCE: &str = include_str!("../../../content-script/recorder.js");
+const SOURCE: &str = page_agent::RECORDER_SOURCE;
 /// The page calls this global (in the page agent's world only) to report an event.
 const BINDING: &str = "alphascoutRecord";
 const QUALITY: u8 = 70;
