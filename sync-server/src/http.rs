@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
@@ -191,6 +192,15 @@ use run_contract::url::form_decode;
 /// rest, so a misspelt filter is a `400` rather than silently ignored.
 pub struct Query {
     pairs: Vec<(String, String)>,
+}
+
+/// A handler takes the query string parsed, as `mut query: Query`; an unreadable one is a `400`.
+impl<S: Sync> FromRequestParts<S> for Query {
+    type Rejection = Problem;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Query> {
+        Query::parse(parts.uri.query())
+    }
 }
 
 impl Query {

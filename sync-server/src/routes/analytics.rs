@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use run_contract::agreement::{by_week, mean, std_dev};
 use serde_json::{Value, json};
 
@@ -117,9 +117,8 @@ pub async fn annotators(State(state): State<AppState>, user: User) -> Result<Rep
 pub async fn agreement(
     State(state): State<AppState>,
     user: User,
-    RawQuery(raw): RawQuery,
+    mut query: Query,
 ) -> Result<Reply> {
-    let mut query = Query::parse(raw.as_deref())?;
     let wanted = query.one("annotator")?;
     query.finish()?;
     let wanted = wanted.map(|name| user.named(&name)).transpose();

@@ -6,7 +6,7 @@
 //! (a run version); above 1 each assignee writes their own version (`routes/overlap.rs`).
 //! Every change is audited, notifies the new assignees and fires `assignment.changed`.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
 use sqlx::AnyConnection;
@@ -289,12 +289,8 @@ fn queue_sql() -> String {
     )
 }
 
-pub async fn queue(
-    State(state): State<AppState>,
-    user: User,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let paged = Paged::read(Query::parse(raw.as_deref())?, &json!(["queue", user.id]))?;
+pub async fn queue(State(state): State<AppState>, user: User, query: Query) -> Result<Reply> {
+    let paged = Paged::read(query, &json!(["queue", user.id]))?;
     let mut sql = Sql::new(&queue_sql());
     sql.text(&user.id).push(" AND a.state = 'open'");
     if let Some((at, id)) = paged.after_pair()? {
@@ -311,12 +307,7 @@ fn push_after(sql: &mut Sql, at: &str, id: &str) {
     sql.push(" OR (a.assigned_at = ").text(at).push(" AND a.run_id > ").text(id).push("))");
 }
 
-pub async fn next(
-    State(state): State<AppState>,
-    user: User,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let mut query = Query::parse(raw.as_deref())?;
+pub async fn next(State(state): State<AppState>, user: User, mut query: Query) -> Result<Reply> {
     let after = query.one("after")?;
     query.finish()?;
     if after.as_deref().is_some_and(|id| !validate::is_id(id)) {

@@ -1,7 +1,7 @@
 //! `GET /audit` and `GET /audit:export`: the audit log for admins, filtered by user,
 //! action, run and time; newest first in pages, or oldest first as JSON Lines.
 
-use axum::extract::{RawQuery, State};
+use axum::extract::State;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -79,12 +79,7 @@ fn filters(user: &User, query: &mut Query) -> Result<(Sql, Value)> {
     Ok((sql, key))
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let mut query = Query::parse(raw.as_deref())?;
+pub async fn list(State(state): State<AppState>, user: User, mut query: Query) -> Result<Reply> {
     let (sql, key) = filters(&user, &mut query)?;
     Paged::read(query, &key)?.newest_first(sql, &state, entry_json).await
 }
@@ -92,9 +87,8 @@ pub async fn list(
 pub async fn export(
     State(state): State<AppState>,
     user: User,
-    RawQuery(raw): RawQuery,
+    mut query: Query,
 ) -> Result<Response> {
-    let mut query = Query::parse(raw.as_deref())?;
     let (mut sql, _) = filters(&user, &mut query)?;
     query.finish()?;
     sql.push(" ORDER BY seq");

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -166,13 +166,9 @@ fn name_unique<T>(written: std::result::Result<T, sqlx::Error>) -> Result<T> {
     }
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
+pub async fn list(State(state): State<AppState>, user: User, query: Query) -> Result<Reply> {
     curator(&user)?;
-    let paged = Paged::read(Query::parse(raw.as_deref())?, &json!(["collections"]))?;
+    let paged = Paged::read(query, &json!(["collections"]))?;
     let limit = paged.limit;
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM collections WHERE 1 = 1"));
     if let Some((at, id)) = paged.after_pair()? {

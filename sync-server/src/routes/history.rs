@@ -1,7 +1,7 @@
 //! The run's history: `GET /runs/{runId}/versions[/{version}[/steps/{index}]]`,
 //! `GET /runs/{runId}/diff`, `POST /runs/{runId}/rollback`.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use serde_json::{Map, Value, json};
 use sqlx::AnyConnection;
 use sqlx::any::AnyRow;
@@ -194,10 +194,9 @@ pub async fn diff_versions(
     State(state): State<AppState>,
     user: User,
     Path(run_id): Path<String>,
-    RawQuery(raw): RawQuery,
+    mut query: Query,
 ) -> Result<Reply> {
     let run_id = run_id_param(&run_id)?;
-    let mut query = Query::parse(raw.as_deref())?;
     let from = query.int("from", 1, i64::MAX)?;
     let to = query.int("to", 1, i64::MAX)?;
     let only = query.int("stepIndex", 0, 1999)?;

@@ -2,7 +2,7 @@
 //! each one's deliveries. A hook's secret is answered once, at creation, and never again
 //! (nor in the audit log). Delivery itself is `crate::webhooks`.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -226,11 +226,11 @@ pub async fn deliveries(
     State(state): State<AppState>,
     user: User,
     Path(id): Path<String>,
-    RawQuery(raw): RawQuery,
+    query: Query,
 ) -> Result<Reply> {
     admin(&user)?;
     let id = id_param("hookId", &id)?;
-    let paged = Paged::read(Query::parse(raw.as_deref())?, &json!(["deliveries", id]))?;
+    let paged = Paged::read(query, &json!(["deliveries", id]))?;
     let mut conn = state.store.pool.acquire().await?;
     load(&mut conn, &id).await?;
     drop(conn);

@@ -1,7 +1,7 @@
 //! `/users/me/notifications…`: the caller's notifications (written by `events::notify`),
 //! the unread count for the badge, and marking them read.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use serde_json::{Value, json};
 use sqlx::any::AnyRow;
 
@@ -27,12 +27,7 @@ fn notification_json(row: &AnyRow) -> Result<Value> {
     }))
 }
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let mut query = Query::parse(raw.as_deref())?;
+pub async fn list(State(state): State<AppState>, user: User, mut query: Query) -> Result<Reply> {
     let unread = query.boolean("unread")?;
     let paged = Paged::read(query, &json!(["notifications", user.id, unread]))?;
     let mut sql = Sql::new(&format!("SELECT {COLUMNS} FROM notifications WHERE user_id = "));

@@ -1,6 +1,6 @@
 //! `GET /runs`, `GET/PUT /runs/{runId}`.
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
@@ -20,12 +20,7 @@ use crate::routes::run_id_param;
 use crate::store::{Sql, Tx, get_str, like_escape};
 use crate::validate::{self, Check};
 
-pub async fn list(
-    State(state): State<AppState>,
-    user: User,
-    RawQuery(raw): RawQuery,
-) -> Result<Reply> {
-    let mut query = Query::parse(raw.as_deref())?;
+pub async fn list(State(state): State<AppState>, user: User, mut query: Query) -> Result<Reply> {
     let limit = query.limit()?;
     let cursor = query.one("cursor")?;
     let filter = RunFilter::from_query(&mut query, &user)?;

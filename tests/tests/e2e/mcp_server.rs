@@ -71,19 +71,9 @@ fn a_desktop_client_over_stdio_runs_tasks_answers_questions_and_is_refused_clear
     // The tools, `act` with the Navigator's own action schema.
     let tools = client.list_tools();
     let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    for name in [
-        "run_task",
-        "answer",
-        "get_page_state",
-        "act",
-        "screenshot",
-        "list_tabs",
-        "list_workflows",
-        "replay_workflow",
-        "run_pipeline",
-        "job_status",
-        "stop_job",
-    ] {
+    let fixed = "run_task answer get_page_state act screenshot list_tabs list_workflows \
+                 replay_workflow run_pipeline job_status stop_job";
+    for name in fixed.split_whitespace() {
         assert!(names.contains(&name), "{name} is not listed: {names:?}");
     }
     let act = tools.iter().find(|t| t["name"] == "act").unwrap();
