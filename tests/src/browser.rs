@@ -63,6 +63,11 @@ impl Browser {
         Ok(browser)
     }
 
+    /// The last lines Chromium (and a native host it started) wrote, for a failure's message.
+    pub fn log_tail(&self) -> String {
+        self.process.log_tail()
+    }
+
     /// The id Chrome gave the extension (pinned by `key` in manifest.json).
     pub fn extension_id(&self) -> &str {
         &self.extension_id

@@ -32,6 +32,21 @@ pub struct CdpBrowser<'a, C, K, T> {
     pub firewall: Firewall,
 }
 
+/// A failed look at the page as the executor takes it. A closed tab is said in the job
+/// table's words, so the job ends with the same sentence whether its own step or the
+/// table's tab listener notices first.
+fn browser_error(error: CdpError) -> BrowserError {
+    let fatal = matches!(
+        error,
+        CdpError::TabClosed | CdpError::NotDebuggable { .. } | CdpError::AlreadyAttached
+    );
+    let message = match error {
+        CdpError::TabClosed => crate::jobs::TAB_CLOSED.to_owned(),
+        other => other.to_string(),
+    };
+    BrowserError { fatal, message }
+}
+
 /// Room for the comparison's lists in the Navigator's prompt.
 const COMPARISON_CHARS: usize = 3000;
 
@@ -71,15 +86,7 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
             .observer
             .observe(self.sessions, self.clock, self.tabs, tab, self.observe)
             .await
-            .map_err(|error| BrowserError {
-                fatal: matches!(
-                    error,
-                    CdpError::TabClosed
-                        | CdpError::NotDebuggable { .. }
-                        | CdpError::AlreadyAttached
-                ),
-                message: error.to_string(),
-            })?;
+            .map_err(browser_error)?;
         // The hash leaves out ids (they rise with every look) so "unchanged" means the
         // page shows the same things.
         let mut hasher = Sha256::new();
@@ -135,5 +142,22 @@ impl<C: Cdp, K: Clock, T: Tabs> Browser for CdpBrowser<'_, C, K, T> {
                 .iter()
                 .any(|e| e.id == id && (e.secret || e.input_type.as_deref() == Some("password")))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_tab_ends_the_job_in_the_job_tables_words() {
+        let closed = browser_error(CdpError::TabClosed);
+        assert!(closed.fatal);
+        assert_eq!(closed.message, crate::jobs::TAB_CLOSED);
+        let attached = browser_error(CdpError::AlreadyAttached);
+        assert!(attached.fatal);
+        assert_eq!(attached.message, CdpError::AlreadyAttached.to_string());
+        let thrown = browser_error(CdpError::PageException { description: "x".into() });
+        assert!(!thrown.fatal);
     }
 }

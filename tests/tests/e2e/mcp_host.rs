@@ -29,6 +29,8 @@ fn the_browser_starts_the_mcp_host_from_its_profile_and_mcp_flows_through_it() {
         "globalThis.fromHost = []; \
          globalThis.host = chrome.runtime.connectNative('com.alphascout.mcp'); \
          host.onMessage.addListener(m => fromHost.push(m)); \
+         host.onDisconnect.addListener(() => fromHost.push({type: 'disconnected', \
+           error: chrome.runtime.lastError && chrome.runtime.lastError.message})); \
          host.postMessage({type: 'hello', version: 'e2e'}); true",
     );
     let socket = dir.join("bridge.sock");
@@ -58,10 +60,15 @@ fn the_browser_starts_the_mcp_host_from_its_profile_and_mcp_flows_through_it() {
 
     // The host told the extension who connected and what it asks, through Chrome.
     let asked = browser.eval_in_extension(
-        "new Promise((resolve, reject) => { const end = Date.now() + 15000; const seen = () => { \
-           if (fromHost.some(m => m.type === 'list_tools')) resolve(fromHost); \
-           else if (Date.now() > end) reject(new Error('the host sent ' + JSON.stringify(fromHost))); \
+        "new Promise(resolve => { const end = Date.now() + 15000; const seen = () => { \
+           if (fromHost.some(m => m.type === 'list_tools') || Date.now() > end) resolve(fromHost); \
            else setTimeout(seen, 20); }; seen(); })",
+    );
+    // Else say what the host sent and what it logged (its stderr is Chromium's).
+    assert!(
+        asked.as_array().unwrap().iter().any(|m| m["type"] == "list_tools"),
+        "the host sent {asked}; Chromium's log ends:\n{}",
+        browser.log_tail()
     );
     let connected = asked.as_array().unwrap().iter().find(|m| m["type"] == "client_connected");
     assert_eq!(connected.unwrap()["name"], "e2e-desk");
