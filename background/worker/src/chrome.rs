@@ -120,11 +120,22 @@ async fn settle_js(call: Result<Promise, JsValue>) -> Result<JsValue, String> {
     JsFuture::from(promise).await.map_err(|e| error_message(&e))
 }
 
-/// The id of every tab (no `tabs` permission needed for ids).
+/// The id of every tab (no `tabs` permission needed for ids); `None` when Chrome cannot say.
+async fn tab_list() -> Option<Vec<TabId>> {
+    let tabs = settle_js(tabs_query(&Object::new().into())).await.ok()?;
+    let tabs: Vec<Value> = capture_db::decode(tabs).ok()?;
+    Some(tabs.iter().filter_map(|t| t["id"].as_i64()).map(|id| id as TabId).collect())
+}
+
+/// The id of every tab; none when Chrome cannot say.
 pub async fn tab_ids() -> Vec<TabId> {
-    let Ok(tabs) = settle_js(tabs_query(&Object::new().into())).await else { return Vec::new() };
-    let tabs: Vec<Value> = capture_db::decode(tabs).unwrap_or_default();
-    tabs.iter().filter_map(|t| t["id"].as_i64()).map(|id| id as TabId).collect()
+    tab_list().await.unwrap_or_default()
+}
+
+/// Whether `tab` is closed: a job that failed in it ended because it closed, even when its
+/// own step noticed before the tab listener did. `false` when Chrome cannot say.
+pub async fn tab_is_gone(tab: TabId) -> bool {
+    tab_list().await.is_some_and(|tabs| !tabs.contains(&tab))
 }
 
 /// The session rule that holds new tabs' page loads (see `new_tabs`).

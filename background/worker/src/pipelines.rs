@@ -336,7 +336,10 @@ pub async fn run(
         RunStatus::Failed => (JobStatus::Failed, run.error.as_ref().map(ToString::to_string)),
         RunStatus::Cancelled => (JobStatus::Cancelled, None),
     };
-    let ended = worker.pipelines.closed.borrow_mut().remove(&id);
+    let mut ended = worker.pipelines.closed.borrow_mut().remove(&id);
+    if let (false, JobStatus::Failed, Some(tab)) = (ended, status, tab) {
+        ended = chrome::tab_is_gone(tab).await;
+    }
     let (status, why) =
         if ended { (JobStatus::Failed, Some(TAB_CLOSED.into())) } else { (status, why) };
     worker.jobs.put(worker, summary(status, why), None);

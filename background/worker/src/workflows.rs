@@ -674,12 +674,14 @@ fn spawn_replay(
             on_state: &on_state,
         };
         replayer.run(&workflow, &mut state).await;
+        let gone = matches!(state.status, ReplayStatus::Failed { .. })
+            && chrome::tab_is_gone(state.tab).await;
         let row = {
             let mut replays = flows.replays.borrow_mut();
             let Some(slot) = replays.get_mut(&run_id) else { return };
             slot.running = None;
             slot.row.state = state;
-            if slot.tab_closed {
+            if slot.tab_closed || gone {
                 slot.row.fail(jobs::TAB_CLOSED, &iso8601(js_sys::Date::now()));
             }
             if !slot.row.is_live() {

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use agent_engine::jobs::TAB_CLOSED;
 use e2e::agent::settings;
 use e2e::annotation::open_annotation;
 use e2e::browser::{Browser, Page, Tab};
@@ -593,6 +594,41 @@ fn a_replay_in_a_background_tab_finishes() {
     let stored = browser.stored_runs();
     let steps = stored["steps"].as_array().unwrap().iter().filter(|s| s["runId"] == run_id).count();
     assert_eq!(steps as u64, done["step"].as_u64().unwrap(), "every step is recorded");
+}
+
+/// A replay whose tab is closed while it runs ends failed, saying so in the job table's
+/// words as a task does, and its captured run keeps the steps it took.
+#[test]
+fn a_replay_whose_tab_closes_ends_saying_so_and_keeps_its_steps() {
+    let (sites, mut browser) = e2e::launch_with_fixtures();
+    // Every step asks the model (no fast path), which takes its time: the tab closes mid-run.
+    let (llm, _seen) = model_with(|kind, _| {
+        if kind == Prompt::Replay {
+            std::thread::sleep(Duration::from_millis(400));
+        }
+        None
+    });
+    let workflow_id = saved_for_replay(&mut browser, &sites, &llm);
+    let tab = browser.open_tab(&sites.url("/shop/index.html"));
+    let started = browser.agent_request(json!({"type": "start_replay", "workflow_id": workflow_id,
+        "version": 2, "tab_id": tab.id, "params": {"query": "tea"}, "fast_path": false}));
+    assert_eq!(started["type"], "replay", "{started}");
+    let run_id = started["replay"]["run_id"].clone();
+    workflows::wait_for_replay(&mut browser, "a step taken", |r| r["step"].as_u64() >= Some(1));
+    tab.page.call("Page.close", json!({})).unwrap();
+
+    let ended = workflows::wait_for_replay(&mut browser, "end", |r| r["status"] != "running");
+    assert_eq!(
+        (ended["status"].as_str(), &ended["run_id"]),
+        (Some("failed"), &run_id),
+        "{ended:#}"
+    );
+    assert!(ended["why"].as_str().is_some_and(|why| why.ends_with(TAB_CLOSED)), "{ended:#}");
+    let stored = browser.stored_runs();
+    let run = stored["runs"].as_array().unwrap().iter().find(|r| r["id"] == run_id);
+    assert_eq!(run.expect("its run is kept")["agentStatus"], "failed");
+    let steps = stored["steps"].as_array().unwrap().iter().filter(|s| s["runId"] == run_id);
+    assert!(steps.count() >= 1, "with its steps");
 }
 
 /// Questions and steering during a replay, as during a task: the replay model asks whether
