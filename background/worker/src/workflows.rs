@@ -642,6 +642,11 @@ fn spawn_replay(
                 let mut replays = flows.replays.borrow_mut();
                 let Some(slot) = replays.get_mut(&run_id) else { return };
                 slot.row.state = state.clone();
+                // Stopped because its tab closed: shown as that from the first, never as a
+                // cancel the person did not ask for.
+                if slot.tab_closed && state.status == ReplayStatus::Cancelled {
+                    slot.row.fail(jobs::TAB_CLOSED, &iso8601(js_sys::Date::now()));
+                }
                 slot.row.clone()
             };
             flows.changed(&worker, &run_id);
