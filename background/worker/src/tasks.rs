@@ -268,6 +268,12 @@ impl Tasks {
     fn sync_job(&self, worker: &Rc<Worker>, session: &str) {
         let row = self.slots.borrow().get(session).map(|slot| {
             let mut job = job_of(&slot.cp, slot.running.is_some());
+            // Stopped because its tab closed: listed as that from the first, never as a
+            // cancel the person did not ask for.
+            if slot.tab_closed && job.status == JobStatus::Cancelled {
+                job.status = JobStatus::Failed;
+                job.why = Some(jobs::TAB_CLOSED.into());
+            }
             // A wait the provider asked for stays until its call tells otherwise.
             job.waiting = worker.jobs.summary(session).and_then(|j| j.waiting);
             (job, slot.parent.clone())
