@@ -274,9 +274,13 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         if cp.status.is_finished() && cp.status != TaskStatus::Cancelled {
             return;
         }
+        self.mark_ended(cp, why);
+        self.save(cp).await;
+    }
+
+    fn mark_ended(&self, cp: &mut Checkpoint, why: &str) {
         cp.status = TaskStatus::Failed { error: why.to_owned() };
         self.emit(cp, Actor::System, ExecutionState::TaskFail, EventKind::Error, why);
-        self.save(cp).await;
     }
 
     /// Starts or continues the task until it pauses or ends.
@@ -327,7 +331,10 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
                 self.apply_follow_up(cp, &text);
             }
             if self.cx.control.cancel.get() {
-                self.mark_cancelled(cp);
+                match self.cx.control.end_reason() {
+                    Some(why) => self.mark_ended(cp, &why),
+                    None => self.mark_cancelled(cp),
+                }
                 return;
             }
             if std::mem::take(&mut cp.storage_full) {

@@ -71,8 +71,6 @@ struct Slot {
     /// Its run has saved a pause or an end and is returning: the control no longer reads
     /// follow-ups, resumes or cancels.
     stopping: bool,
-    /// Its tab closed while it ran: the run's stop becomes that failure.
-    tab_closed: bool,
     /// The pipeline run that started it and awaits it.
     parent: Option<String>,
 }
@@ -80,7 +78,7 @@ struct Slot {
 impl Slot {
     /// A conversation with no run under way.
     fn idle(cp: Checkpoint, parent: Option<String>) -> Slot {
-        Slot { cp, running: None, stopping: false, tab_closed: false, parent }
+        Slot { cp, running: None, stopping: false, parent }
     }
 }
 
@@ -268,12 +266,6 @@ impl Tasks {
     fn sync_job(&self, worker: &Rc<Worker>, session: &str) {
         let row = self.slots.borrow().get(session).map(|slot| {
             let mut job = job_of(&slot.cp, slot.running.is_some());
-            // Stopped because its tab closed: listed as that from the first, never as a
-            // cancel the person did not ask for.
-            if slot.tab_closed && job.status == JobStatus::Cancelled {
-                job.status = JobStatus::Failed;
-                job.why = Some(jobs::TAB_CLOSED.into());
-            }
             // A wait the provider asked for stays until its call tells otherwise.
             job.waiting = worker.jobs.summary(session).and_then(|j| j.waiting);
             (job, slot.parent.clone())
@@ -547,12 +539,9 @@ impl Tasks {
     /// A running one is interrupted first and ends so as its run returns.
     pub async fn tab_closed(&self, worker: &Rc<Worker>, session: &str, running: bool) {
         if running {
-            let control = self.with_slot(session, |slot| {
-                slot.tab_closed = true;
-                slot.running.clone()
-            });
-            if let Some(control) = control.flatten() {
-                control.request_cancel();
+            // It ends failed with the sentence at its next check, never as cancelled.
+            if let Some(control) = self.with_slot(session, |slot| slot.running.clone()).flatten() {
+                control.request_end(jobs::TAB_CLOSED);
             }
             return;
         }
@@ -735,7 +724,6 @@ impl Tasks {
         let started = worker.tasks.with_slot(&session, |slot| {
             slot.running = Some(control.clone());
             slot.stopping = false;
-            slot.tab_closed = false;
             slot.cp.clone()
         });
         let Some(mut cp) = started else { return };
@@ -749,8 +737,9 @@ impl Tasks {
             let parts = parts(&worker, &store, &settings, &session);
             let executor = executor(&parts, &settings, &prompts, &control);
             executor.run(&mut cp).await;
-            if tasks.with_slot(&session, |slot| slot.tab_closed) == Some(true) {
-                executor.end_failed(&mut cp, jobs::TAB_CLOSED).await;
+            // Ended from outside (its tab closed) as it was returning with a pause.
+            if let Some(why) = control.end_reason() {
+                executor.end_failed(&mut cp, &why).await;
             }
             tasks.with_slot(&session, |slot| {
                 slot.running = None;

@@ -45,8 +45,6 @@ struct ReplaySlot {
     running: Option<Rc<Control>>,
     /// Its secret values, in memory only.
     secrets: BTreeMap<String, String>,
-    /// Its tab closed while it ran: the run's stop becomes that failure.
-    tab_closed: bool,
     /// The pipeline run that started it and awaits it.
     parent: Option<String>,
 }
@@ -167,13 +165,7 @@ impl Workflows {
                     let _ = store.put_run(&row.state.run).await;
                 }
             }
-            let slot = ReplaySlot {
-                row,
-                running: None,
-                secrets: BTreeMap::new(),
-                tab_closed: false,
-                parent: None,
-            };
+            let slot = ReplaySlot { row, running: None, secrets: BTreeMap::new(), parent: None };
             flows.replays.borrow_mut().insert(run_id.clone(), slot);
             flows.changed(&worker, &run_id);
         }
@@ -288,7 +280,6 @@ impl Workflows {
             row,
             running: None,
             secrets: input.secrets,
-            tab_closed: false,
             parent: parent.map(str::to_owned),
         };
         self.replays.borrow_mut().insert(run_id.clone(), slot);
@@ -447,10 +438,8 @@ impl Workflows {
     /// `run_id`'s tab closed: it ends as failed, saying so; what it captured stays.
     pub async fn tab_closed(&self, worker: &Rc<Worker>, run_id: &str) {
         if let Some(control) = self.control_of(run_id) {
-            if let Some(slot) = self.replays.borrow_mut().get_mut(run_id) {
-                slot.tab_closed = true;
-            }
-            return control.request_cancel();
+            // It ends failed with the sentence at its next check, never as cancelled.
+            return control.request_end(jobs::TAB_CLOSED);
         }
         let Some(mut row) = self.row(run_id) else { return };
         row.fail(jobs::TAB_CLOSED, &iso8601(js_sys::Date::now()));
@@ -615,7 +604,6 @@ fn spawn_replay(
     }
     let started = worker.workflows.replays.borrow_mut().get_mut(&run_id).map(|slot| {
         slot.running = Some(control.clone());
-        slot.tab_closed = false;
         (slot.row.clone(), slot.secrets.clone())
     });
     let Some((row, secrets)) = started else { return };
@@ -642,11 +630,6 @@ fn spawn_replay(
                 let mut replays = flows.replays.borrow_mut();
                 let Some(slot) = replays.get_mut(&run_id) else { return };
                 slot.row.state = state.clone();
-                // Stopped because its tab closed: shown as that from the first, never as a
-                // cancel the person did not ask for.
-                if slot.tab_closed && state.status == ReplayStatus::Cancelled {
-                    slot.row.fail(jobs::TAB_CLOSED, &iso8601(js_sys::Date::now()));
-                }
                 slot.row.clone()
             };
             flows.changed(&worker, &run_id);
@@ -679,15 +662,21 @@ fn spawn_replay(
             on_state: &on_state,
         };
         replayer.run(&workflow, &mut state).await;
-        let gone = matches!(state.status, ReplayStatus::Failed { .. })
-            && chrome::tab_is_gone(state.tab).await;
+        let failed = matches!(state.status, ReplayStatus::Failed { .. });
+        // Ended from outside (its tab closed) as it was returning with a pause; or its own
+        // step found the tab gone before the tab listener did.
+        let ended = match control.end_reason() {
+            Some(why) => Some(why),
+            None if failed && chrome::tab_is_gone(state.tab).await => Some(jobs::TAB_CLOSED.into()),
+            None => None,
+        };
         let row = {
             let mut replays = flows.replays.borrow_mut();
             let Some(slot) = replays.get_mut(&run_id) else { return };
             slot.running = None;
             slot.row.state = state;
-            if slot.tab_closed || gone {
-                slot.row.fail(jobs::TAB_CLOSED, &iso8601(js_sys::Date::now()));
+            if let Some(why) = ended.filter(|_| slot.row.is_live() || failed) {
+                slot.row.fail(&why, &iso8601(js_sys::Date::now()));
             }
             if !slot.row.is_live() {
                 slot.secrets.clear();

@@ -11,6 +11,8 @@ use crate::repair::WaitWatcher;
 pub struct Control {
     pub(super) pause: Cell<bool>,
     pub(super) cancel: Cell<bool>,
+    /// Why the run was stopped from outside (its tab closed): it ends failed with this.
+    ended: RefCell<Option<String>>,
     pub(super) follow_ups: RefCell<Vec<String>>,
     wakers: RefCell<Vec<Waker>>,
     /// Who hears when the run's model calls wait on the provider.
@@ -35,6 +37,16 @@ impl Control {
     pub fn request_cancel(&self) {
         self.cancel.set(true);
         self.wake();
+    }
+    /// Stops the run because of something outside it (its tab closed): it ends as failed
+    /// with `why`, never as a cancel the person did not ask for.
+    pub fn request_end(&self, why: &str) {
+        *self.ended.borrow_mut() = Some(why.to_owned());
+        self.request_cancel();
+    }
+    /// Why [`Control::request_end`] stopped the run, if it did.
+    pub fn end_reason(&self) -> Option<String> {
+        self.ended.borrow().clone()
     }
     /// Steering while running: applied at the next step.
     pub fn push_follow_up(&self, text: &str) {

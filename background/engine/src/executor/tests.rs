@@ -900,6 +900,19 @@ fn cancel_while_paused_and_cancel_mid_call() {
     assert_eq!(cp.status, TaskStatus::Cancelled);
 }
 
+/// Ended by the shell (its tab closed) mid-call: failed with the shell's reason, never
+/// shown as a cancel the person did not ask for.
+#[test]
+fn a_run_ended_from_outside_fails_with_the_reason_and_is_no_cancel() {
+    let end: Hook = Box::new(|control| control.request_end("Its tab was closed."));
+    let world = World::with(vec![(Reply::Hang, Some(end))]);
+    let mut cp = world.start("t");
+    world.run_with_current_control(&mut cp);
+    assert_eq!(cp.status, TaskStatus::Failed { error: "Its tab was closed.".into() });
+    assert!(world.has(Actor::System, ExecutionState::TaskFail));
+    assert!(!world.has(Actor::User, ExecutionState::TaskCancel));
+}
+
 #[test]
 fn a_follow_up_task_after_done_keeps_the_session() {
     let mut world = World::new(vec![plan(true, "25 EUR"), think(true, None, "", "")]);

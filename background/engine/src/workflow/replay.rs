@@ -304,10 +304,14 @@ impl<H: Http, B: ReplayBrowser, C: Capture, K: Clock> Replayer<'_, H, B, C, K> {
         state.run.telemetry.push(entry);
     }
 
-    /// Whether the user paused or cancelled; sets the status if so.
+    /// Whether the user paused or cancelled, or the shell ended it (its tab closed); sets
+    /// the status if so.
     fn stopped(&self, state: &mut ReplayState) -> bool {
         if self.cx.control.cancel_requested() {
-            state.status = ReplayStatus::Cancelled;
+            state.status = match self.cx.control.end_reason() {
+                Some(why) => ReplayStatus::Failed { subtask: (state.subtask + 1).to_string(), why },
+                None => ReplayStatus::Cancelled,
+            };
         } else if self.cx.control.pause_requested() {
             state.status = ReplayStatus::Paused;
         }

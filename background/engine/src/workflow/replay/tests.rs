@@ -463,6 +463,28 @@ fn a_failed_fast_action_falls_back_and_a_model_give_up_fails_the_replay() {
     assert!(prompt(&out.model, 0).contains("nothing happened"));
 }
 
+/// Ended by the shell (its tab closed) between steps: failed at its subtask with the
+/// shell's reason, not cancelled.
+#[test]
+fn a_replay_ended_from_outside_fails_with_the_reason() {
+    use std::rc::Rc;
+    let control = Rc::new(Control::default());
+    let mut site = Site::new(music);
+    let handle = control.clone();
+    site.on_action = Box::new(move |n| {
+        if n == 1 {
+            handle.request_end("Its tab was closed.");
+        }
+    });
+    let (model, store, wf) = (Scripted::default(), Store::default(), workflow());
+    let mut state = ReplayState::new(&wf, BTreeMap::new(), 1, "run-1", "t0", "gpt-test");
+    resume(&wf, &site, &model, &store, &control, &mut state);
+    let failed = ReplayStatus::Failed { subtask: "1".into(), why: "Its tab was closed.".into() };
+    assert_eq!(state.status, failed);
+    let run = store.runs.borrow().last().unwrap().clone();
+    assert_eq!(run.agent_status, protocol::jobs::JobStatus::Failed);
+}
+
 #[test]
 fn cancel_stops_between_steps_and_pause_resumes_at_the_subtask() {
     use std::rc::Rc;
