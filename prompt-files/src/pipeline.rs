@@ -1,5 +1,5 @@
-//! The pipeline file format (seed `002_…`, "Pipeline YAML Schema"): [`load`] parses a file
-//! and checks it against the published schema and the rules a schema cannot say; [`when`]
+//! The pipeline file format (seed `002_…`, "Pipeline YAML Schema"): [`load`] checks a parsed
+//! file against the published schema and the rules a schema cannot say; [`when`]
 //! is the condition grammar. Running a pipeline is the agent engine's (`agent_engine::pipeline`).
 
 pub mod load;

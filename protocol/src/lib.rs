@@ -149,10 +149,14 @@ pub enum PanelRequest {
         id: u32,
         edits: studio::PromptEdits,
     },
-    /// Runs a pipeline file's text on `input` in `tab_id` (answered with `pipeline_result`).
+    /// Runs a pipeline file on `input` in `tab_id` (answered with `pipeline_result`): its
+    /// `text` as written, and its `pipeline` as parsed by the sender; without that, the text
+    /// must be JSON (the worker reads no YAML).
     RunPipeline {
         id: u32,
         text: String,
+        #[serde(default)]
+        pipeline: Option<serde_json::Value>,
         input: serde_json::Value,
         #[serde(default)]
         tab_id: Option<TabId>,
@@ -170,10 +174,12 @@ pub enum PanelRequest {
         run: u32,
     },
     /// Stores a pipeline file as its next version; with `publish`, only if the publish gate
-    /// lets it (answered with `pipeline_saved`).
+    /// lets it (answered with `pipeline_saved`). `text` and `pipeline` as in `RunPipeline`.
     SavePipeline {
         id: u32,
         text: String,
+        #[serde(default)]
+        pipeline: Option<serde_json::Value>,
         publish: bool,
     },
     /// Every stored pipeline version (answered with `pipelines`).
@@ -692,6 +698,7 @@ mod tests {
             id: "p".into(),
             version: 2,
             text: "id: p".into(),
+            pipeline: Some(json!({"id": "p"})),
             hash: "h".into(),
             saved_at: "2026-01-01T00:00:00Z".into(),
             published: true,
@@ -802,17 +809,24 @@ mod tests {
             StudioRequest::RunPipeline {
                 id: 5,
                 text: "id: p".into(),
+                pipeline: Some(json!({"id": "p"})),
                 input: json!({}),
                 tab_id: Some(7),
             },
             StudioRequest::RunPipeline {
                 id: 6,
-                text: "id: p".into(),
+                text: "{\"id\": \"p\"}".into(),
+                pipeline: None,
                 input: json!(1),
                 tab_id: None,
             },
             StudioRequest::CancelPipeline { id: 7, run: 5 },
-            StudioRequest::SavePipeline { id: 8, text: "id: p".into(), publish: true },
+            StudioRequest::SavePipeline {
+                id: 8,
+                text: "id: p".into(),
+                pipeline: Some(json!({"id": "p"})),
+                publish: true,
+            },
             StudioRequest::ListPipelines { id: 9 },
         ];
         for request in &studio {

@@ -81,6 +81,10 @@ pub struct StoredPipeline {
     pub id: String,
     pub version: u32,
     pub text: String,
+    /// The file as parsed when it was saved: what the worker runs (it reads no YAML).
+    /// Versions saved before it was kept have none; a JSON text still runs without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<Value>,
     pub hash: String,
     pub saved_at: String,
     pub published: bool,
@@ -149,14 +153,40 @@ pub struct SettingsPrompts {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StudioRequest {
-    GetSettings { id: u32 },
-    ListTabs { id: u32 },
-    StudioRun { id: u32, run: Box<StudioRun> },
-    SavePrompts { id: u32, edits: PromptEdits },
-    RunPipeline { id: u32, text: String, input: Value, tab_id: Option<crate::TabId> },
-    CancelPipeline { id: u32, run: u32 },
-    SavePipeline { id: u32, text: String, publish: bool },
-    ListPipelines { id: u32 },
+    GetSettings {
+        id: u32,
+    },
+    ListTabs {
+        id: u32,
+    },
+    StudioRun {
+        id: u32,
+        run: Box<StudioRun>,
+    },
+    SavePrompts {
+        id: u32,
+        edits: PromptEdits,
+    },
+    RunPipeline {
+        id: u32,
+        text: String,
+        pipeline: Option<Value>,
+        input: Value,
+        tab_id: Option<crate::TabId>,
+    },
+    CancelPipeline {
+        id: u32,
+        run: u32,
+    },
+    SavePipeline {
+        id: u32,
+        text: String,
+        pipeline: Option<Value>,
+        publish: bool,
+    },
+    ListPipelines {
+        id: u32,
+    },
 }
 
 impl StudioRequest {

@@ -16,8 +16,10 @@
 //! The result of a run is the output of the last step that ran, checked against
 //! `outputs.schema` when there is one.
 //!
-//! - [`load`] (in `prompt-files`): parse, check against the published schema (`prompts/pipeline.schema.json`)
-//!   and the rules a schema cannot say, with every problem's path; the pipeline hash.
+//! - [`load`] (in `prompt-files`): check a parsed file against the published schema
+//!   (`prompts/pipeline.schema.json`) and the rules a schema cannot say, with every
+//!   problem's path; the pipeline hash. [`parsed`]: the file as the worker gets it (the
+//!   Studio parses YAML; the worker reads only JSON).
 //! - [`when`] (in `prompt-files`): the condition grammar.
 //! - [`run`]: sequential, cancellable execution behind [`PipelineTools`] and the providers'
 //!   [`Http`](crate::providers::Http), with a trace per step.
@@ -35,6 +37,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 // The file format is `prompt-files`' (the Studio reads it too); running is the engine's.
+pub use prompt_files::pipeline::load::parsed;
 pub use prompt_files::pipeline::{
     BUNDLED_PIPELINES, Condition, Loaded, PIPELINE_SCHEMA, Pipeline, Problem, Step, StepKind,
     ToolName, WhenError, load, when,

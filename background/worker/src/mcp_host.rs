@@ -21,7 +21,7 @@ use agent_engine::actions::{Action, Tabs};
 use agent_engine::firewall::Firewall;
 use agent_engine::jobs::{Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
-use agent_engine::pipeline::{PipelineRun, RunStatus, StepTrace, load};
+use agent_engine::pipeline::{PipelineRun, RunStatus, StepTrace, load, parsed};
 use agent_engine::prompts::PromptSet;
 use agent_engine::run::AgentEvent;
 use agent_engine::structured::Schema;
@@ -334,7 +334,8 @@ async fn published(worker: &Rc<Worker>) -> Published {
     match crate::pipelines::published(&store).await {
         Ok(rows) => {
             for row in rows {
-                let loaded = load(&row.text, &prompts).ok().map(|l| l.pipeline);
+                let file = parsed(&row.text, row.pipeline.as_ref());
+                let loaded = file.ok().and_then(|f| load(&f, &prompts).ok()).map(|l| l.pipeline);
                 published.pipelines.push(PipelineEntry {
                     description: loaded.as_ref().map(|p| p.description.clone()).unwrap_or_default(),
                     inputs: loaded.and_then(|p| p.inputs.map(|s| s.as_value().clone())),

@@ -14,7 +14,7 @@ use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
 use agent_engine::pipeline::{
     Cancel, PipelineRun, PipelineTools, Problem, RunStatus, Runner, StepTrace, ToolCall,
-    ToolFailure, check_publish, load,
+    ToolFailure, check_publish, load, parsed,
 };
 use agent_engine::prompts::PromptSet;
 use agent_engine::providers::Usage;
@@ -281,22 +281,23 @@ async fn settings(store: &Store) -> Result<(Settings, PromptSet), String> {
     Ok((settings, prompts))
 }
 
-/// Runs `text` on `input` in `tab`, stores each llm step's trace, and answers with the run.
-/// `driven_by` names the MCP client that asked for it.
+/// Runs the parsed pipeline `file` on `input` in `tab`, stores each llm step's trace, and
+/// answers with the run. `driven_by` names the MCP client that asked for it.
 pub async fn run(
     worker: &Rc<Worker>,
     store: &Store,
     id: u32,
-    text: &str,
+    file: Result<Value, Problem>,
     input: Value,
     tab: Option<TabId>,
     driven_by: Option<&str>,
 ) -> Result<WorkerEvent, String> {
     let (settings, prompts) = settings(store).await?;
-    let loaded = load(text, &prompts).map_err(|problems| {
-        let list: Vec<String> = problems.iter().map(Problem::to_string).collect();
-        format!("The pipeline does not load: {}", list.join("; "))
-    })?;
+    let loaded =
+        file.map_err(|p| vec![p]).and_then(|f| load(&f, &prompts)).map_err(|problems| {
+            let list: Vec<String> = problems.iter().map(Problem::to_string).collect();
+            format!("The pipeline does not load: {}", list.join("; "))
+        })?;
     let job = job_id(id);
     worker.jobs.admit(&Job::new(job.clone(), JobKind::Pipeline, tab), &settings)?;
     let stop = Rc::new(Cell::new(false));
@@ -417,7 +418,8 @@ pub async fn run_published(
     let Some(row) = published(store).await?.into_iter().find(|r| r.id == name) else {
         return Err(unpublished(name));
     };
-    run(worker, store, id, &row.text, input, Some(tab), driven_by).await
+    let file = parsed(&row.text, row.pipeline.as_ref());
+    run(worker, store, id, file, input, Some(tab), driven_by).await
 }
 
 /// Said when no published pipeline is named `name`.
@@ -490,13 +492,15 @@ fn summary(
     JobSummary { why, ..JobSummary::new(job, JobKind::Pipeline, tab, title, status) }
 }
 
-/// Stores `text` as the next version of its pipeline; with `publish`, only when the
-/// publish gate has no error (its warnings come back either way).
+/// Stores `text` (with its `pipeline` as parsed by the sender) as the next version of its
+/// pipeline; with `publish`, only when the publish gate has no error (its warnings come
+/// back either way).
 pub async fn save(
     worker: &Worker,
     store: &Store,
     id: u32,
     text: &str,
+    pipeline: Option<&Value>,
     publish: bool,
 ) -> Result<WorkerEvent, String> {
     let (_, prompts) = settings(store).await?;
@@ -507,19 +511,23 @@ pub async fn save(
         .filter_map(|r| serde_json::from_value(r.clone()).ok())
         .collect();
     runs.extend(worker.pipelines.unsaved_runs.borrow().iter().cloned());
-    let report = check_publish(text, &prompts, &runs);
-    let refused = |report: agent_engine::pipeline::PublishReport| WorkerEvent::PipelineSaved {
+    let refused = |errors, warnings| WorkerEvent::PipelineSaved {
         id,
         version: 0,
         published: false,
-        errors: report.errors,
-        warnings: report.warnings,
+        errors,
+        warnings,
     };
-    let (Some(hash), Ok(loaded)) = (report.pipeline_hash.clone(), load(text, &prompts)) else {
-        return Ok(refused(report));
+    let file = match parsed(text, pipeline) {
+        Ok(file) => file,
+        Err(problem) => return Ok(refused(vec![problem], vec![])),
+    };
+    let report = check_publish(&file, &prompts, &runs);
+    let (Some(hash), Ok(loaded)) = (report.pipeline_hash.clone(), load(&file, &prompts)) else {
+        return Ok(refused(report.errors, report.warnings));
     };
     if publish && report.blocked() {
-        return Ok(refused(report));
+        return Ok(refused(report.errors, report.warnings));
     }
     let pipeline_id = loaded.pipeline.id.clone();
     let version =
@@ -535,6 +543,7 @@ pub async fn save(
         id: pipeline_id,
         version,
         text: text.to_owned(),
+        pipeline: Some(file),
         hash,
         saved_at: iso8601(js_sys::Date::now()),
         published: publish,

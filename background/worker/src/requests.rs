@@ -5,6 +5,7 @@ use agent_engine::cdp::CdpError;
 use agent_engine::firewall::Firewall;
 use agent_engine::observe::{Observation, ObserveOptions};
 use agent_engine::page_info;
+use agent_engine::pipeline::parsed;
 use agent_engine::providers::{self, ChatMessage, ChatRequest, ModelConfig};
 use agent_engine::screenshot;
 use protocol::{DebugError, DebugRequest, PageStateReply, PanelRequest, WorkerEvent};
@@ -155,9 +156,10 @@ async fn answer_panel_request(
         PanelRequest::SavePrompts { id, edits } => {
             crate::studio::save(store().await?.as_ref(), id, edits).await
         }
-        PanelRequest::RunPipeline { id, text, input, tab_id } => {
+        PanelRequest::RunPipeline { id, text, pipeline, input, tab_id } => {
             let store = store().await?;
-            crate::pipelines::run(worker, &store, id, &text, input, tab_id, None).await
+            let file = parsed(&text, pipeline.as_ref());
+            crate::pipelines::run(worker, &store, id, file, input, tab_id, None).await
         }
         PanelRequest::RunPublished { id, name, input, tab_id } => {
             crate::pipelines::run_published(
@@ -175,8 +177,9 @@ async fn answer_panel_request(
         PanelRequest::DraftThoughts { id, input } => {
             Ok(crate::drafting::run(store().await?.as_ref(), id, *input).await)
         }
-        PanelRequest::SavePipeline { id, text, publish } => {
-            crate::pipelines::save(worker, store().await?.as_ref(), id, &text, publish).await
+        PanelRequest::SavePipeline { id, text, pipeline, publish } => {
+            let store = store().await?;
+            crate::pipelines::save(worker, &store, id, &text, pipeline.as_ref(), publish).await
         }
         PanelRequest::ListPipelines { id } => {
             crate::pipelines::list(store().await?.as_ref(), id).await

@@ -1,5 +1,5 @@
-//! Loading a pipeline file: YAML or JSON, checked against the published schema and then
-//! against the rules a schema cannot say (unique ids, references to earlier steps only,
+//! Loading a pipeline file, parsed from YAML or JSON, checked against the published schema
+//! and then against the rules a schema cannot say (unique ids, references to earlier steps only,
 //! prompts and variants that exist, tools within the allowlist, conditions and templates
 //! that parse). Every problem is reported with its JSON Pointer path, not just the first.
 
@@ -178,14 +178,20 @@ static PUBLISHED: LazyLock<Schema> = LazyLock::new(|| {
 /// The roots of the context a template or condition may read.
 const ROOTS: [&str; 5] = ["input", "context", "steps", "pipeline", "tools"];
 
-/// Parses `source` as JSON when it looks like JSON (for JSON's own error positions), as YAML
-/// otherwise.
-pub fn parse_source(source: &str) -> Result<Value, Problem> {
-    let problem = Problem::whole;
-    if source.trim_start().starts_with('{') {
-        return serde_json::from_str(source).map_err(|e| problem(format!("not valid JSON: {e}")));
+/// The parsed form of a pipeline file as the worker gets it: `parsed` when the sender read
+/// the file itself (the Prompt Studio parses YAML), else `source` read as JSON. Nothing that
+/// ships in the worker reads YAML: its parser was a twentieth of the worker's bundle.
+pub fn parsed(source: &str, parsed: Option<&Value>) -> Result<Value, Problem> {
+    if let Some(value) = parsed {
+        return Ok(value.clone());
     }
-    serde_norway::from_str(source).map_err(|e| problem(format!("not valid YAML: {e}")))
+    if source.trim_start().starts_with('{') {
+        return serde_json::from_str(source)
+            .map_err(|e| Problem::whole(format!("not valid JSON: {e}")));
+    }
+    Err(Problem::whole(
+        "this YAML file came without its parsed form: open it in the Prompt Studio and save it again",
+    ))
 }
 
 /// `sha256:` and the hex SHA-256 of `value`'s canonical JSON.
@@ -195,14 +201,8 @@ pub fn pipeline_hash(value: &Value) -> String {
     format!("sha256:{}", hex(&Sha256::digest(canonical.as_bytes())))
 }
 
-/// Loads and checks the pipeline in `source`, against the prompts of `prompts`.
-pub fn load(source: &str, prompts: &PromptSet) -> Result<Loaded, Vec<Problem>> {
-    let value = parse_source(source).map_err(|p| vec![p])?;
-    load_value(&value, prompts)
-}
-
-/// [`load`] for a file already parsed.
-pub fn load_value(value: &Value, prompts: &PromptSet) -> Result<Loaded, Vec<Problem>> {
+/// Checks a parsed pipeline file (see [`parsed`]) against the prompts of `prompts`.
+pub fn load(value: &Value, prompts: &PromptSet) -> Result<Loaded, Vec<Problem>> {
     let mut check = Checker { prompts, errors: Vec::new(), warnings: Vec::new() };
     check.errors.extend(PUBLISHED.validate(value));
     let pipeline = check.pipeline(value);

@@ -1,10 +1,19 @@
 //! The Studio's view of a pipeline file: its steps as a diagram (which earlier steps each
 //! reads, and under which `when`), laid out in layers, and what its tool allowlist lets it
-//! do, as warnings to show.
+//! do, as warnings to show. The Studio is where pipeline YAML is read: [`parse_source`].
 
-use prompt_files::pipeline::ToolName;
-use prompt_files::pipeline::load::parse_source;
+use prompt_files::pipeline::load::parsed;
+use prompt_files::pipeline::{Problem, ToolName};
 use serde_json::Value;
+
+/// Parses the editor's file: as JSON when it looks like JSON (for JSON's own error
+/// positions), as YAML otherwise. The worker is sent this parsed form with the text.
+pub fn parse_source(source: &str) -> Result<Value, Problem> {
+    if source.trim_start().starts_with('{') {
+        return parsed(source, None);
+    }
+    serde_norway::from_str(source).map_err(|e| Problem::whole(format!("not valid YAML: {e}")))
+}
 
 /// One step in the diagram.
 #[derive(Debug, Clone, PartialEq)]
@@ -297,6 +306,17 @@ pub fn tool_warnings(source: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn unparsable_files_say_where_and_yaml_reads_as_its_json() {
+        let yaml = super::parse_source("id: x\nsteps:\n  - id: a\n   type: llm\n").unwrap_err();
+        assert_eq!(yaml.path, "");
+        assert!(yaml.message.contains("YAML") && yaml.message.contains("line 4"), "{yaml:?}");
+        let json = super::parse_source("{\"id\": \"x\",\n \"steps\": [}").unwrap_err();
+        assert!(json.message.contains("JSON") && json.message.contains("line 2"), "{json:?}");
+        let read = super::parse_source("id: x\nsteps: [{id: a, n: 1}]\n").unwrap();
+        assert_eq!(read, serde_json::json!({"id": "x", "steps": [{"id": "a", "n": 1}]}));
+    }
+
     use super::*;
     use prompt_files::pipeline::BUNDLED_PIPELINES;
 

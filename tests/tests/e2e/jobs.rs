@@ -8,6 +8,7 @@
 
 use std::time::Duration;
 
+use crate::support::pipeline_request;
 use agent_engine::jobs::TAB_CLOSED;
 use e2e::agent::reader::{self, Asker};
 use e2e::agent::settings;
@@ -199,8 +200,11 @@ fn a_pipeline_step_awaits_the_task_it_started_in_its_tab() {
     let mut s = setup(|_| {});
     let table = TaskTab::open(&mut s.browser, &s.sites, "table.html");
     let pipeline = "id: ask_agent\nallow_tools: [agent_task]\nsteps:\n  - id: ask\n    type: tool\n    tool: agent_task\n    input:\n      task: \"{{input.task}}\"\n  - id: answer\n    type: transform\n    output: {answer: \"{{steps.ask.output.answer}}\"}\n";
-    let run = s.browser.agent_send(json!({"type": "run_pipeline", "text": pipeline,
-        "input": {"task": table.task()}, "tab_id": table.tab.id}));
+    let run = s.browser.agent_send(pipeline_request(
+        "run_pipeline",
+        pipeline,
+        json!({"input": {"task": table.task()}, "tab_id": table.tab.id}),
+    ));
     s.browser.wait_for_jobs("the pipeline waiting for its task", |jobs| {
         jobs::in_tab(jobs, "pipeline", &table.tab).is_some_and(|j| j["status"] == "running")
             && jobs::in_tab(jobs, "task", &table.tab).is_some_and(|j| j["status"] == "running")

@@ -10,6 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 
+use crate::support::pipeline_request;
 use e2e::agent::{TEST_KEY, settings};
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
@@ -131,8 +132,11 @@ fn a_pipeline_lists_and_calls_a_local_mcp_servers_tool_within_its_allowlist() {
 
     // The run: the model is told the tools, picks a SKU, the server answers.
     let run = |browser: &mut Browser, text: &str| {
-        browser.agent_request(json!({"type": "run_pipeline", "text": text,
-            "input": {"question": "the blue kettle"}}))
+        browser.agent_request(pipeline_request(
+            "run_pipeline",
+            text,
+            json!({"input": {"question": "the blue kettle"}}),
+        ))
     };
     let done = run(&mut browser, PIPELINE);
     assert_eq!(done["type"], "pipeline_result", "{done}");

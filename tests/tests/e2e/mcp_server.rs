@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::pipeline_request;
 use e2e::agent::settings;
 use e2e::browser::Browser;
 use e2e::fixtures::FixtureSites;
@@ -267,7 +268,7 @@ fn a_local_agent_over_http_replays_a_workflow_and_runs_a_published_pipeline() {
         client.run("run_pipeline", json!({"name": "sku_check", "input": {"sku": "K"}})).0;
     assert!(error_message(&unpublished).contains("No published pipeline is named \"sku_check\""));
     let saved =
-        s.browser.agent_request(json!({"type": "save_pipeline", "text": ECHO, "publish": true}));
+        s.browser.agent_request(pipeline_request("save_pipeline", ECHO, json!({"publish": true})));
     assert_eq!(saved["published"], true, "{saved}");
     client.next_where("the tools' change", |l| l["event"] == "tools_changed");
     let tools = client.list_tools();

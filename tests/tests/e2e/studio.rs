@@ -4,6 +4,7 @@
 //! it (a schema violation highlighted, then its repair), compares variants A and B on
 //! three captured steps, and opens a step's traces from the annotation page and back.
 
+use crate::support::pipeline_request;
 use crate::support::sync_server::SyncServer;
 use e2e::agent::replies::{navigate, plan, report, verdict};
 use e2e::agent::{TEST_KEY, settings};
@@ -468,8 +469,11 @@ fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cance
         api.base_url()
     );
     let run = |browser: &mut Browser, url: &str| {
-        browser
-            .agent_request(json!({"type": "run_pipeline", "text": pipeline, "input": {"url": url}}))
+        browser.agent_request(pipeline_request(
+            "run_pipeline",
+            &pipeline,
+            json!({"input": {"url": url}}),
+        ))
     };
     let fetched = run(&mut browser, &format!("{}/v1/chat/completions", api.base_url()));
     assert_eq!(fetched["type"], "pipeline_result", "{fetched}");
@@ -486,9 +490,16 @@ fn a_pipeline_calls_an_allowed_origin_is_refused_another_and_a_slow_run_is_cance
         sites.url("/shop/help.html")
     );
     let refused =
-        browser.agent_request(json!({"type": "run_pipeline", "text": no_cors, "input": {}}));
+        browser.agent_request(pipeline_request("run_pipeline", &no_cors, json!({"input": {}})));
     assert_eq!(refused["run"]["error"]["code"], "tool_failed", "{refused}");
     assert!(refused["run"]["error"]["message"].as_str().unwrap().contains("CORS"));
+    // The worker reads no YAML: a YAML file sent without its parsed form is refused, saying
+    // what to do.
+    let unparsed = browser
+        .agent_request(json!({"type": "run_pipeline", "text": no_cors.clone(), "input": {}}));
+    assert_eq!(unparsed["type"], "failed", "{unparsed}");
+    let said = unparsed["message"].as_str().unwrap_or_default();
+    assert!(said.contains("open it in the Prompt Studio and save it again"), "{unparsed}");
     let elsewhere = run(&mut browser, "http://localhost:9/secret");
     assert_eq!(elsewhere["run"]["status"], "failed", "{elsewhere}");
     assert_eq!(elsewhere["run"]["error"]["code"], "origin_not_allowed");
@@ -534,8 +545,11 @@ fn a_pipeline_step_runs_an_agent_task_and_gets_its_answer() {
     ]);
     browser.configure_agent(settings(llm.base_url()));
     let pipeline = "id: ask_agent\nallow_tools: [agent_task]\nsteps:\n  - id: ask\n    type: tool\n    tool: agent_task\n    input:\n      task: \"{{input.question}}\"\n  - id: answer\n    type: transform\n    output: {answer: \"{{steps.ask.output.answer}}\"}\n";
-    let done = browser.agent_request(json!({"type": "run_pipeline", "text": pipeline,
-        "input": {"question": "What does the steel kettle cost?"}, "tab_id": shop.id}));
+    let done = browser.agent_request(pipeline_request(
+        "run_pipeline",
+        pipeline,
+        json!({"input": {"question": "What does the steel kettle cost?"}, "tab_id": shop.id}),
+    ));
     assert_eq!(done["run"]["status"], "ok", "{done}");
     assert_eq!(done["run"]["output"]["answer"], "The steel kettle costs €39.00.");
     assert!(

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::pipeline_request;
 use agent_engine::jobs::TAB_CLOSED;
 use e2e::agent::settings;
 use e2e::annotation::open_annotation;
@@ -701,8 +702,11 @@ fn a_pipeline_step_replays_a_workflow_and_gets_its_extracts() {
          {{query: \"{{{{input.query}}}}\"}}\n  - id: answer\n    type: transform\n    output: \
          {{cheapest: \"{{{{steps.replay.output.extracts.cheapest}}}}\"}}\n"
     );
-    let done = browser.agent_request(json!({"type": "run_pipeline", "text": pipeline,
-        "input": {"query": "tea"}, "tab_id": shop.id}));
+    let done = browser.agent_request(pipeline_request(
+        "run_pipeline",
+        &pipeline,
+        json!({"input": {"query": "tea"}, "tab_id": shop.id}),
+    ));
     assert_eq!(done["run"]["status"], "ok", "{done}");
     assert_eq!(done["run"]["output"]["cheapest"], "French press");
     workflows::wait_for_url(&shop, "product.html?sku=press");

@@ -5,6 +5,8 @@
 
 use serde::Serialize;
 
+use serde_json::Value;
+
 use super::load::{Problem, load};
 use super::run::{PipelineRun, RunStatus};
 use crate::prompts::PromptSet;
@@ -24,10 +26,10 @@ impl PublishReport {
     }
 }
 
-/// Checks `source` for publishing, given the runs recorded so far (of any version: only
-/// those with this version's hash count).
-pub fn check_publish(source: &str, prompts: &PromptSet, runs: &[PipelineRun]) -> PublishReport {
-    let loaded = match load(source, prompts) {
+/// Checks the parsed file for publishing, given the runs recorded so far (of any version:
+/// only those with this version's hash count).
+pub fn check_publish(file: &Value, prompts: &PromptSet, runs: &[PipelineRun]) -> PublishReport {
+    let loaded = match load(file, prompts) {
         Ok(loaded) => loaded,
         Err(errors) => return PublishReport { pipeline_hash: None, errors, warnings: Vec::new() },
     };

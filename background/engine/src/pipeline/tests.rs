@@ -83,6 +83,23 @@ fn prompts() -> PromptSet {
     PromptSet::with_overrides(&files).unwrap()
 }
 
+/// `source` as the Prompt Studio parses it (YAML, or JSON when it looks like JSON).
+fn parse(source: &str) -> Result<Value, Problem> {
+    if source.trim_start().starts_with('{') {
+        return super::load::parsed(source, None);
+    }
+    serde_norway::from_str(source).map_err(|e| Problem::whole(format!("not valid YAML: {e}")))
+}
+
+/// Loads a pipeline written as text, as the Studio sends it to the worker.
+fn load(source: &str, prompts: &PromptSet) -> Result<Loaded, Vec<Problem>> {
+    super::load(&parse(source).map_err(|p| vec![p])?, prompts)
+}
+
+fn check_publish(source: &str, prompts: &PromptSet, runs: &[PipelineRun]) -> PublishReport {
+    super::check_publish(&parse(source).unwrap(), prompts, runs)
+}
+
 fn loaded(source: &str) -> Pipeline {
     load(source, &prompts()).unwrap_or_else(|e| panic!("{e:#?}")).pipeline
 }
@@ -215,12 +232,14 @@ steps:
 }
 
 #[test]
-fn unparsable_files_say_where() {
-    let yaml = load("id: x\nsteps:\n  - id: a\n   type: llm\n", &prompts()).unwrap_err();
-    assert_eq!(yaml[0].path, "");
-    assert!(yaml[0].message.contains("YAML") && yaml[0].message.contains("line 4"), "{yaml:?}");
-    let json = load("{\"id\": \"x\",\n \"steps\": [}", &prompts()).unwrap_err();
-    assert!(json[0].message.contains("JSON") && json[0].message.contains("line 2"), "{json:?}");
+fn unparsable_json_says_where_and_yaml_without_its_parsed_form_says_why() {
+    let json = super::load::parsed("{\"id\": \"x\",\n \"steps\": [}", None).unwrap_err();
+    assert!(json.message.contains("JSON") && json.message.contains("line 2"), "{json:?}");
+    let yaml = super::load::parsed("id: x\nsteps: []\n", None).unwrap_err();
+    assert_eq!(yaml.path, "");
+    assert!(yaml.message.contains("open it in the Prompt Studio"), "{yaml:?}");
+    let given = json!({"id": "x", "steps": []});
+    assert_eq!(super::load::parsed("id: x\nsteps: []\n", Some(&given)), Ok(given.clone()));
     let empty = load("id: x\nsteps: []\n", &prompts()).unwrap_err();
     assert_eq!((empty[0].path.as_str(), empty.len()), ("/steps", 1), "{empty:?}");
 }

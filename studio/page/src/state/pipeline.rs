@@ -8,6 +8,7 @@ use protocol::studio::StudioEvent;
 use protocol::studio::StudioRequest;
 use protocol::{TabId, TabInfo};
 use serde_json::Value;
+use studio_core::pipelines::parse_source;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum PipelineRunState {
@@ -94,7 +95,7 @@ impl Default for PipelineEditor {
 impl PipelineEditor {
     /// The file's problems as the loader reports them (errors, then warnings).
     pub fn problems(&self, prompts: &PromptSet) -> (Vec<Problem>, Vec<Problem>) {
-        match load(&self.text, prompts) {
+        match parse_source(&self.text).map_err(|p| vec![p]).and_then(|v| load(&v, prompts)) {
             Ok(loaded) => (vec![], loaded.warnings),
             Err(errors) => (errors, vec![]),
         }
@@ -162,12 +163,23 @@ impl PipelineEditor {
                         return None;
                     }
                 };
+                // The worker reads no YAML: it is sent the file as parsed here.
+                let pipeline = match parse_source(&self.text) {
+                    Ok(pipeline) => pipeline,
+                    Err(problem) => {
+                        self.run = PipelineRunState::Failed(format!(
+                            "The pipeline does not load: {problem}"
+                        ));
+                        return None;
+                    }
+                };
                 let id = next_id();
                 self.run = PipelineRunState::Running(id);
                 self.live.clear();
                 Some(StudioRequest::RunPipeline {
                     id,
                     text: self.text.clone(),
+                    pipeline: Some(pipeline),
                     input,
                     tab_id: self.tab(),
                 })
@@ -179,11 +191,28 @@ impl PipelineEditor {
                 _ => None,
             },
             PipelineAction::Save { publish } => {
+                let pipeline = match parse_source(&self.text) {
+                    Ok(pipeline) => pipeline,
+                    Err(problem) => {
+                        self.report = Some(SaveReport {
+                            version: 0,
+                            published: false,
+                            errors: vec![problem],
+                            warnings: vec![],
+                        });
+                        return None;
+                    }
+                };
                 let id = next_id();
                 self.saving = Some(id);
                 self.saving_text = self.text.clone();
                 self.report = None;
-                Some(StudioRequest::SavePipeline { id, text: self.text.clone(), publish })
+                Some(StudioRequest::SavePipeline {
+                    id,
+                    text: self.text.clone(),
+                    pipeline: Some(pipeline),
+                    publish,
+                })
             }
         }
     }
@@ -300,12 +329,14 @@ mod tests {
         assert!(matches!(&editor.run, PipelineRunState::Failed(m) if m.contains("not JSON")));
         editor.apply(PipelineAction::Input("{}".into()), &mut ids);
         editor.apply(PipelineAction::Tab(" 7 ".into()), &mut ids);
-        let Some(StudioRequest::RunPipeline { id, tab_id, input, .. }) =
+        let Some(StudioRequest::RunPipeline { id, tab_id, input, text, pipeline }) =
             editor.apply(PipelineAction::Run, &mut ids)
         else {
             panic!()
         };
         assert_eq!((tab_id, input), (Some(7), json!({})));
+        // The worker reads no YAML: the file goes as written and as parsed here.
+        assert_eq!((text.as_str(), pipeline), (editor.text.as_str(), parse_source(&text).ok()));
         let Some(StudioRequest::CancelPipeline { run, .. }) =
             editor.apply(PipelineAction::Cancel, &mut ids)
         else {
@@ -321,6 +352,23 @@ mod tests {
         assert_eq!(editor.run, PipelineRunState::Done(result));
         assert!(editor.live.is_empty());
         assert_eq!(editor.apply(PipelineAction::Cancel, &mut ids), None);
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_refused_here_with_where() {
+        let mut editor = PipelineEditor::default();
+        let mut ids = counter();
+        editor.apply(
+            PipelineAction::Text("id: x\nsteps:\n  - id: a\n   type: llm\n".into()),
+            &mut ids,
+        );
+        assert_eq!(editor.apply(PipelineAction::Run, &mut ids), None);
+        let PipelineRunState::Failed(said) = &editor.run else { panic!("{:?}", editor.run) };
+        assert!(said.contains("not valid YAML") && said.contains("line 4"), "{said}");
+        assert_eq!(editor.apply(PipelineAction::Save { publish: true }, &mut ids), None);
+        let report = editor.report.as_ref().expect("a report");
+        assert!(report.errors[0].message.contains("not valid YAML"), "{report:?}");
+        assert_eq!((report.version, editor.saving), (0, None));
     }
 
     #[test]
