@@ -9,17 +9,10 @@
 //! ("Step 4" is index 3).
 
 use lean::SortedMap;
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use similar::DiffTag;
-use similar::algorithms::{Capture, Compact, Replace, myers};
-// The clock similar's deadline is read with: the browser's in the page.
-#[cfg(target_arch = "wasm32")]
-use similar::Instant;
-#[cfg(not(target_arch = "wasm32"))]
-use std::time::Instant;
+use text_diff::{Edit, edit_script, tokens};
 
 use crate::record::{Run, Step};
 
@@ -315,49 +308,9 @@ impl DiffOp {
     }
 }
 
-/// Words, runs of whitespace and single other characters.
-fn tokens(text: &str) -> Vec<&str> {
-    #[derive(PartialEq, Clone, Copy)]
-    enum Kind {
-        Word,
-        Space,
-        Other,
-    }
-    let kind = |c: char| {
-        if c.is_alphanumeric() || c == '_' {
-            Kind::Word
-        } else if c.is_whitespace() {
-            Kind::Space
-        } else {
-            Kind::Other
-        }
-    };
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut current: Option<Kind> = None;
-    for (i, c) in text.char_indices() {
-        let k = kind(c);
-        if let Some(prev) = current
-            && (prev != k || k == Kind::Other)
-        {
-            out.push(&text[start..i]);
-            start = i;
-        }
-        current = Some(k);
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
-    }
-    out
-}
-
 /// Changed words, spaces and marks beyond which a diff is shown as one removal and one
 /// addition.
 const MAX_EDITS: usize = 1000;
-
-/// How long a word diff may search for the shortest edit before it settles for a longer
-/// one: two long texts with little in common would otherwise keep the page busy.
-const DIFF_BUDGET: Duration = Duration::from_millis(50);
 
 fn push_op(ops: &mut Vec<DiffOp>, op: DiffOp) {
     if op.text().is_empty() {
@@ -371,49 +324,40 @@ fn push_op(ops: &mut Vec<DiffOp>, op: DiffOp) {
     }
 }
 
-/// A word-level diff of `before` into `after`: Myers' shortest edit over words, whitespace
-/// runs and punctuation (a longer one when the search outlasts [`DIFF_BUDGET`]), with
-/// neighbouring pieces of one kind merged. Concatenating the `Same` and `Removed` texts
-/// gives `before`; `Same` and `Added`, `after`.
+/// A word-level diff of `before` into `after`: the product's one diff (`text-diff`) over
+/// words, whitespace runs and punctuation, with neighbouring pieces of one kind merged.
+/// Concatenating the `Same` and `Removed` texts gives `before`; `Same` and `Added`, `after`.
 pub fn word_diff(before: &str, after: &str) -> Vec<DiffOp> {
-    let a = tokens(before);
-    let b = tokens(after);
-    // The common ends cost nothing and keep the edit count to the changed middle.
-    let prefix = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-    let suffix =
-        a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
-    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
+    let (a, b) = (tokens(before), tokens(after));
+    let edits = edit_script(&a, &b);
     let mut ops = Vec::new();
-    push_op(&mut ops, DiffOp::Same(a[..prefix].concat()));
-    let deadline = Instant::now().checked_add(DIFF_BUDGET);
-    // Myers called directly: through `similar`'s algorithm switch every other algorithm came
-    // along into the page's bundle (~40 KB gzipped).
-    let mut hook = Compact::new(Replace::new(Capture::new()), mid_a, mid_b);
-    let Ok(()) =
-        myers::diff_deadline(&mut hook, mid_a, 0..mid_a.len(), mid_b, 0..mid_b.len(), deadline);
-    let edits = hook.into_inner().into_inner().into_ops();
-    let changed: usize = edits
-        .iter()
-        .filter(|e| e.tag() != DiffTag::Equal)
-        .map(|e| e.old_range().len() + e.new_range().len())
-        .sum();
-    if changed > MAX_EDITS {
-        // Texts this different read better as one removal and one addition than as a
-        // patchwork of the spaces they share.
-        push_op(&mut ops, DiffOp::Removed(mid_a.concat()));
-        push_op(&mut ops, DiffOp::Added(mid_b.concat()));
-    } else {
-        for edit in edits {
-            let (old, new) = (edit.old_range(), edit.new_range());
-            if edit.tag() == DiffTag::Equal {
-                push_op(&mut ops, DiffOp::Same(mid_a[old].concat()));
-            } else {
-                push_op(&mut ops, DiffOp::Removed(mid_a[old].concat()));
-                push_op(&mut ops, DiffOp::Added(mid_b[new].concat()));
-            }
+    if edits.iter().filter(|(e, _)| *e != Edit::Same).count() <= MAX_EDITS {
+        for (edit, text) in edits {
+            let text = text.to_owned();
+            push_op(
+                &mut ops,
+                match edit {
+                    Edit::Same => DiffOp::Same(text),
+                    Edit::Removed => DiffOp::Removed(text),
+                    Edit::Added => DiffOp::Added(text),
+                },
+            );
         }
+        return ops;
     }
-    push_op(&mut ops, DiffOp::Same(a[a.len() - suffix..].concat()));
+    // Texts this different read better as one removal and one addition than as a patchwork
+    // of the spaces they share: the common ends, and the changed middle as each side has it.
+    let same = |e: &&(Edit, &str)| e.0 == Edit::Same;
+    let prefix = edits.iter().take_while(same).count();
+    let suffix = edits[prefix..].iter().rev().take_while(same).count();
+    let (middle, end) = edits[prefix..].split_at(edits.len() - prefix - suffix);
+    let join = |part: &[(Edit, &str)], skip: Edit| -> String {
+        part.iter().filter(|(e, _)| *e != skip).map(|(_, t)| *t).collect()
+    };
+    push_op(&mut ops, DiffOp::Same(join(&edits[..prefix], Edit::Removed)));
+    push_op(&mut ops, DiffOp::Removed(join(middle, Edit::Added)));
+    push_op(&mut ops, DiffOp::Added(join(middle, Edit::Removed)));
+    push_op(&mut ops, DiffOp::Same(join(end, Edit::Removed)));
     ops
 }
 

@@ -1,34 +1,16 @@
 //! A line diff with the changed words marked, for a saved prompt version against the text
-//! in the editor. Prompt files are a few hundred lines, so a longest-common-subsequence
-//! table over the changed middle is cheap; past [`MAX_CELLS`] the middle is shown as one
-//! removal and one addition rather than keeping the page busy.
+//! in the editor, over the product's one diff (`text-diff`): lines first, then the words
+//! of each pair of a removed and an added line.
+
+/// Where a line is: on both sides, only in the old text, or only in the new.
+pub use text_diff::Edit as LineKind;
+use text_diff::{edit_script, tokens as words};
 
 /// One piece of a line: text both sides share, or text only one side has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Piece {
     Same(String),
     Changed(String),
-}
-
-/// Where a line is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LineKind {
-    /// On both sides.
-    Same,
-    /// Only in the old text.
-    Removed,
-    /// Only in the new text.
-    Added,
-}
-
-impl LineKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            LineKind::Same => "same",
-            LineKind::Removed => "removed",
-            LineKind::Added => "added",
-        }
-    }
 }
 
 /// One line of the diff, its changed words marked when it pairs with a line on the
@@ -56,10 +38,6 @@ pub enum Row {
     Line(Line),
     Unchanged(usize),
 }
-
-/// Table cells (old × new lines or words) a diff may fill before it settles for one
-/// removal and one addition.
-pub const MAX_CELLS: usize = 4_000_000;
 
 /// The lines of `old` turned into `new`: removed and added lines, with the words that
 /// changed marked on each pair of a removed and an added line.
@@ -149,81 +127,6 @@ fn push(pieces: &mut Vec<Piece>, piece: Piece) {
         }
         (_, piece) => pieces.push(piece),
     }
-}
-
-/// Words, runs of spaces, and single other characters.
-fn words(text: &str) -> Vec<&str> {
-    let class = |c: char| {
-        if c.is_alphanumeric() || c == '_' {
-            0
-        } else if c.is_whitespace() {
-            1
-        } else {
-            2
-        }
-    };
-    let mut out = Vec::new();
-    let mut start = 0;
-    let mut last: Option<u8> = None;
-    for (at, c) in text.char_indices() {
-        let now = class(c);
-        if last.is_some_and(|l| l != now || now == 2) {
-            out.push(&text[start..at]);
-            start = at;
-        }
-        last = Some(now);
-    }
-    if start < text.len() {
-        out.push(&text[start..]);
-    }
-    out
-}
-
-/// The shortest way from `a` to `b` by keeping a longest common subsequence: every item
-/// once, as kept, removed or added, in order.
-fn edit_script<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<(LineKind, &'a str)> {
-    // The common ends need no table.
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix =
-        a[prefix..].iter().rev().zip(b[prefix..].iter().rev()).take_while(|(x, y)| x == y).count();
-    let (mid_a, mid_b) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let mut out: Vec<(LineKind, &str)> = a[..prefix].iter().map(|l| (LineKind::Same, *l)).collect();
-    let (n, m) = (mid_a.len(), mid_b.len());
-    if n.saturating_mul(m) > MAX_CELLS {
-        out.extend(mid_a.iter().map(|l| (LineKind::Removed, *l)));
-        out.extend(mid_b.iter().map(|l| (LineKind::Added, *l)));
-    } else {
-        // lcs[i][j]: the longest common subsequence of mid_a[i..] and mid_b[j..].
-        let width = m + 1;
-        let mut lcs = vec![0u32; (n + 1) * width];
-        for i in (0..n).rev() {
-            for j in (0..m).rev() {
-                lcs[i * width + j] = if mid_a[i] == mid_b[j] {
-                    lcs[(i + 1) * width + j + 1] + 1
-                } else {
-                    lcs[(i + 1) * width + j].max(lcs[i * width + j + 1])
-                };
-            }
-        }
-        let (mut i, mut j) = (0, 0);
-        while i < n && j < m {
-            if mid_a[i] == mid_b[j] {
-                out.push((LineKind::Same, mid_a[i]));
-                i += 1;
-                j += 1;
-            } else if lcs[(i + 1) * width + j] >= lcs[i * width + j + 1] {
-                out.push((LineKind::Removed, mid_a[i]));
-                i += 1;
-            } else {
-                out.push((LineKind::Added, mid_b[j]));
-                j += 1;
-            }
-        }
-        out.extend(mid_a[i..].iter().map(|l| (LineKind::Removed, *l)));
-        out.extend(mid_b[j..].iter().map(|l| (LineKind::Added, *l)));
-    }
-    out.extend(a[a.len() - suffix..].iter().map(|l| (LineKind::Same, *l)));
-    out
 }
 
 /// Lines added and removed.
