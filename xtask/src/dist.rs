@@ -48,11 +48,13 @@ impl Profile {
     }
 }
 
-/// (crate's wasm file stem, folder in dist/)
-const BUNDLES: [(&str, &str); 5] = [
+/// (crate's wasm file stem, folder in dist/). `spelling` is not a page: the annotation page
+/// imports it when it loads the dictionary.
+const BUNDLES: [(&str, &str); 6] = [
     ("background_worker", "background"),
     ("side_panel", "side-panel"),
     ("annotation_page", "annotation"),
+    ("annotation_spelling", "spelling"),
     ("prompt_studio", "studio"),
     ("workflows_page", "workflows"),
 ];
@@ -90,7 +92,7 @@ const WASM_OPT_FEATURES: [&str; 6] = [
 pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
     args.extend(["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"]);
-    args.extend(["-p", "prompt-studio"]);
+    args.extend(["-p", "annotation-spelling", "-p", "prompt-studio"]);
     args.extend(["-p", "workflows-page"]);
     if profile == Profile::Release {
         args.push("--release");

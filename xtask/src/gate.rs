@@ -9,13 +9,15 @@ use crate::postgres::Cluster;
 use crate::setup;
 use crate::shell::{self, root};
 
-const WASM_CRATES: [&str; 12] = [
+const WASM_CRATES: [&str; 14] = [
     "-p",
     "background-worker",
     "-p",
     "side-panel",
     "-p",
     "annotation-page",
+    "-p",
+    "annotation-spelling",
     "-p",
     "prompt-studio",
     "-p",

@@ -14,7 +14,7 @@
 //!
 //! A run is scored one way only, [`score`]: every step's misspellings against the dictionary,
 //! plus the grammar issues the page knows of, lower its Language part. There is no way to
-//! score a run without a [`Speller`], so no save, status move, rollback or import can store a
+//! score a run without a speller ([`SpellCheck`]), so no save, status move, rollback or import can store a
 //! score that missed the spelling; a page without its dictionary stores no score at all, and
 //! the run shows as not scored yet.
 //!
@@ -26,7 +26,7 @@ use serde::Serialize;
 
 use crate::checklist::{self, Analysis};
 use crate::record::{ReviewStatus, Run, Step, Thought};
-use crate::spelling::Speller;
+use crate::spelling::SpellCheck;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Part {
@@ -104,7 +104,7 @@ fn readability(a: &Analysis, words: usize) -> u8 {
 /// ([`misspelled`]) and `grammar`'s issues for it (step index, count), averaged; the last
 /// step is judged as final, and a run without steps scores 0. Every score a run stores is
 /// this one.
-pub fn score(steps: &[Step], speller: &Speller, grammar: &[(u32, usize)]) -> u8 {
+pub fn score(steps: &[Step], speller: &dyn SpellCheck, grammar: &[(u32, usize)]) -> u8 {
     let issues: Vec<usize> = steps
         .iter()
         .map(|step| {
@@ -117,7 +117,7 @@ pub fn score(steps: &[Step], speller: &Speller, grammar: &[(u32, usize)]) -> u8 
 
 /// How many misspelled words the step's three thoughts hold: what its Language part counts
 /// besides grammar, as the editor counts it while one types and as [`score`] does.
-pub fn misspelled(step: &Step, speller: &Speller) -> usize {
+pub fn misspelled(step: &Step, speller: &dyn SpellCheck) -> usize {
     let thoughts: usize = Thought::ALL
         .iter()
         .map(|which| speller.check_only(*which, step.thoughts.get(*which)).len())

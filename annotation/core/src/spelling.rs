@@ -15,6 +15,11 @@
 //! while the annotator types can use [`Speller::check_only`] and call [`Speller::suggest`] when
 //! an issue is opened.
 //!
+//! The annotation page does not link spellbook: its [`Speller`] lives in a module of its own
+//! (`annotation-spelling`), loaded with the dictionary, and the page reaches it through
+//! [`SpellCheck`], which [`Speller`] implements here too (the tests and the quality score
+//! use it natively).
+//!
 //! Suggestions come from spellbook (Hunspell's algorithm), whose order favours the kind of
 //! edit it tried first: for "adress" it offers "dress" (a letter too many) before "address"
 //! (a letter missing). [`Speller::suggest`] ranks them again: fewest edits first
@@ -30,6 +35,41 @@ use crate::record::Thought;
 
 /// How many replacements an issue offers at most.
 pub const MAX_SUGGESTIONS: usize = 5;
+
+/// What checks spelling: a [`Speller`], or a page's handle on one in another module.
+pub trait SpellCheck {
+    /// The byte ranges of the words of `text` that are not spelled right.
+    fn misspelled(&self, text: &str) -> Vec<(usize, usize)>;
+
+    /// Up to [`MAX_SUGGESTIONS`] replacements for `word`, best first.
+    fn suggest(&self, word: &str) -> Vec<String>;
+
+    /// The misspelled words of one thought's `text`, without replacements (finding those is
+    /// the slow part: [`SpellCheck::suggest`] when an issue is shown).
+    fn check_only(&self, thought: Thought, text: &str) -> Vec<TextIssue> {
+        let found = self.misspelled(text);
+        found.into_iter().map(|(start, end)| issue(thought, text, start, end, Vec::new())).collect()
+    }
+}
+
+/// The issue for the misspelled word at `start..end` of `text`.
+fn issue(
+    thought: Thought,
+    text: &str,
+    start: usize,
+    end: usize,
+    replacements: Vec<String>,
+) -> TextIssue {
+    let word = &text[start..end];
+    TextIssue {
+        thought,
+        start,
+        end,
+        kind: IssueKind::Spelling,
+        message: format!("“{word}” is not in the dictionary"),
+        replacements,
+    }
+}
 
 pub struct Speller {
     dict: Dictionary,
@@ -74,47 +114,34 @@ impl Speller {
             || self.dict.check(word)
     }
 
-    /// Up to [`MAX_SUGGESTIONS`] replacements for `word`, best first (see [`rank`]).
-    pub fn suggest(&self, word: &str) -> Vec<String> {
+    /// The misspelled words of one thought's `text`, each with its replacements.
+    pub fn check(&self, thought: Thought, text: &str) -> Vec<TextIssue> {
+        let mut cache: lean::SortedMap<&str, Vec<String>> = lean::SortedMap::new();
+        let found = self.misspelled(text);
+        found
+            .into_iter()
+            .map(|(start, end)| {
+                let word = &text[start..end];
+                let replacements = cache.entry_or_insert_with(word, || self.suggest(word)).clone();
+                issue(thought, text, start, end, replacements)
+            })
+            .collect()
+    }
+}
+
+impl SpellCheck for Speller {
+    fn misspelled(&self, text: &str) -> Vec<(usize, usize)> {
+        let mut found = words_to_check(text);
+        found.retain(|(start, end)| !self.check_word(&text[*start..*end]));
+        found
+    }
+
+    /// Best first, as [`rank`] orders spellbook's.
+    fn suggest(&self, word: &str) -> Vec<String> {
         let mut out = Vec::new();
         self.dict.suggest(word, &mut out);
         let mut out = rank(word, out);
         out.truncate(MAX_SUGGESTIONS);
-        out
-    }
-
-    /// The misspelled words of one thought's `text`, each with its replacements.
-    pub fn check(&self, thought: Thought, text: &str) -> Vec<TextIssue> {
-        self.issues(thought, text, true)
-    }
-
-    /// Like [`Speller::check`] but without replacements, which are the slow part.
-    pub fn check_only(&self, thought: Thought, text: &str) -> Vec<TextIssue> {
-        self.issues(thought, text, false)
-    }
-
-    fn issues(&self, thought: Thought, text: &str, suggest: bool) -> Vec<TextIssue> {
-        let mut cache: lean::SortedMap<&str, Vec<String>> = lean::SortedMap::new();
-        let mut out = Vec::new();
-        for (start, end) in words_to_check(text) {
-            let word = &text[start..end];
-            if self.check_word(word) {
-                continue;
-            }
-            let replacements = if suggest {
-                cache.entry_or_insert_with(word, || self.suggest(word)).clone()
-            } else {
-                Vec::new()
-            };
-            out.push(TextIssue {
-                thought,
-                start,
-                end,
-                kind: IssueKind::Spelling,
-                message: format!("“{word}” is not in the dictionary"),
-                replacements,
-            });
-        }
         out
     }
 }

@@ -9,7 +9,7 @@ use std::rc::Rc;
 use annotation_core::lint::TextIssue;
 use annotation_core::quality;
 use annotation_core::record::{Step, Thought};
-use annotation_core::spelling::Speller;
+use annotation_core::spelling::SpellCheck;
 
 use crate::state::GrammarCheck;
 
@@ -19,7 +19,7 @@ thread_local! {
 }
 
 /// Misspellings of `text`, each with its replacements (from the cache when known).
-pub fn spelling(speller: &Speller, which: Thought, text: &str) -> Vec<TextIssue> {
+pub fn spelling(speller: &dyn SpellCheck, which: Thought, text: &str) -> Vec<TextIssue> {
     let mut issues = speller.check_only(which, text);
     for issue in &mut issues {
         let word = text.get(issue.start..issue.end).unwrap_or_default().to_owned();
@@ -49,7 +49,12 @@ pub fn grammar<'a>(
 
 /// How many spelling and grammar issues the step's thoughts have (spelling counts none
 /// until the dictionary is loaded).
-pub fn count(speller: Option<&Speller>, check: &GrammarCheck, run_id: &str, step: &Step) -> usize {
+pub fn count(
+    speller: Option<&dyn SpellCheck>,
+    check: &GrammarCheck,
+    run_id: &str,
+    step: &Step,
+) -> usize {
     let spelled = speller.map_or(0, |s| quality::misspelled(step, s));
     spelled
         + Thought::ALL
@@ -63,17 +68,17 @@ pub fn count(speller: Option<&Speller>, check: &GrammarCheck, run_id: &str, step
 /// Without the dictionary it scores nothing: the run shows as not scored yet rather than
 /// with a score that missed its misspellings.
 #[derive(Clone)]
-pub struct Scorer(Option<Rc<Speller>>);
+pub struct Scorer(Option<Rc<dyn SpellCheck>>);
 
 impl Scorer {
     /// `speller` is the dictionary, or `None` when it could not be loaded.
-    pub fn new(speller: Option<Rc<Speller>>) -> Scorer {
+    pub fn new(speller: Option<Rc<dyn SpellCheck>>) -> Scorer {
         Scorer(speller)
     }
 
     /// The score of a run of `steps`, with `grammar`'s issues (step index, count) from
     /// answers still about their text; `None` without the dictionary.
     pub fn score(&self, steps: &[Step], grammar: &[(u32, usize)]) -> Option<u8> {
-        self.0.as_ref().map(|speller| quality::score(steps, speller, grammar))
+        self.0.as_ref().map(|speller| quality::score(steps, speller.as_ref(), grammar))
     }
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::spelling::Speller;
 use crate::test_support::step;
 
 fn good() -> Step {

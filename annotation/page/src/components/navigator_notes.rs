@@ -38,7 +38,7 @@ pub fn navigator_notes(props: &Props) -> Html {
                 let text = props.notes.get(which).to_owned();
                 // The speller's issues name a thought; only their ranges matter here.
                 let issues: Vec<TextIssue> = speller.as_ref()
-                    .map(|s| language::spelling(&s.0, Thought::One, &text)).unwrap_or_default();
+                    .map(|s| language::spelling(&*s.0, Thought::One, &text)).unwrap_or_default();
                 let key = which.key();
                 let rows = (text.len() / 70 + text.matches('\n').count() + 1).clamp(1, 8);
                 let on_input = props.on_change.reform(move |e: InputEvent| {

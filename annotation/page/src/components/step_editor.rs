@@ -144,7 +144,7 @@ pub fn step_editor(props: &Props) -> Html {
                     })
                 };
                 let text = step.thoughts.get(*which).to_owned();
-                let mut issues = speller.as_ref().map(|s| language::spelling(&s.0, *which, &text)).unwrap_or_default();
+                let mut issues = speller.as_ref().map(|s| language::spelling(&*s.0, *which, &text)).unwrap_or_default();
                 // Grammar issues count only while the text is what was checked.
                 issues.extend(language::grammar(&props.check, &editor.run.id, &step, *which).cloned());
                 lean::sort_by_key(&mut issues, |i| i.start);

@@ -16,7 +16,7 @@ use std::rc::Rc;
 use annotation_core::grammar;
 use annotation_core::lint::TextIssue;
 use annotation_core::record::Thought;
-use annotation_core::spelling::Speller;
+use annotation_core::spelling::SpellCheck;
 
 pub use hooks::{
     use_activity, use_database, use_effects, use_history, use_speller, use_sync_timer,
@@ -41,7 +41,7 @@ impl PartialEq for DbHandle {
 
 /// The spelling dictionary, once loaded; until then thoughts show no spelling issues.
 #[derive(Clone)]
-pub struct SpellerHandle(pub Rc<Speller>);
+pub struct SpellerHandle(pub Rc<dyn SpellCheck>);
 
 impl PartialEq for SpellerHandle {
     fn eq(&self, other: &Self) -> bool {
@@ -52,7 +52,7 @@ impl PartialEq for SpellerHandle {
 thread_local! {
     /// The dictionary once loaded, for the effects that count spelling issues (a save's
     /// quality) as well as for the components, which get it as context.
-    static SPELLER: RefCell<Option<Rc<Speller>>> = const { RefCell::new(None) };
+    static SPELLER: RefCell<Option<Rc<dyn SpellCheck>>> = const { RefCell::new(None) };
     static LOADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     /// Time spent on the open run since its last save (seed §7.H).
     static ACTIVE: RefCell<(String, annotation_core::metrics::ActiveTime)> =
@@ -61,7 +61,7 @@ thread_local! {
 
 /// The dictionary, loading it first if nothing has yet; a load under way is waited for,
 /// not started again.
-async fn speller() -> Result<Rc<Speller>, String> {
+async fn speller() -> Result<Rc<dyn SpellCheck>, String> {
     loop {
         if let Some(loaded) = SPELLER.with(|s| s.borrow().clone()) {
             return Ok(loaded);
@@ -72,7 +72,7 @@ async fn speller() -> Result<Rc<Speller>, String> {
         crate::util::yield_now().await;
     }
     LOADING.with(|l| l.set(true));
-    let loaded = load_speller().await.map(Rc::new);
+    let loaded = load_speller().await.map(|s| Rc::new(s) as Rc<dyn SpellCheck>);
     LOADING.with(|l| l.set(false));
     let loaded = loaded?;
     SPELLER.with(|s| *s.borrow_mut() = Some(loaded.clone()));
@@ -332,8 +332,8 @@ async fn check_grammar(
 }
 
 /// Reads the bundled Hunspell dictionary (`dictionaries/en_US.*`, from Debian's
-/// `hunspell-en-us`) and builds the speller.
-async fn load_speller() -> Result<Speller, String> {
+/// `hunspell-en-us`) and builds the speller in the spelling module.
+async fn load_speller() -> Result<crate::spelling::ModuleSpeller, String> {
     async fn text(path: &str) -> Result<String, String> {
         let response =
             http::fetch("GET", path, &[], None).await.map_err(|()| format!("{path}: no answer"))?;
@@ -344,5 +344,5 @@ async fn load_speller() -> Result<Speller, String> {
     }
     let aff = text("dictionaries/en_US.aff").await?;
     let dic = text("dictionaries/en_US.dic").await?;
-    Speller::new(&aff, &dic)
+    crate::spelling::load(&aff, &dic).await
 }
