@@ -48,13 +48,15 @@ impl Profile {
     }
 }
 
-/// (crate's wasm file stem, folder in dist/). `spelling` is not a page: the annotation page
-/// imports it when it loads the dictionary.
-const BUNDLES: [(&str, &str); 6] = [
+/// (crate's wasm file stem, folder in dist/). `spelling` and `transfer` are not pages: the
+/// annotation page imports them when it loads the dictionary and when a fine-tuning export
+/// starts.
+const BUNDLES: [(&str, &str); 7] = [
     ("background_worker", "background"),
     ("side_panel", "side-panel"),
     ("annotation_page", "annotation"),
     ("annotation_spelling", "spelling"),
+    ("annotation_transfer", "transfer"),
     ("prompt_studio", "studio"),
     ("workflows_page", "workflows"),
 ];
@@ -92,7 +94,8 @@ const WASM_OPT_FEATURES: [&str; 6] = [
 pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
     args.extend(["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"]);
-    args.extend(["-p", "annotation-spelling", "-p", "prompt-studio"]);
+    args.extend(["-p", "annotation-spelling", "-p", "annotation-transfer"]);
+    args.extend(["-p", "prompt-studio"]);
     args.extend(["-p", "workflows-page"]);
     if profile == Profile::Release {
         args.push("--release");

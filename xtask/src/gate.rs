@@ -9,7 +9,7 @@ use crate::postgres::Cluster;
 use crate::setup;
 use crate::shell::{self, root};
 
-const WASM_CRATES: [&str; 14] = [
+const WASM_CRATES: [&str; 16] = [
     "-p",
     "background-worker",
     "-p",
@@ -18,6 +18,8 @@ const WASM_CRATES: [&str; 14] = [
     "annotation-page",
     "-p",
     "annotation-spelling",
+    "-p",
+    "annotation-transfer",
     "-p",
     "prompt-studio",
     "-p",

@@ -13,6 +13,7 @@ pub mod download;
 pub mod effects;
 pub mod http;
 pub mod language;
+pub mod modules;
 pub mod spelling;
 pub mod state;
 pub mod sync;

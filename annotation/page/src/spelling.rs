@@ -1,16 +1,14 @@
 //! The spell checker, a wasm module of its own (`annotation-spelling`, in `dist/spelling/`),
-//! imported when the dictionary is loaded and reached through [`SpellCheck`]: the page's
-//! bundle carries no spelling engine. Only byte ranges and words cross between the modules.
+//! imported when the dictionary is loaded (`crate::modules`) and reached through
+//! [`SpellCheck`]: the page's bundle carries no spelling engine. Only byte ranges and words
+//! cross between the modules.
 
 use annotation_core::spelling::SpellCheck;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-#[wasm_bindgen(module = "/src/spelling.js")]
+#[wasm_bindgen]
 extern "C" {
-    #[wasm_bindgen(catch)]
-    async fn load_spell_checker(aff: &str, dic: &str) -> Result<JsValue, JsValue>;
-
     type SpellChecker;
 
     #[wasm_bindgen(method)]
@@ -39,8 +37,9 @@ impl SpellCheck for ModuleSpeller {
 
 /// Imports the spelling module and builds its checker over a Hunspell `.aff` and `.dic`.
 pub async fn load(aff: &str, dic: &str) -> Result<ModuleSpeller, String> {
-    let checker = load_spell_checker(aff, dic).await.map_err(|error| {
-        error.as_string().unwrap_or_else(|| format!("The spell checker did not load: {error:?}"))
-    })?;
+    let args = js_sys::Array::of2(&JsValue::from_str(aff), &JsValue::from_str(dic));
+    let checker =
+        crate::modules::construct("/spelling/annotation_spelling.js", "SpellChecker", &args)
+            .await?;
     Ok(ModuleSpeller(checker.unchecked_into()))
 }

@@ -1,23 +1,43 @@
 //! The fine-tuning export's IO: the runs, their Navigator traces and screenshots from
-//! IndexedDB, the prompt files the worker renders with (and its prompt overrides), the
-//! secrets to mask; then a ZIP of `train.jsonl`, `validation.jsonl`, `test.jsonl` and the card
-//! (`README.md`), and `provenance.jsonl` (each example's run, step and drafted thoughts).
-//! What goes in, and how, is `annotation_core::finetune`'s.
+//! IndexedDB, the prompt overrides from the worker's settings, the secrets to mask, handed a
+//! run at a time to the fine-tuning module (`annotation-transfer`, imported when an export
+//! starts: the page's bundle carries no prompt renderer or dataset writer); then the ZIP of
+//! `train.jsonl`, `validation.jsonl`, `test.jsonl`, the card (`README.md`) and
+//! `provenance.jsonl` it builds is saved. What goes in, and how, is
+//! `annotation_core::finetune`'s.
 
 use std::collections::HashMap;
 
-use annotation_core::export::ZipWriter;
-use annotation_core::finetune::{
-    self, Build, CardFacts, NavigatorCall, Options, Tally, navigator_calls,
-};
+use annotation_core::finetune::{self, Options};
 use annotation_core::record::Step;
-use prompt_files::prompts::PromptSet;
-use wasm_bindgen::JsValue;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
 
 use super::{notify, progress};
 use crate::db::Db;
 use crate::state::{Action, Dispatch};
 use crate::util::{now, yield_now};
+
+#[wasm_bindgen]
+extern "C" {
+    /// `annotation-transfer`'s export in the making.
+    type FinetuneExport;
+
+    #[wasm_bindgen(method, catch)]
+    fn add_run(
+        this: &FinetuneExport,
+        run: &str,
+        steps: &str,
+        traces: &str,
+        images: &str,
+    ) -> Result<(), JsValue>;
+
+    #[wasm_bindgen(method)]
+    fn finish(this: &FinetuneExport, filter: &str, exported_at: &str) -> Vec<u8>;
+
+    #[wasm_bindgen(method)]
+    fn notice(this: &FinetuneExport, file: &str) -> String;
+}
 
 /// Exports the runs `ids` (those of them in the chosen statuses) for fine-tuning.
 pub async fn export(
@@ -32,21 +52,7 @@ pub async fn export(
     let result = build(db, dispatch, &label, &ids, &filter, &options).await;
     dispatch.dispatch(Action::Progress(None));
     match result {
-        Ok((file, tally)) => {
-            let left_out: usize = tally.skipped.values().sum();
-            let mut text = format!(
-                "Exported {} examples ({} train, {} validation, {} test) from {} runs to {file}.",
-                tally.examples(),
-                tally.train_examples,
-                tally.validation_examples,
-                tally.test_examples,
-                tally.runs()
-            );
-            if left_out > 0 {
-                text += &format!(" {left_out} steps were left out: the card in the ZIP says why.");
-            }
-            notify(dispatch, true, text);
-        }
+        Ok(notice) => notify(dispatch, true, notice),
         Err(why) => notify(dispatch, false, format!("Fine-tuning export failed: {why}")),
     }
 }
@@ -58,7 +64,7 @@ async fn build(
     ids: &[String],
     filter: &str,
     options: &Options,
-) -> Result<(String, Tally), String> {
+) -> Result<String, String> {
     let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     let mut runs: Vec<_> = db
         .everything()
@@ -70,72 +76,55 @@ async fn build(
         .collect();
     lean::sort_by(&mut runs, |a, b| a.0.id.cmp(&b.0.id));
     let settings = db.agent_settings().await;
-    let prompts = match settings.get("prompt_overrides").and_then(|o| {
-        serde_json::from_value::<std::collections::BTreeMap<String, String>>(o.clone()).ok()
-    }) {
-        Some(overrides) if !overrides.is_empty() => {
-            PromptSet::with_overrides(&overrides).unwrap_or_else(|_| PromptSet::bundled())
-        }
-        _ => PromptSet::bundled(),
-    };
-    let render = |call: &NavigatorCall| -> Result<String, String> {
-        Ok(prompts.render(&call.prompt_id, Some(&call.variant), &call.params)?.text)
-    };
-    let parse_answer = |raw: &str| prompt_files::structured::extract_json(raw).ok();
-    let secrets = db.secrets().await;
-    let mut built = Vec::with_capacity(runs.len());
-    let mut tally = Tally::default();
+    let overrides = settings.get("prompt_overrides").filter(|o| o.is_object());
+    let overrides = overrides.map_or_else(|| "{}".to_owned(), ToString::to_string);
+    let secrets = js_sys::Array::new();
+    for secret in db.secrets().await {
+        secrets.push(&JsValue::from_str(&secret));
+    }
+    let args = js_sys::Array::of3(
+        &JsValue::from_str(&json(options)?),
+        &JsValue::from_str(&overrides),
+        &secrets,
+    );
+    let export: FinetuneExport =
+        crate::modules::construct("/transfer/annotation_transfer.js", "FinetuneExport", &args)
+            .await?
+            .unchecked_into();
     let total = runs.len();
     for (i, (run, steps)) in runs.iter().enumerate() {
-        let traces = db.traces(&run.id).await?;
-        let calls = navigator_calls(&traces);
-        let images =
-            if options.screenshots { screenshots(db, steps).await } else { HashMap::new() };
-        let image =
-            |step: &Step| step.screenshot.as_ref().and_then(|s| images.get(&s.key).cloned());
-        let how = Build {
-            options,
-            user_turn: prompt_files::prompts::USER_TURN,
-            secrets: &secrets,
-            render: &render,
-            parse_answer: &parse_answer,
-            image: &image,
-        };
-        built.push(finetune::run_examples(run, steps, &calls, &how, &mut tally));
+        let traces = serde_json::Value::Array(db.traces(&run.id).await?).to_string();
+        let images: serde_json::Map<String, serde_json::Value> =
+            if options.screenshots { screenshots(db, steps).await } else { HashMap::new() }
+                .into_iter()
+                .map(|(key, url)| (key, url.into()))
+                .collect();
+        let images = serde_json::Value::Object(images).to_string();
+        export
+            .add_run(&json(run)?, &json(steps)?, &traces, &images)
+            .map_err(|e| e.as_string().unwrap_or_else(|| format!("{e:?}")))?;
         progress(dispatch, label, i + 1, total);
         yield_now().await;
     }
-    let splits = finetune::split(built, options, &mut tally);
     let at = now();
-    let card = finetune::card(&tally, &CardFacts { exported_at: &at, filter, options });
-    let mut zip = ZipWriter::new();
-    let parts = js_sys::Array::new();
-    let bytes = |data: Vec<u8>| JsValue::from(js_sys::Uint8Array::from(data.as_slice()));
-    parts.push(&bytes(zip.entry("README.md", card.as_bytes())));
-    for (name, lines, examples) in [
-        ("train.jsonl", &splits.train, tally.train_examples),
-        ("validation.jsonl", &splits.validation, tally.validation_examples),
-        ("test.jsonl", &splits.test, tally.test_examples),
-    ] {
-        if examples > 0 {
-            parts.push(&bytes(zip.entry(name, lines.as_bytes())));
-        }
-    }
-    if tally.examples() > 0 {
-        parts.push(&bytes(zip.entry("provenance.jsonl", splits.provenance.as_bytes())));
-    }
-    parts.push(&bytes(zip.finish()));
+    let zip = export.finish(filter, &at);
     let file_name = file_name(&at);
+    let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(zip.as_slice()));
     let options_bag = web_sys::BlobPropertyBag::new();
     options_bag.set_type("application/zip");
-    let blob = web_sys::Blob::new_with_blob_sequence_and_options(&parts, &options_bag)
+    let blob = web_sys::Blob::new_with_u8_array_sequence_and_options(&parts, &options_bag)
         .map_err(|e| format!("could not assemble the file: {e:?}"))?;
     crate::download::save(&crate::download::Built {
         blob,
         file_name: file_name.clone(),
         steps: 0,
     })?;
-    Ok((file_name, tally))
+    Ok(export.notice(&file_name))
+}
+
+/// `value` as JSON text for the module (through `Value`, the page's one writer per type).
+fn json(value: &impl serde::Serialize) -> Result<String, String> {
+    lean::write_json(value).map_err(|e| e.to_string())
 }
 
 /// "alphascout-finetune-20261124-1030.zip".
