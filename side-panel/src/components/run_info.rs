@@ -16,6 +16,11 @@ fn tokens(n: u64) -> String {
     }
 }
 
+/// A cost as the panel shows it: to the cent, or to four places below a cent.
+pub fn cost(usd: f64) -> String {
+    if usd > 0.0 && usd < 0.01 { format!("${usd:.4}") } else { format!("${usd:.2}") }
+}
+
 /// Spend as the panel shows it, "1.5k tokens · $0.0042", and its tooltip; `None` before
 /// any token was spent. The Jobs view shows each job's the same way.
 pub fn spend_text(spend: Spend) -> Option<(String, String)> {
@@ -23,11 +28,7 @@ pub fn spend_text(spend: Spend) -> Option<(String, String)> {
     if total == 0 {
         return None;
     }
-    let cost = if spend.cost > 0.0 && spend.cost < 0.01 {
-        format!("${:.4}", spend.cost)
-    } else {
-        format!("${:.2}", spend.cost)
-    };
+    let cost = cost(spend.cost);
     let title = format!(
         "{} input + {} output tokens; estimated cost {cost}",
         spend.input_tokens, spend.output_tokens

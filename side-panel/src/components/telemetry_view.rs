@@ -2,6 +2,7 @@ use protocol::agent::Telemetry;
 use run_contract::telemetry::RoleSpend;
 use yew::prelude::*;
 
+use super::run_info::cost;
 use crate::state::telemetry::{counts, when};
 
 #[derive(Properties, PartialEq)]
@@ -12,10 +13,6 @@ pub struct TelemetryViewProps {
     /// Steps the run has taken, so an entry after the last one says so.
     pub steps: u32,
     pub on_close: Callback<()>,
-}
-
-fn cost(usd: f64) -> String {
-    if usd > 0.0 && usd < 0.01 { format!("${usd:.4}") } else { format!("${usd:.2}") }
 }
 
 fn spend_row(role: &str, spend: &RoleSpend) -> Html {
