@@ -1,7 +1,8 @@
 //! The page's own wasm modules that load when a feature first needs them, so the page's
 //! bundle does not carry them: the spell checker (`dist/spelling/`, with the dictionary) and
-//! the fine-tuning export (`dist/transfer/`). `modules.js` imports one; an object of one of
-//! its classes is built here.
+//! the files in and out (`dist/transfer/`: the fine-tuning export, reading imports).
+//! `modules.js` imports one; an object of one of its classes is built, or one of its
+//! functions called, here.
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -16,13 +17,26 @@ extern "C" {
 /// `/spelling/annotation_spelling.js`), built from `args`; what a constructor refuses with
 /// comes back as the error.
 pub async fn construct(path: &str, class: &str, args: &js_sys::Array) -> Result<JsValue, String> {
-    let failed = |error: JsValue| {
-        error.as_string().unwrap_or_else(|| format!("{path} did not load: {error:?}"))
-    };
-    let module = load_module(path).await.map_err(failed)?;
-    let constructor = js_sys::Reflect::get(&module, &JsValue::from_str(class))
+    let constructor = export(path, class).await?;
+    js_sys::Reflect::construct(&constructor, args).map_err(|e| failed(path, e))
+}
+
+/// What `function` of the module at `path` answers to `args`.
+pub async fn call(path: &str, function: &str, args: &js_sys::Array) -> Result<JsValue, String> {
+    let function = export(path, function).await?;
+    function.apply(&JsValue::UNDEFINED, args).map_err(|e| failed(path, e))
+}
+
+/// The function (or class) `name` the module at `path` exports, the module imported first.
+async fn export(path: &str, name: &str) -> Result<js_sys::Function, String> {
+    let module = load_module(path).await.map_err(|e| failed(path, e))?;
+    js_sys::Reflect::get(&module, &JsValue::from_str(name))
         .ok()
         .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
-        .ok_or_else(|| format!("{path} has no {class}"))?;
-    js_sys::Reflect::construct(&constructor, args).map_err(failed)
+        .ok_or_else(|| format!("{path} has no {name}"))
+}
+
+/// What a module threw (its own sentence when it threw one), or that it did not load.
+fn failed(path: &str, error: JsValue) -> String {
+    error.as_string().unwrap_or_else(|| format!("{path} did not load: {error:?}"))
 }

@@ -219,21 +219,22 @@ pub async fn import_text(
     as_copies: bool,
 ) {
     dispatch.dispatch(Action::Rejections(Vec::new()));
+    // As copies, ids already here are no fault: the runs get new ones.
     let existing = match db.run_ids().await {
-        Ok(ids) => ids.into_iter().collect(),
+        Ok(_) if as_copies => Vec::new(),
+        Ok(ids) => ids,
         Err(why) => return notify(dispatch, false, why),
     };
-    let parsed = if as_copies {
-        import::read(&name, &text).map(|batch| import::as_copies(batch, crate::util::new_id))
-    } else {
-        import::parse(&name, &text, &existing)
+    let parsed = match read_import(&name, &text, existing).await {
+        Ok(parsed) if as_copies => {
+            parsed.map(|runs| import::as_copies(import::Batch { runs }, crate::util::new_id))
+        }
+        Ok(parsed) => parsed.map(|runs| import::Batch { runs }),
+        Err(why) => return notify(dispatch, false, format!("Nothing was imported: {why}")),
     };
     match parsed {
-        Err(rejections) => {
-            let count = rejections.len();
-            // A file whose only fault is ids already here can come in as copies.
-            let copyable = !as_copies && import::read(&name, &text).is_ok();
-            let lines = rejections.iter().map(ToString::to_string).collect();
+        Err((lines, copyable)) => {
+            let count = lines.len();
             dispatch.dispatch(Action::Rejections(lines));
             if copyable {
                 dispatch.dispatch(Action::CopyableImport(Some((name.clone(), text))));
@@ -265,6 +266,33 @@ pub async fn import_text(
             }
         }
     }
+}
+
+/// The import file read and checked by the transfer module (`read_import`): its runs, or
+/// the problems, one a line, and whether ids already here were the only fault.
+async fn read_import(
+    name: &str,
+    text: &str,
+    existing: Vec<String>,
+) -> Result<Result<Vec<(Run, Vec<Step>)>, (Vec<String>, bool)>, String> {
+    let ids = js_sys::Array::new();
+    for id in existing {
+        ids.push(&id.into());
+    }
+    let args = js_sys::Array::of3(&name.into(), &text.into(), &ids);
+    let answer = crate::modules::call("/transfer/annotation_transfer.js", "read_import", &args)
+        .await?
+        .as_string()
+        .ok_or("the import was not read")?;
+    let mut answer: serde_json::Value =
+        lean::read_json(&answer).map_err(|e| format!("the import was not read: {e}"))?;
+    if answer.get("runs").is_some() {
+        let runs = serde_json::from_value(answer["runs"].take())
+            .map_err(|e| format!("the import was not read: {e}"))?;
+        return Ok(Ok(runs));
+    }
+    let lines = serde_json::from_value(answer["rejections"].take()).unwrap_or_default();
+    Ok(Err((lines, answer["copyable"] == true)))
 }
 
 /// Stores a copy of a run and opens it.
