@@ -12,8 +12,8 @@
 //! so build it once, off the typing path. Checking a word takes microseconds. Suggesting is
 //! slow: about 30–50 ms a misspelled word, because spellbook's "ngram" pass walks the whole
 //! word list. [`Speller::check`] suggests once per distinct misspelled word; a page that checks
-//! while the annotator types can use [`Speller::check_only`] and call [`Speller::suggest`] when
-//! an issue is opened.
+//! while the annotator types can use [`SpellCheck::check_only`] and call
+//! [`SpellCheck::suggest`] when an issue is opened.
 //!
 //! The annotation page does not link spellbook: its [`Speller`] lives in a module of its own
 //! (`annotation-spelling`), loaded with the dictionary, and the page reaches it through

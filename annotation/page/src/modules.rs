@@ -7,15 +7,19 @@
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
+/// The spell checker (`annotation-spelling`), as the extension serves it.
+pub const SPELLING: &str = "/spelling/annotation_spelling.js";
+/// The files in and out (`annotation-transfer`).
+pub const TRANSFER: &str = "/transfer/annotation_transfer.js";
+
 #[wasm_bindgen(module = "/src/modules.js")]
 extern "C" {
     #[wasm_bindgen(catch)]
     async fn load_module(path: &str) -> Result<JsValue, JsValue>;
 }
 
-/// A new `class` object of the module at `path` (as the extension serves it, e.g.
-/// `/spelling/annotation_spelling.js`), built from `args`; what a constructor refuses with
-/// comes back as the error.
+/// A new `class` object of the module at `path` ([`SPELLING`], [`TRANSFER`]), built from
+/// `args`; what a constructor refuses with comes back as the error.
 pub async fn construct(path: &str, class: &str, args: &js_sys::Array) -> Result<JsValue, String> {
     let constructor = export(path, class).await?;
     js_sys::Reflect::construct(&constructor, args).map_err(|e| failed(path, e))

@@ -39,7 +39,6 @@ impl SpellCheck for ModuleSpeller {
 pub async fn load(aff: &str, dic: &str) -> Result<ModuleSpeller, String> {
     let args = js_sys::Array::of2(&JsValue::from_str(aff), &JsValue::from_str(dic));
     let checker =
-        crate::modules::construct("/spelling/annotation_spelling.js", "SpellChecker", &args)
-            .await?;
+        crate::modules::construct(crate::modules::SPELLING, "SpellChecker", &args).await?;
     Ok(ModuleSpeller(checker.unchecked_into()))
 }

@@ -88,7 +88,7 @@ async fn build(
         &secrets,
     );
     let export: FinetuneExport =
-        crate::modules::construct("/transfer/annotation_transfer.js", "FinetuneExport", &args)
+        crate::modules::construct(crate::modules::TRANSFER, "FinetuneExport", &args)
             .await?
             .unchecked_into();
     let total = runs.len();

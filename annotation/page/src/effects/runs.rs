@@ -280,12 +280,12 @@ async fn read_import(
         ids.push(&id.into());
     }
     let args = js_sys::Array::of3(&name.into(), &text.into(), &ids);
-    let answer = crate::modules::call("/transfer/annotation_transfer.js", "read_import", &args)
+    let answer = crate::modules::call(crate::modules::TRANSFER, "read_import", &args)
         .await?
         .as_string()
         .ok_or("the import was not read")?;
     let mut answer: serde_json::Value =
-        lean::read_json(&answer).map_err(|e| format!("the import was not read: {e}"))?;
+        serde_json::from_str(&answer).map_err(|e| format!("the import was not read: {e}"))?;
     if answer.get("runs").is_some() {
         let runs = serde_json::from_value(answer["runs"].take())
             .map_err(|e| format!("the import was not read: {e}"))?;
