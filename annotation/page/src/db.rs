@@ -2,7 +2,7 @@
 //! annotators' work back, each change in one transaction. What to write is decided in
 //! `annotation-core`; this module only moves records (`capture-db` has the stores).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::error::Error;
 
 use annotation_core::history::{self, Version};
@@ -13,13 +13,12 @@ use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::User;
 use annotation_core::sync::{self, Pending, PullMark, SyncSettings};
 use annotation_core::templates::Template;
+use annotation_store::{SYNC_KEY, Store, all_in, decode, failed, of_run_in, sorted, with_steps};
 use capture_db::*;
-use indexed_db_futures::database::Database;
 use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 use crate::language::Scorer;
 use crate::state::drafts::{self, StoredDraft};
@@ -30,7 +29,6 @@ use wasm_bindgen::JsValue;
 type Cause = Box<dyn Error>;
 
 const USER_KEY: &str = "user";
-const SYNC_KEY: &str = "sync";
 /// The last pull's cursor from the server (`annotation_core::sync::PullMark`). The key
 /// `pulledAt` that held this browser's clock before is no longer read.
 const PULL_MARK_KEY: &str = "pullMark";
@@ -50,8 +48,9 @@ pub struct QueuedChange {
     pub queued_at: String,
 }
 
+/// The page's IndexedDB: [`Store`]'s reads, and the page's writes.
 pub struct Db {
-    db: Database,
+    store: Store,
 }
 
 /// A run's text for full-text search, stored apart from its summary.
@@ -78,59 +77,21 @@ pub struct SaveResult {
     pub versions: Vec<Version>,
 }
 
-fn decode<T: DeserializeOwned>(values: Vec<JsValue>, what: &str) -> Vec<T> {
-    values
-        .into_iter()
-        .filter_map(|value| match capture_db::decode(value) {
-            Ok(record) => Some(record),
-            Err(cause) => {
-                // One odd row must not hide the rest; it stays stored as it is.
-                web_sys::console::warn_1(&format!("skipped an unreadable {what}: {cause}").into());
-                None
-            }
-        })
-        .collect()
-}
+impl std::ops::Deref for Db {
+    type Target = Store;
 
-fn failed(what: &str) -> impl FnOnce(Cause) -> String + '_ {
-    move |cause| format!("IndexedDB: could not {what}: {cause}")
+    fn deref(&self) -> &Store {
+        &self.store
+    }
 }
 
 impl Db {
     pub async fn open() -> Result<Db, String> {
-        Ok(Db { db: capture_db::open().await? })
+        Ok(Db { store: Store::open().await? })
     }
 
     fn writer(&self, stores: &[&str]) -> indexed_db_futures::Result<Transaction<'_>> {
-        self.db.transaction(stores).with_mode(TransactionMode::Readwrite).build()
-    }
-
-    async fn all(&self, store: &str) -> Result<Vec<JsValue>, Cause> {
-        let tx = self.db.transaction(store).build()?;
-        all_in(&tx.object_store(store)?).await
-    }
-
-    async fn of_run(&self, store: &str, run_id: &str) -> Result<Vec<JsValue>, Cause> {
-        let tx = self.db.transaction(store).build()?;
-        of_run_in(&tx.object_store(store)?, run_id).await
-    }
-
-    /// The value under `key` in `store`, as stored.
-    async fn get(&self, store: &str, key: &str) -> Result<Option<JsValue>, Cause> {
-        let tx = self.db.transaction(store).build()?;
-        Ok(tx.object_store(store)?.get::<JsValue, _, _>(key).await?)
-    }
-
-    /// The record under `key` in `store`, if stored and readable: what the page and the
-    /// worker keep under fixed keys (settings, keys) is optional, so a failure reads as none.
-    async fn read<T: DeserializeOwned>(&self, store: &str, key: &str) -> Option<T> {
-        let value = self.get(store, key).await.ok().flatten()?;
-        capture_db::decode(value).ok()
-    }
-
-    /// The page's own setting under `key` in the `annotation` store, if stored and readable.
-    async fn setting<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
-        self.read(ANNOTATION, key).await
+        self.database().transaction(stores).with_mode(TransactionMode::Readwrite).build()
     }
 
     pub async fn user(&self) -> Option<User> {
@@ -166,7 +127,7 @@ impl Db {
     /// the runs): the list can show these at once and check them for staleness after.
     pub async fn stored_summaries(&self) -> Option<Vec<RunSummary>> {
         let read = async {
-            let tx = self.db.transaction([RUNS, SUMMARIES]).build()?;
+            let tx = self.database().transaction([RUNS, SUMMARIES]).build()?;
             let runs = tx.object_store(RUNS)?.count().await?;
             let summaries: Vec<RunSummary> =
                 decode(all_in(&tx.object_store(SUMMARIES)?).await?, "summary");
@@ -528,31 +489,6 @@ impl Db {
             .map_err(failed("drop the saved edits' draft"))
     }
 
-    /// The traces of a run's model calls (the worker's `LlmTrace` records), as stored.
-    pub async fn traces(&self, run_id: &str) -> Result<Vec<serde_json::Value>, String> {
-        let read = async {
-            let values = self.of_run(TRACES, run_id).await?;
-            Ok::<_, Cause>(decode(values, "trace"))
-        };
-        read.await.map_err(failed("read the run's traces"))
-    }
-
-    /// The agent's settings as the worker stores them (keys masked), or null before any.
-    pub async fn agent_settings(&self) -> serde_json::Value {
-        self.read(SETTINGS, "settings").await.unwrap_or_default()
-    }
-
-    /// Every secret this browser holds: the agent's API keys and the sync token. Exports
-    /// mask them wherever they appear.
-    pub async fn secrets(&self) -> Vec<String> {
-        let keys: BTreeMap<String, String> = self.read(SETTINGS, "keys").await.unwrap_or_default();
-        let mut out: Vec<String> = keys.into_values().collect();
-        let token = self.sync_settings().await.token;
-        out.push(token);
-        out.retain(|s| !s.trim().is_empty());
-        out
-    }
-
     pub async fn starred(&self) -> Vec<Template> {
         match self.all(TEMPLATES).await {
             Ok(values) => decode(values, "template"),
@@ -566,21 +502,6 @@ impl Db {
 
     pub async fn delete_template(&self, id: &str) -> Result<(), String> {
         self.delete(TEMPLATES, id).await.map_err(failed("delete the template"))
-    }
-
-    /// The screenshot blob stored under `key`.
-    pub async fn screenshot(&self, key: &str) -> Option<web_sys::Blob> {
-        use wasm_bindgen::JsCast;
-        self.get(SCREENSHOTS, key).await.ok().flatten().and_then(|v| v.dyn_into().ok())
-    }
-
-    /// Every run with its steps, for exports: two reads in all, grouped here.
-    pub async fn everything(&self) -> Result<Vec<(Run, Vec<Step>)>, String> {
-        let read = async {
-            let runs: Vec<Run> = decode(self.all(RUNS).await?, "run");
-            Ok::<_, Cause>(with_steps(runs, decode(self.all(STEPS).await?, "step")))
-        };
-        read.await.map_err(failed("read the runs to export"))
     }
 
     /// Every run's record, without steps (what a sync round reports of each).
@@ -642,7 +563,7 @@ impl Db {
 
     pub async fn run_ids(&self) -> Result<Vec<String>, String> {
         let read = async {
-            let tx = self.db.transaction(RUNS).build()?;
+            let tx = self.database().transaction(RUNS).build()?;
             let keys = tx.object_store(RUNS)?.get_all_keys::<JsValue>().await?;
             Ok::<_, Cause>(keys.filter_map(|k| k.ok()?.as_string()).collect())
         };
@@ -683,39 +604,6 @@ impl Db {
     }
 }
 
-fn sorted(mut steps: Vec<Step>) -> Vec<Step> {
-    lean::sort_by_key(&mut steps, |s| s.index);
-    steps
-}
-
-/// Each run with its own steps in order, from one read of every step (the list's first
-/// summaries and the exports): far faster than a read per run over many runs.
-fn with_steps(runs: Vec<Run>, steps: Vec<Step>) -> Vec<(Run, Vec<Step>)> {
-    let mut by_run: HashMap<String, Vec<Step>> = HashMap::new();
-    for step in steps {
-        by_run.entry(step.run_id.clone()).or_default().push(step);
-    }
-    runs.into_iter()
-        .map(|run| {
-            let own = sorted(by_run.remove(&run.id).unwrap_or_default());
-            (run, own)
-        })
-        .collect()
-}
-
-/// Every value in `store`, read in the caller's transaction.
-async fn all_in(store: &ObjectStore<'_>) -> Result<Vec<JsValue>, Cause> {
-    Ok(store.get_all::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?)
-}
-
-/// The values in `store` of the run `run_id` (its `runId` index), read in the caller's
-/// transaction.
-async fn of_run_in(store: &ObjectStore<'_>, run_id: &str) -> Result<Vec<JsValue>, Cause> {
-    let index = store.index("runId")?;
-    let values = index.get_all::<JsValue>().with_query(run_id).await?;
-    Ok(values.collect::<Result<Vec<_>, _>>()?)
-}
-
 /// The stored copy of the run `run_id`, if any and readable, read in the caller's
 /// transaction: a save and a pull both keep what only the stored copy knows.
 async fn stored_run(store: &ObjectStore<'_>, run_id: &str) -> Result<Option<Run>, Cause> {
@@ -739,10 +627,6 @@ fn unqueued<'q>(
 
 /// What sync needs from storage.
 impl Db {
-    pub async fn sync_settings(&self) -> SyncSettings {
-        self.setting(SYNC_KEY).await.unwrap_or_default()
-    }
-
     pub async fn put_sync_settings(&self, settings: &SyncSettings) -> Result<(), String> {
         self.put_keyed(ANNOTATION, SYNC_KEY, settings)
             .await
@@ -810,7 +694,7 @@ impl Db {
     /// The queue, oldest first, with each entry's key.
     pub async fn queued(&self) -> Result<Vec<(JsValue, QueuedChange)>, String> {
         let read = async {
-            let tx = self.db.transaction(OUTBOX).build()?;
+            let tx = self.database().transaction(OUTBOX).build()?;
             let store = tx.object_store(OUTBOX)?;
             let keys = store.get_all_keys::<JsValue>().await?.collect::<Result<Vec<_>, _>>()?;
             let values = all_in(&store).await?;
@@ -936,7 +820,7 @@ impl Db {
 
     pub async fn has_screenshot(&self, key: &str) -> bool {
         let read = async {
-            let tx = self.db.transaction(SCREENSHOTS).build()?;
+            let tx = self.database().transaction(SCREENSHOTS).build()?;
             let count = tx.object_store(SCREENSHOTS)?.count().with_query(key).await?;
             Ok::<_, Cause>(count > 0)
         };

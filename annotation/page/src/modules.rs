@@ -1,6 +1,6 @@
 //! The page's own wasm modules that load when a feature first needs them, so the page's
 //! bundle does not carry them: the spell checker (`dist/spelling/`, with the dictionary) and
-//! the files in and out (`dist/transfer/`: the fine-tuning export, reading imports).
+//! the files in and out (`dist/transfer/`: the exports, reading imports).
 //! `modules.js` imports one; an object of one of its classes is built, or one of its
 //! functions called, here.
 
@@ -25,10 +25,14 @@ pub async fn construct(path: &str, class: &str, args: &js_sys::Array) -> Result<
     js_sys::Reflect::construct(&constructor, args).map_err(|e| failed(path, e))
 }
 
-/// What `function` of the module at `path` answers to `args`.
+/// What `function` of the module at `path` answers to `args`; an async one's answer once
+/// it settles.
 pub async fn call(path: &str, function: &str, args: &js_sys::Array) -> Result<JsValue, String> {
     let function = export(path, function).await?;
-    function.apply(&JsValue::UNDEFINED, args).map_err(|e| failed(path, e))
+    let answer = function.apply(&JsValue::UNDEFINED, args).map_err(|e| failed(path, e))?;
+    wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&answer))
+        .await
+        .map_err(|e| failed(path, e))
 }
 
 /// The function (or class) `name` the module at `path` exports, the module imported first.

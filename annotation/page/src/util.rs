@@ -35,16 +35,7 @@ pub fn set_query(query: &str) {
     }
 }
 
-/// Yields to the browser so it can paint and handle input during long work.
-pub async fn yield_now() {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        gloo::timers::callback::Timeout::new(0, move || {
-            let _ = resolve.call0(&wasm_bindgen::JsValue::UNDEFINED);
-        })
-        .forget();
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
+pub use annotation_store::yield_now;
 
 /// Listens to a window event until the returned guard is dropped; events of another type
 /// than `E` are ignored.

@@ -62,11 +62,9 @@ pub async fn ask(
             page_state(&db.traces(&input.run_id).await.unwrap_or_default(), &trace_ids);
     }
     if let Some(key) = screenshot_key
-        && let Some(blob) = db.screenshot(&key).await
-        && let Ok(buffer) = wasm_bindgen_futures::JsFuture::from(blob.array_buffer()).await
+        && let Ok(Some(data)) = db.screenshot_bytes(&key).await
     {
-        input.screenshot =
-            Some(super::finetune::base64(&js_sys::Uint8Array::new(&buffer).to_vec()));
+        input.screenshot = Some(annotation_store::base64(&data));
     }
     let id = NEXT_ID.with(|n| n.replace(n.get() + 1));
     let request = DraftRequest::DraftThoughts { id, input: Box::new(input.clone()) };

@@ -4,7 +4,7 @@
 //! browser; components never reach it except through actions (and `use_screenshot`).
 
 mod drafting;
-mod finetune;
+mod exports;
 mod hooks;
 mod runs;
 mod screenshots;
@@ -156,13 +156,13 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
             runs::rollback(db, dispatch, &current, &target, &latest, &author).await
         }
         Effect::Export { ids, filter, format, options } => {
-            runs::export(db, dispatch, ids, filter, format, options).await
+            exports::runs(dispatch, ids, filter, format, options).await
         }
         Effect::DraftThoughts { input, screenshot_key, trace_ids } => {
             drafting::ask(db, dispatch, *input, screenshot_key, trace_ids).await
         }
         Effect::Finetune { ids, filter, options } => {
-            finetune::export(db, dispatch, ids, filter, options).await
+            exports::finetune(dispatch, ids, filter, options).await
         }
         Effect::ImportFile { file, user } => runs::import_file(db, dispatch, file, user).await,
         Effect::ImportText { name, text, user, as_copies } => {

@@ -1,6 +1,5 @@
 //! Runs in storage: the list, opening, saving, rollbacks, exports, imports, batch edits.
 
-use annotation_core::export::{Format, Options};
 use annotation_core::history::Version;
 use annotation_core::import;
 use annotation_core::query::RunSummary;
@@ -10,9 +9,8 @@ use annotation_core::roles::User;
 use annotation_core::sync::SyncSettings;
 use annotation_core::team::BatchMoved;
 
-use super::{notify, progress, scorer};
+use super::{notify, scorer};
 use crate::db::{Db, Edit};
-use crate::download;
 use crate::state::editor::Loaded;
 use crate::state::list::ListAction;
 use crate::state::{Action, Dispatch, Route};
@@ -161,39 +159,6 @@ pub async fn rollback(
             );
         }
         Err(why) => notify(dispatch, false, why),
-    }
-}
-
-/// Exports the runs `ids` and hands the file to the browser.
-pub async fn export(
-    db: &Db,
-    dispatch: &Dispatch,
-    ids: Vec<String>,
-    filter: String,
-    format: Format,
-    options: Options,
-) {
-    let label = format!("Exporting {}", format.label());
-    progress(dispatch, &label, 0, 0);
-    let result = async {
-        let mut runs = db.everything().await?;
-        // By position in `ids`, looked up once per run: 20,000 runs stay linear.
-        let order: std::collections::HashMap<&str, usize> =
-            ids.iter().enumerate().map(|(i, id)| (id.as_str(), i)).collect();
-        runs.retain(|(run, _)| order.contains_key(run.id.as_str()));
-        lean::sort_by_key(&mut runs, |(run, _)| order[run.id.as_str()]);
-        let report = |done, total| progress(dispatch, &label, done, total);
-        let built = download::build(db, &runs, format, &options, &filter, &now(), report).await?;
-        download::save(&built)?;
-        Ok::<_, String>((built.file_name, runs.len(), built.steps))
-    };
-    let result = result.await;
-    dispatch.dispatch(Action::Progress(None));
-    match result {
-        Ok((file, runs, steps)) => {
-            notify(dispatch, true, format!("Exported {runs} runs ({steps} steps) to {file}."))
-        }
-        Err(why) => notify(dispatch, false, format!("Export failed: {why}")),
     }
 }
 

@@ -81,5 +81,5 @@ fn save_lines(text: &str) -> Result<(), String> {
     let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options)
         .map_err(|e| format!("could not assemble the file: {e:?}"))?;
     let name = format!("audit-{}.jsonl", crate::util::now().get(..10).unwrap_or("log"));
-    crate::download::save(&crate::download::Built { blob, file_name: name, steps: 0 })
+    crate::download::save(&blob, &name)
 }
