@@ -19,7 +19,7 @@ use serde_json::Value;
 pub fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|t| !t.is_empty())
-        .map(str::to_lowercase)
+        .map(text_case::lowercase)
         .collect()
 }
 

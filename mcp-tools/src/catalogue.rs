@@ -60,7 +60,7 @@ pub const WORKFLOW_PREFIX: &str = "workflow_";
 /// single `_` between them (`Buy a Kettle!` → `buy_a_kettle`).
 pub fn reduce(name: &str) -> String {
     let mut out = String::new();
-    for c in name.chars().flat_map(char::to_lowercase) {
+    for c in text_case::lowercase(name).chars() {
         if c.is_ascii_lowercase() || c.is_ascii_digit() {
             out.push(c);
         } else if !out.is_empty() && !out.ends_with('_') {

@@ -69,7 +69,7 @@ pub fn without_variables(line: &str) -> String {
 
 /// The first `HEADING_WORDS` words of a heading, or all of a shorter one with its colon.
 fn heading_key(literal: &str) -> String {
-    words(literal, HEADING_WORDS).to_lowercase()
+    text_case::lowercase(&words(literal, HEADING_WORDS))
 }
 
 fn words(text: &str, count: usize) -> String {
@@ -155,7 +155,7 @@ pub fn starts_like_structure(text: &str) -> bool {
             return true;
         }
     }
-    let first = words(bare, HEADING_WORDS).to_lowercase();
+    let first = text_case::lowercase(&words(bare, HEADING_WORDS));
     HEADINGS.iter().any(|key| first.starts_with(key.as_str()))
 }
 

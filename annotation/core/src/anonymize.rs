@@ -151,7 +151,7 @@ impl Phrases {
             return;
         }
         // Char by char, as `at` lowers the text it compares.
-        let lower: String = phrase.chars().flat_map(char::to_lowercase).collect();
+        let lower: String = phrase.chars().flat_map(text_case::lowercase_chars).collect();
         if let Some(&i) = self.known.get(&lower) {
             if kind == Kind::Person {
                 self.kinds[i].1 = Kind::Person;
@@ -182,7 +182,7 @@ impl Phrases {
         let mut found = None;
         let mut chars = text[at..].char_indices().peekable();
         while let Some((i, c)) = chars.next() {
-            for lower in c.to_lowercase() {
+            for lower in text_case::lowercase_chars(c) {
                 match self.nodes[node].children.iter().find(|(k, _)| *k == lower) {
                     Some(&(_, next)) => node = next,
                     None => return found,

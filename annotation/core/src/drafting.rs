@@ -22,8 +22,8 @@ pub fn without_thoughts(steps: &[Step]) -> Vec<u32> {
 /// Whether a drafted thought keeps its mark after an edit from `before` to `after`: yes
 /// unless no word of `before` is left in `after`.
 pub fn keeps_mark(before: &str, after: &str) -> bool {
-    let kept: Vec<String> = words(after).iter().map(|w| w.text.to_lowercase()).collect();
-    words(before).iter().any(|w| kept.contains(&w.text.to_lowercase()))
+    let kept: Vec<String> = words(after).iter().map(|w| text_case::lowercase(w.text)).collect();
+    words(before).iter().any(|w| kept.contains(&text_case::lowercase(w.text)))
 }
 
 /// Sets one thought of `step` to `text`, keeping its drafted mark only per [`keeps_mark`].

@@ -185,7 +185,7 @@ fn words(key: &str) -> String {
         if c.is_uppercase() && !out.is_empty() {
             out.push(' ');
         }
-        out.extend(c.to_lowercase());
+        out.push(c.to_ascii_lowercase());
     }
     out
 }
@@ -382,11 +382,7 @@ fn shown(value: Option<&Value>) -> String {
 }
 
 fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
+    text_case::upper_first(text)
 }
 
 /// "steps.3.thoughts.thought1" → "Step 4 · Thought 1".

@@ -877,7 +877,7 @@ fn read_with(
     if text.trim().is_empty() {
         return Err(one("file", format!("the file is empty; {EXPECTED}")));
     }
-    let lower = file_name.to_lowercase();
+    let lower = file_name.to_ascii_lowercase();
     let lines_by_name = lower.ends_with(".jsonl") || lower.ends_with(".ndjson");
     let mut ids = Ids { seen: HashMap::new(), existing };
     let mut problems = Problems::default();

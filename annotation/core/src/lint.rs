@@ -116,7 +116,7 @@ impl<'a> Iterator for WordIter<'a> {
 
 /// Lowercase, with curly apostrophes made straight, so word lists can be compared.
 pub fn normalize_word(word: &str) -> String {
-    word.chars().map(|c| if c == '\u{2019}' { '\'' } else { c }).collect::<String>().to_lowercase()
+    text_case::lowercase(&word.replace('\u{2019}', "'"))
 }
 
 /// The byte ranges of the contents of quotes in `text`: "…", “…”, '…', ‘…’ and `…`.

@@ -181,7 +181,7 @@ fn lowercase_first(s: &str) -> String {
         // "I" and acronyms ("URL") keep their case.
         Some(c) if c.is_uppercase() && !chars.clone().next().is_some_and(char::is_uppercase) => {
             let is_i = c == 'I' && !chars.clone().next().is_some_and(char::is_alphanumeric);
-            if is_i { s.to_string() } else { c.to_lowercase().chain(chars).collect() }
+            if is_i { s.to_string() } else { text_case::lower_first(s) }
         }
         _ => s.to_string(),
     }
@@ -256,12 +256,7 @@ fn capitalized(word: &str) -> bool {
 }
 
 fn cased(word_was: &str, lower: &str) -> String {
-    if capitalized(word_was) {
-        let mut c = lower.chars();
-        c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
-    } else {
-        lower.to_string()
-    }
+    if capitalized(word_was) { text_case::upper_first(lower) } else { lower.to_string() }
 }
 
 const OTHER_SUBJECT_NOUNS: &[&str] = &["agent", "model", "assistant", "bot", "ai"];

@@ -138,7 +138,7 @@ pub fn summarize(run: &Run, steps: &[Step]) -> RunSummary {
         review_rounds: run.review_rounds,
         format: SUMMARY_FORMAT,
         action_types: action_types.into_iter().collect(),
-        search_text: text.to_lowercase(),
+        search_text: text_case::lowercase(&text),
         version: run.version,
     }
 }
@@ -216,7 +216,7 @@ pub fn terms(text: &str) -> Vec<String> {
             let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
             (&rest[..end], &rest[end..])
         };
-        let term = term.trim().to_lowercase();
+        let term = text_case::lowercase(term.trim());
         if !term.is_empty() {
             out.push(term);
         }
@@ -243,11 +243,11 @@ impl<'a> Compiled<'a> {
                 .as_deref()
                 .map(str::trim)
                 .filter(|a| !a.is_empty())
-                .map(str::to_lowercase),
+                .map(text_case::lowercase),
             tags: filter
                 .tags
                 .iter()
-                .map(|t| t.trim().to_lowercase())
+                .map(|t| text_case::lowercase(t.trim()))
                 .filter(|t| !t.is_empty())
                 .collect(),
         }
@@ -288,11 +288,11 @@ impl<'a> Compiled<'a> {
             return false;
         }
         if let Some(annotator) = &self.annotator
-            && s.annotator.as_deref().is_none_or(|a| a.to_lowercase() != *annotator)
+            && s.annotator.as_deref().is_none_or(|a| text_case::lowercase(a) != *annotator)
         {
             return false;
         }
-        if !self.tags.iter().all(|t| s.tags.iter().any(|have| have.to_lowercase() == *t)) {
+        if !self.tags.iter().all(|t| s.tags.iter().any(|have| text_case::lowercase(have) == *t)) {
             return false;
         }
         if let Some(kind) = f.action_type.as_deref().filter(|k| !k.is_empty())

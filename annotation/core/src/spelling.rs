@@ -110,7 +110,7 @@ impl Speller {
         let word = word.trim();
         word.is_empty()
             || self.own.contains(word)
-            || self.own.contains(&word.to_lowercase())
+            || self.own.contains(&text_case::lowercase(word))
             || self.dict.check(word)
     }
 
@@ -162,11 +162,11 @@ fn commonness(word: &str) -> usize {
 /// `candidates` for the misspelled `word`, best first: fewest edits from it ([`distance`],
 /// ignoring case), then the more common word, then as given (the spell checker's order).
 pub fn rank(word: &str, candidates: Vec<String>) -> Vec<String> {
-    let word = word.to_lowercase();
+    let word = text_case::lowercase(word);
     let mut keyed: Vec<((usize, usize), String)> = candidates
         .into_iter()
         .map(|candidate| {
-            let lower = candidate.to_lowercase();
+            let lower = text_case::lowercase(&candidate);
             ((distance(&word, &lower), commonness(&lower)), candidate)
         })
         .collect();

@@ -486,7 +486,7 @@ async fn replay_status(
         if status == 409 {
             return Err(Failure::Refused(format!(
                 "the server did not move run {run_id} to {}: {}",
-                to.label().to_lowercase(),
+                to.label().to_ascii_lowercase(),
                 sync::problem_text(&answer)
             )));
         }

@@ -108,8 +108,7 @@ impl FinetuneExport {
         secrets: Vec<String>,
     ) -> FinetuneExport {
         // Edited prompts that do not load fall back to the bundled ones, as the worker's do.
-        let prompts =
-            PromptSet::with_overrides(overrides).unwrap_or_else(|_| PromptSet::bundled());
+        let prompts = PromptSet::with_overrides(overrides).unwrap_or_else(|_| PromptSet::bundled());
         FinetuneExport { options, prompts, secrets, built: Vec::new(), tally: Tally::default() }
     }
 

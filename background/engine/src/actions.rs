@@ -894,7 +894,9 @@ impl<C: Cdp, K: Clock, T: Tabs> Hands<'_, C, K, T> {
         }
         let call = format!("alphascout.element({id})?.textContent ?? ''");
         let shown = self.agent_for(tab, id, &call).await?;
-        let shows = shown.as_str().is_some_and(|s| s.to_lowercase().contains(&text.to_lowercase()));
+        let shows = shown
+            .as_str()
+            .is_some_and(|s| text_case::lowercase(s).contains(&text_case::lowercase(&text)));
         Ok(if marked || shows {
             ActionOutcome::ok(format!("Selected {text:?} in [{id}]"))
         } else {
@@ -963,8 +965,8 @@ fn field_verdict(read: &Value) -> Option<String> {
 
 fn find_option(listed: &Value, wanted: &str) -> Option<Value> {
     let options = listed["options"].as_array()?;
-    let want = wanted.trim().to_lowercase();
-    let text = |o: &Value| o["text"].as_str().unwrap_or_default().trim().to_lowercase();
+    let want = text_case::lowercase(wanted.trim());
+    let text = |o: &Value| text_case::lowercase(o["text"].as_str().unwrap_or_default().trim());
     options
         .iter()
         .find(|o| text(o) == want || o["value"].as_str() == Some(wanted))
@@ -973,7 +975,7 @@ fn find_option(listed: &Value, wanted: &str) -> Option<Value> {
 }
 
 fn squash(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    text_case::lowercase(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// One key press with its modifiers, as `Input.dispatchKeyEvent` wants it.

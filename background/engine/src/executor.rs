@@ -508,7 +508,7 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         );
         if let Some(what) = settings_problem {
             // The error event above says what is wrong; the question says what to do.
-            let role = format!("{actor:?}").to_lowercase();
+            let role = format!("{actor:?}").to_ascii_lowercase();
             let question =
                 format!("Please fix {what} for the {role} in Settings, then press Resume.");
             self.request_user_input_detail(cp, question, detail);

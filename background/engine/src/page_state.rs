@@ -587,7 +587,7 @@ fn summarize(comparison: &DomComparison, navigated_to: Option<&str>) -> String {
     list(comparison.removed_text.len(), "lines of text gone", &comparison.removed_text);
     let mut summary = parts.join(", ");
     if let Some(first) = summary.get(..1) {
-        summary = first.to_uppercase() + &summary[1..];
+        summary = first.to_ascii_uppercase() + &summary[1..];
     }
     summary.push('.');
     summary

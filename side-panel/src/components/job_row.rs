@@ -38,7 +38,7 @@ pub fn job_row(props: &JobRowProps) -> Html {
     let waiting = job.waiting.as_ref().filter(|_| live).map(|w| w.describe());
     html! {
         <li class={classes!("job", status, props.this_tab.then_some("this-tab"))} data-testid="job-row"
-            data-job-id={job.id.clone()} data-kind={kind.to_lowercase()} data-status={status}
+            data-job-id={job.id.clone()} data-kind={kind.to_ascii_lowercase()} data-status={status}
             data-tab={job.tab_id.map(|tab| tab.to_string())}
             data-needs-you={job.needs_user().to_string()}>
             <div class="job-head">
@@ -80,7 +80,7 @@ pub fn job_row(props: &JobRowProps) -> Html {
                 if live {
                     <button type="button" class="danger" data-testid="job-stop"
                         disabled={props.stopping || !props.connected}
-                        title={format!("Stop this {}", kind.to_lowercase())}
+                        title={format!("Stop this {}", kind.to_ascii_lowercase())}
                         onclick={on_stop}>
                         { if props.stopping { "Stopping…" } else { "Stop" } }
                     </button>

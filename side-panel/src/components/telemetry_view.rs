@@ -65,7 +65,7 @@ pub fn telemetry_view(props: &TelemetryViewProps) -> Html {
                     <h3 class="telemetry-log-head" data-testid="telemetry-log-head">{ "Log, newest first" }</h3>
                     <ol class="telemetry-log">
                         { for t.log.iter().rev().map(|entry| html! {
-                            <li data-testid="telemetry-entry" data-kind={format!("{:?}", entry.kind).to_lowercase()}>
+                            <li data-testid="telemetry-entry" data-kind={format!("{:?}", entry.kind).to_ascii_lowercase()}>
                                 <span class="when">{ when(entry.step, props.steps) }</span>
                                 <span class="kind">{ entry.kind.label() }</span>
                                 <span class="what">{ entry.message.clone() }</span>

@@ -87,7 +87,8 @@ pub struct TraceFilter {
 impl TraceFilter {
     pub fn matches(&self, trace: &LlmTrace) -> bool {
         let has = |field: &str, wanted: &str| {
-            wanted.trim().is_empty() || field.to_lowercase().contains(&wanted.trim().to_lowercase())
+            wanted.trim().is_empty()
+                || text_case::lowercase(field).contains(&text_case::lowercase(wanted.trim()))
         };
         has(&trace.prompt_id, &self.prompt)
             && (self.variant.trim().is_empty() || trace.variant == self.variant.trim())

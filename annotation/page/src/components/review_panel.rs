@@ -100,7 +100,7 @@ pub fn review_panel(props: &Props) -> Html {
                     let s = (*s).clone();
                     html! {
                         <li class={classes!("suggestion", match s.state { SuggestionState::Pending => "pending", SuggestionState::Accepted => "accepted", SuggestionState::Rejected => "rejected" })}
-                            data-testid="suggestion" data-state={format!("{:?}", s.state).to_lowercase()}>
+                            data-testid="suggestion" data-state={format!("{:?}", s.state).to_ascii_lowercase()}>
                             <div class="muted">{ format!("{} · thought {} · {}", s.author, s.field.number(), match s.state {
                                 SuggestionState::Pending => "pending".to_owned(),
                                 SuggestionState::Accepted => format!("accepted by {}", s.resolved_by.clone().unwrap_or_default()),

@@ -95,7 +95,7 @@ pub fn run_filters(props: &Props) -> Html {
                 <option value="" selected={f.issue.is_none()}>{ "Any issues" }</option>
                 <option value={OPEN_ISSUES} selected={f.issue.as_deref() == Some(OPEN_ISSUES)}>{ "With open issues" }</option>
                 { for IssueKind::ALL.iter().map(|k| html! {
-                    <option value={k.as_str()} selected={f.issue.as_deref() == Some(k.as_str())}>{ format!("Open {} issues", k.label().to_lowercase()) }</option>
+                    <option value={k.as_str()} selected={f.issue.as_deref() == Some(k.as_str())}>{ format!("Open {} issues", k.label().to_ascii_lowercase()) }</option>
                 }) }
             </select>
             <label title="Only scored runs pass. A run is scored when saved, imported or first opened here.">{ "Quality ≥" }

@@ -803,7 +803,7 @@ impl Studio {
                     (Some(to), Some(n)) => {
                         format!(
                             "The run is now {}, saved as version {n}.",
-                            to.label().to_lowercase()
+                            to.label().to_ascii_lowercase()
                         )
                     }
                     (None, Some(n)) => format!("Saved as version {n}."),

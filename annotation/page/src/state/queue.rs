@@ -73,7 +73,7 @@ impl Studio {
     pub(super) fn submit_and_next(&mut self) {
         let Some(editor) = &mut self.editor else { return };
         if !editor.targets().contains(&ReviewStatus::InReview) {
-            let status = editor.merged_run().status.label().to_lowercase();
+            let status = editor.merged_run().status.label().to_ascii_lowercase();
             return self.notify(false, format!("This run cannot be submitted: it is {status}."));
         }
         self.next_after_save = true;

@@ -59,7 +59,7 @@ fn clip(text: &str, max: usize) -> String {
 
 /// Whitespace and case aside, the same text.
 fn same_text(a: &str, b: &str) -> bool {
-    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let norm = |s: &str| text_case::lowercase(&s.split_whitespace().collect::<Vec<_>>().join(" "));
     norm(a) == norm(b)
 }
 

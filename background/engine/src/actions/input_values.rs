@@ -173,7 +173,7 @@ const WEEKDAYS: [&str; 7] =
 
 /// "dec", "Dec.", "December" → 12.
 fn month_named(word: &str) -> Option<u32> {
-    let word = word.trim_end_matches('.').to_lowercase();
+    let word = text_case::lowercase(word.trim_end_matches('.'));
     if word.len() < 3 {
         return None;
     }
@@ -183,7 +183,7 @@ fn month_named(word: &str) -> Option<u32> {
 }
 
 fn is_weekday(word: &str) -> bool {
-    let word = word.trim_end_matches('.').to_lowercase();
+    let word = text_case::lowercase(word.trim_end_matches('.'));
     word.len() >= 3 && WEEKDAYS.iter().any(|d| d.starts_with(&word))
 }
 
@@ -251,7 +251,7 @@ fn read_date(text: &str) -> Option<(i32, u32, u32)> {
         } else {
             let day = word.trim_end_matches(|c: char| c.is_ascii_alphabetic());
             let suffix = &word[day.len()..];
-            if !["", "st", "nd", "rd", "th"].contains(&suffix.to_lowercase().as_str()) {
+            if !["", "st", "nd", "rd", "th"].contains(&text_case::lowercase(suffix).as_str()) {
                 return None;
             }
             d = d.xor(Some(digits(day)?)).or(Some(0));
@@ -263,7 +263,7 @@ fn read_date(text: &str) -> Option<(i32, u32, u32)> {
 /// A time as people write it: `14:30`, `14:30:15`, `14:30:15.250`, `2:30 PM`, `2pm`,
 /// `2:30 p.m.`, `noon`, `midnight`; in the field's format HH:MM, with seconds if given.
 fn read_time(text: &str) -> Option<String> {
-    let lower = text.trim().to_lowercase();
+    let lower = text_case::lowercase(text.trim());
     match lower.as_str() {
         "noon" | "midday" => return Some("12:00".into()),
         "midnight" => return Some("00:00".into()),
@@ -380,7 +380,7 @@ fn weeks_in(year: i32) -> u32 {
 
 /// An ISO week: `2016-W05`, `2016-W5`, `2016W05`, `W5 2016`, `week 5, 2016`, `week 5 of 2016`.
 fn read_week(text: &str) -> Option<(i32, u32)> {
-    let lower = text.to_lowercase().replace(['-', ','], " ");
+    let lower = text_case::lowercase(text).replace(['-', ','], " ");
     let (mut y, mut w) = (None, None);
     let mut words = lower.split_whitespace().peekable();
     while let Some(word) = words.next() {
@@ -406,7 +406,7 @@ fn read_week(text: &str) -> Option<(i32, u32)> {
 
 /// A colour: `#1e90ff`, `#1E90FF`, `1e90ff`, `#39f`, `rgb(30, 144, 255)` or a common name.
 fn read_colour(text: &str) -> Option<String> {
-    let lower = text.trim().to_lowercase();
+    let lower = text_case::lowercase(text.trim());
     let hex = lower.strip_prefix('#').unwrap_or(&lower);
     if hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         match hex.len() {

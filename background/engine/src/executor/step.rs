@@ -402,8 +402,11 @@ impl<H: Http, B: Browser, C: Capture, K: Clock> Executor<'_, H, B, C, K> {
         }
         // The first step under a plan evaluates the step before it, which the plan already
         // took into account; later ones say whether the plan holds.
-        let evaluated_success =
-            state.evaluation_previous_goal.trim_start().to_lowercase().starts_with("success");
+        let evaluated_success = state
+            .evaluation_previous_goal
+            .trim_start()
+            .get(..7)
+            .is_some_and(|w| w.eq_ignore_ascii_case("success"));
         if !ok || (cp.planned_at.is_some_and(|at| index > at) && !evaluated_success) {
             cp.off_plan = true;
         }

@@ -801,7 +801,7 @@ fn matches(descriptor: &TargetDescriptor, element: &Element) -> bool {
 }
 
 fn normalise(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    text_case::lowercase(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 /// Origin and path of `url`, without query or fragment (which carry the parameters).
