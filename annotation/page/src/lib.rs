@@ -3,20 +3,22 @@
 //!
 //! Decisions live in `annotation-core` and in the pure transitions of [`state`] (tested
 //! natively), which queue the IO they need as effects; [`effects`] carries them out over
-//! [`db`] (the IndexedDB shell), [`sync`], [`http`] and [`download`] (export files built in
-//! the page). Each component is one file under [`components`]: it renders props and emits
-//! actions.
+//! [`db`] (the IndexedDB shell, over `annotation-store`'s reads and shared writes), [`sync`]
+//! (`annotation-sync`), [`http`] and [`download`] (saving the files the modules build). What
+//! loads later runs in the page's own wasm modules ([`modules`]): the spell checker, and the
+//! transfer module with the exports, import checks and a sync round's push and pull. Each
+//! component is one file under [`components`]: it renders props and emits actions.
 
 pub mod components;
 pub mod db;
 pub mod download;
 pub mod effects;
-pub mod http;
+pub use annotation_store::http;
 pub mod language;
 pub mod modules;
 pub mod spelling;
 pub mod state;
-pub mod sync;
+pub use annotation_sync as sync;
 pub mod util;
 
 /// Entry point called by the wasm-bindgen glue when `annotation.js` instantiates the module.

@@ -1,22 +1,6 @@
 //! Small browser facts the page needs: the time, fresh ids, the URL.
 
-/// Now, as ISO 8601 UTC with milliseconds (the records' timestamp format).
-pub fn now() -> String {
-    String::from(js_sys::Date::new_0().to_iso_string())
-}
-
-/// A fresh random id (UUID v4 when the browser provides one).
-pub fn new_id() -> String {
-    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into()).ok();
-    let uuid = crypto.and_then(|c| {
-        let f = js_sys::Reflect::get(&c, &"randomUUID".into()).ok()?;
-        let f: js_sys::Function = wasm_bindgen::JsCast::dyn_into(f).ok()?;
-        f.call0(&c).ok()?.as_string()
-    });
-    uuid.unwrap_or_else(|| {
-        format!("{:x}{:x}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e12) as u64)
-    })
-}
+pub use annotation_store::{new_id, now};
 
 pub fn query_string() -> String {
     web_sys::window().and_then(|w| w.location().search().ok()).unwrap_or_default()

@@ -1,10 +1,18 @@
-//! Reads what the worker captured from IndexedDB: runs with their steps, traces,
-//! screenshots, the agent's settings and the secrets exports mask. The annotation page
-//! wraps a [`Store`] with its writes; its transfer module (`annotation-transfer`) builds
-//! exports from a [`Store`] of its own, so an export's runs never cross between the two
-//! wasm modules. `capture-db` has the stores; what the records mean is `annotation-core`'s.
+//! The annotation page's IO that its wasm modules share, so that they reach the stores
+//! themselves instead of passing thousands of runs across as JSON: reads of what the worker
+//! captured (runs with their steps, traces, screenshots, the agent's settings, the secrets
+//! exports mask), the writes the page and the sync both make ([`records`]: reviews,
+//! collections, the queue for the server, what the server sent), `fetch` ([`http`]), the
+//! clock and fresh ids. The page wraps a [`Store`] with its own writes; the transfer module
+//! opens one of its own. `capture-db` has the stores; what the records mean is
+//! `annotation-core`'s.
+
+pub mod http;
+pub mod records;
 
 use std::collections::{BTreeMap, HashMap};
+
+pub use records::{QueuedChange, stored_run, unqueued};
 
 use annotation_core::record::{Run, Step};
 use annotation_core::sync::SyncSettings;
@@ -201,6 +209,24 @@ pub fn base64(data: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Now, as ISO 8601 UTC with milliseconds (the records' timestamp format).
+pub fn now() -> String {
+    String::from(js_sys::Date::new_0().to_iso_string())
+}
+
+/// A fresh random id (UUID v4 when the browser provides one).
+pub fn new_id() -> String {
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into()).ok();
+    let uuid = crypto.and_then(|c| {
+        let f = js_sys::Reflect::get(&c, &"randomUUID".into()).ok()?;
+        let f: js_sys::Function = wasm_bindgen::JsCast::dyn_into(f).ok()?;
+        f.call0(&c).ok()?.as_string()
+    });
+    uuid.unwrap_or_else(|| {
+        format!("{:x}{:x}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e12) as u64)
+    })
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ pub async fn export_for_finetuning(
     progress: js_sys::Function,
 ) -> Result<JsValue, String> {
     let options: Options = read("export's options", &options)?;
-    let store = Store::open().await?;
+    let store = crate::store().await?;
     let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     let mut runs: Vec<_> = store
         .everything()

@@ -14,6 +14,13 @@ mod finetune_export;
 mod import;
 mod runs_export;
 
+use std::rc::Rc;
+
+use annotation_core::sync::SyncSettings;
+use annotation_core::team::OwnVersion;
+use annotation_store::Store;
+use wasm_bindgen::prelude::wasm_bindgen;
+
 use wasm_bindgen::JsValue;
 
 /// The JSON text `json` read as a `T`, or which input could not be read.
@@ -52,4 +59,30 @@ fn exported(blob: web_sys::Blob, file_name: &str, notice: &str) -> JsValue {
         let _ = js_sys::Reflect::set(&answer, &key.into(), &value);
     }
     answer.into()
+}
+
+thread_local! {
+    /// The database, opened by the first call that needs it.
+    static STORE: std::cell::RefCell<Option<Rc<Store>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The extension's database, opened once for the module's life.
+async fn store() -> Result<Rc<Store>, String> {
+    if let Some(store) = STORE.with_borrow(Clone::clone) {
+        return Ok(store);
+    }
+    let store = Rc::new(Store::open().await?);
+    STORE.set(Some(store.clone()));
+    Ok(store)
+}
+
+/// A sync round's exchange with the server (`annotation_sync::exchange`: push, pull, the
+/// team's versions) with the page's sync `settings` and the caller's versions of their own
+/// (`own`), both JSON. Answers `annotation_sync::Exchanged` as JSON.
+#[wasm_bindgen]
+pub async fn exchange(settings: String, user: String, own: String) -> Result<String, String> {
+    let settings: SyncSettings = read("sync settings", &settings)?;
+    let own: Vec<OwnVersion> = read("team's versions", &own)?;
+    let store = store().await?;
+    Ok(annotation_sync::exchange(&store, &settings, &user, own).await.to_json())
 }

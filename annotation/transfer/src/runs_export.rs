@@ -31,7 +31,7 @@ pub async fn export_runs(
 ) -> Result<JsValue, String> {
     let format: Format = read("export's format", &format)?;
     let options: Options = read("export's options", &options)?;
-    let store = Store::open().await?;
+    let store = crate::store().await?;
     let mut runs = store.everything().await?;
     // By position in `ids`, looked up once per run: 20,000 runs stay linear.
     let order: std::collections::HashMap<&str, usize> =

@@ -80,6 +80,6 @@ async fn build<const N: usize>(
 }
 
 /// `value` as JSON text for the module (through `Value`, the page's one writer per type).
-fn json(value: &impl serde::Serialize) -> Result<String, String> {
+pub(super) fn json(value: &impl serde::Serialize) -> Result<String, String> {
     lean::write_json(value).map_err(|e| e.to_string())
 }

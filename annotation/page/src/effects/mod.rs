@@ -17,6 +17,9 @@ use annotation_core::grammar;
 use annotation_core::lint::TextIssue;
 use annotation_core::record::Thought;
 use annotation_core::spelling::SpellCheck;
+use annotation_core::sync::SyncSettings;
+use annotation_core::team::OwnVersion;
+use annotation_sync::{Exchanged, Failure};
 
 pub use hooks::{
     use_activity, use_database, use_effects, use_history, use_speller, use_sync_timer,
@@ -291,9 +294,29 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
         },
         Effect::Team { settings, request } => team::carry(dispatch, &settings, request).await,
         Effect::SyncRound { settings, failures, open_run } => {
-            let round = crate::sync::round(db, &settings, failures, open_run.as_deref()).await;
+            let exchange = |user, own| exchange(settings.clone(), user, own);
+            let round =
+                crate::sync::round(db, &settings, failures, open_run.as_deref(), exchange).await;
             dispatch.dispatch(Action::RoundDone(Box::new(round)));
         }
+    }
+}
+
+/// A sync round's exchange with the server (push, pull), run by the transfer module: the
+/// page's bundle carries no push or pull.
+async fn exchange(settings: SyncSettings, user: String, own: Vec<OwnVersion>) -> Exchanged {
+    let answer = async {
+        let (settings, own) = (exports::json(&settings)?, exports::json(&own)?);
+        let args = js_sys::Array::of3(&settings.into(), &user.into(), &own.into());
+        let answer = crate::modules::call(crate::modules::TRANSFER, "exchange", &args).await?;
+        Ok::<_, String>(answer.as_string().unwrap_or_default())
+    };
+    match answer.await {
+        Ok(text) => Exchanged::from_json(&text),
+        Err(why) => Exchanged {
+            failure: Some(Failure::Refused(format!("the sync did not start: {why}"))),
+            ..Exchanged::default()
+        },
     }
 }
 

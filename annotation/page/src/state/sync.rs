@@ -1,45 +1,11 @@
 //! Sync rounds as the page schedules them: one at a time, another after it when something
 //! new came up meanwhile, and what a finished round changes on screen.
 
-use annotation_core::review::{Comment, Suggestion};
-use annotation_core::roles::User;
-use annotation_core::sync::{Conflict, Pending, SyncState};
-use annotation_core::team::{Project, QueueEntry};
+pub use annotation_sync::{RoundDone, TeamRound};
+
+use annotation_core::sync::SyncState;
 
 use super::{Effect, Screen, Studio};
-
-/// How a round ended, as the effect layer reports it.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct RoundDone {
-    /// The run on screen when the round started.
-    pub open_run: Option<String>,
-    pub state: SyncState,
-    pub conflicts: Vec<(Conflict, serde_json::Value)>,
-    /// Runs that changed locally because of the pull.
-    pub pulled: Vec<String>,
-    /// Who the token belongs to, when the server said.
-    pub user: Option<User>,
-    /// The open run's comments and suggestions, when the server changed them.
-    pub review: Option<(Vec<Comment>, Vec<Suggestion>)>,
-    /// Queued changes the server refused, with why.
-    pub refused: Vec<(Pending, String)>,
-    /// What the server said of the team this round, when it answered.
-    pub team: Option<TeamRound>,
-    /// The team's collections as the server has them after the round (curators).
-    pub collections: Option<Vec<annotation_core::collections::Collection>>,
-    /// The server's figures for the open run.
-    pub metrics: Option<annotation_core::metrics_sync::TeamMetrics>,
-}
-
-/// The team's side of a round: the project's settings, the badge, the queue, and the runs
-/// annotated in a version of one's own.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct TeamRound {
-    pub project: Option<Project>,
-    pub unread: u32,
-    pub queue: Vec<QueueEntry>,
-    pub own: Vec<String>,
-}
 
 impl Studio {
     /// Something new to send: a round now, or after the one under way (started by

@@ -1,26 +1,34 @@
-//! The sync shell: HTTP to the sync server and the queue in IndexedDB. What to send, how to
-//! read the answers and what to show are `annotation_core::sync`'s.
+//! The annotation page's sync with the server: HTTP to the sync server and the queue in
+//! IndexedDB (`annotation-store`). What to send, how to read the answers and what to show
+//! are `annotation_core::sync`'s.
 //!
-//! One round: push (runs never sent, then the queue: screenshots the server lacks first,
+//! The page links this crate for a round's frame (who the token is, the team's round, then
+//! figures, collections and the open run's review), for conflicts and for the team's API.
+//! The round's [`exchange`] (push and pull, most of this crate's code) runs in the page's
+//! transfer module, which links it too: the page's bundle carries none of it.
+//!
+//! The exchange: push (runs never sent, then the queue: screenshots the server lacks first,
 //! then `runs:batchUpsert` in batches under the server's limits), then pull (runs changed on
 //! the server since the last pull, by the server's cursor, except runs with changes still
 //! queued here). Conflicts and refusals stay queued until a person decides; network trouble
 //! leaves everything queued for the next round.
 
 use annotation_core::record::{ReviewStatus, Step};
+use annotation_core::review::Comment;
 use annotation_core::review::Suggestion;
 use annotation_core::roles::{Role, User};
 use annotation_core::sync::{
     self, BATCH_ITEMS, Conflict, JSON_BODY_BYTES, Outcome, Pending, SyncSettings, SyncState,
 };
+use annotation_core::team::{OwnVersion, Project, QueueEntry};
 use run_contract::url::component_encode;
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
-use crate::db::{Db, QueuedChange};
-use crate::http;
-use crate::state::RoundDone;
-use crate::util::now;
+use annotation_store::QueuedChange;
+use annotation_store::Store;
+use annotation_store::http;
+use annotation_store::now;
 
 mod collections;
 mod fetch;
@@ -29,8 +37,42 @@ mod team;
 pub use fetch::fetch_run;
 pub use team::move_runs;
 
+/// How a round ended, as the effect layer reports it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RoundDone {
+    /// The run on screen when the round started.
+    pub open_run: Option<String>,
+    pub state: SyncState,
+    pub conflicts: Vec<(Conflict, serde_json::Value)>,
+    /// Runs that changed locally because of the pull.
+    pub pulled: Vec<String>,
+    /// Who the token belongs to, when the server said.
+    pub user: Option<User>,
+    /// The open run's comments and suggestions, when the server changed them.
+    pub review: Option<(Vec<Comment>, Vec<Suggestion>)>,
+    /// Queued changes the server refused, with why.
+    pub refused: Vec<(Pending, String)>,
+    /// What the server said of the team this round, when it answered.
+    pub team: Option<TeamRound>,
+    /// The team's collections as the server has them after the round (curators).
+    pub collections: Option<Vec<annotation_core::collections::Collection>>,
+    /// The server's figures for the open run.
+    pub metrics: Option<annotation_core::metrics_sync::TeamMetrics>,
+}
+
+/// The team's side of a round: the project's settings, the badge, the queue, and the runs
+/// annotated in a version of one's own.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TeamRound {
+    pub project: Option<Project>,
+    pub unread: u32,
+    pub queue: Vec<QueueEntry>,
+    pub own: Vec<String>,
+}
+
 /// Why a request did not get an answer worth reading.
-enum Failure {
+#[derive(Debug)]
+pub enum Failure {
     /// Network down, server gone, 429 or 5xx: try again later.
     Unreachable { retry_after: Option<u32>, why: String },
     /// The server answered and refused (401, 403, 4xx): a person must act.
@@ -199,12 +241,20 @@ enum RequestBody {
 /// One sync round. `attempt` counts rounds that failed in a row, for the backoff shown.
 /// Comments and suggestions are conversation, not content, so they do not move a run's
 /// version and no pull would notice them: they are synced for the open run, every round.
-pub async fn round(
-    db: &Db,
+///
+/// The exchange (push, pull, the team's versions) is `exchange`'s: the page hands it to the
+/// transfer module, which runs [`exchange`] over its own connection to the same database.
+pub async fn round<Exchange, Exchanging>(
+    db: &Store,
     settings: &SyncSettings,
     attempt: u32,
     open_run: Option<&str>,
-) -> RoundDone {
+    exchange: Exchange,
+) -> RoundDone
+where
+    Exchange: FnOnce(String, Vec<OwnVersion>) -> Exchanging,
+    Exchanging: std::future::Future<Output = Exchanged>,
+{
     // The round reports in the state's own terms: the reducer takes it as it is.
     let mut out = RoundDone {
         open_run: open_run.map(str::to_owned),
@@ -226,12 +276,13 @@ pub async fn round(
             .zip(me["role"].as_str().and_then(Role::parse))
             .map(|(id, role)| User { name: id.to_owned(), role });
         let user = me["id"].as_str().unwrap_or_default();
-        let (team, mut own) = team::round(db, settings, user).await?;
+        let (team, own) = team::round(db, settings, user).await?;
         out.team = Some(team);
-        push(db, settings, &mut own, &mut out).await?;
-        pull(db, settings, user, &own, &mut out).await?;
-        let fetched = team::fetch(db, settings, &mut own).await?;
-        out.pulled.extend(fetched);
+        let exchanged = exchange(user.to_owned(), own).await;
+        out.conflicts.extend(exchanged.conflicts);
+        out.pulled.extend(exchanged.pulled);
+        out.refused.extend(exchanged.refused);
+        exchanged.failure.map_or(Ok(()), Err)?;
         // Quality, time and collections go up once the runs they name are there.
         let role = out.user.as_ref().map(|u| u.role);
         // One read of the stored runs serves both: neither writes runs.
@@ -261,8 +312,99 @@ pub async fn round(
     out
 }
 
+/// What a round's exchange brought back: the conflicts, the runs the pull changed, the
+/// queued changes the server refused, and why it stopped early, if it did.
+#[derive(Debug, Default)]
+pub struct Exchanged {
+    pub conflicts: Vec<(Conflict, Value)>,
+    pub pulled: Vec<String>,
+    pub refused: Vec<(Pending, String)>,
+    pub failure: Option<Failure>,
+}
+
+/// A round's exchange with the server: push (runs never sent, then the queue), pull, then
+/// the runs of the team's versions of one's own (`own`, read by [`team`]'s round).
+pub async fn exchange(
+    db: &Store,
+    settings: &SyncSettings,
+    user: &str,
+    mut own: Vec<OwnVersion>,
+) -> Exchanged {
+    let mut out = RoundDone::default();
+    let result = async {
+        push(db, settings, &mut own, &mut out).await?;
+        pull(db, settings, user, &own, &mut out).await?;
+        team::fetch(db, settings, &mut own).await
+    };
+    let (fetched, failure) = match result.await {
+        Ok(fetched) => (fetched, None),
+        Err(failure) => (Vec::new(), Some(failure)),
+    };
+    out.pulled.extend(fetched);
+    Exchanged { conflicts: out.conflicts, pulled: out.pulled, refused: out.refused, failure }
+}
+
+impl Exchanged {
+    /// As JSON, for the page: the exchange runs in the transfer module.
+    pub fn to_json(&self) -> String {
+        let failure = self.failure.as_ref().map(|failure| match failure {
+            Failure::Unreachable { retry_after, why } => {
+                json!({"kind": "unreachable", "why": why, "retryAfter": retry_after})
+            }
+            Failure::Refused(why) => json!({"kind": "refused", "why": why}),
+            Failure::TooLarge(why) => json!({"kind": "tooLarge", "why": why}),
+        });
+        json!({
+            "conflicts": self.conflicts,
+            "pulled": self.pulled,
+            "refused": self.refused,
+            "failure": failure,
+        })
+        .to_string()
+    }
+
+    /// Read back from [`Exchanged::to_json`]'s JSON; what does not read is a refusal that
+    /// says so, and the round reports it.
+    pub fn from_json(text: &str) -> Exchanged {
+        let unread = |why: String| Exchanged {
+            failure: Some(Failure::Refused(format!("the sync's answer could not be read: {why}"))),
+            ..Exchanged::default()
+        };
+        let mut value: Value = match serde_json::from_str(text) {
+            Ok(value) => value,
+            Err(e) => return unread(e.to_string()),
+        };
+        let mut take = |key: &str| value[key].take();
+        let read = (|| {
+            Ok::<_, serde_json::Error>(Exchanged {
+                conflicts: serde_json::from_value(take("conflicts"))?,
+                pulled: serde_json::from_value(take("pulled"))?,
+                refused: serde_json::from_value(take("refused"))?,
+                failure: None,
+            })
+        })();
+        let failure = take("failure");
+        let why = failure["why"].as_str().unwrap_or_default().to_owned();
+        match read {
+            Ok(exchanged) => Exchanged {
+                failure: match failure["kind"].as_str() {
+                    None => None,
+                    Some("unreachable") => Some(Failure::Unreachable {
+                        retry_after: failure["retryAfter"].as_u64().map(|s| s as u32),
+                        why,
+                    }),
+                    Some("tooLarge") => Some(Failure::TooLarge(why)),
+                    Some(_) => Some(Failure::Refused(why)),
+                },
+                ..exchanged
+            },
+            Err(e) => unread(e.to_string()),
+        }
+    }
+}
+
 async fn push(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     own: &mut [annotation_core::team::OwnVersion],
     out: &mut RoundDone,
@@ -405,7 +547,7 @@ fn refusals(out: &RoundDone) -> Result<(), Failure> {
 /// Sends the traces of `runs` (the runs whose header the server just took), redacted at
 /// the configured paths and with every secret masked. Traces are write-once: one the
 /// server holds already is `ok` again, so a run's traces simply go with each of its syncs.
-async fn push_traces(db: &Db, settings: &SyncSettings, runs: &[String]) -> Result<(), Failure> {
+async fn push_traces(db: &Store, settings: &SyncSettings, runs: &[String]) -> Result<(), Failure> {
     if runs.is_empty() {
         return Ok(());
     }
@@ -456,7 +598,7 @@ async fn push_traces(db: &Db, settings: &SyncSettings, runs: &[String]) -> Resul
 
 /// Drops a refused change from the queue. The local copy stays as it is; it is sent again
 /// only when it is saved again.
-pub async fn discard(db: &Db, pending: &Pending) -> Result<(), String> {
+pub async fn discard(db: &Store, pending: &Pending) -> Result<(), String> {
     let queue = db.queued().await?;
     let keys: Vec<JsValue> =
         queue.into_iter().filter(|(_, q)| q.pending == *pending).map(|(k, _)| k).collect();
@@ -467,7 +609,7 @@ pub async fn discard(db: &Db, pending: &Pending) -> Result<(), String> {
 /// flow's edges are replayed in order, each based on the version the last one made.
 /// Returns the run's server version afterwards.
 async fn replay_status(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     run_id: &str,
     record: &Value,
@@ -496,7 +638,7 @@ async fn replay_status(
 }
 
 /// Notes the server version a push produced, so the next write is based on it.
-async fn record_version(db: &Db, pending: &Pending, version: i64) -> Result<(), String> {
+async fn record_version(db: &Store, pending: &Pending, version: i64) -> Result<(), String> {
     let Some((mut run, mut steps)) = db.run_and_steps(pending.run_id()).await? else {
         return Ok(());
     };
@@ -514,7 +656,7 @@ async fn record_version(db: &Db, pending: &Pending, version: i64) -> Result<(), 
 }
 
 async fn upload_screenshots(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     hashes: Vec<String>,
 ) -> Result<(), Failure> {
@@ -570,7 +712,7 @@ async fn pages(settings: &SyncSettings, path: &str) -> Result<(Vec<Value>, Value
 /// Runs changed on the server since the last pull, by the server's cursor: this browser's
 /// clock never decides what is asked for.
 async fn pull(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     user: &str,
     own: &[annotation_core::team::OwnVersion],
@@ -633,7 +775,12 @@ async fn pull(
 
 /// Stores the server's run `id` (its header as listed, its steps and their screenshots)
 /// unless this copy is at that version already. Answers whether anything changed.
-async fn take(db: &Db, settings: &SyncSettings, id: &str, header: Value) -> Result<bool, Failure> {
+async fn take(
+    db: &Store,
+    settings: &SyncSettings,
+    id: &str,
+    header: Value,
+) -> Result<bool, Failure> {
     let refused = |why: String| Failure::Refused(why);
     let local = db.run_and_steps(id).await.map_err(refused)?;
     let server_version = header["version"].as_i64();
@@ -655,7 +802,7 @@ async fn take(db: &Db, settings: &SyncSettings, id: &str, header: Value) -> Resu
     Ok(true)
 }
 
-async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result<(), Failure> {
+async fn fetch_screenshot(db: &Store, settings: &SyncSettings, key: &str) -> Result<(), Failure> {
     let url = settings.url(&format!("/screenshots/{key}"));
     let authorization = settings.authorization();
     let unreachable =
@@ -677,7 +824,7 @@ async fn fetch_screenshot(db: &Db, settings: &SyncSettings, key: &str) -> Result
 /// Sends this page's new comments and suggestions on `run_id` and its thread resolutions,
 /// then takes the server's comments and suggestions as they are.
 async fn review(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     run_id: &str,
     out: &mut RoundDone,
@@ -789,7 +936,7 @@ async fn review(
 /// Accepts or rejects a synced suggestion on the server, which applies an acceptance to the
 /// step itself; answers the suggestion and, on acceptance, the step as changed.
 pub async fn decide(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     suggestion: &Suggestion,
     accept: bool,
@@ -834,7 +981,7 @@ pub async fn decide(
 }
 
 /// "Keep mine": the queued change is rebased on the server's version and sent again.
-pub async fn keep_mine(db: &Db, conflict: &Conflict) -> Result<(), String> {
+pub async fn keep_mine(db: &Store, conflict: &Conflict) -> Result<(), String> {
     let Some((mut run, mut steps)) = db.run_and_steps(conflict.pending.run_id()).await? else {
         return Ok(());
     };
@@ -853,7 +1000,7 @@ pub async fn keep_mine(db: &Db, conflict: &Conflict) -> Result<(), String> {
 
 /// "Take theirs": the server's record replaces the local one and the queued change goes.
 /// The local text it replaces stays in the run's history (the save that queued it).
-pub async fn take_theirs(db: &Db, conflict: &Conflict) -> Result<(), String> {
+pub async fn take_theirs(db: &Store, conflict: &Conflict) -> Result<(), String> {
     let Some((run, _)) = db.run_and_steps(conflict.pending.run_id()).await? else { return Ok(()) };
     match &conflict.pending {
         Pending::Run { .. } => {
@@ -866,4 +1013,42 @@ pub async fn take_theirs(db: &Db, conflict: &Conflict) -> Result<(), String> {
         }
     }
     discard(db, &conflict.pending).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_exchange_reads_back_what_it_wrote_failure_and_all() {
+        let pending = Pending::Step { run_id: "r1".into(), index: 2 };
+        let conflict = Conflict {
+            pending: pending.clone(),
+            theirs: json!({"id": "r1"}),
+            their_version: Some(4),
+            paths: vec!["/status".into()],
+        };
+        let failures = [
+            Failure::Unreachable { retry_after: Some(30), why: "the server answered 503".into() },
+            Failure::Refused("no such run (404)".into()),
+            Failure::TooLarge("over the limit (413)".into()),
+        ];
+        for failure in failures {
+            let written = Exchanged {
+                conflicts: vec![(conflict.clone(), json!({"status": "draft"}))],
+                pulled: vec!["r2".into()],
+                refused: vec![(pending.clone(), "why".into())],
+                failure: Some(failure),
+            };
+            let read = Exchanged::from_json(&written.to_json());
+            assert_eq!(format!("{read:?}"), format!("{written:?}"));
+        }
+    }
+
+    #[test]
+    fn an_answer_that_does_not_read_is_a_refusal_that_says_so() {
+        let read = Exchanged::from_json("{\"conflicts\": 7}");
+        let Some(Failure::Refused(why)) = read.failure else { panic!("{read:?}") };
+        assert!(why.starts_with("the sync's answer could not be read"), "{why}");
+    }
 }

@@ -13,13 +13,14 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
 use super::{Failure, Precondition, RequestBody, all_pages, request, request_with};
-use crate::db::{Db, QueuedChange};
-use crate::state::TeamRound;
+use crate::TeamRound;
+use annotation_store::QueuedChange;
+use annotation_store::Store;
 
 /// Reads the project, the badge and the queue, and notes each queued run with overlap
 /// above 1 as annotated here in one's own version. Answers the versions known here.
 pub(super) async fn round(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     me: &str,
 ) -> Result<(TeamRound, Vec<OwnVersion>), Failure> {
@@ -68,7 +69,7 @@ pub(super) fn is_own(own: &[OwnVersion], pending: &Pending) -> bool {
 /// Sends the queued changes of one's own versions: each step saved to the version, then a
 /// run submitted here handed in. Answers what the server refused, with why.
 pub(super) async fn push(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     own: &mut [OwnVersion],
     changes: Vec<(JsValue, QueuedChange)>,
@@ -157,7 +158,7 @@ pub(super) fn keeps_local(own: &[OwnVersion], header: &Value) -> bool {
 /// browser of the same person saved it), into the local steps.
 /// Answers the runs whose local copy changed.
 pub(super) async fn fetch(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     own: &mut [OwnVersion],
 ) -> Result<Vec<String>, Failure> {
@@ -189,7 +190,7 @@ pub(super) async fn fetch(
 /// Answers each run's outcome, or `None` when the server cannot be reached (the caller
 /// moves them here, and the next round replays the moves).
 pub async fn move_runs(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     to: ReviewStatus,
     runs: &[(String, i64)],

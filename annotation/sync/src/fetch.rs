@@ -7,12 +7,12 @@ use annotation_core::sync;
 use run_contract::url::component_encode;
 
 use super::{Failure, all_pages, fetch_screenshot, request};
-use crate::db::Db;
+use annotation_store::Store;
 
 /// Stores run `run_id` from the server with its steps and screenshots. `Ok(false)` when the
 /// server has no such run (or none this user may see).
 pub async fn fetch_run(
-    db: &Db,
+    db: &Store,
     settings: &sync::SyncSettings,
     run_id: &str,
 ) -> Result<bool, String> {

@@ -9,11 +9,11 @@ use annotation_core::sync::SyncSettings;
 use run_contract::url::component_encode;
 
 use super::{Failure, request, request_once};
-use crate::db::Db;
-use crate::util::new_id;
+use annotation_store::Store;
+use annotation_store::new_id;
 
 pub(super) async fn report(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     role: Option<Role>,
     runs: &[Run],

@@ -10,11 +10,11 @@ use annotation_core::sync::SyncSettings;
 use run_contract::url::component_encode;
 
 use super::{Failure, Precondition, RequestBody, all_pages, request, request_with};
-use crate::db::Db;
-use crate::state::RoundDone;
+use crate::RoundDone;
+use annotation_store::Store;
 
 pub(super) async fn round(
-    db: &Db,
+    db: &Store,
     settings: &SyncSettings,
     runs: &[Run],
     out: &mut RoundDone,
