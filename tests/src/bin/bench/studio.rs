@@ -390,7 +390,7 @@ fn exports(browser: &Browser, page: &Page) -> Vec<Row> {
         ("jsonl", HEAVY_REPS, 120),
         ("csv", HEAVY_REPS, 120),
         ("json", HEAVY_REPS, 120),
-        ("zip", 1, 600),
+        ("zip", HEAVY_REPS, 600),
     ] {
         let (mut disk, mut notice, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
         let mut failed = None;
