@@ -144,12 +144,14 @@ impl Db {
         }
         let tx = self.writer(&[SUMMARIES, SEARCH])?;
         let (rows, texts) = (tx.object_store(SUMMARIES)?, tx.object_store(SEARCH)?);
+        // Each put goes out when built; waiting for each answer in turn was most of a first
+        // open's time. A failed put aborts the transaction, and the commit says so.
         for summary in &out {
             let text =
                 SearchText { run_id: summary.run_id.clone(), text: summary.search_text.clone() };
             rows.put(encode(&RunSummary { search_text: String::new(), ..summary.clone() })?)
-                .await?;
-            texts.put(encode(&text)?).await?;
+                .build()?;
+            texts.put(encode(&text)?).build()?;
         }
         drop((rows, texts));
         tx.commit().await?;
@@ -435,11 +437,12 @@ impl Db {
                 version.summary = format!("Imported by {author}");
                 run.version = version.number;
                 version.run.version = version.number;
-                run_store.put(encode(&run)?).await?;
+                // Sent as built, not each awaited: the commit reports a failed one.
+                run_store.put(encode(&run)?).build()?;
                 for step in steps {
-                    step_store.put(encode(step)?).await?;
+                    step_store.put(encode(step)?).build()?;
                 }
-                version_store.put(encode(&version)?).await?;
+                version_store.put(encode(&version)?).build()?;
             }
             tx.commit().await?;
             Ok::<_, Cause>(())
