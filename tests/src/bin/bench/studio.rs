@@ -177,9 +177,8 @@ fn open_list(browser: &Browser, page: &Page) -> Vec<Row> {
         page.eval(&idb(
             "db.transaction('summaries', 'readwrite').objectStore('summaries').clear()",
         ));
-        let seen = profiled(page, "a first open of the runs list", || {
-            navigate_timed(browser, page, "")
-        });
+        let seen =
+            profiled(page, "a first open of the runs list", || navigate_timed(browser, page, ""));
         first.push(ms(&seen["open"]["dom"]));
         first_boot.push(ms(&seen["boot"]["dom"]));
     }
