@@ -1,6 +1,7 @@
 //! The page's own wasm modules that load when a feature first needs them, so the page's
 //! bundle does not carry them: the spell checker (`dist/spelling/`, with the dictionary) and
-//! the files in and out (`dist/transfer/`: the exports, reading imports).
+//! the data in and out (`dist/transfer/`: the exports, reading imports, a sync round's push
+//! and pull).
 //! `modules.js` imports one; an object of one of its classes is built, or one of its
 //! functions called, here.
 
@@ -33,6 +34,11 @@ pub async fn call(path: &str, function: &str, args: &js_sys::Array) -> Result<Js
     wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&answer))
         .await
         .map_err(|e| failed(path, e))
+}
+
+/// `value` as JSON text for a module (through `Value`, the page's one writer per type).
+pub fn json(value: &impl serde::Serialize) -> Result<String, String> {
+    lean::write_json(value).map_err(|e| e.to_string())
 }
 
 /// The function (or class) `name` the module at `path` exports, the module imported first.

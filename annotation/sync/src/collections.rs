@@ -7,11 +7,11 @@ use std::collections::BTreeSet;
 use annotation_core::collections::sync::{self as plan, Write};
 use annotation_core::record::Run;
 use annotation_core::sync::SyncSettings;
+use annotation_store::Store;
 use run_contract::url::component_encode;
 
 use super::{Failure, Precondition, RequestBody, all_pages, request, request_with};
 use crate::RoundDone;
-use annotation_store::Store;
 
 pub(super) async fn round(
     db: &Store,

@@ -3,11 +3,11 @@
 //! it reads with the same requests a pull makes, and stores what it gets the same way.
 
 use annotation_core::sync;
+use annotation_store::Store;
 
 use run_contract::url::component_encode;
 
 use super::{Failure, all_pages, fetch_screenshot, request};
-use annotation_store::Store;
 
 /// Stores run `run_id` from the server with its steps and screenshots. `Ok(false)` when the
 /// server has no such run (or none this user may see).

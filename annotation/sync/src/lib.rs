@@ -14,21 +14,16 @@
 //! leaves everything queued for the next round.
 
 use annotation_core::record::{ReviewStatus, Step};
-use annotation_core::review::Comment;
-use annotation_core::review::Suggestion;
+use annotation_core::review::{Comment, Suggestion};
 use annotation_core::roles::{Role, User};
 use annotation_core::sync::{
     self, BATCH_ITEMS, Conflict, JSON_BODY_BYTES, Outcome, Pending, SyncSettings, SyncState,
 };
 use annotation_core::team::{OwnVersion, Project, QueueEntry};
+use annotation_store::{QueuedChange, Store, http, now};
 use run_contract::url::component_encode;
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
-
-use annotation_store::QueuedChange;
-use annotation_store::Store;
-use annotation_store::http;
-use annotation_store::now;
 
 mod collections;
 mod fetch;

@@ -6,11 +6,10 @@ use annotation_core::metrics_sync::TeamMetrics;
 use annotation_core::record::Run;
 use annotation_core::roles::Role;
 use annotation_core::sync::SyncSettings;
+use annotation_store::{Store, new_id};
 use run_contract::url::component_encode;
 
 use super::{Failure, request, request_once};
-use annotation_store::Store;
-use annotation_store::new_id;
 
 pub(super) async fn report(
     db: &Store,

@@ -8,14 +8,13 @@ use annotation_core::sync::{Pending, SyncSettings};
 use annotation_core::team::{
     BatchMoved, OwnVersion, Project, batch_moved, batch_transition_body, queue_from_server,
 };
+use annotation_store::{QueuedChange, Store};
 use run_contract::url::component_encode;
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
 use super::{Failure, Precondition, RequestBody, all_pages, request, request_with};
 use crate::TeamRound;
-use annotation_store::QueuedChange;
-use annotation_store::Store;
 
 /// Reads the project, the badge and the queue, and notes each queued run with overlap
 /// above 1 as annotated here in one's own version. Answers the versions known here.

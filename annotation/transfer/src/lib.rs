@@ -1,8 +1,8 @@
-//! The annotation page's files in and out, as a wasm module of its own (`dist/transfer/`).
-//! The page imports it when an export or an import starts: the export writers (JSON, JSONL,
-//! CSV, Markdown, ZIP), the anonymizer, the fine-tuning data with the prompt files and
-//! their renderer, and the import checker were a sixth of the page's bundle, and nothing
-//! else on the page needs them.
+//! The annotation page's data in and out, as a wasm module of its own (`dist/transfer/`).
+//! The page imports it when an export, an import or a sync round first starts: the export
+//! writers (JSON, JSONL, CSV, Markdown, ZIP), the anonymizer, the fine-tuning data with the
+//! prompt files and their renderer, the import checker and a round's push and pull
+//! ([`exchange`]) were a fifth of the page's bundle, and nothing else on the page needs them.
 //!
 //! An export reads the runs, traces, screenshots, settings and secrets from IndexedDB
 //! itself (`annotation-store`), so thousands of runs never cross between the two modules.
@@ -19,9 +19,8 @@ use std::rc::Rc;
 use annotation_core::sync::SyncSettings;
 use annotation_core::team::OwnVersion;
 use annotation_store::Store;
-use wasm_bindgen::prelude::wasm_bindgen;
-
 use wasm_bindgen::JsValue;
+use wasm_bindgen::prelude::wasm_bindgen;
 
 /// The JSON text `json` read as a `T`, or which input could not be read.
 fn read<T: serde::de::DeserializeOwned>(what: &str, json: &str) -> Result<T, String> {

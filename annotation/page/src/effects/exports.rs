@@ -7,6 +7,7 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::Closure;
 
 use super::{notify, progress};
+use crate::modules::json;
 use crate::state::{Action, Dispatch};
 use crate::util::now;
 
@@ -77,9 +78,4 @@ async fn build<const N: usize>(
         Ok(notice) => notify(dispatch, true, notice),
         Err(why) => notify(dispatch, false, format!("{failure}: {why}")),
     }
-}
-
-/// `value` as JSON text for the module (through `Value`, the page's one writer per type).
-pub(super) fn json(value: &impl serde::Serialize) -> Result<String, String> {
-    lean::write_json(value).map_err(|e| e.to_string())
 }

@@ -306,7 +306,7 @@ async fn run(db: &Db, dispatch: &Dispatch, effect: Effect) {
 /// page's bundle carries no push or pull.
 async fn exchange(settings: SyncSettings, user: String, own: Vec<OwnVersion>) -> Exchanged {
     let answer = async {
-        let (settings, own) = (exports::json(&settings)?, exports::json(&own)?);
+        let (settings, own) = (crate::modules::json(&settings)?, crate::modules::json(&own)?);
         let args = js_sys::Array::of3(&settings.into(), &user.into(), &own.into());
         let answer = crate::modules::call(crate::modules::TRANSFER, "exchange", &args).await?;
         Ok::<_, String>(answer.as_string().unwrap_or_default())

@@ -1,4 +1,4 @@
-//! Runs in storage: the list, opening, saving, rollbacks, exports, imports, batch edits.
+//! Runs in storage: the list, opening, saving, rollbacks, imports, batch edits.
 
 use annotation_core::history::Version;
 use annotation_core::import;
