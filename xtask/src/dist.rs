@@ -48,11 +48,13 @@ impl Profile {
     }
 }
 
-/// (crate's wasm file stem, folder in dist/). `spelling` and `transfer` are not pages: the
-/// annotation page imports them when it loads the dictionary and when a fine-tuning export
-/// starts.
-const BUNDLES: [(&str, &str); 7] = [
+/// (crate's wasm file stem, folder in dist/). `authoring`, `spelling` and `transfer` are not
+/// pages: the worker instantiates its authoring module on the first pipeline, reflection,
+/// Studio run, AI draft or MCP test; the annotation page imports the others when it loads the
+/// dictionary and when an export, an import or a sync round starts.
+const BUNDLES: [(&str, &str); 8] = [
     ("background_worker", "background"),
+    ("authoring_engine", "authoring"),
     ("side_panel", "side-panel"),
     ("annotation_page", "annotation"),
     ("annotation_spelling", "spelling"),
@@ -93,7 +95,8 @@ const WASM_OPT_FEATURES: [&str; 6] = [
 /// build from an empty dist/ gives.
 pub fn build(tools: &Tools, profile: Profile) -> Result<(), String> {
     let mut args = vec!["build", "--target", "wasm32-unknown-unknown"];
-    args.extend(["-p", "background-worker", "-p", "side-panel", "-p", "annotation-page"]);
+    args.extend(["-p", "background-worker", "-p", "authoring-engine"]);
+    args.extend(["-p", "side-panel", "-p", "annotation-page"]);
     args.extend(["-p", "annotation-spelling", "-p", "annotation-transfer"]);
     args.extend(["-p", "prompt-studio"]);
     args.extend(["-p", "workflows-page"]);

@@ -9,9 +9,13 @@ use crate::postgres::Cluster;
 use crate::setup;
 use crate::shell::{self, root};
 
-const WASM_CRATES: [&str; 16] = [
+const WASM_CRATES: [&str; 20] = [
     "-p",
     "background-worker",
+    "-p",
+    "authoring-engine",
+    "-p",
+    "engine-web",
     "-p",
     "side-panel",
     "-p",

@@ -10,6 +10,8 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
+pub use engine_web::{PerformanceClock, delay, error_message, now_ms, random_uuid};
+
 #[wasm_bindgen]
 extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "debugger"], js_name = attach, catch)]
@@ -31,20 +33,14 @@ extern "C" {
     fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "declarativeNetRequest"], js_name = updateSessionRules, catch)]
     fn dnr_update_session_rules(options: &JsValue) -> Result<Promise, JsValue>;
-    #[wasm_bindgen(js_name = setTimeout)]
-    fn set_timeout(callback: &js_sys::Function, ms: i32) -> JsValue;
     #[wasm_bindgen(js_name = setInterval)]
     pub fn set_interval(callback: &js_sys::Function, ms: i32) -> JsValue;
     #[wasm_bindgen(js_name = clearInterval)]
     pub fn clear_interval(interval: &JsValue);
 
-    #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
-    pub fn random_uuid() -> String;
     #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getPlatformInfo, catch)]
     fn platform_info() -> Result<Promise, JsValue>;
 
-    #[wasm_bindgen(js_namespace = performance, js_name = now)]
-    pub fn now_ms() -> f64;
     #[wasm_bindgen(js_namespace = console, js_name = info)]
     pub fn log(message: &str);
 
@@ -80,26 +76,6 @@ impl Port {
             log(&format!("port closed before the answer: {}", error_message(&error)));
         }
     }
-}
-
-/// `performance.now()`, the engine's clock.
-pub struct PerformanceClock;
-
-impl agent_engine::Clock for PerformanceClock {
-    fn now_ms(&self) -> f64 {
-        now_ms()
-    }
-
-    async fn sleep(&self, ms: f64) {
-        let _ = JsFuture::from(delay(ms)).await;
-    }
-}
-
-/// A promise that resolves after `ms`.
-pub fn delay(ms: f64) -> Promise {
-    Promise::new(&mut |resolve, _| {
-        set_timeout(&resolve, ms.max(0.0) as i32);
-    })
 }
 
 /// Tabs through `chrome.tabs` (no "tabs" permission needed to create, focus or close) and
@@ -225,15 +201,6 @@ fn debuggee(tab: TabId, session: Option<&str>) -> JsValue {
         let _ = Reflect::set(&target, &"sessionId".into(), &session.into());
     }
     target.into()
-}
-
-/// The text of a thrown value or rejected promise.
-pub fn error_message(error: &JsValue) -> String {
-    Reflect::get(error, &"message".into())
-        .ok()
-        .and_then(|m| m.as_string())
-        .or_else(|| error.as_string())
-        .unwrap_or_else(|| format!("{error:?}"))
 }
 
 async fn settle(call: Result<Promise, JsValue>) -> Result<JsValue, CdpError> {

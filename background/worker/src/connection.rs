@@ -5,9 +5,10 @@ use agent_engine::Clock;
 use agent_engine::providers::{self, ChatMessage, ChatRequest, ModelConfig, Secret};
 use protocol::WorkerEvent;
 use protocol::settings::{McpServer, ModelRole};
+use serde_json::{Value, json};
 
 use crate::chrome::PerformanceClock;
-use crate::http::{FetchHttp, NoRedirectHttp};
+use crate::http::FetchHttp;
 use crate::store::Store;
 
 /// Calls `model` once and says how it went. `key` is a key typed in the form; without one
@@ -103,11 +104,17 @@ pub async fn test_mcp(
             Err(error) => return answer(false, error),
         },
     };
-    let started = PerformanceClock.now_ms();
-    match agent_engine::mcp::list_tools(&NoRedirectHttp, &server).await {
-        Ok(tools) => {
-            let ms = (PerformanceClock.now_ms() - started).round();
-            let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    // Listed by the authoring module, which makes the MCP calls.
+    let request = json!({"server": server, "token": server.token.expose()});
+    match crate::authoring::list_mcp_tools(&request).await {
+        Ok(listed) => {
+            let ms = listed["ms"].as_f64().unwrap_or_default().round();
+            let names: Vec<&str> = listed["names"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
             let listed = match names.len() {
                 0 => "no tools".to_owned(),
                 1 => format!("1 tool: {}", names[0]),
@@ -115,6 +122,6 @@ pub async fn test_mcp(
             };
             answer(true, format!("Connected in {ms} ms; {listed}."))
         }
-        Err(error) => answer(false, error.message),
+        Err(error) => answer(false, error),
     }
 }

@@ -1,14 +1,14 @@
-//! The annotation page's AI draft of a step's thoughts: `agent_engine::draft_thoughts` over
-//! `FetchHttp` with the stored settings and keys (which never leave the worker), its trace
-//! stored with the step's run.
+//! The annotation page's AI draft of a step's thoughts: `agent_engine::draft_thoughts`, in the
+//! authoring module, with the stored settings and keys (which never leave the extension's
+//! worker), its trace stored with the step's run.
 
-use agent_engine::draft_thoughts::draft;
 use protocol::WorkerEvent;
 use protocol::drafting::DraftInput;
+use serde_json::json;
 
-use crate::chrome;
 use crate::store::Store;
-use crate::studio::call_shell;
+use crate::studio::traced;
+use crate::{authoring, chrome};
 
 /// One draft; always answered with `thoughts_drafted`, a draft or why there is none.
 pub async fn run(store: &Store, id: u32, input: DraftInput) -> WorkerEvent {
@@ -24,11 +24,16 @@ pub async fn run(store: &Store, id: u32, input: DraftInput) -> WorkerEvent {
         }
         Err(error) => return answer(Err(format!("The settings could not be read: {error}"))),
     };
-    let (result, trace) = draft(&call_shell(), &settings, &input).await;
-    if let Some(trace) = &trace
-        && let Err(error) = store.put_trace(trace).await
+    let request = json!({"settings": settings, "keys": settings.keys(), "input": input});
+    let mut drafted = match authoring::draft_thoughts(&request).await {
+        Ok(drafted) => drafted,
+        Err(error) => return answer(Err(error)),
+    };
+    if let Some(trace) = traced(&mut drafted)
+        && let Err(error) = store.put_trace_value(&trace).await
     {
         chrome::log(&format!("the draft's trace was not stored: {error}"));
     }
-    answer(result)
+    let result = serde_json::from_value(drafted["result"].take());
+    answer(result.unwrap_or_else(|e| Err(format!("The draft could not be read: {e}"))))
 }

@@ -5,11 +5,11 @@
 //! [`start`], then forwards each event to the `on_*` exports below. This crate only
 //! translates between JS values and the engine; decisions live in `agent-engine`.
 
+mod authoring;
 mod capture;
 mod chrome;
 mod connection;
 mod drafting;
-mod http;
 mod jobs;
 mod mcp_host;
 mod new_tabs;
@@ -28,7 +28,9 @@ use std::cell::{Cell, OnceCell};
 use std::rc::Rc;
 
 use agent_engine::cdp::{CdpError, Sessions};
+// `crate::http`: the engine's Http over fetch, shared with the pipeline module.
 use agent_engine::observe::Observer;
+use engine_web::http;
 use protocol::{TabId, WorkerEvent, WorkerTimings};
 use wasm_bindgen::prelude::*;
 

@@ -21,7 +21,7 @@ use agent_engine::actions::{Action, Tabs};
 use agent_engine::firewall::Firewall;
 use agent_engine::jobs::{Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
-use agent_engine::pipeline::{PipelineRun, RunStatus, StepTrace, load, parsed};
+use agent_engine::pipeline::parsed;
 use agent_engine::prompts::PromptSet;
 use agent_engine::run::AgentEvent;
 use agent_engine::structured::Schema;
@@ -268,12 +268,12 @@ impl McpHost {
     }
 
     /// A pipeline step ended in a run a call started.
-    pub fn on_pipeline_step(&self, run: u32, trace: &StepTrace) {
+    pub fn on_pipeline_step(&self, run: u32, trace: &Value) {
         let Some(id) = self.pipelines.borrow().get(&run).copied() else { return };
         let told = self.progress.borrow().get(&id).map(|(_, told)| *told);
         let Some(told) = told else { return };
-        let status = serde_json::to_value(trace.status).unwrap_or_default();
-        let message = format!("{}: {}", trace.step_id, status.as_str().unwrap_or("ended"));
+        let step = trace["step_id"].as_str().unwrap_or_default();
+        let message = format!("{step}: {}", trace["status"].as_str().unwrap_or("ended"));
         self.step(&pipeline_job(run), told + 1, message);
     }
 
@@ -330,15 +330,20 @@ async fn published(worker: &Rc<Worker>) -> Published {
     let Ok(store) = worker.tasks.store().await else { return published };
     let settings = store.settings().await.ok().flatten();
     let overrides = settings.map(|s| s.prompt_overrides).unwrap_or_default();
-    let prompts = PromptSet::with_overrides(&overrides).unwrap_or_else(|_| PromptSet::bundled());
     match crate::pipelines::published(&store).await {
         Ok(rows) => {
             for row in rows {
-                let file = parsed(&row.text, row.pipeline.as_ref());
-                let loaded = file.ok().and_then(|f| load(&f, &prompts).ok()).map(|l| l.pipeline);
+                // An edited prompt that no longer loads leaves the bundled ones to list by.
+                let loaded = match parsed(&row.text, row.pipeline.as_ref()) {
+                    Ok(file) => match crate::authoring::load(&file, &overrides).await {
+                        Ok(loaded) => Some(loaded),
+                        Err(_) => crate::authoring::load(&file, &Default::default()).await.ok(),
+                    },
+                    Err(_) => None,
+                };
                 published.pipelines.push(PipelineEntry {
                     description: loaded.as_ref().map(|p| p.description.clone()).unwrap_or_default(),
-                    inputs: loaded.and_then(|p| p.inputs.map(|s| s.as_value().clone())),
+                    inputs: loaded.and_then(|p| p.inputs),
                     name: row.id,
                 });
             }
@@ -759,22 +764,14 @@ async fn run_pipeline(
         crate::pipelines::run_published(worker, store, run, name, input, tab, Some(client)).await;
     host.pipelines.borrow_mut().remove(&run);
     let job_id = pipeline_job(run);
-    let value = match ran.map_err(refuse(ErrorCode::Busy))? {
-        WorkerEvent::PipelineResult { run, .. } => run,
-        _ => Value::Null,
+    let mut ran = ran.map_err(refuse(ErrorCode::Busy))?;
+    let status = match ran.run["status"].as_str() {
+        Some("ok") => Status::Done,
+        Some("cancelled") => Status::Stopped,
+        _ => Status::Failed,
     };
-    let ran: PipelineRun = serde_json::from_value(value).map_err(|e| {
-        refuse(ErrorCode::Internal)(format!("The pipeline's run could not be read: {e}"))
-    })?;
-    let mut outcome = JobOutcome::new(
-        job_id,
-        match ran.status {
-            RunStatus::Ok => Status::Done,
-            RunStatus::Failed => Status::Failed,
-            RunStatus::Cancelled => Status::Stopped,
-        },
-    );
-    outcome.answer = ran.output;
-    outcome.why = ran.error.map(|e| e.to_string());
+    let mut outcome = JobOutcome::new(job_id, status);
+    outcome.answer = Some(ran.run["output"].take()).filter(|o| !o.is_null());
+    outcome.why = ran.why;
     Ok(outcome.result(id))
 }

@@ -1,6 +1,7 @@
 //! Pipelines in the product: runs (from the Studio, or `/run` in the side panel on a
 //! published one), their tools over the worker's tabs and `fetch`, cancel, and the stored
-//! versions with the publish gate. The engine's `pipeline` module decides; this carries out.
+//! versions with the publish gate. The engine's `pipeline` module decides, in a wasm module
+//! of its own (`authoring`); this carries out.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -9,16 +10,10 @@ use lean::{SortedMap, SortedSet};
 use std::rc::Rc;
 
 use agent_engine::jobs::{Job, JobKind, JobStatus, TAB_CLOSED};
-use agent_engine::mcp::{McpClients, McpError, McpTool};
 use agent_engine::observe::ObserveOptions;
 use agent_engine::page_agent;
-use agent_engine::pipeline::{
-    Cancel, PipelineRun, PipelineTools, Problem, RunStatus, Runner, StepTrace, ToolCall,
-    ToolFailure, check_publish, load, parsed,
-};
-use agent_engine::prompts::PromptSet;
-use agent_engine::providers::Usage;
-use agent_engine::run::{Actor, LlmTrace, PromptChars, SentPrompt, iso8601};
+use agent_engine::pipeline::{Problem, ToolCall, ToolFailure, parsed};
+use agent_engine::run::iso8601;
 use protocol::agent::TaskStatus;
 use protocol::jobs::JobSummary;
 use protocol::settings::Settings;
@@ -26,12 +21,13 @@ use protocol::studio::StoredPipeline;
 use protocol::workflow::ReplayControl;
 use protocol::{TabId, WorkerEvent};
 use serde_json::{Value, json};
-use wasm_bindgen::{JsCast, JsValue};
-use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen::JsValue;
+use wasm_bindgen::closure::Closure;
+use wasm_bindgen_futures::future_to_promise;
 
 use crate::Worker;
+use crate::authoring::{self, Host};
 use crate::chrome::{self, ChromeTabs, PerformanceClock};
-use crate::http::{FetchHttp, NoRedirectHttp};
 use crate::store::Store;
 
 /// Runs in flight (by the request that started them), and runs of versions not stored
@@ -39,47 +35,25 @@ use crate::store::Store;
 #[derive(Default)]
 pub struct Pipelines {
     running: RefCell<SortedMap<u32, Rc<Cell<bool>>>>,
-    unsaved_runs: RefCell<Vec<PipelineRun>>,
+    unsaved_runs: RefCell<Vec<Value>>,
     /// Runs whose tab closed under them.
     closed: RefCell<SortedSet<u32>>,
-}
-
-/// The run's cancel flag, and its live view: each step's trace to every page.
-struct Stop<'a> {
-    flag: Rc<Cell<bool>>,
-    worker: &'a Worker,
-    id: u32,
-}
-
-impl Cancel for Stop<'_> {
-    fn cancelled(&self) -> bool {
-        self.flag.get()
-    }
-
-    fn step_finished(&self, trace: &StepTrace) {
-        let step = serde_json::to_value(trace).unwrap_or_default();
-        self.worker.ports.broadcast(&WorkerEvent::PipelineStep { run: self.id, step });
-        self.worker.mcp.on_pipeline_step(self.id, trace);
-    }
 }
 
 /// How many runs a stored version keeps for the gate.
 const KEPT_RUNS: usize = 10;
 
 /// The tools over this worker's tabs, its agent, its replays and `fetch`.
-struct WorkerTools<'a> {
-    worker: &'a Rc<Worker>,
+struct WorkerTools {
+    worker: Rc<Worker>,
     tab: Option<TabId>,
     /// The run's cancel flag: an agent task in flight is cancelled with it.
     stop: Rc<Cell<bool>>,
     /// The run's job id: tasks and replays it starts are its children.
     job: String,
-    /// The MCP servers from Settings, tokens included (they stay in this worker), with a
-    /// session each for the run.
-    mcp: McpClients<'static, NoRedirectHttp>,
 }
 
-impl WorkerTools<'_> {
+impl WorkerTools {
     fn tab(&self, asked: Option<TabId>) -> Result<TabId, ToolFailure> {
         asked.or(self.tab).ok_or_else(|| ToolFailure {
             message: "No tab to read: run the pipeline with a tab.".into(),
@@ -92,7 +66,8 @@ fn failed(message: impl std::fmt::Display) -> ToolFailure {
     ToolFailure { message: message.to_string(), recoverable: true }
 }
 
-impl PipelineTools for WorkerTools<'_> {
+impl WorkerTools {
+    /// Carries out a tool call on this worker's tabs (the engine makes requests itself).
     async fn call(&self, call: &ToolCall) -> Result<Value, ToolFailure> {
         match call {
             ToolCall::PageState { tab } => {
@@ -123,38 +98,23 @@ impl PipelineTools for WorkerTools<'_> {
                     .map_err(failed)?;
                 Ok(json!({"url": read["url"], "title": read["title"], "text": read["text"]}))
             }
-            ToolCall::Http { method, url, headers, body } => {
-                fetch(method, url, headers, body).await
-            }
             ToolCall::AgentTask { task, tab } => self.agent_task(task, self.tab(*tab)?).await,
             ToolCall::WorkflowReplay { workflow, params } => {
                 self.workflow_replay(workflow, params, self.tab(None)?).await
             }
-            ToolCall::Mcp { server, name, arguments } => {
-                self.mcp.call_tool(server, name, arguments).await.map_err(mcp_failure)
+            ToolCall::Http { .. } | ToolCall::Mcp { .. } => {
+                Err(failed("The pipeline engine makes requests itself."))
             }
         }
     }
-
-    fn mcp_servers(&self) -> Vec<String> {
-        self.mcp.names()
-    }
-
-    async fn list_mcp_tools(&self, server: &str) -> Result<Vec<McpTool>, ToolFailure> {
-        self.mcp.list_tools(server).await.map_err(mcp_failure)
-    }
 }
 
-fn mcp_failure(error: McpError) -> ToolFailure {
-    ToolFailure { message: error.message, recoverable: error.recoverable }
-}
-
-impl WorkerTools<'_> {
+impl WorkerTools {
     /// Starts `task` as a new conversation in `tab`, as the side panel would (so the panel
     /// shows it, and a question it asks is answered there), as a job of this run's, and
     /// awaits its end. Cancelling the pipeline stops it.
     async fn agent_task(&self, task: &str, tab: TabId) -> Result<Value, ToolFailure> {
-        let worker = self.worker;
+        let worker = &self.worker;
         let session =
             worker.tasks.start_job(worker, tab, task, None, Some(&self.job), None).await.map_err(
                 |message| ToolFailure {
@@ -192,7 +152,7 @@ impl WorkerTools<'_> {
         params: &Value,
         tab: TabId,
     ) -> Result<Value, ToolFailure> {
-        let worker = self.worker;
+        let worker = &self.worker;
         let flows = &worker.workflows;
         let refused = |message: String| ToolFailure { message, recoverable: false };
         let listed = match flows.list(worker, 0).await.map_err(failed)? {
@@ -233,52 +193,21 @@ impl WorkerTools<'_> {
     }
 }
 
-/// One HTTP request (the engine checked the origin against `http_origins`).
-async fn fetch(
-    method: &str,
-    url: &str,
-    headers: &BTreeMap<String, String>,
-    body: &Option<Value>,
-) -> Result<Value, ToolFailure> {
-    let js = |e: JsValue| failed(chrome::error_message(&e));
-    let init = web_sys::RequestInit::new();
-    init.set_method(method);
-    let sent = web_sys::Headers::new().map_err(js)?;
-    for (name, value) in headers {
-        sent.append(name, value).map_err(js)?;
-    }
-    init.set_headers(&sent);
-    if let Some(body) = body {
-        let text = match body {
-            Value::String(text) => text.clone(),
-            other => other.to_string(),
-        };
-        init.set_body(&JsValue::from_str(&text));
-    }
-    let scope: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
-    // The extension asks for no host permissions: a server must allow it (CORS).
-    let unreachable = |e: JsValue| {
-        failed(format!(
-            "The request to {url} got no answer ({}): the server could not be reached, or it does not allow requests from the extension (CORS).",
-            chrome::error_message(&e)
-        ))
-    };
-    let response: web_sys::Response = JsFuture::from(scope.fetch_with_str_and_init(url, &init))
-        .await
-        .map_err(unreachable)?
-        .unchecked_into();
-    let text = JsFuture::from(response.text().map_err(js)?).await.map_err(js)?;
-    let text = text.as_string().unwrap_or_default();
-    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
-    Ok(json!({"status": response.status(), "body": body}))
+async fn settings(store: &Store) -> Result<Settings, String> {
+    Ok(store.settings().await?.ok_or("Choose a model and enter its API key in Settings first.")?)
 }
 
-async fn settings(store: &Store) -> Result<(Settings, PromptSet), String> {
-    let settings =
-        store.settings().await?.ok_or("Choose a model and enter its API key in Settings first.")?;
-    let prompts = PromptSet::with_overrides(&settings.prompt_overrides)
-        .map_err(|e| format!("An edited prompt file has a problem: {e}"))?;
-    Ok((settings, prompts))
+/// A finished run, and its error as a sentence.
+pub struct Ran {
+    pub run: Value,
+    pub why: Option<String>,
+}
+
+impl Ran {
+    /// What the Studio and the panel are sent.
+    pub fn event(self, id: u32) -> WorkerEvent {
+        WorkerEvent::PipelineResult { id, run: self.run }
+    }
 }
 
 /// Runs the parsed pipeline `file` on `input` in `tab`, stores each llm step's trace, and
@@ -291,106 +220,101 @@ pub async fn run(
     input: Value,
     tab: Option<TabId>,
     driven_by: Option<&str>,
-) -> Result<WorkerEvent, String> {
-    let (settings, prompts) = settings(store).await?;
-    let loaded =
-        file.map_err(|p| vec![p]).and_then(|f| load(&f, &prompts)).map_err(|problems| {
-            let list: Vec<String> = problems.iter().map(Problem::to_string).collect();
-            format!("The pipeline does not load: {}", list.join("; "))
-        })?;
+) -> Result<Ran, String> {
+    let settings = settings(store).await?;
+    let file = file.map_err(|problem| format!("The pipeline does not load: {problem}"))?;
+    let loaded = authoring::load(&file, &settings.prompt_overrides).await?;
     let job = job_id(id);
     worker.jobs.admit(&Job::new(job.clone(), JobKind::Pipeline, tab), &settings)?;
     let stop = Rc::new(Cell::new(false));
     worker.pipelines.running.borrow_mut().insert(id, stop.clone());
-    let title = loaded.pipeline.id.clone();
     let summary = |status, why| JobSummary {
         driven_by: driven_by.map(str::to_owned),
-        ..summary(&job, &title, tab, status, why)
+        ..summary(&job, &loaded.id, tab, status, why)
     };
     worker.jobs.put(worker, summary(JobStatus::Running, None), None);
-    let mut models = vec![settings.models.navigator.clone()];
-    models.extend([settings.models.planner.clone(), settings.models.thinking.clone()]);
-    let tools = WorkerTools {
-        worker,
-        tab,
-        stop: stop.clone(),
-        job: job.clone(),
-        mcp: McpClients::new(&NoRedirectHttp, settings.mcp_servers.clone()),
-    };
-    let cancel = Stop { flag: stop, worker, id };
-    let runner = Runner {
-        prompts: &prompts,
-        http: &FetchHttp,
-        clock: &PerformanceClock,
-        tools: &tools,
-        cancel: &cancel,
-        models: &models,
-        repair_model: settings.models.repair.as_ref(),
-        repair_budget: settings.agent.repair_retries.max(1) * 4,
-        redactions: &settings.agent.trace_redactions,
-    };
-    let started = js_sys::Date::now();
-    let run = runner.run(&loaded.pipeline, input, json!({"tab": tab}), true).await;
+    let tools = WorkerTools { worker: worker.clone(), tab, stop: stop.clone(), job: job.clone() };
+    let host = host(worker, id, tools, stop);
+    let run_id = format!("pipeline:{}", chrome::random_uuid());
+    let request = json!({"file": file, "settings": settings, "keys": settings.keys(),
+        "input": input, "context": {"tab": tab}, "run_id": run_id});
+    let ran = authoring::run(&request, &host).await;
+    drop(host);
     worker.pipelines.running.borrow_mut().remove(&id);
-    let (status, why) = match &run.status {
-        RunStatus::Ok => (JobStatus::Done, None),
-        RunStatus::Failed => (JobStatus::Failed, run.error.as_ref().map(ToString::to_string)),
-        RunStatus::Cancelled => (JobStatus::Cancelled, None),
+    let mut ran = match ran {
+        Ok(ran) => ran,
+        Err(error) => {
+            worker.jobs.put(worker, summary(JobStatus::Failed, Some(error.clone())), None);
+            return Err(error);
+        }
     };
+    let why = ran["why"].as_str().map(str::to_owned);
+    let status = match ran["run"]["status"].as_str() {
+        Some("ok") => JobStatus::Done,
+        Some("cancelled") => JobStatus::Cancelled,
+        _ => JobStatus::Failed,
+    };
+    let failed_why = if status == JobStatus::Failed { why.clone() } else { None };
     let mut ended = worker.pipelines.closed.borrow_mut().remove(&id);
     if let (false, JobStatus::Failed, Some(tab)) = (ended, status, tab) {
         ended = chrome::tab_is_gone(tab).await;
     }
-    let (status, why) =
-        if ended { (JobStatus::Failed, Some(TAB_CLOSED.into())) } else { (status, why) };
-    worker.jobs.put(worker, summary(status, why), None);
-    let run_id = format!("pipeline:{}", chrome::random_uuid());
-    for (n, trace) in run.steps.iter().enumerate() {
-        let Some(call) = &trace.llm else { continue };
-        let usage = call.usage;
-        let llm = LlmTrace {
-            id: chrome::random_uuid(),
-            run_id: run_id.clone(),
-            step: n as u32,
-            role: Actor::System,
-            prompt_id: call.prompt_id.clone(),
-            variant: call.prompt_variant.clone(),
-            prompt_hash: call.prompt_hash.clone(),
-            revision_hash: call.revision_hash.clone(),
-            params: json!({"pipeline": run.pipeline_id, "pipelineHash": run.pipeline_hash,
-                "step": trace.step_id, "input": trace.input}),
-            redacted: vec![],
-            provider: call.provider.clone(),
-            model: call.model.clone(),
-            usage: Usage { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens },
-            cost: 0.0,
-            started_at: iso8601(started),
-            duration_ms: trace.timing_ms,
-            attempts: call.attempts.clone(),
-            error: trace.error.as_ref().map(ToString::to_string),
-            chars: PromptChars { total: call.prompt_text.chars().count(), ..Default::default() },
-            prompt: SentPrompt {
-                system: call.prompt_text.clone(),
-                user: agent_engine::executor::USER_TURN.into(),
-                temperature: call.temperature,
-                ..Default::default()
-            },
-            fallback: None,
-        };
-        store.put_trace(&llm).await.map_err(|e| format!("A step's trace was not stored: {e}"))?;
+    let (status, job_why) =
+        if ended { (JobStatus::Failed, Some(TAB_CLOSED.into())) } else { (status, failed_why) };
+    worker.jobs.put(worker, summary(status, job_why), None);
+    if let Value::Array(traces) = ran["traces"].take() {
+        for trace in &traces {
+            store
+                .put_trace_value(trace)
+                .await
+                .map_err(|e| format!("A step's trace was not stored: {e}"))?;
+        }
     }
+    let run = ran["run"].take();
     remember_run(worker, store, &run).await?;
-    let value = serde_json::to_value(&run).map_err(|e| e.to_string())?;
-    Ok(WorkerEvent::PipelineResult { id, run: value })
+    Ok(Ran { run, why })
+}
+
+/// What a run lends the pipeline engine: its tools, its cancel flag, and its live view (each
+/// step's trace to every page).
+fn host(worker: &Rc<Worker>, id: u32, tools: WorkerTools, stop: Rc<Cell<bool>>) -> Host {
+    let answered = |answer: Result<Value, ToolFailure>| match answer {
+        Ok(value) => Ok(JsValue::from_str(&value.to_string())),
+        Err(failure) => Err(JsValue::from_str(&lean::write_json(&failure).unwrap_or_default())),
+    };
+    let tools = Rc::new(tools);
+    let tool = {
+        Closure::<dyn Fn(String) -> js_sys::Promise>::new(move |call: String| {
+            let tools = tools.clone();
+            future_to_promise(async move {
+                match serde_json::from_str::<ToolCall>(&call) {
+                    Ok(call) => answered(tools.call(&call).await),
+                    Err(e) => answered(Err(failed(format!("A tool call this cannot read: {e}")))),
+                }
+            })
+        })
+    };
+    let step = {
+        let worker = worker.clone();
+        Closure::<dyn Fn(String)>::new(move |trace: String| {
+            let step: Value = serde_json::from_str(&trace).unwrap_or_default();
+            worker.mcp.on_pipeline_step(id, &step);
+            worker.ports.broadcast(&WorkerEvent::PipelineStep { run: id, step });
+        })
+    };
+    Host::new()
+        .with("tool", tool)
+        .with("cancelled", Closure::<dyn Fn() -> bool>::new(move || stop.get()))
+        .with("step", step)
 }
 
 /// Keeps the run with the stored version of the same hash, or in memory until one is saved.
-async fn remember_run(worker: &Worker, store: &Store, run: &PipelineRun) -> Result<(), String> {
+async fn remember_run(worker: &Worker, store: &Store, run: &Value) -> Result<(), String> {
     let rows = stored(store).await?;
-    let value = serde_json::to_value(run).map_err(|e| e.to_string())?;
-    match rows.into_iter().filter(|r| r.hash == run.pipeline_hash).max_by_key(|r| r.version) {
+    let hash = run["pipeline_hash"].as_str().unwrap_or_default();
+    match rows.into_iter().filter(|r| r.hash == hash).max_by_key(|r| r.version) {
         Some(mut row) => {
-            row.runs.push(value);
+            row.runs.push(run.clone());
             let excess = row.runs.len().saturating_sub(KEPT_RUNS);
             row.runs.drain(..excess);
             put(store, &row).await
@@ -414,7 +338,7 @@ pub async fn run_published(
     input: Value,
     tab: TabId,
     driven_by: Option<&str>,
-) -> Result<WorkerEvent, String> {
+) -> Result<Ran, String> {
     let Some(row) = published(store).await?.into_iter().find(|r| r.id == name) else {
         return Err(unpublished(name));
     };
@@ -503,13 +427,9 @@ pub async fn save(
     pipeline: Option<&Value>,
     publish: bool,
 ) -> Result<WorkerEvent, String> {
-    let (_, prompts) = settings(store).await?;
+    let settings = settings(store).await?;
     let rows = stored(store).await?;
-    let mut runs: Vec<PipelineRun> = rows
-        .iter()
-        .flat_map(|r| r.runs.iter())
-        .filter_map(|r| serde_json::from_value(r.clone()).ok())
-        .collect();
+    let mut runs: Vec<Value> = rows.iter().flat_map(|r| r.runs.iter()).cloned().collect();
     runs.extend(worker.pipelines.unsaved_runs.borrow().iter().cloned());
     let refused = |errors, warnings| WorkerEvent::PipelineSaved {
         id,
@@ -522,29 +442,32 @@ pub async fn save(
         Ok(file) => file,
         Err(problem) => return Ok(refused(vec![problem], vec![])),
     };
-    let report = check_publish(&file, &prompts, &runs);
-    let (Some(hash), Ok(loaded)) = (report.pipeline_hash.clone(), load(&file, &prompts)) else {
-        return Ok(refused(report.errors, report.warnings));
+    let mut report = authoring::check(&file, &settings.prompt_overrides, &runs).await?;
+    let problems =
+        |list: Value| -> Vec<Problem> { serde_json::from_value(list).unwrap_or_default() };
+    let (errors, warnings) =
+        (problems(report["errors"].take()), problems(report["warnings"].take()));
+    let (Some(hash), Some(pipeline_id)) = (report["hash"].as_str(), report["id"].as_str()) else {
+        return Ok(refused(errors, warnings));
     };
-    if publish && report.blocked() {
-        return Ok(refused(report.errors, report.warnings));
+    if publish && !errors.is_empty() {
+        return Ok(refused(errors, warnings));
     }
-    let pipeline_id = loaded.pipeline.id.clone();
     let version =
         rows.iter().filter(|r| r.id == pipeline_id).map(|r| r.version).max().unwrap_or(0) + 1;
     let own_runs: Vec<Value> = runs
         .iter()
-        .filter(|r| r.pipeline_hash == hash && r.status != RunStatus::Cancelled)
+        .filter(|r| r["pipeline_hash"] == hash && r["status"] != "cancelled")
         .rev()
         .take(KEPT_RUNS)
-        .filter_map(|r| serde_json::to_value(r).ok())
+        .cloned()
         .collect();
     let row = StoredPipeline {
-        id: pipeline_id,
+        id: pipeline_id.to_owned(),
         version,
         text: text.to_owned(),
         pipeline: Some(file),
-        hash,
+        hash: hash.to_owned(),
         saved_at: iso8601(js_sys::Date::now()),
         published: publish,
         runs: own_runs.into_iter().rev().collect(),
@@ -552,13 +475,7 @@ pub async fn save(
     put(store, &row).await?;
     // Published or not, this version may add, rename or withdraw a pipeline's tool.
     worker.mcp.tools_changed();
-    Ok(WorkerEvent::PipelineSaved {
-        id,
-        version,
-        published: publish,
-        errors: vec![],
-        warnings: report.warnings,
-    })
+    Ok(WorkerEvent::PipelineSaved { id, version, published: publish, errors: vec![], warnings })
 }
 
 pub async fn list(store: &Store, id: u32) -> Result<WorkerEvent, String> {

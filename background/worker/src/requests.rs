@@ -159,20 +159,20 @@ async fn answer_panel_request(
         PanelRequest::RunPipeline { id, text, pipeline, input, tab_id } => {
             let store = store().await?;
             let file = parsed(&text, pipeline.as_ref());
-            crate::pipelines::run(worker, &store, id, file, input, tab_id, None).await
+            let ran = crate::pipelines::run(worker, &store, id, file, input, tab_id, None).await;
+            ran.map(|ran| ran.event(id))
         }
-        PanelRequest::RunPublished { id, name, input, tab_id } => {
-            crate::pipelines::run_published(
-                worker,
-                store().await?.as_ref(),
-                id,
-                &name,
-                input,
-                tab_id,
-                None,
-            )
-            .await
-        }
+        PanelRequest::RunPublished { id, name, input, tab_id } => crate::pipelines::run_published(
+            worker,
+            store().await?.as_ref(),
+            id,
+            &name,
+            input,
+            tab_id,
+            None,
+        )
+        .await
+        .map(|ran| ran.event(id)),
         PanelRequest::CancelPipeline { id, run } => crate::pipelines::cancel(worker, id, run),
         PanelRequest::DraftThoughts { id, input } => {
             Ok(crate::drafting::run(store().await?.as_ref(), id, *input).await)

@@ -98,6 +98,13 @@ impl Store {
             .map_err(not_captured(format!("store trace {} of run {}", trace.id, trace.run_id)))
     }
 
+    /// A trace built as JSON elsewhere: a pipeline run's, by the pipeline module.
+    pub async fn put_trace_value(&self, trace: &serde_json::Value) -> Result<(), CaptureError> {
+        let (id, run) = (trace["id"].as_str(), trace["runId"].as_str());
+        let what = format!("store trace {} of run {}", id.unwrap_or("?"), run.unwrap_or("?"));
+        self.put(TRACES, None, trace).await.map_err(not_captured(what))
+    }
+
     pub async fn put_checkpoint(&self, checkpoint: &Checkpoint) -> Result<(), CaptureError> {
         let session = &checkpoint.session_id;
         self.put(CHECKPOINTS, Some(session), checkpoint)

@@ -1,38 +1,37 @@
-//! The Prompt Studio's requests: a Studio run (`agent_engine::studio_run` over `FetchHttp`, its
-//! trace stored like an agent's) and saving prompt files as overrides, each save kept as a
-//! numbered version in `promptVersions`.
+//! The Prompt Studio's requests: a Studio run (`agent_engine::studio_run`, in the authoring
+//! module; its trace stored like an agent's) and saving prompt files as overrides, each save
+//! kept as a numbered version in `promptVersions`.
 
-use agent_engine::studio_run::{StudioShell, run_prompt};
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
 use protocol::WorkerEvent;
 use protocol::studio::{PromptEdits, StudioRun};
+use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 
-use crate::chrome::{self, PerformanceClock};
-use crate::http::FetchHttp;
+use crate::authoring;
 use crate::store::Store;
-
-/// The worker's shell for one traced model call (a Studio run, an AI draft): `fetch`, the
-/// performance clock, the page's time and uuids.
-pub fn call_shell() -> StudioShell<'static, FetchHttp, PerformanceClock> {
-    StudioShell {
-        http: &FetchHttp,
-        clock: &PerformanceClock,
-        epoch_ms: &js_sys::Date::now,
-        new_id: &chrome::random_uuid,
-    }
-}
 
 /// One Studio run with the stored settings; the trace goes to the `traces` store.
 pub async fn run(store: &Store, id: u32, request: StudioRun) -> Result<WorkerEvent, String> {
     let settings =
         store.settings().await?.ok_or("Choose a model and enter its API key in Settings first.")?;
-    let (result, trace) = run_prompt(&call_shell(), &settings, &request).await;
-    if let Some(trace) = &trace {
-        store.put_trace(trace).await.map_err(|e| format!("The trace was not stored: {e}"))?;
+    let request = json!({"settings": settings, "keys": settings.keys(), "run": request});
+    let mut answer = authoring::studio_run(&request).await?;
+    if let Some(trace) = traced(&mut answer) {
+        store
+            .put_trace_value(&trace)
+            .await
+            .map_err(|e| format!("The trace was not stored: {e}"))?;
     }
+    let result = serde_json::from_value(answer["result"].take())
+        .map_err(|e| format!("The Studio run's result could not be read: {e}"))?;
     Ok(WorkerEvent::StudioResult { id, result: Box::new(result) })
+}
+
+/// The trace of an authoring module's model call, when there was one.
+pub fn traced(answer: &mut Value) -> Option<Value> {
+    Some(answer["trace"].take()).filter(|trace| !trace.is_null())
 }
 
 /// Applies `edits` to the stored overrides if the prompts still load with them, and keeps

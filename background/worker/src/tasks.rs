@@ -16,7 +16,7 @@ use std::rc::Rc;
 use agent_engine::actions::{Hands, WaitLimits};
 use agent_engine::browser::CdpBrowser;
 use agent_engine::executor::CaptureError;
-use agent_engine::executor::{CallContext, Checkpoint, Control, Executor, Unreadable};
+use agent_engine::executor::{Checkpoint, Control, Executor, Unreadable};
 use agent_engine::firewall::Firewall;
 use agent_engine::jobs::{self, Job, JobKind, JobStatus};
 use agent_engine::observe::ObserveOptions;
@@ -767,14 +767,11 @@ async fn run_settings(store: &Store) -> Result<(Settings, PromptSet), String> {
 
 /// The bundled prompts with the user's edits, checked before a run starts: a broken edit
 /// would fail every call, so it is reported instead.
-fn prompt_set(settings: &Settings) -> Result<PromptSet, String> {
+/// The prompts with the Settings' edits, or why an edit does not load.
+pub(crate) fn prompt_set(settings: &Settings) -> Result<PromptSet, String> {
     PromptSet::with_overrides(&settings.prompt_overrides).map_err(|error| {
         format!("An edited prompt file has a problem: {error}. Fix it in Settings.")
     })
-}
-
-fn epoch_ms() -> f64 {
-    js_sys::Date::now()
 }
 
 pub(crate) type WorkerBrowser<'a> =
@@ -842,14 +839,7 @@ fn executor<'a>(
     control: &'a Control,
 ) -> WorkerExecutor<'a> {
     Executor {
-        cx: CallContext {
-            http: &FetchHttp,
-            clock: &PerformanceClock,
-            control,
-            prompts,
-            settings,
-            epoch_ms: &epoch_ms,
-        },
+        cx: engine_web::call_context(control, prompts, settings),
         browser: &parts.browser,
         capture: &parts.capture,
     }

@@ -13,14 +13,14 @@ use std::collections::BTreeMap;
 use lean::SortedMap;
 use std::rc::Rc;
 
-use agent_engine::executor::{CallContext, CaptureError, Checkpoint, Control};
+use agent_engine::executor::{CaptureError, Checkpoint, Control};
 use agent_engine::jobs::stored::{REPLAY_FORMAT, StoredReplay};
 use agent_engine::jobs::{self, Job, JobKind, JobStatus};
 use agent_engine::prompts::PromptSet;
 use agent_engine::repair::{RepairLedger, WaitWatcher};
-use agent_engine::run::{AgentEvent, LlmTrace, iso8601};
+use agent_engine::run::{AgentEvent, iso8601};
 use agent_engine::workflow::recording::Recording;
-use agent_engine::workflow::reflect::{ReflectError, Reflector, StepReflection, build_workflow};
+use agent_engine::workflow::reflect::ReflectError;
 use agent_engine::workflow::replay::{ReplayLimits, ReplayState, ReplayStatus, Replayer};
 use agent_engine::workflow::schema::Workflow;
 use protocol::jobs::JobSummary;
@@ -29,13 +29,16 @@ use protocol::workflow::{
     ParamSummary, ReflectProgress, ReflectStage, ReplayControl, ReplayProgress, WorkflowSummary,
 };
 use protocol::{TabId, WorkerEvent};
+use serde_json::{Value, json};
+use wasm_bindgen::JsValue;
+use wasm_bindgen::closure::Closure;
 
 use crate::Worker;
+use crate::authoring::{self, Host};
 use crate::capture::{Reporter, StoreCapture};
-use crate::chrome::{self, PerformanceClock};
-use crate::http::FetchHttp;
+use crate::chrome;
 use crate::store::Store;
-use crate::tasks;
+use crate::tasks::{self, prompt_set};
 use crate::workflow_store::WorkflowDb;
 
 /// One replay held in memory: running, paused, or the last that ended.
@@ -58,7 +61,7 @@ pub struct Workflows {
     /// Recordings being reflected now.
     reflecting: RefCell<Vec<String>>,
     /// Pass-A results by recording, kept so a failed reflection resumes where it stopped.
-    pass_a: RefCell<SortedMap<String, Vec<Option<StepReflection>>>>,
+    pass_a: RefCell<SortedMap<String, Vec<Value>>>,
 }
 
 impl Workflows {
@@ -186,7 +189,8 @@ impl Workflows {
             .settings()
             .await?
             .ok_or("Choose a model and enter its API key in Settings first.")?;
-        let prompts = prompt_set(&settings)?;
+        // An edited prompt that does not load is said now, not after the job started.
+        prompt_set(&settings)?;
         // Named as its traces are: the recording's own id is its recording job's.
         let job = format!("reflect:{recording_id}");
         worker.jobs.admit(&Job::new(job.clone(), JobKind::Reflection, None), &settings)?;
@@ -196,7 +200,7 @@ impl Workflows {
         let worker = worker.clone();
         wasm_bindgen_futures::spawn_local(async move {
             let id = recording.id.clone();
-            reflect_recording(&worker, &db, &store, &settings, &prompts, recording).await;
+            reflect_recording(&worker, &db, &store, &settings, recording).await;
             worker.workflows.reflecting.borrow_mut().retain(|r| *r != id);
             // A failed reflection keeps its pass-A results for the retry.
             let failed = worker.workflows.pass_a.borrow().contains_key(&id);
@@ -466,11 +470,10 @@ fn reflection_job(job: &str, title: &str, status: JobStatus) -> JobSummary {
 
 /// Both passes over `recording`, broadcasting progress; pass-A results survive a failure.
 async fn reflect_recording(
-    worker: &Worker,
+    worker: &Rc<Worker>,
     db: &WorkflowDb,
-    store: &Store,
+    store: &Rc<Store>,
     settings: &Settings,
-    prompts: &PromptSet,
     recording: Recording,
 ) {
     let flows = &worker.workflows;
@@ -488,75 +491,32 @@ async fn reflect_recording(
     // Vision when the model takes images (the Settings' vision switch says it does).
     let vision = settings.agent.vision;
     let screenshots = if vision { db.screenshots_base64(&keys).await } else { BTreeMap::new() };
-    let control = Control::default();
-    let ledger = RepairLedger::with_budget(settings.agent.repair_budget);
-    let new_id = || chrome::random_uuid();
-    let reflector = Reflector {
-        cx: CallContext {
-            http: &FetchHttp,
-            clock: &PerformanceClock,
-            control: &control,
-            prompts,
-            settings,
-            epoch_ms: &|| js_sys::Date::now(),
-        },
-        model: &settings.models.planner,
-        vision,
-        screenshots: &screenshots,
-        new_id: &new_id,
-        ledger: &ledger,
-    };
-    let save_traces = async |traces: &mut Vec<LlmTrace>| {
-        for trace in traces.drain(..) {
-            if let Err(error) = store.put_trace(&trace).await {
-                chrome::log(&format!("a reflection trace was not stored: {error}"));
-            }
-        }
-    };
-    let mut done = flows.pass_a.borrow_mut().remove(&recording.id).unwrap_or_default();
-    done.resize(recording.steps.len(), None);
-    let mut traces = Vec::new();
-    let count = recording.steps.len() as u32;
-    for index in 0..recording.steps.len() {
-        if done[index].is_some() {
-            continue;
-        }
-        tell(ReflectStage::Step { step: index as u32, of: count });
-        let result = reflector.reflect_step(&recording, index, &mut traces).await;
-        save_traces(&mut traces).await;
-        match result {
-            Ok(reflection) => done[index] = Some(reflection),
-            Err(error) => {
-                flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
-                return tell(ReflectStage::Failed {
-                    why: error.to_string(),
-                    details: error.details().map(str::to_owned),
-                });
-            }
-        }
-    }
-    let steps: Vec<StepReflection> = done.iter().flatten().cloned().collect();
-    tell(ReflectStage::Task);
-    let task = reflector.reflect_task(&recording, &steps, &mut traces).await;
-    save_traces(&mut traces).await;
-    let task = match task {
-        Ok(task) => task,
-        Err(error) => {
-            flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
-            return tell(ReflectStage::Failed {
-                why: error.to_string(),
-                details: error.details().map(str::to_owned),
-            });
-        }
-    };
+    let done = flows.pass_a.borrow_mut().remove(&recording.id).unwrap_or_default();
     let workflow_id = chrome::random_uuid();
-    let at = iso8601(js_sys::Date::now());
-    let workflow = build_workflow(&recording, &steps, &task, &workflow_id, &at);
+    let request = json!({"recording": recording, "settings": settings, "keys": settings.keys(),
+        "screenshots": screenshots, "done": done, "workflow_id": workflow_id,
+        "at": iso8601(js_sys::Date::now())});
+    let answer = authoring::reflect(&request, &reflect_host(worker, store, &recording.id)).await;
+    let mut answer = match answer {
+        Ok(answer) => answer,
+        Err(why) => {
+            flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
+            return tell(ReflectStage::Failed { why, details: None });
+        }
+    };
+    // Pass A's results stay opaque here: the engine reads them on a retry.
+    let done: Vec<Value> = serde_json::from_value(answer["done"].take()).unwrap_or_default();
+    let Ok(workflow) = serde_json::from_value::<Workflow>(answer["workflow"].take()) else {
+        // Stopped: the engine said why.
+        flows.pass_a.borrow_mut().insert(recording.id.clone(), done);
+        return;
+    };
     match db.put_workflow(&workflow).await {
         Ok(()) => {
             // The recording takes the task's name unless a person named it; a name that
             // cannot be stored costs the workflow nothing.
-            let _ = worker.recorder.name(worker, &recording.id, &task.task_name, false).await;
+            let task_name = answer["task_name"].as_str().unwrap_or_default();
+            let _ = worker.recorder.name(worker, &recording.id, task_name, false).await;
             // A new workflow is a new tool for MCP clients.
             worker.mcp.tools_changed();
             tell(ReflectStage::Done { workflow_id })
@@ -567,6 +527,34 @@ async fn reflect_recording(
             tell(ReflectStage::Failed { why, details: None })
         }
     }
+}
+
+/// What a reflection lends the engine: its progress goes to every page, its traces to the
+/// store.
+fn reflect_host(worker: &Rc<Worker>, store: &Rc<Store>, recording_id: &str) -> Host {
+    let (worker, id) = (worker.clone(), recording_id.to_owned());
+    let tell = Closure::<dyn Fn(String)>::new(move |stage: String| {
+        match serde_json::from_str::<ReflectStage>(&stage) {
+            Ok(stage) => worker.ports.broadcast(&WorkerEvent::Reflection {
+                progress: ReflectProgress { recording_id: id.clone(), stage },
+            }),
+            Err(error) => chrome::log(&format!("a reflection's progress was unreadable: {error}")),
+        }
+    });
+    let store = store.clone();
+    let traces = Closure::<dyn Fn(String) -> js_sys::Promise>::new(move |traces: String| {
+        let store = store.clone();
+        wasm_bindgen_futures::future_to_promise(async move {
+            let traces: Vec<Value> = serde_json::from_str(&traces).unwrap_or_default();
+            for trace in &traces {
+                if let Err(error) = store.put_trace_value(trace).await {
+                    chrome::log(&format!("a reflection trace was not stored: {error}"));
+                }
+            }
+            Ok(JsValue::UNDEFINED)
+        })
+    });
+    Host::new().with("tell", tell).with("traces", traces)
 }
 
 /// A replay's events go to every page; its state is stored apart (`on_state`), so it keeps no
@@ -641,14 +629,7 @@ fn spawn_replay(
             });
         };
         let replayer = Replayer {
-            cx: CallContext {
-                http: &FetchHttp,
-                clock: &PerformanceClock,
-                control: &control,
-                prompts: &prompts,
-                settings: &settings,
-                epoch_ms: &|| js_sys::Date::now(),
-            },
+            cx: engine_web::call_context(&control, &prompts, &settings),
             browser: &browser,
             capture: &capture,
             model: &settings.models.navigator,
@@ -691,10 +672,4 @@ fn spawn_replay(
         }
         flows.changed(&worker, &run_id);
     });
-}
-
-fn prompt_set(settings: &Settings) -> Result<PromptSet, String> {
-    PromptSet::with_overrides(&settings.prompt_overrides).map_err(|error| {
-        format!("An edited prompt file has a problem: {error}. Fix it in Settings.")
-    })
 }

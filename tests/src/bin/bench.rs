@@ -55,9 +55,11 @@ fn launch() -> Browser {
 
 /// Cold worker start: stop the worker, wake it with a debug request from an extension page,
 /// and read the bootstrap's own timings. The floor is the same request to a running worker.
+/// Then the worker's authoring module (`dist/authoring/`), which instantiates on its first
+/// call: that call after a cold start against the same call once it is loaded.
 fn startup() {
     const RUNS: usize = 21;
-    let mut browser = Browser::launch();
+    let mut browser = launch();
     let ask = "(async () => { const t = performance.now();
         const r = await chrome.runtime.sendMessage({type: 'debug.worker_timings'});
         r.round_trip_ms = performance.now() - t; return r; })()";
@@ -95,6 +97,58 @@ fn startup() {
     let (_, cold_median, _) = stats(&rows[4].1);
     let (_, warm_median, _) = stats(&rows[5].1);
     println!("cold / warm round trip: {:.1}x", cold_median / warm_median);
+    authoring_first_call(&mut browser, RUNS);
+}
+
+/// A save of a pipeline file that does not load (`{}`): the publish gate runs in the
+/// authoring module and refuses it, and nothing is stored. Timed in the page, after a cheap
+/// request has woken the worker: the first save after each cold start, then a second.
+fn authoring_first_call(browser: &mut Browser, runs: usize) {
+    if std::env::var_os("BENCH_DIST").is_some() {
+        return; // an earlier build may have no authoring module
+    }
+    browser.configure_agent(e2e::agent::settings("http://127.0.0.1:9"));
+    const SAVES: &str = r#"(async () => {
+        const port = chrome.runtime.connect({ name: "alphascout.panel" });
+        const ask = (request) => new Promise((resolve) => {
+            const started = performance.now();
+            const answered = (m) => {
+                if (m.id !== request.id) return;
+                port.onMessage.removeListener(answered);
+                resolve({ ms: performance.now() - started, answer: m });
+            };
+            port.onMessage.addListener(answered);
+            port.postMessage(request);
+        });
+        const save = (id) => ask({ type: "save_pipeline", id, text: "{}", pipeline: {}, publish: false });
+        await ask({ type: "list_pipelines", id: 900000 });
+        const first = await save(900001);
+        const second = await save(900002);
+        port.disconnect();
+        return { first: first.ms, second: second.ms, errors: (first.answer.errors || []).length };
+    })()"#;
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        browser.stop_extension_worker();
+        let timed = browser.eval_in_extension(SAVES);
+        assert!(timed["errors"].as_u64().unwrap_or(0) > 0, "the gate should refuse {{}}: {timed}");
+        first.push(timed["first"].as_f64().unwrap_or(f64::NAN));
+        second.push(timed["second"].as_f64().unwrap_or(f64::NAN));
+    }
+    println!();
+    println!(
+        "authoring module (publish gate on `{{}}`), {} cold starts (first dropped), ms",
+        runs - 1
+    );
+    println!("{:<42} {:>8} {:>8} {:>8}", "figure", "min", "median", "max");
+    let rows = [("first call, instantiation included", &first[1..]), ("second call", &second[1..])];
+    for (name, values) in rows {
+        let (min, median, max) = stats(values);
+        println!("{name:<42} {min:>8.1} {median:>8.1} {max:>8.1}");
+    }
+    let (_, first_median, _) = stats(&first[1..]);
+    let (_, second_median, _) = stats(&second[1..]);
+    println!("first / second call: {:.1}x", first_median / second_median);
 }
 
 /// Page-state extraction, end to end: an extension page asks the worker for a tab's state

@@ -8,7 +8,7 @@ use web_sys::{
     AbortController, Headers, RequestInit, RequestRedirect, Response, WorkerGlobalScope,
 };
 
-use crate::chrome::error_message;
+use crate::error_message;
 
 pub struct FetchHttp;
 
