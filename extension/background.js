@@ -2,12 +2,13 @@
 // worker's first turn, and the wasm module is not ready then. So every listener is
 // registered here, synchronously, and each event waits in `pending` until Rust has started.
 import init, * as worker from "./background/background_worker.js";
-import initPipelines, * as pipelines from "./authoring/authoring_engine.js";
+import initAuthoring, * as authoring from "./authoring/authoring_engine.js";
 
-// The pipeline engine is a wasm module of its own, instantiated the first time the worker
-// asks for it (`pipeline_module.rs`). A service worker cannot import() later, so its glue is
-// imported above; that costs nothing until then.
-globalThis.alphascoutAuthoringEngine = () => initPipelines().then(() => pipelines);
+// The engine's authoring side (pipelines, reflection, Studio runs, drafts, the MCP test) is a
+// wasm module of its own, instantiated the first time the worker asks for it
+// (`authoring.rs`). A service worker cannot import() later, so its glue is imported above.
+// The glue instantiates once however many calls wait, and again after a failed try.
+globalThis.alphascoutAuthoringEngine = () => initAuthoring().then(() => authoring);
 
 let ready = false;
 const pending = [];

@@ -765,9 +765,9 @@ async fn run_pipeline(
     host.pipelines.borrow_mut().remove(&run);
     let job_id = pipeline_job(run);
     let mut ran = ran.map_err(refuse(ErrorCode::Busy))?;
-    let status = match ran.run["status"].as_str() {
-        Some("ok") => Status::Done,
-        Some("cancelled") => Status::Stopped,
+    let status = match ran.status {
+        JobStatus::Done => Status::Done,
+        JobStatus::Cancelled => Status::Stopped,
         _ => Status::Failed,
     };
     let mut outcome = JobOutcome::new(job_id, status);

@@ -60,13 +60,7 @@ impl WorkerTools {
             recoverable: false,
         })
     }
-}
 
-fn failed(message: impl std::fmt::Display) -> ToolFailure {
-    ToolFailure { message: message.to_string(), recoverable: true }
-}
-
-impl WorkerTools {
     /// Carries out a tool call on this worker's tabs (the engine makes requests itself).
     async fn call(&self, call: &ToolCall) -> Result<Value, ToolFailure> {
         match call {
@@ -107,9 +101,7 @@ impl WorkerTools {
             }
         }
     }
-}
 
-impl WorkerTools {
     /// Starts `task` as a new conversation in `tab`, as the side panel would (so the panel
     /// shows it, and a question it asks is answered there), as a job of this run's, and
     /// awaits its end. Cancelling the pipeline stops it.
@@ -193,13 +185,19 @@ impl WorkerTools {
     }
 }
 
+fn failed(message: impl std::fmt::Display) -> ToolFailure {
+    ToolFailure { message: message.to_string(), recoverable: true }
+}
+
 async fn settings(store: &Store) -> Result<Settings, String> {
     Ok(store.settings().await?.ok_or("Choose a model and enter its API key in Settings first.")?)
 }
 
-/// A finished run, and its error as a sentence.
+/// A finished run, how it ended (by its own account: a closed tab is the job's), and its
+/// error as a sentence.
 pub struct Ran {
     pub run: Value,
+    pub status: JobStatus,
     pub why: Option<String>,
 }
 
@@ -255,6 +253,7 @@ pub async fn run(
         _ => JobStatus::Failed,
     };
     let failed_why = if status == JobStatus::Failed { why.clone() } else { None };
+    let ran_status = status;
     let mut ended = worker.pipelines.closed.borrow_mut().remove(&id);
     if let (false, JobStatus::Failed, Some(tab)) = (ended, status, tab) {
         ended = chrome::tab_is_gone(tab).await;
@@ -272,7 +271,7 @@ pub async fn run(
     }
     let run = ran["run"].take();
     remember_run(worker, store, &run).await?;
-    Ok(Ran { run, why })
+    Ok(Ran { run, status: ran_status, why })
 }
 
 /// What a run lends the pipeline engine: its tools, its cancel flag, and its live view (each
@@ -283,17 +282,15 @@ fn host(worker: &Rc<Worker>, id: u32, tools: WorkerTools, stop: Rc<Cell<bool>>) 
         Err(failure) => Err(JsValue::from_str(&lean::write_json(&failure).unwrap_or_default())),
     };
     let tools = Rc::new(tools);
-    let tool = {
-        Closure::<dyn Fn(String) -> js_sys::Promise>::new(move |call: String| {
-            let tools = tools.clone();
-            future_to_promise(async move {
-                match serde_json::from_str::<ToolCall>(&call) {
-                    Ok(call) => answered(tools.call(&call).await),
-                    Err(e) => answered(Err(failed(format!("A tool call this cannot read: {e}")))),
-                }
-            })
+    let tool = Closure::<dyn Fn(String) -> js_sys::Promise>::new(move |call: String| {
+        let tools = tools.clone();
+        future_to_promise(async move {
+            match serde_json::from_str::<ToolCall>(&call) {
+                Ok(call) => answered(tools.call(&call).await),
+                Err(e) => answered(Err(failed(format!("A tool call this cannot read: {e}")))),
+            }
         })
-    };
+    });
     let step = {
         let worker = worker.clone();
         Closure::<dyn Fn(String)>::new(move |trace: String| {
